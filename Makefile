@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: GPL-2.0
+# latsnap - build, test and install. Outputs go to build/.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD := build
+OBJ := $(BUILD)/obj
+
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
+
+# Evaluated at use, after the deps step has had a chance to install pkg-config files.
+PKGS = libbpf libelf zlib json-c
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -Iinclude -Ilib -Itracker -Irecorder \
+	-I$(BUILD) $(PKG_CFLAGS)
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
+	-Wno-unused-function -Wno-missing-declarations -Wno-compare-distinct-pointer-types
+
+CORE_SRCS := $(wildcard lib/*.c tracker/*.c recorder/*.c)
+CORE_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(CORE_SRCS))
+CLI_OBJS := $(OBJ)/cli/latsnap.o
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(UNIT_SRCS))
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
+GEN_HDRS := $(BUILD)/latsnap.skel.h $(BUILD)/syscalls_gen.h
+DEPS_STAMP := $(BUILD)/.deps-ok
+
+.PHONY: all deps check unit integration demo bench install clean format
+.DELETE_ON_ERROR:
+
+all: $(BUILD)/latsnap
+
+# Installs missing Debian packages first, so each target works as the first command on a fresh
+# machine; the stamp keeps the check to once per build tree.
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): scripts/install-deps.sh
+	@mkdir -p $(BUILD)
+	@scripts/install-deps.sh
+	@touch $@
+
+$(BUILD)/vmlinux.h: | $(DEPS_STAMP)
+	@test -r /sys/kernel/btf/vmlinux || \
+		{ echo "latsnap: build: /sys/kernel/btf/vmlinux missing: a kernel with BTF is needed" >&2; exit 1; }
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BUILD)/latsnap.bpf.o: bpf/latsnap.bpf.c include/latsnap.h $(BUILD)/vmlinux.h
+	$(CLANG) $(BPF_CFLAGS) -Iinclude -I$(BUILD) -c $< -o $@
+
+$(BUILD)/latsnap.skel.h: $(BUILD)/latsnap.bpf.o
+	$(BPFTOOL) gen skeleton $< name latsnap_bpf > $@
+
+$(BUILD)/syscalls_gen.h: scripts/gen-syscalls.sh | $(DEPS_STAMP)
+	scripts/gen-syscalls.sh $@
+
+$(OBJ)/%.o: %.c $(GEN_HDRS) $(wildcard include/*.h lib/*.h tracker/*.h recorder/*.h) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libcore.a: $(CORE_OBJS)
+	$(AR) rcs $@ $^
+
+$(BUILD)/latsnap: $(CLI_OBJS) $(BUILD)/libcore.a
+	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(BUILD)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(BUILD)/libcore.a $(PKG_LIBS)
+
+# Workloads keep frame pointers and symbols: tests check the functions they call.
+$(BUILD)/workloads/%: tests/workloads/%.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -pthread -o $@ $<
+
+unit: $(UNIT_BINS)
+	prove -v --exec '' $(UNIT_BINS)
+
+integration: $(BUILD)/latsnap $(WORKLOADS)
+	prove -v tests/integration/
+
+check: $(BUILD)/latsnap $(UNIT_BINS) $(WORKLOADS)
+	prove --exec '' $(UNIT_BINS)
+	prove -v tests/integration/
+
+demo: $(BUILD)/latsnap $(WORKLOADS)
+	scripts/demo.sh
+
+install: $(BUILD)/latsnap
+	install -D -m 0755 $(BUILD)/latsnap $(DESTDIR)$(PREFIX)/bin/latsnap
+	install -D -m 0644 man/latsnap.1 $(DESTDIR)$(PREFIX)/share/man/man1/latsnap.1
+
+format:
+	clang-format -i $(wildcard */*.c */*.h)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,512 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * latsnap.bpf.c - times syscalls and off-CPU intervals of tracked threads, splits each outlier
+ * into on-CPU, blocked and runqueue time, and keeps the kernel stacks where it waited and who
+ * woke it.
+ *
+ * Per-thread state lives in task storage, so an untracked thread costs one storage lookup per
+ * hook. Stacks are taken only once a wait is already long (half the threshold), as EfficiOS'
+ * latency_tracker did: the data of such an outlier-in-the-making accumulates in a hash map keyed
+ * by tid and goes to the ring buffer in one copy when the syscall or the sleep ends.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "latsnap.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define PF_EXITING 0x00000004
+#define PF_KTHREAD 0x00200000
+#define TASK_RUNNING 0
+
+/* Settings, fixed between open and load. */
+const volatile __u64 threshold_ns = 50000000;
+const volatile __u64 sleep_threshold_ns = 50000000;
+const volatile bool track_all = false;
+const volatile bool include_idle = false;
+const volatile __u8 idle_syscalls[LS_MAX_SYSCALLS] = {};
+
+/*
+ * Bumped by user space whenever the tracked set grows for processes that may already be running,
+ * so that threads re-decide whether they are tracked; cached "no" answers stay valid otherwise.
+ */
+__u32 tracking_gen = 1;
+
+enum run_state {
+	RS_UNKNOWN = 0, /* first seen while already off or on CPU: no interval to time */
+	RS_RUNNING,
+	RS_BLOCKED, /* switched out voluntarily, not woken yet */
+	RS_RUNNABLE, /* woken or preempted, waiting for a CPU */
+};
+
+struct task_state {
+	__u32 gen;
+	__u8 tracked;
+	__u8 run_state;
+	__u8 in_syscall;
+	__u8 quiet; /* in an idle-list syscall that is not reported */
+	__u8 has_accum;
+	__s8 cur_slot; /* stack slot the wait under way is charged to, -1 for none */
+	__u16 pad;
+	__s32 nr;
+	__u32 switches;
+	__u64 start; /* syscall entry, or switch-out that began an off-CPU interval */
+	__u64 last; /* last change of run_state */
+	__u64 on_cpu;
+	__u64 blocked;
+	__u64 runq;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_state);
+} states SEC(".maps");
+
+/* tgid -> enum ls_track_reason bits */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u32);
+} tracked SEC(".maps");
+
+/* tid -> outlier in the making (only threads whose current wait is already long) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct ls_event);
+} accum SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LS_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+/* Scratch: a zeroed event to create accum entries from, and a stack to dedupe against. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ls_event);
+} zero_event SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ls_stack);
+} scratch_stack SEC(".maps");
+
+static __always_inline void stat_inc(__u32 key)
+{
+	__u64 *count = bpf_map_lookup_elem(&stats, &key);
+
+	if (count) {
+		(*count)++;
+	}
+}
+
+static __always_inline bool decide_tracked(struct task_struct *task)
+{
+	__u32 tgid;
+
+	if (task->flags & PF_KTHREAD) {
+		return false;
+	}
+	if (track_all) {
+		return true;
+	}
+	tgid = task->tgid;
+	return bpf_map_lookup_elem(&tracked, &tgid) != NULL;
+}
+
+/*
+ * The state of a tracked task, or NULL. Only where @task is current may an entry be created:
+ * that keeps the decision, made once per thread and tracking generation, off the wakeup path.
+ */
+static __always_inline struct task_state *task_state(struct task_struct *task, bool create)
+{
+	struct task_state *s;
+
+	s = bpf_task_storage_get(&states, task, NULL,
+				 create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!s) {
+		if (create) {
+			stat_inc(LS_STAT_STORAGE_FAILED);
+		}
+		return NULL;
+	}
+	if (s->gen != tracking_gen) {
+		s->gen = tracking_gen;
+		s->tracked = decide_tracked(task);
+		s->cur_slot = -1;
+	}
+	return s->tracked ? s : NULL;
+}
+
+static __always_inline struct ls_event *accum_get(struct task_state *s, __u32 tid)
+{
+	struct ls_event *acc;
+	__u32 zero = 0;
+
+	if (s->has_accum) {
+		acc = bpf_map_lookup_elem(&accum, &tid);
+		if (acc) {
+			return acc;
+		}
+	}
+	acc = bpf_map_lookup_elem(&zero_event, &zero);
+	if (!acc) {
+		return NULL;
+	}
+	if (bpf_map_update_elem(&accum, &tid, acc, BPF_ANY)) {
+		stat_inc(LS_STAT_ACCUM_FULL);
+		return NULL;
+	}
+	s->has_accum = 1;
+	return bpf_map_lookup_elem(&accum, &tid);
+}
+
+static __always_inline void accum_drop(struct task_state *s, __u32 tid)
+{
+	if (s->has_accum) {
+		bpf_map_delete_elem(&accum, &tid);
+		s->has_accum = 0;
+	}
+	s->cur_slot = -1;
+}
+
+/*
+ * capture_wait_stack - file @task's kernel stack into @acc, merging it with an identical one.
+ * Returns the slot, or -1 when it could not be read or no slot was left.
+ */
+static __always_inline int capture_wait_stack(struct ls_event *acc, struct task_struct *task)
+{
+	struct ls_stack *st;
+	__u32 zero = 0, hash = 2166136261u;
+	long len;
+	int i, n;
+
+	st = bpf_map_lookup_elem(&scratch_stack, &zero);
+	if (!st) {
+		return -1;
+	}
+	len = bpf_get_task_stack(task, st->ips, sizeof(st->ips), 0);
+	if (len <= 0) {
+		acc->flags |= LS_EF_STACK_FAILED;
+		stat_inc(LS_STAT_STACK_FAILED);
+		return -1;
+	}
+	st->nr = len / sizeof(__u64);
+	for (i = 0; i < LS_MAX_DEPTH; i++) {
+		if (i >= (int)st->nr) {
+			break;
+		}
+		hash = (hash ^ (__u32)st->ips[i] ^ (__u32)(st->ips[i] >> 32)) * 16777619u;
+	}
+	st->hash = hash;
+	st->weight_ns = 0;
+
+	n = acc->nr_stacks;
+	for (i = 0; i < LS_MAX_STACKS; i++) {
+		if (i >= n) {
+			break;
+		}
+		if (acc->stacks[i].hash == hash && acc->stacks[i].nr == st->nr) {
+			return i;
+		}
+	}
+	if (n >= LS_MAX_STACKS) {
+		acc->flags |= LS_EF_STACKS_DROPPED;
+		acc->stacks_dropped++;
+		stat_inc(LS_STAT_STACKS_DROPPED);
+		return -1;
+	}
+	n &= LS_MAX_STACKS - 1;
+	__builtin_memcpy(&acc->stacks[n], st, sizeof(*st));
+	acc->nr_stacks = n + 1;
+	return n;
+}
+
+static __always_inline void charge_slot(struct ls_event *acc, int slot, __u64 delta)
+{
+	if (slot >= 0 && slot < LS_MAX_STACKS) {
+		acc->stacks[slot & (LS_MAX_STACKS - 1)].weight_ns += delta;
+	}
+}
+
+static __always_inline void fill_event(struct ls_event *e, struct task_struct *task,
+				       struct task_state *s, __u8 kind, __u64 end, long ret)
+{
+	e->kind = kind;
+	e->pid = task->tgid;
+	e->tid = task->pid;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
+	e->syscall_nr = kind == LS_KIND_SYSCALL ? s->nr : -1;
+	e->switches = s->switches;
+	e->ret = ret;
+	e->start_ns = s->start;
+	e->end_ns = end;
+	e->on_cpu_ns = s->on_cpu;
+	e->blocked_ns = s->blocked;
+	e->runqueue_ns = s->runq;
+}
+
+static __always_inline void submit(struct task_struct *task, struct task_state *s, __u8 kind,
+				   __u64 end, long ret)
+{
+	__u32 tid = task->pid;
+	struct ls_event *e;
+
+	e = s->has_accum ? bpf_map_lookup_elem(&accum, &tid) : NULL;
+	if (e) {
+		fill_event(e, task, s, kind, end, ret);
+		if (bpf_ringbuf_output(&events, e, sizeof(*e), 0)) {
+			stat_inc(LS_STAT_RINGBUF_LOST);
+			return;
+		}
+		stat_inc(LS_STAT_OUTLIERS);
+		return;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(LS_STAT_RINGBUF_LOST);
+		return;
+	}
+	fill_event(e, task, s, kind, end, ret);
+	e->nr_stacks = 0;
+	e->has_waker = 0;
+	e->flags = 0;
+	e->stacks_dropped = 0;
+	bpf_ringbuf_submit(e, 0);
+	stat_inc(LS_STAT_OUTLIERS);
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_state *s;
+	bool idle;
+
+	s = task_state(task, true);
+	if (!s) {
+		return 0;
+	}
+	idle = id >= 0 && id < LS_MAX_SYSCALLS && idle_syscalls[id & (LS_MAX_SYSCALLS - 1)];
+	if (s->has_accum) {
+		accum_drop(s, task->pid);
+	}
+	s->in_syscall = 1;
+	s->quiet = idle && !include_idle;
+	s->nr = id;
+	s->start = bpf_ktime_get_ns();
+	s->last = s->start;
+	s->run_state = RS_RUNNING;
+	s->on_cpu = 0;
+	s->blocked = 0;
+	s->runq = 0;
+	s->switches = 0;
+	s->cur_slot = -1;
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_state *s;
+	__u64 now;
+
+	s = task_state(task, false);
+	if (!s || !s->in_syscall) {
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	s->in_syscall = 0;
+	s->on_cpu += now - s->last;
+	s->last = now;
+	s->run_state = RS_RUNNING;
+	if (!s->quiet && now - s->start >= threshold_ns) {
+		submit(task, s, LS_KIND_SYSCALL, now, ret);
+	}
+	accum_drop(s, task->pid);
+	return 0;
+}
+
+/* The wait under way began at s->start; is it long enough to be worth a stack? */
+static __always_inline bool wait_is_long(struct task_state *s, __u64 now)
+{
+	__u64 limit = s->in_syscall ? threshold_ns : sleep_threshold_ns;
+
+	return !s->quiet && now - s->start >= limit / 2;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	bool runnable = preempt || prev_state == TASK_RUNNING;
+	struct task_state *s;
+	struct ls_event *acc;
+	__u64 now = 0;
+	__u32 tid;
+	int slot;
+
+	s = (prev->flags & PF_EXITING) ? NULL : task_state(prev, true);
+	if (s) {
+		now = bpf_ktime_get_ns();
+		tid = prev->pid;
+		if (s->in_syscall) {
+			s->on_cpu += now - s->last;
+			s->switches++;
+		} else {
+			/* An off-CPU interval outside any syscall starts here. */
+			accum_drop(s, tid);
+			s->start = now;
+			s->on_cpu = 0;
+			s->blocked = 0;
+			s->runq = 0;
+			s->switches = 1;
+			s->quiet = 0;
+		}
+		s->last = now;
+		s->run_state = runnable ? RS_RUNNABLE : RS_BLOCKED;
+		s->cur_slot = -1;
+		if (!runnable && wait_is_long(s, now)) {
+			acc = accum_get(s, tid);
+			if (acc) {
+				slot = capture_wait_stack(acc, prev);
+				s->cur_slot = slot;
+			}
+		}
+	}
+
+	s = task_state(next, false);
+	if (!s) {
+		return 0;
+	}
+	if (!now) {
+		now = bpf_ktime_get_ns();
+	}
+	tid = next->pid;
+	if (s->run_state == RS_RUNNABLE) {
+		s->runq += now - s->last;
+	} else if (s->run_state == RS_BLOCKED) {
+		/* Its wakeup went unseen (tracking began while it slept): count it as blocked. */
+		s->blocked += now - s->last;
+	} else {
+		s->run_state = RS_RUNNING;
+		s->last = now;
+		return 0;
+	}
+	s->run_state = RS_RUNNING;
+	s->last = now;
+	if (!s->in_syscall) {
+		if (now - s->start >= sleep_threshold_ns) {
+			submit(next, s, LS_KIND_SLEEP, now, 0);
+		}
+		accum_drop(s, tid);
+	}
+	return 0;
+}
+
+/*
+ * Interrupt context is told apart in user space, from the irq entry frames of the waker's stack:
+ * percpu symbols such as __preempt_count are not in every kernel's kallsyms.
+ */
+static __always_inline void record_waker(struct ls_event *acc, void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	long len;
+
+	acc->has_waker = 1;
+	acc->flags &= ~LS_EF_WAKER_STACK_FAILED;
+	acc->waker.pid = pid_tgid >> 32;
+	acc->waker.tid = (__u32)pid_tgid;
+	bpf_get_current_comm(acc->waker.comm, sizeof(acc->waker.comm));
+	len = bpf_get_stack(ctx, acc->waker.ips, sizeof(acc->waker.ips), 0);
+	if (len > 0) {
+		acc->waker.nr = len / sizeof(__u64);
+	} else {
+		acc->waker.nr = 0;
+		acc->flags |= LS_EF_WAKER_STACK_FAILED;
+		stat_inc(LS_STAT_STACK_FAILED);
+	}
+}
+
+/*
+ * sched_waking, not sched_wakeup: it fires in the waker's context, while sched_wakeup may run on
+ * the target CPU from the wakeup IPI, where current is whoever happens to be there.
+ */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(ls_sched_waking, struct task_struct *p)
+{
+	struct task_state *s;
+	struct ls_event *acc;
+	__u64 now, delta;
+	int slot;
+
+	s = task_state(p, false);
+	if (!s || s->run_state != RS_BLOCKED) {
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	delta = now - s->last;
+	s->blocked += delta;
+	s->last = now;
+	s->run_state = RS_RUNNABLE;
+	if (!wait_is_long(s, now)) {
+		return 0;
+	}
+	acc = accum_get(s, p->pid);
+	if (!acc) {
+		return 0;
+	}
+	slot = s->cur_slot;
+	if (slot < 0) {
+		/* The wait grew long while the thread slept: its stack still shows where. */
+		slot = capture_wait_stack(acc, p);
+	}
+	charge_slot(acc, slot, delta);
+	s->cur_slot = -1;
+	record_waker(acc, ctx);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(ls_sched_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 tgid = child->tgid, reason = LS_TRACK_CHILD;
+
+	if (track_all || child->tgid == parent->tgid || !decide_tracked(parent)) {
+		return 0;
+	}
+	bpf_map_update_elem(&tracked, &tgid, &reason, BPF_NOEXIST);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ls_sched_process_exit, struct task_struct *task, bool group_dead)
+{
+	__u32 tid = task->pid, tgid = task->tgid;
+
+	bpf_map_delete_elem(&accum, &tid);
+	if (group_dead) {
+		bpf_map_delete_elem(&tracked, &tgid);
+	}
+	return 0;
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * latsnap.h - types and constants shared by the BPF tracker and user space.
+ *
+ * Plain types only: this header is included by bpf/latsnap.bpf.c (with vmlinux.h) and by the
+ * user-space tracker (with <linux/types.h>), so it must not pull in anything else.
+ */
+#ifndef LATSNAP_H
+#define LATSNAP_H
+
+/* Distinct kernel stacks kept per outlier, and frames per stack. */
+#define LS_MAX_STACKS 8
+#define LS_MAX_DEPTH 48
+/* Syscall numbers the idle bitmap covers. */
+#define LS_MAX_SYSCALLS 512
+#define LS_TASK_COMM_LEN 16
+
+enum ls_kind {
+	LS_KIND_SYSCALL = 1,
+	LS_KIND_SLEEP = 2,
+};
+
+/* Per-outlier flags: what is missing or uncertain, and why. */
+enum ls_event_flag {
+	LS_EF_STACK_FAILED = 1 << 0, /* a kernel stack could not be read */
+	LS_EF_STACKS_DROPPED = 1 << 1, /* more distinct stacks than LS_MAX_STACKS */
+	LS_EF_WAKER_STACK_FAILED = 1 << 2,
+};
+
+/* Loss and health counters, one slot each in the per-CPU stats map. */
+enum ls_stat {
+	LS_STAT_RINGBUF_LOST, /* ring buffer reservations that failed: outliers lost */
+	LS_STAT_STACK_FAILED, /* bpf_get_*stack() errors */
+	LS_STAT_STACKS_DROPPED, /* distinct stacks beyond LS_MAX_STACKS */
+	LS_STAT_ACCUM_FULL, /* no room in the in-flight outlier map */
+	LS_STAT_STORAGE_FAILED, /* task storage could not be created */
+	LS_STAT_OUTLIERS, /* outliers submitted */
+	LS_STAT_MAX,
+};
+
+struct ls_stack {
+	__u64 weight_ns; /* blocked time spent with this stack */
+	__u32 hash;
+	__u32 nr; /* valid entries in ips */
+	__u64 ips[LS_MAX_DEPTH];
+};
+
+struct ls_waker {
+	__u32 pid; /* 0 when the wakeup came from interrupt context */
+	__u32 tid;
+	char comm[LS_TASK_COMM_LEN];
+	__u32 nr;
+	__u32 pad;
+	__u64 ips[LS_MAX_DEPTH];
+};
+
+/*
+ * One outlier, as submitted on the ring buffer. The same struct accumulates in a hash map while
+ * a long wait is under way, so that submission is one copy.
+ */
+struct ls_event {
+	__u8 kind; /* enum ls_kind */
+	__u8 nr_stacks;
+	__u8 has_waker;
+	__u8 pad0;
+	__u32 flags; /* enum ls_event_flag */
+	__u32 pid;
+	__u32 tid;
+	char comm[LS_TASK_COMM_LEN];
+	__s32 syscall_nr; /* -1 for a sleep */
+	__u32 switches;
+	__s64 ret;
+	__u64 start_ns;
+	__u64 end_ns;
+	__u64 on_cpu_ns;
+	__u64 blocked_ns;
+	__u64 runqueue_ns;
+	__u32 stacks_dropped;
+	__u32 pad1;
+	struct ls_waker waker;
+	struct ls_stack stacks[LS_MAX_STACKS];
+};
+
+/* Values of the tracked-processes map. */
+enum ls_track_reason {
+	LS_TRACK_TARGET = 1, /* -p PID or the COMMAND latsnap started */
+	LS_TRACK_CHILD = 2, /* a descendant of a tracked process */
+	LS_TRACK_REGISTERED = 4, /* registered itself through the preload library */
+};
+
+#endif /* LATSNAP_H */

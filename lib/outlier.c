@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * outlier.c - print an OUTLIER object (the contract's JSON form) for people.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "duration.h"
+#include "outlier.h"
+
+static int64_t get_i64(struct json_object *obj, const char *key)
+{
+	struct json_object *value;
+
+	if (!json_object_object_get_ex(obj, key, &value) || !value) {
+		return 0;
+	}
+	return json_object_get_int64(value);
+}
+
+static const char *get_str(struct json_object *obj, const char *key, const char *fallback)
+{
+	struct json_object *value;
+
+	if (!json_object_object_get_ex(obj, key, &value) || !value ||
+	    !json_object_is_type(value, json_type_string)) {
+		return fallback;
+	}
+	return json_object_get_string(value);
+}
+
+static void print_share(FILE *out, const char *label, int64_t part, int64_t whole)
+{
+	char text[LS_DURATION_BUFSZ];
+
+	ls_format_duration(part < 0 ? 0 : (uint64_t)part, text, sizeof(text));
+	fprintf(out, "  %s %s (%.1f%%)", label, text, whole > 0 ? 100.0 * part / whole : 0.0);
+}
+
+static void print_frames(FILE *out, struct json_object *frames, const char *indent)
+{
+	size_t i, n = frames ? json_object_array_length(frames) : 0;
+
+	if (!n) {
+		fprintf(out, "%s(no frames)\n", indent);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct json_object *frame = json_object_array_get_idx(frames, i);
+		const char *symbol = get_str(frame, "symbol", NULL);
+		const char *module = get_str(frame, "module", "?");
+
+		if (symbol) {
+			fprintf(out, "%s%s+0x%" PRIx64, indent, symbol,
+				(uint64_t)get_i64(frame, "offset"));
+		} else {
+			fprintf(out, "%s%s", indent, get_str(frame, "addr", "?"));
+		}
+		if (strcmp(module, "kernel")) {
+			fprintf(out, " (%s)", module);
+		}
+		fputc('\n', out);
+	}
+}
+
+/**
+ * outlier_print_text - one block for @outlier: what, how long, the split, where it waited, who
+ * woke it, and what is missing.
+ */
+void outlier_print_text(FILE *out, struct json_object *outlier)
+{
+	struct json_object *stacks = NULL, *waker = NULL, *flags = NULL, *user = NULL;
+	int64_t duration = get_i64(outlier, "duration_ns");
+	char text[LS_DURATION_BUFSZ];
+	size_t i, n;
+
+	ls_format_duration(duration < 0 ? 0 : (uint64_t)duration, text, sizeof(text));
+	fprintf(out, "%s %s  %s[pid %" PRId64 " tid %" PRId64 "]  %s  at %" PRId64 ".%09" PRId64
+		     "\n",
+		get_str(outlier, "kind", "?"), get_str(outlier, "syscall", "off-cpu"),
+		get_str(outlier, "comm", "?"), get_i64(outlier, "pid"), get_i64(outlier, "tid"), text,
+		get_i64(outlier, "start_ns") / 1000000000, get_i64(outlier, "start_ns") % 1000000000);
+	print_share(out, "on-cpu", get_i64(outlier, "on_cpu_ns"), duration);
+	print_share(out, "blocked", get_i64(outlier, "blocked_ns"), duration);
+	print_share(out, "runqueue", get_i64(outlier, "runqueue_ns"), duration);
+	fprintf(out, "  switches %" PRId64 "\n", get_i64(outlier, "switches"));
+	fprintf(out, "  cause: %s\n", get_str(outlier, "cause", "unknown"));
+
+	json_object_object_get_ex(outlier, "kernel_stacks", &stacks);
+	n = stacks ? json_object_array_length(stacks) : 0;
+	for (i = 0; i < n; i++) {
+		struct json_object *stack = json_object_array_get_idx(stacks, i), *frames = NULL;
+		int64_t weight = get_i64(stack, "weight_ns");
+
+		ls_format_duration(weight < 0 ? 0 : (uint64_t)weight, text, sizeof(text));
+		fprintf(out, "  kernel stack %zu of %zu, waited %s (%.1f%%):\n", i + 1, n, text,
+			duration > 0 ? 100.0 * weight / duration : 0.0);
+		json_object_object_get_ex(stack, "frames", &frames);
+		print_frames(out, frames, "    ");
+	}
+
+	json_object_object_get_ex(outlier, "user_stack", &user);
+	if (user && strcmp(get_str(user, "source", "none"), "none")) {
+		struct json_object *frames = NULL;
+
+		fprintf(out, "  user stack (%s):\n", get_str(user, "source", "?"));
+		json_object_object_get_ex(user, "frames", &frames);
+		print_frames(out, frames, "    ");
+	}
+
+	if (json_object_object_get_ex(outlier, "waker", &waker) && waker) {
+		struct json_object *frames = NULL;
+
+		if (get_i64(waker, "tid")) {
+			fprintf(out, "  woken by %s[pid %" PRId64 " tid %" PRId64 "]:\n",
+				get_str(waker, "comm", "?"), get_i64(waker, "pid"),
+				get_i64(waker, "tid"));
+		} else {
+			fprintf(out, "  woken by %s:\n", get_str(waker, "comm", "?"));
+		}
+		json_object_object_get_ex(waker, "frames", &frames);
+		print_frames(out, frames, "    ");
+	}
+
+	json_object_object_get_ex(outlier, "flags", &flags);
+	n = flags ? json_object_array_length(flags) : 0;
+	for (i = 0; i < n; i++) {
+		fprintf(out, "  ! %s\n", json_object_get_string(json_object_array_get_idx(flags, i)));
+	}
+	fputc('\n', out);
+}

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "util.h"
+
+bool ls_verbose_enabled;
+
+static void ls_vprint(const char *fmt, va_list ap)
+{
+	char small[1024];
+	char *msg = small;
+	va_list ap2;
+	int saved_errno = errno;
+	int n;
+
+	va_copy(ap2, ap);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	if (n >= (int)sizeof(small)) {
+		msg = malloc((size_t)n + 1);
+		if (msg) {
+			vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+		} else {
+			/* Out of memory: a truncated message beats none. */
+			msg = small;
+		}
+	}
+	va_end(ap2);
+
+	/*
+	 * One fprintf call: glibc formats into a temporary buffer for the unbuffered stderr, so the
+	 * line reaches the terminal in a single write and does not interleave with the traced
+	 * command's output.
+	 */
+	fprintf(stderr, "latsnap: %s\n", msg);
+
+	if (msg != small) {
+		free(msg);
+	}
+	/* Callers often print strerror(errno) next; do not let stdio clobber it. */
+	errno = saved_errno;
+}
+
+/**
+ * ls_err() - print one "latsnap: ..." error line on stderr
+ * @fmt: printf format of the message, without a trailing newline
+ */
+void ls_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ls_vprint(fmt, ap);
+	va_end(ap);
+}
+
+/**
+ * ls_verbose() - like ls_err(), but only when ls_verbose_enabled is set
+ * @fmt: printf format of the message, without a trailing newline
+ */
+void ls_verbose(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ls_verbose_enabled) {
+		return;
+	}
+	va_start(ap, fmt);
+	ls_vprint(fmt, ap);
+	va_end(ap);
+}
+
+/**
+ * ls_parse_pid() - parse a process id strictly
+ * @text: plain decimal digits, nothing else (no sign, no spaces)
+ * @pid: receives the value on success, untouched on failure
+ *
+ * Return: 0, or -EINVAL unless @text is a decimal number in 1..INT_MAX.
+ */
+int ls_parse_pid(const char *text, int *pid)
+{
+	long long v = 0;
+	const char *p;
+
+	if (!text || !*text) {
+		return -EINVAL;
+	}
+	/* Hand-rolled instead of strtol, which accepts spaces, signs and 0x prefixes. */
+	for (p = text; *p; p++) {
+		if (*p < '0' || *p > '9') {
+			return -EINVAL;
+		}
+		v = v * 10 + (*p - '0');
+		if (v > INT_MAX) {
+			return -EINVAL;
+		}
+	}
+	if (v < 1) {
+		return -EINVAL;
+	}
+	*pid = (int)v;
+	return 0;
+}

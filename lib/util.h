@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef LATSNAP_UTIL_H
+#define LATSNAP_UTIL_H
+
+#include <stdbool.h>
+
+/* Set by -v/--verbose; gates ls_verbose(). */
+extern bool ls_verbose_enabled;
+
+void ls_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ls_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int ls_parse_pid(const char *text, int *pid);
+
+#endif /* LATSNAP_UTIL_H */

@@ -1,0 +1,623 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * record.c - `latsnap record`: options, the target, and the loop that reports outliers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "duration.h"
+#include "outlier.h"
+#include "record.h"
+#include "syscalls.h"
+#include "tracker.h"
+#include "util.h"
+
+#define DEFAULT_CONFIG "/etc/latsnap.conf"
+#define MAX_PIDS 64
+
+struct record_opts {
+	uint64_t threshold_ns;
+	uint64_t sleep_threshold_ns;
+	bool sleep_threshold_set;
+	const char *output;
+	bool no_snapshot;
+	bool json;
+	bool include_idle;
+	uint64_t duration_ns;
+	const char *config;
+	const char *rules;
+	bool verbose;
+	bool all;
+	int pids[MAX_PIDS];
+	int nr_pids;
+	bool pids_from_cli;
+	unsigned char idle[LS_MAX_SYSCALLS];
+	char **command;
+	/* Config values are only valid during the callback: keep copies. */
+	char *owned[8];
+	int nr_owned;
+};
+
+enum opt_id {
+	OPT_THRESHOLD = 't',
+	OPT_SLEEP = 's',
+	OPT_OUTPUT = 'o',
+	OPT_DURATION = 'd',
+	OPT_CONFIG = 'c',
+	OPT_PID = 'p',
+	OPT_ALL = 'a',
+	OPT_VERBOSE = 'v',
+	OPT_HELP = 'h',
+	OPT_NO_SNAPSHOT = 256,
+	OPT_JSON,
+	OPT_INCLUDE_IDLE,
+	OPT_RULES,
+	OPT_IDLE_SYSCALLS,
+};
+
+static const struct option long_options[] = {
+	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+	{ "sleep-threshold", required_argument, NULL, OPT_SLEEP },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "no-snapshot", no_argument, NULL, OPT_NO_SNAPSHOT },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "include-idle", no_argument, NULL, OPT_INCLUDE_IDLE },
+	{ "idle-syscalls", required_argument, NULL, OPT_IDLE_SYSCALLS },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "rules", required_argument, NULL, OPT_RULES },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "verbose", no_argument, NULL, OPT_VERBOSE },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char short_options[] = "+t:s:o:d:c:p:avh";
+
+static const char usage_text[] =
+	"Usage: latsnap record [OPTIONS] [-- COMMAND [ARG...]]\n"
+	"\n"
+	"Report every syscall and off-CPU sleep of the tracked threads that lasts longer than a\n"
+	"threshold, with its split into on-CPU, blocked and runqueue time, the kernel stacks where\n"
+	"it waited and the thread that woke it.\n"
+	"\n"
+	"Which threads: COMMAND and its descendants; or -p PID...; or -a, every thread.\n"
+	"\n"
+	"  -t, --threshold DUR        a syscall this slow or slower is an outlier (default 50ms)\n"
+	"  -s, --sleep-threshold DUR  an off-CPU interval outside syscalls this long is an outlier\n"
+	"                             (default: the threshold)\n"
+	"  -o, --output DIR           where snapshots go (default ./latsnap-out)\n"
+	"      --no-snapshot          detect and report outliers only; no LTTng session\n"
+	"      --json                 one JSON object per outlier per line on stdout\n"
+	"      --include-idle         also report syscalls that wait for work (epoll_wait, ...)\n"
+	"      --idle-syscalls LIST   the idle list, comma-separated syscall names\n"
+	"  -d, --duration DUR         stop after DUR (COMMAND then gets SIGTERM)\n"
+	"  -p, --pid PID              track this process too (repeatable)\n"
+	"  -a, --all                  track every user thread on the machine\n"
+	"  -c, --config FILE          settings file of `key = value` lines (default "
+	DEFAULT_CONFIG ")\n"
+	"      --rules FILE           cause rules, replacing the built-in set\n"
+	"  -v, --verbose              say more on stderr (libbpf diagnostics included)\n"
+	"  -h, --help                 show this help\n"
+	"\n"
+	"DUR is a number with a unit ns, us, ms or s (250us, 20ms, 1.5s); a bare number is ms.\n"
+	"See latsnap(1).\n";
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static const char *option_name(int id)
+{
+	const struct option *opt;
+
+	for (opt = long_options; opt->name; opt++) {
+		if (opt->val == id) {
+			return opt->name;
+		}
+	}
+	return "?";
+}
+
+/* Where a bad value came from, for the error line: "record: " or "FILE:LINE: ". */
+struct origin {
+	const char *file;
+	int line;
+};
+
+static void bad_value(const struct origin *where, int id, const char *value, const char *why)
+{
+	if (where->file) {
+		ls_err("%s:%d: bad %s '%s': %s", where->file, where->line, option_name(id), value,
+		       why);
+	} else {
+		ls_err("record: bad --%s '%s': %s", option_name(id), value, why);
+	}
+}
+
+static const char duration_why[] = "expected a number with a unit ns, us, ms or s (e.g. 20ms)";
+
+/*
+ * apply_option - set one option, from the command line (@value NULL for a flag) or a config
+ * file (@value always given, "true"/"false" for flags).
+ */
+static int apply_option(struct record_opts *opts, int id, const char *value,
+			const struct origin *where)
+{
+	bool flag = true;
+	uint64_t ns;
+	int pid;
+
+	switch (id) {
+	case OPT_NO_SNAPSHOT:
+	case OPT_JSON:
+	case OPT_INCLUDE_IDLE:
+	case OPT_ALL:
+	case OPT_VERBOSE:
+		if (value && ls_parse_bool(value, &flag)) {
+			bad_value(where, id, value, "expected true or false");
+			return -EINVAL;
+		}
+		break;
+	default:
+		break;
+	}
+
+	switch (id) {
+	case OPT_THRESHOLD:
+	case OPT_SLEEP:
+	case OPT_DURATION:
+		if (ls_parse_duration(value, &ns) || ns == 0) {
+			bad_value(where, id, value, ns == 0 && !ls_parse_duration(value, &ns) ?
+				  "must be more than zero" : duration_why);
+			return -EINVAL;
+		}
+		if (id == OPT_THRESHOLD) {
+			opts->threshold_ns = ns;
+		} else if (id == OPT_SLEEP) {
+			opts->sleep_threshold_ns = ns;
+			opts->sleep_threshold_set = true;
+		} else {
+			opts->duration_ns = ns;
+		}
+		break;
+	case OPT_PID:
+		if (ls_parse_pid(value, &pid)) {
+			bad_value(where, id, value, "expected a process id");
+			return -EINVAL;
+		}
+		if (kill(pid, 0) && errno == ESRCH) {
+			bad_value(where, id, value, "no such process");
+			return -EINVAL;
+		}
+		if (!where->file && !opts->pids_from_cli) {
+			/* Pids on the command line replace those of the config file. */
+			opts->pids_from_cli = true;
+			opts->nr_pids = 0;
+		}
+		if (opts->nr_pids >= MAX_PIDS) {
+			bad_value(where, id, value, "too many pids (at most 64)");
+			return -EINVAL;
+		}
+		opts->pids[opts->nr_pids++] = pid;
+		break;
+	case OPT_IDLE_SYSCALLS: {
+		char bad[64];
+
+		memset(opts->idle, 0, sizeof(opts->idle));
+		if (syscall_parse_list(value, opts->idle, LS_MAX_SYSCALLS, bad, sizeof(bad))) {
+			char why[128];
+
+			snprintf(why, sizeof(why), "unknown syscall '%s'", bad);
+			bad_value(where, id, value, why);
+			return -EINVAL;
+		}
+		break;
+	}
+	case OPT_OUTPUT:
+	case OPT_RULES:
+	case OPT_CONFIG:
+		if (!*value) {
+			bad_value(where, id, value, "expected a file name");
+			return -EINVAL;
+		}
+		if (where->file) {
+			if (opts->nr_owned >= (int)(sizeof(opts->owned) / sizeof(opts->owned[0]))) {
+				bad_value(where, id, value, "set too many times");
+				return -EINVAL;
+			}
+			value = opts->owned[opts->nr_owned++] = strdup(value);
+			if (!value) {
+				return -ENOMEM;
+			}
+		}
+		if (id == OPT_OUTPUT) {
+			opts->output = value;
+		} else if (id == OPT_RULES) {
+			opts->rules = value;
+		} else {
+			opts->config = value;
+		}
+		break;
+	case OPT_NO_SNAPSHOT:
+		opts->no_snapshot = flag;
+		break;
+	case OPT_JSON:
+		opts->json = flag;
+		break;
+	case OPT_INCLUDE_IDLE:
+		opts->include_idle = flag;
+		break;
+	case OPT_ALL:
+		opts->all = flag;
+		break;
+	case OPT_VERBOSE:
+		opts->verbose = flag;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int config_line(const char *key, const char *value, const char *file, int line, void *ctx)
+{
+	struct origin where = { .file = file, .line = line };
+	const struct option *opt;
+
+	for (opt = long_options; opt->name; opt++) {
+		if (!strcmp(opt->name, key)) {
+			break;
+		}
+	}
+	if (!opt->name || opt->val == OPT_HELP || opt->val == OPT_CONFIG) {
+		ls_err("%s:%d: unknown key '%s'", file, line, key);
+		return -EINVAL;
+	}
+	return apply_option(ctx, opt->val, value, &where);
+}
+
+/* Apply argv to @opts; returns 1 after --help, negative on a usage error. */
+static int parse_args(struct record_opts *opts, int argc, char **argv)
+{
+	static const struct origin cli = { 0 };
+	int id, err;
+
+	optind = 0;
+	opterr = 0;
+	while ((id = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+		switch (id) {
+		case OPT_HELP:
+			fputs(usage_text, stdout);
+			return 1;
+		case '?':
+			if (optopt && optopt < 256) {
+				ls_err("record: unknown option '-%c' (see latsnap record --help)", optopt);
+			} else {
+				ls_err("record: unknown option '%s' (see latsnap record --help)",
+				       argv[optind - 1]);
+			}
+			return -EINVAL;
+		case ':':
+			ls_err("record: option '%s' needs a value", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			err = apply_option(opts, id, optarg, &cli);
+			if (err) {
+				return err;
+			}
+		}
+	}
+	opts->command = optind < argc ? argv + optind : NULL;
+	return 0;
+}
+
+static void set_defaults(struct record_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->threshold_ns = 50000000;
+	opts->output = "./latsnap-out";
+	for (const char *const *name = syscall_default_idle; *name; name++) {
+		int nr = syscall_number(*name);
+
+		if (nr >= 0 && nr < LS_MAX_SYSCALLS) {
+			opts->idle[nr] = 1;
+		}
+	}
+}
+
+/*
+ * load_options - defaults, then the config file, then the command line, which wins.
+ * Return: 0 to run, 1 when --help was printed, negative on a usage error (already printed).
+ */
+static int load_options(struct record_opts *opts, int argc, char **argv)
+{
+	struct record_opts first;
+	const char *config;
+	int err;
+
+	/* A first pass finds -c and rejects bad flags before any file is read. */
+	set_defaults(&first);
+	err = parse_args(&first, argc, argv);
+	if (err) {
+		return err;
+	}
+	config = first.config;
+
+	set_defaults(opts);
+	if (config || access(DEFAULT_CONFIG, F_OK) == 0) {
+		const char *path = config ? config : DEFAULT_CONFIG;
+
+		err = ls_config_load(path, config_line, opts);
+		if (err == -ENOENT || err == -EACCES || err == -EISDIR || err == -ELOOP) {
+			ls_err("record: %s: %s", path, strerror(-err));
+			return -EINVAL;
+		}
+		if (err) {
+			return -EINVAL;
+		}
+	}
+	err = parse_args(opts, argc, argv);
+	if (err) {
+		return err;
+	}
+	if (!opts->sleep_threshold_set) {
+		opts->sleep_threshold_ns = opts->threshold_ns;
+	}
+	if (opts->all && (opts->nr_pids || opts->command)) {
+		ls_err("record: --all tracks every thread: it goes with neither --pid nor COMMAND");
+		return -EINVAL;
+	}
+	if (!opts->all && !opts->nr_pids && !opts->command) {
+		ls_err("record: nothing to track: give -- COMMAND, --pid PID or --all "
+		       "(registration through the preload library is not built yet)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct record_state {
+	struct record_opts *opts;
+	uint64_t outliers;
+};
+
+static int on_outlier(struct json_object *outlier, void *ctx)
+{
+	struct record_state *st = ctx;
+
+	st->outliers++;
+	if (st->opts->json) {
+		fputs(json_object_to_json_string_ext(outlier, JSON_C_TO_STRING_PLAIN), stdout);
+		fputc('\n', stdout);
+	} else {
+		outlier_print_text(stdout, outlier);
+	}
+	fflush(stdout);
+	return 0;
+}
+
+/*
+ * start_command - fork COMMAND held at a gate, so tracking is live before its first
+ * instruction. Returns the pid; @gate_fd opens the gate, @exec_fd reports an exec failure.
+ */
+static pid_t start_command(char **command, int *gate_fd, int *exec_fd)
+{
+	int gate[2], status[2];
+	pid_t pid;
+	char go;
+	int err;
+
+	if (pipe2(gate, O_CLOEXEC) || pipe2(status, O_CLOEXEC)) {
+		ls_err("record: pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		ls_err("record: fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		close(gate[1]);
+		close(status[0]);
+		if (read(gate[0], &go, 1) != 1) {
+			_exit(127);
+		}
+		execvp(command[0], command);
+		err = errno;
+		if (write(status[1], &err, sizeof(err)) < 0) {
+			_exit(127);
+		}
+		_exit(127);
+	}
+	close(gate[0]);
+	close(status[1]);
+	*gate_fd = gate[1];
+	*exec_fd = status[0];
+	return pid;
+}
+
+static int exit_status_of(int status)
+{
+	if (WIFEXITED(status)) {
+		return WEXITSTATUS(status);
+	}
+	if (WIFSIGNALED(status)) {
+		return 128 + WTERMSIG(status);
+	}
+	return 1;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static bool targets_alive(const struct record_opts *opts)
+{
+	int i;
+
+	for (i = 0; i < opts->nr_pids; i++) {
+		if (kill(opts->pids[i], 0) == 0 || errno != ESRCH) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static void print_totals(struct tracker *tr, const struct record_state *st)
+{
+	struct tracker_totals t;
+
+	tracker_totals(tr, &t);
+	fprintf(stderr,
+		"latsnap: %" PRIu64 " outliers, 0 snapshots, 0 skipped, %" PRIu64 " lost "
+		"(ring buffer %" PRIu64 ", stacks unreadable %" PRIu64 ", stacks beyond the "
+		"kept %" PRIu64 ", accumulator full %" PRIu64 ", runs skipped %" PRIu64 ")\n",
+		st->outliers, t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped,
+		t.ringbuf_lost, t.stack_failed, t.stacks_dropped, t.accum_full, t.runs_skipped);
+}
+
+/**
+ * record_main - `latsnap record`.
+ */
+int record_main(int argc, char **argv)
+{
+	struct tracker_opts topts = { 0 };
+	struct record_state st = { 0 };
+	struct record_opts opts;
+	struct tracker *tr = NULL;
+	int gate_fd = -1, exec_fd = -1, status = 0, exec_err = 0, i, n;
+	bool child_done = false;
+	uint64_t deadline = 0;
+	pid_t child = -1;
+	int ret = 1;
+
+	memset(&opts, 0, sizeof(opts));
+	n = load_options(&opts, argc, argv);
+	if (n) {
+		ret = n > 0 ? 0 : 2;
+		goto out;
+	}
+	ls_verbose_enabled = opts.verbose;
+	st.opts = &opts;
+	if (!opts.no_snapshot) {
+		ls_err("record: snapshots need the LTTng recorder, which is not built yet; "
+		       "use --no-snapshot");
+		goto out;
+	}
+	if (opts.rules) {
+		ls_err("record: --rules: cause rules come with the recorder, not built yet");
+		goto out;
+	}
+
+	topts.threshold_ns = opts.threshold_ns;
+	topts.sleep_threshold_ns = opts.sleep_threshold_ns;
+	topts.track_all = opts.all;
+	topts.include_idle = opts.include_idle;
+	topts.verbose = opts.verbose;
+	memcpy(topts.idle_syscalls, opts.idle, sizeof(topts.idle_syscalls));
+	if (tracker_open(&tr, &topts, on_outlier, &st)) {
+		goto out;
+	}
+
+	signal(SIGINT, on_stop_signal);
+	signal(SIGTERM, on_stop_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	for (i = 0; i < opts.nr_pids; i++) {
+		if (tracker_track_pid(tr, opts.pids[i])) {
+			goto out;
+		}
+	}
+	if (tracker_attach(tr)) {
+		goto out;
+	}
+	if (opts.command) {
+		child = start_command(opts.command, &gate_fd, &exec_fd);
+		if (child < 0 || tracker_track_pid(tr, child)) {
+			goto out;
+		}
+		/* Tracking is live: let COMMAND exec. */
+		if (write(gate_fd, "g", 1) != 1) {
+			ls_err("record: cannot start '%s': %s", opts.command[0], strerror(errno));
+			goto out;
+		}
+		close(gate_fd);
+		gate_fd = -1;
+		if (read(exec_fd, &exec_err, sizeof(exec_err)) == sizeof(exec_err)) {
+			ls_err("record: cannot run '%s': %s", opts.command[0], strerror(exec_err));
+			waitpid(child, &status, 0);
+			child = -1;
+			ret = 127;
+			goto out;
+		}
+	}
+	ls_verbose("record: tracking %s; threshold %" PRIu64 " ns, sleep threshold %" PRIu64 " ns",
+		   opts.all ? "every thread" : opts.command ? opts.command[0] : "the given pids",
+		   opts.threshold_ns, opts.sleep_threshold_ns);
+	if (opts.duration_ns) {
+		deadline = now_ns() + opts.duration_ns;
+	}
+
+	while (!stop_signal) {
+		n = tracker_poll(tr, 100);
+		if (n < 0 && n != -EINTR) {
+			ls_err("record: reading outliers: %s", strerror(-n));
+			goto out;
+		}
+		if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
+			child_done = true;
+			break;
+		}
+		if (!opts.command && !opts.all && !targets_alive(&opts)) {
+			ls_verbose("record: every tracked process has exited");
+			break;
+		}
+		if (deadline && now_ns() >= deadline) {
+			break;
+		}
+	}
+	tracker_drain(tr);
+	if (child > 0 && !child_done && !stop_signal) {
+		/* --duration ran out with COMMAND still running: end it, as timeout(1) would. */
+		kill(child, SIGTERM);
+		waitpid(child, &status, 0);
+		child_done = true;
+		tracker_drain(tr);
+	}
+	print_totals(tr, &st);
+	ret = child_done ? exit_status_of(status) : 0;
+
+out:
+	if (gate_fd >= 0) {
+		close(gate_fd);
+	}
+	if (exec_fd >= 0) {
+		close(exec_fd);
+	}
+	tracker_close(tr);
+	for (i = 0; i < opts.nr_owned; i++) {
+		free(opts.owned[i]);
+	}
+	return ret;
+}

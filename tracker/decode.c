@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * decode.c - turn a kernel-side ls_event into the contract's OUTLIER JSON object.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "decode.h"
+#include "ksyms.h"
+#include "syscalls.h"
+
+static struct json_object *json_u64(uint64_t value)
+{
+	/* json-c keeps int64; every value here (ns since boot, counts) fits. */
+	return json_object_new_int64((int64_t)value);
+}
+
+/*
+ * kallsyms has no sizes: an address far beyond the nearest symbol below it (past the end of the
+ * kernel text, in memory loaded after the table was read) has no name we can trust.
+ */
+#define MAX_SYMBOL_SIZE (1u << 20)
+
+static const struct ksym *lookup(const struct ksyms *ks, uint64_t addr)
+{
+	const struct ksym *sym = ks ? ksyms_lookup(ks, addr) : NULL;
+
+	return sym && addr - sym->addr < MAX_SYMBOL_SIZE ? sym : NULL;
+}
+
+static struct json_object *kernel_frame(const struct ksyms *ks, uint64_t addr)
+{
+	const struct ksym *sym = lookup(ks, addr);
+	struct json_object *frame = json_object_new_object();
+	char hex[24];
+
+	snprintf(hex, sizeof(hex), "0x%" PRIx64, addr);
+	json_object_object_add(frame, "addr", json_object_new_string(hex));
+	json_object_object_add(frame, "symbol", sym ? json_object_new_string(sym->name) : NULL);
+	json_object_object_add(frame, "offset", json_u64(sym ? addr - sym->addr : 0));
+	json_object_object_add(frame, "module", json_object_new_string("kernel"));
+	return frame;
+}
+
+/**
+ * decode_kernel_frames - symbolize a kernel stack, innermost first, without the tracing glue.
+ *
+ * Stacks read from a BPF program start inside the program and the tracepoint plumbing that ran
+ * it; those frames say nothing about the thread, so the leading ones are dropped.
+ */
+struct json_object *decode_kernel_frames(const struct ksyms *ks, const __u64 *ips, unsigned int nr)
+{
+	struct json_object *frames = json_object_new_array();
+	bool leading = true;
+	unsigned int i;
+
+	if (nr > LS_MAX_DEPTH) {
+		nr = LS_MAX_DEPTH;
+	}
+	for (i = 0; i < nr && ips[i]; i++) {
+		const struct ksym *sym = lookup(ks, ips[i]);
+
+		if (leading && sym && ksyms_is_tracing_glue(sym->name)) {
+			continue;
+		}
+		leading = false;
+		json_object_array_add(frames, kernel_frame(ks, ips[i]));
+	}
+	return frames;
+}
+
+static const char *placeholder_cause(const struct ls_event *e, const char *syscall)
+{
+	uint64_t duration = e->end_ns - e->start_ns;
+
+	/* The rules engine of the recorder names causes from stacks; until then, the split. */
+	if (e->runqueue_ns * 2 > duration) {
+		return "waiting for CPU";
+	}
+	if (e->kind == LS_KIND_SLEEP) {
+		return e->blocked_ns ? "off-CPU wait outside a syscall" : "preempted";
+	}
+	return syscall ? syscall : "unknown syscall";
+}
+
+static void add_flag(struct json_object *flags, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add_flag(struct json_object *flags, const char *fmt, ...)
+{
+	char text[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	json_object_array_add(flags, json_object_new_string(text));
+}
+
+enum wake_context {
+	WAKE_TASK,
+	WAKE_HARDIRQ,
+	WAKE_SOFTIRQ,
+};
+
+static bool has_prefix(const char *name, const char *prefix)
+{
+	return !strncmp(name, prefix, strlen(prefix));
+}
+
+/*
+ * Where a wakeup ran, read from the waker's stack: the unwinder crosses from the interrupt stack
+ * into the interrupted task, so the first interrupt-entry frame, innermost first, says whether
+ * the wakeup came from an interrupt, and everything beyond it belongs to a bystander.
+ * Returns the number of frames that are the waker's own.
+ */
+static unsigned int wake_context(const struct ksyms *ks, const __u64 *ips, unsigned int nr,
+				 enum wake_context *ctx)
+{
+	static const char *const softirq_entries[] = { "handle_softirqs", "__do_softirq", NULL };
+	static const char *const hardirq_prefixes[] = {
+		"asm_sysvec_", "asm_common_interrupt", "asm_exc_nmi", "asm_spurious_interrupt",
+		"sysvec_", "__sysvec_", "common_interrupt", "exc_nmi", "handle_irq_event", NULL,
+	};
+	const char *const *entry;
+	unsigned int i;
+
+	*ctx = WAKE_TASK;
+	for (i = 0; i < nr && i < LS_MAX_DEPTH && ips[i]; i++) {
+		const struct ksym *sym = lookup(ks, ips[i]);
+
+		if (!sym) {
+			continue;
+		}
+		for (entry = softirq_entries; *entry; entry++) {
+			if (!strcmp(sym->name, *entry)) {
+				*ctx = WAKE_SOFTIRQ;
+				return i + 1;
+			}
+		}
+		for (entry = hardirq_prefixes; *entry; entry++) {
+			if (has_prefix(sym->name, *entry)) {
+				*ctx = WAKE_HARDIRQ;
+				return i + 1;
+			}
+		}
+	}
+	return nr;
+}
+
+static struct json_object *decode_waker(const struct ls_event *e, const struct ksyms *ks,
+					struct json_object *flags)
+{
+	struct json_object *waker = json_object_new_object();
+	char comm[LS_TASK_COMM_LEN + 1];
+	enum wake_context ctx;
+	unsigned int nr;
+
+	nr = wake_context(ks, e->waker.ips, e->waker.nr, &ctx);
+	if (ctx == WAKE_TASK) {
+		snprintf(comm, sizeof(comm), "%.*s", LS_TASK_COMM_LEN, e->waker.comm);
+	} else {
+		/* Whoever the interrupt landed on did not wake the thread: do not name it. */
+		snprintf(comm, sizeof(comm), ctx == WAKE_HARDIRQ ? "[hardirq]" : "[softirq]");
+		add_flag(flags, "waker-in-interrupt: woken from %s context, on top of %s (pid %u)",
+			 ctx == WAKE_HARDIRQ ? "hard interrupt" : "softirq", e->waker.comm,
+			 e->waker.pid);
+	}
+	json_object_object_add(waker, "pid", json_object_new_int(ctx == WAKE_TASK ?
+								 (int)e->waker.pid : 0));
+	json_object_object_add(waker, "tid", json_object_new_int(ctx == WAKE_TASK ?
+								 (int)e->waker.tid : 0));
+	json_object_object_add(waker, "comm", json_object_new_string(comm));
+	json_object_object_add(waker, "frames", decode_kernel_frames(ks, e->waker.ips, nr));
+	return waker;
+}
+
+/**
+ * decode_event - the OUTLIER object for @e.
+ * @lost_before: counters of losses since the previous outlier, already formatted as flags.
+ */
+struct json_object *decode_event(const struct ls_event *e, const struct ksyms *ks,
+				 struct json_object *lost_before)
+{
+	const char *syscall = NULL;
+	struct json_object *outlier, *stacks, *flags, *user_stack;
+	char comm[LS_TASK_COMM_LEN + 1];
+	unsigned int i, nr_stacks;
+	uint64_t sampled = 0;
+
+	outlier = json_object_new_object();
+	flags = json_object_new_array();
+	if (e->kind == LS_KIND_SYSCALL) {
+		syscall = syscall_name(e->syscall_nr);
+	}
+	snprintf(comm, sizeof(comm), "%.*s", LS_TASK_COMM_LEN, e->comm);
+
+	json_object_object_add(outlier, "kind", json_object_new_string(
+					e->kind == LS_KIND_SYSCALL ? "syscall" : "sleep"));
+	json_object_object_add(outlier, "pid", json_object_new_int((int)e->pid));
+	json_object_object_add(outlier, "tid", json_object_new_int((int)e->tid));
+	json_object_object_add(outlier, "comm", json_object_new_string(comm));
+	if (e->kind == LS_KIND_SYSCALL) {
+		char unknown[32];
+
+		if (!syscall) {
+			snprintf(unknown, sizeof(unknown), "syscall_%d", e->syscall_nr);
+		}
+		json_object_object_add(outlier, "syscall",
+				       json_object_new_string(syscall ? syscall : unknown));
+		json_object_object_add(outlier, "syscall_nr", json_object_new_int(e->syscall_nr));
+	} else {
+		json_object_object_add(outlier, "syscall", NULL);
+		json_object_object_add(outlier, "syscall_nr", NULL);
+	}
+	json_object_object_add(outlier, "start_ns", json_u64(e->start_ns));
+	json_object_object_add(outlier, "end_ns", json_u64(e->end_ns));
+	json_object_object_add(outlier, "duration_ns", json_u64(e->end_ns - e->start_ns));
+	json_object_object_add(outlier, "on_cpu_ns", json_u64(e->on_cpu_ns));
+	json_object_object_add(outlier, "blocked_ns", json_u64(e->blocked_ns));
+	json_object_object_add(outlier, "runqueue_ns", json_u64(e->runqueue_ns));
+	json_object_object_add(outlier, "switches", json_object_new_int((int)e->switches));
+	json_object_object_add(outlier, "cause",
+			       json_object_new_string(placeholder_cause(e, syscall)));
+
+	stacks = json_object_new_array();
+	nr_stacks = e->nr_stacks > LS_MAX_STACKS ? LS_MAX_STACKS : e->nr_stacks;
+	for (i = 0; i < nr_stacks; i++) {
+		const struct ls_stack *st = &e->stacks[i];
+		struct json_object *stack = json_object_new_object();
+
+		json_object_object_add(stack, "weight_ns", json_u64(st->weight_ns));
+		json_object_object_add(stack, "frames", decode_kernel_frames(ks, st->ips, st->nr));
+		json_object_array_add(stacks, stack);
+		sampled += st->weight_ns;
+	}
+	json_object_object_add(outlier, "kernel_stacks", stacks);
+
+	user_stack = json_object_new_object();
+	json_object_object_add(user_stack, "source", json_object_new_string("none"));
+	json_object_object_add(user_stack, "frames", json_object_new_array());
+	json_object_object_add(outlier, "user_stack", user_stack);
+	add_flag(flags, "no-user-stack: the process has no preload library and no frame-pointer "
+			"walk was taken");
+
+	json_object_object_add(outlier, "waker", e->has_waker ? decode_waker(e, ks, flags) : NULL);
+	json_object_object_add(outlier, "wait_chain", json_object_new_array());
+
+	if (e->flags & LS_EF_STACK_FAILED) {
+		add_flag(flags, "kernel-stack-unreadable: a wait stack could not be read");
+	}
+	if (e->flags & LS_EF_STACKS_DROPPED) {
+		add_flag(flags, "kernel-stacks-dropped: %u distinct stacks beyond the %d kept",
+			 e->stacks_dropped, LS_MAX_STACKS);
+	}
+	if (e->blocked_ns && !nr_stacks) {
+		add_flag(flags, "no-wait-stack: no single wait lasted half the threshold");
+	} else if (e->blocked_ns > sampled + 1000000) {
+		add_flag(flags, "wait-stacks-partial: %" PRIu64 " of %" PRIu64
+				" blocked ns were sampled", sampled, (uint64_t)e->blocked_ns);
+	}
+	if (e->flags & LS_EF_WAKER_STACK_FAILED) {
+		add_flag(flags, "waker-stack-unreadable");
+	}
+	if (lost_before) {
+		for (i = 0; i < json_object_array_length(lost_before); i++) {
+			json_object_array_add(flags,
+					      json_object_get(json_object_array_get_idx(lost_before, i)));
+		}
+	}
+	json_object_object_add(outlier, "flags", flags);
+	return outlier;
+}

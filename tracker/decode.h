@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef LATSNAP_DECODE_H
+#define LATSNAP_DECODE_H
+
+#include <linux/types.h>
+#include <json-c/json.h>
+
+#include "latsnap.h"
+
+struct ksyms;
+
+struct json_object *decode_kernel_frames(const struct ksyms *ks, const __u64 *ips,
+					 unsigned int nr);
+struct json_object *decode_event(const struct ls_event *e, const struct ksyms *ks,
+				 struct json_object *lost_before);
+
+#endif /* LATSNAP_DECODE_H */

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tracker.c - load the BPF tracker, tell it what to track, and turn what it submits into
+ * OUTLIER objects.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "decode.h"
+#include "ksyms.h"
+#include "latsnap.skel.h"
+#include "tracker.h"
+#include "util.h"
+
+struct tracker {
+	struct latsnap_bpf *skel;
+	struct ring_buffer *ring;
+	struct ksyms *ksyms;
+	tracker_outlier_fn fn;
+	void *ctx;
+	int ncpus;
+	uint64_t received;
+	/* Losses already reported in an outlier's flags. */
+	struct tracker_totals reported;
+	int cb_status;
+	struct bpf_link *links[8];
+	int nr_links;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG && !ls_verbose_enabled) {
+		return 0;
+	}
+	if (level != LIBBPF_WARN && !ls_verbose_enabled) {
+		return 0;
+	}
+	fputs("latsnap: ", stderr);
+	return vfprintf(stderr, fmt, args);
+}
+
+static uint64_t stat_sum(struct tracker *tr, enum ls_stat key)
+{
+	uint64_t values[tr->ncpus];
+	uint64_t sum = 0;
+	__u32 index = key;
+	int i;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(tr->skel->maps.stats), &index, values)) {
+		return 0;
+	}
+	for (i = 0; i < tr->ncpus; i++) {
+		sum += values[i];
+	}
+	return sum;
+}
+
+static uint64_t runs_skipped(struct tracker *tr)
+{
+	struct bpf_program *prog;
+	uint64_t sum = 0;
+
+	bpf_object__for_each_program(prog, tr->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len)) {
+			sum += info.recursion_misses;
+		}
+	}
+	return sum;
+}
+
+/**
+ * tracker_totals - what the kernel side saw and lost so far.
+ */
+void tracker_totals(struct tracker *tr, struct tracker_totals *totals)
+{
+	memset(totals, 0, sizeof(*totals));
+	totals->outliers = stat_sum(tr, LS_STAT_OUTLIERS);
+	totals->received = tr->received;
+	totals->ringbuf_lost = stat_sum(tr, LS_STAT_RINGBUF_LOST);
+	totals->stack_failed = stat_sum(tr, LS_STAT_STACK_FAILED);
+	totals->stacks_dropped = stat_sum(tr, LS_STAT_STACKS_DROPPED);
+	totals->accum_full = stat_sum(tr, LS_STAT_ACCUM_FULL);
+	totals->storage_failed = stat_sum(tr, LS_STAT_STORAGE_FAILED);
+	totals->runs_skipped = runs_skipped(tr);
+}
+
+static void flag_new_loss(struct json_object *flags, const char *what, uint64_t now,
+			  uint64_t *seen)
+{
+	char text[160];
+
+	if (now <= *seen) {
+		return;
+	}
+	snprintf(text, sizeof(text), "lost-before: %" PRIu64 " %s since the previous outlier",
+		 now - *seen, what);
+	json_object_array_add(flags, json_object_new_string(text));
+	*seen = now;
+}
+
+/* Losses that happened since the previous outlier, as flags for this one. */
+static struct json_object *losses_since_last(struct tracker *tr)
+{
+	struct json_object *flags = json_object_new_array();
+	struct tracker_totals now;
+
+	tracker_totals(tr, &now);
+	flag_new_loss(flags, "outliers (ring buffer full)", now.ringbuf_lost,
+		      &tr->reported.ringbuf_lost);
+	flag_new_loss(flags, "outliers lost their stacks (accumulator map full)", now.accum_full,
+		      &tr->reported.accum_full);
+	flag_new_loss(flags, "threads untimed (task storage full)", now.storage_failed,
+		      &tr->reported.storage_failed);
+	flag_new_loss(flags, "BPF program runs skipped by the kernel", now.runs_skipped,
+		      &tr->reported.runs_skipped);
+	return flags;
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct tracker *tr = ctx;
+	struct json_object *outlier, *lost;
+	int err;
+
+	if (size < sizeof(struct ls_event)) {
+		ls_err("tracker: short event (%zu bytes)", size);
+		return 0;
+	}
+	tr->received++;
+	lost = losses_since_last(tr);
+	outlier = decode_event(data, tr->ksyms, lost);
+	json_object_put(lost);
+	err = tr->fn(outlier, tr->ctx);
+	json_object_put(outlier);
+	if (err) {
+		tr->cb_status = err;
+	}
+	return err;
+}
+
+static void explain_load_error(int err)
+{
+	if (err == -EPERM || err == -EACCES) {
+		ls_err("tracker: cannot load the BPF program: %s (latsnap needs root: CAP_BPF, "
+		       "CAP_PERFMON and CAP_SYS_RESOURCE)", strerror(-err));
+	} else {
+		ls_err("tracker: cannot load the BPF program: %s (run with -v for the verifier log)",
+		       strerror(-err));
+	}
+}
+
+/**
+ * tracker_open - open and load the BPF tracker with @opts; nothing is traced until attach.
+ * @fn: called with each outlier, from tracker_poll().
+ *
+ * Return: 0, or a negative errno after printing why.
+ */
+int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts,
+		 tracker_outlier_fn fn, void *ctx)
+{
+	struct tracker *tr;
+	int err;
+
+	*trackerp = NULL;
+	libbpf_set_print(libbpf_print);
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		ls_err("tracker: /sys/kernel/btf/vmlinux: %s (a kernel built with "
+		       "CONFIG_DEBUG_INFO_BTF is needed)", strerror(errno));
+		return -ENOTSUP;
+	}
+	tr = calloc(1, sizeof(*tr));
+	if (!tr) {
+		return -ENOMEM;
+	}
+	tr->fn = fn;
+	tr->ctx = ctx;
+	tr->ncpus = libbpf_num_possible_cpus();
+	if (tr->ncpus <= 0) {
+		err = tr->ncpus ? tr->ncpus : -EINVAL;
+		ls_err("tracker: cannot count possible CPUs: %s", strerror(-err));
+		goto fail;
+	}
+
+	tr->skel = latsnap_bpf__open();
+	if (!tr->skel) {
+		err = -errno;
+		ls_err("tracker: cannot open the BPF program: %s", strerror(errno));
+		goto fail;
+	}
+	tr->skel->rodata->threshold_ns = opts->threshold_ns;
+	tr->skel->rodata->sleep_threshold_ns = opts->sleep_threshold_ns;
+	tr->skel->rodata->track_all = opts->track_all;
+	tr->skel->rodata->include_idle = opts->include_idle;
+	memcpy((void *)tr->skel->rodata->idle_syscalls, opts->idle_syscalls,
+	       sizeof(opts->idle_syscalls));
+
+	err = latsnap_bpf__load(tr->skel);
+	if (err) {
+		explain_load_error(err);
+		goto fail;
+	}
+
+	/* After the load, so that our own programs are named, and skipped, in stacks. */
+	tr->ksyms = ksyms_load(NULL);
+	if (!tr->ksyms) {
+		err = -errno;
+		ls_err("tracker: /proc/kallsyms: %s (kernel stacks need root and readable "
+		       "kernel addresses)", strerror(errno));
+		goto fail;
+	}
+
+	tr->ring = ring_buffer__new(bpf_map__fd(tr->skel->maps.events), handle_event, tr, NULL);
+	if (!tr->ring) {
+		err = -errno;
+		ls_err("tracker: cannot open the ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	*trackerp = tr;
+	return 0;
+
+fail:
+	tracker_close(tr);
+	return err;
+}
+
+/**
+ * tracker_track_pid - track process @pid, all its threads, and its future children.
+ */
+int tracker_track_pid(struct tracker *tr, pid_t pid)
+{
+	__u32 key = pid, reason = LS_TRACK_TARGET;
+	int err;
+
+	err = bpf_map_update_elem(bpf_map__fd(tr->skel->maps.tracked), &key, &reason, BPF_ANY);
+	if (err) {
+		err = -errno;
+		ls_err("tracker: cannot track pid %d: %s", pid, strerror(errno));
+		return err;
+	}
+	/* Threads of @pid that already decided "untracked" must decide again. */
+	__atomic_add_fetch(&tr->skel->data->tracking_gen, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/**
+ * tracker_attach - start tracing: attach every program, naming the hook that is missing.
+ */
+int tracker_attach(struct tracker *tr)
+{
+	struct bpf_program *prog;
+	struct bpf_link *link;
+	int err;
+
+	bpf_object__for_each_program(prog, tr->skel->obj) {
+		link = bpf_program__attach(prog);
+		if (!link) {
+			err = -errno;
+			ls_err("tracker: cannot attach %s (%s): %s", bpf_program__name(prog),
+			       bpf_program__section_name(prog), strerror(errno));
+			return err;
+		}
+		if (tr->nr_links >= (int)(sizeof(tr->links) / sizeof(tr->links[0]))) {
+			bpf_link__destroy(link);
+			ls_err("tracker: too many BPF programs");
+			return -E2BIG;
+		}
+		tr->links[tr->nr_links++] = link;
+	}
+	return 0;
+}
+
+/**
+ * tracker_poll - wait up to @timeout_ms for outliers and hand each to the callback.
+ *
+ * Return: the number handled, or a negative errno (-EINTR when a signal arrived).
+ */
+int tracker_poll(struct tracker *tr, int timeout_ms)
+{
+	int n = ring_buffer__poll(tr->ring, timeout_ms);
+
+	if (tr->cb_status) {
+		n = tr->cb_status;
+		tr->cb_status = 0;
+	}
+	return n;
+}
+
+/**
+ * tracker_drain - handle every outlier already in the ring buffer, without waiting.
+ */
+int tracker_drain(struct tracker *tr)
+{
+	return ring_buffer__consume(tr->ring);
+}
+
+/**
+ * tracker_close - detach and free everything; safe on a partly opened tracker.
+ */
+void tracker_close(struct tracker *tr)
+{
+	if (!tr) {
+		return;
+	}
+	while (tr->nr_links > 0) {
+		bpf_link__destroy(tr->links[--tr->nr_links]);
+	}
+	ring_buffer__free(tr->ring);
+	latsnap_bpf__destroy(tr->skel);
+	ksyms_free(tr->ksyms);
+	free(tr);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tracker.h - the user-space side of the BPF tracker: load, configure, consume, decode.
+ */
+#ifndef LATSNAP_TRACKER_H
+#define LATSNAP_TRACKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include <json-c/json.h>
+
+#include "latsnap.h"
+
+struct tracker;
+
+struct tracker_opts {
+	uint64_t threshold_ns;
+	uint64_t sleep_threshold_ns;
+	bool track_all;
+	bool include_idle;
+	bool verbose;
+	/* One byte per syscall number, non-zero for the idle list. */
+	unsigned char idle_syscalls[LS_MAX_SYSCALLS];
+};
+
+/* Totals of what was seen and what was lost, summed over CPUs. */
+struct tracker_totals {
+	uint64_t outliers; /* submitted by the kernel side */
+	uint64_t received; /* decoded by user space */
+	uint64_t ringbuf_lost;
+	uint64_t stack_failed;
+	uint64_t stacks_dropped;
+	uint64_t accum_full;
+	uint64_t storage_failed;
+	uint64_t runs_skipped; /* BPF program runs the kernel skipped (recursion) */
+};
+
+/*
+ * Called for every outlier, decoded into the contract's OUTLIER form. The callback borrows
+ * @outlier; it must take a reference to keep it. A non-zero return stops tracker_poll().
+ */
+typedef int (*tracker_outlier_fn)(struct json_object *outlier, void *ctx);
+
+int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts,
+		 tracker_outlier_fn fn, void *ctx);
+int tracker_track_pid(struct tracker *tr, pid_t pid);
+int tracker_attach(struct tracker *tr);
+int tracker_poll(struct tracker *tr, int timeout_ms);
+int tracker_drain(struct tracker *tr);
+void tracker_totals(struct tracker *tr, struct tracker_totals *totals);
+void tracker_close(struct tracker *tr);
+
+#endif /* LATSNAP_TRACKER_H */
