@@ -89,7 +89,10 @@ check: $(BUILD)/latsnap $(UNIT_BINS) $(WORKLOADS)
 	prove --exec '' $(UNIT_BINS)
 	prove -v tests/integration/
 
-demo: $(BUILD)/latsnap $(WORKLOADS)
+$(BUILD)/latsnap-demo: demo/latsnap-demo.c | $(DEPS_STAMP)
+	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -pthread -o $@ $<
+
+demo: $(BUILD)/latsnap $(BUILD)/latsnap-demo
 	scripts/demo.sh
 
 install: $(BUILD)/latsnap

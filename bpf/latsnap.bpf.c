@@ -477,8 +477,11 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 		return 0;
 	}
 	slot = s->cur_slot;
-	if (slot < 0) {
-		/* The wait grew long while the thread slept: its stack still shows where. */
+	if (slot < 0 && !p->on_cpu) {
+		/*
+		 * The wait grew long while the thread slept: its stack still shows where. A thread
+		 * still on its CPU, finishing its switch out, has no stack to read and no wait.
+		 */
 		slot = capture_wait_stack(acc, p);
 	}
 	charge_slot(acc, slot, delta);

@@ -270,7 +270,9 @@ struct ksyms *ksyms_load(const char *path)
 		goto out;
 	}
 
-	qsort_r(ld.raw, ld.nr, sizeof(*ld.raw), raw_cmp, ld.arena);
+	if (ld.nr) {
+		qsort_r(ld.raw, ld.nr, sizeof(*ld.raw), raw_cmp, ld.arena);
+	}
 
 	ks = calloc(1, sizeof(*ks));
 	if (!ks) {
@@ -374,9 +376,9 @@ static bool prefix_then(const char *s, const char *prefix, const char *set, size
 bool ksyms_is_tracing_glue(const char *name)
 {
 	static const char *const prefixes[] = {
-		"bpf_trace_run",    "__bpf_trace_",	"__traceiter_",	    "bpf_get_stack",
-		"bpf_get_task_stack", "__bpf_get_stack", "bpf_dispatcher_",   "perf_trace_",
-		"__bpf_prog_enter", "__bpf_prog_exit",
+		"bpf_trace_run",      "__bpf_trace_",	 "__traceiter_",    "bpf_get_stack",
+		"bpf_get_task_stack", "__bpf_get_stack", "bpf_dispatcher_", "perf_trace_",
+		"__bpf_prog_enter",   "__bpf_prog_exit",
 	};
 	size_t i;
 

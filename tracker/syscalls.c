@@ -171,8 +171,7 @@ static int walk_list(const char *csv, unsigned char *bitmap, int nbits, char *ba
  *
  * Return: 0, or -EINVAL on an unknown or out-of-range entry, in which case @bitmap is untouched.
  */
-int syscall_parse_list(const char *csv, unsigned char *bitmap, int nbits, char *bad,
-		       size_t badlen)
+int syscall_parse_list(const char *csv, unsigned char *bitmap, int nbits, char *bad, size_t badlen)
 {
 	int ret;
 
