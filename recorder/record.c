@@ -606,6 +606,13 @@ int record_main(int argc, char **argv)
 		tracker_drain(tr);
 	}
 	print_totals(tr, &st);
+	if (ls_verbose_enabled) {
+		unsigned int processes, in_flight;
+
+		tracker_state_left(tr, &processes, &in_flight);
+		ls_verbose("record: kernel state left: %u tracked processes, %u outliers in flight",
+			   processes, in_flight);
+	}
 	ret = child_done ? exit_status_of(status) : 0;
 
 out:

@@ -376,9 +376,16 @@ static bool prefix_then(const char *s, const char *prefix, const char *set, size
 bool ksyms_is_tracing_glue(const char *name)
 {
 	static const char *const prefixes[] = {
-		"bpf_trace_run",      "__bpf_trace_",	 "__traceiter_",    "bpf_get_stack",
-		"bpf_get_task_stack", "__bpf_get_stack", "bpf_dispatcher_", "perf_trace_",
-		"__bpf_prog_enter",   "__bpf_prog_exit",
+		"bpf_trace_run", /* bpf_trace_run1..12: raw tracepoint to BPF */
+		"__bpf_trace_", /* per-tracepoint BPF stubs */
+		"__traceiter_", /* tracepoint iterators calling every probe */
+		"perf_trace_", /* perf tracepoint handlers and their helpers */
+		"bpf_get_stack", /* the stack-capture helpers themselves */
+		"bpf_get_task_stack", /* ... for another task */
+		"__bpf_get_stack", /* ... and their common body */
+		"bpf_dispatcher_", /* BPF dispatcher images */
+		"__bpf_prog_enter", /* trampoline entry into fentry/tp_btf programs */
+		"__bpf_prog_exit", /* ... and exit from them */
 	};
 	size_t i;
 

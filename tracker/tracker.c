@@ -35,12 +35,11 @@ struct tracker {
 	int nr_links;
 };
 
+/* libbpf's own messages only with -v: without it, errors are one line of ours. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (level == LIBBPF_DEBUG && !ls_verbose_enabled) {
-		return 0;
-	}
-	if (level != LIBBPF_WARN && !ls_verbose_enabled) {
+	(void)level;
+	if (!ls_verbose_enabled) {
 		return 0;
 	}
 	fputs("latsnap: ", stderr);
@@ -251,6 +250,31 @@ int tracker_track_pid(struct tracker *tr, pid_t pid)
 	/* Threads of @pid that already decided "untracked" must decide again. */
 	__atomic_add_fetch(&tr->skel->data->tracking_gen, 1, __ATOMIC_SEQ_CST);
 	return 0;
+}
+
+static unsigned int map_entries(int fd)
+{
+	__u32 key, next;
+	unsigned int n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+/**
+ * tracker_state_left - processes still tracked, and outliers still in the making, in the kernel.
+ *
+ * Exited processes and threads must leave nothing behind; this is how that is checked.
+ */
+void tracker_state_left(struct tracker *tr, unsigned int *processes, unsigned int *in_flight)
+{
+	*processes = map_entries(bpf_map__fd(tr->skel->maps.tracked));
+	*in_flight = map_entries(bpf_map__fd(tr->skel->maps.accum));
 }
 
 /**

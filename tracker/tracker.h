@@ -50,6 +50,7 @@ int tracker_attach(struct tracker *tr);
 int tracker_poll(struct tracker *tr, int timeout_ms);
 int tracker_drain(struct tracker *tr);
 void tracker_totals(struct tracker *tr, struct tracker_totals *totals);
+void tracker_state_left(struct tracker *tr, unsigned int *processes, unsigned int *in_flight);
 void tracker_close(struct tracker *tr);
 
 #endif /* LATSNAP_TRACKER_H */
