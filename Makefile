@@ -95,6 +95,9 @@ $(BUILD)/latsnap-demo: demo/latsnap-demo.c | $(DEPS_STAMP)
 demo: $(BUILD)/latsnap $(BUILD)/latsnap-demo
 	scripts/demo.sh
 
+bench: $(BUILD)/latsnap $(BUILD)/workloads/loop
+	bench/syscall-cost.sh
+
 install: $(BUILD)/latsnap
 	install -D -m 0755 $(BUILD)/latsnap $(DESTDIR)$(PREFIX)/bin/latsnap
 	install -D -m 0644 man/latsnap.1 $(DESTDIR)$(PREFIX)/share/man/man1/latsnap.1

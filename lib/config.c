@@ -143,7 +143,7 @@ int ls_config_load(const char *path, ls_config_cb cb, void *ctx)
 		if (n > 0 && buf[n - 1] == '\n') {
 			buf[--n] = '\0';
 		}
-		/* getline() counts bytes past an embedded NUL; string functions would not see them. */
+		/* getline() counts bytes past an embedded NUL; string functions stop there. */
 		if (strlen(buf) != (size_t)n) {
 			snprintf(why, sizeof(why), "NUL byte in line");
 			ret = -EINVAL;

@@ -25,11 +25,12 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
 
 # Every __NR_ macro except those that are not syscalls but table bounds or bases.
+not_syscalls='syscalls|.*_syscalls|arch_specific_syscall'
+not_syscalls="$not_syscalls|Linux|SYSCALL_BASE|OABI_SYSCALL_BASE|SYSCALL_MASK"
 # shellcheck disable=SC2086 # $cc may carry flags
 echo '#include <asm/unistd.h>' | $cc -E -dM -x c - >"$tmp/defines"
 sed -n 's/^#define __NR_\([A-Za-z0-9_]*\)[ 	].*/\1/p' "$tmp/defines" |
-	grep -v -x -E 'syscalls|arch_specific_syscall|Linux|Linux_syscalls|SYSCALL_BASE|OABI_SYSCALL_BASE|SYSCALL_MASK|.*_syscalls' |
-	sort -u >"$tmp/names" || true
+	{ grep -v -x -E "$not_syscalls" || true; } | sort -u >"$tmp/names"
 if [ ! -s "$tmp/names" ]; then
 	echo "$0: no __NR_ definitions found in <asm/unistd.h>" >&2
 	exit 1

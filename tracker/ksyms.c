@@ -33,40 +33,43 @@ struct ksyms_loader {
 	size_t arena_len, arena_cap;
 	/* kallsyms lists a module's symbols together; remember the last one to share its name. */
 	uint32_t last_module;
+	bool any_symbol;
 	bool nonzero_addr;
 };
 
-static int grow(void **buf, size_t *cap, size_t need, size_t size)
+/* Returns @buf grown to hold at least @need elements of @size bytes, or NULL (@buf intact). */
+static void *grow(void *buf, size_t *cap, size_t need, size_t size)
 {
 	size_t ncap = *cap ? *cap : 4096;
 	void *p;
 
-	if (need <= *cap) {
-		return 0;
+	if (buf && need <= *cap) {
+		return buf;
 	}
 	while (ncap < need) {
 		ncap *= 2;
 	}
-	p = realloc(*buf, ncap * size);
-	if (!p) {
-		return -ENOMEM;
+	p = realloc(buf, ncap * size);
+	if (p) {
+		*cap = ncap;
 	}
-	*buf = p;
-	*cap = ncap;
-	return 0;
+	return p;
 }
 
 /* Returns the arena offset of a copy of @s, or 0 on allocation failure (offset 0 is reserved). */
 static uint32_t arena_add(struct ksyms_loader *ld, const char *s, size_t len)
 {
 	size_t off = ld->arena_len;
+	char *arena;
 
 	if (off + len + 1 > UINT32_MAX) {
 		return 0;
 	}
-	if (grow((void **)&ld->arena, &ld->arena_cap, off + len + 1, 1)) {
+	arena = grow(ld->arena, &ld->arena_cap, off + len + 1, 1);
+	if (!arena) {
 		return 0;
 	}
+	ld->arena = arena;
 	memcpy(ld->arena + off, s, len);
 	ld->arena[off + len] = '\0';
 	ld->arena_len = off + len + 1;
@@ -99,7 +102,7 @@ static int hexval(char c)
  */
 static int parse_kallsyms_line(struct ksyms_loader *ld, char *line)
 {
-	struct ksym_raw *r;
+	struct ksym_raw *r, *raw;
 	uint64_t addr = 0;
 	char *p = line, *name, *mod;
 	size_t name_len, mod_len;
@@ -122,6 +125,7 @@ static int parse_kallsyms_line(struct ksyms_loader *ld, char *line)
 	if (!name_len) {
 		return 0;
 	}
+	ld->any_symbol = true;
 	if (addr) {
 		ld->nonzero_addr = true;
 	}
@@ -140,9 +144,11 @@ static int parse_kallsyms_line(struct ksyms_loader *ld, char *line)
 		}
 	}
 
-	if (grow((void **)&ld->raw, &ld->cap, ld->nr + 1, sizeof(*ld->raw))) {
+	raw = grow(ld->raw, &ld->cap, ld->nr + 1, sizeof(*ld->raw));
+	if (!raw) {
 		return -ENOMEM;
 	}
+	ld->raw = raw;
 	r = &ld->raw[ld->nr];
 	r->addr = addr;
 	r->type = type;
@@ -241,7 +247,8 @@ struct ksyms *ksyms_load(const char *path)
 	setvbuf(f, NULL, _IOFBF, 1 << 18);
 
 	/* Offset 0 stands for "no module", so no real string may start there. */
-	if (grow((void **)&ld.arena, &ld.arena_cap, 1, 1)) {
+	ld.arena = grow(NULL, &ld.arena_cap, 1, 1);
+	if (!ld.arena) {
 		err = ENOMEM;
 		goto out;
 	}
@@ -266,7 +273,7 @@ struct ksyms *ksyms_load(const char *path)
 		goto out;
 	}
 	if (!ld.nonzero_addr) {
-		err = ld.nr ? EPERM : ENODATA;
+		err = ld.any_symbol ? EPERM : ENODATA;
 		goto out;
 	}
 

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Minimal TAP producer for the C unit tests. Plan-less: results print as they happen and
+ * tap_done() prints "1..N" last. Every check returns its verdict, so a test can skip the
+ * checks that depend on a failed one.
+ *
+ *	ok(cond, "fmt", ...);   is_int(got, expected, "fmt", ...);   is_u64(...);   is_str(...);
+ *	skip("why");   diag("fmt", ...);   bail_out("fmt", ...);   return tap_done();
+ */
+#ifndef LATSNAP_TAP_H
+#define LATSNAP_TAP_H
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tap_run_;
+static int tap_failed_;
+
+static inline __attribute__((format(printf, 2, 0))) void tap_vline_(const char *prefix,
+								    const char *fmt, va_list ap)
+{
+	fputs(prefix, stdout);
+	vprintf(fmt, ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
+/*
+ * Test names come from test data, so make them one line of TAP: control characters are escaped
+ * and '#' is written as '\#' lest it start a directive.
+ */
+static inline void tap_print_name_(const char *name)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)name; *p; p++) {
+		if (*p == '\n') {
+			fputs("\\n", stdout);
+		} else if (*p == '\t') {
+			fputs("\\t", stdout);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			printf("\\x%02x", *p);
+		} else if (*p == '#') {
+			fputs("\\#", stdout);
+		} else {
+			fputc(*p, stdout);
+		}
+	}
+}
+
+static inline void tap_print_str_(const char *label, const char *s)
+{
+	fputs(label, stdout);
+	if (s) {
+		fputc('\'', stdout);
+		tap_print_name_(s);
+		fputs("'\n", stdout);
+	} else {
+		fputs("NULL\n", stdout);
+	}
+}
+
+static inline __attribute__((format(printf, 4, 0))) bool
+tap_vresult_(bool pass, const char *file, int line, const char *fmt, va_list ap)
+{
+	char name[512];
+
+	vsnprintf(name, sizeof(name), fmt, ap);
+	tap_run_++;
+	printf("%s %d - ", pass ? "ok" : "not ok", tap_run_);
+	tap_print_name_(name);
+	fputc('\n', stdout);
+	if (!pass) {
+		tap_failed_++;
+		printf("#   Failed test '");
+		tap_print_name_(name);
+		printf("'\n#   at %s line %d.\n", file, line);
+	}
+	/* Flush every result so the output before a crash is not lost in a pipe buffer. */
+	fflush(stdout);
+	return pass;
+}
+
+static inline __attribute__((format(printf, 4, 5))) bool tap_ok_(bool pass, const char *file,
+								 int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	pass = tap_vresult_(pass, file, line, fmt, ap);
+	va_end(ap);
+	return pass;
+}
+
+static inline __attribute__((format(printf, 5, 6))) bool
+tap_is_int_(long long got, long long expected, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	bool pass = got == expected;
+
+	va_start(ap, fmt);
+	tap_vresult_(pass, file, line, fmt, ap);
+	va_end(ap);
+	if (!pass) {
+		printf("#          got: %lld\n#     expected: %lld\n", got, expected);
+		fflush(stdout);
+	}
+	return pass;
+}
+
+static inline __attribute__((format(printf, 5, 6))) bool
+tap_is_u64_(uint64_t got, uint64_t expected, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	bool pass = got == expected;
+
+	va_start(ap, fmt);
+	tap_vresult_(pass, file, line, fmt, ap);
+	va_end(ap);
+	if (!pass) {
+		printf("#          got: %" PRIu64 "\n#     expected: %" PRIu64 "\n", got, expected);
+		fflush(stdout);
+	}
+	return pass;
+}
+
+static inline __attribute__((format(printf, 5, 6))) bool
+tap_is_str_(const char *got, const char *expected, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	bool pass;
+
+	/* Two NULLs are equal; NULL never equals a string. */
+	if (!got || !expected) {
+		pass = got == expected;
+	} else {
+		pass = !strcmp(got, expected);
+	}
+	va_start(ap, fmt);
+	tap_vresult_(pass, file, line, fmt, ap);
+	va_end(ap);
+	if (!pass) {
+		tap_print_str_("#          got: ", got);
+		tap_print_str_("#     expected: ", expected);
+		fflush(stdout);
+	}
+	return pass;
+}
+
+static inline __attribute__((format(printf, 1, 2))) void tap_diag_(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tap_vline_("# ", fmt, ap);
+	va_end(ap);
+}
+
+static inline void tap_skip_(const char *why)
+{
+	tap_run_++;
+	printf("ok %d # SKIP %s\n", tap_run_, why);
+	fflush(stdout);
+}
+
+static inline __attribute__((format(printf, 1, 2), noreturn)) void tap_bail_(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tap_vline_("Bail out! ", fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+/**
+ * tap_done() - end the test: print the plan and compute the exit status
+ *
+ * Return: 0 when every test passed, 1 otherwise; main() returns it.
+ */
+static inline int tap_done(void)
+{
+	printf("1..%d\n", tap_run_);
+	if (tap_failed_) {
+		printf("# Looks like you failed %d test%s of %d.\n", tap_failed_,
+		       tap_failed_ == 1 ? "" : "s", tap_run_);
+	}
+	fflush(stdout);
+	return tap_failed_ ? 1 : 0;
+}
+
+/* The checks; each takes a printf-style test name and returns whether it passed. */
+#define ok(cond, ...) tap_ok_(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+#define is_int(got, expected, ...) \
+	tap_is_int_((long long)(got), (long long)(expected), __FILE__, __LINE__, __VA_ARGS__)
+#define is_u64(got, expected, ...) \
+	tap_is_u64_((uint64_t)(got), (uint64_t)(expected), __FILE__, __LINE__, __VA_ARGS__)
+#define is_str(got, expected, ...) tap_is_str_((got), (expected), __FILE__, __LINE__, __VA_ARGS__)
+#define diag(...) tap_diag_(__VA_ARGS__)
+#define skip(why) tap_skip_(why)
+#define bail_out(...) tap_bail_(__VA_ARGS__)
+
+#endif /* LATSNAP_TAP_H */
