@@ -141,8 +141,7 @@ static __always_inline struct task_state *task_state(struct task_struct *task, b
 {
 	struct task_state *s;
 
-	s = bpf_task_storage_get(&states, task, NULL,
-				 create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	s = bpf_task_storage_get(&states, task, NULL, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	if (!s) {
 		if (create) {
 			stat_inc(LS_STAT_STORAGE_FAILED);

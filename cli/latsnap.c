@@ -32,7 +32,8 @@ static void usage(FILE *out)
 	      "A latency flight recorder: when a thread blocks too long in a syscall or off CPU,\n"
 	      "latsnap says why, with the evidence.\n"
 	      "\n"
-	      "Commands:\n", out);
+	      "Commands:\n",
+	      out);
 	for (cmd = commands; cmd->name; cmd++) {
 		fprintf(out, "  %-8s %s\n", cmd->name, cmd->summary);
 	}
@@ -41,7 +42,8 @@ static void usage(FILE *out)
 	      "  latsnap --version         the version\n"
 	      "\n"
 	      "Example: latsnap record --threshold 20ms -- ./server\n"
-	      "See latsnap(1).\n", out);
+	      "See latsnap(1).\n",
+	      out);
 }
 
 int main(int argc, char **argv)

@@ -76,11 +76,12 @@ void outlier_print_text(FILE *out, struct json_object *outlier)
 	size_t i, n;
 
 	ls_format_duration(duration < 0 ? 0 : (uint64_t)duration, text, sizeof(text));
-	fprintf(out, "%s %s  %s[pid %" PRId64 " tid %" PRId64 "]  %s  at %" PRId64 ".%09" PRId64
-		     "\n",
+	fprintf(out,
+		"%s %s  %s[pid %" PRId64 " tid %" PRId64 "]  %s  at %" PRId64 ".%09" PRId64 "\n",
 		get_str(outlier, "kind", "?"), get_str(outlier, "syscall", "off-cpu"),
-		get_str(outlier, "comm", "?"), get_i64(outlier, "pid"), get_i64(outlier, "tid"), text,
-		get_i64(outlier, "start_ns") / 1000000000, get_i64(outlier, "start_ns") % 1000000000);
+		get_str(outlier, "comm", "?"), get_i64(outlier, "pid"), get_i64(outlier, "tid"),
+		text, get_i64(outlier, "start_ns") / 1000000000,
+		get_i64(outlier, "start_ns") % 1000000000);
 	print_share(out, "on-cpu", get_i64(outlier, "on_cpu_ns"), duration);
 	print_share(out, "blocked", get_i64(outlier, "blocked_ns"), duration);
 	print_share(out, "runqueue", get_i64(outlier, "runqueue_ns"), duration);
@@ -126,7 +127,8 @@ void outlier_print_text(FILE *out, struct json_object *outlier)
 	json_object_object_get_ex(outlier, "flags", &flags);
 	n = flags ? json_object_array_length(flags) : 0;
 	for (i = 0; i < n; i++) {
-		fprintf(out, "  ! %s\n", json_object_get_string(json_object_array_get_idx(flags, i)));
+		fprintf(out, "  ! %s\n",
+			json_object_get_string(json_object_array_get_idx(flags, i)));
 	}
 	fputc('\n', out);
 }

@@ -106,8 +106,8 @@ static const char usage_text[] =
 	"  -d, --duration DUR         stop after DUR (COMMAND then gets SIGTERM)\n"
 	"  -p, --pid PID              track this process too (repeatable)\n"
 	"  -a, --all                  track every user thread on the machine\n"
-	"  -c, --config FILE          settings file of `key = value` lines (default "
-	DEFAULT_CONFIG ")\n"
+	"  -c, --config FILE          settings file of `key = value` lines (default " DEFAULT_CONFIG
+	")\n"
 	"      --rules FILE           cause rules, replacing the built-in set\n"
 	"  -v, --verbose              say more on stderr (libbpf diagnostics included)\n"
 	"  -h, --help                 show this help\n"
@@ -183,8 +183,10 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 	case OPT_SLEEP:
 	case OPT_DURATION:
 		if (ls_parse_duration(value, &ns) || ns == 0) {
-			bad_value(where, id, value, ns == 0 && !ls_parse_duration(value, &ns) ?
-				  "must be more than zero" : duration_why);
+			bad_value(where, id, value,
+				  ns == 0 && !ls_parse_duration(value, &ns) ?
+					  "must be more than zero" :
+					  duration_why);
 			return -EINVAL;
 		}
 		if (id == OPT_THRESHOLD) {
@@ -307,7 +309,8 @@ static int parse_args(struct record_opts *opts, int argc, char **argv)
 			return 1;
 		case '?':
 			if (optopt && optopt < 256) {
-				ls_err("record: unknown option '-%c' (see latsnap record --help)", optopt);
+				ls_err("record: unknown option '-%c' (see latsnap record --help)",
+				       optopt);
 			} else {
 				ls_err("record: unknown option '%s' (see latsnap record --help)",
 				       argv[optind - 1]);
@@ -573,7 +576,9 @@ int record_main(int argc, char **argv)
 		}
 	}
 	ls_verbose("record: tracking %s; threshold %" PRIu64 " ns, sleep threshold %" PRIu64 " ns",
-		   opts.all ? "every thread" : opts.command ? opts.command[0] : "the given pids",
+		   opts.all	? "every thread" :
+		   opts.command ? opts.command[0] :
+				  "the given pids",
 		   opts.threshold_ns, opts.sleep_threshold_ns);
 	if (opts.duration_ns) {
 		deadline = now_ns() + opts.duration_ns;

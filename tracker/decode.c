@@ -121,8 +121,11 @@ static unsigned int wake_context(const struct ksyms *ks, const __u64 *ips, unsig
 {
 	static const char *const softirq_entries[] = { "handle_softirqs", "__do_softirq", NULL };
 	static const char *const hardirq_prefixes[] = {
-		"asm_sysvec_", "asm_common_interrupt", "asm_exc_nmi", "asm_spurious_interrupt",
-		"sysvec_", "__sysvec_", "common_interrupt", "exc_nmi", "handle_irq_event", NULL,
+		"asm_sysvec_",	    "asm_common_interrupt",
+		"asm_exc_nmi",	    "asm_spurious_interrupt",
+		"sysvec_",	    "__sysvec_",
+		"common_interrupt", "exc_nmi",
+		"handle_irq_event", NULL,
 	};
 	const char *const *entry;
 	unsigned int i;
@@ -168,10 +171,10 @@ static struct json_object *decode_waker(const struct ls_event *e, const struct k
 			 ctx == WAKE_HARDIRQ ? "hard interrupt" : "softirq", e->waker.comm,
 			 e->waker.pid);
 	}
-	json_object_object_add(waker, "pid", json_object_new_int(ctx == WAKE_TASK ?
-								 (int)e->waker.pid : 0));
-	json_object_object_add(waker, "tid", json_object_new_int(ctx == WAKE_TASK ?
-								 (int)e->waker.tid : 0));
+	json_object_object_add(waker, "pid",
+			       json_object_new_int(ctx == WAKE_TASK ? (int)e->waker.pid : 0));
+	json_object_object_add(waker, "tid",
+			       json_object_new_int(ctx == WAKE_TASK ? (int)e->waker.tid : 0));
 	json_object_object_add(waker, "comm", json_object_new_string(comm));
 	json_object_object_add(waker, "frames", decode_kernel_frames(ks, e->waker.ips, nr));
 	return waker;
@@ -197,8 +200,9 @@ struct json_object *decode_event(const struct ls_event *e, const struct ksyms *k
 	}
 	snprintf(comm, sizeof(comm), "%.*s", LS_TASK_COMM_LEN, e->comm);
 
-	json_object_object_add(outlier, "kind", json_object_new_string(
-					e->kind == LS_KIND_SYSCALL ? "syscall" : "sleep"));
+	json_object_object_add(outlier, "kind",
+			       json_object_new_string(e->kind == LS_KIND_SYSCALL ? "syscall" :
+										   "sleep"));
 	json_object_object_add(outlier, "pid", json_object_new_int((int)e->pid));
 	json_object_object_add(outlier, "tid", json_object_new_int((int)e->tid));
 	json_object_object_add(outlier, "comm", json_object_new_string(comm));
@@ -258,16 +262,17 @@ struct json_object *decode_event(const struct ls_event *e, const struct ksyms *k
 	if (e->blocked_ns && !nr_stacks) {
 		add_flag(flags, "no-wait-stack: no single wait lasted half the threshold");
 	} else if (e->blocked_ns > sampled + 1000000) {
-		add_flag(flags, "wait-stacks-partial: %" PRIu64 " of %" PRIu64
-				" blocked ns were sampled", sampled, (uint64_t)e->blocked_ns);
+		add_flag(flags,
+			 "wait-stacks-partial: %" PRIu64 " of %" PRIu64 " blocked ns were sampled",
+			 sampled, (uint64_t)e->blocked_ns);
 	}
 	if (e->flags & LS_EF_WAKER_STACK_FAILED) {
 		add_flag(flags, "waker-stack-unreadable");
 	}
 	if (lost_before) {
 		for (i = 0; i < json_object_array_length(lost_before); i++) {
-			json_object_array_add(flags,
-					      json_object_get(json_object_array_get_idx(lost_before, i)));
+			json_object_array_add(
+				flags, json_object_get(json_object_array_get_idx(lost_before, i)));
 		}
 	}
 	json_object_object_add(outlier, "flags", flags);

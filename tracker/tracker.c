@@ -67,7 +67,8 @@ static uint64_t runs_skipped(struct tracker *tr)
 	struct bpf_program *prog;
 	uint64_t sum = 0;
 
-	bpf_object__for_each_program(prog, tr->skel->obj) {
+	bpf_object__for_each_program(prog, tr->skel->obj)
+	{
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 
@@ -94,8 +95,7 @@ void tracker_totals(struct tracker *tr, struct tracker_totals *totals)
 	totals->runs_skipped = runs_skipped(tr);
 }
 
-static void flag_new_loss(struct json_object *flags, const char *what, uint64_t now,
-			  uint64_t *seen)
+static void flag_new_loss(struct json_object *flags, const char *what, uint64_t now, uint64_t *seen)
 {
 	char text[160];
 
@@ -152,7 +152,8 @@ static void explain_load_error(int err)
 {
 	if (err == -EPERM || err == -EACCES) {
 		ls_err("tracker: cannot load the BPF program: %s (latsnap needs root: CAP_BPF, "
-		       "CAP_PERFMON and CAP_SYS_RESOURCE)", strerror(-err));
+		       "CAP_PERFMON and CAP_SYS_RESOURCE)",
+		       strerror(-err));
 	} else {
 		ls_err("tracker: cannot load the BPF program: %s (run with -v for the verifier log)",
 		       strerror(-err));
@@ -165,8 +166,8 @@ static void explain_load_error(int err)
  *
  * Return: 0, or a negative errno after printing why.
  */
-int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts,
-		 tracker_outlier_fn fn, void *ctx)
+int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tracker_outlier_fn fn,
+		 void *ctx)
 {
 	struct tracker *tr;
 	int err;
@@ -175,7 +176,8 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts,
 	libbpf_set_print(libbpf_print);
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		ls_err("tracker: /sys/kernel/btf/vmlinux: %s (a kernel built with "
-		       "CONFIG_DEBUG_INFO_BTF is needed)", strerror(errno));
+		       "CONFIG_DEBUG_INFO_BTF is needed)",
+		       strerror(errno));
 		return -ENOTSUP;
 	}
 	tr = calloc(1, sizeof(*tr));
@@ -215,7 +217,8 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts,
 	if (!tr->ksyms) {
 		err = -errno;
 		ls_err("tracker: /proc/kallsyms: %s (kernel stacks need root and readable "
-		       "kernel addresses)", strerror(errno));
+		       "kernel addresses)",
+		       strerror(errno));
 		goto fail;
 	}
 
@@ -286,7 +289,8 @@ int tracker_attach(struct tracker *tr)
 	struct bpf_link *link;
 	int err;
 
-	bpf_object__for_each_program(prog, tr->skel->obj) {
+	bpf_object__for_each_program(prog, tr->skel->obj)
+	{
 		link = bpf_program__attach(prog);
 		if (!link) {
 			err = -errno;

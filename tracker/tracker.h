@@ -43,8 +43,8 @@ struct tracker_totals {
  */
 typedef int (*tracker_outlier_fn)(struct json_object *outlier, void *ctx);
 
-int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts,
-		 tracker_outlier_fn fn, void *ctx);
+int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tracker_outlier_fn fn,
+		 void *ctx);
 int tracker_track_pid(struct tracker *tr, pid_t pid);
 int tracker_attach(struct tracker *tr);
 int tracker_poll(struct tracker *tr, int timeout_ms);
