@@ -75,7 +75,7 @@ $(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(BUILD)/libcore.a
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(BUILD)/libcore.a $(PKG_LIBS)
 
 # Workloads keep frame pointers and symbols: tests check the functions they call.
-$(BUILD)/workloads/%: tests/workloads/%.c | $(DEPS_STAMP)
+$(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -pthread -o $@ $<
 

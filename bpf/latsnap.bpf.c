@@ -49,7 +49,8 @@ struct task_state {
 	__u8 quiet; /* in an idle-list syscall that is not reported */
 	__u8 has_accum;
 	__s8 cur_slot; /* stack slot the wait under way is charged to, -1 for none */
-	__u16 pad;
+	__u8 accum_lost; /* a long wait found no room in accum: its stacks are lost */
+	__u8 pad;
 	__s32 nr;
 	__u32 switches;
 	__u64 start; /* syscall entry, or switch-out that began an off-CPU interval */
@@ -74,11 +75,15 @@ struct {
 	__type(value, __u32);
 } tracked SEC(".maps");
 
-/* tid -> outlier in the making (only threads whose current wait is already long) */
+/*
+ * tid -> outlier in the making (only threads whose current wait is already long). Preallocated:
+ * elements this large come from a small per-CPU cache refilled asynchronously, and a burst of
+ * threads waking together from the scheduler hooks would find it empty. An entry lives from the
+ * first long wait of a syscall to its end, so few are in use at once.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 8192);
+	__uint(max_entries, 2048);
 	__type(key, __u32);
 	__type(value, struct ls_event);
 } accum SEC(".maps");
@@ -172,7 +177,10 @@ static __always_inline struct ls_event *accum_get(struct task_state *s, __u32 ti
 		return NULL;
 	}
 	if (bpf_map_update_elem(&accum, &tid, acc, BPF_ANY)) {
-		stat_inc(LS_STAT_ACCUM_FULL);
+		if (!s->accum_lost) {
+			stat_inc(LS_STAT_ACCUM_FULL);
+		}
+		s->accum_lost = 1;
 		return NULL;
 	}
 	s->has_accum = 1;
@@ -186,6 +194,7 @@ static __always_inline void accum_drop(struct task_state *s, __u32 tid)
 		s->has_accum = 0;
 	}
 	s->cur_slot = -1;
+	s->accum_lost = 0;
 }
 
 /*
@@ -288,7 +297,7 @@ static __always_inline void submit(struct task_struct *task, struct task_state *
 	fill_event(e, task, s, kind, end, ret);
 	e->nr_stacks = 0;
 	e->has_waker = 0;
-	e->flags = 0;
+	e->flags = s->accum_lost ? LS_EF_ACCUM_FULL : 0;
 	e->stacks_dropped = 0;
 	bpf_ringbuf_submit(e, 0);
 	stat_inc(LS_STAT_OUTLIERS);
@@ -306,9 +315,7 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	}
 	idle = id >= 0 && id < LS_MAX_SYSCALLS && idle_syscalls[id & (LS_MAX_SYSCALLS - 1)];
-	if (s->has_accum) {
-		accum_drop(s, task->pid);
-	}
+	accum_drop(s, task->pid);
 	s->in_syscall = 1;
 	s->quiet = idle && !include_idle;
 	s->nr = id;

@@ -25,6 +25,7 @@ enum ls_event_flag {
 	LS_EF_STACK_FAILED = 1 << 0, /* a kernel stack could not be read */
 	LS_EF_STACKS_DROPPED = 1 << 1, /* more distinct stacks than LS_MAX_STACKS */
 	LS_EF_WAKER_STACK_FAILED = 1 << 2,
+	LS_EF_ACCUM_FULL = 1 << 3, /* no room to keep its stacks and waker */
 };
 
 /* Loss and health counters, one slot each in the per-CPU stats map. */
@@ -32,7 +33,7 @@ enum ls_stat {
 	LS_STAT_RINGBUF_LOST, /* ring buffer reservations that failed: outliers lost */
 	LS_STAT_STACK_FAILED, /* bpf_get_*stack() errors */
 	LS_STAT_STACKS_DROPPED, /* distinct stacks beyond LS_MAX_STACKS */
-	LS_STAT_ACCUM_FULL, /* no room in the in-flight outlier map */
+	LS_STAT_ACCUM_FULL, /* outliers that found no room in the in-flight map */
 	LS_STAT_STORAGE_FAILED, /* task storage could not be created */
 	LS_STAT_OUTLIERS, /* outliers submitted */
 	LS_STAT_MAX,

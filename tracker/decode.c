@@ -259,7 +259,10 @@ struct json_object *decode_event(const struct ls_event *e, const struct ksyms *k
 		add_flag(flags, "kernel-stacks-dropped: %u distinct stacks beyond the %d kept",
 			 e->stacks_dropped, LS_MAX_STACKS);
 	}
-	if (e->blocked_ns && !nr_stacks) {
+	if (e->flags & LS_EF_ACCUM_FULL) {
+		add_flag(flags, "kernel-stacks-lost: no room to keep this outlier's stacks and waker "
+				"(too many long waits at once)");
+	} else if (e->blocked_ns && !nr_stacks) {
 		add_flag(flags, "no-wait-stack: no single wait lasted half the threshold");
 	} else if (e->blocked_ns > sampled + 1000000) {
 		add_flag(flags,

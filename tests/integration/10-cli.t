@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Command-line handling: usage errors (exit 2, one `latsnap: ` line on
+# stderr), config file errors with FILE:LINE:, help, and exit status
+# pass-through of `latsnap record -- COMMAND`.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_latsnap
+
+# usage_error NAME ARGS...: latsnap ARGS... must exit 2 with exactly one
+# stderr line starting with `latsnap: `. Leaves the line in $ERRLINE.
+ERRLINE=
+usage_error() {
+	local name=$1; shift
+	LATSNAP_TIMEOUT=20 run_latsnap "$TMPD/u.out" "$TMPD/u.err" "$@"
+	local nlines
+	nlines=$(grep -c '' "$TMPD/u.err")
+	ERRLINE=$(head -n 1 "$TMPD/u.err")
+	diag "  stderr: $ERRLINE"
+	is "$RC" 2 "$name: exit status 2" || diag_file "$TMPD/u.err" "  stderr: "
+	if [ "$nlines" = 1 ] && [[ $ERRLINE == "latsnap: "* ]]; then
+		pass "$name: one stderr line starting 'latsnap: '"
+	else
+		fail "$name: one stderr line starting 'latsnap: '"
+		diag "  $nlines stderr lines:"
+		diag_file "$TMPD/u.err" "  stderr: "
+	fi
+}
+
+# --- bad flags and values -------------------------------------------------
+usage_error "unknown flag --bogus" record --no-snapshot --bogus -- true
+usage_error "-t 5m (unknown unit)" record --no-snapshot -t 5m -- true
+usage_error "-t abc" record --no-snapshot -t abc -- true
+usage_error "-t -5ms (negative)" record --no-snapshot -t -5ms -- true
+usage_error "-t '' (empty)" record --no-snapshot -t '' -- true
+usage_error "-t 10MS (unit case)" record --no-snapshot -t 10MS -- true
+usage_error "-t 5ms5 (trailing junk)" record --no-snapshot -t 5ms5 -- true
+usage_error "-t 1.5.5s" record --no-snapshot -t 1.5.5s -- true
+usage_error "-t ms (no number)" record --no-snapshot -t ms -- true
+usage_error "-t without a value" record --no-snapshot -t
+usage_error "--threshold=1x" record --no-snapshot --threshold=1x -- true
+usage_error "-s 2h" record --no-snapshot -s 2h -- true
+usage_error "-d xyz" record --no-snapshot -d xyz -- true
+usage_error "-p 0" record --no-snapshot -p 0 -d 1s
+usage_error "-p abc" record --no-snapshot -p abc -d 1s
+usage_error "-p -3" record --no-snapshot -p -3 -d 1s
+usage_error "unknown subcommand" frobnicate
+
+# --- config files ---------------------------------------------------------
+CONF=$TMPD/bad1.conf
+printf '# latsnap settings\nthreshold = 5parsecs\njson = true\n' >"$CONF"
+usage_error "config: bad duration" record --no-snapshot -c "$CONF" -- true
+like "$ERRLINE" "$CONF:2:" "config: bad duration: message names $CONF:2:"
+
+CONF=$TMPD/bad2.conf
+printf 'threshold = 20ms\n\n# a comment\nno-such-key = 1\n' >"$CONF"
+usage_error "config: unknown key" record --no-snapshot -c "$CONF" -- true
+like "$ERRLINE" "$CONF:4:" "config: unknown key: message names $CONF:4:"
+
+CONF=$TMPD/bad3.conf
+printf '# only a comment\nthis line has no equals sign\n' >"$CONF"
+usage_error "config: line without =" record --no-snapshot -c "$CONF" -- true
+like "$ERRLINE" "$CONF:2:" "config: line without =: message names $CONF:2:"
+
+CONF=$TMPD/bad4.conf
+printf 'sleep-threshold = 10ms\nthreshold = \n' >"$CONF"
+usage_error "config: empty value" record --no-snapshot -c "$CONF" -- true
+like "$ERRLINE" "$CONF:2:" "config: empty value: message names $CONF:2:"
+
+CONF=$TMPD/bad5.conf
+printf 'threshold = 20ms\ninclude-idle = perhaps\n' >"$CONF"
+usage_error "config: bad boolean" record --no-snapshot -c "$CONF" -- true
+like "$ERRLINE" "$CONF:2:" "config: bad boolean: message names $CONF:2:"
+
+MISSING=$TMPD/does-not-exist.conf
+usage_error "config: missing file" record --no-snapshot -c "$MISSING" -- true
+like "$ERRLINE" "does-not-exist\.conf" "config: missing file: message names the file"
+
+# --- help -------------------------------------------------------------------
+LATSNAP_TIMEOUT=20 run_latsnap "$TMPD/h.out" "$TMPD/h.err" --help
+is "$RC" 0 "latsnap --help exits 0"
+ok 'cat "$TMPD/h.out" "$TMPD/h.err" | grep -q -e "--threshold"' "latsnap --help mentions --threshold"
+LATSNAP_TIMEOUT=20 run_latsnap "$TMPD/h.out" "$TMPD/h.err" record --help
+is "$RC" 0 "latsnap record --help exits 0"
+ok 'cat "$TMPD/h.out" "$TMPD/h.err" | grep -q -e "--threshold"' "latsnap record --help mentions --threshold"
+ok 'cat "$TMPD/h.out" "$TMPD/h.err" | grep -q -e "--include-idle"' "latsnap record --help mentions --include-idle"
+
+# --- record: things that need BPF (root) ----------------------------------
+if [ "$(id -u)" != 0 ]; then
+	skip_tests 12 "record needs root"
+	done_testing
+fi
+
+for dur in 250us 1.5s 20 2000ns 0.5ms; do
+	LATSNAP_TIMEOUT=60 run_latsnap "$TMPD/r.out" "$TMPD/r.err" record --no-snapshot -t "$dur" -- true
+	is "$RC" 0 "valid duration -t $dur is accepted" || diag_file "$TMPD/r.err" "  stderr: "
+done
+
+CONF=$TMPD/good.conf
+printf '# good settings\n\nthreshold = 20ms\nsleep-threshold = 30ms\n' >"$CONF"
+run_latsnap "$TMPD/r.out" "$TMPD/r.err" record --no-snapshot -c "$CONF" -- true
+is "$RC" 0 "a valid config file is accepted" || diag_file "$TMPD/r.err" "  stderr: "
+
+run_latsnap "$TMPD/r.out" "$TMPD/r.err" record --no-snapshot -- sh -c 'exit 3'
+is "$RC" 3 "record exits with COMMAND's status (3)" || diag_file "$TMPD/r.err" "  stderr: "
+
+run_latsnap "$TMPD/r.out" "$TMPD/r.err" record --no-snapshot -- false
+is "$RC" 1 "record exits with COMMAND's status (false: 1)" || diag_file "$TMPD/r.err" "  stderr: "
+
+run_latsnap "$TMPD/r.out" "$TMPD/r.err" record --no-snapshot -- sh -c 'kill -TERM $$'
+is "$RC" 143 "record exits 128+15 when SIGTERM killed COMMAND" || diag_file "$TMPD/r.err" "  stderr: "
+
+run_latsnap "$TMPD/r.out" "$TMPD/r.err" record --no-snapshot --json -- true
+is "$RC" 0 "record --json -- true exits 0" || diag_file "$TMPD/r.err" "  stderr: "
+is "$(grep -c '' "$TMPD/r.out")" 0 "record --json -- true: nothing on stdout" || diag_file "$TMPD/r.out" "  stdout: "
+
+# The command's own stdout goes through untouched.
+run_latsnap "$TMPD/r.out" "$TMPD/r.err" record --no-snapshot -- sh -c 'echo hello-from-command'
+is "$(cat "$TMPD/r.out")" "hello-from-command" "COMMAND's stdout is passed through"
+
+done_testing

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# No false positives: a million fast getppid() calls give no outlier; idle
+# waits (epoll_wait with a timeout) are not outliers unless --include-idle.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require jq
+require_latsnap
+require_workloads shortcalls epollidle
+
+OUT=$TMPD/out ERR=$TMPD/err
+
+record_json "$OUT" "$ERR" -- -t 50ms -- "$WL/shortcalls" 1000000
+is "$RC" 0 "record -- shortcalls 1000000: exit 0"
+is "$(jcount "$OUT")" 0 "a million fast syscalls: no outlier" || dump_outliers "$OUT"
+diag "took ${ELAPSED_MS} ms in all"
+
+# -t 1ms: still nothing, a getppid never takes a millisecond.
+record_json "$OUT" "$ERR" -- -t 1ms -s 1s -- "$WL/shortcalls" 1000000
+is "$(jcount "$OUT" 'select(.syscall == "getppid")')" 0 "-t 1ms: no getppid outlier" || dump_outliers "$OUT"
+
+LOG=$TMPD/wl.log
+WL_LOG=$LOG record_json "$OUT" "$ERR" -- -t 50ms -- "$WL/epollidle" 200 3
+is "$RC" 0 "record -- epollidle 200 3: exit 0"
+is "$(jcount "$OUT")" 0 "epoll_wait is idle: no outlier by default" || dump_outliers "$OUT"
+is "$(grep -c '^epoll ' "$LOG")" 3 "the workload did wait three times"
+
+CONF=$TMPD/idle.conf
+for how in flag config; do
+	if [ $how = flag ]; then
+		record_json "$OUT" "$ERR" -- -t 50ms --include-idle -- "$WL/epollidle" 200 3
+	else
+		printf '# idle too\ninclude-idle = true\n' >"$CONF"
+		record_json "$OUT" "$ERR" -- -t 50ms -c "$CONF" -- "$WL/epollidle" 200 3
+	fi
+	is "$RC" 0 "include-idle ($how): exit 0"
+	SEL='select(.kind == "syscall" and (.syscall == "epoll_wait" or .syscall == "epoll_pwait" or .syscall == "epoll_pwait2"))'
+	is "$(jcount "$OUT" "$SEL")" 3 "include-idle ($how): three epoll_wait outliers" || dump_outliers "$OUT"
+	is "$(jq -s "[.[] | $SEL | .duration_ns >= 190000000 and .duration_ns <= 300000000] | length > 0 and all" "$OUT" 2>/dev/null)" \
+		true "include-idle ($how): each lasts ~200 ms (190-300 ms)"
+	is "$(jq -s "[.[] | $SEL | .comm == \"epollidle\" and .blocked_ns > 0.8 * .duration_ns] | length > 0 and all" "$OUT" 2>/dev/null)" \
+		true "include-idle ($how): comm epollidle, mostly blocked"
+done
+
+done_testing

@@ -1,0 +1,329 @@
+# shellcheck shell=bash
+# Helpers for latsnap's integration tests: TAP output, prerequisites, and
+# running `latsnap record --no-snapshot --json` with a time limit.
+#
+# Each tests/integration/NN-name.t sources this file, then:
+#   require_root; require jq; require_latsnap; require_workloads sleeper
+#   record_json "$T/out" "$T/err" -- "$WL/sleeper" 100
+#   is "$(jcount "$T/out" 'select(.kind == "syscall")')" 1 "one outlier"
+#   done_testing
+#
+# ok COND MSG: COND is either a number (an exit status: 0 passes) or a
+#   shell command string evaluated with eval (passes if it succeeds):
+#     ok '[ -s "$f" ]' "file is not empty";  grep -q x f; ok $? "has x"
+# is GOT EXPECTED MSG: string equality.
+# between VAL LO HI MSG: LO <= VAL <= HI as numbers (integers or decimals).
+#
+# A missing prerequisite fails the test under CI (CI=true) and skips it
+# otherwise.
+
+set -u
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LATSNAP=${LATSNAP:-$ROOT/build/latsnap}
+WL=${WL:-$ROOT/build/workloads}
+# Time limit of one latsnap run (seconds).
+LATSNAP_TIMEOUT=${LATSNAP_TIMEOUT:-60}
+
+_tap_n=0
+_tap_failed=0
+_tap_planned=
+_tap_started=0
+
+# A scratch directory, removed at exit unless KEEP_TMP=1.
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/latsnap-test.XXXXXX")
+_tap_cleanup() {
+	local pid
+	for pid in ${_bg_pids:-}; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	if [ "${KEEP_TMP:-0}" = 1 ]; then
+		echo "# kept $TMPD" >&2
+	else
+		rm -rf "$TMPD"
+	fi
+}
+trap _tap_cleanup EXIT
+_bg_pids=
+
+# Remember a background process to kill at exit.
+track_bg() { _bg_pids="$_bg_pids $1"; }
+
+plan() {
+	_tap_planned=$1
+	_tap_started=1
+	echo "1..$1"
+}
+
+# diag MSG...: each argument (and each line of it) as a "# " line.
+diag() {
+	local arg line
+	for arg in "$@"; do
+		printf '%s\n' "$arg" | while IFS= read -r line; do printf '# %s\n' "$line"; done
+	done
+}
+
+# todo_ok COND MSG: a test marked TODO (reported, never fails the file).
+todo_ok() {
+	local cond=$1; shift
+	local pass=0
+	if [[ $cond =~ ^[0-9]+$ ]]; then
+		[ "$cond" -eq 0 ] && pass=1
+	elif eval "$cond"; then
+		pass=1
+	fi
+	_tap_n=$((_tap_n + 1))
+	_tap_started=1
+	if [ "$pass" = 1 ]; then
+		echo "ok $_tap_n - $* # TODO"
+	else
+		echo "not ok $_tap_n - $* # TODO"
+	fi
+}
+
+# diag_file FILE [PREFIX] [MAXLINES]: each line of FILE as a diag line.
+diag_file() {
+	local f=$1 prefix=${2:-} max=${3:-60} line n=0
+	[ -f "$f" ] || { diag "${prefix}(no file $f)"; return; }
+	while IFS= read -r line || [ -n "$line" ]; do
+		n=$((n + 1))
+		if [ "$n" -gt "$max" ]; then
+			diag "${prefix}... ($(wc -l <"$f") lines in all)"
+			break
+		fi
+		printf '# %s%s\n' "$prefix" "$line"
+	done <"$f"
+}
+
+_tap_result() {
+	local pass=$1; shift
+	_tap_n=$((_tap_n + 1))
+	_tap_started=1
+	if [ "$pass" = 1 ]; then
+		echo "ok $_tap_n - $*"
+		return 0
+	fi
+	_tap_failed=$((_tap_failed + 1))
+	echo "not ok $_tap_n - $*"
+	local caller=("${BASH_SOURCE[2]:-?}" "${BASH_LINENO[1]:-?}")
+	diag "  Failed test '$*'" "  at ${caller[0]##*/} line ${caller[1]}."
+	return 1
+}
+
+ok() {
+	local cond=$1; shift
+	local pass=0
+	if [[ $cond =~ ^[0-9]+$ ]]; then
+		[ "$cond" -eq 0 ] && pass=1
+	elif eval "$cond"; then
+		pass=1
+	fi
+	_tap_result "$pass" "$*"
+}
+
+is() {
+	local got=$1 exp=$2; shift 2
+	if [ "$got" = "$exp" ]; then
+		_tap_result 1 "$*"
+	else
+		_tap_result 0 "$*"
+		diag "         got: '$got'" "    expected: '$exp'"
+		return 1
+	fi
+}
+
+isnt() {
+	local got=$1 exp=$2; shift 2
+	if [ "$got" != "$exp" ]; then
+		_tap_result 1 "$*"
+	else
+		_tap_result 0 "$*"
+		diag "         got: '$got'" "    expected anything else"
+		return 1
+	fi
+}
+
+# like STRING REGEX MSG (bash extended regex)
+like() {
+	local got=$1 re=$2; shift 2
+	if [[ $got =~ $re ]]; then
+		_tap_result 1 "$*"
+	else
+		_tap_result 0 "$*"
+		diag "         got: '$got'" "    expected to match: /$re/"
+		return 1
+	fi
+}
+
+_is_number() { [[ $1 =~ ^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]]; }
+
+between() {
+	local val=$1 lo=$2 hi=$3; shift 3
+	local pass=0
+	if _is_number "$val" && _is_number "$lo" && _is_number "$hi"; then
+		if [[ $val$lo$hi =~ ^[-0-9]+$ ]] && [ ${#val} -lt 19 ] && [ ${#lo} -lt 19 ] && [ ${#hi} -lt 19 ]; then
+			[ "$val" -ge "$lo" ] && [ "$val" -le "$hi" ] && pass=1
+		else
+			awk -v v="$val" -v l="$lo" -v h="$hi" 'BEGIN { exit !(v + 0 >= l + 0 && v + 0 <= h + 0) }' && pass=1
+		fi
+	fi
+	if [ "$pass" = 1 ]; then
+		_tap_result 1 "$*"
+	else
+		_tap_result 0 "$*"
+		diag "         got: '$val'" "    expected: between $lo and $hi"
+		return 1
+	fi
+}
+
+pass() { _tap_result 1 "$*"; }
+fail() { _tap_result 0 "$*"; }
+
+# skip_tests N REASON: N skipped tests
+skip_tests() {
+	local n=$1 i; shift
+	for ((i = 0; i < n; i++)); do
+		_tap_n=$((_tap_n + 1))
+		echo "ok $_tap_n # SKIP $*"
+	done
+}
+
+done_testing() {
+	if [ -z "$_tap_planned" ]; then
+		echo "1..$_tap_n"
+	elif [ "$_tap_planned" != "$_tap_n" ]; then
+		diag "planned $_tap_planned tests but ran $_tap_n"
+		_tap_failed=$((_tap_failed + 1))
+	fi
+	if [ "$_tap_failed" -gt 0 ]; then
+		diag "failed $_tap_failed of $_tap_n tests"
+		exit 1
+	fi
+	exit 0
+}
+
+# skip_all REASON: no test can run. Under CI this is a failure.
+skip_all() {
+	if [ "${CI:-}" = true ]; then
+		if [ "$_tap_started" = 0 ]; then
+			echo "1..1"
+			echo "not ok 1 - prerequisite missing: $*"
+		fi
+		echo "Bail out! prerequisite missing under CI: $*"
+		exit 1
+	fi
+	if [ "$_tap_started" = 0 ]; then
+		echo "1..0 # SKIP $*"
+		exit 0
+	fi
+	# Some tests already ran: skip is no longer possible, stop here.
+	echo "Bail out! $*"
+	exit 1
+}
+
+require_root() {
+	[ "$(id -u)" = 0 ] || skip_all "needs root"
+}
+
+require() {
+	local cmd
+	for cmd in "$@"; do
+		command -v "$cmd" >/dev/null 2>&1 || skip_all "needs $cmd"
+	done
+}
+
+require_latsnap() {
+	[ -x "$LATSNAP" ] || skip_all "$LATSNAP not built (run make)"
+}
+
+require_workloads() {
+	local w
+	for w in "$@"; do
+		[ -x "$WL/$w" ] || skip_all "workload $WL/$w not built (run make)"
+	done
+}
+
+# record_json OUT ERR [--] ARGS...: runs
+#   $LATSNAP record --no-snapshot --json ARGS...
+# with a time limit, stdout to OUT, stderr to ERR. Sets RC to its exit status
+# and ELAPSED_MS to its wall time. On a nonzero status (unless
+# RECORD_EXPECT_RC says that status is expected) dumps stderr as diag lines.
+RC=
+ELAPSED_MS=
+record_json() {
+	local out=$1 err=$2; shift 2
+	[ "${1:-}" = -- ] && shift
+	local t0 t1
+	t0=$(date +%s%N)
+	timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --no-snapshot --json "$@" >"$out" 2>"$err"
+	RC=$?
+	t1=$(date +%s%N)
+	ELAPSED_MS=$(((t1 - t0) / 1000000))
+	if [ "$RC" != "${RECORD_EXPECT_RC:-0}" ]; then
+		diag "latsnap record --no-snapshot --json $* exited $RC after ${ELAPSED_MS} ms$([ "$RC" = 124 ] && echo ' (timed out)'); its stderr:"
+		diag_file "$err" "  stderr: "
+	fi
+	return 0
+}
+
+# run_latsnap OUT ERR ARGS...: runs $LATSNAP ARGS... with the time limit;
+# sets RC.
+run_latsnap() {
+	local out=$1 err=$2; shift 2
+	timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" "$@" >"$out" 2>"$err"
+	RC=$?
+	return 0
+}
+
+# ndjson_ok FILE: every non-empty line of FILE is one JSON object.
+ndjson_ok() {
+	jq -e -R -s 'split("\n") | map(select(length > 0) | fromjson | type == "object") | all' \
+		"$1" >/dev/null 2>&1
+}
+
+# jcount FILE [FILTER]: number of outliers (lines) of FILE for which FILTER
+# yields a value, e.g. jcount out 'select(.kind == "syscall")'.
+jcount() {
+	local f=$1 filter=${2:-.}
+	jq -s "[.[] | $filter] | length" "$f" 2>/dev/null || echo "invalid-json"
+}
+
+# jfirst FILE FILTER EXPR: EXPR of the first outlier FILTER selects
+# ("null" if none), e.g. jfirst out 'select(.comm == "waiter")' .duration_ns
+jfirst() {
+	local f=$1 filter=$2 expr=$3
+	jq -s -c "[.[] | $filter] | (.[0] // null) | if . == null then null else ($expr) end" \
+		"$f" 2>/dev/null || echo "invalid-json"
+}
+
+# dump_outliers FILE: one diag line per outlier (summary), for evidence.
+dump_outliers() {
+	local f=$1 n line
+	[ -s "$f" ] || { diag "(no outliers)"; return 0; }
+	if ! ndjson_ok "$f"; then
+		diag "stdout is not NDJSON:"
+		diag_file "$f" "  stdout: " 40
+		return 0
+	fi
+	n=$(grep -c '' "$f")
+	[ "$n" -gt 40 ] && diag "($n outliers; the first 40:)"
+	head -n 40 "$f" | jq -r '"  \(.kind) pid=\(.pid) tid=\(.tid) comm=\(.comm) syscall=\(.syscall) dur=\(.duration_ns/1e6)ms on_cpu=\(.on_cpu_ns/1e6) blocked=\(.blocked_ns/1e6) rq=\(.runqueue_ns/1e6) sw=\(.switches) waker=\(.waker.comm // "null")/\(.waker.tid // "-") cause=\(.cause) flags=\(.flags)"' \
+		2>/dev/null | while IFS= read -r line; do diag "$line"; done
+	return 0
+}
+
+# dump_outlier_json FILE FILTER: the full JSON of the selected outliers.
+dump_outlier_json() {
+	jq -c "$2" "$1" 2>/dev/null | while IFS= read -r line; do diag "  $line"; done
+}
+
+# wl_log_get LOGFILE KEY [FIELD]: field FIELD (default 2) of the first
+# "KEY ..." line of a workload's WL_LOG file.
+wl_log_get() {
+	local f=$1 key=$2 field=${3:-2}
+	awk -v k="$key" -v n="$field" '$1 == k { print $n; exit }' "$f" 2>/dev/null
+}
+
+# Frame regexes (jq test()).
+# shellcheck disable=SC2034 # used by the .t files
+GLUE_RE='^(bpf_|__traceiter|__bpf_trace|bpf_trace_run)'

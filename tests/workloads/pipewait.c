@@ -1,0 +1,75 @@
+/*
+ * pipewait [MS=120]
+ *
+ * Forks a child named "pipewriter" (PR_SET_NAME) that sleeps MS ms and then
+ * writes one byte to a pipe from write_to_pipe(); the parent blocks in read()
+ * in wait_for_pipe(). Known cause: the parent's read is an outlier of ~MS,
+ * woken by pipewriter (pipe_write in the waker's stack). The child's own
+ * nanosleep is an outlier too. The parent reaps the child with waitpid (an
+ * idle syscall).
+ * WL_LOG lines: "pid P", "reader TID", "writer PID", "read TID START END".
+ */
+#include "wl_common.h"
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+static __attribute__((noinline)) void write_to_pipe(int fd)
+{
+	char c = 'x';
+
+	if (write(fd, &c, 1) != 1)
+		wl_die("write", errno);
+}
+
+static __attribute__((noinline)) void pipewriter_main(int fd, long ms)
+{
+	if (prctl(PR_SET_NAME, "pipewriter", 0, 0, 0) != 0)
+		wl_die("prctl(PR_SET_NAME)", errno);
+	wl_nanosleep_ms(ms);
+	write_to_pipe(fd);
+	_exit(0);
+}
+
+static __attribute__((noinline)) ssize_t wait_for_pipe(int fd)
+{
+	char c;
+	uint64_t t0 = wl_now_ns(), t1;
+	ssize_t r = read(fd, &c, 1);
+
+	t1 = wl_now_ns();
+	wl_log("read %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
+	       (unsigned long long)t1);
+	wl_say("read blocked %.3f ms", (double)(t1 - t0) / 1e6);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	int fds[2], status;
+	long ms;
+	pid_t child;
+
+	wl_init("pipewait", "[MS=120]", argc, argv);
+	ms = wl_arg(1, 120, 0, 3600000);
+	if (pipe(fds) != 0)
+		wl_die("pipe", errno);
+	child = fork();
+	if (child < 0)
+		wl_die("fork", errno);
+	if (child == 0) {
+		close(fds[0]);
+		pipewriter_main(fds[1], ms);
+	}
+	close(fds[1]);
+	wl_log("reader %d", (int)wl_gettid());
+	wl_log("writer %d", (int)child);
+	if (wait_for_pipe(fds[0]) != 1)
+		wl_die("read", errno);
+	if (waitpid(child, &status, 0) != child)
+		wl_die("waitpid", errno);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "pipewait: pipewriter failed (status 0x%x)\n", status);
+		return 1;
+	}
+	return 0;
+}
