@@ -7,7 +7,7 @@ set -u
 require_root
 require jq
 require_latsnap
-require_workloads shortcalls epollidle
+require_workloads shortcalls epollidle sleeper
 
 OUT=$TMPD/out ERR=$TMPD/err
 
@@ -42,5 +42,20 @@ for how in flag config; do
 	is "$(jq -s "[.[] | $SEL | .comm == \"epollidle\" and .blocked_ns > 0.8 * .duration_ns] | length > 0 and all" "$OUT" 2>/dev/null)" \
 		true "include-idle ($how): comm epollidle, mostly blocked"
 done
+
+# The idle list is settable: naming the sleep calls idle silences a sleeper, by flag or config;
+# an unknown name is a usage error naming it.
+record_json "$OUT" "$ERR" -- -t 50ms --idle-syscalls nanosleep,clock_nanosleep -- "$WL/sleeper" 100 1
+is "$RC" 0 "--idle-syscalls nanosleep,clock_nanosleep -- sleeper: exit 0"
+is "$(jcount "$OUT")" 0 "a sleep on the idle list is no outlier" || dump_outliers "$OUT"
+printf 'idle-syscalls = clock_nanosleep, nanosleep\n' >"$CONF"
+record_json "$OUT" "$ERR" -- -t 50ms -c "$CONF" -- "$WL/sleeper" 100 1
+is "$(jcount "$OUT")" 0 "idle-syscalls from the config file: no outlier" || dump_outliers "$OUT"
+record_json "$OUT" "$ERR" -- -t 50ms -c "$CONF" --include-idle -- "$WL/sleeper" 100 1
+is "$(jcount "$OUT" 'select(.syscall == "clock_nanosleep" or .syscall == "nanosleep")')" 1 \
+	"--include-idle reports the sleep again"
+record_json "$OUT" "$ERR" -- --idle-syscalls epoll_wait,not_a_syscall -- true
+is "$RC" 2 "an unknown syscall in --idle-syscalls: exit 2"
+like "$(cat "$ERR")" "not_a_syscall" "the message names the unknown syscall"
 
 done_testing

@@ -7,7 +7,7 @@ set -u
 require_root
 require jq
 require_latsnap
-require_workloads manythreads
+require_workloads manythreads forker
 
 N=32
 OUT=$TMPD/out ERR=$TMPD/err LOG=$TMPD/wl.log
@@ -48,5 +48,11 @@ if [[ $TOTALS =~ ([0-9]+)[^0-9]*outliers|outliers[^0-9]*([0-9]+) ]]; then
 else
 	fail "totals line has an outlier count"
 fi
+
+# Threads and processes that exited leave nothing in the kernel maps (checked with -v's report).
+record_json "$OUT" "$ERR" -- -v -t 50ms -- "$WL/forker" 60 3
+is "$RC" 0 "record -v -- forker: exit 0"
+like "$(grep 'kernel state left' "$ERR")" '0 tracked processes, 0 outliers in flight' \
+	"no tracked process and no outlier in flight is left once every thread exited"
 
 done_testing
