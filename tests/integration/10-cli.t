@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Command-line handling: usage errors (exit 2, one `latsnap: ` line on
 # stderr), config file errors with FILE:LINE:, help, and exit status
 # pass-through of `latsnap record -- COMMAND`.

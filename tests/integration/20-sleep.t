@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # A timer sleep: `sleeper 100` (one nanosleep of 100 ms in slow_nap()) under
 # -t 50ms is exactly one outlier, with consistent times, a sensible kernel
 # stack and a waker; thresholds above the sleep give none.

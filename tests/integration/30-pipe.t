@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # A pipe read: `pipewait 120` blocks its parent in read() until the child
 # "pipewriter" writes after 120 ms. One read outlier of ~120 ms in the
 # parent, woken by pipewriter from pipe_write; the child (a descendant) is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Lock contention: in `mutexwait 150`, thread "holder" holds a pthread mutex
 # for 150 ms while thread "waiter" blocks on it: a futex outlier of ~150 ms in
 # waiter, woken by holder. Once with the holder sleeping, once spinning.

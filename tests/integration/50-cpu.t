@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # CPU starvation: `cpucontend 300` pins a SCHED_FIFO spinner on each CPU for
 # 300 ms. Thread "victim" wakes from a 20 ms nanosleep while every CPU is
 # hogged, so its nanosleep is mostly runqueue time; thread "cruncher" spins

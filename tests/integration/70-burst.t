@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # A burst: `manythreads 32 100`: 32 threads nanosleep 100 ms at the same
 # moment. Exactly 32 outliers, 32 distinct threads, nothing lost.
 set -u

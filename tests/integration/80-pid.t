@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Attaching to a running process: `record -p PID -d 1s` on a sleeper loop
 # that started before latsnap reports that process's naps and stops after
 # 1 s; a child the process forks while attached is tracked too.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # Helpers for latsnap's integration tests: TAP output, prerequisites, and
 # running `latsnap record --no-snapshot --json` with a time limit.

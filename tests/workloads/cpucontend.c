@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * cpucontend [S=300] [VICTIM_MS=20] [LEAD_MS=5]
  *

@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * loop [N=10000000]
  *
- * Benchmark loop: N getppid() system calls, then prints (stderr, -v) the
- * cost per call. Compare a run under `latsnap record` with a plain run to get
- * the tracing overhead per syscall.
+ * N getppid() system calls as fast as possible (raw syscall, no libc cache),
+ * then prints (stderr, -v) the cost per call. Known cause: none, so latsnap
+ * must report no outlier. Compare a run under `latsnap record` with a plain run
+ * to get the tracing overhead per syscall (bench/syscall-cost.sh).
  */
 #include "wl_common.h"
 

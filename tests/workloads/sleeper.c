@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * sleeper [MS=100] [N=1] [GAP_MS=0]
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Shared helpers for the latsnap test workloads (header only: the Makefile
  * compiles each tests/workloads/NAME.c on its own into build/workloads/NAME).
