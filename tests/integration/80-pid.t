@@ -79,4 +79,16 @@ is "$(jcount "$OUT" "select(.pid == ${CHILD:-0} and .comm == \"forkchild\" and (
 is "$(jq -s "[.[] | .pid == $FPID or .pid == ${CHILD:-0}] | all" "$OUT" 2>/dev/null)" true \
 	"every outlier is the parent's or the child's"
 
+# --all: a process nobody named is tracked; kernel threads are not.
+"$WL/sleeper" 120 4 80 &
+ALLPID=$!
+track_bg "$ALLPID"
+record_json "$OUT" "$ERR" -- -a -t 50ms -d 1200ms
+is "$RC" 0 "record -a -d 1200ms: exit 0"
+ok '[ "$(jcount "$OUT" "select(.pid == $ALLPID and (.syscall == \"clock_nanosleep\" or .syscall == \"nanosleep\"))")" -ge 2 ]' \
+	"--all reports the sleeper nobody named" || dump_outliers "$OUT"
+is "$(jcount "$OUT" 'select(.comm | test("^(kworker|ksoftirqd|rcu_|migration|kthreadd|idle_inject|cpuhp)"))')" 0 \
+	"--all leaves kernel threads out"
+wait "$ALLPID" 2>/dev/null
+
 done_testing
