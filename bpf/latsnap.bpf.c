@@ -88,6 +88,18 @@ struct {
 	__type(value, struct ls_event);
 } accum SEC(".maps");
 
+/*
+ * tgid -> 1 once user space was told to read the mappings of the process (since its exec), so
+ * that user stacks can be symbolized after it exits. Told at its first blocking wait: ld.so is
+ * done by then, and a waiting process surely lives while the notice is read.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} maps_noticed SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);
@@ -161,8 +173,34 @@ static __always_inline struct task_state *task_state(struct task_struct *task, b
 	return s->tracked ? s : NULL;
 }
 
-static __always_inline struct ls_event *accum_get(struct task_state *s, __u32 tid)
+static __always_inline void notify(__u8 kind, __u32 pid)
 {
+	struct ls_notice *n = bpf_ringbuf_reserve(&events, sizeof(*n), 0);
+
+	if (!n) {
+		stat_inc(LS_STAT_RINGBUF_LOST);
+		return;
+	}
+	n->kind = kind;
+	n->pid = pid;
+	bpf_ringbuf_submit(n, 0);
+}
+
+static __always_inline void notice_maps_once(__u32 tgid)
+{
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&maps_noticed, &tgid)) {
+		return;
+	}
+	if (bpf_map_update_elem(&maps_noticed, &tgid, &one, BPF_NOEXIST) == 0) {
+		notify(LS_NOTICE_MAPS, tgid);
+	}
+}
+
+static __always_inline struct ls_event *accum_get(struct task_state *s, struct task_struct *task)
+{
+	__u32 tid = task->pid;
 	struct ls_event *acc;
 	__u32 zero = 0;
 
@@ -273,15 +311,40 @@ static __always_inline void fill_event(struct ls_event *e, struct task_struct *t
 	e->runqueue_ns = s->runq;
 }
 
-static __always_inline void submit(struct task_struct *task, struct task_state *s, __u8 kind,
-				   __u64 end, long ret)
+/*
+ * The user stack, walked by frame pointers: only binaries that keep them give more than a frame
+ * or two, which is what the preload library's unwinder is for. A syscall ends in the thread's
+ * own context; a sleep ends in its successor's, and then the walk is of a task not running.
+ */
+static __always_inline void capture_user_stack(struct ls_event *e, struct task_struct *task,
+					       void *ctx, bool current)
 {
+	long len;
+
+	if (current) {
+		len = bpf_get_stack(ctx, e->user.ips, sizeof(e->user.ips), BPF_F_USER_STACK);
+	} else {
+		len = bpf_get_task_stack(task, e->user.ips, sizeof(e->user.ips), BPF_F_USER_STACK);
+	}
+	if (len > 0) {
+		e->user.nr = len / sizeof(__u64);
+	} else {
+		e->user.nr = 0;
+		e->flags |= LS_EF_USER_STACK_FAILED;
+	}
+}
+
+static __always_inline void submit(void *ctx, struct task_struct *task, struct task_state *s,
+				   __u8 kind, __u64 end, long ret)
+{
+	bool current = kind == LS_KIND_SYSCALL;
 	__u32 tid = task->pid;
 	struct ls_event *e;
 
 	e = s->has_accum ? bpf_map_lookup_elem(&accum, &tid) : NULL;
 	if (e) {
 		fill_event(e, task, s, kind, end, ret);
+		capture_user_stack(e, task, ctx, current);
 		if (bpf_ringbuf_output(&events, e, sizeof(*e), 0)) {
 			stat_inc(LS_STAT_RINGBUF_LOST);
 			return;
@@ -299,6 +362,7 @@ static __always_inline void submit(struct task_struct *task, struct task_state *
 	e->has_waker = 0;
 	e->flags = s->accum_lost ? LS_EF_ACCUM_FULL : 0;
 	e->stacks_dropped = 0;
+	capture_user_stack(e, task, ctx, current);
 	bpf_ringbuf_submit(e, 0);
 	stat_inc(LS_STAT_OUTLIERS);
 }
@@ -347,7 +411,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	s->last = now;
 	s->run_state = RS_RUNNING;
 	if (!s->quiet && now - s->start >= threshold_ns) {
-		submit(task, s, LS_KIND_SYSCALL, now, ret);
+		submit(ctx, task, s, LS_KIND_SYSCALL, now, ret);
 	}
 	accum_drop(s, task->pid);
 	return 0;
@@ -392,8 +456,11 @@ int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		s->last = now;
 		s->run_state = runnable ? RS_RUNNABLE : RS_BLOCKED;
 		s->cur_slot = -1;
+		if (!runnable) {
+			notice_maps_once(prev->tgid);
+		}
 		if (!runnable && wait_is_long(s, now)) {
-			acc = accum_get(s, tid);
+			acc = accum_get(s, prev);
 			if (acc) {
 				slot = capture_wait_stack(acc, prev);
 				s->cur_slot = slot;
@@ -423,7 +490,7 @@ int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	s->last = now;
 	if (!s->in_syscall) {
 		if (now - s->start >= sleep_threshold_ns) {
-			submit(next, s, LS_KIND_SLEEP, now, 0);
+			submit(ctx, next, s, LS_KIND_SLEEP, now, 0);
 		}
 		accum_drop(s, tid);
 	}
@@ -478,7 +545,7 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 	if (!wait_is_long(s, now)) {
 		return 0;
 	}
-	acc = accum_get(s, p->pid);
+	acc = accum_get(s, p);
 	if (!acc) {
 		return 0;
 	}
@@ -516,6 +583,20 @@ int BPF_PROG(ls_sched_process_exit, struct task_struct *task, bool group_dead)
 	bpf_map_delete_elem(&accum, &tid);
 	if (group_dead) {
 		bpf_map_delete_elem(&tracked, &tgid);
+		if (bpf_map_delete_elem(&maps_noticed, &tgid) == 0) {
+			notify(LS_NOTICE_EXIT, tgid);
+		}
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(ls_sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid;
+
+	if (bpf_map_delete_elem(&maps_noticed, &tgid) == 0) {
+		notify(LS_NOTICE_EXEC, tgid);
 	}
 	return 0;
 }

@@ -11,13 +11,25 @@
 /* Distinct kernel stacks kept per outlier, and frames per stack. */
 #define LS_MAX_STACKS 8
 #define LS_MAX_DEPTH 48
+/* Frames of a user stack walked by frame pointers in the kernel. */
+#define LS_MAX_USER_DEPTH 64
 /* Syscall numbers the idle bitmap covers. */
 #define LS_MAX_SYSCALLS 512
 #define LS_TASK_COMM_LEN 16
 
+/* The first byte of every ring buffer record. */
 enum ls_kind {
-	LS_KIND_SYSCALL = 1,
-	LS_KIND_SLEEP = 2,
+	LS_KIND_SYSCALL = 1, /* struct ls_event */
+	LS_KIND_SLEEP = 2, /* struct ls_event */
+	LS_NOTICE_MAPS = 3, /* struct ls_notice: the process waits, so it lives: read its maps */
+	LS_NOTICE_EXEC = 4, /* struct ls_notice: new mappings */
+	LS_NOTICE_EXIT = 5, /* struct ls_notice: the process is gone */
+};
+
+struct ls_notice {
+	__u8 kind;
+	__u8 pad[3];
+	__u32 pid;
 };
 
 /* Per-outlier flags: what is missing or uncertain, and why. */
@@ -26,6 +38,7 @@ enum ls_event_flag {
 	LS_EF_STACKS_DROPPED = 1 << 1, /* more distinct stacks than LS_MAX_STACKS */
 	LS_EF_WAKER_STACK_FAILED = 1 << 2,
 	LS_EF_ACCUM_FULL = 1 << 3, /* no room to keep its stacks and waker */
+	LS_EF_USER_STACK_FAILED = 1 << 4, /* the frame-pointer walk of the user stack failed */
 };
 
 /* Loss and health counters, one slot each in the per-CPU stats map. */
@@ -55,6 +68,12 @@ struct ls_waker {
 	__u64 ips[LS_MAX_DEPTH];
 };
 
+struct ls_user_stack {
+	__u32 nr;
+	__u32 pad;
+	__u64 ips[LS_MAX_USER_DEPTH];
+};
+
 /*
  * One outlier, as submitted on the ring buffer. The same struct accumulates in a hash map while
  * a long wait is under way, so that submission is one copy.
@@ -79,6 +98,7 @@ struct ls_event {
 	__u32 stacks_dropped;
 	__u32 pad1;
 	struct ls_waker waker;
+	struct ls_user_stack user;
 	struct ls_stack stacks[LS_MAX_STACKS];
 };
 

@@ -5,7 +5,7 @@
 set -eu
 
 PACKAGES="
-clang llvm gcc make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev libjson-c-dev
+clang llvm gcc make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev libjson-c-dev libdw-dev
 linux-libc-dev jq perl procps
 "
 

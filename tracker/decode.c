@@ -10,6 +10,7 @@
 #include "decode.h"
 #include "ksyms.h"
 #include "syscalls.h"
+#include "usyms.h"
 
 static struct json_object *json_u64(uint64_t value)
 {
@@ -180,15 +181,72 @@ static struct json_object *decode_waker(const struct ls_event *e, const struct k
 	return waker;
 }
 
+static struct json_object *user_frame(struct usyms *us, pid_t pid, uint64_t addr, bool caller)
+{
+	struct json_object *frame = json_object_new_object();
+	struct usym sym = { 0 };
+	char hex[24];
+
+	/*
+	 * A caller's frame holds a return address, which may be the first byte of the next
+	 * function: look up the call instruction before it.
+	 */
+	if (usyms_lookup(us, pid, caller ? addr - 1 : addr, &sym)) {
+		memset(&sym, 0, sizeof(sym));
+	}
+	snprintf(hex, sizeof(hex), "0x%" PRIx64, addr);
+	json_object_object_add(frame, "addr", json_object_new_string(hex));
+	json_object_object_add(frame, "symbol",
+			       sym.symbol ? json_object_new_string(sym.symbol) : NULL);
+	json_object_object_add(frame, "offset", json_u64(sym.symbol ? sym.offset + caller : 0));
+	json_object_object_add(frame, "module",
+			       sym.module ? json_object_new_string(sym.module) : NULL);
+	return frame;
+}
+
+/*
+ * decode_user_stack - the frame-pointer user stack the kernel walked, symbolized with the
+ * mappings of the process, read now: the sooner after the outlier, the likelier it still lives.
+ */
+static struct json_object *decode_user_stack(const struct ls_event *e, struct usyms *us,
+					     struct json_object *flags)
+{
+	struct json_object *stack = json_object_new_object(), *frames = json_object_new_array();
+	unsigned int i, nr = e->user.nr > LS_MAX_USER_DEPTH ? LS_MAX_USER_DEPTH : e->user.nr;
+	int err = nr ? usyms_capture(us, e->pid) : 0;
+
+	for (i = 0; i < nr && e->user.ips[i]; i++) {
+		json_object_array_add(frames, user_frame(us, e->pid, e->user.ips[i], i > 0));
+	}
+	json_object_object_add(stack, "source",
+			       json_object_new_string(nr ? "frame-pointer" : "none"));
+	json_object_object_add(stack, "frames", frames);
+	if (!nr) {
+		add_flag(flags, "no-user-stack: no preload library in the process, and %s",
+			 (e->flags & LS_EF_USER_STACK_FAILED) ?
+				 "the kernel could not walk its user stack" :
+				 "its user stack was empty");
+	} else if (err) {
+		add_flag(flags,
+			 "user-stack-unsymbolized: the mappings of pid %u could not be read "
+			 "(%s)",
+			 e->pid, strerror(-err));
+	}
+	if (nr == LS_MAX_USER_DEPTH) {
+		add_flag(flags, "user-stack-truncated: deeper than %d frames", LS_MAX_USER_DEPTH);
+	}
+	return stack;
+}
+
 /**
  * decode_event - the OUTLIER object for @e.
  * @lost_before: counters of losses since the previous outlier, already formatted as flags.
  */
-struct json_object *decode_event(const struct ls_event *e, const struct ksyms *ks,
+struct json_object *decode_event(const struct ls_event *e, const struct ksyms *ks, struct usyms *us,
 				 struct json_object *lost_before)
 {
 	const char *syscall = NULL;
-	struct json_object *outlier, *stacks, *flags, *user_stack;
+	struct json_object *outlier, *stacks, *flags;
 	char comm[LS_TASK_COMM_LEN + 1];
 	unsigned int i, nr_stacks;
 	uint64_t sampled = 0;
@@ -242,12 +300,7 @@ struct json_object *decode_event(const struct ls_event *e, const struct ksyms *k
 	}
 	json_object_object_add(outlier, "kernel_stacks", stacks);
 
-	user_stack = json_object_new_object();
-	json_object_object_add(user_stack, "source", json_object_new_string("none"));
-	json_object_object_add(user_stack, "frames", json_object_new_array());
-	json_object_object_add(outlier, "user_stack", user_stack);
-	add_flag(flags, "no-user-stack: the process has no preload library and no frame-pointer "
-			"walk was taken");
+	json_object_object_add(outlier, "user_stack", decode_user_stack(e, us, flags));
 
 	json_object_object_add(outlier, "waker", e->has_waker ? decode_waker(e, ks, flags) : NULL);
 	json_object_object_add(outlier, "wait_chain", json_object_new_array());
@@ -260,8 +313,9 @@ struct json_object *decode_event(const struct ls_event *e, const struct ksyms *k
 			 e->stacks_dropped, LS_MAX_STACKS);
 	}
 	if (e->flags & LS_EF_ACCUM_FULL) {
-		add_flag(flags, "kernel-stacks-lost: no room to keep this outlier's stacks and waker "
-				"(too many long waits at once)");
+		add_flag(flags,
+			 "kernel-stacks-lost: no room to keep this outlier's stacks and waker "
+			 "(too many long waits at once)");
 	} else if (e->blocked_ns && !nr_stacks) {
 		add_flag(flags, "no-wait-stack: no single wait lasted half the threshold");
 	} else if (e->blocked_ns > sampled + 1000000) {

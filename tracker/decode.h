@@ -8,9 +8,10 @@
 #include "latsnap.h"
 
 struct ksyms;
+struct usyms;
 
 struct json_object *decode_kernel_frames(const struct ksyms *ks, const __u64 *ips, unsigned int nr);
 struct json_object *decode_event(const struct ls_event *e, const struct ksyms *ks,
-				 struct json_object *lost_before);
+				 struct usyms *us, struct json_object *lost_before);
 
 #endif /* LATSNAP_DECODE_H */

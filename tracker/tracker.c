@@ -18,12 +18,14 @@
 #include "ksyms.h"
 #include "latsnap.skel.h"
 #include "tracker.h"
+#include "usyms.h"
 #include "util.h"
 
 struct tracker {
 	struct latsnap_bpf *skel;
 	struct ring_buffer *ring;
 	struct ksyms *ksyms;
+	struct usyms *usyms;
 	tracker_outlier_fn fn;
 	void *ctx;
 	int ncpus;
@@ -31,7 +33,7 @@ struct tracker {
 	/* Losses already reported in an outlier's flags. */
 	struct tracker_totals reported;
 	int cb_status;
-	struct bpf_link *links[8];
+	struct bpf_link *links[10];
 	int nr_links;
 };
 
@@ -132,13 +134,24 @@ static int handle_event(void *ctx, void *data, size_t size)
 	struct json_object *outlier, *lost;
 	int err;
 
+	if (size == sizeof(struct ls_notice)) {
+		const struct ls_notice *notice = data;
+
+		if (notice->kind == LS_NOTICE_MAPS) {
+			usyms_capture(tr->usyms, notice->pid);
+		} else if (notice->kind == LS_NOTICE_EXEC || notice->kind == LS_NOTICE_EXIT) {
+			/* Outliers before this notice were decoded already: the ring is in order. */
+			usyms_forget(tr->usyms, notice->pid);
+		}
+		return 0;
+	}
 	if (size < sizeof(struct ls_event)) {
 		ls_err("tracker: short event (%zu bytes)", size);
 		return 0;
 	}
 	tr->received++;
 	lost = losses_since_last(tr);
-	outlier = decode_event(data, tr->ksyms, lost);
+	outlier = decode_event(data, tr->ksyms, tr->usyms, lost);
 	json_object_put(lost);
 	err = tr->fn(outlier, tr->ctx);
 	json_object_put(outlier);
@@ -219,6 +232,14 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 		ls_err("tracker: /proc/kallsyms: %s (kernel stacks need root and readable "
 		       "kernel addresses)",
 		       strerror(errno));
+		goto fail;
+	}
+
+	/* libdw would otherwise fetch missing debug info over the network, in the middle of a run. */
+	unsetenv("DEBUGINFOD_URLS");
+	tr->usyms = usyms_new();
+	if (!tr->usyms) {
+		err = -ENOMEM;
 		goto fail;
 	}
 
@@ -346,5 +367,6 @@ void tracker_close(struct tracker *tr)
 	ring_buffer__free(tr->ring);
 	latsnap_bpf__destroy(tr->skel);
 	ksyms_free(tr->ksyms);
+	usyms_free(tr->usyms);
 	free(tr);
 }

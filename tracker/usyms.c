@@ -1,0 +1,689 @@
+// SPDX-License-Identifier: GPL-2.0
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <libelf.h>
+
+#include "usyms.h"
+
+/*
+ * A lookup that finds no module re-reads the mappings of a live process (a library may have been
+ * dlopen()ed since the capture), but at most this often, so that addresses in JIT code or other
+ * anonymous memory cannot make every lookup re-read /proc/PID/maps.
+ */
+#define USYMS_REFRESH_NS (100 * 1000 * 1000ULL)
+
+/*
+ * Results of recent lookups. dwfl_module_addrinfo() scans the whole symbol table (about 200 us
+ * in libc with its debug symbols installed), and the stacks of one program repeat the same
+ * return addresses over and over.
+ */
+#define USYMS_MEMO_BITS 12
+#define USYMS_MEMO_SIZE (1U << USYMS_MEMO_BITS)
+
+struct usyms_proc {
+	Dwfl *dwfl; /* NULL: a free slot */
+	pid_t pid;
+	uint64_t gen; /* names this Dwfl in the memo; never reused */
+	/* /proc/PID/stat starttime: a refresh must not read the maps of a new owner of the pid. */
+	unsigned long long start_time;
+	uint64_t last_use; /* LRU stamp */
+	uint64_t reported_ns; /* CLOCK_MONOTONIC of the last read of the maps */
+	bool final; /* exited or replaced: what was captured is all there will be */
+};
+
+struct memo {
+	uint64_t gen; /* 0: empty */
+	uint64_t addr;
+	struct usym sym;
+};
+
+/*
+ * Every string handed out is a copy kept here until usyms_free(), so that no eviction, forget or
+ * refresh (which end a Dwfl and the symbol tables it maps) can leave a caller holding a dangling
+ * pointer. Names repeat, so they are kept once each.
+ */
+struct strset {
+	char **slots; /* open addressing, linear probing */
+	size_t cap; /* a power of 2, or 0 */
+	size_t nr;
+};
+
+struct usyms {
+	struct usyms_proc procs[USYMS_MAX_PROCS];
+	uint64_t tick;
+	uint64_t gen;
+	struct strset names;
+	struct memo memo[USYMS_MEMO_SIZE];
+};
+
+struct vma {
+	uint64_t start, end;
+};
+
+/* What usyms_find_elf() needs while a report opens the files of a process. */
+struct report_ctx {
+	pid_t pid;
+	Dwfl *old; /* an earlier capture of the process, whose files can be shared; or NULL */
+	struct vma *vmas; /* the names in /proc/PID/map_files, sorted by start */
+	size_t nr_vmas;
+	bool vmas_loaded;
+};
+
+static const char deleted_suffix[] = " (deleted)";
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+
+	for (; *s; s++) {
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static int strset_grow(struct strset *set)
+{
+	size_t cap = set->cap ? set->cap * 2 : 1024, i, j;
+	char **slots = calloc(cap, sizeof(*slots));
+
+	if (!slots) {
+		return -ENOMEM;
+	}
+	for (i = 0; i < set->cap; i++) {
+		if (!set->slots[i]) {
+			continue;
+		}
+		for (j = hash_str(set->slots[i]) & (cap - 1); slots[j]; j = (j + 1) & (cap - 1)) {
+		}
+		slots[j] = set->slots[i];
+	}
+	free(set->slots);
+	set->slots = slots;
+	set->cap = cap;
+	return 0;
+}
+
+/* Returns the kept copy of @s, or NULL when out of memory. */
+static const char *intern(struct strset *set, const char *s)
+{
+	size_t i;
+
+	if ((set->nr + 1) * 2 > set->cap && strset_grow(set)) {
+		return NULL;
+	}
+	for (i = hash_str(s) & (set->cap - 1); set->slots[i]; i = (i + 1) & (set->cap - 1)) {
+		if (!strcmp(set->slots[i], s)) {
+			return set->slots[i];
+		}
+	}
+	set->slots[i] = strdup(s);
+	if (set->slots[i]) {
+		set->nr++;
+	}
+	return set->slots[i];
+}
+
+static void strset_free(struct strset *set)
+{
+	size_t i;
+
+	for (i = 0; i < set->cap; i++) {
+		free(set->slots[i]);
+	}
+	free(set->slots);
+}
+
+static int cmp_vma(const void *a, const void *b)
+{
+	const struct vma *x = a, *y = b;
+
+	if (x->start != y->start) {
+		return x->start < y->start ? -1 : 1;
+	}
+	return 0;
+}
+
+/* Fills ctx->vmas once; on failure leaves it empty, so the callers fall back to the path. */
+static void load_vmas(struct report_ctx *ctx)
+{
+	char path[64];
+	struct dirent *de;
+	size_t cap = 0;
+	DIR *dir;
+
+	ctx->vmas_loaded = true;
+	snprintf(path, sizeof(path), "/proc/%d/map_files", (int)ctx->pid);
+	dir = opendir(path);
+	if (!dir) {
+		return;
+	}
+	while ((de = readdir(dir))) {
+		struct vma v;
+		char *end;
+
+		v.start = strtoull(de->d_name, &end, 16);
+		if (*end != '-') {
+			continue;
+		}
+		v.end = strtoull(end + 1, &end, 16);
+		if (*end) {
+			continue;
+		}
+		if (ctx->nr_vmas == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct vma *n = realloc(ctx->vmas, ncap * sizeof(*n));
+
+			if (!n) {
+				break;
+			}
+			ctx->vmas = n;
+			cap = ncap;
+		}
+		ctx->vmas[ctx->nr_vmas++] = v;
+	}
+	closedir(dir);
+	qsort(ctx->vmas, ctx->nr_vmas, sizeof(*ctx->vmas), cmp_vma);
+}
+
+/*
+ * Opens the object mapped at @start through /proc/PID/map_files: that is the very inode the
+ * process mapped, even when the path was deleted or replaced since (a package upgrade) or names
+ * another file in our mount namespace (a container). Needs CAP_SYS_ADMIN (or, since Linux 5.9,
+ * CAP_CHECKPOINT_RESTORE); returns -1 without it.
+ */
+static int open_mapped_file(struct report_ctx *ctx, uint64_t start)
+{
+	struct vma key = { .start = start };
+	const struct vma *v;
+	char path[96];
+	struct stat st;
+
+	if (!ctx->vmas_loaded) {
+		load_vmas(ctx);
+	}
+	v = bsearch(&key, ctx->vmas, ctx->nr_vmas, sizeof(*ctx->vmas), cmp_vma);
+	if (!v) {
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)ctx->pid,
+		 v->start, v->end);
+	/* Device mappings can block in open() or read(); like libdwfl, only take regular files. */
+	if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+		return -1;
+	}
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * Turns an open ELF file into an Elf that needs no descriptor: libdwfl would keep one open per
+ * module of every cached process, which soon exhausts RLIMIT_NOFILE. The whole file is mapped, so
+ * the Elf keeps the inode and never reads through a path again. Closes @fd.
+ */
+static Elf *elf_from_fd(int fd)
+{
+	char magic[SELFMAG];
+	Elf *elf = NULL;
+
+	/* Processes map data files too (locale-archive, fonts): do not map those again. */
+	if (pread(fd, magic, SELFMAG, 0) != SELFMAG || memcmp(magic, ELFMAG, SELFMAG)) {
+		goto out;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && (elf_kind(elf) != ELF_K_ELF || elf_cntl(elf, ELF_C_FDREAD))) {
+		elf_end(elf);
+		elf = NULL;
+	}
+out:
+	close(fd);
+	return elf;
+}
+
+/*
+ * A refresh finds most objects where the previous capture saw them: share that Elf (libelf
+ * counts references) instead of opening and mapping the file again.
+ */
+static Elf *reuse_elf(struct report_ctx *ctx, const char *name, Dwarf_Addr base, char **file_name)
+{
+	Dwfl_Module *mod = ctx->old ? dwfl_addrmodule(ctx->old, base) : NULL;
+	const char *oname, *mainfile = NULL;
+	Dwarf_Addr start = 0, bias;
+	Elf *elf;
+
+	if (!mod) {
+		return NULL;
+	}
+	oname = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, &mainfile, NULL);
+	if (start != base || !oname || strcmp(oname, name)) {
+		return NULL;
+	}
+	elf = dwfl_module_getelf(mod, &bias);
+	elf = elf ? elf_begin(-1, ELF_C_READ_MMAP, elf) : NULL;
+	if (elf && mainfile) {
+		*file_name = strdup(mainfile);
+	}
+	return elf;
+}
+
+/*
+ * Dwfl_Callbacks.find_elf: the Elf of the previous capture, else the mapped inode, else what
+ * dwfl_linux_proc_find_elf() does (the path as this process sees it; the vDSO from
+ * /proc/PID/mem). *userdata is the report_ctx while a capture opens the files, NULL otherwise.
+ */
+static int usyms_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+			  char **file_name, Elf **elfp)
+{
+	struct report_ctx *ctx = *userdata;
+	size_t len = strlen(name);
+	int fd = -1;
+
+	if (ctx) {
+		*elfp = reuse_elf(ctx, name, base, file_name);
+		if (*elfp) {
+			goto out;
+		}
+	}
+	if (ctx && name[0] == '/') {
+		fd = open_mapped_file(ctx, base);
+	}
+	if (fd >= 0) {
+		/* The name serves the search for separate debug info, which works by path. */
+		if (len > sizeof(deleted_suffix) - 1 &&
+		    !strcmp(name + len - (sizeof(deleted_suffix) - 1), deleted_suffix)) {
+			len -= sizeof(deleted_suffix) - 1;
+		}
+		*file_name = strndup(name, len);
+	} else {
+		fd = dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+	}
+	if (fd >= 0) {
+		*elfp = elf_from_fd(fd);
+	}
+	if (!*elfp) {
+		/* Else libdwfl would try to open the name itself. */
+		free(*file_name);
+		*file_name = NULL;
+	}
+out:
+	/* With *elfp set and no descriptor, libdwfl takes the Elf as it is (as for the vDSO). */
+	return -1;
+}
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = usyms_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Reads the state and start time of @pid. Returns 0, -ESRCH when it is gone or a zombie (it has
+ * no mappings left to read), or another -errno.
+ */
+static int proc_stat(pid_t pid, unsigned long long *start_time)
+{
+	/* Fields 3 (state) and 22 (starttime), after the comm. */
+	static const char stat_fmt[] =
+		" %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu";
+	char path[32], buf[1024], state;
+	const char *p;
+	ssize_t n;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return errno == ENOENT ? -ESRCH : -errno;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		err = errno == ESRCH ? -ESRCH : -errno;
+		goto out;
+	}
+	buf[n] = '\0';
+	/* comm may hold spaces and parentheses; the fields resume after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, stat_fmt, &state, start_time) != 2) {
+		err = -EIO;
+		goto out;
+	}
+	if (state == 'Z' || state == 'X') {
+		err = -ESRCH;
+	}
+out:
+	close(fd);
+	return err;
+}
+
+static int open_module_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+			   void *arg)
+{
+	Dwarf_Addr bias;
+
+	(void)name;
+	(void)start;
+	*userdata = arg;
+	/*
+	 * Open now, while /proc/PID/ still has the process: a failure only costs this module its
+	 * symbols, and a module that already has its ELF is not looked for again.
+	 */
+	dwfl_module_getelf(mod, &bias);
+	*userdata = NULL;
+	return DWARF_CB_OK;
+}
+
+static int count_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+			void *arg)
+{
+	(void)mod;
+	(void)userdata;
+	(void)name;
+	(void)start;
+	(*(int *)arg)++;
+	return DWARF_CB_OK;
+}
+
+/*
+ * Reads the mappings of @pid into a new Dwfl and opens the file of each module, sharing those
+ * @old (an earlier Dwfl of the process, or NULL) has. Returns 0 or -errno; *@dwflp is the Dwfl
+ * or NULL.
+ */
+static int report(pid_t pid, Dwfl *old, Dwfl **dwflp)
+{
+	struct report_ctx ctx = { .pid = pid, .old = old };
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+	unsigned long long start_time;
+	int err, nr_modules = 0;
+
+	if (!dwfl) {
+		err = -ENOMEM;
+		goto out;
+	}
+	dwfl_report_begin(dwfl);
+	err = dwfl_linux_proc_report(dwfl, pid);
+	/* Always end the report: it builds the address lookup table. */
+	if (dwfl_report_end(dwfl, NULL, NULL) && !err) {
+		err = -1;
+	}
+	if (err) {
+		/* A positive errno from /proc; -1 when libdwfl could not add a module (memory). */
+		err = err == ENOENT || err == ESRCH ? -ESRCH : err > 0 ? -err : -ENOMEM;
+		goto out;
+	}
+	dwfl_getmodules(dwfl, open_module_elf, &ctx, 0);
+	dwfl_getmodules(dwfl, count_module, &nr_modules, 0);
+out:
+	/*
+	 * A process that exits while its maps are read leaves an empty auxv (ENOEXEC) or empty maps:
+	 * say it is gone rather than cache nothing.
+	 */
+	if ((err || !nr_modules) && proc_stat(pid, &start_time) == -ESRCH) {
+		err = -ESRCH;
+	}
+	if (err) {
+		dwfl_end(dwfl);
+		dwfl = NULL;
+	}
+	free(ctx.vmas);
+	*dwflp = dwfl;
+	return err;
+}
+
+static struct usyms_proc *find_proc(struct usyms *us, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < USYMS_MAX_PROCS; i++) {
+		if (us->procs[i].dwfl && us->procs[i].pid == pid) {
+			return &us->procs[i];
+		}
+	}
+	return NULL;
+}
+
+static void drop_proc(struct usyms_proc *p)
+{
+	dwfl_end(p->dwfl);
+	memset(p, 0, sizeof(*p));
+}
+
+/* Returns the cached entry of @pid, capturing it first if needed; NULL with *err set on failure. */
+static struct usyms_proc *get_proc(struct usyms *us, pid_t pid, int *err)
+{
+	struct usyms_proc *p = find_proc(us, pid), *victim = &us->procs[0];
+	struct usyms_proc tmp = { .pid = pid };
+	int i;
+
+	*err = 0;
+	if (p) {
+		goto out;
+	}
+	if (pid <= 0) {
+		*err = -ESRCH;
+		goto out;
+	}
+	*err = proc_stat(pid, &tmp.start_time);
+	if (*err) {
+		goto out;
+	}
+	*err = report(pid, NULL, &tmp.dwfl);
+	if (*err) {
+		goto out;
+	}
+	tmp.reported_ns = now_ns();
+	tmp.gen = ++us->gen;
+	for (i = 0; i < USYMS_MAX_PROCS; i++) {
+		if (!us->procs[i].dwfl) {
+			victim = &us->procs[i];
+			break;
+		}
+		if (us->procs[i].last_use < victim->last_use) {
+			victim = &us->procs[i];
+		}
+	}
+	if (victim->dwfl) {
+		drop_proc(victim);
+	}
+	*victim = tmp;
+	p = victim;
+out:
+	if (p) {
+		p->last_use = ++us->tick;
+	}
+	return p;
+}
+
+/*
+ * A lookup missed every module: pick up objects mapped since the capture, if that may help. The
+ * new Dwfl replaces the old one only once it is complete, so a process that exits meanwhile keeps
+ * what was captured.
+ */
+static void refresh(struct usyms *us, struct usyms_proc *p)
+{
+	unsigned long long start_time;
+	Dwfl *dwfl;
+	int err;
+
+	if (p->final || now_ns() - p->reported_ns < USYMS_REFRESH_NS) {
+		return;
+	}
+	if (proc_stat(p->pid, &start_time) || start_time != p->start_time) {
+		p->final = true;
+		return;
+	}
+	err = report(p->pid, p->dwfl, &dwfl);
+	p->reported_ns = now_ns();
+	if (err) {
+		p->final = err == -ESRCH;
+		return;
+	}
+	dwfl_end(p->dwfl);
+	p->dwfl = dwfl;
+	p->gen = ++us->gen;
+}
+
+static struct memo *memo_slot(struct usyms *us, uint64_t gen, uint64_t addr)
+{
+	uint64_t h = (addr ^ (gen * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+
+	return &us->memo[h >> (64 - USYMS_MEMO_BITS)];
+}
+
+/**
+ * usyms_new() - create an empty cache of per-process symbolizers
+ *
+ * Return: the cache, or NULL when out of memory.
+ */
+struct usyms *usyms_new(void)
+{
+	return calloc(1, sizeof(struct usyms));
+}
+
+/**
+ * usyms_free() - free the cache and every string it handed out
+ * @us: the cache, or NULL
+ */
+void usyms_free(struct usyms *us)
+{
+	int i;
+
+	if (!us) {
+		return;
+	}
+	for (i = 0; i < USYMS_MAX_PROCS; i++) {
+		if (us->procs[i].dwfl) {
+			drop_proc(&us->procs[i]);
+		}
+	}
+	strset_free(&us->names);
+	free(us);
+}
+
+/**
+ * usyms_capture() - record the mappings of a process while it lives
+ * @us: the cache
+ * @pid: a process id (thread group id)
+ *
+ * Reads /proc/@pid/maps and opens the ELF file of every mapped object, so that its addresses can
+ * be symbolized after it exits. Does nothing when @pid is cached already. Capturing one more than
+ * USYMS_MAX_PROCS processes drops the least recently used one. The cache cannot tell a reused pid
+ * or an exec from the process it captured: call usyms_forget() when a process exits or execs.
+ *
+ * Holds no file descriptor; each mapped object of a cached process stays mapped in memory.
+ *
+ * Return: 0, or -errno: -ESRCH when the process is gone, a zombie or a kernel thread (nothing
+ * mapped in user space), -EACCES without the right to read its maps.
+ */
+int usyms_capture(struct usyms *us, pid_t pid)
+{
+	int err;
+
+	get_proc(us, pid, &err);
+	return err;
+}
+
+/**
+ * usyms_forget() - drop a cached process, after it exited (its pid may be reused) or exec'd
+ * @us: the cache
+ * @pid: the process id; nothing happens when it is not cached
+ */
+void usyms_forget(struct usyms *us, pid_t pid)
+{
+	struct usyms_proc *p = find_proc(us, pid);
+
+	if (p) {
+		drop_proc(p);
+	}
+}
+
+/**
+ * usyms_lookup() - symbolize a user-space address of a process
+ * @us: the cache
+ * @pid: the process id (thread group id)
+ * @addr: the address, unadjusted: pass a return address minus 1 to get the calling function
+ * @out: the result; every field is set on every return
+ *
+ * Captures @pid first if it is not cached. An address outside every captured object makes the
+ * mappings of a live process be read again (at most every 100 ms) to find objects mapped since.
+ * The strings are the cache's own and stay valid until usyms_free(), whatever is forgotten or
+ * evicted meanwhile.
+ *
+ * Return: 0, also when only the module or nothing is known, or the -errno of usyms_capture()
+ * when @pid is not cached and cannot be captured.
+ */
+int usyms_lookup(struct usyms *us, pid_t pid, uint64_t addr, struct usym *out)
+{
+	struct usyms_proc *p;
+	Dwfl_Module *mod;
+	struct memo *m;
+	const char *name;
+	GElf_Off off;
+	GElf_Sym sym;
+	int err;
+
+	out->symbol = NULL;
+	out->offset = 0;
+	out->module = NULL;
+	p = get_proc(us, pid, &err);
+	if (!p) {
+		goto out;
+	}
+	m = memo_slot(us, p->gen, addr);
+	if (m->gen == p->gen && m->addr == addr) {
+		*out = m->sym;
+		goto out;
+	}
+	mod = dwfl_addrmodule(p->dwfl, addr);
+	if (!mod) {
+		refresh(us, p);
+		mod = dwfl_addrmodule(p->dwfl, addr);
+	}
+	/* Misses are not remembered: a later refresh may find the object. */
+	if (!mod) {
+		goto out;
+	}
+	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	/* libdwfl calls it "[vdso: PID]"; /proc/PID/maps and everyone else say "[vdso]". */
+	if (name && !strncmp(name, "[vdso", 5)) {
+		out->module = "[vdso]";
+	} else if (name) {
+		out->module = intern(&us->names, name);
+	}
+	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+	if (name && name[0]) {
+		out->symbol = intern(&us->names, name);
+		out->offset = out->symbol ? off : 0;
+	}
+	if (!out->module) {
+		goto out;
+	}
+	m = memo_slot(us, p->gen, addr);
+	m->gen = p->gen;
+	m->addr = addr;
+	m->sym = *out;
+out:
+	return err;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * usyms.h - symbolize user-space addresses of other processes with elfutils' libdwfl.
+ *
+ * A process's mappings are captured while it lives and the ELF file of every mapped object is
+ * opened at that moment, so addresses stay symbolizable after the process has exited, after a
+ * shared library on disk was replaced, and for processes in another mount namespace.
+ *
+ * Addresses are symbolized as given. A return address in a stack points just after the call
+ * instruction, possibly at the first byte of the next function; whoever knows that an address is
+ * a return address subtracts 1 before the lookup (and reports the original address).
+ *
+ * Every string handed out is the cache's own copy and stays valid until usyms_free().
+ *
+ * The ELF files stay mapped in this process: in its own maps, and in those of a child it forks
+ * without exec, they show up as extra mappings of those objects.
+ *
+ * Not thread-safe: one struct usyms is used by one thread at a time.
+ */
+#ifndef LATSNAP_USYMS_H
+#define LATSNAP_USYMS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* How many processes the cache holds; capturing one more drops the least recently used. */
+#define USYMS_MAX_PROCS 64
+
+struct usyms;
+
+struct usym {
+	const char *symbol; /* NULL when unknown */
+	uint64_t offset; /* addr - symbol start, 0 when unknown */
+	/* The object's path as /proc/PID/maps gives it, or "[vdso]"; NULL if addr is in none. */
+	const char *module;
+};
+
+struct usyms *usyms_new(void);
+void usyms_free(struct usyms *us);
+int usyms_capture(struct usyms *us, pid_t pid);
+void usyms_forget(struct usyms *us, pid_t pid);
+int usyms_lookup(struct usyms *us, pid_t pid, uint64_t addr, struct usym *out);
+
+#endif /* LATSNAP_USYMS_H */
