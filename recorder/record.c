@@ -537,7 +537,6 @@ int record_main(int argc, char **argv)
 	topts.sleep_threshold_ns = opts.sleep_threshold_ns;
 	topts.track_all = opts.all;
 	topts.include_idle = opts.include_idle;
-	topts.verbose = opts.verbose;
 	memcpy(topts.idle_syscalls, opts.idle, sizeof(topts.idle_syscalls));
 	if (tracker_open(&tr, &topts, on_outlier, &st)) {
 		goto out;

@@ -17,6 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <errno.h>
 
 static int tap_run_;
 static int tap_failed_;
@@ -204,5 +208,37 @@ static inline int tap_done(void)
 #define diag(...) tap_diag_(__VA_ARGS__)
 #define skip(why) tap_skip_(why)
 #define bail_out(...) tap_bail_(__VA_ARGS__)
+
+/*
+ * tap_as_nobody - run @fn(@arg) in a child as uid/gid 65534 and return the one-byte verdict it
+ * gives; 'u' when the child could not drop root, 0 when it said nothing. The verdict travels
+ * through a pipe, not the exit status, which valgrind and sanitizers may replace.
+ */
+static inline char tap_as_nobody(char (*fn)(void *), void *arg)
+{
+	char verdict = 0;
+	int fds[2];
+	pid_t pid;
+
+	fflush(stdout);
+	if (pipe(fds)) {
+		tap_bail_("pipe: %s", strerror(errno));
+	}
+	pid = fork();
+	if (pid < 0) {
+		tap_bail_("fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		verdict = (setgid(65534) || setuid(65534)) ? 'u' : fn(arg);
+		_exit(write(fds[1], &verdict, 1) == 1 ? 0 : 1);
+	}
+	close(fds[1]);
+	if (read(fds[0], &verdict, 1) != 1) {
+		verdict = 0;
+	}
+	close(fds[0]);
+	waitpid(pid, NULL, 0);
+	return verdict;
+}
 
 #endif /* LATSNAP_TAP_H */

@@ -20,7 +20,6 @@ struct tracker_opts {
 	uint64_t sleep_threshold_ns;
 	bool track_all;
 	bool include_idle;
-	bool verbose;
 	/* One byte per syscall number, non-zero for the idle list. */
 	unsigned char idle_syscalls[LS_MAX_SYSCALLS];
 };

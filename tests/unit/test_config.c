@@ -129,45 +129,31 @@ static void fails(const char *name, const char *text, long len, int line, const 
  * A file without read permission gives -EACCES; as root, check it as uid 65534 in a child. The
  * child reports through a pipe, not its exit status, which valgrind and sanitizers may replace.
  */
+struct unreadable_ctx {
+	const char *path;
+	struct seen *seen;
+};
+
+/* 'y' as expected, 'n' readable or another error. */
+static char load_unreadable(void *arg)
+{
+	struct unreadable_ctx *ctx = arg;
+
+	return ls_config_load(ctx->path, record_cb, ctx->seen) == -EACCES ? 'y' : 'n';
+}
+
 static void unreadable(struct seen *s)
 {
 	char *p = write_temp("a = 1\n", 6);
-	char verdict = 0;
-	int fds[2];
-	pid_t pid;
+	struct unreadable_ctx ctx = { .path = p, .seen = s };
+	char verdict;
 
 	chmod(p, 0);
 	if (geteuid() != 0) {
 		is_int(ls_config_load(p, record_cb, s), -EACCES, "unreadable gives -EACCES");
 		goto out;
 	}
-	fflush(stdout);
-	if (pipe(fds)) {
-		bail_out("pipe: %s", strerror(errno));
-	}
-	pid = fork();
-	if (pid < 0) {
-		bail_out("fork: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		/* 'y' as expected, 'n' readable or another error, 'u' cannot drop root. */
-		if (setgid(65534) || setuid(65534)) {
-			verdict = 'u';
-		} else {
-			verdict = ls_config_load(p, record_cb, s) == -EACCES ? 'y' : 'n';
-		}
-		free(p);
-		if (write(fds[1], &verdict, 1) != 1) {
-			_exit(1);
-		}
-		_exit(0);
-	}
-	close(fds[1]);
-	if (read(fds[0], &verdict, 1) != 1) {
-		verdict = 0;
-	}
-	close(fds[0]);
-	waitpid(pid, NULL, 0);
+	verdict = tap_as_nobody(load_unreadable, &ctx);
 	if (verdict == 'u') {
 		skip("cannot drop to uid 65534");
 	} else {

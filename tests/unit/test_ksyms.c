@@ -299,12 +299,24 @@ static uint64_t find_in_file(const char *path, const char *want)
  * EPERM rather than return a table that maps everything to nothing. As root, check it as uid
  * 65534 in a child, which reports through a pipe (valgrind may replace its exit status).
  */
+/* 'y' EPERM as expected, 'l' loaded anyway, 'e' another errno. */
+static char load_kallsyms(void *arg)
+{
+	struct ksyms *ks;
+	char verdict;
+
+	(void)arg;
+	errno = 0;
+	ks = ksyms_load(NULL);
+	verdict = ks ? 'l' : errno == EPERM ? 'y' : 'e';
+	ksyms_free(ks);
+	return verdict;
+}
+
 static void real_kallsyms_unprivileged(void)
 {
 	struct ksyms *ks;
-	char verdict = 0;
-	int fds[2];
-	pid_t pid;
+	char verdict;
 
 	if (geteuid() != 0) {
 		errno = 0;
@@ -317,35 +329,7 @@ static void real_kallsyms_unprivileged(void)
 		}
 		return;
 	}
-	fflush(stdout);
-	if (pipe(fds)) {
-		bail_out("pipe: %s", strerror(errno));
-	}
-	pid = fork();
-	if (pid < 0) {
-		bail_out("fork: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		/* 'y' EPERM as expected, 'l' loaded anyway, 'e' other errno, 'u' no setuid. */
-		if (setgid(65534) || setuid(65534)) {
-			verdict = 'u';
-		} else {
-			errno = 0;
-			ks = ksyms_load(NULL);
-			verdict = ks ? 'l' : errno == EPERM ? 'y' : 'e';
-			ksyms_free(ks);
-		}
-		if (write(fds[1], &verdict, 1) != 1) {
-			_exit(1);
-		}
-		_exit(0);
-	}
-	close(fds[1]);
-	if (read(fds[0], &verdict, 1) != 1) {
-		verdict = 0;
-	}
-	close(fds[0]);
-	waitpid(pid, NULL, 0);
+	verdict = tap_as_nobody(load_kallsyms, NULL);
 	if (verdict == 'u') {
 		skip("cannot drop to uid 65534");
 	} else if (verdict == 'l') {
