@@ -2,6 +2,7 @@
 # latsnap - build, test and install. Outputs go to build/.
 
 PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib/latsnap
 DESTDIR ?=
 BUILD := build
 OBJ := $(BUILD)/obj
@@ -19,7 +20,7 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -Iinclude -Ilib -Itracker -Irecorder \
-	-I$(BUILD) $(PKG_CFLAGS)
+	-I$(BUILD) $(PKG_CFLAGS) -DLS_LIBDIR='"$(LIBDIR)"'
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
 	-Wno-unused-function -Wno-missing-declarations -Wno-compare-distinct-pointer-types
 
@@ -32,11 +33,13 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
 GEN_HDRS := $(BUILD)/latsnap.skel.h $(BUILD)/syscalls_gen.h
 DEPS_STAMP := $(BUILD)/.deps-ok
+PRELOAD := $(BUILD)/liblatsnap.so
+PRELOAD_SRCS := preload/preload.c preload/latsnap-tp.c lib/signame.c
 
 .PHONY: all deps check unit integration demo bench install clean format
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/latsnap
+all: $(BUILD)/latsnap $(PRELOAD)
 
 # Installs missing Debian packages first, so each target works as the first command on a fresh
 # machine; the stamp keeps the check to once per build tree.
@@ -70,40 +73,50 @@ $(BUILD)/libcore.a: $(CORE_OBJS)
 $(BUILD)/latsnap: $(CLI_OBJS) $(BUILD)/libcore.a
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
 
+# The preload library: hidden by default, bound at load (no lazy binding in the signal path).
+$(PRELOAD): $(PRELOAD_SRCS) preload/latsnap-tp.h include/latsnap.h lib/signame.h | $(DEPS_STAMP)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
+		-Iinclude -Ilib -Ipreload -o $@ $(PRELOAD_SRCS) -llttng-ust -lunwind -ldl \
+		-Wl,-z,defs -Wl,-z,now
+
 $(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(BUILD)/libcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(BUILD)/libcore.a $(PKG_LIBS)
 
-# Workloads keep frame pointers and symbols: tests check the functions they call.
+# Workloads keep frame pointers and symbols: tests check the functions they call. Those named
+# *-nofp have none, so that only the preload library's unwinder can walk them.
+NOFP_CFLAGS := -fomit-frame-pointer -fno-inline -fno-optimize-sibling-calls
 $(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -pthread -o $@ $<
+	$(CC) -std=gnu11 -O2 -g $(if $(findstring -nofp,$*),$(NOFP_CFLAGS),-fno-omit-frame-pointer) \
+		$(WARN) -D_GNU_SOURCE -pthread -o $@ $< -ldl
 
 unit: $(UNIT_BINS)
 	prove -v --exec '' $(UNIT_BINS)
 
-integration: $(BUILD)/latsnap $(WORKLOADS)
+integration: $(BUILD)/latsnap $(PRELOAD) $(WORKLOADS)
 	prove -v tests/integration/
 
-check: $(BUILD)/latsnap $(UNIT_BINS) $(WORKLOADS)
+check: $(BUILD)/latsnap $(PRELOAD) $(UNIT_BINS) $(WORKLOADS)
 	prove --exec '' $(UNIT_BINS)
 	prove -v tests/integration/
 
 $(BUILD)/latsnap-demo: demo/latsnap-demo.c | $(DEPS_STAMP)
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -pthread -o $@ $<
 
-demo: $(BUILD)/latsnap $(BUILD)/latsnap-demo
+demo: $(BUILD)/latsnap $(PRELOAD) $(BUILD)/latsnap-demo
 	scripts/demo.sh
 
 bench: $(BUILD)/latsnap $(BUILD)/workloads/loop
 	bench/syscall-cost.sh
 
-install: $(BUILD)/latsnap
+install: $(BUILD)/latsnap $(PRELOAD)
 	install -D -m 0755 $(BUILD)/latsnap $(DESTDIR)$(PREFIX)/bin/latsnap
+	install -D -m 0755 $(PRELOAD) $(DESTDIR)$(LIBDIR)/liblatsnap.so
 	install -D -m 0644 man/latsnap.1 $(DESTDIR)$(PREFIX)/share/man/man1/latsnap.1
 
 format:
-	clang-format -i $(wildcard */*.c */*.h)
+	clang-format -i $(filter-out preload/latsnap-tp.h,$(wildcard */*.c */*.h))
 
 clean:
 	rm -rf $(BUILD)

@@ -20,6 +20,9 @@ char LICENSE[] SEC("license") = "GPL";
 #define PF_EXITING 0x00000004
 #define PF_KTHREAD 0x00200000
 #define TASK_RUNNING 0
+#define SIGKILL 9
+#define SIGSTOP 19
+#define EBUSY 16
 
 /* Settings, fixed between open and load. */
 const volatile __u64 threshold_ns = 50000000;
@@ -27,6 +30,10 @@ const volatile __u64 sleep_threshold_ns = 50000000;
 const volatile bool track_all = false;
 const volatile bool include_idle = false;
 const volatile __u8 idle_syscalls[LS_MAX_SYSCALLS] = {};
+/* No target given: every process that registers through the preload library is tracked. */
+const volatile bool track_registered = false;
+/* prctl's number on this architecture; -1 turns registration off. */
+const volatile long prctl_nr = -1;
 
 /*
  * Bumped by user space whenever the tracked set grows for processes that may already be running,
@@ -100,6 +107,22 @@ struct {
 	__type(value, __u8);
 } maps_noticed SEC(".maps");
 
+/* tgid -> how to signal the preload library in it. Filled only by the process itself. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct ls_registration);
+} registered SEC(".maps");
+
+/* tid -> 1 for the tracer's own threads (lttng-ust's listeners), which are never tracked. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} quiet_tids SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);
@@ -140,7 +163,12 @@ static __always_inline bool decide_tracked(struct task_struct *task)
 {
 	__u32 tgid;
 
+	__u32 tid = task->pid;
+
 	if (task->flags & PF_KTHREAD) {
+		return false;
+	}
+	if (bpf_map_lookup_elem(&quiet_tids, &tid)) {
 		return false;
 	}
 	if (track_all) {
@@ -173,7 +201,7 @@ static __always_inline struct task_state *task_state(struct task_struct *task, b
 	return s->tracked ? s : NULL;
 }
 
-static __always_inline void notify(__u8 kind, __u32 pid)
+static __always_inline void notify(__u8 kind, __u32 pid, __u32 arg)
 {
 	struct ls_notice *n = bpf_ringbuf_reserve(&events, sizeof(*n), 0);
 
@@ -183,6 +211,7 @@ static __always_inline void notify(__u8 kind, __u32 pid)
 	}
 	n->kind = kind;
 	n->pid = pid;
+	n->arg = arg;
 	bpf_ringbuf_submit(n, 0);
 }
 
@@ -194,7 +223,7 @@ static __always_inline void notice_maps_once(__u32 tgid)
 		return;
 	}
 	if (bpf_map_update_elem(&maps_noticed, &tgid, &one, BPF_NOEXIST) == 0) {
-		notify(LS_NOTICE_MAPS, tgid);
+		notify(LS_NOTICE_MAPS, tgid, 0);
 	}
 }
 
@@ -334,6 +363,76 @@ static __always_inline void capture_user_stack(struct ls_event *e, struct task_s
 	}
 }
 
+/* The handler @task's process has installed for @sig, as the kernel will run it. */
+static __always_inline __u64 installed_handler(struct task_struct *task, __u32 sig)
+{
+	struct sighand_struct *sighand = BPF_CORE_READ(task, sighand);
+	__u64 handler = 0, off;
+
+	off = bpf_core_field_offset(struct sighand_struct, action) +
+	      (__u64)(sig - 1) * bpf_core_type_size(struct k_sigaction) +
+	      bpf_core_field_offset(struct k_sigaction, sa.sa_handler);
+	if (bpf_probe_read_kernel(&handler, sizeof(handler), (void *)sighand + off)) {
+		return 0;
+	}
+	return handler;
+}
+
+static __always_inline bool valid_signal(__u64 sig)
+{
+	return sig >= 1 && sig <= 64 && sig != SIGKILL && sig != SIGSTOP;
+}
+
+/*
+ * signal_preload - ask the preload library in current to unwind its user stack. The signal goes
+ * only where the library's handler is still the one the kernel would run, and where the thread
+ * neither blocks it nor has it pending: otherwise it would wait, or land on a handler that is not
+ * ours, or on the default action. Returns the LS_EF_SIGNAL* flag saying what happened.
+ */
+static __always_inline __u32 signal_preload(struct task_struct *task)
+{
+	__u32 tgid = task->tgid, sig;
+	struct ls_registration *reg;
+	__u64 bit, pending;
+	long err;
+
+	reg = bpf_map_lookup_elem(&registered, &tgid);
+	if (!reg) {
+		return 0;
+	}
+	if (reg->displaced) {
+		return LS_EF_SIGNAL_DISPLACED;
+	}
+	sig = reg->sig;
+	if (!valid_signal(sig)) {
+		return 0;
+	}
+	if (installed_handler(task, sig) != reg->handler) {
+		/* Once per process: the application's handler keeps the signal from now on. */
+		if (__sync_fetch_and_or(&reg->displaced, 1) == 0) {
+			notify(LS_NOTICE_DISPLACED, tgid, sig);
+		}
+		return LS_EF_SIGNAL_DISPLACED;
+	}
+	bit = 1ULL << ((sig - 1) & 63);
+	pending = BPF_CORE_READ(task, pending.signal.sig[0]) |
+		  BPF_CORE_READ(task, signal, shared_pending.signal.sig[0]);
+	if ((BPF_CORE_READ(task, blocked.sig[0]) | pending) & bit) {
+		stat_inc(LS_STAT_SIGNAL_SKIPPED);
+		return LS_EF_SIGNAL_BLOCKED;
+	}
+	err = bpf_send_signal_thread(sig);
+	if (err == -EBUSY) {
+		stat_inc(LS_STAT_SIGNAL_BUSY);
+		return LS_EF_SIGNAL_BUSY;
+	}
+	if (err) {
+		return 0;
+	}
+	stat_inc(LS_STAT_SIGNALS);
+	return LS_EF_SIGNALLED;
+}
+
 static __always_inline void submit(void *ctx, struct task_struct *task, struct task_state *s,
 				   __u8 kind, __u64 end, long ret)
 {
@@ -345,6 +444,9 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	if (e) {
 		fill_event(e, task, s, kind, end, ret);
 		capture_user_stack(e, task, ctx, current);
+		if (current) {
+			e->flags |= signal_preload(task);
+		}
 		if (bpf_ringbuf_output(&events, e, sizeof(*e), 0)) {
 			stat_inc(LS_STAT_RINGBUF_LOST);
 			return;
@@ -363,8 +465,58 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	e->flags = s->accum_lost ? LS_EF_ACCUM_FULL : 0;
 	e->stacks_dropped = 0;
 	capture_user_stack(e, task, ctx, current);
+	if (current) {
+		e->flags |= signal_preload(task);
+	}
 	bpf_ringbuf_submit(e, 0);
 	stat_inc(LS_STAT_OUTLIERS);
+}
+
+/*
+ * A registration call from the preload library (see LS_PRCTL_OPTION). The caller is current:
+ * it can register, unregister or quiet only itself.
+ */
+static __always_inline void handle_prctl(struct task_struct *task, struct pt_regs *regs)
+{
+	struct ls_registration reg = {};
+	__u32 tgid = task->tgid, tid = task->pid, reason = LS_TRACK_REGISTERED;
+	struct task_state *s;
+	__u64 op, sig;
+	__u8 one = 1;
+
+	if (BPF_CORE_READ(regs, di) != LS_PRCTL_OPTION || BPF_CORE_READ(regs, r8) != LS_ABI_VERSION) {
+		return;
+	}
+	op = BPF_CORE_READ(regs, si);
+	if (op == LS_PRCTL_UNREGISTER) {
+		bpf_map_delete_elem(&registered, &tgid);
+		return;
+	}
+	if (op == LS_PRCTL_QUIET_THREAD) {
+		bpf_map_update_elem(&quiet_tids, &tid, &one, BPF_ANY);
+		s = bpf_task_storage_get(&states, task, NULL, 0);
+		if (s) {
+			s->gen = 0;
+		}
+		return;
+	}
+	if (op != LS_PRCTL_REGISTER) {
+		return;
+	}
+	sig = BPF_CORE_READ(regs, dx);
+	reg.handler = BPF_CORE_READ(regs, r10);
+	if (!valid_signal(sig) || installed_handler(task, sig) != reg.handler) {
+		return;
+	}
+	reg.sig = sig;
+	if (bpf_map_update_elem(&registered, &tgid, &reg, BPF_ANY)) {
+		return;
+	}
+	if (track_registered && !bpf_map_lookup_elem(&tracked, &tgid)) {
+		bpf_map_update_elem(&tracked, &tgid, &reason, BPF_NOEXIST);
+		__sync_fetch_and_add(&tracking_gen, 1);
+	}
+	notify(LS_NOTICE_REGISTERED, tgid, sig);
 }
 
 SEC("tp_btf/sys_enter")
@@ -374,6 +526,9 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 	struct task_state *s;
 	bool idle;
 
+	if (id == prctl_nr) {
+		handle_prctl(task, regs);
+	}
 	s = task_state(task, true);
 	if (!s) {
 		return 0;
@@ -394,6 +549,15 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
+/*
+ * A syscall cut short because its process is being killed did not finish its wait: its length
+ * is the process's lifetime, not a latency (idle helper threads end like this at every exit).
+ */
+static __always_inline bool dying(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, pending.signal.sig[0]) & (1ULL << (SIGKILL - 1));
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 {
@@ -410,7 +574,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	s->on_cpu += now - s->last;
 	s->last = now;
 	s->run_state = RS_RUNNING;
-	if (!s->quiet && now - s->start >= threshold_ns) {
+	if (!s->quiet && now - s->start >= threshold_ns && !dying(task)) {
 		submit(ctx, task, s, LS_KIND_SYSCALL, now, ret);
 	}
 	accum_drop(s, task->pid);
@@ -581,10 +745,12 @@ int BPF_PROG(ls_sched_process_exit, struct task_struct *task, bool group_dead)
 	__u32 tid = task->pid, tgid = task->tgid;
 
 	bpf_map_delete_elem(&accum, &tid);
+	bpf_map_delete_elem(&quiet_tids, &tid);
 	if (group_dead) {
 		bpf_map_delete_elem(&tracked, &tgid);
+		bpf_map_delete_elem(&registered, &tgid);
 		if (bpf_map_delete_elem(&maps_noticed, &tgid) == 0) {
-			notify(LS_NOTICE_EXIT, tgid);
+			notify(LS_NOTICE_EXIT, tgid, 0);
 		}
 	}
 	return 0;
@@ -595,8 +761,10 @@ int BPF_PROG(ls_sched_process_exec, struct task_struct *p, pid_t old_pid, struct
 {
 	__u32 tgid = p->tgid;
 
+	/* The new image is not ready for the signal until it registers itself. */
+	bpf_map_delete_elem(&registered, &tgid);
 	if (bpf_map_delete_elem(&maps_noticed, &tgid) == 0) {
-		notify(LS_NOTICE_EXEC, tgid);
+		notify(LS_NOTICE_EXEC, tgid, 0);
 	}
 	return 0;
 }

@@ -24,12 +24,63 @@ enum ls_kind {
 	LS_NOTICE_MAPS = 3, /* struct ls_notice: the process waits, so it lives: read its maps */
 	LS_NOTICE_EXEC = 4, /* struct ls_notice: new mappings */
 	LS_NOTICE_EXIT = 5, /* struct ls_notice: the process is gone */
+	LS_NOTICE_DISPLACED = 6, /* struct ls_notice: the application took our signal (arg) */
+	LS_NOTICE_REGISTERED = 7, /* struct ls_notice: the process registered, signal arg */
 };
 
 struct ls_notice {
 	__u8 kind;
 	__u8 pad[3];
 	__u32 pid;
+	__u32 arg;
+};
+
+/*
+ * Registration with the preload library. The library calls
+ *	prctl(LS_PRCTL_OPTION, op, signal, handler, LS_ABI_VERSION)
+ * which the kernel rejects with EINVAL whether latsnap runs or not; the BPF program sees it at
+ * sys_enter and files it under the caller's tgid, so a process can only ever speak for itself.
+ */
+#define LS_PRCTL_OPTION 0x4c534e50 /* "LSNP" */
+#define LS_ABI_VERSION 1
+
+enum ls_prctl_op {
+	LS_PRCTL_REGISTER = 1, /* signal me with sig; my handler is at handler */
+	LS_PRCTL_UNREGISTER = 2, /* never signal me again */
+	LS_PRCTL_QUIET_THREAD = 3, /* the calling thread is the tracer's, not the application's */
+};
+
+/* Values of the registered map, keyed by tgid. */
+struct ls_registration {
+	__u64 handler; /* the handler the library installed for sig */
+	__u32 sig;
+	__u32 pad;
+	__u64 displaced; /* the application replaced the handler: never signal again */
+};
+
+/*
+ * What the library exports, as the symbol LS_PRELOAD_ABI_SYMBOL, for latsnap to find processes
+ * that registered before it started. Read with process_vm_readv; trusted for nothing but the
+ * process itself, since the handler is checked against the kernel's sigaction at every signal.
+ */
+#define LS_PRELOAD_ABI_SYMBOL "latsnap_preload_abi"
+#define LS_PRELOAD_ABI_MAGIC 0x4c534e50414249ULL /* "LSNPABI" */
+#define LS_PRELOAD_MAX_QUIET 8
+
+/* The status field of a latsnap:user_stack event: why it holds fewer frames than it might. */
+enum ls_unwind_status {
+	LS_UNWIND_OK = 0, /* walked to the outermost frame, or to the depth limit */
+	LS_UNWIND_FAILED = 1, /* libunwind could not start from the signal frame */
+	LS_UNWIND_BAD_FRAME = 2, /* a frame without unwind info ended the walk early */
+};
+
+struct ls_preload_abi {
+	__u64 magic;
+	__u32 version;
+	__s32 sig; /* 0 while not registered */
+	__u64 handler;
+	__u32 nr_quiet; /* tracer threads (lttng-ust's), never the application's */
+	__s32 quiet_tids[LS_PRELOAD_MAX_QUIET];
 };
 
 /* Per-outlier flags: what is missing or uncertain, and why. */
@@ -39,6 +90,10 @@ enum ls_event_flag {
 	LS_EF_WAKER_STACK_FAILED = 1 << 2,
 	LS_EF_ACCUM_FULL = 1 << 3, /* no room to keep its stacks and waker */
 	LS_EF_USER_STACK_FAILED = 1 << 4, /* the frame-pointer walk of the user stack failed */
+	LS_EF_SIGNALLED = 1 << 5, /* the preload library was signalled to unwind the user stack */
+	LS_EF_SIGNAL_DISPLACED = 1 << 6, /* not signalled: the application handles our signal */
+	LS_EF_SIGNAL_BLOCKED = 1 << 7, /* not signalled: the thread blocks or has it pending */
+	LS_EF_SIGNAL_BUSY = 1 << 8, /* not signalled: the kernel's deferral slot was taken */
 };
 
 /* Loss and health counters, one slot each in the per-CPU stats map. */
@@ -49,6 +104,9 @@ enum ls_stat {
 	LS_STAT_ACCUM_FULL, /* outliers that found no room in the in-flight map */
 	LS_STAT_STORAGE_FAILED, /* task storage could not be created */
 	LS_STAT_OUTLIERS, /* outliers submitted */
+	LS_STAT_SIGNALS, /* signals sent to the preload library */
+	LS_STAT_SIGNAL_BUSY, /* signals bpf_send_signal_thread() refused with -EBUSY */
+	LS_STAT_SIGNAL_SKIPPED, /* registered, but the thread blocked the signal or had it pending */
 	LS_STAT_MAX,
 };
 

@@ -19,6 +19,7 @@
 #include "duration.h"
 #include "outlier.h"
 #include "record.h"
+#include "signame.h"
 #include "syscalls.h"
 #include "tracker.h"
 #include "util.h"
@@ -44,6 +45,9 @@ struct record_opts {
 	bool pids_from_cli;
 	unsigned char idle[LS_MAX_SYSCALLS];
 	char **command;
+	int signal; /* asked of the preload library in COMMAND */
+	const char *signal_name;
+	bool no_preload;
 	/* Config values are only valid during the callback: keep copies. */
 	char *owned[8];
 	int nr_owned;
@@ -64,6 +68,8 @@ enum opt_id {
 	OPT_INCLUDE_IDLE,
 	OPT_RULES,
 	OPT_IDLE_SYSCALLS,
+	OPT_SIGNAL,
+	OPT_NO_PRELOAD,
 };
 
 static const struct option long_options[] = {
@@ -77,6 +83,8 @@ static const struct option long_options[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "rules", required_argument, NULL, OPT_RULES },
+	{ "signal", required_argument, NULL, OPT_SIGNAL },
+	{ "no-preload", no_argument, NULL, OPT_NO_PRELOAD },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
@@ -93,7 +101,8 @@ static const char usage_text[] =
 	"threshold, with its split into on-CPU, blocked and runqueue time, the kernel stacks where\n"
 	"it waited and the thread that woke it.\n"
 	"\n"
-	"Which threads: COMMAND and its descendants; or -p PID...; or -a, every thread.\n"
+	"Which threads: COMMAND and its descendants; or -p PID...; or -a, every thread; or, with\n"
+	"none of these, every process that loaded the preload library (liblatsnap.so).\n"
 	"\n"
 	"  -t, --threshold DUR        a syscall this slow or slower is an outlier (default 50ms)\n"
 	"  -s, --sleep-threshold DUR  an off-CPU interval outside syscalls this long is an outlier\n"
@@ -106,6 +115,9 @@ static const char usage_text[] =
 	"  -d, --duration DUR         stop after DUR (COMMAND then gets SIGTERM)\n"
 	"  -p, --pid PID              track this process too (repeatable)\n"
 	"  -a, --all                  track every user thread on the machine\n"
+	"      --signal SIG           the signal COMMAND's preload library unwinds on: a number\n"
+	"                             or RTMIN+N, RTMAX-N, USR1, USR2 (default " LS_DEFAULT_SIGNAL_NAME ")\n"
+	"      --no-preload           start COMMAND without liblatsnap.so (frame-pointer stacks)\n"
 	"  -c, --config FILE          settings file of `key = value` lines (default " DEFAULT_CONFIG
 	")\n"
 	"      --rules FILE           cause rules, replacing the built-in set\n"
@@ -169,6 +181,7 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 	case OPT_INCLUDE_IDLE:
 	case OPT_ALL:
 	case OPT_VERBOSE:
+	case OPT_NO_PRELOAD:
 		if (value && ls_parse_bool(value, &flag)) {
 			bad_value(where, id, value, "expected true or false");
 			return -EINVAL;
@@ -255,6 +268,18 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 		} else {
 			opts->config = value;
 		}
+		break;
+	case OPT_SIGNAL:
+		opts->signal = ls_parse_signal(value);
+		if (opts->signal < 0) {
+			bad_value(where, id, value,
+				  "expected a signal number or RTMIN+N, RTMAX-N, USR1, USR2 that "
+				  "programs can spare");
+			return -EINVAL;
+		}
+		break;
+	case OPT_NO_PRELOAD:
+		opts->no_preload = flag;
 		break;
 	case OPT_NO_SNAPSHOT:
 		opts->no_snapshot = flag;
@@ -386,11 +411,6 @@ static int load_options(struct record_opts *opts, int argc, char **argv)
 		ls_err("record: --all tracks every thread: it goes with neither --pid nor COMMAND");
 		return -EINVAL;
 	}
-	if (!opts->all && !opts->nr_pids && !opts->command) {
-		ls_err("record: nothing to track: give -- COMMAND, --pid PID or --all "
-		       "(registration through the preload library is not built yet)");
-		return -EINVAL;
-	}
 	return 0;
 }
 
@@ -415,11 +435,66 @@ static int on_outlier(struct json_object *outlier, void *ctx)
 }
 
 /*
+ * The preload library next to the latsnap binary (a build tree), else the installed one.
+ * Returns NULL when neither is there.
+ */
+static const char *preload_library(char *buf, size_t size)
+{
+	char exe[4096], *slash;
+	ssize_t len;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len > 0) {
+		exe[len] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(buf, size, "%s/liblatsnap.so", exe);
+			if (access(buf, R_OK) == 0) {
+				return buf;
+			}
+		}
+	}
+	snprintf(buf, size, "%s/liblatsnap.so", LS_LIBDIR);
+	return access(buf, R_OK) == 0 ? buf : NULL;
+}
+
+/* COMMAND's environment: the library first in LD_PRELOAD, keeping what was there. */
+static int prepare_preload(const struct record_opts *opts)
+{
+	const char *lib, *old;
+	char path[4200], *value;
+	char number[16];
+
+	if (opts->no_preload) {
+		return 0;
+	}
+	lib = preload_library(path, sizeof(path));
+	if (!lib) {
+		ls_err("record: liblatsnap.so: not found next to latsnap nor in " LS_LIBDIR
+		       " (reinstall, or use --no-preload)");
+		return -ENOENT;
+	}
+	old = getenv("LD_PRELOAD");
+	if (asprintf(&value, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "") < 0) {
+		return -ENOMEM;
+	}
+	setenv("LD_PRELOAD", value, 1);
+	free(value);
+	if (opts->signal) {
+		snprintf(number, sizeof(number), "%d", opts->signal);
+		setenv("LATSNAP_SIGNAL", number, 1);
+	}
+	return 0;
+}
+
+/*
  * start_command - fork COMMAND held at a gate, so tracking is live before its first
  * instruction. Returns the pid; @gate_fd opens the gate, @exec_fd reports an exec failure.
  */
-static pid_t start_command(char **command, int *gate_fd, int *exec_fd)
+static pid_t start_command(const struct record_opts *opts, int *gate_fd, int *exec_fd)
 {
+	char **command = opts->command;
 	int gate[2], status[2];
 	pid_t pid;
 	char go;
@@ -440,6 +515,9 @@ static pid_t start_command(char **command, int *gate_fd, int *exec_fd)
 		close(gate[1]);
 		close(status[0]);
 		if (read(gate[0], &go, 1) != 1) {
+			_exit(127);
+		}
+		if (prepare_preload(opts)) {
 			_exit(127);
 		}
 		execvp(command[0], command);
@@ -498,6 +576,9 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 		"kept %" PRIu64 ", accumulator full %" PRIu64 ", runs skipped %" PRIu64 ")\n",
 		st->outliers, t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped,
 		t.ringbuf_lost, t.stack_failed, t.stacks_dropped, t.accum_full, t.runs_skipped);
+	ls_verbose("record: signals to the preload library: %" PRIu64 " sent, %" PRIu64
+		   " not sent (blocked or pending), %" PRIu64 " refused by the kernel (busy)",
+		   t.signals, t.signal_skipped, t.signal_busy);
 }
 
 /**
@@ -536,6 +617,7 @@ int record_main(int argc, char **argv)
 	topts.threshold_ns = opts.threshold_ns;
 	topts.sleep_threshold_ns = opts.sleep_threshold_ns;
 	topts.track_all = opts.all;
+	topts.track_registered = !opts.all && !opts.nr_pids && !opts.command;
 	topts.include_idle = opts.include_idle;
 	memcpy(topts.idle_syscalls, opts.idle, sizeof(topts.idle_syscalls));
 	if (tracker_open(&tr, &topts, on_outlier, &st)) {
@@ -555,7 +637,7 @@ int record_main(int argc, char **argv)
 		goto out;
 	}
 	if (opts.command) {
-		child = start_command(opts.command, &gate_fd, &exec_fd);
+		child = start_command(&opts, &gate_fd, &exec_fd);
 		if (child < 0 || tracker_track_pid(tr, child)) {
 			goto out;
 		}
@@ -574,10 +656,22 @@ int record_main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* After attach: a process that registers meanwhile is seen by the BPF side. */
+	if (topts.track_registered) {
+		n = tracker_adopt_preloaded(tr, 0);
+		fprintf(stderr,
+			"latsnap: tracking every process that loads liblatsnap.so (%d running now); "
+			"Ctrl-C to stop\n",
+			n > 0 ? n : 0);
+	}
+	for (i = 0; i < opts.nr_pids; i++) {
+		tracker_adopt_preloaded(tr, opts.pids[i]);
+	}
 	ls_verbose("record: tracking %s; threshold %" PRIu64 " ns, sleep threshold %" PRIu64 " ns",
-		   opts.all	? "every thread" :
-		   opts.command ? opts.command[0] :
-				  "the given pids",
+		   opts.all		      ? "every thread" :
+		   opts.command		      ? opts.command[0] :
+		   topts.track_registered ? "processes with the preload library" :
+					    "the given pids",
 		   opts.threshold_ns, opts.sleep_threshold_ns);
 	if (opts.duration_ns) {
 		deadline = now_ns() + opts.duration_ns;
@@ -593,7 +687,7 @@ int record_main(int argc, char **argv)
 			child_done = true;
 			break;
 		}
-		if (!opts.command && !opts.all && !targets_alive(&opts)) {
+		if (opts.nr_pids && !opts.command && !targets_alive(&opts)) {
 			ls_verbose("record: every tracked process has exited");
 			break;
 		}

@@ -222,7 +222,7 @@ static struct json_object *decode_user_stack(const struct ls_event *e, struct us
 			       json_object_new_string(nr ? "frame-pointer" : "none"));
 	json_object_object_add(stack, "frames", frames);
 	if (!nr) {
-		add_flag(flags, "no-user-stack: no preload library in the process, and %s",
+		add_flag(flags, "no-user-stack: %s",
 			 (e->flags & LS_EF_USER_STACK_FAILED) ?
 				 "the kernel could not walk its user stack" :
 				 "its user stack was empty");
@@ -326,12 +326,25 @@ struct json_object *decode_event(const struct ls_event *e, const struct ksyms *k
 	if (e->flags & LS_EF_WAKER_STACK_FAILED) {
 		add_flag(flags, "waker-stack-unreadable");
 	}
+	if (e->flags & LS_EF_SIGNAL_DISPLACED) {
+		add_flag(flags, "signal-displaced: the application handles latsnap's signal itself, "
+				"so the preload library was not asked to unwind");
+	}
+	if (e->flags & LS_EF_SIGNAL_BLOCKED) {
+		add_flag(flags, "signal-blocked: the thread blocked latsnap's signal (or had one "
+				"pending), so the preload library was not asked to unwind");
+	}
+	if (e->flags & LS_EF_SIGNAL_BUSY) {
+		add_flag(flags, "signal-busy: the kernel could not send latsnap's signal now");
+	}
 	if (lost_before) {
 		for (i = 0; i < json_object_array_length(lost_before); i++) {
 			json_object_array_add(
 				flags, json_object_get(json_object_array_get_idx(lost_before, i)));
 		}
 	}
+	json_object_object_add(outlier, "signalled",
+			       json_object_new_boolean(!!(e->flags & LS_EF_SIGNALLED)));
 	json_object_object_add(outlier, "flags", flags);
 	return outlier;
 }

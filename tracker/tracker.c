@@ -4,11 +4,13 @@
  * OUTLIER objects.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -17,6 +19,7 @@
 #include "decode.h"
 #include "ksyms.h"
 #include "latsnap.skel.h"
+#include "preloaded.h"
 #include "tracker.h"
 #include "usyms.h"
 #include "util.h"
@@ -33,6 +36,7 @@ struct tracker {
 	/* Losses already reported in an outlier's flags. */
 	struct tracker_totals reported;
 	int cb_status;
+	bool track_registered;
 	struct bpf_link *links[10];
 	int nr_links;
 };
@@ -95,6 +99,9 @@ void tracker_totals(struct tracker *tr, struct tracker_totals *totals)
 	totals->accum_full = stat_sum(tr, LS_STAT_ACCUM_FULL);
 	totals->storage_failed = stat_sum(tr, LS_STAT_STORAGE_FAILED);
 	totals->runs_skipped = runs_skipped(tr);
+	totals->signals = stat_sum(tr, LS_STAT_SIGNALS);
+	totals->signal_busy = stat_sum(tr, LS_STAT_SIGNAL_BUSY);
+	totals->signal_skipped = stat_sum(tr, LS_STAT_SIGNAL_SKIPPED);
 }
 
 static void flag_new_loss(struct json_object *flags, const char *what, uint64_t now, uint64_t *seen)
@@ -128,10 +135,33 @@ static struct json_object *losses_since_last(struct tracker *tr)
 	return flags;
 }
 
+/* The command name of @pid for messages, "?" once it is gone. */
+static const char *comm_of(pid_t pid, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	len = fd >= 0 ? read(fd, buf, size - 1) : -1;
+	if (fd >= 0) {
+		close(fd);
+	}
+	if (len <= 0) {
+		snprintf(buf, size, "?");
+		return buf;
+	}
+	buf[len] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct tracker *tr = ctx;
 	struct json_object *outlier, *lost;
+	char comm[32];
 	int err;
 
 	if (size == sizeof(struct ls_notice)) {
@@ -142,6 +172,14 @@ static int handle_event(void *ctx, void *data, size_t size)
 		} else if (notice->kind == LS_NOTICE_EXEC || notice->kind == LS_NOTICE_EXIT) {
 			/* Outliers before this notice were decoded already: the ring is in order. */
 			usyms_forget(tr->usyms, notice->pid);
+		} else if (notice->kind == LS_NOTICE_REGISTERED) {
+			ls_verbose("tracker: pid %u (%s) registered through the preload library, "
+				   "signal %u",
+				   notice->pid, comm_of(notice->pid, comm, sizeof(comm)), notice->arg);
+		} else if (notice->kind == LS_NOTICE_DISPLACED) {
+			ls_err("tracker: pid %u (%s) installed its own handler for signal %u: no more "
+			       "unwound user stacks for it, frame pointers only",
+			       notice->pid, comm_of(notice->pid, comm, sizeof(comm)), notice->arg);
 		}
 		return 0;
 	}
@@ -216,6 +254,9 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	tr->skel->rodata->sleep_threshold_ns = opts->sleep_threshold_ns;
 	tr->skel->rodata->track_all = opts->track_all;
 	tr->skel->rodata->include_idle = opts->include_idle;
+	tr->skel->rodata->track_registered = opts->track_registered;
+	tr->skel->rodata->prctl_nr = SYS_prctl;
+	tr->track_registered = opts->track_registered;
 	memcpy((void *)tr->skel->rodata->idle_syscalls, opts->idle_syscalls,
 	       sizeof(opts->idle_syscalls));
 
@@ -274,6 +315,52 @@ int tracker_track_pid(struct tracker *tr, pid_t pid)
 	/* Threads of @pid that already decided "untracked" must decide again. */
 	__atomic_add_fetch(&tr->skel->data->tracking_gen, 1, __ATOMIC_SEQ_CST);
 	return 0;
+}
+
+static int adopt(pid_t pid, const struct ls_preload_abi *abi, void *ctx)
+{
+	struct ls_registration reg = { .handler = abi->handler, .sig = (__u32)abi->sig };
+	__u32 key = pid, reason = LS_TRACK_REGISTERED, tid;
+	struct tracker *tr = ctx;
+	__u8 one = 1;
+	__u32 i;
+
+	for (i = 0; i < abi->nr_quiet; i++) {
+		tid = abi->quiet_tids[i];
+		bpf_map_update_elem(bpf_map__fd(tr->skel->maps.quiet_tids), &tid, &one, BPF_ANY);
+	}
+	if (bpf_map_update_elem(bpf_map__fd(tr->skel->maps.registered), &key, &reg, BPF_NOEXIST) &&
+	    errno != EEXIST) {
+		return -errno;
+	}
+	if (tr->track_registered) {
+		bpf_map_update_elem(bpf_map__fd(tr->skel->maps.tracked), &key, &reason, BPF_NOEXIST);
+	}
+	ls_verbose("tracker: pid %d registered before latsnap started, signal %d", pid, abi->sig);
+	return 0;
+}
+
+/**
+ * tracker_adopt_preloaded - take in processes that registered through the preload library
+ * before latsnap started: @pid alone, or every one when @pid is 0. Call after tracker_attach(),
+ * so that a process registering meanwhile is not missed.
+ *
+ * Return: how many were found, or a negative errno.
+ */
+int tracker_adopt_preloaded(struct tracker *tr, pid_t pid)
+{
+	struct ls_preload_abi abi;
+	int found;
+
+	if (pid) {
+		found = preloaded_read(pid, &abi) == 0 && adopt(pid, &abi, tr) == 0;
+	} else {
+		found = preloaded_scan(adopt, tr);
+	}
+	if (found > 0) {
+		__atomic_add_fetch(&tr->skel->data->tracking_gen, 1, __ATOMIC_SEQ_CST);
+	}
+	return found;
 }
 
 static unsigned int map_entries(int fd)

@@ -19,6 +19,8 @@ struct tracker_opts {
 	uint64_t threshold_ns;
 	uint64_t sleep_threshold_ns;
 	bool track_all;
+	/* No target: every process that registers through the preload library is tracked. */
+	bool track_registered;
 	bool include_idle;
 	/* One byte per syscall number, non-zero for the idle list. */
 	unsigned char idle_syscalls[LS_MAX_SYSCALLS];
@@ -34,6 +36,9 @@ struct tracker_totals {
 	uint64_t accum_full;
 	uint64_t storage_failed;
 	uint64_t runs_skipped; /* BPF program runs the kernel skipped (recursion) */
+	uint64_t signals; /* sent to the preload library */
+	uint64_t signal_busy; /* not sent: the kernel's deferral slot was taken */
+	uint64_t signal_skipped; /* not sent: the thread blocked it or had it pending */
 };
 
 /*
@@ -45,6 +50,7 @@ typedef int (*tracker_outlier_fn)(struct json_object *outlier, void *ctx);
 int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tracker_outlier_fn fn,
 		 void *ctx);
 int tracker_track_pid(struct tracker *tr, pid_t pid);
+int tracker_adopt_preloaded(struct tracker *tr, pid_t pid);
 int tracker_attach(struct tracker *tr);
 int tracker_poll(struct tracker *tr, int timeout_ms);
 int tracker_drain(struct tracker *tr);

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * preload.c - liblatsnap.so: registers the process with latsnap and, on latsnap's signal,
+ * unwinds the user stack where the slow syscall returned and emits it as latsnap:user_stack.
+ *
+ * The signal path (ls_on_signal) runs on top of whatever the thread was doing: it takes no lock,
+ * allocates nothing, calls no stdio and leaves errno as it found it. Everything it needs is set
+ * up ahead: libunwind's cache policy and lttng-ust's per-thread data in the constructor and at
+ * thread start. Nothing here runs on the application's hot path: the only wrappers are
+ * pthread_create and fork, and the registration is one prctl per process image.
+ *
+ * Settings come from the environment, read once in the constructor and never in secure
+ * execution (setuid and the like), where the library does nothing at all:
+ *	LATSNAP_SIGNAL	the signal to take (number or name, see ls_parse_signal), "off" for none
+ *	LATSNAP_DEPTH	the most frames an unwound stack holds (1..LS_PRELOAD_MAX_DEPTH, 64)
+ */
+#define UNW_LOCAL_ONLY
+#include <dlfcn.h>
+#include <errno.h>
+#include <libunwind.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lttng/ust-fork.h>
+#include <lttng/ust-thread.h>
+
+#include <linux/types.h>
+#include "latsnap.h"
+#include "latsnap-tp.h"
+#include "signame.h"
+
+#define LS_PRELOAD_MAX_DEPTH 128
+#define LS_PRELOAD_DEFAULT_DEPTH 64
+
+#define LS_EXPORT __attribute__((visibility("default")))
+#define LS_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* Read by latsnap (process_vm_readv) to find a process that registered before it started. */
+LS_EXPORT volatile struct ls_preload_abi latsnap_preload_abi = {
+	.magic = LS_PRELOAD_ABI_MAGIC,
+	.version = LS_ABI_VERSION,
+};
+
+static int ls_signal; /* 0: the library is off in this process */
+static unsigned int ls_max_depth = LS_PRELOAD_DEFAULT_DEPTH;
+
+/* lttng_ust_init_thread() ran in this thread: a tracepoint in a signal handler is safe. */
+static LS_TLS int tls_ready;
+static LS_TLS pid_t tls_tid;
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef pid_t (*fork_fn)(void);
+
+struct ls_thread_start {
+	void *(*routine)(void *);
+	void *arg;
+	int tracer_thread;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * ls_on_signal - unwind from the interrupted context and trace it. Async-signal-safe: libunwind's
+ * local unwinder with the global cache (its lock is taken with all signals blocked), a
+ * tracepoint on per-thread data initialized ahead, clock_gettime from the vDSO.
+ */
+static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
+{
+	uint64_t ips[LS_PRELOAD_MAX_DEPTH];
+	int saved_errno = errno;
+	uint8_t truncated = 0, status = LS_UNWIND_OK;
+	unw_cursor_t cursor;
+	unw_word_t ip;
+	uint32_t depth = 0;
+	uint64_t start;
+	int step;
+
+	(void)sig;
+	/* Only the kernel's signal is latsnap's; a kill(2) of our signal is nobody's request. */
+	if (info->si_code != SI_KERNEL || !tls_ready) {
+		goto out;
+	}
+	if (!lttng_ust_tracepoint_enabled(latsnap, user_stack)) {
+		goto out;
+	}
+	start = now_ns();
+	if (unw_init_local2(&cursor, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) < 0) {
+		status = LS_UNWIND_FAILED;
+		goto emit;
+	}
+	for (;;) {
+		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) {
+			break;
+		}
+		ips[depth++] = ip;
+		step = unw_step(&cursor);
+		if (step < 0) {
+			status = LS_UNWIND_BAD_FRAME;
+			break;
+		}
+		if (step == 0) {
+			break;
+		}
+		if (depth == ls_max_depth) {
+			truncated = 1;
+			break;
+		}
+	}
+emit:
+	lttng_ust_tracepoint(latsnap, user_stack, tls_tid, ips, depth, truncated, status,
+			     now_ns() - start);
+out:
+	errno = saved_errno;
+}
+
+/* The thread is ready for the signal: the tracer's per-thread data exists. */
+static void thread_ready(void)
+{
+	tls_tid = gettid();
+	lttng_ust_init_thread();
+	tls_ready = 1;
+}
+
+/* Tell latsnap (if it runs now) that this thread is the tracer's own, and remember it. */
+static void thread_quiet(void)
+{
+	uint32_t slot;
+
+	tls_tid = gettid();
+	prctl(LS_PRCTL_OPTION, LS_PRCTL_QUIET_THREAD, 0, 0, LS_ABI_VERSION);
+	slot = __atomic_fetch_add(&latsnap_preload_abi.nr_quiet, 1, __ATOMIC_RELAXED);
+	if (slot < LS_PRELOAD_MAX_QUIET) {
+		latsnap_preload_abi.quiet_tids[slot] = tls_tid;
+	}
+}
+
+/* Say who we are and how to signal us. The kernel, not these arguments, says which process. */
+static void register_process(void)
+{
+	latsnap_preload_abi.handler = (uint64_t)(uintptr_t)ls_on_signal;
+	latsnap_preload_abi.sig = ls_signal;
+	prctl(LS_PRCTL_OPTION, LS_PRCTL_REGISTER, ls_signal, (unsigned long)(uintptr_t)ls_on_signal,
+	      LS_ABI_VERSION);
+}
+
+static int parse_depth(const char *text)
+{
+	char *end;
+	long n;
+
+	if (!text || *text == '\0') {
+		return LS_PRELOAD_DEFAULT_DEPTH;
+	}
+	n = strtol(text, &end, 10);
+	if (*end != '\0' || n < 1 || n > LS_PRELOAD_MAX_DEPTH) {
+		return LS_PRELOAD_DEFAULT_DEPTH;
+	}
+	return (int)n;
+}
+
+/*
+ * Runs after lttng-ust's own constructor (liblatsnap.so depends on it), before main. A bad
+ * setting turns the library off rather than guess: it must never be the reason a program fails.
+ */
+__attribute__((constructor)) static void latsnap_preload_init(void)
+{
+	const char *text;
+	struct sigaction sa, old;
+	int sig;
+
+	if (getauxval(AT_SECURE)) {
+		return;
+	}
+	text = getenv("LATSNAP_SIGNAL");
+	if (text && (strcmp(text, "off") == 0 || strcmp(text, "0") == 0)) {
+		return;
+	}
+	sig = ls_parse_signal(text && *text ? text : LS_DEFAULT_SIGNAL_NAME);
+	if (sig < 0) {
+		return;
+	}
+	ls_max_depth = parse_depth(getenv("LATSNAP_DEPTH"));
+	/* A handler already there is the application's (or another preload's): leave it be. */
+	if (sigaction(sig, NULL, &old) || (old.sa_flags & SA_SIGINFO) ||
+	    old.sa_handler != SIG_DFL) {
+		return;
+	}
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_GLOBAL);
+	thread_ready();
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = ls_on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL)) {
+		return;
+	}
+	ls_signal = sig;
+	register_process();
+}
+
+static void *ls_thread_start(void *p)
+{
+	struct ls_thread_start start = *(struct ls_thread_start *)p;
+
+	free(p);
+	if (start.tracer_thread) {
+		thread_quiet();
+	} else if (ls_signal) {
+		thread_ready();
+	}
+	return start.routine(start.arg);
+}
+
+/* Is @addr code of lttng-ust itself (whose threads are the tracer's, not the application's)? */
+static int in_lttng_ust(const void *addr)
+{
+	Dl_info info;
+
+	return dladdr(addr, &info) && info.dli_fname && strstr(info.dli_fname, "liblttng-ust");
+}
+
+/*
+ * pthread_create - every thread the application creates is made ready for the signal before its
+ * first instruction; lttng-ust's listener threads are marked as the tracer's.
+ */
+LS_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+			     void *(*routine)(void *), void *arg)
+{
+	static pthread_create_fn real_create;
+	struct ls_thread_start *start;
+	pthread_create_fn create;
+	int err;
+
+	create = __atomic_load_n(&real_create, __ATOMIC_RELAXED);
+	if (!create) {
+		create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+		if (!create) {
+			return EAGAIN;
+		}
+		__atomic_store_n(&real_create, create, __ATOMIC_RELAXED);
+	}
+	if (getauxval(AT_SECURE)) {
+		return create(thread, attr, routine, arg);
+	}
+	start = malloc(sizeof(*start));
+	if (!start) {
+		return create(thread, attr, routine, arg);
+	}
+	start->routine = routine;
+	start->arg = arg;
+	start->tracer_thread = in_lttng_ust(__builtin_return_address(0));
+	err = create(thread, attr, ls_thread_start, start);
+	if (err) {
+		free(start);
+	}
+	return err;
+}
+
+/*
+ * fork - lttng-ust's fork handling (what liblttng-ust-fork.so does), and the child registers
+ * itself: it is a new process, with a pid latsnap has never been told about. Signals stay blocked
+ * across the fork (lttng_ust_before_fork), so latsnap's is never sent into the middle of it.
+ */
+LS_EXPORT pid_t fork(void)
+{
+	static fork_fn real_fork;
+	sigset_t saved;
+	fork_fn do_fork;
+	int saved_errno;
+	pid_t pid;
+
+	do_fork = __atomic_load_n(&real_fork, __ATOMIC_RELAXED);
+	if (!do_fork) {
+		do_fork = (fork_fn)dlsym(RTLD_NEXT, "fork");
+		if (!do_fork) {
+			errno = ENOSYS;
+			return -1;
+		}
+		__atomic_store_n(&real_fork, do_fork, __ATOMIC_RELAXED);
+	}
+	if (getauxval(AT_SECURE)) {
+		return do_fork();
+	}
+	lttng_ust_before_fork(&saved);
+	pid = do_fork();
+	saved_errno = errno;
+	if (pid == 0) {
+		latsnap_preload_abi.nr_quiet = 0;
+		latsnap_preload_abi.sig = 0;
+		tls_tid = gettid();
+		lttng_ust_after_fork_child(&saved);
+		if (ls_signal) {
+			register_process();
+		}
+	} else {
+		lttng_ust_after_fork_parent(&saved);
+	}
+	errno = saved_errno;
+	return pid;
+}
