@@ -34,10 +34,17 @@ _tap_started=0
 # A scratch directory, removed at exit unless KEEP_TMP=1.
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/latsnap-test.XXXXXX")
 _tap_cleanup() {
-	local pid
+	local pid s
 	for pid in ${_bg_pids:-}; do
 		kill -TERM "$pid" 2>/dev/null
 	done
+	for s in ${_lttng_sessions:-}; do
+		lttng destroy "$s" >/dev/null 2>&1
+	done
+	# The session daemon we started goes, unless another test (run alongside) has a session.
+	if [ -n "${_started_sessiond:-}" ] && ! lttng list 2>/dev/null | grep -q '^ *[0-9])'; then
+		kill -TERM "$_started_sessiond" 2>/dev/null
+	fi
 	if [ "${KEEP_TMP:-0}" = 1 ]; then
 		echo "# kept $TMPD" >&2
 	else
@@ -328,3 +335,67 @@ wl_log_get() {
 # Frame regexes (jq test()).
 # shellcheck disable=SC2034 # used by the .t files
 GLUE_RE='^(bpf_|__traceiter|__bpf_trace|bpf_trace_run)'
+
+# --- LTTng: a real session daemon and a real trace, read back with babeltrace2 ---
+
+_lttng_sessions=
+_started_sessiond=
+
+# require_lttng: lttng, lttng-sessiond and babeltrace2 are there and a session daemon runs (one
+# is started, UST only, when none does; it is stopped at exit).
+require_lttng() {
+	require lttng lttng-sessiond babeltrace2
+	if ! pgrep -x lttng-sessiond >/dev/null; then
+		lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1 || skip_all "cannot start lttng-sessiond"
+		_started_sessiond=$(pgrep -n -x lttng-sessiond)
+	fi
+}
+
+# lttng_trace_start NAME DIR: a UST tracing session NAME that records latsnap:* events into DIR.
+# Applications started after this register with the daemon before main() and trace.
+lttng_trace_start() {
+	local name=$1 dir=$2
+	_lttng_sessions="$_lttng_sessions $name"
+	lttng create "$name" --output="$dir" >/dev/null &&
+		lttng enable-event -u -s "$name" 'latsnap:*' >/dev/null &&
+		lttng start "$name" >/dev/null
+}
+
+# lttng_trace_stop NAME: flush and close the session; its trace is complete afterwards.
+lttng_trace_stop() {
+	lttng stop "$1" >/dev/null 2>&1
+	lttng destroy "$1" >/dev/null 2>&1
+}
+
+# user_stacks DIR: one line per latsnap:user_stack event of the trace in DIR:
+#   TID DEPTH TRUNCATED STATUS UNWIND_NS IP0 IP1 ...   (IPs in lower-case hex, innermost first)
+user_stacks() {
+	babeltrace2 "$1" 2>/dev/null | perl -ne '
+		next unless /latsnap:user_stack:/;
+		my %f = map { /^(\w+) = (\S+)$/ ? ($1, $2) : () } split /, /, ($1 // "") if /\{ (tid = [^\[]*?), _ips_length/;
+		my @ips = map { lc } /\[\d+\] = (0x[0-9A-Fa-f]+)/g;
+		print join(" ", @f{qw(tid depth truncated status unwind_ns)}, @ips), "\n";'
+}
+
+# ips_to_functions BINARY WL_LOG IP...: for each IP, the function of BINARY it falls in, or "?".
+# The workload logs "fn NAME 0xADDR" (its runtime address) for each function of interest; sizes
+# come from the symbol table. A caller's IP is a return address: it may equal the function's end.
+ips_to_functions() {
+	local bin=$1 log=$2; shift 2
+	perl -e '
+		my ($bin, $log, @ips) = @ARGV;
+		my (%size, %addr);
+		open(my $nm, "-|", "nm", "-S", "--defined-only", $bin) or die;
+		while (<$nm>) { my @f = split; $size{$f[3]} = hex($f[1]) if @f == 4; }
+		open(my $l, "<", $log) or die;
+		while (<$l>) { my @f = split; $addr{$f[1]} = hex($f[2]) if $f[0] eq "fn"; }
+		for my $i (0 .. $#ips) {
+			my $ip = hex($ips[$i]); my $name = "?";
+			for my $fn (keys %addr) {
+				next unless defined $size{$fn};
+				my ($lo, $hi) = ($addr{$fn}, $addr{$fn} + $size{$fn});
+				if ($i == 0 ? ($ip >= $lo && $ip < $hi) : ($ip > $lo && $ip <= $hi)) { $name = $fn; last; }
+			}
+			print "$name\n";
+		}' "$bin" "$log" "$@"
+}
