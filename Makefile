@@ -107,8 +107,9 @@ $(BUILD)/latsnap-demo: demo/latsnap-demo.c | $(DEPS_STAMP)
 demo: $(BUILD)/latsnap $(PRELOAD) $(BUILD)/latsnap-demo
 	scripts/demo.sh
 
-bench: $(BUILD)/latsnap $(BUILD)/workloads/loop
+bench: $(BUILD)/latsnap $(PRELOAD) $(BUILD)/workloads/loop $(BUILD)/workloads/unwind-nofp
 	bench/syscall-cost.sh
+	bench/unwind-cost.sh
 
 install: $(BUILD)/latsnap $(PRELOAD)
 	install -D -m 0755 $(BUILD)/latsnap $(DESTDIR)$(PREFIX)/bin/latsnap
