@@ -404,7 +404,7 @@ static __always_inline __u32 signal_preload(struct task_struct *task)
 		return LS_EF_SIGNAL_DISPLACED;
 	}
 	sig = reg->sig;
-	if (!valid_signal(sig)) {
+	if (!valid_signal(sig) || reg->handler <= 1) {
 		return 0;
 	}
 	if (installed_handler(task, sig) != reg->handler) {
@@ -505,7 +505,8 @@ static __always_inline void handle_prctl(struct task_struct *task, struct pt_reg
 	}
 	sig = BPF_CORE_READ(regs, dx);
 	reg.handler = BPF_CORE_READ(regs, r10);
-	if (!valid_signal(sig) || installed_handler(task, sig) != reg.handler) {
+	/* SIG_DFL (0) and SIG_IGN (1) are no handlers: they would "match" a signal left alone. */
+	if (!valid_signal(sig) || reg.handler <= 1 || installed_handler(task, sig) != reg.handler) {
 		return;
 	}
 	reg.sig = sig;

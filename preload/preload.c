@@ -18,6 +18,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <libunwind.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -52,6 +53,14 @@ static unsigned int ls_max_depth = LS_PRELOAD_DEFAULT_DEPTH;
 
 /* lttng_ust_init_thread() ran in this thread: a tracepoint in a signal handler is safe. */
 static LS_TLS int tls_ready;
+
+/*
+ * fork() and the handler exclude each other: a handler unwinding in another thread holds the
+ * loader's write lock (libunwind walks dl_iterate_phdr), which glibc does not reset in the child,
+ * where lttng-ust's fork handling takes it again.
+ */
+static int ls_forking;
+static int ls_unwinding;
 static LS_TLS pid_t tls_tid;
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -73,8 +82,14 @@ static uint64_t now_ns(void)
 
 /*
  * ls_on_signal - unwind from the interrupted context and trace it. Async-signal-safe: libunwind's
- * local unwinder with the global cache (its lock is taken with all signals blocked), a
- * tracepoint on per-thread data initialized ahead, clock_gettime from the vDSO.
+ * local unwinder without its cache, a tracepoint on per-thread data initialized ahead,
+ * clock_gettime from the vDSO.
+ *
+ * No cache, because the cache's lock and the loader's lock (which libunwind takes through
+ * dl_iterate_phdr) would be taken in both orders: a thread signalled inside dlclose holds the
+ * loader's lock and waits for the cache, while another, in the handler, holds the cache and waits
+ * for the loader. The loader's lock alone is recursive, so a handler that lands inside the loader
+ * goes through.
  */
 static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 {
@@ -93,6 +108,11 @@ static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 		goto out;
 	}
 	if (!lttng_ust_tracepoint_enabled(latsnap, user_stack)) {
+		goto out;
+	}
+	__atomic_add_fetch(&ls_unwinding, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&ls_forking, __ATOMIC_SEQ_CST)) {
+		__atomic_sub_fetch(&ls_unwinding, 1, __ATOMIC_SEQ_CST);
 		goto out;
 	}
 	start = now_ns();
@@ -119,6 +139,7 @@ static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 		}
 	}
 emit:
+	__atomic_sub_fetch(&ls_unwinding, 1, __ATOMIC_SEQ_CST);
 	lttng_ust_tracepoint(latsnap, user_stack, tls_tid, ips, depth, truncated, status,
 			     now_ns() - start);
 out:
@@ -153,6 +174,61 @@ static void register_process(void)
 	latsnap_preload_abi.sig = ls_signal;
 	prctl(LS_PRCTL_OPTION, LS_PRCTL_REGISTER, ls_signal, (unsigned long)(uintptr_t)ls_on_signal,
 	      LS_ABI_VERSION);
+}
+
+/*
+ * libunwind initializes itself (under a lock of its own) at its first unwind: let that be now,
+ * not in a signal handler.
+ */
+static void warm_up_unwinder(void)
+{
+	unw_context_t context;
+	unw_cursor_t cursor;
+
+	if (unw_getcontext(&context) == 0 && unw_init_local(&cursor, &context) == 0) {
+		unw_step(&cursor);
+	}
+}
+
+/*
+ * lttng_ust_after_fork_child() dlopens liblttng-ust (already loaded: it only takes a reference),
+ * and ld.so asserts its debugger state is consistent first. A child forked while another thread of
+ * its parent was inside dlopen or dlclose inherits that operation half done, forever: the
+ * assertion would kill it, where the same child without the library lives (until it dlopens
+ * itself). So the state is declared consistent for lttng-ust's call only, and put back.
+ * liblttng-ust-fork.so has the same problem, unmitigated.
+ */
+/*
+ * Before a fork: no handler of ours unwinding in another thread, and (as far as can be seen) no
+ * other thread inside dlopen or dlclose, which hold the loader's locks. Bounded: a fork is never
+ * held up more than about 50 ms.
+ */
+static void quiesce_before_fork(void)
+{
+	struct timespec pause = { 0, 20000 };
+	int i;
+
+	__atomic_add_fetch(&ls_forking, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < 2500; i++) {
+		if (!__atomic_load_n(&ls_unwinding, __ATOMIC_SEQ_CST) &&
+		    _r_debug.r_state == RT_CONSISTENT) {
+			break;
+		}
+		nanosleep(&pause, NULL);
+	}
+}
+
+static void after_fork_child(sigset_t *saved)
+{
+	int state = _r_debug.r_state;
+
+	if (state != RT_CONSISTENT) {
+		_r_debug.r_state = RT_CONSISTENT;
+	}
+	lttng_ust_after_fork_child(saved);
+	if (state != RT_CONSISTENT) {
+		_r_debug.r_state = state;
+	}
 }
 
 static int parse_depth(const char *text)
@@ -197,7 +273,8 @@ __attribute__((constructor)) static void latsnap_preload_init(void)
 	    old.sa_handler != SIG_DFL) {
 		return;
 	}
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_GLOBAL);
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
+	warm_up_unwinder();
 	thread_ready();
 
 	memset(&sa, 0, sizeof(sa));
@@ -294,18 +371,24 @@ LS_EXPORT pid_t fork(void)
 	if (getauxval(AT_SECURE)) {
 		return do_fork();
 	}
+	/* lttng-ust's locks first: the wait then ends right before the fork. */
 	lttng_ust_before_fork(&saved);
+	quiesce_before_fork();
 	pid = do_fork();
 	saved_errno = errno;
 	if (pid == 0) {
+		/* Only this thread went on: no one else forks or unwinds here. */
+		ls_forking = 0;
+		ls_unwinding = 0;
 		latsnap_preload_abi.nr_quiet = 0;
 		latsnap_preload_abi.sig = 0;
 		tls_tid = gettid();
-		lttng_ust_after_fork_child(&saved);
+		after_fork_child(&saved);
 		if (ls_signal) {
 			register_process();
 		}
 	} else {
+		__atomic_sub_fetch(&ls_forking, 1, __ATOMIC_SEQ_CST);
 		lttng_ust_after_fork_parent(&saved);
 	}
 	errno = saved_errno;

@@ -159,7 +159,7 @@ int preloaded_read(pid_t pid, struct ls_preload_abi *abi)
 		return errno ? -errno : -EIO;
 	}
 	if (abi->magic != LS_PRELOAD_ABI_MAGIC || abi->version != LS_ABI_VERSION || abi->sig <= 0 ||
-	    abi->sig > 64 || !abi->handler) {
+	    abi->sig > 64 || abi->handler <= 1) {
 		return -ENOENT;
 	}
 	for (i = 0; i < abi->nr_quiet && i < LS_PRELOAD_MAX_QUIET; i++) {

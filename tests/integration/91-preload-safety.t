@@ -1,0 +1,348 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The preload library must never be the reason an application misbehaves, and its registration
+# prctl (which any process can call) must never give anyone a hold on another process:
+#  a) an application that installs its own handler for latsnap's signal gets no signal of
+#     latsnap's from then on (signal-displaced), and says so once on stderr;
+#  b) a thread that blocks the signal is not sent it (signal-blocked), so nothing is left pending;
+#  c) in secure execution (a setuid program run by uid 65534) the library does nothing at all;
+#  d) a process can register only itself: an unprivileged rogue naming a victim's pid anywhere in
+#     the prctl changes nothing for the victim, and a handler it has not installed (or SIG_DFL)
+#     is refused;
+#     without the library (--no-preload) nothing is ever signalled;
+#  e) 64 threads signalled at every 2 ms nap, next to threads in malloc (mmap/munmap), dlopen and
+#     fork, keep their memory, errno and results, and every stack unwinds.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require jq cc setpriv
+require_latsnap
+require_lttng
+require_workloads ownhandler sigblocker sigstate rogue stress sleeper
+[ -f "$ROOT/build/liblatsnap.so" ] || skip_all "$ROOT/build/liblatsnap.so not built (run make)"
+
+NOBODY=65534
+SIG=60
+# uid 65534 must reach its logs and the setuid binary below TMPD.
+chmod 711 "$TMPD"
+as_nobody() { setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$@"; }
+# A log file uid 65534 can append to.
+nobody_file() { : >"$1" && chown $NOBODY:$NOBODY "$1"; }
+
+# reg_count ERR PID: how many times stderr (-v) says PID registered (live, or found at start-up).
+reg_count() {
+	grep -c -E "latsnap: tracker: pid $2( \([^)]*\))? registered" "$1"
+}
+
+# reg_others ERR PID...: the registration lines about any other pid (other tests may run).
+reg_others() {
+	local err=$1 p re=''; shift
+	for p in "$@"; do re="${re}|pid ${p}[ (]"; done
+	grep -E 'latsnap: tracker: pid [0-9]+.* registered' "$err" | grep -v -E "${re#|}"
+}
+
+# ev_count STACKS TID: latsnap:user_stack events of thread TID.
+ev_count() { awk -v t="$2" '$1 == t { n++ } END { print n + 0 }' "$1"; }
+
+# record_v OUT ERR ARGS...: record_json for runs with -v, whose stderr on failure is shown without
+# libbpf's chatter and the registrations.
+record_v() {
+	local out=$1 err=$2 t0
+	shift 2
+	t0=$(date +%s%N)
+	timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --no-snapshot --json "$@" >"$out" 2>"$err"
+	RC=$?
+	ELAPSED_MS=$((($(date +%s%N) - t0) / 1000000))
+	if [ "$RC" != 0 ]; then
+		diag "latsnap record --no-snapshot --json $* exited $RC after $ELAPSED_MS ms; its stderr, in part:"
+		grep -v -E '^latsnap: libbpf:|registered through the preload library' "$err" | head -20 |
+			while IFS= read -r line; do diag "  stderr: $line"; done
+	fi
+}
+
+# signals_line ERR: the -v totals of signals sent to the preload library.
+signals_line() { grep -m1 'signals to the preload library' "$1"; }
+
+# bg_record OUT ERR ARGS...: `latsnap record --no-snapshot --json ARGS` in the background (BG),
+# returns once it says it tracks every process that loads the library.
+BG=
+bg_record() {
+	local out=$1 err=$2 i
+	shift 2
+	"$LATSNAP" record --no-snapshot --json "$@" >"$out" 2>"$err" &
+	BG=$!
+	track_bg "$BG"
+	for ((i = 0; i < 300; i++)); do
+		grep -qs 'tracking every process that loads' "$err" && return 0
+		kill -0 "$BG" 2>/dev/null || break
+		sleep 0.05
+	done
+	diag "latsnap record $* did not get ready; its stderr:"
+	diag_file "$err" "  stderr: "
+	return 1
+}
+
+# bg_record_stop: SIGINT, as a user would end it; RC is its exit status.
+bg_record_stop() {
+	local i
+	kill -INT "$BG" 2>/dev/null
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$BG" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$BG" 2>/dev/null; then
+		diag "latsnap record did not stop within 10 s of SIGINT"
+		kill -KILL "$BG" 2>/dev/null
+	fi
+	wait "$BG"
+	RC=$?
+}
+
+# Another latsnap running meanwhile (another test) tracks our registered workloads too: when its
+# signal comes first, ours finds it pending and the outlier says signal-blocked. Our own runs carry
+# this mark in their environment; a sampler notes the others, to explain such a failure.
+export LATSNAP_T91_RUN=$$
+(
+	while :; do
+		for p in $(pgrep -x latsnap); do
+			tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "LATSNAP_T91_RUN=$$" ||
+				echo "pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+		done
+		sleep 0.2
+	done
+) >"$TMPD/others" 2>/dev/null &
+track_bg $!
+others() {
+	[ -s "$TMPD/others" ] || return 0
+	diag "  other latsnap processes ran during this test (their signal may have come first):"
+	sort -u "$TMPD/others" | head -5 | while IFS= read -r line; do diag "    $line"; done
+}
+
+T0=$(date +%s%N)
+
+# --- a) the application installs its own handler for the signal ---------------------------------
+T=$TMPD/a
+mkdir -p "$T"
+lttng_trace_start "latsnap-91-$$-a" "$T/trace" || fail "LTTng session for ownhandler"
+WL_LOG=$T/log record_json "$T/out" "$T/err" -- -t 30ms -- "$WL/ownhandler" 60 3 5
+lttng_trace_stop "latsnap-91-$$-a"
+user_stacks "$T/trace" >"$T/stacks"
+is "$RC" 0 "a) record -t 30ms -- ownhandler: exit 0"
+PID=$(wl_log_get "$T/log" pid)
+SWITCH=$(wl_log_get "$T/log" switch)
+RAISED=$(wl_log_get "$T/log" raised)
+HANDLED=$(wl_log_get "$T/log" handled)
+ok '[ -n "$PID" ] && [ -n "$SWITCH" ] && [ -n "$RAISED" ]' "a) ownhandler ran (pid $PID) and logged its switch" ||
+	diag_file "$T/log" "  log: "
+is "$HANDLED" "$RAISED" "a) its handler ran exactly as often as it raised signal $SIG: latsnap sent it nothing"
+is "$(wl_log_get "$T/log" from_kernel)" 0 "a) none of its handler's calls came from the kernel (si_code SI_KERNEL)"
+is "$(grep -c -E "latsnap: tracker: pid ${PID:-x} \([^)]*\) installed its own handler for signal $SIG:" "$T/err")" 1 \
+	"a) stderr says exactly once that it installed its own handler for signal $SIG" || diag_file "$T/err" "  stderr: "
+NAPS="select(.pid == ${PID:-0} and (.syscall // \"\" | test(\"nanosleep\")))"
+BEFORE="$NAPS | select(.start_ns < ${SWITCH:-0})"
+AFTER="$NAPS | select(.start_ns > ${SWITCH:-0})"
+is "$(jcount "$T/out" "$BEFORE")" 1 "a) one nanosleep outlier before the switch" || dump_outliers "$T/out"
+is "$(jfirst "$T/out" "$BEFORE" .signalled)" true "a) the outlier before the switch is signalled" || others
+is "$(jcount "$T/out" "$AFTER")" 3 "a) three nanosleep outliers after the switch"
+is "$(jq -s "[.[] | $AFTER | .signalled == false and (.flags | any(startswith(\"signal-displaced\")))] | length > 0 and all" "$T/out")" \
+	true "a) every outlier after the switch is signalled false with a signal-displaced flag" ||
+	dump_outlier_json "$T/out" "$AFTER | {start_ns, signalled, flags}"
+is "$(ev_count "$T/stacks" "${PID:-x}")" 1 "a) one unwound user stack in the trace, from the nap before the switch" ||
+	diag_file "$T/stacks" "  user_stack: " 10
+
+# --- b) a thread that blocks the signal --------------------------------------------------------
+T=$TMPD/b
+mkdir -p "$T"
+lttng_trace_start "latsnap-91-$$-b" "$T/trace" || fail "LTTng session for sigblocker"
+# One nap before blocking: a control, that the library unwinds when it may.
+WL_LOG=$T/log record_v "$T/out" "$T/err" -v -t 30ms -- "$WL/sigblocker" 60 3 1
+lttng_trace_stop "latsnap-91-$$-b"
+user_stacks "$T/trace" >"$T/stacks"
+is "$RC" 0 "b) record -t 30ms -- sigblocker: exit 0"
+PID=$(wl_log_get "$T/log" pid)
+BLOCKED=$(wl_log_get "$T/log" blocked)
+is "$(wl_log_get "$T/log" pending)" 0 "b) signal $SIG is not pending in the thread that blocks it" ||
+	diag_file "$T/log" "  log: "
+NAPS="select(.pid == ${PID:-0} and (.syscall // \"\" | test(\"nanosleep\")))"
+BEFORE="$NAPS | select(.start_ns < ${BLOCKED:-0})"
+AFTER="$NAPS | select(.start_ns > ${BLOCKED:-0})"
+is "$(jfirst "$T/out" "$BEFORE" .signalled)" true "b) control: the nap before blocking is signalled" ||
+	{ dump_outliers "$T/out"; others; }
+is "$(jcount "$T/out" "$AFTER")" 3 "b) three nanosleep outliers while blocked"
+is "$(jq -s "[.[] | $AFTER | .signalled == false and (.flags | any(startswith(\"signal-blocked\")))] | length > 0 and all" "$T/out")" \
+	true "b) every outlier while blocked is signalled false with a signal-blocked flag" ||
+	dump_outlier_json "$T/out" "$AFTER | {start_ns, signalled, flags}"
+is "$(ev_count "$T/stacks" "${PID:-x}")" 1 "b) one user stack in the trace (the control): none while the signal is blocked" ||
+	diag_file "$T/stacks" "  user_stack: " 10
+diag "b) $(signals_line "$T/err")"
+
+# --- c) secure execution -----------------------------------------------------------------------
+T=$TMPD/c
+mkdir -p "$T/sec"
+chmod 755 "$T" "$T/sec"
+# Linked against the library (LD_PRELOAD is not honoured in secure execution); an $ORIGIN rpath
+# would be ignored there, an absolute one is not.
+if cc -O2 -o "$T/sec/sigstate" "$ROOT/tests/workloads/sigstate.c" -I "$ROOT/tests/workloads" \
+	-L "$ROOT/build" -Wl,--no-as-needed -llatsnap -Wl,-rpath,"$ROOT/build" -ldl 2>"$T/cc.err" &&
+	chmod 4755 "$T/sec/sigstate"; then
+	pass "c) built a setuid-root sigstate linked against liblatsnap.so"
+	nobody_file "$T/log.nobody"
+	if bg_record "$T/out" "$T/err" -v -t 50ms -d 30s; then
+		WL_LOG=$T/log.nobody as_nobody "$T/sec/sigstate" 150
+		RC_NOBODY=$?
+		# The control: the same binary run by root is not in secure execution.
+		WL_LOG=$T/log.root "$T/sec/sigstate" 150
+		RC_ROOT=$?
+		bg_record_stop
+	else
+		RC=1 RC_NOBODY=1 RC_ROOT=1
+	fi
+	is "$RC" 0 "c) latsnap record -v (no target) ends with 0 on SIGINT"
+	PN=$(wl_log_get "$T/log.nobody" pid)
+	PR=$(wl_log_get "$T/log.root" pid)
+	is "$RC_NOBODY" 0 "c) setuid sigstate run by uid $NOBODY: exit 0"
+	is "$(wl_log_get "$T/log.nobody" at_secure)" 1 "c) run by uid $NOBODY it is in secure execution (AT_SECURE 1)" ||
+		diag_file "$T/log.nobody" "  log: "
+	is "$(wl_log_get "$T/log.nobody" handler)" dfl "c) secure: the library installed no handler for signal $SIG"
+	is "$(wl_log_get "$T/log.nobody" abi_sig)" 0 "c) secure: the library is loaded but did not register (abi sig 0)"
+	is "$(reg_count "$T/err" "${PN:-x}")" 0 "c) secure: no registration of pid $PN"
+	is "$(jcount "$T/out" "select(.pid == ${PN:-0})")" 0 "c) secure: no outlier for it (not tracked)" ||
+		dump_outliers "$T/out"
+	is "$RC_ROOT" 0 "c) control, run by root: exit 0"
+	is "$(wl_log_get "$T/log.root" at_secure)/$(wl_log_get "$T/log.root" handler)/$(wl_log_get "$T/log.root" abi_sig)" \
+		"0/other/$SIG" "c) control: not secure, the library's handler is in, registered for signal $SIG" ||
+		diag_file "$T/log.root" "  log: "
+	is "$(reg_count "$T/err" "${PR:-x}")" 1 "c) control: stderr says pid $PR registered" ||
+		diag_file "$T/err" "  stderr: "
+	is "$(jfirst "$T/out" "select(.pid == ${PR:-0} and (.syscall // \"\" | test(\"nanosleep\")))" .signalled)" true \
+		"c) control: its nap is an outlier, signalled" || { dump_outliers "$T/out"; others; }
+else
+	fail "c) built a setuid-root sigstate linked against liblatsnap.so"
+	diag_file "$T/cc.err" "  cc: "
+	skip_tests 11 "no setuid sigstate"
+fi
+
+# --- d) isolation: a process registers only itself ---------------------------------------------
+T=$TMPD/d
+mkdir -p "$T"
+chmod 755 "$T"
+nobody_file "$T/log.rogue"
+if bg_record "$T/out" "$T/err" -v -t 50ms -d 30s; then
+	# The victim: root's, without the library, asleep while the rogue tries.
+	env -u LD_PRELOAD WL_LOG="$T/log.victim" "$WL/sleeper" 700 1 &
+	VPID=$!
+	as_nobody env -u LD_PRELOAD WL_LOG="$T/log.rogue" "$WL/rogue" "$VPID" 100
+	RC_ROGUE=$?
+	wait "$VPID"
+	RC_VICTIM=$?
+	bg_record_stop
+else
+	RC=1 RC_ROGUE=1 RC_VICTIM=1 VPID=x
+fi
+RPID=$(wl_log_get "$T/log.rogue" pid)
+is "$RC" 0 "d) latsnap record -v (no target) ends with 0 on SIGINT"
+is "$RC_ROGUE" 0 "d) rogue (uid $NOBODY): exit 0"
+is "$(wl_log_get "$T/log.rogue" victim)" "$VPID" "d) rogue aimed at the victim's pid $VPID"
+is "$(awk '$1 == "prctl" { n++; if ($3 != -1 || $4 != 22) bad++ } END { print n + 0, bad + 0 }' "$T/log.rogue")" "19 0" \
+	"d) all 19 of the rogue's prctl calls failed with EINVAL (the kernel knows no such option)" ||
+	diag_file "$T/log.rogue" "  rogue: "
+is "$(reg_count "$T/err" "$VPID")" 0 "d) the victim is never registered"
+is "$(reg_count "$T/err" "${RPID:-x}")" 1 \
+	"d) the rogue is registered once: its proper registration, not the SIG_DFL, wrong-handler or victim-pid ones" ||
+	diag "$(grep -E "latsnap: tracker: pid ${RPID:-x}( \([^)]*\))? registered" "$T/err")"
+OTHERS=$(reg_others "$T/err" "$VPID" "${RPID:-x}")
+[ -z "$OTHERS" ] || diag "d) registrations of unrelated processes (other tests running?):" "$OTHERS"
+is "$RC_VICTIM" 0 "d) the victim exits 0"
+is "$(jcount "$T/out" "select(.pid == $VPID)")" 0 "d) no outlier for the victim (never tracked)" ||
+	dump_outliers "$T/out"
+is "$(jcount "$T/out" "select(.pid == ${RPID:-0})")" 1 "d) one outlier for the rogue (its own nap, once registered)" ||
+	dump_outliers "$T/out"
+is "$(jfirst "$T/out" "select(.pid == ${RPID:-0})" .signalled)" true "d) the rogue's outlier is signalled" ||
+	{ dump_outliers "$T/out"; others; }
+is "$(wl_log_get "$T/log.rogue" handled)/$(wl_log_get "$T/log.rogue" from_kernel)" 1/1 \
+	"d) the rogue got that signal in its own handler, from the kernel, once"
+QTID=$(wl_log_get "$T/log.rogue" quiet_tid)
+is "$(jcount "$T/out" "select(.tid == ${QTID:-0})")" 0 "d) nothing from the rogue's quieted thread"
+
+# Without the library, nothing is signalled and nothing registers.
+WL_LOG=$T/log.np record_v "$T/out.np" "$T/err.np" -v -t 50ms --no-preload -- "$WL/sleeper" 100
+PID=$(wl_log_get "$T/log.np" pid)
+is "$RC" 0 "d) record --no-preload -- sleeper 100: exit 0"
+is "$(jcount "$T/out.np" "select(.pid == ${PID:-0})")" 1 "d) --no-preload: one outlier" || dump_outliers "$T/out.np"
+is "$(jfirst "$T/out.np" "select(.pid == ${PID:-0})" '[.signalled, (.flags | any(startswith("signal-")))]' | tr -d ' ')" \
+	"[false,false]" "d) --no-preload: the outlier is not signalled, and no signal-* flag"
+is "$(reg_count "$T/err.np" "${PID:-x}")" 0 "d) --no-preload: no registration"
+
+# --- e) stress ---------------------------------------------------------------------------------
+# stress_checks N LOG ERR STACKS WORKERS: what the workload says of itself, and the user stacks.
+stress_checks() {
+	local n=$1 log=$2 err=$3 stacks=$4 workers=$5 role
+	# The workload's watchdog ends a run that deadlocked (status 3) and names the stuck threads.
+	if is "$(wl_log_get "$log" hung)" "" "$n: no thread stuck after the deadline (no deadlock)"; then
+		is "$(awk '$1 == "worker" && $3 == "ok"' "$log" | wc -l)" "$workers" \
+			"$n: all $workers workers ok (buffer checksum and errno intact, no nap cut short)" ||
+			diag "$(awk '$1 == "worker" && $3 != "ok" { print "  " $0 }' "$log" | head -10)"
+		for role in malloc dlopen fork; do
+			is "$(wl_log_get "$log" "$role")" ok \
+				"$n: $role ok ($(wl_log_get "$log" "$role" 3) done, $(wl_log_get "$log" "$role" 4) failed)" ||
+				diag "  $(grep "^why $role" "$log")"
+		done
+	else
+		diag "  $(wl_log_get "$log" hung) threads stuck, $(wl_log_get "$log" hung 3) of them with signal $SIG blocked (inside the preload library's handler, or fork):"
+		diag "$(awk '$1 == "stuck" { print "    " $0 }' "$log")"
+		skip_tests 4 "$n: the stress deadlocked, its threads never reported"
+	fi
+	awk '$1 == "tid" { print $3, $2 }' "$log" >"$stacks.tids"
+	# The stress's own threads only: other tests' processes may trace into the session too.
+	awk 'NR == FNR { t[$1] = 1; next } t[$1]' "$stacks.tids" "$stacks" >"$stacks.mine"
+	is "$(awk '$4 != 0' "$stacks.mine" | wc -l)" 0 "$n: every user stack unwound to its end (status 0)" ||
+		diag "$(awk '$4 != 0 { print "  " $0 }' "$stacks.mine" | head -5)"
+	diag "$n: $(signals_line "$err" | sed 's/^latsnap: //')"
+	diag "$n: $(wc -l <"$stacks.mine") user_stack events from $(awk '{ print $1 }' "$stacks.mine" | sort -u | wc -l) threads; unwind_ns $(awk '{ print $5 }' "$stacks.mine" | sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "min %d median %d max %d", v[1], v[int((NR + 1) / 2)], v[NR] }')"
+	diag "$n: $(grep -m1 -E '^latsnap: [0-9]+ outliers' "$err" | sed 's/^latsnap: //')"
+}
+
+# role_syscalls OUT TIDS: "ROLE SYSCALL signalled" for each syscall outlier of the stress.
+role_syscalls() {
+	jq -r 'select(.kind == "syscall") | "\(.tid) \(.syscall) \(.signalled)"' "$1" 2>/dev/null |
+		awk 'NR == FNR { r[$1] = $2; next } { role = r[$1]; sub(/^worker[0-9]+$/, "worker", role);
+			print (role == "" ? "other" : role), $2, $3 }' "$2" -
+}
+
+T=$TMPD/e
+mkdir -p "$T"
+lttng_trace_start "latsnap-91-$$-e1" "$T/trace1" || fail "LTTng session for stress"
+WL_LOG=$T/log1 record_v "$T/out1" "$T/err1" -v -t 1ms -- "$WL/stress" 3
+lttng_trace_stop "latsnap-91-$$-e1"
+user_stacks "$T/trace1" >"$T/stacks1"
+is "$RC" 0 "e) record -t 1ms -- stress 3 (64 threads napping 2 ms): exit 0"
+stress_checks "e) -t 1ms" "$T/log1" "$T/err1" "$T/stacks1" 64
+NTIDS=$(awk '$2 ~ /^worker/ { print $3 }' "$T/log1" | sort -u | awk 'NR == FNR { w[$1] = 1; next } w[$1] { print $1 }' - "$T/stacks1.mine" | sort -u | wc -l)
+between "$NTIDS" 32 64 "e) -t 1ms: user stacks from at least 32 of the 64 workers (got $NTIDS)"
+
+# A lower threshold and fewer workers: the syscalls of malloc, dlopen and fork become outliers
+# too (they are slowed by the napping workers), so the signal lands right after them.
+lttng_trace_start "latsnap-91-$$-e2" "$T/trace2" || fail "LTTng session for stress -t 100us"
+WL_LOG=$T/log2 record_v "$T/out2" "$T/err2" -v -t 100us -- "$WL/stress" 2 8
+lttng_trace_stop "latsnap-91-$$-e2"
+user_stacks "$T/trace2" >"$T/stacks2"
+is "$RC" 0 "e) record -t 100us -- stress 2 8: exit 0"
+stress_checks "e) -t 100us" "$T/log2" "$T/err2" "$T/stacks2" 8
+role_syscalls "$T/out2" "$T/stacks2.tids" | sort | uniq -c | sort -rn >"$T/dist2"
+diag "e) -t 100us: syscall outliers by thread role, syscall and signalled (count role syscall signalled):"
+grep -v ' worker ' "$T/dist2" | head -25 | while IFS= read -r line; do diag "   $line"; done
+MALLOC_SIG=$(awk '$2 ~ /^malloc/ && $3 ~ /^(mmap|munmap|brk|madvise|mremap)$/ && $4 == "true" { n += $1 } END { print n + 0 }' "$T/dist2")
+DLOPEN_SIG=$(awk '$2 == "dlopen" && $3 ~ /^(openat|open|read|pread64|mmap|munmap|mprotect|close|newfstatat|fstat)$/ && $4 == "true" { n += $1 } END { print n + 0 }' "$T/dist2")
+ok '[ "$MALLOC_SIG" -ge 1 ]' "e) -t 100us: signalled right after a syscall inside malloc/free ($MALLOC_SIG times)"
+ok '[ "$DLOPEN_SIG" -ge 1 ]' "e) -t 100us: signalled right after a syscall inside dlopen/dlclose ($DLOPEN_SIG times)"
+# The fork wrapper blocks signals across fork (as lttng-ust requires), so a slow clone is
+# never signalled: it is reported signal-blocked instead.
+FORK_TID=$(awk '$1 == "tid" && $2 == "fork" { print $3; exit }' "$T/log2")
+read -r CLONES CLONES_SIG CLONES_BLOCKED < <(jq -r "select(.tid == ${FORK_TID:-0} and (.syscall // \"\" | test(\"^clone\")))
+	| \"\\(.signalled) \\(.flags | any(startswith(\"signal-blocked\")))\"" "$T/out2" |
+	awk '{ n++; s += ($1 == "true"); b += ($2 == "true") } END { print n + 0, s + 0, b + 0 }')
+is "$CLONES_SIG" 0 "e) -t 100us: no slow clone of the fork thread is signalled ($CLONES slow, $CLONES_BLOCKED flagged signal-blocked)"
+
+diag "wall time: $((($(date +%s%N) - T0) / 1000000)) ms"
+done_testing
