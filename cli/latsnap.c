@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "record.h"
+#include "rules.h"
 #include "util.h"
 
 #ifndef LATSNAP_VERSION
@@ -20,6 +21,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "record", record_main, "find slow syscalls and sleeps, and say where they waited" },
+	{ "rules", rules_main, "print the built-in cause rules, a starting --rules file" },
 	{ NULL, NULL, NULL },
 };
 

@@ -1,0 +1,901 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rules.c - cause rules in the spirit of LatencyTOP's latencytop.trans: lines of
+ * "PRIORITY MATCHER... = CAUSE" that name why an outlier waited, from the functions of its kernel
+ * stacks, its syscall and its user stack.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rules.h"
+#include "syscalls.h"
+#include "util.h"
+
+enum matcher_kind {
+	MATCH_KERNEL,
+	MATCH_SYSCALL,
+	MATCH_USER,
+};
+
+struct matcher {
+	enum matcher_kind kind;
+	const char *glob; /* points into rules->text */
+};
+
+struct rule {
+	int priority;
+	const char *cause; /* points into rules->text */
+	size_t group; /* index of the first rule with the same cause text */
+	size_t first; /* its matchers are rules->matcher[first .. first + nr) */
+	size_t nr;
+	bool kernel; /* has a kernel: matcher, so it cannot match an outlier without stacks */
+};
+
+struct rules {
+	char *text; /* the parsed copy of the file, cut into strings in place */
+	struct rule *rule;
+	size_t nr_rules;
+	size_t cap_rules;
+	struct matcher *matcher;
+	size_t nr_matchers;
+	size_t cap_matchers;
+	const struct rule **order; /* by priority, highest first, then in file order */
+	bool builtin;
+};
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static char *trim(char *s)
+{
+	char *end;
+
+	while (is_blank(*s)) {
+		s++;
+	}
+	end = s + strlen(s);
+	while (end > s && is_blank(end[-1])) {
+		end--;
+	}
+	*end = '\0';
+	return s;
+}
+
+/* As in settings files, "#" starts a comment only at the start of the line or after a blank. */
+static void strip_comment(char *s)
+{
+	char *p;
+
+	for (p = s; *p; p++) {
+		if (*p == '#' && (p == s || is_blank(p[-1]))) {
+			*p = '\0';
+			return;
+		}
+	}
+}
+
+/*
+ * The separator is the first "=" that starts a word: a glob may hold "=" (it then simply never
+ * matches a symbol), the cause text may too.
+ */
+static char *find_separator(char *s)
+{
+	char *p;
+
+	for (p = s; *p; p++) {
+		if (*p == '=' && (p == s || is_blank(p[-1]))) {
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* Cuts the next blank-separated word out of *@s in place; NULL at the end. */
+static char *next_word(char **s)
+{
+	char *p = *s, *word;
+
+	while (is_blank(*p)) {
+		p++;
+	}
+	if (!*p) {
+		*s = p;
+		return NULL;
+	}
+	word = p;
+	while (*p && !is_blank(*p)) {
+		p++;
+	}
+	if (*p) {
+		*p++ = '\0';
+	}
+	*s = p;
+	return word;
+}
+
+/* Plain decimal digits only: no sign, no spaces, no 0x, as ls_parse_pid(). */
+static int parse_priority(const char *word, int *priority)
+{
+	const char *p;
+	int v = 0;
+
+	for (p = word; *p; p++) {
+		if (*p < '0' || *p > '9' || v > RULES_PRIORITY_MAX) {
+			return -EINVAL;
+		}
+		v = v * 10 + (*p - '0');
+	}
+	if (p == word || v < RULES_PRIORITY_MIN || v > RULES_PRIORITY_MAX) {
+		return -EINVAL;
+	}
+	*priority = v;
+	return 0;
+}
+
+static int add_matcher(struct rules *rules, enum matcher_kind kind, const char *glob)
+{
+	struct matcher *m;
+	size_t cap;
+
+	if (rules->nr_matchers == rules->cap_matchers) {
+		cap = rules->cap_matchers ? rules->cap_matchers * 2 : 64;
+		m = realloc(rules->matcher, cap * sizeof(*m));
+		if (!m) {
+			return -ENOMEM;
+		}
+		rules->matcher = m;
+		rules->cap_matchers = cap;
+	}
+	rules->matcher[rules->nr_matchers].kind = kind;
+	rules->matcher[rules->nr_matchers].glob = glob;
+	rules->nr_matchers++;
+	return 0;
+}
+
+static struct rule *add_rule(struct rules *rules)
+{
+	struct rule *r;
+	size_t cap;
+
+	if (rules->nr_rules == rules->cap_rules) {
+		cap = rules->cap_rules ? rules->cap_rules * 2 : 32;
+		r = realloc(rules->rule, cap * sizeof(*r));
+		if (!r) {
+			return NULL;
+		}
+		rules->rule = r;
+		rules->cap_rules = cap;
+	}
+	r = &rules->rule[rules->nr_rules++];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+static int parse_matcher(struct rules *rules, struct rule *rule, char *word, char *why,
+			 size_t whylen)
+{
+	static const struct {
+		const char *prefix;
+		enum matcher_kind kind;
+	} kinds[] = {
+		{ "kernel:", MATCH_KERNEL },
+		{ "syscall:", MATCH_SYSCALL },
+		{ "user:", MATCH_USER },
+	};
+	size_t i, len;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		len = strlen(kinds[i].prefix);
+		if (strncmp(word, kinds[i].prefix, len)) {
+			continue;
+		}
+		if (!word[len]) {
+			snprintf(why, whylen, "empty glob in '%s'", word);
+			return -EINVAL;
+		}
+		if (kinds[i].kind == MATCH_KERNEL) {
+			rule->kernel = true;
+		}
+		rule->nr++;
+		return add_matcher(rules, kinds[i].kind, word + len);
+	}
+	snprintf(why, whylen,
+		 "unknown matcher '%.64s' (expected kernel:GLOB, syscall:GLOB or user:GLOB)", word);
+	return -EINVAL;
+}
+
+/*
+ * Parses one line, cut in place; a blank or comment line adds nothing. Returns 0, -ENOMEM, or
+ * -EINVAL with the reason in @why.
+ */
+static int parse_line(struct rules *rules, char *line, char *why, size_t whylen)
+{
+	char *sep, *cause, *word, *rest;
+	struct rule *rule;
+	size_t len;
+	int priority, ret;
+	const char *p;
+
+	strip_comment(line);
+	line = trim(line);
+	if (!*line) {
+		return 0;
+	}
+	sep = find_separator(line);
+	if (!sep) {
+		snprintf(why, whylen, "expected 'PRIORITY MATCHER... = CAUSE', got '%.64s'", line);
+		return -EINVAL;
+	}
+	*sep = '\0';
+	cause = trim(sep + 1);
+	rest = line;
+
+	word = next_word(&rest);
+	if (!word) {
+		snprintf(why, whylen, "missing priority before '='");
+		return -EINVAL;
+	}
+	if (parse_priority(word, &priority)) {
+		snprintf(why, whylen, "bad priority '%.32s' (expected an integer from %d to %d)",
+			 word, RULES_PRIORITY_MIN, RULES_PRIORITY_MAX);
+		return -EINVAL;
+	}
+
+	rule = add_rule(rules);
+	if (!rule) {
+		return -ENOMEM;
+	}
+	rule->priority = priority;
+	rule->first = rules->nr_matchers;
+	while ((word = next_word(&rest))) {
+		ret = parse_matcher(rules, rule, word, why, whylen);
+		if (ret) {
+			return ret;
+		}
+	}
+	if (!rule->nr) {
+		snprintf(why, whylen, "no matcher before '='");
+		return -EINVAL;
+	}
+
+	len = strlen(cause);
+	if (!len) {
+		snprintf(why, whylen, "missing cause after '='");
+		return -EINVAL;
+	}
+	if (len > RULES_MAX_CAUSE) {
+		snprintf(why, whylen, "cause too long (%zu characters, at most %d)", len,
+			 RULES_MAX_CAUSE);
+		return -EINVAL;
+	}
+	/* The cause lands in summary.txt and on terminals: no escape sequences. */
+	for (p = cause; *p; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			snprintf(why, whylen, "control character in cause");
+			return -EINVAL;
+		}
+	}
+	rule->cause = cause;
+	return 0;
+}
+
+static int by_priority(const void *a, const void *b)
+{
+	const struct rule *ra = *(const struct rule *const *)a;
+	const struct rule *rb = *(const struct rule *const *)b;
+
+	if (ra->priority != rb->priority) {
+		return ra->priority > rb->priority ? -1 : 1;
+	}
+	/* The rules sit in one array in file order: the earlier rule wins a tie. */
+	return ra < rb ? -1 : ra > rb;
+}
+
+/* Groups rules by cause text and orders them for rules_classify(). */
+static int finish(struct rules *rules)
+{
+	size_t i, j;
+
+	for (i = 0; i < rules->nr_rules; i++) {
+		rules->rule[i].group = i;
+		for (j = 0; j < i; j++) {
+			if (!strcmp(rules->rule[j].cause, rules->rule[i].cause)) {
+				rules->rule[i].group = rules->rule[j].group;
+				break;
+			}
+		}
+	}
+	rules->order = calloc(rules->nr_rules ? rules->nr_rules : 1, sizeof(*rules->order));
+	if (!rules->order) {
+		return -ENOMEM;
+	}
+	for (i = 0; i < rules->nr_rules; i++) {
+		rules->order[i] = &rules->rule[i];
+	}
+	qsort(rules->order, rules->nr_rules, sizeof(*rules->order), by_priority);
+	return 0;
+}
+
+/* Parses @len bytes of @buf, which may hold NUL bytes (a file's), naming @name in errors. */
+static int parse_buffer(const char *buf, size_t len, const char *name, struct rules **rulesp)
+{
+	struct rules *rules;
+	char *p, *end, *eol;
+	char why[192];
+	int lineno = 0;
+	int ret = -ENOMEM;
+
+	rules = calloc(1, sizeof(*rules));
+	if (!rules) {
+		goto out;
+	}
+	rules->text = malloc(len + 1);
+	if (!rules->text) {
+		goto out;
+	}
+	memcpy(rules->text, buf, len);
+	rules->text[len] = '\0';
+
+	ret = 0;
+	end = rules->text + len;
+	for (p = rules->text; p < end; p = eol + 1) {
+		eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol) {
+			eol = end;
+		}
+		*eol = '\0';
+		lineno++;
+		if ((size_t)(eol - p) > RULES_MAX_LINE) {
+			snprintf(why, sizeof(why), "line too long (over %d characters)",
+				 RULES_MAX_LINE);
+			ret = -EINVAL;
+		} else if (strlen(p) != (size_t)(eol - p)) {
+			snprintf(why, sizeof(why), "NUL byte in line");
+			ret = -EINVAL;
+		} else {
+			ret = parse_line(rules, p, why, sizeof(why));
+		}
+		if (ret) {
+			goto out;
+		}
+	}
+	ret = finish(rules);
+
+out:
+	if (ret == -EINVAL) {
+		ls_err("%s:%d: %s", name, lineno, why);
+	} else if (ret) {
+		ls_err("%s: %s", name, strerror(-ret));
+	}
+	if (ret) {
+		rules_free(rules);
+		rules = NULL;
+	}
+	*rulesp = rules;
+	return ret;
+}
+
+/**
+ * rules_parse() - parse cause rules from a string
+ * @text: the rules, in the format of a rules file
+ * @name: what to call @text in error messages, in place of a file name
+ * @rulesp: receives the rules on success, NULL on failure; free them with rules_free()
+ *
+ * Return: 0; -EINVAL after printing "latsnap: NAME:LINE: why" for a bad line; -ENOMEM.
+ */
+int rules_parse(const char *text, const char *name, struct rules **rulesp)
+{
+	if (!rulesp) {
+		return -EINVAL;
+	}
+	if (!text || !name) {
+		*rulesp = NULL;
+		return -EINVAL;
+	}
+	return parse_buffer(text, strlen(text), name, rulesp);
+}
+
+/* Reads all of @fd; -EFBIG past RULES_MAX_FILE bytes. */
+static int read_all(int fd, char **bufp, size_t *lenp)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap), *bigger;
+	ssize_t n;
+	int ret = 0;
+
+	if (!buf) {
+		return -ENOMEM;
+	}
+	for (;;) {
+		if (len > RULES_MAX_FILE) {
+			ret = -EFBIG;
+			goto out;
+		}
+		if (len == cap) {
+			bigger = realloc(buf, cap * 2);
+			if (!bigger) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0) {
+			ret = -errno;
+			goto out;
+		}
+		if (n == 0) {
+			break;
+		}
+		len += (size_t)n;
+	}
+
+out:
+	if (ret) {
+		free(buf);
+		buf = NULL;
+		len = 0;
+	}
+	*bufp = buf;
+	*lenp = len;
+	return ret;
+}
+
+/**
+ * rules_load() - read a cause rules file
+ * @path: the file; it must be a regular file
+ * @rulesp: receives the rules on success, NULL on failure; free them with rules_free()
+ *
+ * Each line is "PRIORITY MATCHER [MATCHER...] = CAUSE"; blank lines and "#" comments (at the
+ * start of a line or after a blank) are skipped. See the header of rules_builtin_text().
+ *
+ * Return: 0; -EINVAL after printing "latsnap: FILE:LINE: why" for a bad line, or
+ * "latsnap: FILE: why" for a file that is not a regular one or is too large; -errno after
+ * printing "latsnap: FILE: strerror" when it cannot be opened or read.
+ */
+int rules_load(const char *path, struct rules **rulesp)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, ret;
+
+	if (!rulesp) {
+		return -EINVAL;
+	}
+	*rulesp = NULL;
+	if (!path) {
+		return -EINVAL;
+	}
+	/* O_NONBLOCK: opening a FIFO must not hang before fstat() says it is not a file. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		ret = -errno;
+		ls_err("%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		ls_err("%s: %s", path, strerror(-ret));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ls_err("%s: not a regular file", path);
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = read_all(fd, &buf, &len);
+	if (ret == -EFBIG) {
+		ls_err("%s: too large for a rules file (over %d bytes)", path, RULES_MAX_FILE);
+		ret = -EINVAL;
+		goto out;
+	}
+	if (ret) {
+		ls_err("%s: %s", path, strerror(-ret));
+		goto out;
+	}
+	ret = parse_buffer(buf, len, path, rulesp);
+
+out:
+	free(buf);
+	close(fd);
+	return ret;
+}
+
+/**
+ * rules_free() - free rules from rules_load() or rules_parse()
+ * @rules: the rules; NULL and the built-in set are left alone
+ */
+void rules_free(struct rules *rules)
+{
+	if (!rules || rules->builtin) {
+		return;
+	}
+	free(rules->order);
+	free(rules->matcher);
+	free(rules->rule);
+	free(rules->text);
+	free(rules);
+}
+
+/**
+ * rules_count() - the number of rules
+ * @rules: the rules, or NULL
+ *
+ * Return: how many rules there are; 0 for NULL.
+ */
+size_t rules_count(const struct rules *rules)
+{
+	return rules ? rules->nr_rules : 0;
+}
+
+static struct rules *builtin_rules;
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+
+static void builtin_init(void)
+{
+	if (rules_parse(rules_builtin_text(), "built-in rules", &builtin_rules)) {
+		return;
+	}
+	builtin_rules->builtin = true;
+}
+
+/**
+ * rules_builtin() - the built-in rules, parsed on the first call
+ *
+ * The result is shared and lives as long as the program; rules_free() leaves it alone.
+ *
+ * Return: the rules, or NULL when memory ran out (the message is printed).
+ */
+struct rules *rules_builtin(void)
+{
+	pthread_once(&builtin_once, builtin_init);
+	return builtin_rules;
+}
+
+/**
+ * rules_glob_match() - whether a symbol matches the glob of a kernel: or user: matcher
+ * @glob: an fnmatch(3) pattern
+ * @symbol: a function name as symbolized
+ *
+ * The symbol matches as it is, or without what follows its first "." or "@": the suffixes of
+ * compiler clones (".constprop.0", ".isra.0", ".part.0", ".cold") and of symbol versions
+ * ("@GLIBC_2.2.5") change with the build and the compiler, while a rule names a function.
+ *
+ * Return: true on a match.
+ */
+bool rules_glob_match(const char *glob, const char *symbol)
+{
+	char base[512];
+	size_t len;
+
+	if (!glob || !symbol) {
+		return false;
+	}
+	if (!fnmatch(glob, symbol, 0)) {
+		return true;
+	}
+	len = strcspn(symbol, ".@");
+	if (!symbol[len] || !len || len >= sizeof(base)) {
+		return false;
+	}
+	memcpy(base, symbol, len);
+	base[len] = '\0';
+	return !fnmatch(glob, base, 0);
+}
+
+/* What the syscall: and user: matchers look at, the same for every stack of an outlier. */
+struct outlier_view {
+	const char *syscall; /* NULL outside any syscall */
+	struct json_object *user_frames;
+};
+
+static bool frames_match(struct json_object *frames, const char *glob)
+{
+	struct json_object *frame, *symbol;
+	size_t i, n;
+
+	if (!json_object_is_type(frames, json_type_array)) {
+		return false;
+	}
+	n = json_object_array_length(frames);
+	for (i = 0; i < n; i++) {
+		frame = json_object_array_get_idx(frames, i);
+		if (json_object_object_get_ex(frame, "symbol", &symbol) &&
+		    json_object_is_type(symbol, json_type_string) &&
+		    rules_glob_match(glob, json_object_get_string(symbol))) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool syscall_matches(const char *glob, const char *syscall)
+{
+	/* "-" stands for "no syscall" and matches nothing else: syscall:* is any syscall. */
+	if (!syscall) {
+		return !strcmp(glob, "-");
+	}
+	return !fnmatch(glob, syscall, 0);
+}
+
+/* @kframes: the frames of one kernel stack, or NULL for an outlier without stacks. */
+static bool rule_matches(const struct rules *rules, const struct rule *rule,
+			 const struct outlier_view *view, struct json_object *kframes)
+{
+	const struct matcher *m;
+	size_t i;
+
+	if (rule->kernel && !kframes) {
+		return false;
+	}
+	for (i = 0; i < rule->nr; i++) {
+		m = &rules->matcher[rule->first + i];
+		switch (m->kind) {
+		case MATCH_KERNEL:
+			if (!frames_match(kframes, m->glob)) {
+				return false;
+			}
+			break;
+		case MATCH_SYSCALL:
+			if (!syscall_matches(m->glob, view->syscall)) {
+				return false;
+			}
+			break;
+		case MATCH_USER:
+			if (!frames_match(view->user_frames, m->glob)) {
+				return false;
+			}
+			break;
+		}
+	}
+	return true;
+}
+
+/* The highest-priority rule that matches, the first in the file on a tie; NULL for none. */
+static const struct rule *best_rule(const struct rules *rules, const struct outlier_view *view,
+				    struct json_object *kframes)
+{
+	size_t i;
+
+	for (i = 0; rules && i < rules->nr_rules; i++) {
+		if (rule_matches(rules, rules->order[i], view, kframes)) {
+			return rules->order[i];
+		}
+	}
+	return NULL;
+}
+
+/* The contract's stacks come from LS_MAX_STACKS (8); more are only hand-made, and recomputed. */
+#define STACK_CACHE 64
+
+struct classify_ctx {
+	const struct rules *rules;
+	struct outlier_view view;
+	struct json_object *stacks;
+	const struct rule *cache[STACK_CACHE];
+};
+
+static const struct rule *stack_rule_uncached(struct classify_ctx *ctx, size_t i)
+{
+	struct json_object *stack = json_object_array_get_idx(ctx->stacks, i), *frames = NULL;
+
+	/* A stack without frames still exists: its syscall: and user: rules can match. */
+	if (!json_object_object_get_ex(stack, "frames", &frames) ||
+	    !json_object_is_type(frames, json_type_array)) {
+		frames = NULL;
+	}
+	return best_rule(ctx->rules, &ctx->view, frames);
+}
+
+static const struct rule *stack_rule(struct classify_ctx *ctx, size_t i)
+{
+	return i < STACK_CACHE ? ctx->cache[i] : stack_rule_uncached(ctx, i);
+}
+
+static uint64_t get_u64(struct json_object *obj, const char *key)
+{
+	struct json_object *v;
+	int64_t n;
+
+	if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_int)) {
+		return 0;
+	}
+	n = json_object_get_int64(v);
+	return n > 0 ? (uint64_t)n : 0;
+}
+
+static uint64_t stack_weight(struct classify_ctx *ctx, size_t i)
+{
+	return get_u64(json_object_array_get_idx(ctx->stacks, i), "weight_ns");
+}
+
+/*
+ * Weighs the cause of stack @i (the sum of the weights of the stacks with the same cause) unless
+ * an earlier stack has that cause; returns false then, or when no rule names stack @i.
+ * @rep: the first rule in the file among those that named these stacks.
+ */
+static bool weigh_cause(struct classify_ctx *ctx, size_t i, size_t n, const struct rule **rep,
+			uint64_t *weight, int *priority)
+{
+	const struct rule *r = stack_rule(ctx, i), *rj;
+	size_t j;
+
+	if (!r) {
+		return false;
+	}
+	for (j = 0; j < i; j++) {
+		rj = stack_rule(ctx, j);
+		if (rj && rj->group == r->group) {
+			return false;
+		}
+	}
+	*rep = r;
+	*weight = 0;
+	*priority = 0;
+	for (j = i; j < n; j++) {
+		rj = stack_rule(ctx, j);
+		if (!rj || rj->group != r->group) {
+			continue;
+		}
+		*weight += stack_weight(ctx, j);
+		if (rj->priority > *priority) {
+			*priority = rj->priority;
+		}
+		if (rj < *rep) {
+			*rep = rj;
+		}
+	}
+	return true;
+}
+
+/* The cause when no rule names one: the syscall's name, which outlives the outlier if known. */
+static const char *fallback_cause(const char *syscall, struct json_object *outlier)
+{
+	struct json_object *kind;
+	const char *name;
+	int nr;
+
+	if (!syscall) {
+		if (json_object_object_get_ex(outlier, "kind", &kind) &&
+		    json_object_is_type(kind, json_type_string) &&
+		    !strcmp(json_object_get_string(kind), "syscall")) {
+			return "unknown syscall";
+		}
+		return RULES_CAUSE_SLEEP;
+	}
+	nr = syscall_number(syscall);
+	name = nr >= 0 ? syscall_name(nr) : NULL;
+	return name && !strcmp(name, syscall) ? name : syscall;
+}
+
+/**
+ * rules_classify() - name the cause of one outlier
+ * @rules: the rules; NULL classifies with no rule at all
+ * @outlier: an OUTLIER object of the contract (kind, syscall, duration_ns, runqueue_ns,
+ *	     kernel_stacks, user_stack); missing members count as empty or zero
+ * @match: receives the verdict
+ *
+ * An outlier runnable more than half of its duration is RULES_CAUSE_CPU, whatever its stacks.
+ * Otherwise each kernel stack gets the cause of the highest-priority rule that matches it (the
+ * first in the file on a tie), syscall: and user: matchers looking at the outlier; the stacks
+ * of each cause text add their weight_ns up, and the heaviest cause wins; on equal weight the
+ * higher priority, then the rule written first. An outlier without stacks is matched by the
+ * rules without kernel: matchers. When nothing matches, the cause is the syscall's name, or
+ * RULES_CAUSE_SLEEP, and @match->categorized is false.
+ *
+ * @match->cause lives as long as @rules, except the name of a syscall that latsnap's table does
+ * not know (an uncategorized outlier from another architecture), which lives in @outlier.
+ */
+void rules_classify(const struct rules *rules, struct json_object *outlier,
+		    struct rules_match *match)
+{
+	struct classify_ctx ctx = { .rules = rules };
+	struct json_object *v;
+	const struct rule *best = NULL, *rep;
+	uint64_t best_weight = 0, weight;
+	int best_priority = 0, priority;
+	size_t i, n = 0;
+
+	if (json_object_object_get_ex(outlier, "syscall", &v) &&
+	    json_object_is_type(v, json_type_string)) {
+		ctx.view.syscall = json_object_get_string(v);
+	}
+	if (json_object_object_get_ex(outlier, "user_stack", &v)) {
+		json_object_object_get_ex(v, "frames", &ctx.view.user_frames);
+	}
+
+	/* Runnable time dominates: no stack explains waiting for a CPU. */
+	if (get_u64(outlier, "runqueue_ns") * 2 > get_u64(outlier, "duration_ns")) {
+		match->cause = RULES_CAUSE_CPU;
+		match->priority = 0;
+		match->categorized = true;
+		return;
+	}
+
+	if (json_object_object_get_ex(outlier, "kernel_stacks", &ctx.stacks) &&
+	    json_object_is_type(ctx.stacks, json_type_array)) {
+		n = json_object_array_length(ctx.stacks);
+	}
+	if (!n) {
+		best = best_rule(rules, &ctx.view, NULL);
+		best_priority = best ? best->priority : 0;
+	}
+	for (i = 0; i < n && i < STACK_CACHE; i++) {
+		ctx.cache[i] = stack_rule_uncached(&ctx, i);
+	}
+	for (i = 0; i < n; i++) {
+		if (!weigh_cause(&ctx, i, n, &rep, &weight, &priority)) {
+			continue;
+		}
+		if (!best || weight > best_weight ||
+		    (weight == best_weight && priority > best_priority) ||
+		    (weight == best_weight && priority == best_priority && rep < best)) {
+			best = rep;
+			best_weight = weight;
+			best_priority = priority;
+		}
+	}
+
+	if (best) {
+		match->cause = best->cause;
+		match->priority = best_priority;
+		match->categorized = true;
+	} else {
+		match->cause = fallback_cause(ctx.view.syscall, outlier);
+		match->priority = 0;
+		match->categorized = false;
+	}
+}
+
+static const char rules_usage[] =
+	"Usage: latsnap rules\n"
+	"\n"
+	"Print the built-in cause rules: a header that explains the format and how an outlier\n"
+	"gets its cause, then the rules. Save them to a file, edit it, and use it with\n"
+	"`latsnap record --rules FILE`, which then replaces the built-in set.\n"
+	"\n"
+	"  -h, --help   show this help\n"
+	"\n"
+	"See latsnap(1).\n";
+
+/**
+ * rules_main() - `latsnap rules`: print the built-in rules
+ * @argc: argument count, the command name included
+ * @argv: "rules", then only -h or --help is accepted
+ *
+ * Return: the exit status: 0, 1 when stdout cannot be written, 2 for a bad argument.
+ */
+int rules_main(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(rules_usage, stdout);
+			return 0;
+		}
+		ls_err("rules: unknown argument '%s' (see latsnap rules --help)", argv[i]);
+		return 2;
+	}
+	fputs(rules_builtin_text(), stdout);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		ls_err("rules: writing to stdout: %s", strerror(errno));
+		return 1;
+	}
+	return 0;
+}

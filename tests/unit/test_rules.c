@@ -1,0 +1,913 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "rules.h"
+#include "tap.h"
+
+/* Redirects @target (a descriptor) into a temporary file until capture_end(). */
+struct capture {
+	int target;
+	int saved;
+	int fd;
+};
+
+static void capture_begin(struct capture *c, int target)
+{
+	char path[] = "/tmp/latsnap-test-rules-out.XXXXXX";
+
+	fflush(stdout);
+	fflush(stderr);
+	c->target = target;
+	c->fd = mkstemp(path);
+	if (c->fd < 0) {
+		bail_out("mkstemp: %s", strerror(errno));
+	}
+	unlink(path);
+	c->saved = dup(target);
+	dup2(c->fd, target);
+}
+
+/* Restores the descriptor; @out receives what was written, NUL-terminated and truncated. */
+static void capture_end(struct capture *c, char *out, size_t len)
+{
+	ssize_t n;
+
+	fflush(stdout);
+	fflush(stderr);
+	dup2(c->saved, c->target);
+	close(c->saved);
+	n = pread(c->fd, out, len - 1, 0);
+	out[n > 0 ? n : 0] = '\0';
+	close(c->fd);
+}
+
+static char *write_temp(const void *data, size_t len)
+{
+	char *path = strdup("/tmp/latsnap-test-rules.XXXXXX");
+	int fd;
+
+	if (!path) {
+		bail_out("out of memory");
+	}
+	fd = mkstemp(path);
+	if (fd < 0) {
+		bail_out("mkstemp: %s", strerror(errno));
+	}
+	if (write(fd, data, len) != (ssize_t)len) {
+		bail_out("write %s: %s", path, strerror(errno));
+	}
+	close(fd);
+	return path;
+}
+
+/* Parses @text, which must give @count rules and print nothing; returns them. */
+static struct rules *parses(const char *name, const char *text, size_t count)
+{
+	struct rules *rules = (struct rules *)1;
+	struct capture c;
+	char err[1024];
+	int ret;
+
+	capture_begin(&c, STDERR_FILENO);
+	ret = rules_parse(text, "test.rules", &rules);
+	capture_end(&c, err, sizeof(err));
+	is_int(ret, 0, "%s: parses", name);
+	is_int(rules_count(rules), count, "%s: %zu rules", name, count);
+	is_str(err, "", "%s: nothing on stderr", name);
+	return ret ? NULL : rules;
+}
+
+/* @text must fail with -EINVAL, printing exactly "latsnap: test.rules:@line: @why". */
+static void bad(const char *name, const char *text, int line, const char *why)
+{
+	struct rules *rules = (struct rules *)1;
+	char err[2048], expected[1024];
+	struct capture c;
+	int ret;
+
+	capture_begin(&c, STDERR_FILENO);
+	ret = rules_parse(text, "test.rules", &rules);
+	capture_end(&c, err, sizeof(err));
+	snprintf(expected, sizeof(expected), "latsnap: test.rules:%d: %s\n", line, why);
+	is_int(ret, -EINVAL, "%s: -EINVAL", name);
+	ok(!rules, "%s: no rules", name);
+	is_str(err, expected, "%s: one line naming test.rules:%d", name, line);
+}
+
+/* rules_load() of @len bytes of @data in a temporary file must fail as @why on @line. */
+static void bad_file(const char *name, const char *data, size_t len, int line, const char *why)
+{
+	char *path = write_temp(data, len);
+	struct rules *rules = (struct rules *)1;
+	char err[1024], expected[1024];
+	struct capture c;
+	int ret;
+
+	capture_begin(&c, STDERR_FILENO);
+	ret = rules_load(path, &rules);
+	capture_end(&c, err, sizeof(err));
+	snprintf(expected, sizeof(expected), "latsnap: %s:%d: %s\n", path, line, why);
+	is_int(ret, -EINVAL, "%s: -EINVAL", name);
+	ok(!rules, "%s: no rules", name);
+	is_str(err, expected, "%s: one line naming FILE:%d", name, line);
+	unlink(path);
+	free(path);
+}
+
+/* The whole string literal @text, NUL bytes included. */
+#define BAD_FILE(name, text, line, why) bad_file(name, text, sizeof(text) - 1, line, why)
+
+static void parser_good(void)
+{
+	struct rules *rules;
+	char *path, *line;
+
+	rules_free(parses("empty text", "", 0));
+	rules_free(parses("comments and blanks", "# a comment\n\n   \n\t# indented\n", 0));
+	rules_free(parses("one rule", "10 kernel:foo = Foo\n", 1));
+	rules_free(parses("no final newline", "10 kernel:foo = Foo", 1));
+	rules_free(parses("CRLF", "10 kernel:foo = Foo\r\n20 syscall:read = Read\r\n", 2));
+	rules_free(
+		parses("several matchers", "5 kernel:a kernel:b syscall:read user:main = X\n", 1));
+	rules_free(parses("tabs and extra blanks", "\t 7\tkernel:a \t syscall:x\t=\t Y \t\n", 1));
+	rules_free(parses("bounds of the priority", "1 kernel:a = A\n1000 kernel:b = B\n", 2));
+	rules_free(parses("leading zeros", "0010 kernel:a = A\n", 1));
+	rules_free(parses("no blank after =", "10 kernel:a =A\n", 1));
+	rules_free(parses("= inside a glob is not the separator", "10 kernel:a=b = A\n", 1));
+	rules_free(parses("comment after the cause", "10 kernel:a = A # why\n", 1));
+	rules_free(parses("hash inside the cause", "10 kernel:a = lock#3\n", 1));
+	rules_free(parses("syscall:-", "10 syscall:- = Sleep\n", 1));
+	rules_free(parses("line numbers count comments",
+			  "# x\n\n10 kernel:a = A\n# y\n20 kernel:b = B\n", 2));
+
+	line = malloc(RULES_MAX_LINE + 2);
+	if (!line) {
+		bail_out("out of memory");
+	}
+	/* Exactly the longest line: a long glob. */
+	memset(line, 'g', RULES_MAX_LINE);
+	memcpy(line, "1 kernel:", 9);
+	memcpy(line + RULES_MAX_LINE - 4, " = C", 4);
+	line[RULES_MAX_LINE] = '\0';
+	rules_free(parses("a line of the longest length", line, 1));
+	free(line);
+
+	/* The longest cause. */
+	line = malloc(RULES_MAX_CAUSE + 32);
+	if (!line) {
+		bail_out("out of memory");
+	}
+	strcpy(line, "1 kernel:a = ");
+	memset(line + strlen(line), 'c', RULES_MAX_CAUSE);
+	line[13 + RULES_MAX_CAUSE] = '\0';
+	rules_free(parses("a cause of the longest length", line, 1));
+	free(line);
+
+	/* A regular file loads, printing nothing. */
+	path = write_temp("10 kernel:a = A\n20 kernel:b = B\n", 32);
+	rules = (struct rules *)1;
+	is_int(rules_load(path, &rules), 0, "a rules file loads");
+	is_int(rules_count(rules), 2, "with its two rules");
+	rules_free(rules);
+	unlink(path);
+	free(path);
+}
+
+static void parser_bad(void)
+{
+	char text[4096];
+
+	bad("no =", "10 kernel:foo Foo\n", 1,
+	    "expected 'PRIORITY MATCHER... = CAUSE', got '10 kernel:foo Foo'");
+	bad("= only inside a word", "10 kernel:foo=Foo\n", 1,
+	    "expected 'PRIORITY MATCHER... = CAUSE', got '10 kernel:foo=Foo'");
+	bad("the line number", "# ok\n10 kernel:a = A\n\nbogus\n", 4,
+	    "expected 'PRIORITY MATCHER... = CAUSE', got 'bogus'");
+	bad("missing priority", "= Foo\n", 1, "missing priority before '='");
+	bad("priority 0", "0 kernel:a = A\n", 1,
+	    "bad priority '0' (expected an integer from 1 to 1000)");
+	bad("priority 1001", "1001 kernel:a = A\n", 1,
+	    "bad priority '1001' (expected an integer from 1 to 1000)");
+	bad("negative priority", "-5 kernel:a = A\n", 1,
+	    "bad priority '-5' (expected an integer from 1 to 1000)");
+	bad("priority with a sign", "+5 kernel:a = A\n", 1,
+	    "bad priority '+5' (expected an integer from 1 to 1000)");
+	bad("priority not a number", "high kernel:a = A\n", 1,
+	    "bad priority 'high' (expected an integer from 1 to 1000)");
+	bad("priority with junk", "10x kernel:a = A\n", 1,
+	    "bad priority '10x' (expected an integer from 1 to 1000)");
+	bad("huge priority", "99999999999999999999 kernel:a = A\n", 1,
+	    "bad priority '99999999999999999999' (expected an integer from 1 to 1000)");
+	bad("missing priority, matcher first", "kernel:a = A\n", 1,
+	    "bad priority 'kernel:a' (expected an integer from 1 to 1000)");
+	bad("no matcher", "10 = A\n", 1, "no matcher before '='");
+	bad("unknown matcher kind", "10 module:ext4 = A\n", 1,
+	    "unknown matcher 'module:ext4' (expected kernel:GLOB, syscall:GLOB or user:GLOB)");
+	bad("matcher kind is case-sensitive", "10 Kernel:a = A\n", 1,
+	    "unknown matcher 'Kernel:a' (expected kernel:GLOB, syscall:GLOB or user:GLOB)");
+	bad("a bare word", "10 foo = A\n", 1,
+	    "unknown matcher 'foo' (expected kernel:GLOB, syscall:GLOB or user:GLOB)");
+	bad("empty kernel glob", "10 kernel: = A\n", 1, "empty glob in 'kernel:'");
+	bad("empty syscall glob", "10 kernel:a syscall: = A\n", 1, "empty glob in 'syscall:'");
+	bad("empty user glob", "10 user: = A\n", 1, "empty glob in 'user:'");
+	bad("empty cause", "10 kernel:a =\n", 1, "missing cause after '='");
+	bad("blank cause", "10 kernel:a =   \t\n", 1, "missing cause after '='");
+	bad("cause only a comment", "10 kernel:a = # none\n", 1, "missing cause after '='");
+	bad("control character in the cause", "10 kernel:a = A\x1b[31mred\n", 1,
+	    "control character in cause");
+	bad("the first bad line stops", "10 kernel:a = A\n0 kernel:b = B\nbogus\n", 2,
+	    "bad priority '0' (expected an integer from 1 to 1000)");
+
+	snprintf(text, sizeof(text), "1 kernel:a = %0*d\n", RULES_MAX_CAUSE + 1, 0);
+	bad("cause too long", text, 1, "cause too long (121 characters, at most 120)");
+
+	memset(text, 'g', RULES_MAX_LINE + 1);
+	memcpy(text, "1 kernel:", 9);
+	memcpy(text + RULES_MAX_LINE - 3, " = C", 4);
+	text[RULES_MAX_LINE + 1] = '\0';
+	bad("line too long", text, 1, "line too long (over 1024 characters)");
+	/* The limit is on the line: a long comment is too long as well. */
+	memset(text, ' ', RULES_MAX_LINE + 1);
+	text[0] = '#';
+	strcpy(text + RULES_MAX_LINE + 1, "\n10 kernel:a = A\n");
+	bad("long comment", text, 1, "line too long (over 1024 characters)");
+
+	BAD_FILE("NUL byte", "10 kernel:a = A\n20 kernel:\0b = B\n", 2, "NUL byte in line");
+	BAD_FILE("bad line in a file", "10 kernel:a = A\n\n10 kernel:b\n", 3,
+		 "expected 'PRIORITY MATCHER... = CAUSE', got '10 kernel:b'");
+}
+
+/* Files that are not rules files: -errno or -EINVAL, with one line that names them. */
+static void load_errors(void)
+{
+	char dir[] = "/tmp/latsnap-test-rules-dir.XXXXXX", fifo[256], err[1024], *big;
+	struct rules *rules = (struct rules *)1;
+	struct capture c;
+	char *path;
+	int ret;
+
+	capture_begin(&c, STDERR_FILENO);
+	ret = rules_load("/nonexistent/latsnap.rules", &rules);
+	capture_end(&c, err, sizeof(err));
+	is_int(ret, -ENOENT, "missing file: -ENOENT");
+	ok(!rules, "missing file: no rules");
+	is_str(err, "latsnap: /nonexistent/latsnap.rules: No such file or directory\n",
+	       "missing file: one line naming it");
+
+	if (!mkdtemp(dir)) {
+		bail_out("mkdtemp: %s", strerror(errno));
+	}
+	capture_begin(&c, STDERR_FILENO);
+	ret = rules_load(dir, &rules);
+	capture_end(&c, err, sizeof(err));
+	is_int(ret, -EINVAL, "a directory: -EINVAL");
+	ok(strstr(err, ": not a regular file\n") && strstr(err, dir),
+	   "a directory: not a regular file");
+
+	/* A FIFO with no writer would block a plain open(). */
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	if (mkfifo(fifo, 0600)) {
+		bail_out("mkfifo: %s", strerror(errno));
+	}
+	capture_begin(&c, STDERR_FILENO);
+	ret = rules_load(fifo, &rules);
+	capture_end(&c, err, sizeof(err));
+	is_int(ret, -EINVAL, "a FIFO: -EINVAL, without hanging");
+	ok(strstr(err, ": not a regular file\n") != NULL, "a FIFO: not a regular file");
+	unlink(fifo);
+	rmdir(dir);
+
+	capture_begin(&c, STDERR_FILENO);
+	ret = rules_load("/dev/null", &rules);
+	capture_end(&c, err, sizeof(err));
+	is_int(ret, -EINVAL, "/dev/null: -EINVAL");
+	is_str(err, "latsnap: /dev/null: not a regular file\n", "/dev/null: not a regular file");
+
+	big = malloc(RULES_MAX_FILE + 2);
+	if (!big) {
+		bail_out("out of memory");
+	}
+	memset(big, '\n', RULES_MAX_FILE + 1);
+	path = write_temp(big, RULES_MAX_FILE + 1);
+	capture_begin(&c, STDERR_FILENO);
+	ret = rules_load(path, &rules);
+	capture_end(&c, err, sizeof(err));
+	is_int(ret, -EINVAL, "a file over the size limit: -EINVAL");
+	ok(strstr(err, ": too large for a rules file") != NULL,
+	   "a file over the size limit: says so");
+	unlink(path);
+	free(path);
+	free(big);
+
+	is_int(rules_parse(NULL, "x", &rules), -EINVAL, "NULL text: -EINVAL");
+	ok(!rules, "NULL text: no rules");
+	is_int(rules_load(NULL, &rules), -EINVAL, "NULL path: -EINVAL");
+	rules_free(NULL);
+	ok(1, "rules_free(NULL) is fine");
+}
+
+static struct json_object *parse_json(const char *text)
+{
+	struct json_object *obj = json_tokener_parse(text);
+
+	if (!obj) {
+		bail_out("bad test JSON: %s", text);
+	}
+	return obj;
+}
+
+/* Kernel or user frames from "sym sym ...", innermost first; "-" is a frame without symbol. */
+static struct json_object *make_frames(const char *symbols)
+{
+	struct json_object *frames = json_object_new_array(), *frame;
+	char *copy = strdup(symbols), *save, *sym;
+
+	if (!copy) {
+		bail_out("out of memory");
+	}
+	for (sym = strtok_r(copy, " ", &save); sym; sym = strtok_r(NULL, " ", &save)) {
+		frame = json_object_new_object();
+		json_object_object_add(frame, "addr", json_object_new_string("0xffffffff81000000"));
+		json_object_object_add(frame, "symbol",
+				       strcmp(sym, "-") ? json_object_new_string(sym) : NULL);
+		json_object_object_add(frame, "offset", json_object_new_int(0));
+		json_object_array_add(frames, frame);
+	}
+	free(copy);
+	return frames;
+}
+
+/*
+ * An OUTLIER of 1 ms, all of it blocked. @syscall: its name, NULL for a sleep. @stacks: NULL for
+ * no kernel_stacks member, else "WEIGHT sym sym ..." stacks joined by "|". @user: the user
+ * frames, or NULL for no user_stack member.
+ */
+static struct json_object *make_outlier(const char *syscall, const char *stacks, const char *user)
+{
+	struct json_object *outlier = json_object_new_object(), *array, *stack, *ustack;
+	char *copy, *save, *one, *rest;
+
+	json_object_object_add(outlier, "kind",
+			       json_object_new_string(syscall ? "syscall" : "sleep"));
+	json_object_object_add(outlier, "syscall",
+			       syscall ? json_object_new_string(syscall) : NULL);
+	json_object_object_add(outlier, "duration_ns", json_object_new_int64(1000000));
+	json_object_object_add(outlier, "blocked_ns", json_object_new_int64(1000000));
+	json_object_object_add(outlier, "runqueue_ns", json_object_new_int64(0));
+	if (stacks) {
+		array = json_object_new_array();
+		copy = strdup(stacks);
+		if (!copy) {
+			bail_out("out of memory");
+		}
+		for (one = strtok_r(copy, "|", &save); one; one = strtok_r(NULL, "|", &save)) {
+			stack = json_object_new_object();
+			json_object_object_add(stack, "weight_ns",
+					       json_object_new_int64(strtoll(one, &rest, 10)));
+			json_object_object_add(stack, "frames", make_frames(rest));
+			json_object_array_add(array, stack);
+		}
+		free(copy);
+		json_object_object_add(outlier, "kernel_stacks", array);
+	}
+	if (user) {
+		ustack = json_object_new_object();
+		json_object_object_add(ustack, "source", json_object_new_string("unwind"));
+		json_object_object_add(ustack, "frames", make_frames(user));
+		json_object_object_add(outlier, "user_stack", ustack);
+	}
+	return outlier;
+}
+
+static void check_match(const char *name, const struct rules_match *m, const char *cause,
+			int priority, bool categorized)
+{
+	is_str(m->cause, cause, "%s: cause", name);
+	is_int(m->priority, priority, "%s: priority", name);
+	is_int(m->categorized, categorized, "%s: %s", name,
+	       categorized ? "categorized" : "uncategorized");
+}
+
+/* Classifies make_outlier(@syscall, @stacks, @user) and checks the verdict. */
+static void classifies(const char *name, const struct rules *rules, const char *syscall,
+		       const char *stacks, const char *user, const char *cause, int priority,
+		       bool categorized)
+{
+	struct json_object *outlier = make_outlier(syscall, stacks, user);
+	struct rules_match m = { NULL, -1, !categorized };
+
+	rules_classify(rules, outlier, &m);
+	check_match(name, &m, cause, priority, categorized);
+	json_object_put(outlier);
+}
+
+/* The same, for an OUTLIER written out in JSON. */
+static void classifies_json(const char *name, const struct rules *rules, const char *json,
+			    const char *cause, int priority, bool categorized)
+{
+	struct json_object *outlier = parse_json(json);
+	struct rules_match m = { NULL, -1, !categorized };
+
+	rules_classify(rules, outlier, &m);
+	check_match(name, &m, cause, priority, categorized);
+	json_object_put(outlier);
+}
+
+/* @count stacks: the first @split of them "@w1 @sym1", the others "@w2 @sym2". */
+static char *many_stacks(int count, int split, int w1, const char *sym1, int w2, const char *sym2)
+{
+	size_t len = (size_t)count * 64, used = 0;
+	char *text = malloc(len);
+	int i;
+
+	if (!text) {
+		bail_out("out of memory");
+	}
+	text[0] = '\0';
+	for (i = 0; i < count; i++) {
+		used += (size_t)snprintf(text + used, len - used, "%s%d %s", i ? "|" : "",
+					 i < split ? w1 : w2, i < split ? sym1 : sym2);
+	}
+	return text;
+}
+
+static void classify_policy(void)
+{
+	struct json_object *outlier;
+	struct rules_match m;
+	struct rules *rules;
+	char *stacks;
+
+	rules = parses("policy rules",
+		       "10 kernel:low = Low\n"
+		       "20 kernel:high = High\n"
+		       "30 kernel:tie_a = Tie A\n"
+		       "30 kernel:tie_b = Tie B\n"
+		       "50 kernel:heavy_a = A\n"
+		       "10 kernel:heavy_b = B\n"
+		       "50 kernel:x = X\n"
+		       "40 kernel:y1 = Y\n"
+		       "30 kernel:y2 = Y\n"
+		       "15 kernel:eq_a = EqA\n"
+		       "25 kernel:eq_b = EqB\n"
+		       "15 kernel:same_1 = Same1\n"
+		       "15 kernel:same_2 = Same2\n",
+		       13);
+	if (!rules) {
+		return;
+	}
+	classifies("priority wins", rules, "read", "100 low high", NULL, "High", 20, true);
+	classifies("a tie goes to the rule written first", rules, "read", "100 tie_b tie_a", NULL,
+		   "Tie A", 30, true);
+	classifies("weight beats priority across stacks", rules, "read",
+		   "100 heavy_a | 300 heavy_b", NULL, "B", 10, true);
+	classifies("the same cause text adds up", rules, "read", "300 x | 200 y1 | 200 y2", NULL,
+		   "Y", 40, true);
+	classifies("one cause alone can be outweighed", rules, "read", "300 x | 200 y1", NULL, "X",
+		   50, true);
+	classifies("equal weight: the higher priority", rules, "read", "100 eq_a | 100 eq_b", NULL,
+		   "EqB", 25, true);
+	classifies("equal weight and priority: the rule written first", rules, "read",
+		   "100 same_2 | 100 same_1", NULL, "Same1", 15, true);
+	classifies("stacks no rule names do not weigh", rules, "read", "900 nothing | 1 low", NULL,
+		   "Low", 10, true);
+	classifies("frames without a symbol are skipped", rules, "read", "1 - low -", NULL, "Low",
+		   10, true);
+	classifies("no rule: the syscall's name", rules, "read", "100 nothing", NULL, "read", 0,
+		   false);
+	classifies("no rule: an unknown syscall's name", rules, "frobnicate", "100 nothing", NULL,
+		   "frobnicate", 0, false);
+	classifies("no rule, no stack", rules, "write", "", NULL, "write", 0, false);
+	classifies("no rule for a sleep", rules, NULL, "100 nothing", NULL, RULES_CAUSE_SLEEP, 0,
+		   false);
+	classifies_json("runqueue over half: waiting for CPU", rules,
+			"{\"kind\":\"syscall\",\"syscall\":\"read\",\"duration_ns\":1000,"
+			"\"runqueue_ns\":501,\"kernel_stacks\":[{\"weight_ns\":499,"
+			"\"frames\":[{\"symbol\":\"high\"}]}]}",
+			RULES_CAUSE_CPU, 0, true);
+	classifies_json("runqueue exactly half: the stacks decide", rules,
+			"{\"kind\":\"syscall\",\"syscall\":\"read\",\"duration_ns\":1000,"
+			"\"runqueue_ns\":500,\"kernel_stacks\":[{\"weight_ns\":500,"
+			"\"frames\":[{\"symbol\":\"high\"}]}]}",
+			"High", 20, true);
+	classifies_json(
+		"runqueue over half of a sleep", rules,
+		"{\"kind\":\"sleep\",\"syscall\":null,\"duration_ns\":10,\"runqueue_ns\":9}",
+		RULES_CAUSE_CPU, 0, true);
+	classifies_json("a bare object", rules, "{}", RULES_CAUSE_SLEEP, 0, false);
+	classifies_json("members of the wrong type", rules,
+			"{\"kind\":1,\"syscall\":2,\"duration_ns\":\"x\",\"kernel_stacks\":{},"
+			"\"user_stack\":[]}",
+			RULES_CAUSE_SLEEP, 0, false);
+	classifies_json(
+		"stacks of the wrong type", rules,
+		"{\"kind\":\"syscall\",\"syscall\":\"read\",\"kernel_stacks\":[1,"
+		"{\"weight_ns\":\"heavy\",\"frames\":[2,{\"symbol\":3},{\"symbol\":\"low\"}]}]}",
+		"Low", 10, true);
+
+	/* The fallback name outlives the outlier: it is latsnap's own copy of it. */
+	outlier = make_outlier("read", "100 nothing", NULL);
+	rules_classify(rules, outlier, &m);
+	json_object_put(outlier);
+	is_str(m.cause, "read", "the fallback name outlives the outlier");
+
+	/* More stacks than classification caches: the last ones count all the same. */
+	stacks = many_stacks(70, 69, 10, "high", 1000, "low");
+	classifies("70 stacks: 69 light ones lose to one heavy one", rules, "read", stacks, NULL,
+		   "Low", 10, true);
+	free(stacks);
+	stacks = many_stacks(70, 65, 10, "x", 300, "y2");
+	classifies("70 stacks: the weights past the 64th add up", rules, "read", stacks, NULL, "Y",
+		   30, true);
+	free(stacks);
+	rules_free(rules);
+
+	classifies("no rules at all: the fallback", NULL, "read", "1 low", NULL, "read", 0, false);
+}
+
+static void classify_matchers(void)
+{
+	struct rules *rules;
+
+	rules = parses("matcher rules",
+		       "90 syscall:- = Outside\n"
+		       "85 kernel:k_one kernel:k_two = Both\n"
+		       "80 syscall:write kernel:k_write = Kernel and syscall\n"
+		       "70 syscall:re* = Read-ish\n"
+		       "60 user:clock_nanosleep user:main = Nap from main\n"
+		       "50 kernel:do_pselect = Select\n"
+		       "50 kernel:[ab]x_wait = Bracket\n"
+		       "40 kernel:folio_wait_bit* = Folio\n"
+		       "30 kernel:exact.constprop.* = Exact suffix\n"
+		       "20 kernel:never syscall:* = Never\n",
+		       10);
+	if (!rules) {
+		return;
+	}
+	classifies("syscall:- matches a sleep", rules, NULL, "1 x", NULL, "Outside", 90, true);
+	classifies("syscall:- matches a sleep without stacks", rules, NULL, NULL, NULL, "Outside",
+		   90, true);
+	classifies("syscall:- does not match a syscall", rules, "ioctl", "1 x", NULL, "ioctl", 0,
+		   false);
+	classifies("syscall glob", rules, "readv", "1 x", NULL, "Read-ish", 70, true);
+	classifies("syscall glob, no stacks", rules, "recvfrom", NULL, NULL, "Read-ish", 70, true);
+	classifies("syscall glob, empty stacks", rules, "recvfrom", "", NULL, "Read-ish", 70, true);
+	classifies("a syscall glob matches the whole name", rules, "pread64", "1 x", NULL,
+		   "pread64", 0, false);
+	classifies("all matchers must match (AND)", rules, "write", "1 k_write", NULL,
+		   "Kernel and syscall", 80, true);
+	classifies("AND: the syscall does not match", rules, "send", "1 k_write", NULL, "send", 0,
+		   false);
+	classifies("a kernel: rule cannot match without stacks", rules, "write", NULL, NULL,
+		   "write", 0, false);
+	classifies("two kernel: matchers on one stack", rules, "ioctl", "5 k_two k_one", NULL,
+		   "Both", 85, true);
+	classifies("two kernel: matchers on two stacks do not match", rules, "ioctl",
+		   "5 k_one | 1 k_two", NULL, "ioctl", 0, false);
+	classifies("a kernel glob matches the whole name", rules, "write", "5 k_write_not", NULL,
+		   "write", 0, false);
+	classifies("a compiler suffix is ignored", rules, "pselect6", "1 do_pselect.constprop.0",
+		   NULL, "Select", 50, true);
+	classifies("a longer name is another function", rules, "pselect6", "1 do_pselectx", NULL,
+		   "pselect6", 0, false);
+	classifies("a glob may name the suffix", rules, "ioctl", "1 exact.constprop.3", NULL,
+		   "Exact suffix", 30, true);
+	classifies("bracket glob", rules, "ioctl", "1 bx_wait", NULL, "Bracket", 50, true);
+	classifies("bracket glob, no match", rules, "ioctl", "1 cx_wait", NULL, "ioctl", 0, false);
+	classifies("star glob", rules, "ioctl", "1 folio_wait_bit_common", NULL, "Folio", 40, true);
+	classifies("any frame of the stack", rules, "ioctl", "1 a b folio_wait_bit c", NULL,
+		   "Folio", 40, true);
+	classifies("user: matchers, a symbol version ignored", rules, "clock_nanosleep",
+		   "10 hrtimer_nanosleep", "clock_nanosleep@GLIBC_2.2.5 - main", "Nap from main",
+		   60, true);
+	classifies("user: matchers without kernel stacks", rules, "clock_nanosleep", NULL,
+		   "clock_nanosleep main", "Nap from main", 60, true);
+	classifies("user: all user matchers must match", rules, "clock_nanosleep", NULL,
+		   "clock_nanosleep worker", "clock_nanosleep", 0, false);
+	classifies("user: an empty user stack", rules, "clock_nanosleep", NULL, "",
+		   "clock_nanosleep", 0, false);
+	rules_free(rules);
+}
+
+/*
+ * Stacks as latsnap recorded them on this machine (Linux 6.18), innermost first, against the
+ * built-in rules.
+ */
+#define ENTRY " do_syscall_64 entry_SYSCALL_64_after_hwframe"
+#define FAULT " __handle_mm_fault handle_mm_fault exc_page_fault asm_exc_page_fault"
+#define MMAP_LOCK "mmap_lock contention (the address-space lock)"
+
+static void classify_builtin(void)
+{
+	struct rules *rules = rules_builtin(), *again;
+
+	if (!ok(rules, "the built-in rules parse")) {
+		return;
+	}
+	ok(rules_count(rules) >= 100, "there are many of them (%zu)", rules_count(rules));
+	ok(rules_builtin() == rules, "they are parsed once");
+	rules_free(rules);
+	ok(rules_count(rules_builtin()) == rules_count(rules), "rules_free() leaves them alone");
+	again = parses("the built-in text, as a file", rules_builtin_text(), rules_count(rules));
+	rules_free(again);
+
+	classifies("builtin: nanosleep", rules, "clock_nanosleep",
+		   "50 hrtimer_nanosleep common_nsleep_timens __x64_sys_clock_nanosleep" ENTRY,
+		   NULL, "Requested sleep (nanosleep)", 400, true);
+	classifies("builtin: nanosleep without stacks", rules, "nanosleep", NULL, NULL,
+		   "Requested sleep (nanosleep)", 100, true);
+	classifies("builtin: pipe read", rules, "read",
+		   "30 anon_pipe_read vfs_read ksys_read" ENTRY, NULL, "Reading from a pipe", 400,
+		   true);
+	classifies("builtin: FIFO write", rules, "write",
+		   "30 anon_pipe_write fifo_pipe_write vfs_write ksys_write" ENTRY, NULL,
+		   "Writing to a full pipe", 400, true);
+	classifies("builtin: pthread mutex", rules, "futex",
+		   "150 futex_do_wait __futex_wait futex_wait do_futex __x64_sys_futex" ENTRY,
+		   "__GI___lll_lock_wait waiter_main start_thread",
+		   "Userspace lock contention (pthread mutex)", 420, true);
+	classifies("builtin: condition variable", rules, "futex",
+		   "150 futex_do_wait __futex_wait futex_wait do_futex __x64_sys_futex" ENTRY,
+		   "__futex_abstimed_wait_common pthread_cond_wait@@GLIBC_2.3.2 consumer",
+		   "Waiting on a condition variable", 420, true);
+	classifies("builtin: futex without a user stack", rules, "futex",
+		   "150 futex_do_wait __futex_wait futex_wait do_futex __x64_sys_futex" ENTRY, NULL,
+		   "Userspace lock contention (futex)", 400, true);
+	classifies(
+		"builtin: unix socket", rules, "recvfrom",
+		"50 unix_stream_read_generic unix_stream_recvmsg sock_recvmsg __sys_recvfrom" ENTRY,
+		NULL, "Reading from a Unix socket", 420, true);
+	classifies("builtin: TCP socket", rules, "recvfrom",
+		   "50 wait_woken sk_wait_data tcp_recvmsg_locked tcp_recvmsg sock_recvmsg" ENTRY,
+		   NULL, "Reading from a TCP socket", 420, true);
+	classifies("builtin: UDP socket", rules, "recvfrom",
+		   "50 __skb_wait_for_more_packets __skb_recv_udp udp_recvmsg sock_recvmsg" ENTRY,
+		   NULL, "Reading from a UDP socket", 420, true);
+	classifies("builtin: accept", rules, "accept4",
+		   "50 inet_csk_accept inet_accept do_accept __sys_accept4" ENTRY, NULL,
+		   "Waiting for a connection (accept)", 400, true);
+	classifies("builtin: terminal", rules, "read",
+		   "50 wait_woken n_tty_read tty_read vfs_read ksys_read" ENTRY, NULL,
+		   "Reading from a terminal", 400, true);
+	classifies("builtin: poll", rules, "poll",
+		   "50 poll_schedule_timeout.constprop.0 do_sys_poll __x64_sys_poll" ENTRY, NULL,
+		   "Waiting for events (poll)", 400, true);
+	classifies("builtin: pselect", rules, "pselect6",
+		   "50 poll_schedule_timeout.constprop.0 do_select core_sys_select"
+		   " do_pselect.constprop.0 __x64_sys_pselect6" ENTRY,
+		   NULL, "Waiting for events (select)", 400, true);
+	classifies("builtin: epoll", rules, "epoll_wait",
+		   "50 do_epoll_wait __x64_sys_epoll_wait" ENTRY, NULL,
+		   "Waiting for events (epoll_wait)", 400, true);
+	classifies("builtin: wait4", rules, "wait4", "50 do_wait kernel_wait4" ENTRY, NULL,
+		   "Waiting for a child process to exit", 400, true);
+	classifies("builtin: pause", rules, "pause", "50 __do_sys_pause" ENTRY, NULL,
+		   "Waiting for a signal", 400, true);
+	classifies("builtin: fsync, four stacks", rules, "fsync",
+		   "42 rq_qos_wait wbt_wait __rq_qos_throttle blk_mq_submit_bio __submit_bio"
+		   " submit_bio_noacct_nocheck ext4_io_submit ext4_do_writepages ext4_writepages"
+		   " do_writepages filemap_fdatawrite_wbc __filemap_fdatawrite_range"
+		   " file_write_and_wait_range generic_buffers_fsync_noflush"
+		   " ext4_fsync_nojournal.constprop.0 ext4_sync_file do_fsync __x64_sys_fsync" ENTRY
+		   " | 46 folio_wait_bit folio_wait_writeback __filemap_fdatawait_range"
+		   " file_write_and_wait_range generic_buffers_fsync_noflush"
+		   " ext4_fsync_nojournal.constprop.0 ext4_sync_file do_fsync __x64_sys_fsync" ENTRY
+		   " | 3 __sync_dirty_buffer ext4_write_inode __writeback_single_inode"
+		   " ext4_sync_file do_fsync __x64_sys_fsync" ENTRY
+		   " | 2 submit_bio_wait blkdev_issue_flush ext4_sync_file do_fsync" ENTRY,
+		   NULL, "fsync: flushing a file to disk", 800, true);
+	classifies("builtin: journal commit beats fsync", rules, "fsync",
+		   "50 jbd2_log_wait_commit ext4_sync_file do_fsync __x64_sys_fsync" ENTRY, NULL,
+		   "Waiting for the ext4 journal commit", 900, true);
+	classifies("builtin: dirty throttling", rules, "write",
+		   "50 balance_dirty_pages balance_dirty_pages_ratelimited_flags"
+		   " generic_perform_write ext4_buffered_write_iter vfs_write ksys_write" ENTRY,
+		   NULL, "Dirty page throttling (writing faster than the disk)", 750, true);
+	classifies("builtin: mmap_lock in a fault inside read", rules, "read",
+		   "50 lock_mm_and_find_vma exc_page_fault asm_exc_page_fault _copy_to_iter"
+		   " copy_page_to_iter filemap_read vfs_read ksys_read" ENTRY,
+		   NULL, MMAP_LOCK, 660, true);
+	classifies("builtin: mmap waiting for mmap_lock", rules, "mmap", "34 vm_mmap_pgoff" ENTRY,
+		   NULL, MMAP_LOCK, 300, true);
+	classifies("builtin: file position lock", rules, "read", "534 fdget_pos ksys_read" ENTRY,
+		   NULL, "File position lock contention (threads sharing a file)", 300, true);
+	classifies("builtin: reading a file", rules, "read",
+		   "50 folio_wait_bit_common filemap_get_pages filemap_read vfs_read" ENTRY, NULL,
+		   "Reading a file from disk", 650, true);
+	classifies("builtin: fault on a mapped file", rules, NULL,
+		   "50 folio_wait_bit_common filemap_fault __do_fault do_fault" FAULT, NULL,
+		   "Page fault reading a mapped file from disk", 690, true);
+	classifies("builtin: swap-in", rules, NULL,
+		   "50 folio_wait_bit_common __folio_lock_or_retry do_swap_page" FAULT, NULL,
+		   "Swap-in (page fault reading from swap)", 700, true);
+	classifies("builtin: reclaim in a fault", rules, NULL,
+		   "50 shrink_folio_list shrink_lruvec shrink_node try_to_free_pages"
+		   " __alloc_pages_slowpath.constprop.0 do_anonymous_page" FAULT,
+		   NULL, "Memory reclaim (low on free memory)", 950, true);
+	classifies("builtin: another fault", rules, NULL, "50" FAULT, NULL, "Page fault", 500,
+		   true);
+	classifies("builtin: an unknown sleep", rules, NULL, "50 something_new", NULL,
+		   RULES_CAUSE_SLEEP, 0, false);
+	classifies("builtin: an unknown syscall wait", rules, "ioctl", "50 some_driver_wait" ENTRY,
+		   NULL, "ioctl", 0, false);
+}
+
+/* `latsnap rules`: the text on stdout, --help, and a bad argument. */
+static void command(void)
+{
+	static char *plain[] = { "rules", NULL };
+	static char *help[] = { "rules", "--help", NULL };
+	static char *extra[] = { "rules", "--bogus", NULL };
+	static char out[65536], err[1024];
+	struct capture co, ce;
+	int ret;
+
+	capture_begin(&co, STDOUT_FILENO);
+	ret = rules_main(1, plain);
+	capture_end(&co, out, sizeof(out));
+	is_int(ret, 0, "latsnap rules: exit 0");
+	is_str(out, rules_builtin_text(), "latsnap rules: prints the built-in text");
+
+	capture_begin(&co, STDOUT_FILENO);
+	ret = rules_main(2, help);
+	capture_end(&co, out, sizeof(out));
+	is_int(ret, 0, "latsnap rules --help: exit 0");
+	ok(!strncmp(out, "Usage: latsnap rules", 20), "latsnap rules --help: a usage");
+
+	capture_begin(&co, STDOUT_FILENO);
+	capture_begin(&ce, STDERR_FILENO);
+	ret = rules_main(2, extra);
+	capture_end(&ce, err, sizeof(err));
+	capture_end(&co, out, sizeof(out));
+	is_int(ret, 2, "latsnap rules --bogus: exit 2");
+	is_str(err, "latsnap: rules: unknown argument '--bogus' (see latsnap rules --help)\n",
+	       "latsnap rules --bogus: one line on stderr");
+	is_str(out, "", "latsnap rules --bogus: nothing on stdout");
+}
+
+/* A function symbol of /proc/kallsyms. */
+struct ksym_entry {
+	char *name;
+	unsigned long long addr;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct ksym_entry *)a)->name, ((const struct ksym_entry *)b)->name);
+}
+
+/*
+ * Reads the function symbols of /proc/kallsyms (sorted by name) and the bounds of the scheduler's
+ * text section. Returns the count, 0 when the table or its addresses cannot be read.
+ */
+static size_t read_kallsyms(struct ksym_entry **symsp, unsigned long long *sched_start,
+			    unsigned long long *sched_end)
+{
+	struct ksym_entry *syms = NULL, *bigger;
+	size_t n = 0, cap = 0;
+	char line[512], name[256], type;
+	unsigned long long addr, nonzero = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	*sched_start = *sched_end = 0;
+	if (!f) {
+		goto out;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3) {
+			continue;
+		}
+		nonzero |= addr;
+		if (!strcmp(name, "__sched_text_start")) {
+			*sched_start = addr;
+		} else if (!strcmp(name, "__sched_text_end")) {
+			*sched_end = addr;
+		}
+		/* Text symbols only; __pfx_ symbols are the padding before a function. */
+		if (!strchr("tTwW", type) || !strncmp(name, "__pfx_", 6)) {
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 65536;
+			bigger = realloc(syms, cap * sizeof(*syms));
+			if (!bigger) {
+				bail_out("out of memory");
+			}
+			syms = bigger;
+		}
+		syms[n].name = strdup(name);
+		syms[n].addr = addr;
+		if (!syms[n].name) {
+			bail_out("out of memory");
+		}
+		n++;
+	}
+	fclose(f);
+	if (!nonzero) {
+		while (n) {
+			free(syms[--n].name);
+		}
+	}
+	qsort(syms, n, sizeof(*syms), by_name);
+out:
+	*symsp = syms;
+	return n;
+}
+
+/*
+ * Every kernel: glob of the built-in set names a function of this kernel, and one that can show
+ * in the stack of a sleeping thread: outside the scheduler's text, which the stack walker skips.
+ */
+static void builtin_globs_exist(void)
+{
+	const char *ci = getenv("CI");
+	bool under_ci = ci && !strcmp(ci, "true");
+	unsigned long long sched_start, sched_end;
+	struct ksym_entry *syms;
+	char *text, *line, *save, *word, *wsave;
+	size_t n, lo, hi, mid, plen, i, globs = 0;
+	bool found, visible;
+
+	n = read_kallsyms(&syms, &sched_start, &sched_end);
+	if (!n) {
+		if (under_ci) {
+			ok(0, "/proc/kallsyms is readable with addresses (needs root)");
+		} else {
+			skip("/proc/kallsyms unreadable or without addresses (not root?)");
+		}
+		free(syms);
+		return;
+	}
+	ok(sched_start && sched_end > sched_start, "the scheduler's text section is in kallsyms");
+
+	text = strdup(rules_builtin_text());
+	if (!text) {
+		bail_out("out of memory");
+	}
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '#') {
+			continue;
+		}
+		for (word = strtok_r(line, " \t", &wsave); word && strcmp(word, "=");
+		     word = strtok_r(NULL, " \t", &wsave)) {
+			if (strncmp(word, "kernel:", 7)) {
+				continue;
+			}
+			word += 7;
+			globs++;
+			/* Only names that start with the glob's literal prefix can match it. */
+			plen = strcspn(word, "*?[\\");
+			lo = 0;
+			hi = n;
+			while (lo < hi) {
+				mid = lo + (hi - lo) / 2;
+				if (strncmp(syms[mid].name, word, plen) < 0) {
+					lo = mid + 1;
+				} else {
+					hi = mid;
+				}
+			}
+			found = visible = false;
+			for (i = lo; i < n && !strncmp(syms[i].name, word, plen); i++) {
+				if (!rules_glob_match(word, syms[i].name)) {
+					continue;
+				}
+				found = true;
+				if (syms[i].addr < sched_start || syms[i].addr >= sched_end) {
+					visible = true;
+					break;
+				}
+			}
+			ok(found, "kernel:%s matches a function of this kernel", word);
+			ok(visible, "kernel:%s matches one outside the scheduler's text", word);
+		}
+	}
+	ok(globs >= 100, "the built-in set has %zu kernel: globs", globs);
+	free(text);
+	for (i = 0; i < n; i++) {
+		free(syms[i].name);
+	}
+	free(syms);
+}
+
+int main(void)
+{
+	parser_good();
+	parser_bad();
+	load_errors();
+	classify_policy();
+	classify_matchers();
+	classify_builtin();
+	command();
+	builtin_globs_exist();
+	return tap_done();
+}
