@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * session.c - the LTTng snapshot session behind `latsnap record`, driven through liblttng-ctl.
+ *
+ * One session per latsnap instance, in snapshot mode: UST channels in overwrite mode with per-UID
+ * buffers, so that an application that exits before the snapshot is still in it. A kernel channel
+ * is added only where lttng-modules answer; on a kernel without them (no loadable modules) the
+ * session is user space only, which -v says once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lttng/lttng.h>
+
+#include "session.h"
+#include "util.h"
+
+#define CHANNEL_NAME "latsnap"
+#define SESSIOND_START_TIMEOUT_MS 5000
+
+struct session {
+	char name[64];
+	struct lttng_handle *ust;
+	struct lttng_handle *kernel; /* NULL: no kernel tracer here */
+	pid_t sessiond; /* the daemon latsnap started, or 0 */
+	bool started;
+};
+
+static volatile sig_atomic_t sessiond_ready;
+
+static void on_sessiond_ready(int sig)
+{
+	(void)sig;
+	sessiond_ready = 1;
+}
+
+/* Is an lttng-modules kernel tracer loadable or loaded here? Without modules it cannot be. */
+static bool kernel_tracer_possible(void)
+{
+	return access("/sys/module/lttng_tracer", F_OK) == 0 || access("/proc/modules", F_OK) == 0;
+}
+
+/*
+ * start_sessiond - run a session daemon of our own, as `lttng create` does: --sig-parent makes
+ * it send SIGUSR1 once it accepts clients, so latsnap knows when to go on.
+ */
+static int start_sessiond(pid_t *pidp)
+{
+	struct sigaction sa = { .sa_handler = on_sessiond_ready }, old;
+	sigset_t block, saved;
+	struct timespec ts = { 0, 10 * 1000000 };
+	int waited_ms, status, err = 0, devnull;
+	pid_t pid;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &block, &saved);
+	sigaction(SIGUSR1, &sa, &old);
+	sessiond_ready = 0;
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		ls_err("record: cannot start lttng-sessiond: fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+		setsid();
+		devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (devnull >= 0 && !ls_verbose_enabled) {
+			dup2(devnull, STDOUT_FILENO);
+			dup2(devnull, STDERR_FILENO);
+		}
+		if (devnull >= 0) {
+			dup2(devnull, STDIN_FILENO);
+		}
+		if (kernel_tracer_possible()) {
+			execlp("lttng-sessiond", "lttng-sessiond", "--sig-parent", "--quiet", NULL);
+		} else {
+			execlp("lttng-sessiond", "lttng-sessiond", "--sig-parent", "--quiet",
+			       "--no-kernel", NULL);
+		}
+		_exit(127);
+	}
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	for (waited_ms = 0; !sessiond_ready && waited_ms < SESSIOND_START_TIMEOUT_MS;
+	     waited_ms += 10) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			ls_err("record: lttng-sessiond exited at start-up (%s %d); is lttng-tools "
+			       "installed?",
+			       WIFEXITED(status) ? "status" : "signal",
+			       WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+			err = -ECHILD;
+			goto out;
+		}
+		nanosleep(&ts, NULL);
+	}
+	if (!sessiond_ready && lttng_session_daemon_alive() != 1) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+		ls_err("record: lttng-sessiond did not come up within %d ms",
+		       SESSIOND_START_TIMEOUT_MS);
+		err = -ETIMEDOUT;
+		goto out;
+	}
+	*pidp = pid;
+	ls_verbose("record: started lttng-sessiond (pid %d)", pid);
+out:
+	sigaction(SIGUSR1, &old, NULL);
+	return err;
+}
+
+static int ctl_err(int ret, const char *what)
+{
+	if (ret < 0) {
+		ls_err("record: LTTng: %s: %s", what, lttng_strerror(ret));
+		return -EIO;
+	}
+	return 0;
+}
+
+static int add_contexts(struct lttng_handle *handle)
+{
+	static const enum lttng_event_context_type types[] = {
+		LTTNG_EVENT_CONTEXT_VPID,
+		LTTNG_EVENT_CONTEXT_VTID,
+		LTTNG_EVENT_CONTEXT_PROCNAME,
+	};
+	struct lttng_event_context ctx;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.ctx = types[i];
+		ret = lttng_add_context(handle, &ctx, NULL, CHANNEL_NAME);
+		if (ret < 0) {
+			return ctl_err(ret, "add context");
+		}
+	}
+	return 0;
+}
+
+static int enable_ust_event(struct lttng_handle *handle, const char *pattern)
+{
+	struct lttng_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = LTTNG_EVENT_TRACEPOINT;
+	ev.loglevel_type = LTTNG_EVENT_LOGLEVEL_ALL;
+	snprintf(ev.name, sizeof(ev.name), "%s", pattern);
+	return ctl_err(lttng_enable_event(handle, &ev, CHANNEL_NAME), pattern);
+}
+
+/*
+ * The UST channel: overwrite mode (a flight recorder keeps the latest), per-UID buffers
+ * (they outlive the applications), @buffer_size bytes per CPU in 4 sub-buffers.
+ */
+static int enable_ust_channel(struct lttng_handle *handle, struct lttng_domain *domain,
+			      uint64_t buffer_size)
+{
+	struct lttng_channel *chan;
+	uint64_t subbuf = 4096;
+	int err;
+
+	chan = lttng_channel_create(domain);
+	if (!chan) {
+		return -ENOMEM;
+	}
+	snprintf(chan->name, sizeof(chan->name), CHANNEL_NAME);
+	while (subbuf * 2 * 4 <= buffer_size) {
+		subbuf *= 2;
+	}
+	chan->attr.overwrite = 1;
+	chan->attr.subbuf_size = subbuf;
+	chan->attr.num_subbuf = 4;
+	chan->attr.output = LTTNG_EVENT_MMAP;
+	chan->attr.switch_timer_interval = 0;
+	err = ctl_err(lttng_enable_channel(handle, chan), "enable channel");
+	lttng_channel_destroy(chan);
+	return err;
+}
+
+/**
+ * session_open - start a snapshot session for this latsnap instance, and a session daemon if
+ * none answers.
+ * @opts: buffer size and the applications' event patterns.
+ *
+ * Return: 0, or a negative errno after printing why.
+ */
+int session_open(struct session **sessionp, const struct session_opts *opts)
+{
+	struct lttng_session_descriptor *desc = NULL;
+	struct lttng_domain ust = { .type = LTTNG_DOMAIN_UST, .buf_type = LTTNG_BUFFER_PER_UID };
+	struct lttng_domain kernel = { .type = LTTNG_DOMAIN_KERNEL,
+				       .buf_type = LTTNG_BUFFER_GLOBAL };
+	struct lttng_event *tracepoints = NULL;
+	struct session *s;
+	enum lttng_error_code code;
+	int err = 0, i;
+
+	*sessionp = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		return -ENOMEM;
+	}
+	if (lttng_session_daemon_alive() != 1) {
+		err = start_sessiond(&s->sessiond);
+		if (err) {
+			goto out;
+		}
+	}
+	snprintf(s->name, sizeof(s->name), "latsnap-%d-%ld", getpid(), (long)time(NULL));
+	desc = lttng_session_descriptor_snapshot_create(s->name);
+	if (!desc) {
+		err = -ENOMEM;
+		goto out;
+	}
+	code = lttng_create_session_ext(desc);
+	if (code != LTTNG_OK) {
+		ls_err("record: LTTng: create session %s: %s", s->name, lttng_strerror(-code));
+		err = -EIO;
+		goto out;
+	}
+	s->ust = lttng_create_handle(s->name, &ust);
+	if (!s->ust) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = enable_ust_channel(s->ust, &ust, opts->buffer_size);
+	if (err) {
+		goto out;
+	}
+	err = add_contexts(s->ust);
+	if (err) {
+		goto out;
+	}
+	for (i = 0; i < opts->nr_ust_events; i++) {
+		err = enable_ust_event(s->ust, opts->ust_events[i]);
+		if (err) {
+			goto out;
+		}
+	}
+
+	/* The kernel tracer answers only where lttng-modules are loaded. */
+	s->kernel = lttng_create_handle(s->name, &kernel);
+	if (s->kernel && lttng_list_tracepoints(s->kernel, &tracepoints) < 0) {
+		lttng_destroy_handle(s->kernel);
+		s->kernel = NULL;
+	}
+	free(tracepoints);
+	if (!s->kernel) {
+		ls_verbose("record: no LTTng kernel tracer here (lttng-modules not loaded): "
+			   "user space only; the BPF side still covers the kernel");
+	}
+
+	err = ctl_err(lttng_start_tracing(s->name), "start tracing");
+	if (err) {
+		goto out;
+	}
+	s->started = true;
+	ls_verbose("record: LTTng snapshot session %s started (%llu bytes per CPU buffer)",
+		   s->name, (unsigned long long)opts->buffer_size);
+out:
+	lttng_session_descriptor_destroy(desc);
+	if (err) {
+		session_close(s);
+		return err;
+	}
+	*sessionp = s;
+	return 0;
+}
+
+/**
+ * session_snapshot - write what the ring buffers hold into @dir (absolute; created by LTTng as
+ * a subdirectory of it), after regenerating the statedump so that every process's mappings and
+ * build-ids are in it even when the buffer wrapped.
+ *
+ * Return: 0, or a negative errno after printing why.
+ */
+int session_snapshot(struct session *s, const char *dir)
+{
+	struct lttng_snapshot_output *output;
+	int ret, err = 0;
+
+	ret = lttng_regenerate_statedump(s->name);
+	if (ret < 0) {
+		ls_verbose("record: LTTng: regenerate statedump: %s", lttng_strerror(ret));
+	}
+	output = lttng_snapshot_output_create();
+	if (!output) {
+		return -ENOMEM;
+	}
+	ret = lttng_snapshot_output_set_local_path(dir, output);
+	if (ret == 0) {
+		ret = lttng_snapshot_output_set_name("trace", output);
+	}
+	if (ret == 0) {
+		ret = lttng_snapshot_record(s->name, output, 1);
+	}
+	if (ret < 0) {
+		ls_err("record: LTTng: snapshot into %s: %s", dir, lttng_strerror(ret));
+		err = -EIO;
+	}
+	lttng_snapshot_output_destroy(output);
+	return err;
+}
+
+/**
+ * session_lost_packets - packets the UST channel lost so far, summed over its buffers.
+ */
+uint64_t session_lost_packets(struct session *s)
+{
+	struct lttng_channel *channels = NULL;
+	uint64_t total = 0, lost;
+	int n, i;
+
+	n = lttng_list_channels(s->ust, &channels);
+	for (i = 0; i < n; i++) {
+		if (lttng_channel_get_lost_packet_count(&channels[i], &lost) == 0) {
+			total += lost;
+		}
+	}
+	free(channels);
+	return total;
+}
+
+/**
+ * session_close - destroy the session, and stop the session daemon if latsnap started it.
+ * Safe on a partly opened session.
+ */
+void session_close(struct session *s)
+{
+	if (!s) {
+		return;
+	}
+	if (s->ust || s->started) {
+		lttng_destroy_session(s->name);
+	}
+	if (s->ust) {
+		lttng_destroy_handle(s->ust);
+	}
+	if (s->kernel) {
+		lttng_destroy_handle(s->kernel);
+	}
+	if (s->sessiond > 0) {
+		kill(s->sessiond, SIGTERM);
+		waitpid(s->sessiond, NULL, 0);
+	}
+	free(s);
+}

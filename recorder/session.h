@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * session.h - the LTTng snapshot session of `latsnap record`.
+ */
+#ifndef LATSNAP_SESSION_H
+#define LATSNAP_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SESSION_MAX_EVENTS 16
+
+struct session;
+
+struct session_opts {
+	uint64_t buffer_size; /* per CPU ring buffer, bytes */
+	const char *ust_events[SESSION_MAX_EVENTS]; /* event patterns to enable */
+	int nr_ust_events;
+};
+
+int session_open(struct session **sessionp, const struct session_opts *opts);
+int session_snapshot(struct session *s, const char *dir);
+uint64_t session_lost_packets(struct session *s);
+void session_close(struct session *s);
+
+#endif /* LATSNAP_SESSION_H */
