@@ -44,5 +44,5 @@ run() {
 }
 
 echo "libunwind from the signal frame, $NAPS outliers per row (5 ms sleeps, -t 2ms)"
-run 3
-run 53
+run 0
+run 50

@@ -19,6 +19,7 @@
 #include "duration.h"
 #include "outlier.h"
 #include "record.h"
+#include "rules.h"
 #include "signame.h"
 #include "syscalls.h"
 #include "tracker.h"
@@ -416,14 +417,18 @@ static int load_options(struct record_opts *opts, int argc, char **argv)
 
 struct record_state {
 	struct record_opts *opts;
+	struct rules *rules;
 	uint64_t outliers;
 };
 
 static int on_outlier(struct json_object *outlier, void *ctx)
 {
 	struct record_state *st = ctx;
+	struct rules_match match;
 
 	st->outliers++;
+	rules_classify(st->rules, outlier, &match);
+	json_object_object_add(outlier, "cause", json_object_new_string(match.cause));
 	if (st->opts->json) {
 		fputs(json_object_to_json_string_ext(outlier, JSON_C_TO_STRING_PLAIN), stdout);
 		fputc('\n', stdout);
@@ -610,8 +615,12 @@ int record_main(int argc, char **argv)
 		goto out;
 	}
 	if (opts.rules) {
-		ls_err("record: --rules: cause rules come with the recorder, not built yet");
-		goto out;
+		if (rules_load(opts.rules, &st.rules)) {
+			ret = 2;
+			goto out;
+		}
+	} else {
+		st.rules = rules_builtin();
 	}
 
 	topts.threshold_ns = opts.threshold_ns;
@@ -721,6 +730,7 @@ out:
 		close(exec_fd);
 	}
 	tracker_close(tr);
+	rules_free(st.rules);
 	for (i = 0; i < opts.nr_owned; i++) {
 		free(opts.owned[i]);
 	}

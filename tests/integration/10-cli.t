@@ -115,6 +115,33 @@ run_latsnap "$TMPD/r.out" "$TMPD/r.err" record --no-snapshot --json -- true
 is "$RC" 0 "record --json -- true exits 0" || diag_file "$TMPD/r.err" "  stderr: "
 is "$(grep -c '' "$TMPD/r.out")" 0 "record --json -- true: nothing on stdout" || diag_file "$TMPD/r.out" "  stdout: "
 
+# --- cause rules -----------------------------------------------------------
+RULES=$TMPD/bad.rules
+printf '# my rules\n10 kernel:hrtimer_nanosleep = slept\n20 frame:x = nope\n' >"$RULES"
+usage_error "rules: unknown matcher" record --no-snapshot --rules "$RULES" -- true
+like "$ERRLINE" "$RULES:3:" "rules: unknown matcher: message names $RULES:3:"
+usage_error "rules: missing file" record --no-snapshot --rules "$TMPD/none.rules" -- true
+like "$ERRLINE" "none.rules" "rules: missing file: message names the file"
+if [ "$(id -u)" = 0 ] && [ -x "$WL/sleeper" ]; then
+RULES=$TMPD/good.rules
+printf '10 kernel:hrtimer_nanosleep syscall:*nanosleep = my own sleep rule\n' >"$RULES"
+run_latsnap "$TMPD/r.out" "$TMPD/r.err" record --no-snapshot --json -t 20ms --rules "$RULES" -- \
+	"$WL/sleeper" 60
+is "$RC" 0 "--rules FILE: a valid rules file is accepted" || diag_file "$TMPD/r.err" "  stderr: "
+is "$(jq -r .cause "$TMPD/r.out" 2>/dev/null)" "my own sleep rule" "--rules FILE replaces the built-in set"
+run_latsnap "$TMPD/r.out" "$TMPD/r.err" rules
+is "$RC" 0 "latsnap rules: exit 0"
+run_latsnap "$TMPD/r2.out" "$TMPD/r2.err" record --no-snapshot --json -t 20ms --rules "$TMPD/r.out" -- \
+	"$WL/sleeper" 60
+is "$RC" 0 "latsnap rules prints a rules file record accepts" || diag_file "$TMPD/r2.err" "  stderr: "
+is "$(jq -r .cause "$TMPD/r2.out" 2>/dev/null)" "Requested sleep (nanosleep)" \
+	"the printed built-in set classifies as the built-in set does"
+elif [ "${CI:-}" = true ]; then
+	fail "rules: running record needs root and the sleeper workload"
+else
+	skip_tests 5 "needs root and the sleeper workload"
+fi
+
 # The command's own stdout goes through untouched.
 run_latsnap "$TMPD/r.out" "$TMPD/r.err" record --no-snapshot -- sh -c 'echo hello-from-command'
 is "$(cat "$TMPD/r.out")" "hello-from-command" "COMMAND's stdout is passed through"

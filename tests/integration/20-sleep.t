@@ -46,6 +46,7 @@ if [ "$(uname -m)" = x86_64 ]; then
 fi
 is "$(J .tid)" "$PID" "tid is the sleeper's (single-threaded) pid"
 is "$(J .comm)" sleeper "comm is sleeper"
+is "$(J .cause)" "Requested sleep (nanosleep)" "cause: the built-in rule for a requested sleep"
 
 DUR=$(J .duration_ns)
 between "$DUR" 95000000 150000000 "duration_ns within [95 ms, 150 ms]"

@@ -47,7 +47,7 @@ is "$(J '[.waker.frames[]?.symbol // empty] | any(test("pipe_write"))')" true "a
 is "$(J "[.waker.frames[]?.symbol // empty] | map(select(test(\"$GLUE_RE\"))) | length")" 0 \
 	"no BPF/tracing glue frames in the waker's stack"
 diag "waker stack: $(J '[.waker.frames[]? | .symbol] | join(" < ")')"
-diag "cause: $(J .cause)"
+is "$(J .cause)" "Reading from a pipe" "cause: the built-in rules name the pipe read"
 
 # The child is a descendant: its nanosleep(120 ms) is an outlier too.
 is "$(jcount "$OUT" "select(.pid == ${WRITER:-0} and .comm == \"pipewriter\" and (.syscall | test(\"nanosleep\")))")" 1 \

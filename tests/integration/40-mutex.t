@@ -43,7 +43,8 @@ for mode in 0 1; do
 	is "$(J '[.waker.frames[]?.symbol // empty] | any(test("futex_wake"))')" true "$label: a waker frame is futex_wake"
 	diag "kernel stack: $(J '[.kernel_stacks[0].frames[]? | .symbol] | join(" < ")')"
 	diag "waker stack: $(J '[.waker.frames[]? | .symbol] | join(" < ")')"
-	diag "cause: $(J .cause); wait_chain: $(J '.wait_chain | tostring')"
+	like "$(J .cause)" 'lock contention' "$label: cause is lock contention ($(J .cause))"
+	diag "wait_chain: $(J '.wait_chain | tostring')"
 done
 
 done_testing

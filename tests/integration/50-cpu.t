@@ -38,6 +38,7 @@ J() { jq -r "$1" "$O" 2>/dev/null; }
 is "$(J .comm)" victim "victim: comm is victim"
 between "$(J .duration_ns)" 200000000 600000000 "victim: duration within [200 ms, 600 ms]"
 is "$(J '.runqueue_ns > 0.5 * .duration_ns')" true "victim: runqueue_ns > 50% of duration_ns"
+is "$(J .cause)" "waiting for CPU" "victim: the cause is waiting for CPU, whatever the stack"
 between "$(J .blocked_ns)" 10000000 40000000 "victim: blocked_ns ~ the 20 ms sleep (10-40 ms)"
 between "$(J '(.on_cpu_ns + .blocked_ns + .runqueue_ns - .duration_ns) | fabs')" 0 2000 \
 	"victim: on_cpu + blocked + runqueue == duration within 2 us"
