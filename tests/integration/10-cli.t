@@ -136,10 +136,27 @@ run_latsnap "$TMPD/r2.out" "$TMPD/r2.err" record --no-snapshot --json -t 20ms --
 is "$RC" 0 "latsnap rules prints a rules file record accepts" || diag_file "$TMPD/r2.err" "  stderr: "
 is "$(jq -r .cause "$TMPD/r2.out" 2>/dev/null)" "Requested sleep (nanosleep)" \
 	"the printed built-in set classifies as the built-in set does"
+
+# COMMAND gets the preload library first in LD_PRELOAD, after which what was there stays.
+LIBZ=$(ls /usr/lib/x86_64-linux-gnu/libz.so.1 /lib/*/libz.so.1 2>/dev/null | head -n 1)
+LD_PRELOAD=$LIBZ run_latsnap "$TMPD/r.out" "$TMPD/r.err" record --no-snapshot -- \
+	sh -c 'echo "$LD_PRELOAD"'
+is "$(cat "$TMPD/r.out")" "$(dirname "$LATSNAP")/liblatsnap.so:$LIBZ" \
+	"COMMAND's LD_PRELOAD: the library first, the caller's kept"
+run_latsnap "$TMPD/r.out" "$TMPD/r.err" record --no-snapshot --no-preload -- sh -c 'echo "${LD_PRELOAD:-none}"'
+is "$(cat "$TMPD/r.out")" "none" "--no-preload: COMMAND's LD_PRELOAD untouched"
+# The signal from the config file reaches COMMAND's library.
+printf 'signal = RTMIN+3\n' >"$TMPD/sig.conf"
+run_latsnap "$TMPD/r.out" "$TMPD/r.err" record --no-snapshot -c "$TMPD/sig.conf" -- \
+	sh -c 'echo "$LATSNAP_SIGNAL"'
+is "$(cat "$TMPD/r.out")" 37 "config 'signal = RTMIN+3' sets signal 37 for COMMAND's library"
+printf 'signal = KILL\n' >"$TMPD/sig.conf"
+usage_error "config: a signal latsnap must not take" record --no-snapshot -c "$TMPD/sig.conf" -- true
+like "$ERRLINE" "$TMPD/sig.conf:1:" "config: bad signal: message names the file and line"
 elif [ "${CI:-}" = true ]; then
 	fail "rules: running record needs root and the sleeper workload"
 else
-	skip_tests 5 "needs root and the sleeper workload"
+	skip_tests 11 "needs root and the sleeper workload"
 fi
 
 # The command's own stdout goes through untouched.
