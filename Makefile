@@ -13,18 +13,18 @@ BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
 
 # Evaluated at use, after the deps step has had a chance to install pkg-config files.
-PKGS = libbpf libelf zlib json-c libdw
+PKGS = libbpf libelf zlib json-c libdw babeltrace2 lttng-ctl
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -Iinclude -Ilib -Itracker -Irecorder \
-	-I$(BUILD) $(PKG_CFLAGS) -DLS_LIBDIR='"$(LIBDIR)"'
+	-Ireview -I$(BUILD) $(PKG_CFLAGS) -DLS_LIBDIR='"$(LIBDIR)"'
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
 	-Wno-unused-function -Wno-missing-declarations -Wno-compare-distinct-pointer-types
 
-CORE_SRCS := $(wildcard lib/*.c tracker/*.c recorder/*.c)
+CORE_SRCS := $(wildcard lib/*.c tracker/*.c recorder/*.c review/*.c)
 CORE_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(CORE_SRCS))
 CLI_OBJS := $(OBJ)/cli/latsnap.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)

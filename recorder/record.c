@@ -19,6 +19,7 @@
 #include "duration.h"
 #include "outlier.h"
 #include "record.h"
+#include "recorder.h"
 #include "rules.h"
 #include "signame.h"
 #include "syscalls.h"
@@ -49,6 +50,7 @@ struct record_opts {
 	int signal; /* asked of the preload library in COMMAND */
 	const char *signal_name;
 	bool no_preload;
+	struct recorder_opts rec;
 	/* Config values are only valid during the callback: keep copies. */
 	char *owned[8];
 	int nr_owned;
@@ -71,6 +73,12 @@ enum opt_id {
 	OPT_IDLE_SYSCALLS,
 	OPT_SIGNAL,
 	OPT_NO_PRELOAD,
+	OPT_POST,
+	OPT_BUFFER_SIZE,
+	OPT_UST_EVENTS,
+	OPT_MAX_SNAPSHOTS,
+	OPT_MAX_SIZE,
+	OPT_MIN_INTERVAL,
 };
 
 static const struct option long_options[] = {
@@ -86,6 +94,12 @@ static const struct option long_options[] = {
 	{ "rules", required_argument, NULL, OPT_RULES },
 	{ "signal", required_argument, NULL, OPT_SIGNAL },
 	{ "no-preload", no_argument, NULL, OPT_NO_PRELOAD },
+	{ "post", required_argument, NULL, OPT_POST },
+	{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
+	{ "ust-events", required_argument, NULL, OPT_UST_EVENTS },
+	{ "max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS },
+	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "min-interval", required_argument, NULL, OPT_MIN_INTERVAL },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
@@ -110,6 +124,13 @@ static const char usage_text[] =
 	"                             (default: the threshold)\n"
 	"  -o, --output DIR           where snapshots go (default ./latsnap-out)\n"
 	"      --no-snapshot          detect and report outliers only; no LTTng session\n"
+	"      --post DUR             keep tracing this long after an outlier before the snapshot\n"
+	"                             (default 100ms)\n"
+	"      --buffer-size BYTES    LTTng ring buffer per CPU, e.g. 4M (default 4M)\n"
+	"      --ust-events PATTERN   the applications' tracepoints to record (default *)\n"
+	"      --max-snapshots N      keep at most N snapshots of this run (default no limit)\n"
+	"      --max-size BYTES       keep at most BYTES of snapshots on disk (default no limit)\n"
+	"      --min-interval DUR     at least DUR between two snapshots (default 0)\n"
 	"      --json                 one JSON object per outlier per line on stdout\n"
 	"      --include-idle         also report syscalls that wait for work (epoll_wait, ...)\n"
 	"      --idle-syscalls LIST   the idle list, comma-separated syscall names\n"
@@ -163,6 +184,53 @@ static void bad_value(const struct origin *where, int id, const char *value, con
 	}
 }
 
+/* Bytes: a number, optionally followed by K, M or G (powers of 1024), "B" or "iB" allowed. */
+static int parse_size(const char *text, uint64_t *bytes)
+{
+	uint64_t mult = 1;
+	char *end;
+	unsigned long long n;
+
+	if (!text || *text < '0' || *text > '9') {
+		return -EINVAL;
+	}
+	errno = 0;
+	n = strtoull(text, &end, 10);
+	if (errno) {
+		return -EINVAL;
+	}
+	switch (*end) {
+	case 'K':
+	case 'k':
+		mult = 1ull << 10;
+		end++;
+		break;
+	case 'M':
+	case 'm':
+		mult = 1ull << 20;
+		end++;
+		break;
+	case 'G':
+	case 'g':
+		mult = 1ull << 30;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (mult > 1 && *end == 'i') {
+		end++;
+	}
+	if (*end == 'B') {
+		end++;
+	}
+	if (*end || n > UINT64_MAX / mult) {
+		return -EINVAL;
+	}
+	*bytes = n * mult;
+	return 0;
+}
+
 static const char duration_why[] = "expected a number with a unit ns, us, ms or s (e.g. 20ms)";
 
 /*
@@ -193,6 +261,68 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 	}
 
 	switch (id) {
+	case OPT_POST:
+	case OPT_MIN_INTERVAL:
+		if (ls_parse_duration(value, &ns)) {
+			bad_value(where, id, value, duration_why);
+			return -EINVAL;
+		}
+		if (id == OPT_POST) {
+			opts->rec.post_ns = ns;
+		} else {
+			opts->rec.min_interval_ns = ns;
+		}
+		break;
+	case OPT_BUFFER_SIZE:
+	case OPT_MAX_SIZE: {
+		uint64_t bytes;
+
+		if (parse_size(value, &bytes) || (id == OPT_BUFFER_SIZE && bytes < 16384)) {
+			bad_value(where, id, value,
+				  "expected bytes, optionally with K, M or G (at least 16K for a buffer)");
+			return -EINVAL;
+		}
+		if (id == OPT_BUFFER_SIZE) {
+			opts->rec.buffer_size = bytes;
+		} else {
+			opts->rec.max_size = bytes;
+		}
+		break;
+	}
+	case OPT_MAX_SNAPSHOTS: {
+		char *end;
+		long n;
+
+		errno = 0;
+		n = strtol(value, &end, 10);
+		if (errno || end == value || *end || n < 1 || n > 100000) {
+			bad_value(where, id, value, "expected a count from 1 to 100000");
+			return -EINVAL;
+		}
+		opts->rec.max_snapshots = (unsigned int)n;
+		break;
+	}
+	case OPT_UST_EVENTS:
+		if (!*value || strlen(value) > 200 || strpbrk(value, " \t,")) {
+			bad_value(where, id, value, "expected one tracepoint name pattern, e.g. 'myapp:*'");
+			return -EINVAL;
+		}
+		if (opts->rec.nr_ust_events >= RECORDER_MAX_EVENTS) {
+			bad_value(where, id, value, "too many patterns (at most 8)");
+			return -EINVAL;
+		}
+		if (where->file) {
+			if (opts->nr_owned >= (int)(sizeof(opts->owned) / sizeof(opts->owned[0]))) {
+				bad_value(where, id, value, "set too many times");
+				return -EINVAL;
+			}
+			value = opts->owned[opts->nr_owned++] = strdup(value);
+			if (!value) {
+				return -ENOMEM;
+			}
+		}
+		opts->rec.ust_events[opts->rec.nr_ust_events++] = value;
+		break;
 	case OPT_THRESHOLD:
 	case OPT_SLEEP:
 	case OPT_DURATION:
@@ -361,6 +491,8 @@ static void set_defaults(struct record_opts *opts)
 	memset(opts, 0, sizeof(*opts));
 	opts->threshold_ns = 50000000;
 	opts->output = "./latsnap-out";
+	opts->rec.post_ns = 100000000;
+	opts->rec.buffer_size = 4 << 20;
 	for (const char *const *name = syscall_default_idle; *name; name++) {
 		int nr = syscall_number(*name);
 
@@ -418,6 +550,7 @@ static int load_options(struct record_opts *opts, int argc, char **argv)
 struct record_state {
 	struct record_opts *opts;
 	struct rules *rules;
+	struct recorder *recorder;
 	uint64_t outliers;
 };
 
@@ -429,6 +562,9 @@ static int on_outlier(struct json_object *outlier, void *ctx)
 	st->outliers++;
 	rules_classify(st->rules, outlier, &match);
 	json_object_object_add(outlier, "cause", json_object_new_string(match.cause));
+	if (st->recorder) {
+		recorder_add(st->recorder, outlier);
+	}
 	if (st->opts->json) {
 		fputs(json_object_to_json_string_ext(outlier, JSON_C_TO_STRING_PLAIN), stdout);
 		fputc('\n', stdout);
@@ -574,12 +710,18 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 {
 	struct tracker_totals t;
 
+	struct recorder_totals r = { 0 };
+
 	tracker_totals(tr, &t);
+	if (st->recorder) {
+		recorder_totals(st->recorder, &r);
+	}
 	fprintf(stderr,
-		"latsnap: %" PRIu64 " outliers, 0 snapshots, 0 skipped, %" PRIu64 " lost "
+		"latsnap: %" PRIu64 " outliers, %" PRIu64 " snapshots, %" PRIu64 " skipped, %" PRIu64
+		" lost "
 		"(ring buffer %" PRIu64 ", stacks unreadable %" PRIu64 ", stacks beyond the "
 		"kept %" PRIu64 ", accumulator full %" PRIu64 ", runs skipped %" PRIu64 ")\n",
-		st->outliers, t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped,
+		st->outliers, r.snapshots, r.skipped, t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped,
 		t.ringbuf_lost, t.stack_failed, t.stacks_dropped, t.accum_full, t.runs_skipped);
 	ls_verbose("record: signals to the preload library: %" PRIu64 " sent, %" PRIu64
 		   " not sent (blocked or pending), %" PRIu64 " refused by the kernel (busy)",
@@ -609,11 +751,7 @@ int record_main(int argc, char **argv)
 	}
 	ls_verbose_enabled = opts.verbose;
 	st.opts = &opts;
-	if (!opts.no_snapshot) {
-		ls_err("record: snapshots need the LTTng recorder, which is not built yet; "
-		       "use --no-snapshot");
-		goto out;
-	}
+	opts.rec.output = opts.output;
 	if (opts.rules) {
 		if (rules_load(opts.rules, &st.rules)) {
 			ret = 2;
@@ -643,6 +781,9 @@ int record_main(int argc, char **argv)
 		}
 	}
 	if (tracker_attach(tr)) {
+		goto out;
+	}
+	if (!opts.no_snapshot && recorder_open(&st.recorder, &opts.rec, tr)) {
 		goto out;
 	}
 	if (opts.command) {
@@ -687,7 +828,15 @@ int record_main(int argc, char **argv)
 	}
 
 	while (!stop_signal) {
-		n = tracker_poll(tr, 100);
+		int wait_ms = 100, due;
+
+		if (st.recorder) {
+			due = recorder_poll(st.recorder);
+			if (due >= 0 && due < wait_ms) {
+				wait_ms = due;
+			}
+		}
+		n = tracker_poll(tr, wait_ms);
 		if (n < 0 && n != -EINTR) {
 			ls_err("record: reading outliers: %s", strerror(-n));
 			goto out;
@@ -712,6 +861,10 @@ int record_main(int argc, char **argv)
 		child_done = true;
 		tracker_drain(tr);
 	}
+	if (st.recorder) {
+		/* The snapshot under way is finished, whatever stopped the run. */
+		recorder_flush(st.recorder);
+	}
 	print_totals(tr, &st);
 	if (ls_verbose_enabled) {
 		unsigned int processes, in_flight;
@@ -729,6 +882,7 @@ out:
 	if (exec_fd >= 0) {
 		close(exec_fd);
 	}
+	recorder_close(st.recorder);
 	tracker_close(tr);
 	rules_free(st.rules);
 	for (i = 0; i < opts.nr_owned; i++) {

@@ -239,6 +239,22 @@ static struct json_object *decode_user_stack(const struct ls_event *e, struct us
 }
 
 /**
+ * decode_user_frames - FRAME objects for @nr user addresses of @pid, innermost first (every
+ * address after the first is a return address: its call is the byte before).
+ */
+struct json_object *decode_user_frames(struct usyms *us, pid_t pid, const uint64_t *ips,
+				       unsigned int nr)
+{
+	struct json_object *frames = json_object_new_array();
+	unsigned int i;
+
+	for (i = 0; i < nr && ips[i]; i++) {
+		json_object_array_add(frames, user_frame(us, pid, ips[i], i > 0));
+	}
+	return frames;
+}
+
+/**
  * decode_event - the OUTLIER object for @e.
  * @lost_before: counters of losses since the previous outlier, already formatted as flags.
  */

@@ -14,4 +14,7 @@ struct json_object *decode_kernel_frames(const struct ksyms *ks, const __u64 *ip
 struct json_object *decode_event(const struct ls_event *e, const struct ksyms *ks,
 				 struct usyms *us, struct json_object *lost_before);
 
+struct json_object *decode_user_frames(struct usyms *us, pid_t pid, const uint64_t *ips,
+				       unsigned int nr);
+
 #endif /* LATSNAP_DECODE_H */

@@ -37,6 +37,13 @@ struct tracker {
 	struct tracker_totals reported;
 	int cb_status;
 	bool track_registered;
+	/*
+	 * Exited processes whose mappings are kept until tracker_release_exited(): the recorder
+	 * symbolizes their unwound stacks only once the snapshot is written.
+	 */
+	bool keep_exited;
+	pid_t exited[256];
+	unsigned int nr_exited;
 	struct bpf_link *links[10];
 	int nr_links;
 };
@@ -169,6 +176,14 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 		if (notice->kind == LS_NOTICE_MAPS) {
 			usyms_capture(tr->usyms, notice->pid);
+		} else if (notice->kind == LS_NOTICE_EXIT && tr->keep_exited) {
+			if (tr->nr_exited == sizeof(tr->exited) / sizeof(tr->exited[0])) {
+				usyms_forget(tr->usyms, tr->exited[0]);
+				memmove(tr->exited, tr->exited + 1,
+					(tr->nr_exited - 1) * sizeof(tr->exited[0]));
+				tr->nr_exited--;
+			}
+			tr->exited[tr->nr_exited++] = notice->pid;
 		} else if (notice->kind == LS_NOTICE_EXEC || notice->kind == LS_NOTICE_EXIT) {
 			/* Outliers before this notice were decoded already: the ring is in order. */
 			usyms_forget(tr->usyms, notice->pid);
@@ -361,6 +376,34 @@ int tracker_adopt_preloaded(struct tracker *tr, pid_t pid)
 		__atomic_add_fetch(&tr->skel->data->tracking_gen, 1, __ATOMIC_SEQ_CST);
 	}
 	return found;
+}
+
+/**
+ * tracker_keep_exited - keep the mappings of exited processes until tracker_release_exited().
+ */
+void tracker_keep_exited(struct tracker *tr, bool keep)
+{
+	tr->keep_exited = keep;
+}
+
+/**
+ * tracker_release_exited - forget the mappings of the processes that exited so far.
+ */
+void tracker_release_exited(struct tracker *tr)
+{
+	while (tr->nr_exited > 0) {
+		usyms_forget(tr->usyms, tr->exited[--tr->nr_exited]);
+	}
+}
+
+/**
+ * tracker_user_frames - symbolize @nr user addresses of @pid with the mappings latsnap captured
+ * while it lived (so still right after it exited), as a FRAME array.
+ */
+struct json_object *tracker_user_frames(struct tracker *tr, pid_t pid, const uint64_t *ips,
+					unsigned int nr)
+{
+	return decode_user_frames(tr->usyms, pid, ips, nr);
 }
 
 static unsigned int map_entries(int fd)

@@ -52,6 +52,10 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 int tracker_track_pid(struct tracker *tr, pid_t pid);
 int tracker_adopt_preloaded(struct tracker *tr, pid_t pid);
 int tracker_attach(struct tracker *tr);
+void tracker_keep_exited(struct tracker *tr, bool keep);
+void tracker_release_exited(struct tracker *tr);
+struct json_object *tracker_user_frames(struct tracker *tr, pid_t pid, const uint64_t *ips,
+					unsigned int nr);
 int tracker_poll(struct tracker *tr, int timeout_ms);
 int tracker_drain(struct tracker *tr);
 void tracker_totals(struct tracker *tr, struct tracker_totals *totals);

@@ -1,0 +1,736 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * recorder.c - around each outlier, save LTTng's in-memory ring buffers to OUTDIR/<id>/trace
+ * and write the summary beside them.
+ *
+ * Outliers wait in a batch for the post-trigger window (so the snapshot holds what followed);
+ * those arriving meanwhile join it. Limits (count, size, minimum interval) decide what is kept:
+ * a batch that brings no new cause and no new worst case is skipped once the limits are
+ * reached, and the oldest snapshot without a first or worst case makes room for one that does.
+ * What they leave out is counted, never dropped silently.
+ *
+ * The output tree is reached through a directory descriptor opened without following symlinks,
+ * and every name in it is created with *at() calls that refuse them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctf.h"
+#include "outlier.h"
+#include "recorder.h"
+#include "session.h"
+#include "tracker.h"
+#include "util.h"
+
+#define MAX_KEPT 4096
+/* How long after its syscall ends an unwound stack may come: the signal is immediate. */
+#define UNWIND_SLACK_NS 2000000000ull
+
+struct kept {
+	char id[64];
+	uint64_t bytes;
+	bool notable; /* holds the first or the worst outlier of some cause */
+};
+
+/* The first and the worst (longest) outlier persisted for one cause. */
+struct cause_seen {
+	char *cause;
+	uint64_t worst_ns;
+};
+
+struct recorder {
+	struct recorder_opts opts;
+	struct session *session;
+	struct tracker *tracker;
+	int out_fd;
+	char out_path[PATH_MAX];
+	struct json_object *batch; /* outliers waiting for the post window */
+	uint64_t batch_first_ns; /* monotonic time the first of them arrived */
+	uint64_t last_snapshot_ns;
+	uint64_t skipped_since; /* outliers no snapshot covers, since the previous snapshot */
+	uint64_t lost_packets;
+	unsigned int seq;
+	struct kept kept[MAX_KEPT];
+	unsigned int nr_kept;
+	uint64_t kept_bytes;
+	struct cause_seen *causes;
+	unsigned int nr_causes;
+	struct recorder_totals totals;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The output directory: created 0700 when missing, never through a symlink. An existing one is
+ * used as it is, provided it is a directory and not a link to one.
+ */
+static int open_output(const char *path, char *abs, size_t abs_size)
+{
+	int fd;
+
+	if (mkdir(path, 0700) && errno != EEXIST) {
+		ls_err("record: %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int err = errno;
+
+		ls_err("record: %s: %s", path,
+		       err == ELOOP || err == ENOTDIR ? "not a directory (a symlink is refused)" :
+							strerror(err));
+		return -err;
+	}
+	if (!realpath(path, abs)) {
+		snprintf(abs, abs_size, "%s", path);
+	}
+	return fd;
+}
+
+/**
+ * recorder_open - the output directory and the LTTng session; call before the target starts so
+ * that its tracepoints are enabled from its first instruction.
+ */
+int recorder_open(struct recorder **recp, const struct recorder_opts *opts, struct tracker *tr)
+{
+	struct session_opts sopts = { 0 };
+	struct recorder *rec;
+	int err = 0, i;
+
+	*recp = NULL;
+	rec = calloc(1, sizeof(*rec));
+	if (!rec) {
+		return -ENOMEM;
+	}
+	rec->opts = *opts;
+	rec->tracker = tr;
+	tracker_keep_exited(tr, true);
+	rec->out_fd = -1;
+	rec->batch = json_object_new_array();
+	rec->out_fd = open_output(opts->output, rec->out_path, sizeof(rec->out_path));
+	if (rec->out_fd < 0) {
+		err = rec->out_fd;
+		goto out;
+	}
+	sopts.buffer_size = opts->buffer_size;
+	sopts.ust_events[sopts.nr_ust_events++] = "latsnap:*";
+	sopts.ust_events[sopts.nr_ust_events++] = "lttng_ust_statedump:*";
+	for (i = 0; i < opts->nr_ust_events && sopts.nr_ust_events < SESSION_MAX_EVENTS; i++) {
+		sopts.ust_events[sopts.nr_ust_events++] = opts->ust_events[i];
+	}
+	err = session_open(&rec->session, &sopts);
+out:
+	if (err) {
+		recorder_close(rec);
+		return err;
+	}
+	*recp = rec;
+	return 0;
+}
+
+/**
+ * recorder_add - an outlier for the next snapshot. Takes a reference.
+ */
+void recorder_add(struct recorder *rec, struct json_object *outlier)
+{
+	if (json_object_array_length(rec->batch) == 0) {
+		rec->batch_first_ns = mono_ns();
+	}
+	json_object_array_add(rec->batch, json_object_get(outlier));
+	rec->totals.outliers++;
+}
+
+static struct cause_seen *cause_find(struct recorder *rec, const char *cause)
+{
+	unsigned int i;
+
+	for (i = 0; i < rec->nr_causes; i++) {
+		if (!strcmp(rec->causes[i].cause, cause)) {
+			return &rec->causes[i];
+		}
+	}
+	return NULL;
+}
+
+static const char *str_of(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
+		       json_object_get_string(v) :
+		       "";
+}
+
+static uint64_t u64_of(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? (uint64_t)json_object_get_int64(v) : 0;
+}
+
+/* Does the batch hold the first outlier of a cause, or one worse than any kept of its cause? */
+static bool batch_notable(struct recorder *rec)
+{
+	size_t i, n = json_object_array_length(rec->batch);
+	struct json_object *o;
+	struct cause_seen *c;
+
+	for (i = 0; i < n; i++) {
+		o = json_object_array_get_idx(rec->batch, i);
+		c = cause_find(rec, str_of(o, "cause"));
+		if (!c || u64_of(o, "duration_ns") > c->worst_ns) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static void remember_causes(struct recorder *rec)
+{
+	size_t i, n = json_object_array_length(rec->batch);
+	struct cause_seen *c, *grown;
+	struct json_object *o;
+	uint64_t dur;
+
+	for (i = 0; i < n; i++) {
+		o = json_object_array_get_idx(rec->batch, i);
+		dur = u64_of(o, "duration_ns");
+		c = cause_find(rec, str_of(o, "cause"));
+		if (c) {
+			if (dur > c->worst_ns) {
+				c->worst_ns = dur;
+			}
+			continue;
+		}
+		grown = realloc(rec->causes, (rec->nr_causes + 1) * sizeof(*grown));
+		if (!grown) {
+			continue;
+		}
+		rec->causes = grown;
+		rec->causes[rec->nr_causes].cause = strdup(str_of(o, "cause"));
+		rec->causes[rec->nr_causes].worst_ns = dur;
+		if (rec->causes[rec->nr_causes].cause) {
+			rec->nr_causes++;
+		}
+	}
+}
+
+/* Bytes under @fd, not following symlinks. */
+static uint64_t tree_bytes(int fd)
+{
+	uint64_t total = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *dir;
+	int sub;
+
+	sub = dup(fd);
+	if (sub < 0) {
+		return 0;
+	}
+	dir = fdopendir(sub);
+	if (!dir) {
+		close(sub);
+		return 0;
+	}
+	while ((de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
+			continue;
+		}
+		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			sub = openat(dirfd(dir), de->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0) {
+				total += tree_bytes(sub);
+				close(sub);
+			}
+		} else if (S_ISREG(st.st_mode)) {
+			total += (uint64_t)st.st_size;
+		}
+	}
+	closedir(dir);
+	return total;
+}
+
+/* Remove @name under @fd, depth first, never following a symlink. */
+static int remove_tree(int fd, const char *name)
+{
+	struct dirent *de;
+	DIR *dir;
+	int sub;
+
+	sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sub < 0) {
+		return unlinkat(fd, name, 0) ? -errno : 0;
+	}
+	dir = fdopendir(sub);
+	if (!dir) {
+		close(sub);
+		return -errno;
+	}
+	while ((de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
+			continue;
+		}
+		if (de->d_type == DT_DIR) {
+			remove_tree(dirfd(dir), de->d_name);
+		} else {
+			unlinkat(dirfd(dir), de->d_name, 0);
+		}
+	}
+	closedir(dir);
+	return unlinkat(fd, name, AT_REMOVEDIR) ? -errno : 0;
+}
+
+/*
+ * make_room - within the limits after adding one snapshot? If not, evict the oldest snapshot
+ * that holds no first or worst case. Returns false when nothing can make room.
+ */
+static bool make_room(struct recorder *rec, bool notable)
+{
+	unsigned int i;
+
+	for (;;) {
+		bool over = (rec->opts.max_snapshots && rec->nr_kept + 1 > rec->opts.max_snapshots) ||
+			    (rec->opts.max_size && rec->kept_bytes >= rec->opts.max_size) ||
+			    rec->nr_kept >= MAX_KEPT;
+
+		if (!over) {
+			return true;
+		}
+		if (!notable) {
+			return false;
+		}
+		for (i = 0; i < rec->nr_kept && rec->kept[i].notable; i++) {
+		}
+		if (i == rec->nr_kept) {
+			return false;
+		}
+		ls_verbose("record: removing snapshot %s to make room for a new cause or worst case",
+			   rec->kept[i].id);
+		remove_tree(rec->out_fd, rec->kept[i].id);
+		rec->kept_bytes -= rec->kept[i].bytes;
+		rec->totals.evicted++;
+		memmove(&rec->kept[i], &rec->kept[i + 1], (rec->nr_kept - i - 1) * sizeof(rec->kept[0]));
+		rec->nr_kept--;
+	}
+}
+
+/* A new snapshot id: UTC time to the millisecond and a sequence number, so ids sort by time. */
+static void make_id(struct recorder *rec, char *id, size_t size)
+{
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(id, size, "%04d%02d%02dT%02d%02d%02d.%03ldZ-%04u", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
+		 ++rec->seq);
+}
+
+/* LTTng names the snapshot directory itself: find it under @dir_fd and call it "trace". */
+static int settle_trace_dir(int snap_fd)
+{
+	struct dirent *de;
+	int err = -ENOENT, fd;
+	DIR *dir;
+
+	fd = openat(snap_fd, ".lttng", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		return -errno;
+	}
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.') {
+			continue;
+		}
+		if (renameat(dirfd(dir), de->d_name, snap_fd, "trace") == 0) {
+			err = 0;
+		} else {
+			err = -errno;
+		}
+		break;
+	}
+	closedir(dir);
+	unlinkat(snap_fd, ".lttng", AT_REMOVEDIR);
+	return err;
+}
+
+struct unwind_match {
+	struct recorder *rec;
+	struct json_object *batch;
+	unsigned int merged;
+};
+
+/* A latsnap:user_stack event: the unwound stack of the batch's outlier that it follows. */
+static int on_user_stack(const struct ctf_event *ev, void *ctx)
+{
+	struct unwind_match *m = ctx;
+	struct json_object *v, *ips, *o, *best = NULL, *stack;
+	uint64_t addrs[128], best_end = 0, end;
+	size_t i, n = json_object_array_length(m->batch), nr;
+	int64_t tid;
+
+	if (!json_object_object_get_ex(ev->fields, "tid", &v)) {
+		return 0;
+	}
+	tid = json_object_get_int64(v);
+	if (!json_object_object_get_ex(ev->fields, "ips", &ips) ||
+	    !json_object_is_type(ips, json_type_array)) {
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		o = json_object_array_get_idx(m->batch, i);
+		end = u64_of(o, "end_ns");
+		if ((int64_t)u64_of(o, "tid") != tid || end > ev->ts_ns ||
+		    ev->ts_ns - end > UNWIND_SLACK_NS) {
+			continue;
+		}
+		if (!best || end > best_end) {
+			best = o;
+			best_end = end;
+		}
+	}
+	if (!best) {
+		return 0;
+	}
+	nr = json_object_array_length(ips);
+	if (nr > sizeof(addrs) / sizeof(addrs[0])) {
+		nr = sizeof(addrs) / sizeof(addrs[0]);
+	}
+	for (i = 0; i < nr; i++) {
+		addrs[i] = (uint64_t)json_object_get_int64(json_object_array_get_idx(ips, i));
+	}
+	stack = json_object_new_object();
+	json_object_object_add(stack, "source", json_object_new_string("unwind"));
+	json_object_object_add(stack, "frames",
+			       tracker_user_frames(m->rec->tracker, (pid_t)u64_of(best, "pid"), addrs,
+						   (unsigned int)nr));
+	if (json_object_object_get_ex(ev->fields, "truncated", &v) && json_object_get_int64(v)) {
+		json_object_object_add(stack, "truncated", json_object_new_boolean(1));
+	}
+	json_object_object_add(best, "user_stack", stack);
+	m->merged++;
+	return 0;
+}
+
+static void add_flag(struct json_object *o, const char *text)
+{
+	struct json_object *flags;
+
+	if (!json_object_object_get_ex(o, "flags", &flags)) {
+		flags = json_object_new_array();
+		json_object_object_add(o, "flags", flags);
+	}
+	json_object_array_add(flags, json_object_new_string(text));
+}
+
+/* What the trace says about each outlier: its unwound stack, and whether it reaches back. */
+static void read_back(struct recorder *rec, int snap_fd, const char *trace_path,
+		      struct json_object *flags)
+{
+	struct unwind_match m = { .rec = rec, .batch = rec->batch };
+	struct ctf_trace_info info = { 0 };
+	size_t i, n = json_object_array_length(rec->batch);
+	struct json_object *o, *v;
+	char text[160];
+
+	(void)snap_fd;
+	if (ctf_trace_info(trace_path, &info) == 0) {
+		if (info.discarded_events || info.discarded_packets) {
+			snprintf(text, sizeof(text),
+				 "trace-lost: the ring buffer discarded %" PRIu64 " events and %" PRIu64
+				 " packets",
+				 info.discarded_events, info.discarded_packets);
+			json_object_array_add(flags, json_object_new_string(text));
+		}
+	}
+	ctf_read(trace_path, "latsnap:user_stack", on_user_stack, &m);
+	for (i = 0; i < n; i++) {
+		o = json_object_array_get_idx(rec->batch, i);
+		if (info.events && u64_of(o, "start_ns") < info.first_ns) {
+			add_flag(o, "trace-starts-later: the ring buffer no longer held the start of "
+				    "this outlier (raise --buffer-size)");
+		}
+		if (json_object_object_get_ex(o, "signalled", &v) && json_object_get_boolean(v) &&
+		    json_object_object_get_ex(o, "user_stack", &v) &&
+		    strcmp(str_of(v, "source"), "unwind") != 0) {
+			add_flag(o, "no-unwound-stack: the preload library was signalled, but its "
+				    "latsnap:user_stack event is not in the snapshot");
+		}
+	}
+}
+
+/* Write @text as @name under @fd atomically: a temporary file, fsync, rename. */
+static int write_atomic(int fd, const char *name, const char *text, size_t len)
+{
+	char tmp[128];
+	int file, err = 0;
+	ssize_t done;
+	size_t off = 0;
+
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+	file = openat(fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (file < 0) {
+		return -errno;
+	}
+	while (off < len) {
+		done = write(file, text + off, len - off);
+		if (done < 0) {
+			err = -errno;
+			goto out;
+		}
+		off += (size_t)done;
+	}
+	if (fsync(file)) {
+		err = -errno;
+	}
+out:
+	if (close(file) && !err) {
+		err = -errno;
+	}
+	if (!err && renameat(fd, tmp, fd, name)) {
+		err = -errno;
+	}
+	if (err) {
+		unlinkat(fd, tmp, 0);
+	}
+	return err;
+}
+
+static int write_summary(struct recorder *rec, int snap_fd, const char *id,
+			 struct json_object *flags)
+{
+	struct json_object *summary = json_object_new_object();
+	char host[256] = "", created[32], *text = NULL;
+	size_t i, n = json_object_array_length(rec->batch), len = 0;
+	struct timespec ts;
+	struct tm tm;
+	FILE *mem;
+	int err;
+
+	gethostname(host, sizeof(host) - 1);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_object_object_add(summary, "version", json_object_new_int(1));
+	json_object_object_add(summary, "id", json_object_new_string(id));
+	json_object_object_add(summary, "host", json_object_new_string(host));
+	json_object_object_add(summary, "created", json_object_new_string(created));
+	json_object_object_add(summary, "trace", json_object_new_string("trace"));
+	json_object_object_add(summary, "outliers", json_object_get(rec->batch));
+	json_object_object_add(summary, "skipped", json_object_new_int64((int64_t)rec->skipped_since));
+	json_object_object_add(summary, "flags", json_object_get(flags));
+
+	/* The text one first: summary.json, written last, says the snapshot is complete. */
+	mem = open_memstream(&text, &len);
+	if (!mem) {
+		err = -ENOMEM;
+		goto out;
+	}
+	fprintf(mem, "latsnap snapshot %s on %s, created %s: %zu outlier%s, %" PRIu64 " skipped\n",
+		id, host, created, n, n == 1 ? "" : "s", rec->skipped_since);
+	for (i = 0; i < json_object_array_length(flags); i++) {
+		fprintf(mem, "flag: %s\n", json_object_get_string(json_object_array_get_idx(flags, i)));
+	}
+	for (i = 0; i < n; i++) {
+		fputc('\n', mem);
+		outlier_print_text(mem, json_object_array_get_idx(rec->batch, i));
+	}
+	fclose(mem);
+	err = write_atomic(snap_fd, "summary.txt", text, len);
+	free(text);
+	if (err) {
+		goto out;
+	}
+	text = (char *)json_object_to_json_string_ext(summary, JSON_C_TO_STRING_PRETTY |
+								       JSON_C_TO_STRING_NOSLASHESCAPE);
+	err = write_atomic(snap_fd, "summary.json", text, strlen(text));
+out:
+	json_object_put(summary);
+	return err;
+}
+
+/*
+ * recorder_snapshot - persist the batch: snapshot, read back, summary. A failure (disk full,
+ * the directory gone) is reported for this snapshot only; earlier ones stay as they are.
+ */
+int recorder_snapshot(struct recorder *rec)
+{
+	size_t n = json_object_array_length(rec->batch);
+	struct json_object *flags;
+	char id[64], path[PATH_MAX + 128], trace[PATH_MAX + 160];
+	uint64_t lost;
+	bool notable;
+	int snap_fd = -1, err = 0;
+
+	if (!n) {
+		return 0;
+	}
+	notable = batch_notable(rec);
+	if (!make_room(rec, notable)) {
+		rec->skipped_since += n;
+		rec->totals.skipped += n;
+		ls_verbose("record: %zu outlier%s skipped: the limits are reached and no new cause or "
+			   "worst case is among them",
+			   n, n == 1 ? "" : "s");
+		goto reset;
+	}
+	flags = json_object_new_array();
+	make_id(rec, id, sizeof(id));
+	if (mkdirat(rec->out_fd, id, 0700)) {
+		err = -errno;
+		ls_err("record: %s/%s: %s", rec->out_path, id, strerror(errno));
+		goto failed;
+	}
+	snap_fd = openat(rec->out_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (snap_fd < 0 || mkdirat(snap_fd, ".lttng", 0700)) {
+		err = -errno;
+		ls_err("record: %s/%s: %s", rec->out_path, id, strerror(errno));
+		goto failed;
+	}
+	snprintf(path, sizeof(path), "%s/%s/.lttng", rec->out_path, id);
+	err = session_snapshot(rec->session, path);
+	if (err) {
+		goto failed;
+	}
+	err = settle_trace_dir(snap_fd);
+	if (err) {
+		ls_err("record: %s/%s: the snapshot left no trace directory: %s", rec->out_path, id,
+		       strerror(-err));
+		goto failed;
+	}
+	lost = session_lost_packets(rec->session);
+	if (lost > rec->lost_packets) {
+		char text[128];
+
+		snprintf(text, sizeof(text),
+			 "lost-packets: LTTng lost %" PRIu64 " packets since the previous snapshot",
+			 lost - rec->lost_packets);
+		json_object_array_add(flags, json_object_new_string(text));
+		rec->lost_packets = lost;
+	}
+	snprintf(trace, sizeof(trace), "%s/%s/trace", rec->out_path, id);
+	read_back(rec, snap_fd, trace, flags);
+	err = write_summary(rec, snap_fd, id, flags);
+	if (err) {
+		ls_err("record: %s/%s: summary: %s", rec->out_path, id, strerror(-err));
+		goto failed;
+	}
+	json_object_put(flags);
+	flags = NULL;
+	if (rec->nr_kept < MAX_KEPT) {
+		struct kept *k = &rec->kept[rec->nr_kept++];
+
+		snprintf(k->id, sizeof(k->id), "%s", id);
+		k->bytes = tree_bytes(snap_fd);
+		k->notable = notable;
+		rec->kept_bytes += k->bytes;
+	}
+	remember_causes(rec);
+	rec->totals.snapshots++;
+	rec->skipped_since = 0;
+	rec->last_snapshot_ns = mono_ns();
+	fprintf(stderr, "latsnap: snapshot %s/%s: %zu outlier%s\n", rec->out_path, id, n,
+		n == 1 ? "" : "s");
+	goto reset;
+
+failed:
+	json_object_put(flags);
+	rec->skipped_since += n;
+	rec->totals.skipped += n;
+	rec->totals.failed++;
+	if (snap_fd >= 0) {
+		unlinkat(snap_fd, ".lttng", AT_REMOVEDIR);
+	}
+reset:
+	if (snap_fd >= 0) {
+		close(snap_fd);
+	}
+	tracker_release_exited(rec->tracker);
+	json_object_put(rec->batch);
+	rec->batch = json_object_new_array();
+	return err;
+}
+
+/**
+ * recorder_poll - take the snapshot whose post-trigger window has passed, unless the minimum
+ * interval since the previous one holds it back (its outliers then wait and join it).
+ * Return: the milliseconds until it is due, or -1 when nothing waits.
+ */
+int recorder_poll(struct recorder *rec)
+{
+	uint64_t now = mono_ns(), due;
+
+	if (json_object_array_length(rec->batch) == 0) {
+		return -1;
+	}
+	due = rec->batch_first_ns + rec->opts.post_ns;
+	if (rec->last_snapshot_ns && rec->last_snapshot_ns + rec->opts.min_interval_ns > due) {
+		due = rec->last_snapshot_ns + rec->opts.min_interval_ns;
+	}
+	if (now < due) {
+		return (int)((due - now) / 1000000) + 1;
+	}
+	recorder_snapshot(rec);
+	return -1;
+}
+
+/**
+ * recorder_flush - persist what waits now, post window or not (at the end of a run).
+ */
+void recorder_flush(struct recorder *rec)
+{
+	recorder_snapshot(rec);
+}
+
+void recorder_totals(struct recorder *rec, struct recorder_totals *totals)
+{
+	*totals = rec->totals;
+}
+
+/**
+ * recorder_close - destroy the session (and the daemon latsnap started); safe on a partly
+ * opened recorder. Pending outliers are not persisted: recorder_flush() first.
+ */
+void recorder_close(struct recorder *rec)
+{
+	unsigned int i;
+
+	if (!rec) {
+		return;
+	}
+	session_close(rec->session);
+	if (rec->out_fd >= 0) {
+		close(rec->out_fd);
+	}
+	json_object_put(rec->batch);
+	for (i = 0; i < rec->nr_causes; i++) {
+		free(rec->causes[i].cause);
+	}
+	free(rec->causes);
+	free(rec);
+}

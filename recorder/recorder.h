@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * recorder.h - snapshots around outliers: the LTTng ring buffers on disk, a summary beside them.
+ */
+#ifndef LATSNAP_RECORDER_H
+#define LATSNAP_RECORDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+#define RECORDER_MAX_EVENTS 8
+
+struct recorder;
+struct tracker;
+
+struct recorder_opts {
+	const char *output;
+	uint64_t post_ns; /* post-trigger window */
+	uint64_t min_interval_ns; /* between two snapshots */
+	unsigned int max_snapshots; /* 0: no limit */
+	uint64_t max_size; /* bytes on disk for all snapshots of this run; 0: no limit */
+	uint64_t buffer_size; /* per CPU LTTng ring buffer */
+	const char *ust_events[RECORDER_MAX_EVENTS]; /* the applications' event patterns */
+	int nr_ust_events;
+};
+
+struct recorder_totals {
+	uint64_t outliers;
+	uint64_t snapshots;
+	uint64_t skipped; /* outliers no snapshot covers */
+	uint64_t failed; /* snapshots that could not be written */
+	uint64_t evicted; /* snapshots removed to make room for a new cause or worst case */
+};
+
+int recorder_open(struct recorder **recp, const struct recorder_opts *opts, struct tracker *tr);
+void recorder_add(struct recorder *rec, struct json_object *outlier);
+int recorder_poll(struct recorder *rec);
+int recorder_snapshot(struct recorder *rec);
+void recorder_flush(struct recorder *rec);
+void recorder_totals(struct recorder *rec, struct recorder_totals *totals);
+void recorder_close(struct recorder *rec);
+
+#endif /* LATSNAP_RECORDER_H */
