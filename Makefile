@@ -63,7 +63,8 @@ $(BUILD)/latsnap.skel.h: $(BUILD)/latsnap.bpf.o
 $(BUILD)/syscalls_gen.h: scripts/gen-syscalls.sh | $(DEPS_STAMP)
 	scripts/gen-syscalls.sh $@
 
-$(OBJ)/%.o: %.c $(GEN_HDRS) $(wildcard include/*.h lib/*.h tracker/*.h recorder/*.h) | $(DEPS_STAMP)
+$(OBJ)/%.o: %.c $(GEN_HDRS) $(wildcard include/*.h lib/*.h tracker/*.h recorder/*.h \
+	review/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
