@@ -39,6 +39,12 @@ usage_error "-t 5ms5 (trailing junk)" record --no-snapshot -t 5ms5 -- true
 usage_error "-t 1.5.5s" record --no-snapshot -t 1.5.5s -- true
 usage_error "-t ms (no number)" record --no-snapshot -t ms -- true
 usage_error "-t without a value" record --no-snapshot -t
+usage_error "--buffer-size 12parsecs" record --buffer-size 12parsecs -- true
+usage_error "--buffer-size 1K (below 16K)" record --buffer-size 1K -- true
+usage_error "--max-snapshots 0" record --max-snapshots 0 -- true
+usage_error "--max-size -1" record --max-size -1 -- true
+usage_error "--post abc" record --post abc -- true
+usage_error "--ust-events 'a b'" record --ust-events 'a b' -- true
 usage_error "--threshold=1x" record --no-snapshot --threshold=1x -- true
 usage_error "-s 2h" record --no-snapshot -s 2h -- true
 usage_error "-d xyz" record --no-snapshot -d xyz -- true
