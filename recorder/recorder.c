@@ -583,7 +583,7 @@ int recorder_snapshot(struct recorder *rec)
 	size_t n = json_object_array_length(rec->batch);
 	struct json_object *flags;
 	char id[64], path[PATH_MAX + 128], trace[PATH_MAX + 160];
-	uint64_t lost;
+	uint64_t lost, t0 = mono_ns(), t_lttng = 0, t_read = 0;
 	bool notable;
 	int snap_fd = -1, err = 0;
 
@@ -617,6 +617,7 @@ int recorder_snapshot(struct recorder *rec)
 	if (err) {
 		goto failed;
 	}
+	t_lttng = mono_ns();
 	err = settle_trace_dir(snap_fd);
 	if (err) {
 		ls_err("record: %s/%s: the snapshot left no trace directory: %s", rec->out_path, id,
@@ -635,6 +636,7 @@ int recorder_snapshot(struct recorder *rec)
 	}
 	snprintf(trace, sizeof(trace), "%s/%s/trace", rec->out_path, id);
 	read_back(rec, snap_fd, trace, flags);
+	t_read = mono_ns();
 	err = write_summary(rec, snap_fd, id, flags);
 	if (err) {
 		ls_err("record: %s/%s: summary: %s", rec->out_path, id, strerror(-err));
@@ -656,6 +658,10 @@ int recorder_snapshot(struct recorder *rec)
 	rec->last_snapshot_ns = mono_ns();
 	fprintf(stderr, "latsnap: snapshot %s/%s: %zu outlier%s\n", rec->out_path, id, n,
 		n == 1 ? "" : "s");
+	ls_verbose("record: snapshot %s took %.1f ms: LTTng %.1f ms, reading it back %.1f ms, "
+		   "summary %.1f ms; %" PRIu64 " bytes",
+		   id, (mono_ns() - t0) / 1e6, (t_lttng - t0) / 1e6, (t_read - t_lttng) / 1e6,
+		   (mono_ns() - t_read) / 1e6, rec->nr_kept ? rec->kept[rec->nr_kept - 1].bytes : 0);
 	goto reset;
 
 failed:
