@@ -57,7 +57,7 @@ struct task_state {
 	__u8 has_accum;
 	__s8 cur_slot; /* stack slot the wait under way is charged to, -1 for none */
 	__u8 accum_lost; /* a long wait found no room in accum: its stacks are lost */
-	__u8 pad;
+	__u8 unseen_switch; /* a switch-in went unseen: runqueue and on-CPU time are mixed */
 	__s32 nr;
 	__u32 switches;
 	__u64 start; /* syscall entry, or switch-out that began an off-CPU interval */
@@ -323,6 +323,22 @@ static __always_inline void charge_slot(struct ls_event *acc, int slot, __u64 de
 	}
 }
 
+/*
+ * The thread runs now, and ran since s->last, unless its switch-in went unseen: task storage is
+ * not reachable from a hook that preempted another BPF program's use of it on the same CPU
+ * (the kernel's recursion guard), so a sched_switch can be missed. Then it was runnable since
+ * its wakeup, most of that time on the runqueue: counted there, and said.
+ */
+static __always_inline void on_cpu_since_last(struct task_state *s, __u64 now)
+{
+	if (s->run_state == RS_RUNNABLE) {
+		s->runq += now - s->last;
+		s->unseen_switch = 1;
+	} else {
+		s->on_cpu += now - s->last;
+	}
+}
+
 static __always_inline void fill_event(struct ls_event *e, struct task_struct *task,
 				       struct task_state *s, __u8 kind, __u64 end, long ret)
 {
@@ -336,6 +352,9 @@ static __always_inline void fill_event(struct ls_event *e, struct task_struct *t
 	e->start_ns = s->start;
 	e->end_ns = end;
 	e->on_cpu_ns = s->on_cpu;
+	if (s->unseen_switch) {
+		e->flags |= LS_EF_SWITCH_UNSEEN;
+	}
 	e->blocked_ns = s->blocked;
 	e->runqueue_ns = s->runq;
 }
@@ -462,7 +481,8 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	fill_event(e, task, s, kind, end, ret);
 	e->nr_stacks = 0;
 	e->has_waker = 0;
-	e->flags = s->accum_lost ? LS_EF_ACCUM_FULL : 0;
+	e->flags = (s->accum_lost ? LS_EF_ACCUM_FULL : 0) |
+		   (s->unseen_switch ? LS_EF_SWITCH_UNSEEN : 0);
 	e->stacks_dropped = 0;
 	capture_user_stack(e, task, ctx, current);
 	if (current) {
@@ -547,6 +567,7 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 	s->runq = 0;
 	s->switches = 0;
 	s->cur_slot = -1;
+	s->unseen_switch = 0;
 	return 0;
 }
 
@@ -572,7 +593,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	}
 	now = bpf_ktime_get_ns();
 	s->in_syscall = 0;
-	s->on_cpu += now - s->last;
+	on_cpu_since_last(s, now);
 	s->last = now;
 	s->run_state = RS_RUNNING;
 	if (!s->quiet && now - s->start >= threshold_ns && !dying(task)) {
@@ -606,7 +627,7 @@ int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		now = bpf_ktime_get_ns();
 		tid = prev->pid;
 		if (s->in_syscall) {
-			s->on_cpu += now - s->last;
+			on_cpu_since_last(s, now);
 			s->switches++;
 		} else {
 			/* An off-CPU interval outside any syscall starts here. */

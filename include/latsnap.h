@@ -94,6 +94,7 @@ enum ls_event_flag {
 	LS_EF_SIGNAL_DISPLACED = 1 << 6, /* not signalled: the application handles our signal */
 	LS_EF_SIGNAL_BLOCKED = 1 << 7, /* not signalled: the thread blocks or has it pending */
 	LS_EF_SIGNAL_BUSY = 1 << 8, /* not signalled: the kernel's deferral slot was taken */
+	LS_EF_SWITCH_UNSEEN = 1 << 9, /* a switch-in was missed: its runqueue time is a bound */
 };
 
 /* Loss and health counters, one slot each in the per-CPU stats map. */

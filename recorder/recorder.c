@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,10 +36,18 @@
 /* How long after its syscall ends an unwound stack may come: the signal is immediate. */
 #define UNWIND_SLACK_NS 2000000000ull
 
+/* What a kept snapshot holds of one cause: its longest outlier, and whether it was the first. */
+struct kept_cause {
+	char *cause;
+	uint64_t worst_ns;
+	bool first;
+};
+
 struct kept {
 	char id[64];
 	uint64_t bytes;
-	bool notable; /* holds the first or the worst outlier of some cause */
+	struct kept_cause *causes;
+	unsigned int nr_causes;
 };
 
 /* The first and the worst (longest) outlier persisted for one cause. */
@@ -200,17 +209,38 @@ static bool batch_notable(struct recorder *rec)
 	return false;
 }
 
-static void remember_causes(struct recorder *rec)
+/* File the batch's causes under @k, and raise the worst seen of each cause. */
+static void remember_causes(struct recorder *rec, struct kept *k)
 {
 	size_t i, n = json_object_array_length(rec->batch);
 	struct cause_seen *c, *grown;
+	struct kept_cause *kc;
 	struct json_object *o;
+	const char *cause;
+	unsigned int j;
 	uint64_t dur;
 
 	for (i = 0; i < n; i++) {
 		o = json_object_array_get_idx(rec->batch, i);
 		dur = u64_of(o, "duration_ns");
-		c = cause_find(rec, str_of(o, "cause"));
+		cause = str_of(o, "cause");
+		c = cause_find(rec, cause);
+		for (j = 0; k && j < k->nr_causes && strcmp(k->causes[j].cause, cause); j++) {
+		}
+		if (k && j == k->nr_causes) {
+			kc = realloc(k->causes, (k->nr_causes + 1) * sizeof(*kc));
+			if (kc) {
+				k->causes = kc;
+				kc[j].cause = strdup(cause);
+				kc[j].worst_ns = dur;
+				kc[j].first = !c;
+				if (kc[j].cause) {
+					k->nr_causes++;
+				}
+			}
+		} else if (k && dur > k->causes[j].worst_ns) {
+			k->causes[j].worst_ns = dur;
+		}
 		if (c) {
 			if (dur > c->worst_ns) {
 				c->worst_ns = dur;
@@ -300,36 +330,67 @@ static int remove_tree(int fd, const char *name)
 	return unlinkat(fd, name, AT_REMOVEDIR) ? -errno : 0;
 }
 
+static void kept_free(struct kept *k)
+{
+	unsigned int i;
+
+	for (i = 0; i < k->nr_causes; i++) {
+		free(k->causes[i].cause);
+	}
+	free(k->causes);
+	k->causes = NULL;
+	k->nr_causes = 0;
+}
+
+/* Does @k still hold the first outlier of a cause, or the worst one seen of it? */
+static bool kept_notable(struct recorder *rec, const struct kept *k)
+{
+	struct cause_seen *c;
+	unsigned int i;
+
+	for (i = 0; i < k->nr_causes; i++) {
+		c = cause_find(rec, k->causes[i].cause);
+		if (k->causes[i].first || !c || k->causes[i].worst_ns >= c->worst_ns) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool over_limits(struct recorder *rec)
+{
+	return (rec->opts.max_snapshots && rec->nr_kept + 1 > rec->opts.max_snapshots) ||
+	       (rec->opts.max_size && rec->kept_bytes >= rec->opts.max_size) ||
+	       rec->nr_kept >= MAX_KEPT;
+}
+
 /*
  * make_room - within the limits after adding one snapshot? If not, evict the oldest snapshot
- * that holds no first or worst case. Returns false when nothing can make room.
+ * that no longer holds a first or a worst case (the worst seen so far already counts the batch).
+ * Returns false when nothing can make room.
  */
-static bool make_room(struct recorder *rec, bool notable)
+static bool make_room(struct recorder *rec)
 {
 	unsigned int i;
 
 	for (;;) {
-		bool over = (rec->opts.max_snapshots && rec->nr_kept + 1 > rec->opts.max_snapshots) ||
-			    (rec->opts.max_size && rec->kept_bytes >= rec->opts.max_size) ||
-			    rec->nr_kept >= MAX_KEPT;
-
-		if (!over) {
+		if (!over_limits(rec)) {
 			return true;
 		}
-		if (!notable) {
-			return false;
-		}
-		for (i = 0; i < rec->nr_kept && rec->kept[i].notable; i++) {
+		for (i = 0; i < rec->nr_kept && kept_notable(rec, &rec->kept[i]); i++) {
 		}
 		if (i == rec->nr_kept) {
 			return false;
 		}
-		ls_verbose("record: removing snapshot %s to make room for a new cause or worst case",
-			   rec->kept[i].id);
+		ls_verbose(
+			"record: removing snapshot %s to make room for a new cause or worst case",
+			rec->kept[i].id);
 		remove_tree(rec->out_fd, rec->kept[i].id);
 		rec->kept_bytes -= rec->kept[i].bytes;
+		kept_free(&rec->kept[i]);
 		rec->totals.evicted++;
-		memmove(&rec->kept[i], &rec->kept[i + 1], (rec->nr_kept - i - 1) * sizeof(rec->kept[0]));
+		memmove(&rec->kept[i], &rec->kept[i + 1],
+			(rec->nr_kept - i - 1) * sizeof(rec->kept[0]));
 		rec->nr_kept--;
 	}
 }
@@ -427,8 +488,8 @@ static int on_user_stack(const struct ctf_event *ev, void *ctx)
 	stack = json_object_new_object();
 	json_object_object_add(stack, "source", json_object_new_string("unwind"));
 	json_object_object_add(stack, "frames",
-			       tracker_user_frames(m->rec->tracker, (pid_t)u64_of(best, "pid"), addrs,
-						   (unsigned int)nr));
+			       tracker_user_frames(m->rec->tracker, (pid_t)u64_of(best, "pid"),
+						   addrs, (unsigned int)nr));
 	if (json_object_object_get_ex(ev->fields, "truncated", &v) && json_object_get_int64(v)) {
 		json_object_object_add(stack, "truncated", json_object_new_boolean(1));
 	}
@@ -462,8 +523,8 @@ static void read_back(struct recorder *rec, int snap_fd, const char *trace_path,
 	if (ctf_trace_info(trace_path, &info) == 0) {
 		if (info.discarded_events || info.discarded_packets) {
 			snprintf(text, sizeof(text),
-				 "trace-lost: the ring buffer discarded %" PRIu64 " events and %" PRIu64
-				 " packets",
+				 "trace-lost: the ring buffer discarded %" PRIu64
+				 " events and %" PRIu64 " packets",
 				 info.discarded_events, info.discarded_packets);
 			json_object_array_add(flags, json_object_new_string(text));
 		}
@@ -472,8 +533,9 @@ static void read_back(struct recorder *rec, int snap_fd, const char *trace_path,
 	for (i = 0; i < n; i++) {
 		o = json_object_array_get_idx(rec->batch, i);
 		if (info.events && u64_of(o, "start_ns") < info.first_ns) {
-			add_flag(o, "trace-starts-later: the ring buffer no longer held the start of "
-				    "this outlier (raise --buffer-size)");
+			add_flag(o,
+				 "trace-starts-later: the ring buffer no longer held the start of "
+				 "this outlier (raise --buffer-size)");
 		}
 		if (json_object_object_get_ex(o, "signalled", &v) && json_object_get_boolean(v) &&
 		    json_object_object_get_ex(o, "user_stack", &v) &&
@@ -542,7 +604,8 @@ static int write_summary(struct recorder *rec, int snap_fd, const char *id,
 	json_object_object_add(summary, "created", json_object_new_string(created));
 	json_object_object_add(summary, "trace", json_object_new_string("trace"));
 	json_object_object_add(summary, "outliers", json_object_get(rec->batch));
-	json_object_object_add(summary, "skipped", json_object_new_int64((int64_t)rec->skipped_since));
+	json_object_object_add(summary, "skipped",
+			       json_object_new_int64((int64_t)rec->skipped_since));
 	json_object_object_add(summary, "flags", json_object_get(flags));
 
 	/* The text one first: summary.json, written last, says the snapshot is complete. */
@@ -554,7 +617,8 @@ static int write_summary(struct recorder *rec, int snap_fd, const char *id,
 	fprintf(mem, "latsnap snapshot %s on %s, created %s: %zu outlier%s, %" PRIu64 " skipped\n",
 		id, host, created, n, n == 1 ? "" : "s", rec->skipped_since);
 	for (i = 0; i < json_object_array_length(flags); i++) {
-		fprintf(mem, "flag: %s\n", json_object_get_string(json_object_array_get_idx(flags, i)));
+		fprintf(mem, "flag: %s\n",
+			json_object_get_string(json_object_array_get_idx(flags, i)));
 	}
 	for (i = 0; i < n; i++) {
 		fputc('\n', mem);
@@ -566,8 +630,8 @@ static int write_summary(struct recorder *rec, int snap_fd, const char *id,
 	if (err) {
 		goto out;
 	}
-	text = (char *)json_object_to_json_string_ext(summary, JSON_C_TO_STRING_PRETTY |
-								       JSON_C_TO_STRING_NOSLASHESCAPE);
+	text = (char *)json_object_to_json_string_ext(
+		summary, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	err = write_atomic(snap_fd, "summary.json", text, strlen(text));
 out:
 	json_object_put(summary);
@@ -584,6 +648,7 @@ int recorder_snapshot(struct recorder *rec)
 	struct json_object *flags;
 	char id[64], path[PATH_MAX + 128], trace[PATH_MAX + 160];
 	uint64_t lost, t0 = mono_ns(), t_lttng = 0, t_read = 0;
+	struct kept pending = { 0 };
 	bool notable;
 	int snap_fd = -1, err = 0;
 
@@ -591,12 +656,14 @@ int recorder_snapshot(struct recorder *rec)
 		return 0;
 	}
 	notable = batch_notable(rec);
-	if (!make_room(rec, notable)) {
+	if (over_limits(rec) && (!notable || (remember_causes(rec, &pending), !make_room(rec)))) {
 		rec->skipped_since += n;
 		rec->totals.skipped += n;
-		ls_verbose("record: %zu outlier%s skipped: the limits are reached and no new cause or "
-			   "worst case is among them",
-			   n, n == 1 ? "" : "s");
+		ls_verbose("record: %zu outlier%s skipped: the limits are reached and %s", n,
+			   n == 1 ? "" : "s",
+			   notable ? "every snapshot kept holds a first or worst case" :
+				     "no new cause or worst case is among them");
+		kept_free(&pending);
 		goto reset;
 	}
 	flags = json_object_new_array();
@@ -644,15 +711,20 @@ int recorder_snapshot(struct recorder *rec)
 	}
 	json_object_put(flags);
 	flags = NULL;
+	if (!pending.nr_causes) {
+		remember_causes(rec, &pending);
+	}
 	if (rec->nr_kept < MAX_KEPT) {
 		struct kept *k = &rec->kept[rec->nr_kept++];
 
+		*k = pending;
+		pending.causes = NULL;
+		pending.nr_causes = 0;
 		snprintf(k->id, sizeof(k->id), "%s", id);
 		k->bytes = tree_bytes(snap_fd);
-		k->notable = notable;
 		rec->kept_bytes += k->bytes;
 	}
-	remember_causes(rec);
+	kept_free(&pending);
 	rec->totals.snapshots++;
 	rec->skipped_since = 0;
 	rec->last_snapshot_ns = mono_ns();
@@ -661,16 +733,29 @@ int recorder_snapshot(struct recorder *rec)
 	ls_verbose("record: snapshot %s took %.1f ms: LTTng %.1f ms, reading it back %.1f ms, "
 		   "summary %.1f ms; %" PRIu64 " bytes",
 		   id, (mono_ns() - t0) / 1e6, (t_lttng - t0) / 1e6, (t_read - t_lttng) / 1e6,
-		   (mono_ns() - t_read) / 1e6, rec->nr_kept ? rec->kept[rec->nr_kept - 1].bytes : 0);
+		   (mono_ns() - t_read) / 1e6,
+		   rec->nr_kept ? rec->kept[rec->nr_kept - 1].bytes : 0);
 	goto reset;
 
 failed:
 	json_object_put(flags);
+	kept_free(&pending);
 	rec->skipped_since += n;
 	rec->totals.skipped += n;
 	rec->totals.failed++;
 	if (snap_fd >= 0) {
-		unlinkat(snap_fd, ".lttng", AT_REMOVEDIR);
+		struct statvfs vfs;
+
+		if (fstatvfs(snap_fd, &vfs) == 0 &&
+		    (uint64_t)vfs.f_bavail * vfs.f_frsize < (1 << 20)) {
+			ls_err("record: %s: the file system is full: snapshot %s not kept, its "
+			       "%zu outlier%s counted as skipped",
+			       rec->out_path, id, n, n == 1 ? "" : "s");
+		}
+		close(snap_fd);
+		snap_fd = -1;
+		/* Half a snapshot is no snapshot: give the space back. */
+		remove_tree(rec->out_fd, id);
 	}
 reset:
 	if (snap_fd >= 0) {
@@ -738,5 +823,8 @@ void recorder_close(struct recorder *rec)
 		free(rec->causes[i].cause);
 	}
 	free(rec->causes);
+	for (i = 0; i < rec->nr_kept; i++) {
+		kept_free(&rec->kept[i]);
+	}
 	free(rec);
 }

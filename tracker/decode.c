@@ -343,12 +343,19 @@ struct json_object *decode_event(const struct ls_event *e, const struct ksyms *k
 		add_flag(flags, "waker-stack-unreadable");
 	}
 	if (e->flags & LS_EF_SIGNAL_DISPLACED) {
-		add_flag(flags, "signal-displaced: the application handles latsnap's signal itself, "
-				"so the preload library was not asked to unwind");
+		add_flag(flags,
+			 "signal-displaced: the application handles latsnap's signal itself, "
+			 "so the preload library was not asked to unwind");
 	}
 	if (e->flags & LS_EF_SIGNAL_BLOCKED) {
 		add_flag(flags, "signal-blocked: the thread blocked latsnap's signal (or had one "
 				"pending), so the preload library was not asked to unwind");
+	}
+	if (e->flags & LS_EF_SWITCH_UNSEEN) {
+		add_flag(flags,
+			 "split-uncertain: a switch back onto the CPU went unseen (the "
+			 "kernel's BPF recursion guard); the time since the wakeup is counted as "
+			 "runqueue, though its last part was on CPU");
 	}
 	if (e->flags & LS_EF_SIGNAL_BUSY) {
 		add_flag(flags, "signal-busy: the kernel could not send latsnap's signal now");
