@@ -8,20 +8,22 @@
 #include "config.h"
 #include "util.h"
 
-static bool is_blank(char c)
+/* ls_is_blank - a blank of a settings or rules line (not a newline: lines come without). */
+bool ls_is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-static char *trim(char *s)
+/* ls_trim - @s without leading and trailing blanks, in place. */
+char *ls_trim(char *s)
 {
 	char *end;
 
-	while (is_blank(*s)) {
+	while (ls_is_blank(*s)) {
 		s++;
 	}
 	end = s + strlen(s);
-	while (end > s && is_blank(end[-1])) {
+	while (end > s && ls_is_blank(end[-1])) {
 		end--;
 	}
 	*end = '\0';
@@ -47,12 +49,12 @@ static bool valid_key(const char *key)
  * "#" starts a comment only at the start of the line or after a blank, so that values such as
  * "a#b" survive.
  */
-static void strip_comment(char *s)
+void ls_strip_comment(char *s)
 {
 	char *p;
 
 	for (p = s; *p; p++) {
-		if (*p == '#' && (p == s || is_blank(p[-1]))) {
+		if (*p == '#' && (p == s || ls_is_blank(p[-1]))) {
 			*p = '\0';
 			return;
 		}
@@ -69,8 +71,8 @@ static int parse_line(char *line, char **key, char **value, char *why, size_t wh
 
 	*key = NULL;
 	*value = NULL;
-	strip_comment(line);
-	line = trim(line);
+	ls_strip_comment(line);
+	line = ls_trim(line);
 	if (!*line) {
 		return 0;
 	}
@@ -80,8 +82,8 @@ static int parse_line(char *line, char **key, char **value, char *why, size_t wh
 		return -EINVAL;
 	}
 	*eq = '\0';
-	k = trim(line);
-	v = trim(eq + 1);
+	k = ls_trim(line);
+	v = ls_trim(eq + 1);
 	if (!*k) {
 		snprintf(why, whylen, "missing key before '='");
 		return -EINVAL;

@@ -18,4 +18,9 @@ typedef int (*ls_config_cb)(const char *key, const char *value, const char *file
 int ls_config_load(const char *path, ls_config_cb cb, void *ctx);
 int ls_parse_bool(const char *value, bool *out);
 
+/* Line helpers shared by the settings and the cause rules parsers. */
+bool ls_is_blank(char c);
+char *ls_trim(char *s);
+void ls_strip_comment(char *s);
+
 #endif /* LATSNAP_CONFIG_H */

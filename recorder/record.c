@@ -52,7 +52,7 @@ struct record_opts {
 	bool no_preload;
 	struct recorder_opts rec;
 	/* Config values are only valid during the callback: keep copies. */
-	char *owned[8];
+	char *owned[16];
 	int nr_owned;
 };
 
@@ -138,7 +138,8 @@ static const char usage_text[] =
 	"  -p, --pid PID              track this process too (repeatable)\n"
 	"  -a, --all                  track every user thread on the machine\n"
 	"      --signal SIG           the signal COMMAND's preload library unwinds on: a number\n"
-	"                             or RTMIN+N, RTMAX-N, USR1, USR2 (default " LS_DEFAULT_SIGNAL_NAME ")\n"
+	"                             or RTMIN+N, RTMAX-N, USR1, USR2 (default " LS_DEFAULT_SIGNAL_NAME
+	")\n"
 	"      --no-preload           start COMMAND without liblatsnap.so (frame-pointer stacks)\n"
 	"  -c, --config FILE          settings file of `key = value` lines (default " DEFAULT_CONFIG
 	")\n"
@@ -234,6 +235,29 @@ static int parse_size(const char *text, uint64_t *bytes)
 static const char duration_why[] = "expected a number with a unit ns, us, ms or s (e.g. 20ms)";
 
 /*
+ * Config values are only valid during the callback: keep a copy of one that is stored.
+ * Returns 0, or -EINVAL after saying why.
+ */
+static int keep_value(struct record_opts *opts, const struct origin *where, int id,
+		      const char **value)
+{
+	char *copy;
+
+	if (opts->nr_owned >= (int)(sizeof(opts->owned) / sizeof(opts->owned[0]))) {
+		bad_value(where, id, *value, "set too many times");
+		return -EINVAL;
+	}
+	copy = strdup(*value);
+	if (!copy) {
+		bad_value(where, id, *value, strerror(ENOMEM));
+		return -EINVAL;
+	}
+	opts->owned[opts->nr_owned++] = copy;
+	*value = copy;
+	return 0;
+}
+
+/*
  * apply_option - set one option, from the command line (@value NULL for a flag) or a config
  * file (@value always given, "true"/"false" for flags).
  */
@@ -278,8 +302,9 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 		uint64_t bytes;
 
 		if (parse_size(value, &bytes) || (id == OPT_BUFFER_SIZE && bytes < 16384)) {
-			bad_value(where, id, value,
-				  "expected bytes, optionally with K, M or G (at least 16K for a buffer)");
+			bad_value(
+				where, id, value,
+				"expected bytes, optionally with K, M or G (at least 16K for a buffer)");
 			return -EINVAL;
 		}
 		if (id == OPT_BUFFER_SIZE) {
@@ -304,22 +329,16 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 	}
 	case OPT_UST_EVENTS:
 		if (!*value || strlen(value) > 200 || strpbrk(value, " \t,")) {
-			bad_value(where, id, value, "expected one tracepoint name pattern, e.g. 'myapp:*'");
+			bad_value(where, id, value,
+				  "expected one tracepoint name pattern, e.g. 'myapp:*'");
 			return -EINVAL;
 		}
 		if (opts->rec.nr_ust_events >= RECORDER_MAX_EVENTS) {
 			bad_value(where, id, value, "too many patterns (at most 8)");
 			return -EINVAL;
 		}
-		if (where->file) {
-			if (opts->nr_owned >= (int)(sizeof(opts->owned) / sizeof(opts->owned[0]))) {
-				bad_value(where, id, value, "set too many times");
-				return -EINVAL;
-			}
-			value = opts->owned[opts->nr_owned++] = strdup(value);
-			if (!value) {
-				return -ENOMEM;
-			}
+		if (where->file && keep_value(opts, where, id, &value)) {
+			return -EINVAL;
 		}
 		opts->rec.ust_events[opts->rec.nr_ust_events++] = value;
 		break;
@@ -382,15 +401,8 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 			bad_value(where, id, value, "expected a file name");
 			return -EINVAL;
 		}
-		if (where->file) {
-			if (opts->nr_owned >= (int)(sizeof(opts->owned) / sizeof(opts->owned[0]))) {
-				bad_value(where, id, value, "set too many times");
-				return -EINVAL;
-			}
-			value = opts->owned[opts->nr_owned++] = strdup(value);
-			if (!value) {
-				return -ENOMEM;
-			}
+		if (where->file && keep_value(opts, where, id, &value)) {
+			return -EINVAL;
 		}
 		if (id == OPT_OUTPUT) {
 			opts->output = value;
@@ -717,12 +729,13 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 		recorder_totals(st->recorder, &r);
 	}
 	fprintf(stderr,
-		"latsnap: %" PRIu64 " outliers, %" PRIu64 " snapshots, %" PRIu64 " skipped, %" PRIu64
-		" lost "
+		"latsnap: %" PRIu64 " outliers, %" PRIu64 " snapshots, %" PRIu64
+		" skipped, %" PRIu64 " lost "
 		"(ring buffer %" PRIu64 ", stacks unreadable %" PRIu64 ", stacks beyond the "
 		"kept %" PRIu64 ", accumulator full %" PRIu64 ", runs skipped %" PRIu64 ")\n",
-		st->outliers, r.snapshots, r.skipped, t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped,
-		t.ringbuf_lost, t.stack_failed, t.stacks_dropped, t.accum_full, t.runs_skipped);
+		st->outliers, r.snapshots, r.skipped,
+		t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped, t.ringbuf_lost,
+		t.stack_failed, t.stacks_dropped, t.accum_full, t.runs_skipped);
 	ls_verbose("record: signals to the preload library: %" PRIu64 " sent, %" PRIu64
 		   " not sent (blocked or pending), %" PRIu64 " refused by the kernel (busy)",
 		   t.signals, t.signal_skipped, t.signal_busy);
@@ -818,8 +831,8 @@ int record_main(int argc, char **argv)
 		tracker_adopt_preloaded(tr, opts.pids[i]);
 	}
 	ls_verbose("record: tracking %s; threshold %" PRIu64 " ns, sleep threshold %" PRIu64 " ns",
-		   opts.all		      ? "every thread" :
-		   opts.command		      ? opts.command[0] :
+		   opts.all		  ? "every thread" :
+		   opts.command		  ? opts.command[0] :
 		   topts.track_registered ? "processes with the preload library" :
 					    "the given pids",
 		   opts.threshold_ns, opts.sleep_threshold_ns);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "rules.h"
 #include "syscalls.h"
 #include "util.h"
@@ -51,39 +52,6 @@ struct rules {
 	bool builtin;
 };
 
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static char *trim(char *s)
-{
-	char *end;
-
-	while (is_blank(*s)) {
-		s++;
-	}
-	end = s + strlen(s);
-	while (end > s && is_blank(end[-1])) {
-		end--;
-	}
-	*end = '\0';
-	return s;
-}
-
-/* As in settings files, "#" starts a comment only at the start of the line or after a blank. */
-static void strip_comment(char *s)
-{
-	char *p;
-
-	for (p = s; *p; p++) {
-		if (*p == '#' && (p == s || is_blank(p[-1]))) {
-			*p = '\0';
-			return;
-		}
-	}
-}
-
 /*
  * The separator is the first "=" that starts a word: a glob may hold "=" (it then simply never
  * matches a symbol), the cause text may too.
@@ -93,7 +61,7 @@ static char *find_separator(char *s)
 	char *p;
 
 	for (p = s; *p; p++) {
-		if (*p == '=' && (p == s || is_blank(p[-1]))) {
+		if (*p == '=' && (p == s || ls_is_blank(p[-1]))) {
 			return p;
 		}
 	}
@@ -105,7 +73,7 @@ static char *next_word(char **s)
 {
 	char *p = *s, *word;
 
-	while (is_blank(*p)) {
+	while (ls_is_blank(*p)) {
 		p++;
 	}
 	if (!*p) {
@@ -113,7 +81,7 @@ static char *next_word(char **s)
 		return NULL;
 	}
 	word = p;
-	while (*p && !is_blank(*p)) {
+	while (*p && !ls_is_blank(*p)) {
 		p++;
 	}
 	if (*p) {
@@ -226,8 +194,8 @@ static int parse_line(struct rules *rules, char *line, char *why, size_t whylen)
 	int priority, ret;
 	const char *p;
 
-	strip_comment(line);
-	line = trim(line);
+	ls_strip_comment(line);
+	line = ls_trim(line);
 	if (!*line) {
 		return 0;
 	}
@@ -237,7 +205,7 @@ static int parse_line(struct rules *rules, char *line, char *why, size_t whylen)
 		return -EINVAL;
 	}
 	*sep = '\0';
-	cause = trim(sep + 1);
+	cause = ls_trim(sep + 1);
 	rest = line;
 
 	word = next_word(&rest);
