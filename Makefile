@@ -20,7 +20,7 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -Iinclude -Ilib -Itracker -Irecorder \
-	-Ireview -I$(BUILD) $(PKG_CFLAGS) -DLS_LIBDIR='"$(LIBDIR)"'
+	-Ireview -Ievents -I$(BUILD) $(PKG_CFLAGS) -DLS_LIBDIR='"$(LIBDIR)"'
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
 	-Wno-unused-function -Wno-missing-declarations -Wno-compare-distinct-pointer-types
 
@@ -35,11 +35,12 @@ GEN_HDRS := $(BUILD)/latsnap.skel.h $(BUILD)/syscalls_gen.h
 DEPS_STAMP := $(BUILD)/.deps-ok
 PRELOAD := $(BUILD)/liblatsnap.so
 PRELOAD_SRCS := preload/preload.c preload/latsnap-tp.c lib/signame.c
+EVENTS := $(BUILD)/liblatsnap-events.so
 
 .PHONY: all deps check unit integration demo bench install clean format
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/latsnap $(PRELOAD)
+all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS)
 
 # Installs missing Debian packages first, so each target works as the first command on a fresh
 # machine; the stamp keeps the check to once per build tree.
@@ -64,7 +65,7 @@ $(BUILD)/syscalls_gen.h: scripts/gen-syscalls.sh | $(DEPS_STAMP)
 	scripts/gen-syscalls.sh $@
 
 $(OBJ)/%.o: %.c $(GEN_HDRS) $(wildcard include/*.h lib/*.h tracker/*.h recorder/*.h \
-	review/*.h) | $(DEPS_STAMP)
+	review/*.h events/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -79,6 +80,11 @@ $(PRELOAD): $(PRELOAD_SRCS) preload/latsnap-tp.h include/latsnap.h lib/signame.h
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
 		-Iinclude -Ilib -Ipreload -o $@ $(PRELOAD_SRCS) -llttng-ust -lunwind -ldl \
 		-Wl,-z,defs -Wl,-z,now
+
+# latsnap's own events: loaded by `record` once its LTTng session exists (recorder/emit.c).
+$(EVENTS): events/events.c events/events-tp.h events/events.h | $(DEPS_STAMP)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
+		-Ievents -o $@ events/events.c -llttng-ust -ldl -Wl,-z,defs -Wl,-z,now
 
 $(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(BUILD)/libcore.a
 	@mkdir -p $(dir $@)
@@ -95,30 +101,31 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(DE
 unit: $(UNIT_BINS)
 	prove -v --exec '' $(UNIT_BINS)
 
-integration: $(BUILD)/latsnap $(PRELOAD) $(WORKLOADS)
+integration: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(WORKLOADS)
 	prove -v tests/integration/
 
-check: $(BUILD)/latsnap $(PRELOAD) $(UNIT_BINS) $(WORKLOADS)
+check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(UNIT_BINS) $(WORKLOADS)
 	prove --exec '' $(UNIT_BINS)
 	prove -v tests/integration/
 
 $(BUILD)/latsnap-demo: demo/latsnap-demo.c | $(DEPS_STAMP)
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -pthread -o $@ $<
 
-demo: $(BUILD)/latsnap $(PRELOAD) $(BUILD)/latsnap-demo
+demo: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(BUILD)/latsnap-demo
 	scripts/demo.sh
 
-bench: $(BUILD)/latsnap $(PRELOAD) $(BUILD)/workloads/loop $(BUILD)/workloads/unwind-nofp
+bench: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(BUILD)/workloads/loop $(BUILD)/workloads/unwind-nofp
 	bench/syscall-cost.sh
 	bench/unwind-cost.sh
 
-install: $(BUILD)/latsnap $(PRELOAD)
+install: $(BUILD)/latsnap $(PRELOAD) $(EVENTS)
 	install -D -m 0755 $(BUILD)/latsnap $(DESTDIR)$(PREFIX)/bin/latsnap
 	install -D -m 0755 $(PRELOAD) $(DESTDIR)$(LIBDIR)/liblatsnap.so
+	install -D -m 0755 $(EVENTS) $(DESTDIR)$(LIBDIR)/liblatsnap-events.so
 	install -D -m 0644 man/latsnap.1 $(DESTDIR)$(PREFIX)/share/man/man1/latsnap.1
 
 format:
-	clang-format -i $(filter-out preload/latsnap-tp.h,$(wildcard */*.c */*.h))
+	clang-format -i $(filter-out preload/latsnap-tp.h events/events-tp.h,$(wildcard */*.c */*.h))
 
 clean:
 	rm -rf $(BUILD)

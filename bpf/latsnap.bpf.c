@@ -28,6 +28,8 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u64 threshold_ns = 50000000;
 const volatile __u64 sleep_threshold_ns = 50000000;
 const volatile bool track_all = false;
+/* latsnap itself, whose own waits (and lttng-ust's threads in it) are never outliers. */
+const volatile __u32 self_tgid = 0;
 const volatile bool include_idle = false;
 const volatile __u8 idle_syscalls[LS_MAX_SYSCALLS] = {};
 /* No target given: every process that registers through the preload library is tracked. */
@@ -168,7 +170,7 @@ static __always_inline bool decide_tracked(struct task_struct *task)
 	if (task->flags & PF_KTHREAD) {
 		return false;
 	}
-	if (bpf_map_lookup_elem(&quiet_tids, &tid)) {
+	if (bpf_map_lookup_elem(&quiet_tids, &tid) || (__u32)task->tgid == self_tgid) {
 		return false;
 	}
 	if (track_all) {

@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -103,4 +105,30 @@ int ls_parse_pid(const char *text, int *pid)
 	}
 	*pid = (int)v;
 	return 0;
+}
+
+/**
+ * ls_find_library - the path of latsnap's library @name: next to the latsnap binary (a build
+ * tree) first, else in LS_LIBDIR where `make install` puts it. Returns @buf, or NULL when neither
+ * is readable.
+ */
+const char *ls_find_library(const char *name, char *buf, size_t size)
+{
+	char exe[PATH_MAX], *slash;
+	ssize_t len;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len > 0) {
+		exe[len] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(buf, size, "%s/%s", exe, name);
+			if (access(buf, R_OK) == 0) {
+				return buf;
+			}
+		}
+	}
+	snprintf(buf, size, "%s/%s", LS_LIBDIR, name);
+	return access(buf, R_OK) == 0 ? buf : NULL;
 }

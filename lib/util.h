@@ -3,6 +3,7 @@
 #define LATSNAP_UTIL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Set by -v/--verbose; gates ls_verbose(). */
 extern bool ls_verbose_enabled;
@@ -10,5 +11,6 @@ extern bool ls_verbose_enabled;
 void ls_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ls_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int ls_parse_pid(const char *text, int *pid);
+const char *ls_find_library(const char *name, char *buf, size_t size);
 
 #endif /* LATSNAP_UTIL_H */

@@ -587,31 +587,6 @@ static int on_outlier(struct json_object *outlier, void *ctx)
 	return 0;
 }
 
-/*
- * The preload library next to the latsnap binary (a build tree), else the installed one.
- * Returns NULL when neither is there.
- */
-static const char *preload_library(char *buf, size_t size)
-{
-	char exe[4096], *slash;
-	ssize_t len;
-
-	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len > 0) {
-		exe[len] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(buf, size, "%s/liblatsnap.so", exe);
-			if (access(buf, R_OK) == 0) {
-				return buf;
-			}
-		}
-	}
-	snprintf(buf, size, "%s/liblatsnap.so", LS_LIBDIR);
-	return access(buf, R_OK) == 0 ? buf : NULL;
-}
-
 /* COMMAND's environment: the library first in LD_PRELOAD, keeping what was there. */
 static int prepare_preload(const struct record_opts *opts)
 {
@@ -622,7 +597,7 @@ static int prepare_preload(const struct record_opts *opts)
 	if (opts->no_preload) {
 		return 0;
 	}
-	lib = preload_library(path, sizeof(path));
+	lib = ls_find_library("liblatsnap.so", path, sizeof(path));
 	if (!lib) {
 		ls_err("record: liblatsnap.so: not found next to latsnap nor in " LS_LIBDIR
 		       " (reinstall, or use --no-preload)");

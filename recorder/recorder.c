@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "ctf.h"
+#include "emit.h"
 #include "outlier.h"
 #include "recorder.h"
 #include "session.h"
@@ -59,6 +60,8 @@ struct cause_seen {
 struct recorder {
 	struct recorder_opts opts;
 	struct session *session;
+	struct emit *emit; /* NULL when liblatsnap-events.so could not be loaded: */
+	char emit_why[256]; /* why */
 	struct tracker *tracker;
 	int out_fd;
 	char out_path[PATH_MAX];
@@ -143,6 +146,13 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 		sopts.ust_events[sopts.nr_ust_events++] = opts->ust_events[i];
 	}
 	err = session_open(&rec->session, &sopts);
+	if (err) {
+		goto out;
+	}
+	if (emit_open(&rec->emit, rec->emit_why, sizeof(rec->emit_why))) {
+		ls_err("record: latsnap's own events: %s; the snapshots go on without them",
+		       rec->emit_why);
+	}
 out:
 	if (err) {
 		recorder_close(rec);
@@ -162,6 +172,7 @@ void recorder_add(struct recorder *rec, struct json_object *outlier)
 	}
 	json_object_array_add(rec->batch, json_object_get(outlier));
 	rec->totals.outliers++;
+	emit_outlier(rec->emit, outlier);
 }
 
 static struct cause_seen *cause_find(struct recorder *rec, const char *cause)
@@ -440,6 +451,34 @@ static int settle_trace_dir(int snap_fd)
 	return err;
 }
 
+static void add_flag(struct json_object *o, const char *text)
+{
+	struct json_object *flags;
+
+	if (!json_object_object_get_ex(o, "flags", &flags)) {
+		flags = json_object_new_array();
+		json_object_object_add(o, "flags", flags);
+	}
+	json_object_array_add(flags, json_object_new_string(text));
+}
+
+/* Remove the flags of @o that start with @prefix. */
+static void drop_flags(struct json_object *o, const char *prefix)
+{
+	struct json_object *flags;
+	size_t i, len = strlen(prefix);
+
+	if (!json_object_object_get_ex(o, "flags", &flags)) {
+		return;
+	}
+	for (i = json_object_array_length(flags); i-- > 0;) {
+		if (!strncmp(json_object_get_string(json_object_array_get_idx(flags, i)), prefix,
+			     len)) {
+			json_object_array_del_idx(flags, i, 1);
+		}
+	}
+}
+
 struct unwind_match {
 	struct recorder *rec;
 	struct json_object *batch;
@@ -453,6 +492,7 @@ static int on_user_stack(const struct ctf_event *ev, void *ctx)
 	struct json_object *v, *ips, *o, *best = NULL, *stack;
 	uint64_t addrs[128], best_end = 0, end;
 	size_t i, n = json_object_array_length(m->batch), nr;
+	char text[96];
 	int64_t tid;
 
 	if (!json_object_object_get_ex(ev->fields, "tid", &v)) {
@@ -490,24 +530,20 @@ static int on_user_stack(const struct ctf_event *ev, void *ctx)
 	json_object_object_add(stack, "frames",
 			       tracker_user_frames(m->rec->tracker, (pid_t)u64_of(best, "pid"),
 						   addrs, (unsigned int)nr));
+	/* What was said of the frame-pointer stack no longer holds. */
+	drop_flags(best, "no-user-stack:");
+	drop_flags(best, "user-stack-truncated:");
 	if (json_object_object_get_ex(ev->fields, "truncated", &v) && json_object_get_int64(v)) {
 		json_object_object_add(stack, "truncated", json_object_new_boolean(1));
+		snprintf(text, sizeof(text),
+			 "user-stack-truncated: the unwind stopped at %zu frames (LATSNAP_DEPTH)", nr);
+		add_flag(best, text);
 	}
 	json_object_object_add(best, "user_stack", stack);
 	m->merged++;
 	return 0;
 }
 
-static void add_flag(struct json_object *o, const char *text)
-{
-	struct json_object *flags;
-
-	if (!json_object_object_get_ex(o, "flags", &flags)) {
-		flags = json_object_new_array();
-		json_object_object_add(o, "flags", flags);
-	}
-	json_object_array_add(flags, json_object_new_string(text));
-}
 
 /* What the trace says about each outlier: its unwound stack, and whether it reaches back. */
 static void read_back(struct recorder *rec, int snap_fd, const char *trace_path,
@@ -667,6 +703,12 @@ int recorder_snapshot(struct recorder *rec)
 		goto reset;
 	}
 	flags = json_object_new_array();
+	if (!rec->emit) {
+		char text[320];
+
+		snprintf(text, sizeof(text), "no-latsnap-events: %s", rec->emit_why);
+		json_object_array_add(flags, json_object_new_string(text));
+	}
 	make_id(rec, id, sizeof(id));
 	if (mkdirat(rec->out_fd, id, 0700)) {
 		err = -errno;
@@ -814,6 +856,7 @@ void recorder_close(struct recorder *rec)
 	if (!rec) {
 		return;
 	}
+	emit_close(rec->emit);
 	session_close(rec->session);
 	if (rec->out_fd >= 0) {
 		close(rec->out_fd);

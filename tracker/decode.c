@@ -264,7 +264,7 @@ struct json_object *decode_event(const struct ls_event *e, const struct ksyms *k
 	const char *syscall = NULL;
 	struct json_object *outlier, *stacks, *flags;
 	char comm[LS_TASK_COMM_LEN + 1];
-	unsigned int i, nr_stacks;
+	unsigned int i, nr_stacks, truncated = 0;
 	uint64_t sampled = 0;
 
 	outlier = json_object_new_object();
@@ -313,6 +313,9 @@ struct json_object *decode_event(const struct ls_event *e, const struct ksyms *k
 		json_object_object_add(stack, "frames", decode_kernel_frames(ks, st->ips, st->nr));
 		json_object_array_add(stacks, stack);
 		sampled += st->weight_ns;
+		if (st->nr >= LS_MAX_DEPTH) {
+			truncated++;
+		}
 	}
 	json_object_object_add(outlier, "kernel_stacks", stacks);
 
@@ -339,8 +342,17 @@ struct json_object *decode_event(const struct ls_event *e, const struct ksyms *k
 			 "wait-stacks-partial: %" PRIu64 " of %" PRIu64 " blocked ns were sampled",
 			 sampled, (uint64_t)e->blocked_ns);
 	}
+	if (truncated) {
+		add_flag(flags,
+			 "kernel-stack-truncated: %u wait stack%s reached the %d-frame limit; "
+			 "the outermost frames are missing",
+			 truncated, truncated == 1 ? "" : "s", LS_MAX_DEPTH);
+	}
 	if (e->flags & LS_EF_WAKER_STACK_FAILED) {
 		add_flag(flags, "waker-stack-unreadable");
+	} else if (e->has_waker && e->waker.nr >= LS_MAX_DEPTH) {
+		add_flag(flags, "waker-stack-truncated: the waker's stack reached the %d-frame limit",
+			 LS_MAX_DEPTH);
 	}
 	if (e->flags & LS_EF_SIGNAL_DISPLACED) {
 		add_flag(flags,

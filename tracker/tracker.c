@@ -268,6 +268,7 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	tr->skel->rodata->threshold_ns = opts->threshold_ns;
 	tr->skel->rodata->sleep_threshold_ns = opts->sleep_threshold_ns;
 	tr->skel->rodata->track_all = opts->track_all;
+	tr->skel->rodata->self_tgid = (__u32)getpid();
 	tr->skel->rodata->include_idle = opts->include_idle;
 	tr->skel->rodata->track_registered = opts->track_registered;
 	tr->skel->rodata->prctl_nr = SYS_prctl;

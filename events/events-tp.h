@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * events-tp.h - the LTTng-UST tracepoint provider of liblatsnap-events.so: latsnap's own record
+ * of each outlier, so that the CTF trace alone tells the story (as latency_tracker's
+ * syscall_latency and syscall_latency_stack events did). Field meanings: struct ls_ev_outlier and
+ * struct ls_ev_stack in events.h, and OUTLIER in the contract.
+ *
+ * Re-read by lttng-ust's macros (LTTNG_UST_TRACEPOINT_HEADER_MULTI_READ), so the guard below is
+ * the provider's, not a plain include guard.
+ */
+#undef LTTNG_UST_TRACEPOINT_PROVIDER
+#define LTTNG_UST_TRACEPOINT_PROVIDER latsnap
+
+#undef LTTNG_UST_TRACEPOINT_INCLUDE
+#define LTTNG_UST_TRACEPOINT_INCLUDE "./events-tp.h"
+
+#if !defined(LATSNAP_EVENTS_TP_H) || defined(LTTNG_UST_TRACEPOINT_HEADER_MULTI_READ)
+#define LATSNAP_EVENTS_TP_H
+
+#include <stdint.h>
+#include <lttng/tracepoint.h>
+
+#include "events.h"
+
+/* latsnap:outlier - an outlier's times, split, cause, waker and flags. */
+LTTNG_UST_TRACEPOINT_EVENT(latsnap, outlier,
+	LTTNG_UST_TP_ARGS(const struct ls_ev_outlier *, o),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_string(kind, o->kind)
+		lttng_ust_field_integer(int32_t, pid, o->pid)
+		lttng_ust_field_integer(int32_t, tid, o->tid)
+		lttng_ust_field_string(comm, o->comm)
+		lttng_ust_field_string(syscall, o->syscall)
+		lttng_ust_field_integer(int64_t, syscall_nr, o->syscall_nr)
+		lttng_ust_field_integer(uint64_t, start_ns, o->start_ns)
+		lttng_ust_field_integer(uint64_t, end_ns, o->end_ns)
+		lttng_ust_field_integer(uint64_t, duration_ns, o->end_ns - o->start_ns)
+		lttng_ust_field_integer(uint64_t, on_cpu_ns, o->on_cpu_ns)
+		lttng_ust_field_integer(uint64_t, blocked_ns, o->blocked_ns)
+		lttng_ust_field_integer(uint64_t, runqueue_ns, o->runqueue_ns)
+		lttng_ust_field_integer(uint32_t, switches, o->switches)
+		lttng_ust_field_string(cause, o->cause)
+		lttng_ust_field_integer(int32_t, waker_pid, o->waker_pid)
+		lttng_ust_field_integer(int32_t, waker_tid, o->waker_tid)
+		lttng_ust_field_string(waker_comm, o->waker_comm)
+		lttng_ust_field_integer(uint8_t, signalled, o->signalled)
+		lttng_ust_field_string(flags, o->flags)
+	)
+)
+
+/* latsnap:kernel_stack - one kernel stack of the outlier (@tid, @end_ns), innermost first. */
+LTTNG_UST_TRACEPOINT_EVENT(latsnap, kernel_stack,
+	LTTNG_UST_TP_ARGS(const struct ls_ev_stack *, s),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, tid, s->tid)
+		lttng_ust_field_integer(uint64_t, end_ns, s->end_ns)
+		lttng_ust_field_string(role, s->role)
+		lttng_ust_field_integer(uint32_t, index, s->index)
+		lttng_ust_field_integer(uint64_t, weight_ns, s->weight_ns)
+		lttng_ust_field_sequence_hex(uint64_t, ips, s->ips, uint32_t, s->nr)
+		lttng_ust_field_string(symbols, s->symbols)
+	)
+)
+
+#endif /* LATSNAP_EVENTS_TP_H */
+
+#include <lttng/tracepoint-event.h>

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * events.h - what latsnap hands to liblatsnap-events.so, the library that puts latsnap's own
+ * records into the LTTng trace as LTTng-UST events. latsnap loads it with dlopen() only once its
+ * session exists (lttng-ust registers with the session daemon when it is loaded), so that the
+ * program itself never links lttng-ust. Plain types only: both sides compile this header.
+ */
+#ifndef LATSNAP_EVENTS_H
+#define LATSNAP_EVENTS_H
+
+#include <stdint.h>
+
+/* Bumped whenever a structure below or struct ls_events changes. */
+#define LS_EVENTS_ABI 1
+
+/* The symbol latsnap looks up in the library. */
+#define LS_EVENTS_SYMBOL "latsnap_events"
+
+/**
+ * struct ls_ev_outlier - one outlier, as latsnap:outlier records it (see OUTLIER in the contract)
+ * @kind: "syscall" or "sleep"
+ * @syscall: its name, "" for a sleep
+ * @flags: the outlier's flags joined with "; "
+ * @waker_comm: "" without a waker (then @waker_pid and @waker_tid are 0)
+ */
+struct ls_ev_outlier {
+	const char *kind;
+	const char *comm;
+	const char *syscall;
+	const char *cause;
+	const char *flags;
+	const char *waker_comm;
+	int32_t pid;
+	int32_t tid;
+	int32_t waker_pid;
+	int32_t waker_tid;
+	int64_t syscall_nr;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t on_cpu_ns;
+	uint64_t blocked_ns;
+	uint64_t runqueue_ns;
+	uint32_t switches;
+	uint8_t signalled;
+};
+
+/**
+ * struct ls_ev_stack - one kernel stack of an outlier, as latsnap:kernel_stack records it
+ * @tid, @end_ns: the outlier it belongs to
+ * @role: "wait" (where the thread waited, weighted) or "waker" (where its waker woke it)
+ * @index: its rank among the outlier's stacks of that role
+ * @ips: @nr addresses, innermost first
+ * @symbols: the same frames symbolized, "symbol+0xoff" joined with ";" innermost first
+ */
+struct ls_ev_stack {
+	const char *role;
+	const char *symbols;
+	const uint64_t *ips;
+	uint64_t end_ns;
+	uint64_t weight_ns;
+	int32_t tid;
+	uint32_t index;
+	uint32_t nr;
+};
+
+/**
+ * struct ls_events - what the library exports as LS_EVENTS_SYMBOL
+ * @abi: LS_EVENTS_ABI of the library; latsnap refuses another
+ * @size: sizeof(struct ls_events) of the library
+ * @outlier: records latsnap:outlier
+ * @kernel_stack: records latsnap:kernel_stack
+ */
+struct ls_events {
+	uint32_t abi;
+	uint32_t size;
+	void (*outlier)(const struct ls_ev_outlier *o);
+	void (*kernel_stack)(const struct ls_ev_stack *s);
+};
+
+#endif /* LATSNAP_EVENTS_H */

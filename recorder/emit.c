@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * emit.c - latsnap's own record of each outlier in the trace (latsnap:outlier and
+ * latsnap:kernel_stack), through liblatsnap-events.so. The library is loaded with dlopen() once
+ * the session exists: lttng-ust registers with the session daemon as it loads, and latsnap's other
+ * commands never carry lttng-ust and its threads.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "emit.h"
+#include "events.h"
+#include "util.h"
+
+#define EMIT_LIBRARY "liblatsnap-events.so"
+#define EMIT_MAX_FRAMES 128
+
+struct emit {
+	void *handle;
+	const struct ls_events *ops;
+};
+
+static const char *str_or(struct json_object *o, const char *key, const char *dflt)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string)) {
+		return dflt;
+	}
+	return json_object_get_string(v);
+}
+
+static int64_t int_of(struct json_object *o, const char *key, int64_t dflt)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !v) {
+		return dflt;
+	}
+	return json_object_get_int64(v);
+}
+
+/**
+ * emit_open - load liblatsnap-events.so. On failure, says why in @why and returns a negative
+ * errno: the snapshots go on without latsnap's own events.
+ */
+int emit_open(struct emit **emp, char *why, unsigned long why_size)
+{
+	char path[PATH_MAX + 64];
+	struct emit *em = NULL;
+	const struct ls_events *ops;
+	void *handle = NULL;
+	int err = 0;
+
+	*emp = NULL;
+	if (!ls_find_library(EMIT_LIBRARY, path, sizeof(path))) {
+		snprintf(why, why_size, "%s: not found next to latsnap nor in %s", EMIT_LIBRARY,
+			 LS_LIBDIR);
+		err = -ENOENT;
+		goto out;
+	}
+	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!handle) {
+		snprintf(why, why_size, "%s", dlerror());
+		err = -ENOEXEC;
+		goto out;
+	}
+	ops = dlsym(handle, LS_EVENTS_SYMBOL);
+	if (!ops || ops->abi != LS_EVENTS_ABI || ops->size < sizeof(*ops)) {
+		snprintf(why, why_size, "%s: not the library of this latsnap (ABI %u, expected %u)",
+			 path, ops ? ops->abi : 0, LS_EVENTS_ABI);
+		err = -ENOEXEC;
+		goto out;
+	}
+	em = calloc(1, sizeof(*em));
+	if (!em) {
+		err = -ENOMEM;
+		snprintf(why, why_size, "%s", strerror(ENOMEM));
+		goto out;
+	}
+	em->handle = handle;
+	em->ops = ops;
+	*emp = em;
+	ls_verbose("record: latsnap's own events go into the trace through %s", path);
+out:
+	/* Never dlclose() a library that started lttng-ust: its threads stay until exit. */
+	return err;
+}
+
+/* "symbol+0xoff;..." of @frames, innermost first, into @buf. */
+static void join_symbols(struct json_object *frames, char *buf, size_t size)
+{
+	size_t i, n = frames ? json_object_array_length(frames) : 0, used = 0;
+	struct json_object *f;
+	int len;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && used < size; i++) {
+		f = json_object_array_get_idx(frames, i);
+		if (strcmp(str_or(f, "symbol", ""), "") != 0) {
+			len = snprintf(buf + used, size - used, "%s%s+0x%" PRIx64, i ? ";" : "",
+				       str_or(f, "symbol", ""), (uint64_t)int_of(f, "offset", 0));
+		} else {
+			len = snprintf(buf + used, size - used, "%s%s", i ? ";" : "",
+				       str_or(f, "addr", "?"));
+		}
+		if (len < 0) {
+			break;
+		}
+		used += (size_t)len;
+	}
+}
+
+static void emit_stack(struct emit *em, struct json_object *outlier, const char *role,
+		       uint32_t index, uint64_t weight_ns, struct json_object *frames)
+{
+	uint64_t ips[EMIT_MAX_FRAMES];
+	struct ls_ev_stack ev = { 0 };
+	char symbols[4096];
+	size_t i, n = frames ? json_object_array_length(frames) : 0;
+
+	if (n > EMIT_MAX_FRAMES) {
+		n = EMIT_MAX_FRAMES;
+	}
+	for (i = 0; i < n; i++) {
+		ips[i] = strtoull(str_or(json_object_array_get_idx(frames, i), "addr", "0"), NULL,
+				  16);
+	}
+	join_symbols(frames, symbols, sizeof(symbols));
+	ev.role = role;
+	ev.symbols = symbols;
+	ev.ips = ips;
+	ev.nr = (uint32_t)n;
+	ev.end_ns = (uint64_t)int_of(outlier, "end_ns", 0);
+	ev.tid = (int32_t)int_of(outlier, "tid", 0);
+	ev.index = index;
+	ev.weight_ns = weight_ns;
+	em->ops->kernel_stack(&ev);
+}
+
+/**
+ * emit_outlier - record @outlier (an OUTLIER object, its cause set) in the trace: one
+ * latsnap:outlier event, then one latsnap:kernel_stack per wait stack and one for the waker.
+ */
+void emit_outlier(struct emit *em, struct json_object *outlier)
+{
+	struct json_object *waker = NULL, *stacks = NULL, *flags = NULL, *st, *frames;
+	struct ls_ev_outlier ev = { 0 };
+	char flag_text[2048];
+	size_t i, n, used = 0;
+	int len;
+
+	if (!em) {
+		return;
+	}
+	json_object_object_get_ex(outlier, "waker", &waker);
+	json_object_object_get_ex(outlier, "kernel_stacks", &stacks);
+	json_object_object_get_ex(outlier, "flags", &flags);
+	flag_text[0] = '\0';
+	n = flags ? json_object_array_length(flags) : 0;
+	for (i = 0; i < n && used < sizeof(flag_text); i++) {
+		len = snprintf(flag_text + used, sizeof(flag_text) - used, "%s%s", i ? "; " : "",
+			       json_object_get_string(json_object_array_get_idx(flags, i)));
+		if (len < 0) {
+			break;
+		}
+		used += (size_t)len;
+	}
+	ev.kind = str_or(outlier, "kind", "");
+	ev.comm = str_or(outlier, "comm", "");
+	ev.syscall = str_or(outlier, "syscall", "");
+	ev.cause = str_or(outlier, "cause", "");
+	ev.flags = flag_text;
+	ev.waker_comm = str_or(waker, "comm", "");
+	ev.pid = (int32_t)int_of(outlier, "pid", 0);
+	ev.tid = (int32_t)int_of(outlier, "tid", 0);
+	ev.waker_pid = (int32_t)int_of(waker, "pid", 0);
+	ev.waker_tid = (int32_t)int_of(waker, "tid", 0);
+	ev.syscall_nr = int_of(outlier, "syscall_nr", -1);
+	ev.start_ns = (uint64_t)int_of(outlier, "start_ns", 0);
+	ev.end_ns = (uint64_t)int_of(outlier, "end_ns", 0);
+	ev.on_cpu_ns = (uint64_t)int_of(outlier, "on_cpu_ns", 0);
+	ev.blocked_ns = (uint64_t)int_of(outlier, "blocked_ns", 0);
+	ev.runqueue_ns = (uint64_t)int_of(outlier, "runqueue_ns", 0);
+	ev.switches = (uint32_t)int_of(outlier, "switches", 0);
+	ev.signalled = json_object_get_boolean(json_object_object_get(outlier, "signalled"));
+	em->ops->outlier(&ev);
+
+	n = stacks ? json_object_array_length(stacks) : 0;
+	for (i = 0; i < n; i++) {
+		st = json_object_array_get_idx(stacks, i);
+		frames = json_object_object_get(st, "frames");
+		emit_stack(em, outlier, "wait", (uint32_t)i, (uint64_t)int_of(st, "weight_ns", 0),
+			   frames);
+	}
+	if (waker && json_object_object_get_ex(waker, "frames", &frames)) {
+		emit_stack(em, outlier, "waker", 0, 0, frames);
+	}
+}
+
+/**
+ * emit_close - forget the library. It stays loaded: lttng-ust is not made to be unloaded.
+ */
+void emit_close(struct emit *em)
+{
+	free(em);
+}

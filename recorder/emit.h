@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * emit.h - latsnap's own events in the trace, through liblatsnap-events.so (events/events.h).
+ */
+#ifndef LATSNAP_EMIT_H
+#define LATSNAP_EMIT_H
+
+struct emit;
+struct json_object;
+
+int emit_open(struct emit **emp, char *why, unsigned long why_size);
+void emit_outlier(struct emit *em, struct json_object *outlier);
+void emit_close(struct emit *em);
+
+#endif /* LATSNAP_EMIT_H */
