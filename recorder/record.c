@@ -22,6 +22,7 @@
 #include "recorder.h"
 #include "rules.h"
 #include "signame.h"
+#include "stacklog.h"
 #include "syscalls.h"
 #include "tracker.h"
 #include "util.h"
@@ -50,6 +51,8 @@ struct record_opts {
 	int signal; /* asked of the preload library in COMMAND */
 	const char *signal_name;
 	bool no_preload;
+	enum stacklog_mode log_stacks;
+	const char *stack_log; /* NULL: stderr */
 	struct recorder_opts rec;
 	/* Config values are only valid during the callback: keep copies. */
 	char *owned[16];
@@ -79,6 +82,8 @@ enum opt_id {
 	OPT_MAX_SNAPSHOTS,
 	OPT_MAX_SIZE,
 	OPT_MIN_INTERVAL,
+	OPT_LOG_STACKS,
+	OPT_STACK_LOG,
 };
 
 static const struct option long_options[] = {
@@ -92,6 +97,8 @@ static const struct option long_options[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "rules", required_argument, NULL, OPT_RULES },
+	{ "log-stacks", required_argument, NULL, OPT_LOG_STACKS },
+	{ "stack-log", required_argument, NULL, OPT_STACK_LOG },
 	{ "signal", required_argument, NULL, OPT_SIGNAL },
 	{ "no-preload", no_argument, NULL, OPT_NO_PRELOAD },
 	{ "post", required_argument, NULL, OPT_POST },
@@ -144,6 +151,9 @@ static const char usage_text[] =
 	"  -c, --config FILE          settings file of `key = value` lines (default " DEFAULT_CONFIG
 	")\n"
 	"      --rules FILE           cause rules, replacing the built-in set\n"
+	"      --log-stacks WHICH     log each distinct kernel stack the rules left\n"
+	"                             uncategorized, categorized, all, or none (default none)\n"
+	"      --stack-log FILE       append that log to FILE (default stderr)\n"
 	"  -v, --verbose              say more on stderr (libbpf diagnostics included)\n"
 	"  -h, --help                 show this help\n"
 	"\n"
@@ -314,6 +324,19 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 		}
 		break;
 	}
+	case OPT_LOG_STACKS:
+		if (stacklog_parse_mode(value, &opts->log_stacks)) {
+			bad_value(where, id, value,
+				  "expected none, uncategorized, categorized or all");
+			return -EINVAL;
+		}
+		break;
+	case OPT_STACK_LOG:
+		if (where->file && keep_value(opts, where, id, &value)) {
+			return -EINVAL;
+		}
+		opts->stack_log = value;
+		break;
 	case OPT_MAX_SNAPSHOTS: {
 		char *end;
 		long n;
@@ -563,6 +586,7 @@ struct record_state {
 	struct record_opts *opts;
 	struct rules *rules;
 	struct recorder *recorder;
+	struct stacklog *stacklog;
 	uint64_t outliers;
 };
 
@@ -574,6 +598,7 @@ static int on_outlier(struct json_object *outlier, void *ctx)
 	st->outliers++;
 	rules_classify(st->rules, outlier, &match);
 	json_object_object_add(outlier, "cause", json_object_new_string(match.cause));
+	stacklog_outlier(st->stacklog, outlier, &match);
 	if (st->recorder) {
 		recorder_add(st->recorder, outlier);
 	}
@@ -748,6 +773,9 @@ int record_main(int argc, char **argv)
 	} else {
 		st.rules = rules_builtin();
 	}
+	if (stacklog_open(&st.stacklog, opts.log_stacks, opts.stack_log)) {
+		goto out;
+	}
 
 	topts.threshold_ns = opts.threshold_ns;
 	topts.sleep_threshold_ns = opts.sleep_threshold_ns;
@@ -872,6 +900,7 @@ out:
 	}
 	recorder_close(st.recorder);
 	tracker_close(tr);
+	stacklog_close(st.stacklog);
 	rules_free(st.rules);
 	for (i = 0; i < opts.nr_owned; i++) {
 		free(opts.owned[i]);

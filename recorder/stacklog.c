@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * stacklog.c - --log-stacks: each distinct kernel stack once, as comment lines of a rules file
+ * with, for an uncategorized one, a candidate rule to uncomment. The log is itself a valid rules
+ * file, so that `latsnap rules > my.rules; cat stacks.log >> my.rules` is a starting point.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <search.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "rules.h"
+#include "stacklog.h"
+#include "util.h"
+
+/* Distinct stacks remembered; beyond, the log says so once and stops growing. */
+#define STACKLOG_MAX_SEEN 10000
+
+struct stacklog {
+	enum stacklog_mode mode;
+	FILE *out;
+	bool own_out;
+	void *seen; /* tsearch(3) tree of the keys already logged */
+	unsigned int nr_seen;
+	bool full_said;
+};
+
+static const char *const mode_names[] = {
+	[STACKLOG_NONE] = "none",
+	[STACKLOG_UNCATEGORIZED] = "uncategorized",
+	[STACKLOG_CATEGORIZED] = "categorized",
+	[STACKLOG_ALL] = "all",
+};
+
+/**
+ * stacklog_parse_mode - none, uncategorized, categorized or all. Returns -EINVAL otherwise.
+ */
+int stacklog_parse_mode(const char *text, enum stacklog_mode *mode)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+		if (text && !strcmp(text, mode_names[i])) {
+			*mode = (enum stacklog_mode)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/**
+ * stacklog_open - a log of @mode appended to @path (created 0600, never through a symlink), or
+ * to stderr when @path is NULL. With STACKLOG_NONE, *@logp is NULL and nothing is opened.
+ */
+int stacklog_open(struct stacklog **logp, enum stacklog_mode mode, const char *path)
+{
+	struct stacklog *log = NULL;
+	int fd = -1, err = 0;
+
+	*logp = NULL;
+	if (mode == STACKLOG_NONE) {
+		goto out;
+	}
+	log = calloc(1, sizeof(*log));
+	if (!log) {
+		err = -ENOMEM;
+		goto out;
+	}
+	log->mode = mode;
+	log->out = stderr;
+	if (path) {
+		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			err = -errno;
+			ls_err("record: %s: %s", path,
+			       errno == ELOOP ? "a symlink is refused" : strerror(errno));
+			goto out;
+		}
+		log->out = fdopen(fd, "a");
+		if (!log->out) {
+			err = -errno;
+			close(fd);
+			ls_err("record: %s: %s", path, strerror(-err));
+			goto out;
+		}
+		log->own_out = true;
+	}
+	*logp = log;
+	log = NULL;
+out:
+	free(log);
+	return err;
+}
+
+static const char *str_or(struct json_object *o, const char *key, const char *dflt)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string)) {
+		return dflt;
+	}
+	return json_object_get_string(v);
+}
+
+/* Frame names joined with " < ", innermost first; addresses where no symbol is known. */
+static void join_frames(struct json_object *frames, FILE *out)
+{
+	size_t i, n = frames ? json_object_array_length(frames) : 0;
+	struct json_object *f;
+
+	for (i = 0; i < n; i++) {
+		f = json_object_array_get_idx(frames, i);
+		fprintf(out, "%s%s", i ? " < " : "", str_or(f, "symbol", str_or(f, "addr", "?")));
+	}
+}
+
+/* True the first time @key is seen. */
+static bool first_time(struct stacklog *log, const char *key)
+{
+	char *copy, **found;
+
+	if (tfind(key, &log->seen, (int (*)(const void *, const void *))strcmp)) {
+		return false;
+	}
+	if (log->nr_seen >= STACKLOG_MAX_SEEN) {
+		if (!log->full_said) {
+			fprintf(log->out, "# latsnap: %d distinct stacks logged; no more are\n",
+				STACKLOG_MAX_SEEN);
+			log->full_said = true;
+		}
+		return false;
+	}
+	copy = strdup(key);
+	if (!copy) {
+		return false;
+	}
+	found = tsearch(copy, &log->seen, (int (*)(const void *, const void *))strcmp);
+	if (!found || *found != copy) {
+		free(copy);
+		return false;
+	}
+	log->nr_seen++;
+	return true;
+}
+
+/* The innermost frame with a name: what a candidate rule matches on. */
+static const char *innermost_symbol(struct json_object *frames)
+{
+	size_t i, n = frames ? json_object_array_length(frames) : 0;
+	const char *sym;
+
+	for (i = 0; i < n; i++) {
+		sym = str_or(json_object_array_get_idx(frames, i), "symbol", NULL);
+		if (sym) {
+			return sym;
+		}
+	}
+	return NULL;
+}
+
+/**
+ * stacklog_outlier - log the kernel stacks of @outlier not logged yet, if @match's category is
+ * one the mode asks for.
+ */
+void stacklog_outlier(struct stacklog *log, struct json_object *outlier,
+		      const struct rules_match *match)
+{
+	struct json_object *stacks = NULL, *stack, *frames, *user = NULL, *v;
+	const char *syscall, *category = match->categorized ? "categorized" : "uncategorized";
+	char *key = NULL;
+	size_t i, n, key_len = 0;
+	FILE *mem;
+	const char *sym;
+
+	if (!log || (match->categorized && log->mode == STACKLOG_UNCATEGORIZED) ||
+	    (!match->categorized && log->mode == STACKLOG_CATEGORIZED)) {
+		return;
+	}
+	syscall = str_or(outlier, "syscall", NULL);
+	json_object_object_get_ex(outlier, "kernel_stacks", &stacks);
+	json_object_object_get_ex(outlier, "user_stack", &user);
+	n = stacks ? json_object_array_length(stacks) : 0;
+	for (i = 0; i < n; i++) {
+		stack = json_object_array_get_idx(stacks, i);
+		frames = json_object_object_get(stack, "frames");
+		mem = open_memstream(&key, &key_len);
+		if (!mem) {
+			return;
+		}
+		fprintf(mem, "%s %s ", category, syscall ? syscall : "-");
+		join_frames(frames, mem);
+		fclose(mem);
+		if (!first_time(log, key)) {
+			free(key);
+			key = NULL;
+			continue;
+		}
+		free(key);
+		key = NULL;
+		v = json_object_object_get(stack, "weight_ns");
+		fprintf(log->out, "# %s: %s, %.1f ms waited here by %s (pid %d, tid %d): cause \"%s\"",
+			category, syscall ? syscall : "off CPU outside a syscall",
+			(double)json_object_get_int64(v) / 1e6, str_or(outlier, "comm", "?"),
+			json_object_get_int(json_object_object_get(outlier, "pid")),
+			json_object_get_int(json_object_object_get(outlier, "tid")), match->cause);
+		if (match->categorized && match->priority) {
+			fprintf(log->out, " (a rule of priority %d)", match->priority);
+		}
+		fputs("\n#   kernel: ", log->out);
+		join_frames(frames, log->out);
+		if (user && json_object_object_get_ex(user, "frames", &v) &&
+		    json_object_array_length(v)) {
+			fputs("\n#   user: ", log->out);
+			join_frames(v, log->out);
+		}
+		fputc('\n', log->out);
+		sym = innermost_symbol(frames);
+		if (!match->categorized && sym) {
+			fprintf(log->out, "#100 kernel:%s syscall:%s = CAUSE\n", sym,
+				syscall ? syscall : "-");
+		}
+		fflush(log->out);
+	}
+}
+
+static void free_key(void *key)
+{
+	free(key);
+}
+
+/**
+ * stacklog_close - flush and close the log.
+ */
+void stacklog_close(struct stacklog *log)
+{
+	if (!log) {
+		return;
+	}
+	tdestroy(log->seen, free_key);
+	if (log->own_out) {
+		fclose(log->out);
+	} else {
+		fflush(log->out);
+	}
+	free(log);
+}
