@@ -24,6 +24,7 @@
 #include "util.h"
 
 #define CHANNEL_NAME "latsnap"
+#define KERNEL_CHANNEL_NAME "latsnap-kernel"
 #define SESSIOND_START_TIMEOUT_MS 5000
 
 struct session {
@@ -127,7 +128,7 @@ static int ctl_err(int ret, const char *what)
 	return 0;
 }
 
-static int add_contexts(struct lttng_handle *handle)
+static int add_contexts(struct lttng_handle *handle, const char *channel)
 {
 	static const enum lttng_event_context_type types[] = {
 		LTTNG_EVENT_CONTEXT_VPID,
@@ -141,7 +142,7 @@ static int add_contexts(struct lttng_handle *handle)
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		memset(&ctx, 0, sizeof(ctx));
 		ctx.ctx = types[i];
-		ret = lttng_add_context(handle, &ctx, NULL, CHANNEL_NAME);
+		ret = lttng_add_context(handle, &ctx, NULL, channel);
 		if (ret < 0) {
 			return ctl_err(ret, "add context");
 		}
@@ -164,8 +165,8 @@ static int enable_ust_event(struct lttng_handle *handle, const char *pattern)
  * The UST channel: overwrite mode (a flight recorder keeps the latest), per-UID buffers
  * (they outlive the applications), @buffer_size bytes per CPU in 4 sub-buffers.
  */
-static int enable_ust_channel(struct lttng_handle *handle, struct lttng_domain *domain,
-			      uint64_t buffer_size)
+static int enable_channel(struct lttng_handle *handle, struct lttng_domain *domain,
+			  const char *name, uint64_t buffer_size)
 {
 	struct lttng_channel *chan;
 	uint64_t subbuf = 4096;
@@ -175,7 +176,7 @@ static int enable_ust_channel(struct lttng_handle *handle, struct lttng_domain *
 	if (!chan) {
 		return -ENOMEM;
 	}
-	snprintf(chan->name, sizeof(chan->name), CHANNEL_NAME);
+	snprintf(chan->name, sizeof(chan->name), "%s", name);
 	while (subbuf * 2 * 4 <= buffer_size) {
 		subbuf *= 2;
 	}
@@ -187,6 +188,46 @@ static int enable_ust_channel(struct lttng_handle *handle, struct lttng_domain *
 	err = ctl_err(lttng_enable_channel(handle, chan), "enable channel");
 	lttng_channel_destroy(chan);
 	return err;
+}
+
+/*
+ * The kernel channel, where lttng-modules answer: the scheduler's view and every syscall, of all
+ * processes (a wait chain crosses into processes latsnap does not track). It replaces the BPF
+ * side's latsnap_kernel stream.
+ */
+static int enable_kernel_channel(struct lttng_handle *handle, struct lttng_domain *domain,
+				 uint64_t buffer_size)
+{
+	static const char *const sched_events[] = {
+		"sched_switch",	      "sched_wakeup",	     "sched_waking",
+		"sched_wakeup_new",   "sched_process_fork", "sched_process_exec",
+		"sched_process_exit", "block_rq_issue",	    "block_rq_complete",
+	};
+	struct lttng_event ev;
+	size_t i;
+	int err;
+
+	err = enable_channel(handle, domain, KERNEL_CHANNEL_NAME, buffer_size);
+	if (err) {
+		return err;
+	}
+	for (i = 0; i < sizeof(sched_events) / sizeof(sched_events[0]); i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = LTTNG_EVENT_TRACEPOINT;
+		snprintf(ev.name, sizeof(ev.name), "%s", sched_events[i]);
+		err = ctl_err(lttng_enable_event(handle, &ev, KERNEL_CHANNEL_NAME), ev.name);
+		if (err) {
+			return err;
+		}
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.type = LTTNG_EVENT_SYSCALL;
+	snprintf(ev.name, sizeof(ev.name), "*");
+	err = ctl_err(lttng_enable_event(handle, &ev, KERNEL_CHANNEL_NAME), "syscalls");
+	if (err) {
+		return err;
+	}
+	return add_contexts(handle, KERNEL_CHANNEL_NAME);
 }
 
 /**
@@ -235,11 +276,11 @@ int session_open(struct session **sessionp, const struct session_opts *opts)
 		err = -ENOMEM;
 		goto out;
 	}
-	err = enable_ust_channel(s->ust, &ust, opts->buffer_size);
+	err = enable_channel(s->ust, &ust, CHANNEL_NAME, opts->buffer_size);
 	if (err) {
 		goto out;
 	}
-	err = add_contexts(s->ust);
+	err = add_contexts(s->ust, CHANNEL_NAME);
 	if (err) {
 		goto out;
 	}
@@ -257,7 +298,14 @@ int session_open(struct session **sessionp, const struct session_opts *opts)
 		s->kernel = NULL;
 	}
 	free(tracepoints);
-	if (!s->kernel) {
+	if (s->kernel) {
+		err = enable_kernel_channel(s->kernel, &kernel, opts->buffer_size);
+		if (err) {
+			goto out;
+		}
+		ls_verbose("record: LTTng kernel tracer found: kernel channel %s enabled",
+			   KERNEL_CHANNEL_NAME);
+	} else {
 		ls_verbose("record: no LTTng kernel tracer here (lttng-modules not loaded): "
 			   "user space only; the BPF side still covers the kernel");
 	}
@@ -312,6 +360,14 @@ int session_snapshot(struct session *s, const char *dir)
 	}
 	lttng_snapshot_output_destroy(output);
 	return err;
+}
+
+/**
+ * session_has_kernel - whether the session records the LTTng kernel tracer's channel.
+ */
+bool session_has_kernel(const struct session *s)
+{
+	return s && s->kernel;
 }
 
 /**
