@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -57,6 +58,7 @@ int emit_open(struct emit **emp, char *why, unsigned long why_size)
 	struct emit *em = NULL;
 	const struct ls_events *ops;
 	void *handle = NULL;
+	struct timespec t0, t1;
 	int err = 0;
 
 	*emp = NULL;
@@ -66,7 +68,9 @@ int emit_open(struct emit **emp, char *why, unsigned long why_size)
 		err = -ENOENT;
 		goto out;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (!handle) {
 		snprintf(why, why_size, "%s", dlerror());
 		err = -ENOEXEC;
@@ -88,7 +92,9 @@ int emit_open(struct emit **emp, char *why, unsigned long why_size)
 	em->handle = handle;
 	em->ops = ops;
 	*emp = em;
-	ls_verbose("record: latsnap's own events go into the trace through %s", path);
+	/* lttng-ust registers with the session daemon inside dlopen(): say what that costs. */
+	ls_verbose("record: latsnap's own events go into the trace through %s (loaded in %.1f ms)",
+		   path, (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
 out:
 	/* Never dlclose() a library that started lttng-ust: its threads stay until exit. */
 	return err;
