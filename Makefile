@@ -82,9 +82,11 @@ $(PRELOAD): $(PRELOAD_SRCS) preload/latsnap-tp.h include/latsnap.h lib/signame.h
 		-Wl,-z,defs -Wl,-z,now
 
 # latsnap's own events: loaded by `record` once its LTTng session exists (recorder/emit.c).
-$(EVENTS): events/events.c events/events-tp.h events/events.h | $(DEPS_STAMP)
+$(EVENTS): events/events.c events/events-tp.h events/kernel-tp.h \
+	events/events.h include/latsnap.h | $(DEPS_STAMP)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
-		-Ievents -o $@ events/events.c -llttng-ust -ldl -Wl,-z,defs -Wl,-z,now
+		-Ievents -Iinclude -o $@ events/events.c -llttng-ust -ldl \
+		-Wl,-z,defs -Wl,-z,now
 
 $(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(BUILD)/libcore.a
 	@mkdir -p $(dir $@)
@@ -125,7 +127,7 @@ install: $(BUILD)/latsnap $(PRELOAD) $(EVENTS)
 	install -D -m 0644 man/latsnap.1 $(DESTDIR)$(PREFIX)/share/man/man1/latsnap.1
 
 format:
-	clang-format -i $(filter-out preload/latsnap-tp.h events/events-tp.h,$(wildcard */*.c */*.h))
+	clang-format -i $(filter-out preload/latsnap-tp.h events/events-tp.h events/kernel-tp.h,$(wildcard */*.c */*.h))
 
 clean:
 	rm -rf $(BUILD)

@@ -36,6 +36,16 @@ const volatile __u8 idle_syscalls[LS_MAX_SYSCALLS] = {};
 const volatile bool track_registered = false;
 /* prctl's number on this architecture; -1 turns registration off. */
 const volatile long prctl_nr = -1;
+/* The context stream: syscalls shorter than this are not sent. */
+const volatile __u64 ctx_floor_ns = 1000000;
+/* How long a thread stays streamed after it last woke, or was woken by, a tracked thread. */
+const volatile __u64 interest_ns = 10000000000ULL;
+
+/*
+ * enum ls_ctx_level, set by user space at run time: the stream starts only once a snapshot
+ * session exists (and has no kernel tracer of its own to do it).
+ */
+__u32 ctx_level = LS_CTX_NONE;
 
 /*
  * Bumped by user space whenever the tracked set grows for processes that may already be running,
@@ -67,6 +77,11 @@ struct task_state {
 	__u64 on_cpu;
 	__u64 blocked;
 	__u64 runq;
+	/* The context stream, for any thread (tracked or of interest). */
+	__u64 interest_until; /* not tracked, but streamed until then */
+	__u64 sc_start; /* entry of the syscall under way, when sc_active */
+	__s32 sc_nr;
+	__u8 sc_active;
 };
 
 struct {
@@ -130,6 +145,26 @@ struct {
 	__uint(max_entries, 8 << 20);
 } events SEC(".maps");
 
+/* The context stream (struct ls_ctx_event), apart so that a flood of it never costs an outlier. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} ctx_events SEC(".maps");
+
+struct block_issue {
+	__u64 ts;
+	__u32 tid;
+	__u32 pid;
+};
+
+/* request -> who issued it, for the block I/O requests of streamed threads. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct block_issue);
+} block_issued SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, LS_STAT_MAX);
@@ -181,10 +216,11 @@ static __always_inline bool decide_tracked(struct task_struct *task)
 }
 
 /*
- * The state of a tracked task, or NULL. Only where @task is current may an entry be created:
- * that keeps the decision, made once per thread and tracking generation, off the wakeup path.
+ * The state of a task, tracked or not, or NULL. Only where @task is current may an entry be
+ * created: that keeps the decision, made once per thread and tracking generation, off the wakeup
+ * path.
  */
-static __always_inline struct task_state *task_state(struct task_struct *task, bool create)
+static __always_inline struct task_state *any_state(struct task_struct *task, bool create)
 {
 	struct task_state *s;
 
@@ -200,7 +236,124 @@ static __always_inline struct task_state *task_state(struct task_struct *task, b
 		s->tracked = decide_tracked(task);
 		s->cur_slot = -1;
 	}
-	return s->tracked ? s : NULL;
+	return s;
+}
+
+/* The state of a tracked task, or NULL. */
+static __always_inline struct task_state *task_state(struct task_struct *task, bool create)
+{
+	struct task_state *s = any_state(task, create);
+
+	return s && s->tracked ? s : NULL;
+}
+
+/* Is @s's thread on the context stream (tracked, or of interest until later than @now)? */
+static __always_inline bool streamed(struct task_state *s, __u64 now)
+{
+	return s && (s->tracked || s->interest_until > now);
+}
+
+/*
+ * Sent without waking latsnap: every wakeup would be a switch of its own, streamed when a tracked
+ * thread shares the CPU, and so on. latsnap reads the stream at least every 100 ms; a stream
+ * filling up wakes it.
+ */
+static __always_inline void ctx_submit(struct ls_ctx_event *e)
+{
+	bool full = bpf_ringbuf_query(&ctx_events, BPF_RB_AVAIL_DATA) > (4 << 20);
+
+	bpf_ringbuf_submit(e, full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline struct ls_ctx_event *ctx_reserve(bool with_stack)
+{
+	struct ls_ctx_event *e;
+
+	if (with_stack) {
+		e = bpf_ringbuf_reserve(&ctx_events, sizeof(*e), 0);
+	} else {
+		e = bpf_ringbuf_reserve(&ctx_events, LS_CTX_HEADER_SIZE, 0);
+	}
+	if (!e) {
+		stat_inc(LS_STAT_CTX_LOST);
+		return NULL;
+	}
+	stat_inc(LS_STAT_CTX_EVENTS);
+	return e;
+}
+
+/* The header of a context event about @task (and @other, which may be NULL). */
+static __always_inline void ctx_fill(struct ls_ctx_event *e, __u8 kind, __u64 now,
+				     struct task_struct *task, struct task_struct *other)
+{
+	e->kind = kind;
+	e->preempted = 0;
+	e->nr_ips = 0;
+	e->cpu = bpf_get_smp_processor_id();
+	e->ts = now;
+	e->tid = task->pid;
+	e->pid = task->tgid;
+	bpf_probe_read_kernel(e->comm, sizeof(e->comm), task->comm);
+	if (other) {
+		e->tid2 = other->pid;
+		e->pid2 = other->tgid;
+		bpf_probe_read_kernel(e->comm2, sizeof(e->comm2), other->comm);
+	} else {
+		e->tid2 = 0;
+		e->pid2 = 0;
+		__builtin_memset(e->comm2, 0, sizeof(e->comm2));
+	}
+	e->nr = -1;
+	e->arg = 0;
+	e->start = 0;
+}
+
+/* A simple context event about @task, if it is streamed. */
+static __always_inline void ctx_task_event(__u8 kind, struct task_struct *task,
+					   struct task_struct *other)
+{
+	struct ls_ctx_event *e;
+	__u64 now;
+
+	if (ctx_level == LS_CTX_NONE) {
+		return;
+	}
+	now = bpf_ktime_get_ns();
+	if (!streamed(any_state(task, false), now)) {
+		return;
+	}
+	e = ctx_reserve(false);
+	if (e) {
+		ctx_fill(e, kind, now, task, other);
+		ctx_submit(e);
+	}
+}
+
+/*
+ * @task, a user thread, is streamed from now on (or for longer), because of @other. The first
+ * time, an LS_CTX_INTEREST event says from when its record is complete.
+ */
+static __always_inline void ctx_interest(struct task_state *s, struct task_struct *task,
+					 struct task_struct *other, __u64 now, __u64 until,
+					 __u32 reason)
+{
+	struct ls_ctx_event *e;
+	bool was = s->interest_until > now;
+
+	if (s->tracked || (task->flags & PF_KTHREAD) || !task->pid ||
+	    (__u32)task->tgid == self_tgid || s->interest_until >= until) {
+		return;
+	}
+	s->interest_until = until;
+	if (was) {
+		return;
+	}
+	e = ctx_reserve(false);
+	if (e) {
+		ctx_fill(e, LS_CTX_INTEREST, now, task, other);
+		e->arg = reason;
+		ctx_submit(e);
+	}
 }
 
 static __always_inline void notify(__u8 kind, __u32 pid, __u32 arg)
@@ -552,8 +705,20 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 	if (id == prctl_nr) {
 		handle_prctl(task, regs);
 	}
-	s = task_state(task, true);
+	s = any_state(task, true);
 	if (!s) {
+		return 0;
+	}
+	if (ctx_level == LS_CTX_FULL) {
+		__u64 now = bpf_ktime_get_ns();
+
+		if (streamed(s, now)) {
+			s->sc_start = now;
+			s->sc_nr = id;
+			s->sc_active = 1;
+		}
+	}
+	if (!s->tracked) {
 		return 0;
 	}
 	idle = id >= 0 && id < LS_MAX_SYSCALLS && idle_syscalls[id & (LS_MAX_SYSCALLS - 1)];
@@ -589,8 +754,26 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	struct task_state *s;
 	__u64 now;
 
-	s = task_state(task, false);
-	if (!s || !s->in_syscall) {
+	s = any_state(task, false);
+	if (!s) {
+		return 0;
+	}
+	if (s->sc_active) {
+		s->sc_active = 0;
+		now = bpf_ktime_get_ns();
+		if (ctx_level == LS_CTX_FULL && now - s->sc_start >= ctx_floor_ns) {
+			struct ls_ctx_event *e = ctx_reserve(false);
+
+			if (e) {
+				ctx_fill(e, LS_CTX_SYSCALL, now, task, NULL);
+				e->nr = s->sc_nr;
+				e->start = s->sc_start;
+				e->arg = ret;
+				ctx_submit(e);
+			}
+		}
+	}
+	if (!s->tracked || !s->in_syscall) {
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
@@ -613,51 +796,101 @@ static __always_inline bool wait_is_long(struct task_state *s, __u64 now)
 	return !s->quiet && now - s->start >= limit / 2;
 }
 
+/*
+ * The switch on the context stream, if either side is streamed; with prev's stack when it
+ * blocks, so that a wait chain can say on what.
+ */
+static __always_inline void ctx_switch(struct task_struct *prev, struct task_state *ps,
+				       struct task_struct *next, struct task_state *ns,
+				       bool preempt, unsigned int prev_state, __u64 now)
+{
+	bool runnable = preempt || prev_state == TASK_RUNNING, prev_streamed;
+	struct ls_ctx_event *e;
+	bool stack;
+	long len;
+
+	prev_streamed = streamed(ps, now);
+	if (!prev_streamed && !streamed(ns, now)) {
+		return;
+	}
+	stack = prev_streamed && !runnable && ctx_level == LS_CTX_FULL;
+	/* Two reservations, each filled in its own branch: the verifier sees every size. */
+	if (stack) {
+		e = ctx_reserve(true);
+		if (!e) {
+			return;
+		}
+		len = bpf_get_task_stack(prev, e->ips, sizeof(e->ips), 0);
+		ctx_fill(e, LS_CTX_SWITCH, now, prev, next);
+		e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
+	} else {
+		e = ctx_reserve(false);
+		if (!e) {
+			return;
+		}
+		ctx_fill(e, LS_CTX_SWITCH, now, prev, next);
+	}
+	e->preempted = preempt;
+	e->arg = prev_state;
+	if (ps && ps->tracked && ps->in_syscall) {
+		e->nr = ps->nr;
+	} else if (ps && ps->sc_active) {
+		e->nr = ps->sc_nr;
+	}
+	ctx_submit(e);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
 	bool runnable = preempt || prev_state == TASK_RUNNING;
-	struct task_state *s;
+	struct task_state *ps, *s;
 	struct ls_event *acc;
 	__u64 now = 0;
 	__u32 tid;
 	int slot;
 
-	s = (prev->flags & PF_EXITING) ? NULL : task_state(prev, true);
-	if (s) {
+	ps = (prev->flags & PF_EXITING) ? NULL : any_state(prev, true);
+	s = any_state(next, false);
+	if (ctx_level != LS_CTX_NONE) {
 		now = bpf_ktime_get_ns();
+		ctx_switch(prev, ps, next, s, preempt, prev_state, now);
+	}
+	if (ps && ps->tracked) {
+		if (!now) {
+			now = bpf_ktime_get_ns();
+		}
 		tid = prev->pid;
-		if (s->in_syscall) {
-			on_cpu_since_last(s, now);
-			s->switches++;
+		if (ps->in_syscall) {
+			on_cpu_since_last(ps, now);
+			ps->switches++;
 		} else {
 			/* An off-CPU interval outside any syscall starts here. */
-			accum_drop(s, tid);
-			s->start = now;
-			s->on_cpu = 0;
-			s->blocked = 0;
-			s->runq = 0;
-			s->switches = 1;
-			s->quiet = 0;
+			accum_drop(ps, tid);
+			ps->start = now;
+			ps->on_cpu = 0;
+			ps->blocked = 0;
+			ps->runq = 0;
+			ps->switches = 1;
+			ps->quiet = 0;
 		}
-		s->last = now;
-		s->run_state = runnable ? RS_RUNNABLE : RS_BLOCKED;
-		s->cur_slot = -1;
+		ps->last = now;
+		ps->run_state = runnable ? RS_RUNNABLE : RS_BLOCKED;
+		ps->cur_slot = -1;
 		if (!runnable) {
 			notice_maps_once(prev->tgid);
 		}
-		if (!runnable && wait_is_long(s, now)) {
-			acc = accum_get(s, prev);
+		if (!runnable && wait_is_long(ps, now)) {
+			acc = accum_get(ps, prev);
 			if (acc) {
 				slot = capture_wait_stack(acc, prev);
-				s->cur_slot = slot;
+				ps->cur_slot = slot;
 			}
 		}
 	}
 
-	s = task_state(next, false);
-	if (!s) {
+	if (!s || !s->tracked) {
 		return 0;
 	}
 	if (!now) {
@@ -713,6 +946,117 @@ static __always_inline void record_waker(struct ls_event *acc, void *ctx)
  * sched_waking, not sched_wakeup: it fires in the waker's context, while sched_wakeup may run on
  * the target CPU from the wakeup IPI, where current is whoever happens to be there.
  */
+/* Interrupt entry code: a wakeup whose stack passes through it ran in an interrupt. */
+extern const void __irqentry_text_start __ksym __weak;
+extern const void __irqentry_text_end __ksym __weak;
+extern const void __softirqentry_text_start __ksym __weak;
+extern const void __softirqentry_text_end __ksym __weak;
+
+/* A stack for the interrupt test when the event carries none. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ls_stack);
+} wake_stack SEC(".maps");
+
+/*
+ * In an interrupt, current did not wake anyone: it is only the task the interrupt landed on.
+ * Told from the kernel stack of the wakeup: it passes through the interrupt entry text. (The
+ * preempt count would say it at once, but x86's per-CPU __preempt_count is not in kallsyms,
+ * where the verifier looks per-CPU variables up.)
+ */
+static __always_inline bool stack_in_interrupt(const __u64 *ips, long bytes)
+{
+	__u64 irq_lo = (__u64)&__irqentry_text_start, irq_hi = (__u64)&__irqentry_text_end;
+	__u64 sirq_lo = (__u64)&__softirqentry_text_start, sirq_hi = (__u64)&__softirqentry_text_end;
+	long nr = bytes / (long)sizeof(__u64);
+	int i;
+
+	for (i = 0; i < LS_MAX_DEPTH; i++) {
+		if (i >= nr) {
+			break;
+		}
+		if ((ips[i] >= irq_lo && ips[i] < irq_hi) || (ips[i] >= sirq_lo && ips[i] < sirq_hi)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Whether the wakeup under way runs in an interrupt, for a hook that has no stack at hand. */
+static __always_inline bool waking_in_interrupt(void *ctx)
+{
+	__u32 zero = 0;
+	struct ls_stack *st = bpf_map_lookup_elem(&wake_stack, &zero);
+	long len;
+
+	if (!st) {
+		return true;
+	}
+	len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), 0);
+	return len <= 0 || stack_in_interrupt(st->ips, len);
+}
+
+/*
+ * A wakeup on the context stream, when the woken thread is streamed; and who else becomes
+ * streamed: its waker (the wait chain runs through it), and the thread a tracked one wakes (a
+ * request to a server, whose work the tracked thread will wait for). Interest flows from tracked
+ * threads only: a waker of a thread streamed for interest stays streamed no longer than that
+ * thread, so two threads of interest never keep each other on the stream.
+ */
+static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct task_state *ps,
+				       __u64 now)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct task_state *cs;
+	struct ls_ctx_event *e;
+	bool irq;
+	long len;
+
+	if (streamed(ps, now)) {
+		if (ctx_level == LS_CTX_FULL) {
+			e = ctx_reserve(true);
+			if (!e) {
+				return;
+			}
+			len = bpf_get_stack(ctx, e->ips, sizeof(e->ips), 0);
+			irq = len <= 0 || stack_in_interrupt(e->ips, len);
+			ctx_fill(e, LS_CTX_WAKEUP, now, p, cur);
+			e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
+			ctx_submit(e);
+		} else {
+			e = ctx_reserve(false);
+			if (!e) {
+				return;
+			}
+			ctx_fill(e, LS_CTX_WAKEUP, now, p, cur);
+			ctx_submit(e);
+			irq = waking_in_interrupt(ctx);
+		}
+		cs = irq ? NULL : any_state(cur, true);
+		if (cs) {
+			ctx_interest(cs, cur, p, now,
+				     ps->tracked ? now + interest_ns : ps->interest_until,
+				     LS_INTEREST_WAKER);
+		}
+		return;
+	}
+	cs = any_state(cur, false);
+	if (!cs || !cs->tracked || (p->flags & PF_KTHREAD) || waking_in_interrupt(ctx)) {
+		return;
+	}
+	ps = ps ? ps : bpf_task_storage_get(&states, p, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (ps) {
+		if (ps->gen != tracking_gen) {
+			ps->gen = tracking_gen;
+			ps->tracked = decide_tracked(p);
+			ps->cur_slot = -1;
+		}
+		ctx_interest(ps, p, cur, now, now + interest_ns, LS_INTEREST_WAKEE);
+	}
+}
+
 SEC("tp_btf/sched_waking")
 int BPF_PROG(ls_sched_waking, struct task_struct *p)
 {
@@ -721,8 +1065,11 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 	__u64 now, delta;
 	int slot;
 
-	s = task_state(p, false);
-	if (!s || s->run_state != RS_BLOCKED) {
+	s = any_state(p, false);
+	if (ctx_level != LS_CTX_NONE) {
+		ctx_wakeup(ctx, p, s, bpf_ktime_get_ns());
+	}
+	if (!s || !s->tracked || s->run_state != RS_BLOCKED) {
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
@@ -756,6 +1103,7 @@ int BPF_PROG(ls_sched_process_fork, struct task_struct *parent, struct task_stru
 {
 	__u32 tgid = child->tgid, reason = LS_TRACK_CHILD;
 
+	ctx_task_event(LS_CTX_FORK, parent, child);
 	if (track_all || child->tgid == parent->tgid || !decide_tracked(parent)) {
 		return 0;
 	}
@@ -768,6 +1116,7 @@ int BPF_PROG(ls_sched_process_exit, struct task_struct *task, bool group_dead)
 {
 	__u32 tid = task->pid, tgid = task->tgid;
 
+	ctx_task_event(LS_CTX_EXIT, task, NULL);
 	bpf_map_delete_elem(&accum, &tid);
 	bpf_map_delete_elem(&quiet_tids, &tid);
 	if (group_dead) {
@@ -785,10 +1134,89 @@ int BPF_PROG(ls_sched_process_exec, struct task_struct *p, pid_t old_pid, struct
 {
 	__u32 tgid = p->tgid;
 
+	ctx_task_event(LS_CTX_EXEC, p, NULL);
 	/* The new image is not ready for the signal until it registers itself. */
 	bpf_map_delete_elem(&registered, &tgid);
 	if (bpf_map_delete_elem(&maps_noticed, &tgid) == 0) {
 		notify(LS_NOTICE_EXEC, tgid, 0);
 	}
+	return 0;
+}
+
+/* The device number of a request's disk, as the kernel's disk_devt() makes it. */
+static __always_inline __u64 request_dev(struct request *rq)
+{
+	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+
+	if (!disk) {
+		return 0;
+	}
+	return ((__u64)BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(ls_block_rq_issue, struct request *rq)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct block_issue issue;
+	struct ls_ctx_event *e;
+	__u64 key = (__u64)rq, now;
+
+	if (ctx_level != LS_CTX_FULL) {
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	if (!streamed(any_state(task, false), now)) {
+		return 0;
+	}
+	issue.ts = now;
+	issue.tid = task->pid;
+	issue.pid = task->tgid;
+	bpf_map_update_elem(&block_issued, &key, &issue, BPF_ANY);
+	e = ctx_reserve(false);
+	if (e) {
+		ctx_fill(e, LS_CTX_BLOCK_ISSUE, now, task, NULL);
+		e->arg = request_dev(rq);
+		e->nr = BPF_CORE_READ(rq, __sector);
+		e->start = BPF_CORE_READ(rq, __data_len);
+		e->tid2 = BPF_CORE_READ(rq, cmd_flags) & 0xff;
+		ctx_submit(e);
+	}
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(ls_block_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
+{
+	struct block_issue *issue;
+	struct ls_ctx_event *e;
+	__u64 key = (__u64)rq;
+
+	if (ctx_level != LS_CTX_FULL) {
+		return 0;
+	}
+	issue = bpf_map_lookup_elem(&block_issued, &key);
+	if (!issue) {
+		return 0;
+	}
+	e = ctx_reserve(false);
+	if (e) {
+		e->kind = LS_CTX_BLOCK_COMPLETE;
+		e->preempted = 0;
+		e->nr_ips = 0;
+		e->cpu = bpf_get_smp_processor_id();
+		e->ts = bpf_ktime_get_ns();
+		e->tid = issue->tid;
+		e->pid = issue->pid;
+		__builtin_memset(e->comm, 0, sizeof(e->comm));
+		__builtin_memset(e->comm2, 0, sizeof(e->comm2));
+		e->pid2 = 0;
+		e->tid2 = error;
+		e->arg = request_dev(rq);
+		e->nr = BPF_CORE_READ(rq, __sector);
+		e->start = issue->ts;
+		ctx_submit(e);
+	}
+	bpf_map_delete_elem(&block_issued, &key);
 	return 0;
 }

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * events.c - liblatsnap-events.so: instantiates the provider of events-tp.h and exports the
- * functions latsnap calls through struct ls_events.
+ * events.c - liblatsnap-events.so: instantiates the providers of events-tp.h and kernel-tp.h (in
+ * one unit: each header's probes may be created only once) and exports the functions latsnap
+ * calls through struct ls_events.
  */
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #include "events-tp.h"
+#include "kernel-tp.h"
 
 static void record_outlier(const struct ls_ev_outlier *o)
 {
@@ -17,9 +19,45 @@ static void record_kernel_stack(const struct ls_ev_stack *s)
 	lttng_ust_tracepoint(latsnap, kernel_stack, s);
 }
 
+static void record_kernel_event(const struct ls_ctx_event *e, const char *name)
+{
+	switch (e->kind) {
+	case LS_CTX_SWITCH:
+		lttng_ust_tracepoint(latsnap_kernel, sched_switch, e, name ? name : "");
+		break;
+	case LS_CTX_WAKEUP:
+		lttng_ust_tracepoint(latsnap_kernel, sched_wakeup, e);
+		break;
+	case LS_CTX_SYSCALL:
+		lttng_ust_tracepoint(latsnap_kernel, syscall, e, name ? name : "");
+		break;
+	case LS_CTX_FORK:
+		lttng_ust_tracepoint(latsnap_kernel, process_fork, e);
+		break;
+	case LS_CTX_EXEC:
+		lttng_ust_tracepoint(latsnap_kernel, process_exec, e);
+		break;
+	case LS_CTX_EXIT:
+		lttng_ust_tracepoint(latsnap_kernel, process_exit, e);
+		break;
+	case LS_CTX_INTEREST:
+		lttng_ust_tracepoint(latsnap_kernel, interest, e);
+		break;
+	case LS_CTX_BLOCK_ISSUE:
+		lttng_ust_tracepoint(latsnap_kernel, block_rq_issue, e);
+		break;
+	case LS_CTX_BLOCK_COMPLETE:
+		lttng_ust_tracepoint(latsnap_kernel, block_rq_complete, e);
+		break;
+	default:
+		break;
+	}
+}
+
 __attribute__((visibility("default"))) const struct ls_events latsnap_events = {
 	.abi = LS_EVENTS_ABI,
 	.size = sizeof(struct ls_events),
 	.outlier = record_outlier,
 	.kernel_stack = record_kernel_stack,
+	.kernel_event = record_kernel_event,
 };

@@ -9,9 +9,12 @@
 #define LATSNAP_EVENTS_H
 
 #include <stdint.h>
+#include <linux/types.h>
+
+#include "latsnap.h"
 
 /* Bumped whenever a structure below or struct ls_events changes. */
-#define LS_EVENTS_ABI 1
+#define LS_EVENTS_ABI 2
 
 /* The symbol latsnap looks up in the library. */
 #define LS_EVENTS_SYMBOL "latsnap_events"
@@ -69,12 +72,15 @@ struct ls_ev_stack {
  * @size: sizeof(struct ls_events) of the library
  * @outlier: records latsnap:outlier
  * @kernel_stack: records latsnap:kernel_stack
+ * @kernel_event: records an event of the kernel context stream as latsnap_kernel:*, @name being
+ *	the syscall's name (a switch's prev_syscall, a syscall's name) or NULL
  */
 struct ls_events {
 	uint32_t abi;
 	uint32_t size;
 	void (*outlier)(const struct ls_ev_outlier *o);
 	void (*kernel_stack)(const struct ls_ev_stack *s);
+	void (*kernel_event)(const struct ls_ctx_event *e, const char *name);
 };
 
 #endif /* LATSNAP_EVENTS_H */

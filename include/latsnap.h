@@ -108,6 +108,8 @@ enum ls_stat {
 	LS_STAT_SIGNALS, /* signals sent to the preload library */
 	LS_STAT_SIGNAL_BUSY, /* signals bpf_send_signal_thread() refused with -EBUSY */
 	LS_STAT_SIGNAL_SKIPPED, /* registered, but the thread blocked the signal or had it pending */
+	LS_STAT_CTX_EVENTS, /* kernel context events streamed */
+	LS_STAT_CTX_LOST, /* kernel context events the stream's ring buffer had no room for */
 	LS_STAT_MAX,
 };
 
@@ -160,6 +162,59 @@ struct ls_event {
 	struct ls_user_stack user;
 	struct ls_stack stacks[LS_MAX_STACKS];
 };
+
+/*
+ * The kernel context stream: what the scheduler did to the tracked threads and to the threads
+ * their waits depend on, for the snapshot (latsnap_kernel:* events) and the wait chain. The level
+ * is set at run time: none until a snapshot session without a kernel tracer of its own exists.
+ */
+enum ls_ctx_level {
+	LS_CTX_NONE = 0,
+	LS_CTX_SCHED = 1, /* switches, wakeups, fork/exec/exit */
+	LS_CTX_FULL = 2, /* and syscalls above the floor, block I/O, the stacks of waits and wakers */
+};
+
+enum ls_ctx_kind {
+	LS_CTX_SWITCH = 1, /* tid: prev, tid2: next; arg: prev_state; nr: prev's syscall or -1;
+			      ips: prev's stack when it blocks */
+	LS_CTX_WAKEUP, /* tid: the woken, tid2: current (the waker, or the task an interrupt hit);
+			  ips: the waker's stack */
+	LS_CTX_FORK, /* tid: parent, tid2: child */
+	LS_CTX_EXEC, /* tid */
+	LS_CTX_EXIT, /* tid */
+	LS_CTX_SYSCALL, /* tid; nr; start: entry; ts: exit; arg: return value */
+	LS_CTX_BLOCK_ISSUE, /* tid: issuer; arg: dev; nr: sector; start: bytes; tid2: op */
+	LS_CTX_BLOCK_COMPLETE, /* tid: issuer; arg: dev; nr: sector; start: issue time;
+				  tid2: error */
+	LS_CTX_INTEREST, /* tid: a thread not tracked whose context is streamed from now on;
+			    tid2: the thread it relates to; arg: enum ls_interest_reason */
+};
+
+enum ls_interest_reason {
+	LS_INTEREST_WAKER = 1, /* it woke a streamed thread */
+	LS_INTEREST_WAKEE = 2, /* a tracked thread woke it (a request to a server) */
+};
+
+/* One record of the context stream, on its own ring buffer; only nr_ips of ips are sent. */
+struct ls_ctx_event {
+	__u8 kind; /* enum ls_ctx_kind */
+	__u8 preempted; /* LS_CTX_SWITCH: prev was preempted */
+	__u16 nr_ips;
+	__u32 cpu;
+	__u64 ts;
+	__u32 tid;
+	__u32 pid;
+	__u32 tid2;
+	__u32 pid2;
+	char comm[LS_TASK_COMM_LEN];
+	char comm2[LS_TASK_COMM_LEN];
+	__s64 nr;
+	__s64 arg;
+	__u64 start;
+	__u64 ips[LS_MAX_DEPTH];
+};
+
+#define LS_CTX_HEADER_SIZE __builtin_offsetof(struct ls_ctx_event, ips)
 
 /* Values of the tracked-processes map. */
 enum ls_track_reason {

@@ -18,6 +18,7 @@
 
 #include "emit.h"
 #include "events.h"
+#include "syscalls.h"
 #include "util.h"
 
 #define EMIT_LIBRARY "liblatsnap-events.so"
@@ -209,6 +210,22 @@ void emit_outlier(struct emit *em, struct json_object *outlier)
 	if (waker && json_object_object_get_ex(waker, "frames", &frames)) {
 		emit_stack(em, outlier, "waker", 0, 0, frames);
 	}
+}
+
+/**
+ * emit_kernel_event - record @e, an event of the kernel context stream, as latsnap_kernel:*.
+ */
+void emit_kernel_event(struct emit *em, const struct ls_ctx_event *e)
+{
+	const char *name = NULL;
+
+	if (!em) {
+		return;
+	}
+	if ((e->kind == LS_CTX_SWITCH || e->kind == LS_CTX_SYSCALL) && e->nr >= 0) {
+		name = syscall_name((int)e->nr);
+	}
+	em->ops->kernel_event(e, name);
 }
 
 /**

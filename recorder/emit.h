@@ -7,9 +7,11 @@
 
 struct emit;
 struct json_object;
+struct ls_ctx_event;
 
 int emit_open(struct emit **emp, char *why, unsigned long why_size);
 void emit_outlier(struct emit *em, struct json_object *outlier);
+void emit_kernel_event(struct emit *em, const struct ls_ctx_event *e);
 void emit_close(struct emit *em);
 
 #endif /* LATSNAP_EMIT_H */

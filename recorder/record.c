@@ -52,6 +52,7 @@ struct record_opts {
 	const char *signal_name;
 	bool no_preload;
 	enum stacklog_mode log_stacks;
+	uint64_t context_floor_ns;
 	const char *stack_log; /* NULL: stderr */
 	struct recorder_opts rec;
 	/* Config values are only valid during the callback: keep copies. */
@@ -84,6 +85,8 @@ enum opt_id {
 	OPT_MIN_INTERVAL,
 	OPT_LOG_STACKS,
 	OPT_STACK_LOG,
+	OPT_CONTEXT,
+	OPT_CONTEXT_FLOOR,
 };
 
 static const struct option long_options[] = {
@@ -98,6 +101,8 @@ static const struct option long_options[] = {
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "rules", required_argument, NULL, OPT_RULES },
 	{ "log-stacks", required_argument, NULL, OPT_LOG_STACKS },
+	{ "context", required_argument, NULL, OPT_CONTEXT },
+	{ "context-floor", required_argument, NULL, OPT_CONTEXT_FLOOR },
 	{ "stack-log", required_argument, NULL, OPT_STACK_LOG },
 	{ "signal", required_argument, NULL, OPT_SIGNAL },
 	{ "no-preload", no_argument, NULL, OPT_NO_PRELOAD },
@@ -138,6 +143,10 @@ static const char usage_text[] =
 	"      --max-snapshots N      keep at most N snapshots of this run (default no limit)\n"
 	"      --max-size BYTES       keep at most BYTES of snapshots on disk (default no limit)\n"
 	"      --min-interval DUR     at least DUR between two snapshots (default 0)\n"
+	"      --context LEVEL        the kernel's view in each snapshot: none, sched\n"
+	"                             (switches, wakeups, processes) or full (and syscalls,\n"
+	"                             block I/O, stacks; the wait chain needs it) (default full)\n"
+	"      --context-floor DUR    syscalls shorter than DUR stay out of it (default 1ms)\n"
 	"      --json                 one JSON object per outlier per line on stdout\n"
 	"      --include-idle         also report syscalls that wait for work (epoll_wait, ...)\n"
 	"      --idle-syscalls LIST   the idle list, comma-separated syscall names\n"
@@ -297,14 +306,29 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 	switch (id) {
 	case OPT_POST:
 	case OPT_MIN_INTERVAL:
-		if (ls_parse_duration(value, &ns)) {
+	case OPT_CONTEXT_FLOOR:
+		if (ls_parse_duration(value, &ns) || (id == OPT_CONTEXT_FLOOR && !ns)) {
 			bad_value(where, id, value, duration_why);
 			return -EINVAL;
 		}
 		if (id == OPT_POST) {
 			opts->rec.post_ns = ns;
-		} else {
+		} else if (id == OPT_MIN_INTERVAL) {
 			opts->rec.min_interval_ns = ns;
+		} else {
+			opts->context_floor_ns = ns;
+		}
+		break;
+	case OPT_CONTEXT:
+		if (!strcmp(value, "none")) {
+			opts->rec.context_level = LS_CTX_NONE;
+		} else if (!strcmp(value, "sched")) {
+			opts->rec.context_level = LS_CTX_SCHED;
+		} else if (!strcmp(value, "full")) {
+			opts->rec.context_level = LS_CTX_FULL;
+		} else {
+			bad_value(where, id, value, "expected none, sched or full");
+			return -EINVAL;
 		}
 		break;
 	case OPT_BUFFER_SIZE:
@@ -528,6 +552,8 @@ static void set_defaults(struct record_opts *opts)
 	opts->output = "./latsnap-out";
 	opts->rec.post_ns = 100000000;
 	opts->rec.buffer_size = 4 << 20;
+	opts->rec.context_level = LS_CTX_FULL;
+	opts->context_floor_ns = 1000000;
 	for (const char *const *name = syscall_default_idle; *name; name++) {
 		int nr = syscall_number(*name);
 
@@ -782,6 +808,7 @@ int record_main(int argc, char **argv)
 	topts.track_all = opts.all;
 	topts.track_registered = !opts.all && !opts.nr_pids && !opts.command;
 	topts.include_idle = opts.include_idle;
+	topts.ctx_floor_ns = opts.context_floor_ns;
 	memcpy(topts.idle_syscalls, opts.idle, sizeof(topts.idle_syscalls));
 	if (tracker_open(&tr, &topts, on_outlier, &st)) {
 		goto out;

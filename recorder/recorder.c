@@ -70,6 +70,8 @@ struct recorder {
 	uint64_t last_snapshot_ns;
 	uint64_t skipped_since; /* outliers no snapshot covers, since the previous snapshot */
 	uint64_t lost_packets;
+	uint64_t ctx_lost; /* context events lost, as of the previous snapshot */
+	bool streaming; /* the BPF side streams the kernel context into the session */
 	unsigned int seq;
 	struct kept kept[MAX_KEPT];
 	unsigned int nr_kept;
@@ -114,6 +116,14 @@ static int open_output(const char *path, char *abs, size_t abs_size)
 	return fd;
 }
 
+/* An event of the BPF side's kernel context stream: into the trace. */
+static void on_context(const struct ls_ctx_event *e, void *ctx)
+{
+	struct recorder *rec = ctx;
+
+	emit_kernel_event(rec->emit, e);
+}
+
 /**
  * recorder_open - the output directory and the LTTng session; call before the target starts so
  * that its tracepoints are enabled from its first instruction.
@@ -141,6 +151,7 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	}
 	sopts.buffer_size = opts->buffer_size;
 	sopts.ust_events[sopts.nr_ust_events++] = "latsnap:*";
+	sopts.ust_events[sopts.nr_ust_events++] = "latsnap_kernel:*";
 	sopts.ust_events[sopts.nr_ust_events++] = "lttng_ust_statedump:*";
 	for (i = 0; i < opts->nr_ust_events && sopts.nr_ust_events < SESSION_MAX_EVENTS; i++) {
 		sopts.ust_events[sopts.nr_ust_events++] = opts->ust_events[i];
@@ -152,6 +163,13 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	if (emit_open(&rec->emit, rec->emit_why, sizeof(rec->emit_why))) {
 		ls_err("record: latsnap's own events: %s; the snapshots go on without them",
 		       rec->emit_why);
+	}
+	if (session_has_kernel(rec->session)) {
+		ls_verbose("record: the LTTng kernel channel gives the kernel's view: no BPF context "
+			   "stream");
+	} else if (rec->emit && opts->context_level != LS_CTX_NONE) {
+		tracker_set_context(tr, (enum ls_ctx_level)opts->context_level, on_context, rec);
+		rec->streaming = true;
 	}
 out:
 	if (err) {
@@ -732,6 +750,21 @@ int recorder_snapshot(struct recorder *rec)
 		ls_err("record: %s/%s: the snapshot left no trace directory: %s", rec->out_path, id,
 		       strerror(-err));
 		goto failed;
+	}
+	if (rec->streaming) {
+		struct tracker_totals t;
+
+		tracker_totals(rec->tracker, &t);
+		if (t.ctx_lost > rec->ctx_lost) {
+			char text[160];
+
+			snprintf(text, sizeof(text),
+				 "context-lost: %" PRIu64 " kernel context events dropped since the "
+				 "previous snapshot (the stream's ring buffer was full)",
+				 t.ctx_lost - rec->ctx_lost);
+			json_object_array_add(flags, json_object_new_string(text));
+			rec->ctx_lost = t.ctx_lost;
+		}
 	}
 	lost = session_lost_packets(rec->session);
 	if (lost > rec->lost_packets) {

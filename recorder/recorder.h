@@ -23,6 +23,7 @@ struct recorder_opts {
 	uint64_t buffer_size; /* per CPU LTTng ring buffer */
 	const char *ust_events[RECORDER_MAX_EVENTS]; /* the applications' event patterns */
 	int nr_ust_events;
+	int context_level; /* enum ls_ctx_level: the BPF side's kernel context stream */
 };
 
 struct recorder_totals {

@@ -646,6 +646,10 @@ static int run_graph(struct ctf_reader *r, const bt_value *params, char *why, si
 	const bt_component_class_filter *mux_cls = NULL;
 	const bt_component_source *src;
 	const bt_component_filter *mux;
+	const bt_value *inputs = bt_value_map_borrow_entry_value_const(params, "inputs");
+	bt_value *one = NULL, *one_inputs;
+	char name[32];
+	uint64_t t, nr_traces = inputs ? bt_value_array_get_length(inputs) : 0;
 	const bt_component_sink *sink;
 	const bt_port_output *out_port;
 	const bt_port_input *in_port;
@@ -676,12 +680,6 @@ static int run_graph(struct ctf_reader *r, const bt_value *params, char *why, si
 		goto out;
 	}
 
-	/* ctf.fs reads the metadata here: a corrupt one fails now. */
-	add_st = bt_graph_add_source_component(graph, src_cls, "src", params, level, &src);
-	if (add_st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-		ret = add_error(add_st, why, len, "cannot open the trace");
-		goto out;
-	}
 	add_st = bt_graph_add_filter_component(graph, mux_cls, "mux", NULL, level, &mux);
 	if (add_st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
 		ret = add_error(add_st, why, len, "cannot create the muxer");
@@ -694,16 +692,40 @@ static int run_graph(struct ctf_reader *r, const bt_value *params, char *why, si
 		goto out;
 	}
 
-	/* One output port per stream (per CPU and channel for LTTng). */
-	n = bt_component_source_get_output_port_count(src);
-	for (i = 0; i < n; i++) {
-		out_port = bt_component_source_borrow_output_port_by_index_const(src, i);
-		in_port = free_input_port(mux);
-		if (!in_port || bt_graph_connect_ports(graph, out_port, in_port, NULL) !=
-					BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-			ret = -EBADMSG;
-			take_bt_error(why, len, "cannot connect a stream to the muxer");
+	/*
+	 * One source per trace: a snapshot holds one trace per user ID whose applications traced
+	 * (ust/uid/0, ust/uid/101, ...), each with its own UUID, which one ctf.fs component
+	 * refuses to merge. ctf.fs reads the metadata here: a corrupt one fails now.
+	 */
+	for (t = 0; t < nr_traces; t++) {
+		one = bt_value_map_create();
+		if (!one || bt_value_map_insert_empty_array_entry(one, "inputs", &one_inputs) !=
+				    BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
+		    bt_value_array_append_string_element(
+			    one_inputs, bt_value_string_get(bt_value_array_borrow_element_by_index_const(
+						inputs, t))) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK) {
+			ret = -ENOMEM;
+			snprintf(why, len, "%s", strerror(ENOMEM));
 			goto out;
+		}
+		snprintf(name, sizeof(name), "src%" PRIu64, t);
+		add_st = bt_graph_add_source_component(graph, src_cls, name, one, level, &src);
+		BT_VALUE_PUT_REF_AND_RESET(one);
+		if (add_st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+			ret = add_error(add_st, why, len, "cannot open the trace");
+			goto out;
+		}
+		/* One output port per stream (per CPU and channel for LTTng). */
+		n = bt_component_source_get_output_port_count(src);
+		for (i = 0; i < n; i++) {
+			out_port = bt_component_source_borrow_output_port_by_index_const(src, i);
+			in_port = free_input_port(mux);
+			if (!in_port || bt_graph_connect_ports(graph, out_port, in_port, NULL) !=
+						BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+				ret = -EBADMSG;
+				take_bt_error(why, len, "cannot connect a stream to the muxer");
+				goto out;
+			}
 		}
 	}
 	out_port = bt_component_filter_borrow_output_port_by_name_const(mux, "out");
@@ -746,6 +768,7 @@ static int run_graph(struct ctf_reader *r, const bt_value *params, char *why, si
 		take_bt_error(why, len, "cannot read the trace");
 	}
 out:
+	bt_value_put_ref(one);
 	/* The graph holds references to the components and to their plugins' classes. */
 	bt_graph_put_ref(graph);
 	bt_plugin_put_ref(utils_plugin);

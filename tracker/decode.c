@@ -100,12 +100,6 @@ static void add_flag(struct json_object *flags, const char *fmt, ...)
 	json_object_array_add(flags, json_object_new_string(text));
 }
 
-enum wake_context {
-	WAKE_TASK,
-	WAKE_HARDIRQ,
-	WAKE_SOFTIRQ,
-};
-
 static bool has_prefix(const char *name, const char *prefix)
 {
 	return !strncmp(name, prefix, strlen(prefix));
@@ -117,7 +111,7 @@ static bool has_prefix(const char *name, const char *prefix)
  * the wakeup came from an interrupt, and everything beyond it belongs to a bystander.
  * Returns the number of frames that are the waker's own.
  */
-static unsigned int wake_context(const struct ksyms *ks, const __u64 *ips, unsigned int nr,
+unsigned int decode_wake_context(const struct ksyms *ks, const __u64 *ips, unsigned int nr,
 				 enum wake_context *ctx)
 {
 	static const char *const softirq_entries[] = { "handle_softirqs", "__do_softirq", NULL };
@@ -162,7 +156,7 @@ static struct json_object *decode_waker(const struct ls_event *e, const struct k
 	enum wake_context ctx;
 	unsigned int nr;
 
-	nr = wake_context(ks, e->waker.ips, e->waker.nr, &ctx);
+	nr = decode_wake_context(ks, e->waker.ips, e->waker.nr, &ctx);
 	if (ctx == WAKE_TASK) {
 		snprintf(comm, sizeof(comm), "%.*s", LS_TASK_COMM_LEN, e->waker.comm);
 	} else {

@@ -10,6 +10,15 @@
 struct ksyms;
 struct usyms;
 
+/* Where a wakeup ran, told from the waker's stack by decode_wake_context(). */
+enum wake_context {
+	WAKE_TASK,
+	WAKE_HARDIRQ,
+	WAKE_SOFTIRQ,
+};
+
+unsigned int decode_wake_context(const struct ksyms *ks, const __u64 *ips, unsigned int nr,
+				 enum wake_context *ctx);
 struct json_object *decode_kernel_frames(const struct ksyms *ks, const __u64 *ips, unsigned int nr);
 struct json_object *decode_event(const struct ls_event *e, const struct ksyms *ks,
 				 struct usyms *us, struct json_object *lost_before);

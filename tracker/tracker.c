@@ -31,6 +31,8 @@ struct tracker {
 	struct usyms *usyms;
 	tracker_outlier_fn fn;
 	void *ctx;
+	tracker_context_fn ctx_fn; /* the kernel context stream's consumer */
+	void *ctx_ctx;
 	int ncpus;
 	uint64_t received;
 	/* Losses already reported in an outlier's flags. */
@@ -109,6 +111,8 @@ void tracker_totals(struct tracker *tr, struct tracker_totals *totals)
 	totals->signals = stat_sum(tr, LS_STAT_SIGNALS);
 	totals->signal_busy = stat_sum(tr, LS_STAT_SIGNAL_BUSY);
 	totals->signal_skipped = stat_sum(tr, LS_STAT_SIGNAL_SKIPPED);
+	totals->ctx_events = stat_sum(tr, LS_STAT_CTX_EVENTS);
+	totals->ctx_lost = stat_sum(tr, LS_STAT_CTX_LOST);
 }
 
 static void flag_new_loss(struct json_object *flags, const char *what, uint64_t now, uint64_t *seen)
@@ -162,6 +166,20 @@ static const char *comm_of(pid_t pid, char *buf, size_t size)
 	buf[len] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	return buf;
+}
+
+/* An event of the kernel context stream: to its consumer, if there is one yet. */
+static int handle_context(void *ctx, void *data, size_t size)
+{
+	struct tracker *tr = ctx;
+	const struct ls_ctx_event *e = data;
+
+	if (size < LS_CTX_HEADER_SIZE || size < LS_CTX_HEADER_SIZE + e->nr_ips * sizeof(__u64) ||
+	    e->nr_ips > LS_MAX_DEPTH || !tr->ctx_fn) {
+		return 0;
+	}
+	tr->ctx_fn(e, tr->ctx_ctx);
+	return 0;
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -272,6 +290,9 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	tr->skel->rodata->include_idle = opts->include_idle;
 	tr->skel->rodata->track_registered = opts->track_registered;
 	tr->skel->rodata->prctl_nr = SYS_prctl;
+	if (opts->ctx_floor_ns) {
+		tr->skel->rodata->ctx_floor_ns = opts->ctx_floor_ns;
+	}
 	tr->track_registered = opts->track_registered;
 	memcpy((void *)tr->skel->rodata->idle_syscalls, opts->idle_syscalls,
 	       sizeof(opts->idle_syscalls));
@@ -304,6 +325,11 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	if (!tr->ring) {
 		err = -errno;
 		ls_err("tracker: cannot open the ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	err = ring_buffer__add(tr->ring, bpf_map__fd(tr->skel->maps.ctx_events), handle_context, tr);
+	if (err) {
+		ls_err("tracker: cannot open the context ring buffer: %s", strerror(-err));
 		goto fail;
 	}
 	*trackerp = tr;
@@ -461,6 +487,42 @@ int tracker_attach(struct tracker *tr)
 }
 
 /**
+ * tracker_set_context - start (or stop, with LS_CTX_NONE) the kernel context stream, handing
+ * each of its events to @fn.
+ */
+int tracker_set_context(struct tracker *tr, enum ls_ctx_level level, tracker_context_fn fn,
+			void *ctx)
+{
+	tr->ctx_fn = fn;
+	tr->ctx_ctx = ctx;
+	tr->skel->bss->ctx_level = level;
+	return 0;
+}
+
+/**
+ * tracker_kernel_frames - FRAME objects for kernel addresses, innermost first, with the BPF and
+ * tracepoint plumbing at the top left out.
+ */
+struct json_object *tracker_kernel_frames(struct tracker *tr, const uint64_t *ips, unsigned int nr)
+{
+	return decode_kernel_frames(tr->ksyms, (const __u64 *)ips, nr);
+}
+
+/**
+ * tracker_wake_context - where a wakeup ran, from the waker's kernel stack: 0 in the waker's
+ * own context, 1 in a hard interrupt, 2 in a softirq (then the task it names is a bystander).
+ * @own gets how many frames are the waker's own.
+ */
+int tracker_wake_context(struct tracker *tr, const uint64_t *ips, unsigned int nr,
+			 unsigned int *own)
+{
+	enum wake_context wc;
+
+	*own = decode_wake_context(tr->ksyms, (const __u64 *)ips, nr, &wc);
+	return wc == WAKE_HARDIRQ ? 1 : wc == WAKE_SOFTIRQ ? 2 : 0;
+}
+
+/**
  * tracker_poll - wait up to @timeout_ms for outliers and hand each to the callback.
  *
  * Return: the number handled, or a negative errno (-EINTR when a signal arrived).
@@ -468,6 +530,13 @@ int tracker_attach(struct tracker *tr)
 int tracker_poll(struct tracker *tr, int timeout_ms)
 {
 	int n = ring_buffer__poll(tr->ring, timeout_ms);
+
+	/* The context stream does not wake us (see ctx_submit()): read it on every turn. */
+	if (n >= 0 && tr->ctx_fn) {
+		int more = ring_buffer__consume(tr->ring);
+
+		n = more > 0 ? n + more : n;
+	}
 
 	if (tr->cb_status) {
 		n = tr->cb_status;

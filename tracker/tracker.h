@@ -24,6 +24,8 @@ struct tracker_opts {
 	bool include_idle;
 	/* One byte per syscall number, non-zero for the idle list. */
 	unsigned char idle_syscalls[LS_MAX_SYSCALLS];
+	/* Syscalls of the context stream shorter than this are not sent. */
+	uint64_t ctx_floor_ns;
 };
 
 /* Totals of what was seen and what was lost, summed over CPUs. */
@@ -39,7 +41,15 @@ struct tracker_totals {
 	uint64_t signals; /* sent to the preload library */
 	uint64_t signal_busy; /* not sent: the kernel's deferral slot was taken */
 	uint64_t signal_skipped; /* not sent: the thread blocked it or had it pending */
+	uint64_t ctx_events; /* sent on the kernel context stream */
+	uint64_t ctx_lost; /* the context stream had no room for */
 };
+
+/*
+ * Called for every event of the kernel context stream (tracker_set_context()), from
+ * tracker_poll(). @size is how much of @e is valid: the header and e->nr_ips addresses.
+ */
+typedef void (*tracker_context_fn)(const struct ls_ctx_event *e, void *ctx);
 
 /*
  * Called for every outlier, decoded into the contract's OUTLIER form. The callback borrows
@@ -56,6 +66,11 @@ void tracker_keep_exited(struct tracker *tr, bool keep);
 void tracker_release_exited(struct tracker *tr);
 struct json_object *tracker_user_frames(struct tracker *tr, pid_t pid, const uint64_t *ips,
 					unsigned int nr);
+int tracker_set_context(struct tracker *tr, enum ls_ctx_level level, tracker_context_fn fn,
+			void *ctx);
+struct json_object *tracker_kernel_frames(struct tracker *tr, const uint64_t *ips, unsigned int nr);
+int tracker_wake_context(struct tracker *tr, const uint64_t *ips, unsigned int nr,
+			 unsigned int *own);
 int tracker_poll(struct tracker *tr, int timeout_ms);
 int tracker_drain(struct tracker *tr);
 void tracker_totals(struct tracker *tr, struct tracker_totals *totals);
