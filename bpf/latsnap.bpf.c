@@ -949,8 +949,6 @@ static __always_inline void record_waker(struct ls_event *acc, void *ctx)
 /* Interrupt entry code: a wakeup whose stack passes through it ran in an interrupt. */
 extern const void __irqentry_text_start __ksym __weak;
 extern const void __irqentry_text_end __ksym __weak;
-extern const void __softirqentry_text_start __ksym __weak;
-extern const void __softirqentry_text_end __ksym __weak;
 
 /* A stack for the interrupt test when the event carries none. */
 struct {
@@ -961,15 +959,15 @@ struct {
 } wake_stack SEC(".maps");
 
 /*
- * In an interrupt, current did not wake anyone: it is only the task the interrupt landed on.
+ * In a hard interrupt, current did not wake anyone: it is only the task the interrupt landed on.
  * Told from the kernel stack of the wakeup: it passes through the interrupt entry text. (The
  * preempt count would say it at once, but x86's per-CPU __preempt_count is not in kallsyms,
- * where the verifier looks per-CPU variables up.)
+ * where the verifier looks per-CPU variables up.) A softirq the task ran itself, at the end of a
+ * local_bh_disable() section, works on its behalf: a loopback send wakes the receiver so.
  */
 static __always_inline bool stack_in_interrupt(const __u64 *ips, long bytes)
 {
 	__u64 irq_lo = (__u64)&__irqentry_text_start, irq_hi = (__u64)&__irqentry_text_end;
-	__u64 sirq_lo = (__u64)&__softirqentry_text_start, sirq_hi = (__u64)&__softirqentry_text_end;
 	long nr = bytes / (long)sizeof(__u64);
 	int i;
 
@@ -977,7 +975,7 @@ static __always_inline bool stack_in_interrupt(const __u64 *ips, long bytes)
 		if (i >= nr) {
 			break;
 		}
-		if ((ips[i] >= irq_lo && ips[i] < irq_hi) || (ips[i] >= sirq_lo && ips[i] < sirq_hi)) {
+		if (ips[i] >= irq_lo && ips[i] < irq_hi) {
 			return true;
 		}
 	}

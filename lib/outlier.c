@@ -68,6 +68,49 @@ static void print_frames(FILE *out, struct json_object *frames, const char *inde
  * outlier_print_text - one block for @outlier: what, how long, the split, where it waited, who
  * woke it, and what is missing.
  */
+/*
+ * The wait chain as flightbox put it: "read() 101.0 ms: srvhog 2666 ran 89.8 ms on CPU", then
+ * each link's split, and on what it was blocked.
+ */
+static void print_wait_chain(FILE *out, struct json_object *outlier)
+{
+	struct json_object *chain = NULL, *link, *frames = NULL;
+	size_t i, n;
+	int64_t span;
+
+	json_object_object_get_ex(outlier, "wait_chain", &chain);
+	n = chain ? json_object_array_length(chain) : 0;
+	if (!n) {
+		return;
+	}
+	fputs("  wait chain (who held it up, nearest first):\n", out);
+	for (i = 0; i < n; i++) {
+		link = json_object_array_get_idx(chain, i);
+		span = get_i64(link, "to_ns") - get_i64(link, "from_ns");
+		fprintf(out, "  %*s%" PRId64 ". %s [pid %" PRId64 " tid %" PRId64 "], over %.1f ms:",
+			(int)(2 * get_i64(link, "depth")) - 2, "", get_i64(link, "depth"),
+			get_str(link, "comm", "?"), get_i64(link, "pid"), get_i64(link, "tid"),
+			span / 1e6);
+		print_share(out, "ran", get_i64(link, "on_cpu_ns"), span);
+		fputs(" on CPU,", out);
+		print_share(out, "blocked", get_i64(link, "blocked_ns"), span);
+		if (json_object_get_string(json_object_object_get(link, "syscall"))) {
+			fprintf(out, " in %s()", get_str(link, "syscall", "?"));
+		}
+		fputc(',', out);
+		print_share(out, "runqueue", get_i64(link, "runqueue_ns"), span);
+		if (get_i64(link, "unknown_ns")) {
+			fputc(',', out);
+			print_share(out, "not followed", get_i64(link, "unknown_ns"), span);
+		}
+		fputc('\n', out);
+		json_object_object_get_ex(link, "frames", &frames);
+		if (frames && json_object_array_length(frames)) {
+			print_frames(out, frames, "        ");
+		}
+	}
+}
+
 void outlier_print_text(FILE *out, struct json_object *outlier)
 {
 	struct json_object *stacks = NULL, *waker = NULL, *flags = NULL, *user = NULL;
@@ -123,6 +166,8 @@ void outlier_print_text(FILE *out, struct json_object *outlier)
 		json_object_object_get_ex(waker, "frames", &frames);
 		print_frames(out, frames, "    ");
 	}
+
+	print_wait_chain(out, outlier);
 
 	json_object_object_get_ex(outlier, "flags", &flags);
 	n = flags ? json_object_array_length(flags) : 0;

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "chain.h"
 #include "ctf.h"
 #include "emit.h"
 #include "outlier.h"
@@ -584,6 +585,11 @@ static void read_back(struct recorder *rec, int snap_fd, const char *trace_path,
 		}
 	}
 	ctf_read(trace_path, "latsnap:user_stack", on_user_stack, &m);
+	if (rec->streaming && chain_build(trace_path, rec->batch, rec->tracker)) {
+		json_object_array_add(flags, json_object_new_string(
+						     "no-wait-chain: the kernel context events of the "
+						     "trace could not be read"));
+	}
 	for (i = 0; i < n; i++) {
 		o = json_object_array_get_idx(rec->batch, i);
 		if (info.events && u64_of(o, "start_ns") < info.first_ns) {

@@ -123,7 +123,7 @@ unsigned int decode_wake_context(const struct ksyms *ks, const __u64 *ips, unsig
 		"handle_irq_event", NULL,
 	};
 	const char *const *entry;
-	unsigned int i;
+	unsigned int i, softirq_at = 0;
 
 	*ctx = WAKE_TASK;
 	for (i = 0; i < nr && i < LS_MAX_DEPTH && ips[i]; i++) {
@@ -132,19 +132,23 @@ unsigned int decode_wake_context(const struct ksyms *ks, const __u64 *ips, unsig
 		if (!sym) {
 			continue;
 		}
-		for (entry = softirq_entries; *entry; entry++) {
+		for (entry = softirq_entries; !softirq_at && *entry; entry++) {
 			if (!strcmp(sym->name, *entry)) {
-				*ctx = WAKE_SOFTIRQ;
-				return i + 1;
+				softirq_at = i + 1;
 			}
 		}
 		for (entry = hardirq_prefixes; *entry; entry++) {
 			if (has_prefix(sym->name, *entry)) {
-				*ctx = WAKE_HARDIRQ;
-				return i + 1;
+				*ctx = softirq_at ? WAKE_SOFTIRQ : WAKE_HARDIRQ;
+				return softirq_at ? softirq_at : i + 1;
 			}
 		}
 	}
+	/*
+	 * A softirq with no interrupt below it ran in the task's own context, at the end of its
+	 * local_bh_disable() section, mostly on its behalf (a loopback send wakes the receiver so):
+	 * the task is the waker.
+	 */
 	return nr;
 }
 

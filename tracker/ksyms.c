@@ -390,6 +390,7 @@ bool ksyms_is_tracing_glue(const char *name)
 		"bpf_get_stack", /* the stack-capture helpers themselves */
 		"bpf_get_task_stack", /* ... for another task */
 		"__bpf_get_stack", /* ... and their common body */
+		"__bpf_get_task_stack", /* ... and its own, on newer kernels */
 		"bpf_dispatcher_", /* BPF dispatcher images */
 		"__bpf_prog_enter", /* trampoline entry into fentry/tp_btf programs */
 		"__bpf_prog_exit", /* ... and exit from them */
