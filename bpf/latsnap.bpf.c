@@ -1022,15 +1022,17 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 			irq = len <= 0 || stack_in_interrupt(e->ips, len);
 			ctx_fill(e, LS_CTX_WAKEUP, now, p, cur);
 			e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
+			e->arg = irq;
 			ctx_submit(e);
 		} else {
+			irq = waking_in_interrupt(ctx);
 			e = ctx_reserve(false);
 			if (!e) {
 				return;
 			}
 			ctx_fill(e, LS_CTX_WAKEUP, now, p, cur);
+			e->arg = irq;
 			ctx_submit(e);
-			irq = waking_in_interrupt(ctx);
 		}
 		cs = irq ? NULL : any_state(cur, true);
 		if (cs) {

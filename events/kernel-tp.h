@@ -42,7 +42,7 @@ LTTNG_UST_TRACEPOINT_EVENT(latsnap_kernel, sched_switch,
 	)
 )
 
-/* sched_wakeup: tid is woken, by waker_tid or, from an interrupt, on top of it (see the stack). */
+/* sched_wakeup: tid is woken by waker_tid or, when in_irq, by an interrupt that landed on it. */
 LTTNG_UST_TRACEPOINT_EVENT(latsnap_kernel, sched_wakeup,
 	LTTNG_UST_TP_ARGS(const struct ls_ctx_event *, e),
 	LTTNG_UST_TP_FIELDS(
@@ -54,6 +54,7 @@ LTTNG_UST_TRACEPOINT_EVENT(latsnap_kernel, sched_wakeup,
 		lttng_ust_field_integer(int32_t, waker_tid, e->tid2)
 		lttng_ust_field_integer(int32_t, waker_pid, e->pid2)
 		lttng_ust_field_array_text(char, waker_comm, e->comm2, LS_TASK_COMM_LEN)
+		lttng_ust_field_integer(uint8_t, in_irq, e->arg)
 		lttng_ust_field_sequence_hex(uint64_t, waker_stack, e->ips, uint16_t, e->nr_ips)
 	)
 )

@@ -178,7 +178,7 @@ enum ls_ctx_kind {
 	LS_CTX_SWITCH = 1, /* tid: prev, tid2: next; arg: prev_state; nr: prev's syscall or -1;
 			      ips: prev's stack when it blocks */
 	LS_CTX_WAKEUP, /* tid: the woken, tid2: current (the waker, or the task an interrupt hit);
-			  ips: the waker's stack */
+			  arg: 1 from a hard interrupt; ips: the waker's stack */
 	LS_CTX_FORK, /* tid: parent, tid2: child */
 	LS_CTX_EXEC, /* tid */
 	LS_CTX_EXIT, /* tid */

@@ -135,7 +135,8 @@ static int collect(const struct ctf_event *ev, void *ctx)
 		k->pid2 = (int32_t)i64_of(f, "waker_pid");
 		str_into(f, "comm", k->comm, sizeof(k->comm));
 		str_into(f, "waker_comm", k->comm2, sizeof(k->comm2));
-		if (ips_of(f, "waker_stack", &ips)) {
+		k->in_irq = i64_of(f, "in_irq") != 0;
+		if (!k->in_irq && ips_of(f, "waker_stack", &ips)) {
 			k->in_irq = tracker_wake_context(ks->tr, ips, (unsigned int)json_object_array_length(
 						json_object_object_get(f, "waker_stack")), &own) != 0;
 			free(ips);

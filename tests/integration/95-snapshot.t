@@ -374,6 +374,24 @@ cause_check() {
 	like "$(module_frames "$p" "$bin")" "$user_re" "c) $what: unwound workload frames match /$user_re/" ||
 		diag "user ($(O "$p" .user_stack.source)): $(O "$p" '[.user_stack.frames[]? | "\(.symbol)@\(.module)"] | join(" < ")')"
 	diag "c) $what: $(O "$p" '"\(.syscall) \(.duration_ns / 1e6) ms (rq \(.runqueue_ns / 1e6)), cause \(.cause); kernel \([.kernel_stacks[0].frames[]?.symbol][0:5] | join(" < "))"')"
+	switches_check "$tag" "$what" "$p"
+}
+
+# switches_check TAG WHAT PICKFILE: the snapshot holding the outlier has, read by babeltrace2,
+# latsnap_kernel:sched_switch events of its thread leaving and taking the CPU inside its interval.
+switches_check() {
+	local tag=$1 what=$2 p=$3 tid start end dir out in
+	tid=$(O "$p" .tid) start=$(O "$p" .start_ns) end=$(O "$p" .end_ns)
+	dir=$(grep -lE "\"start_ns\": ?${start:-x}," "$TMPD/$tag.d"/*/summary.json 2>/dev/null | head -n 1)
+	dir=${dir%/summary.json}
+	babeltrace2 "${dir:-/nonexistent}/trace" 2>/dev/null |
+		sed -n 's/.* latsnap_kernel:sched_switch: .*ts_ns = \([0-9]*\), .*prev_tid = \([0-9]*\), .*next_tid = \([0-9]*\), .*/\1 \2 \3/p' \
+		>"$TMPD/$tag.switches"
+	out=$(awk -v t="$tid" -v a="$start" -v b="$end" '$2 == t && $1 >= a && $1 <= b' "$TMPD/$tag.switches" | grep -c '')
+	in=$(awk -v t="$tid" -v a="$start" -v b="$end" '$3 == t && $1 >= a && $1 <= b' "$TMPD/$tag.switches" | grep -c '')
+	ok '[ "$out" -ge 1 ] && [ "$in" -ge 1 ]' \
+		"c) $what: the trace holds latsnap_kernel:sched_switch events of tid $tid leaving ($out) and taking ($in) the CPU within the outlier" ||
+		diag "$(wc -l <"$TMPD/$tag.switches") switch events in ${dir:-no snapshot found}"
 }
 
 # Pipe read: pipewait's parent reads until its child writes, 120 ms later.
@@ -402,7 +420,7 @@ is "$(O "$TMPD/cc.pick.json" '.runqueue_ns > .duration_ns / 2')" true "c) CPU co
 FSDIR=$TMPD
 [ "$(stat -f -c %T "$FSDIR")" = tmpfs ] && FSDIR=$ROOT/build
 if [ "$(stat -f -c %T "$FSDIR")" = tmpfs ]; then
-	skip_tests 5 "c) fsync: neither $TMPD nor $ROOT/build is on a disk filesystem"
+	skip_tests 6 "c) fsync: neither $TMPD nor $ROOT/build is on a disk filesystem"
 else
 	snap cf -t 5ms -o "$TMPD/cf.d" -- "$WL/fsyncer" "$FSDIR/latsnap-95-fsync.$$" 64
 	rm -f "$FSDIR/latsnap-95-fsync.$$"
@@ -410,7 +428,7 @@ else
 	read -r _ FS_T0 FS_T1 < <(awk '$1 == "fsync" { print $2, $3, $4; exit }' "$TMPD/cf.log")
 	FS_MS=$(( (${FS_T1:-0} - ${FS_T0:-0}) / 1000000 ))
 	if [ "${FS_T1:-0}" = 0 ] || [ "$FS_MS" -lt 6 ]; then
-		skip_tests 4 "c) fsync took ${FS_MS} ms here: too fast to be an outlier"
+		skip_tests 5 "c) fsync took ${FS_MS} ms here: too fast to be an outlier"
 	else
 		cause_check cf "fsync (${FS_MS} ms)" 'select(.syscall == "fsync")' '[Ff]sync|[Dd]isk' \
 			'do_fsync|vfs_fsync_range|ext4_sync_file|xfs_file_fsync|btrfs_sync_file|file_write_and_wait_range|__filemap_fdatawait_range' \
@@ -545,7 +563,7 @@ fi
 # be written; once latsnap said so, the test frees the space and later snapshots work again.
 FULL=$TMPD/g-full
 mkdir -m 0700 "$FULL"
-if mount -t tmpfs -o size=512k,mode=0700 latsnap-95 "$FULL" 2>/dev/null; then
+if mount -t tmpfs -o size=4m,mode=0700 latsnap-95 "$FULL" 2>/dev/null; then
 	_mounts="$FULL $_mounts"
 	G=$FULL/out
 	WL_LOG=$TMPD/gf.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --json -t 50ms --post 20ms \

@@ -62,13 +62,13 @@ static __attribute__((noinline)) char ask_b(int to_b, int from_b)
 
 int main(int argc, char **argv)
 {
-	int a2b[2], b2a[2], b2c[2], c2b[2], status;
+	int a2b[2], b2a[2], b2c[2], c2b[2], ready[2], status;
 	pid_t b, c;
 	long ms;
 
 	wl_init("chain3", "[MS=100]", argc, argv);
 	ms = wl_arg(1, 100, 0, 3600000);
-	if (pipe(a2b) || pipe(b2a) || pipe(b2c) || pipe(c2b)) {
+	if (pipe(a2b) || pipe(b2a) || pipe(b2c) || pipe(c2b) || pipe(ready)) {
 		wl_die("pipe", errno);
 	}
 	c = fork();
@@ -78,6 +78,7 @@ int main(int argc, char **argv)
 	if (c == 0) {
 		name("chainC");
 		wl_log("c %d", (int)wl_gettid());
+		put(ready[1], 'c');
 		put(c2b[1], get(b2c[0]) == 0 ? 0 : (slow_c(ms), 'c'));
 		_exit(0);
 	}
@@ -88,13 +89,19 @@ int main(int argc, char **argv)
 	if (b == 0) {
 		name("chainB");
 		wl_log("b %d", (int)wl_gettid());
+		put(ready[1], 'b');
 		put(b2a[1], ask_c(b2c[1], c2b[0], get(a2b[0])));
 		_exit(0);
 	}
 	name("chainA");
 	wl_log("a %d", (int)wl_gettid());
-	/* Let B and C reach their reads first: the chain is then B, then C, blocked. */
-	wl_nanosleep_ms(20);
+	/*
+	 * Both children started (their preload library set up after fork), and a moment for them
+	 * to reach their reads: the chain is then B, then C, and nothing else.
+	 */
+	get(ready[0]);
+	get(ready[0]);
+	wl_nanosleep_ms(30);
 	ask_b(a2b[1], b2a[0]);
 	waitpid(b, &status, 0);
 	waitpid(c, &status, 0);

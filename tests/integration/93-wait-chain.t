@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The kernel context stream and the wait chain. A tcpclient under latsnap asks a tcpserver that
+# latsnap does not track (it becomes streamed when the client wakes it with a request): the
+# client's reads wait ~100 ms each for srvhog, which computes (on CPU) or sleeps (nanosleep).
+# chain3: A waits on B, which waits on C, which sleeps: the chain reaches C.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require jq
+require babeltrace2
+require_latsnap
+require_lttng
+require_workloads tcpserver tcpclient chain3
+
+# run TAG ARGS...: latsnap record --json ARGS, snapshots in $TMPD/TAG.d.
+run() {
+	local tag=$1
+	shift
+	WL_LOG=$TMPD/$tag.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --json "$@" \
+		>"$TMPD/$tag.out" 2>"$TMPD/$tag.err"
+	RC=$?
+	[ "$RC" = 0 ] || diag_file "$TMPD/$tag.err" "  stderr: "
+}
+
+# outliers TAG: every OUTLIER of TAG's summaries, one per line.
+outliers() { cat "$TMPD/$1.d"/*/summary.json 2>/dev/null | jq -c '.outliers[]'; }
+
+# serve TAG MS SLEEP: a tcpserver in the background, not under latsnap; sets SRV_PID, PORT.
+serve() {
+	WL_LOG=$TMPD/$1.srv.log "$WL/tcpserver" "$2" "$3" 2>/dev/null &
+	SRV_PID=$!
+	track_bg "$SRV_PID"
+	PORT=
+	for _ in $(seq 100); do
+		PORT=$(awk '$1 == "port" { print $2 }' "$TMPD/$1.srv.log" 2>/dev/null)
+		[ -n "$PORT" ] && break
+		sleep 0.02
+	done
+}
+
+# --- compute: srvhog runs on a CPU for the whole wait ----------------------------------------
+serve tc 100 0
+ok '[ -n "$PORT" ]' "tcpserver 100 (compute) listens (port ${PORT:-none})"
+run tc -t 50ms -o "$TMPD/tc.d" -- "$WL/tcpclient" "${PORT:-1}" 3
+is "$RC" 0 "record -- tcpclient PORT 3: exit 0"
+outliers tc | jq -c 'select(.syscall == "read")' >"$TMPD/tc.reads"
+is "$(grep -c '' "$TMPD/tc.reads")" 3 "three read outliers of the client in the summaries"
+is "$(jq -r '.wait_chain[0].comm' "$TMPD/tc.reads" | sort -u | paste -sd' ')" srvhog \
+	"each one's wait chain starts with srvhog" || diag_file "$TMPD/tc.reads" "  read: " 3
+is "$(jq -r '.wait_chain[0].pid' "$TMPD/tc.reads" | sort -u | paste -sd' ')" "$SRV_PID" \
+	"... the server's pid ($SRV_PID), a process latsnap does not track"
+while read -r line; do
+	dur=$(jq '.duration_ns' <<<"$line")
+	cpu=$(jq '.wait_chain[0].on_cpu_ns' <<<"$line")
+	isnt "$cpu" 0 "... it ran on a CPU"
+	busy=$(jq '.wait_chain[0].on_cpu_ns + .wait_chain[0].runqueue_ns' <<<"$line")
+	between "$busy" 85000000 110000000 \
+		"read of $((dur / 1000)) us: srvhog was on a CPU or runnable $((busy / 1000)) us of it (about 100 ms)"
+	# (how much of it was runqueue depends on what else runs on this machine)
+	between "$(jq '.wait_chain[0].blocked_ns' <<<"$line")" 0 10000000 "... blocked at most 10 ms of it (it ran $((cpu / 1000)) us)"
+done <"$TMPD/tc.reads"
+S=$(ls -d "$TMPD/tc.d"/*/ 2>/dev/null | head -n 1)
+ok 'grep -q "wait chain" "$S/summary.txt" && grep -q "srvhog \[pid $SRV_PID" "$S/summary.txt"' \
+	"summary.txt shows the wait chain, naming srvhog" || diag_file "$S/summary.txt" "  summary.txt: " 80
+kill "$SRV_PID" 2>/dev/null
+
+# --- sleep: srvhog sleeps in nanosleep for the wait -----------------------------------------
+serve ts 100 1
+run ts -t 50ms -o "$TMPD/ts.d" -- "$WL/tcpclient" "${PORT:-1}" 3
+is "$RC" 0 "record -- tcpclient PORT 3 (server sleeping): exit 0"
+outliers ts | jq -c 'select(.syscall == "read")' >"$TMPD/ts.reads"
+is "$(grep -c '' "$TMPD/ts.reads")" 3 "three read outliers"
+L=$(head -n 1 "$TMPD/ts.reads")
+is "$(jq -r '.wait_chain[0].comm' <<<"$L")" srvhog "the chain names srvhog"
+between "$(jq '.wait_chain[0].blocked_ns' <<<"$L")" 95000000 120000000 "srvhog was blocked about 100 ms of it"
+like "$(jq -r '.wait_chain[0].syscall' <<<"$L")" '^(clock_)?nanosleep$' "in nanosleep"
+like " $(jq -r '[.wait_chain[0].frames[].symbol] | join(" ")' <<<"$L") " ' (hrtimer_nanosleep|do_nanosleep) ' \
+	"its kernel stack shows where: hrtimer_nanosleep" || diag "$L"
+is "$(jq '.wait_chain | length' <<<"$L")" 1 "the chain ends there: a timer woke srvhog"
+kill "$SRV_PID" 2>/dev/null
+
+# --- three processes: A waits on B, B on C, C sleeps ------------------------------------------
+run c3 -t 50ms -o "$TMPD/c3.d" -- "$WL/chain3" 100
+is "$RC" 0 "record -- chain3 100: exit 0"
+A=$(wl_log_get "$TMPD/c3.log" a)
+B=$(wl_log_get "$TMPD/c3.log" b)
+C=$(wl_log_get "$TMPD/c3.log" c)
+outliers c3 | jq -c "select(.tid == ${A:-0} and .syscall == \"read\")" >"$TMPD/c3.a"
+is "$(grep -c '' "$TMPD/c3.a")" 1 "chainA's read is an outlier"
+is "$(jq -r '[.wait_chain[] | "\(.depth):\(.comm):\(.tid)"] | join(" ")' "$TMPD/c3.a")" \
+	"1:chainB:$B 2:chainC:$C" "its chain: chainB (depth 1), then chainC (depth 2)" || diag_file "$TMPD/c3.a" "  A: "
+is "$(jq -r '.wait_chain[0].syscall' "$TMPD/c3.a")" read "chainB was blocked in read"
+like " $(jq -r '[.wait_chain[0].frames[].symbol] | join(" ")' "$TMPD/c3.a") " ' (anon_)?pipe_read ' "on a pipe (pipe_read)"
+like "$(jq -r '.wait_chain[1].syscall' "$TMPD/c3.a")" '^(clock_)?nanosleep$' "chainC was in nanosleep"
+between "$(jq '.wait_chain[1].blocked_ns' "$TMPD/c3.a")" 95000000 120000000 "for about 100 ms"
+is "$(jq '.wait_chain[1].from_ns >= .wait_chain[0].from_ns and .wait_chain[1].to_ns <= .wait_chain[0].to_ns' "$TMPD/c3.a")" \
+	true "C's window lies inside B's wait"
+S=$(ls -d "$TMPD/c3.d"/*/ 2>/dev/null | head -n 1)
+babeltrace2 "$S/trace" >"$TMPD/c3.bt" 2>"$TMPD/c3.bt.err"
+is "$?" 0 "babeltrace2 reads the trace"
+for ev in sched_switch sched_wakeup syscall process_fork process_exit; do
+	ok 'grep -q " latsnap_kernel:$ev: " "$TMPD/c3.bt"' "the trace holds latsnap_kernel:$ev events"
+done
+
+# --- levels --------------------------------------------------------------------------------
+run cs -t 50ms --context sched -o "$TMPD/cs.d" -- "$WL/chain3" 100
+is "$RC" 0 "--context sched: exit 0"
+S=$(ls -d "$TMPD/cs.d"/*/ 2>/dev/null | head -n 1)
+babeltrace2 "$S/trace" >"$TMPD/cs.bt" 2>/dev/null
+ok 'grep -q " latsnap_kernel:sched_switch: " "$TMPD/cs.bt" && ! grep -q " latsnap_kernel:syscall: " "$TMPD/cs.bt"' \
+	"sched: switches, no syscalls"
+ok '! grep -E " latsnap_kernel:sched_(switch|wakeup): " "$TMPD/cs.bt" | grep -qE "_(prev|waker)_stack_length = [1-9]"' \
+	"sched: no stacks"
+A=$(wl_log_get "$TMPD/cs.log" a)
+is "$(outliers cs | jq -r "select(.tid == ${A:-0} and .syscall == \"read\") | [.wait_chain[].comm] | join(\" \")")" \
+	"chainB chainC" "sched: the chain still reaches chainC"
+
+run cn -t 50ms --context none -o "$TMPD/cn.d" -- "$WL/chain3" 100
+is "$RC" 0 "--context none: exit 0"
+S=$(ls -d "$TMPD/cn.d"/*/ 2>/dev/null | head -n 1)
+ok '! babeltrace2 "$S/trace" 2>/dev/null | grep -q " latsnap_kernel:"' "none: no latsnap_kernel events"
+is "$(outliers cn | jq -s '[.[] | .wait_chain | length] | add')" 0 "none: every wait chain is empty"
+
+RECORD_EXPECT_RC=2 record_json "$TMPD/bad.out" "$TMPD/bad.err" -- --context most -- /bin/true
+is "$RC" 2 "--context most: exit 2"
+is "$(cat "$TMPD/bad.err")" "latsnap: record: bad --context 'most': expected none, sched or full" "the error says what is expected"
+RECORD_EXPECT_RC=2 record_json "$TMPD/bad.out" "$TMPD/bad.err" -- --context-floor 0 -- /bin/true
+is "$RC" 2 "--context-floor 0: exit 2"
+
+done_testing
