@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -746,6 +747,7 @@ static bool targets_alive(const struct record_opts *opts)
 
 static void print_totals(struct tracker *tr, const struct record_state *st)
 {
+	struct rusage self;
 	struct tracker_totals t;
 
 	struct recorder_totals r = { 0 };
@@ -765,6 +767,17 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 	ls_verbose("record: signals to the preload library: %" PRIu64 " sent, %" PRIu64
 		   " not sent (blocked or pending), %" PRIu64 " refused by the kernel (busy)",
 		   t.signals, t.signal_skipped, t.signal_busy);
+	if (t.ctx_events || t.ctx_lost) {
+		ls_verbose("record: kernel context stream: %" PRIu64 " events, %" PRIu64
+			   " lost (its ring buffer full)",
+			   t.ctx_events, t.ctx_lost);
+	}
+	if (ls_verbose_enabled && getrusage(RUSAGE_SELF, &self) == 0) {
+		/* latsnap's own threads only: COMMAND is a child, counted apart by the kernel. */
+		ls_verbose("record: latsnap's own CPU time: %.3f s user, %.3f s system",
+			   self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6,
+			   self.ru_stime.tv_sec + self.ru_stime.tv_usec / 1e6);
+	}
 }
 
 /**
