@@ -715,6 +715,14 @@ int recorder_snapshot(struct recorder *rec)
 	if (!n) {
 		return 0;
 	}
+	if (rec->streaming) {
+		/*
+		 * The context stream wakes nobody: what it holds of the post window goes into the
+		 * trace now. Outliers that come with it join this batch.
+		 */
+		tracker_drain(rec->tracker);
+		n = json_object_array_length(rec->batch);
+	}
 	notable = batch_notable(rec);
 	if (over_limits(rec) && (!notable || (remember_causes(rec, &pending), !make_room(rec)))) {
 		rec->skipped_since += n;

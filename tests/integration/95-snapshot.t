@@ -333,13 +333,13 @@ is "$(jq -s -c "[.[] | select(.pid == ${PID:-0}) | $NAP_SEL | [.tid, .start_ns, 
 	"$(O "$P" '[[.tid, .start_ns, .duration_ns]] | tostring')" \
 	"b) the outlier printed on stdout is the one the summary holds"
 # latsnap's own record of the outlier in the trace: the CTF alone tells the story.
-OWN=$(grep -E ' latsnap:outlier: .* tid = '"${TID:-x}"',' "$TMPD/b.bt")
-is "$(grep -c '' <<<"$OWN")" 1 "b) the trace holds one latsnap:outlier event for the outlier's tid" ||
+OWN=$(grep -E ' latsnap:outlier: .* tid = '"${TID:-x}"', .* start_ns = '"$(O "$P" .start_ns)"',' "$TMPD/b.bt")
+is "$(grep -c '' <<<"$OWN")" 1 "b) the trace holds one latsnap:outlier event for the outlier (its tid and start_ns)" ||
 	diag "event names in the trace: $(awk '{ print $4 }' "$TMPD/b.bt" | sort | uniq -c | paste -sd' ')"
 field() { sed -n "s/.*[{,] $1 = \([^,}]*\).*/\1/p" <<<"$2" | head -n 1; }
-is "$(field start_ns "$OWN")/$(field duration_ns "$OWN")/$(field blocked_ns "$OWN")" \
-	"$(O "$P" '"\(.start_ns)/\(.duration_ns)/\(.blocked_ns)"')" \
-	"b) its start_ns, duration_ns and blocked_ns are the summary's"
+is "$(field end_ns "$OWN")/$(field duration_ns "$OWN")/$(field blocked_ns "$OWN")" \
+	"$(O "$P" '"\(.end_ns)/\(.duration_ns)/\(.blocked_ns)"')" \
+	"b) its end_ns, duration_ns and blocked_ns are the summary's"
 is "$(field cause "$OWN")" '"Requested sleep (nanosleep)"' "b) its cause is the summary's"
 KST=$(grep -E ' latsnap:kernel_stack: .* tid = '"${TID:-x}"', end_ns = '"$(O "$P" .end_ns)"', role = "wait"' "$TMPD/b.bt")
 like "$(field symbols "$KST")" '(hrtimer_nanosleep|do_nanosleep)\+0x' \
