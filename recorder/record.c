@@ -661,15 +661,6 @@ static int prepare_preload(const struct record_opts *opts)
 	}
 	setenv("LD_PRELOAD", value, 1);
 	free(value);
-	/*
-	 * lttng-ust's constructor holds COMMAND's start (up to 3 s) until a session daemon that
-	 * runs has answered, so that a session's events are enabled from its first instruction.
-	 * Without a snapshot session of ours that buys nothing: do not make COMMAND wait, unless
-	 * the user chose.
-	 */
-	if (opts->no_snapshot) {
-		setenv("LTTNG_UST_REGISTER_TIMEOUT", "0", 0);
-	}
 	if (opts->signal) {
 		snprintf(number, sizeof(number), "%d", opts->signal);
 		setenv("LATSNAP_SIGNAL", number, 1);

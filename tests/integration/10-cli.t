@@ -5,6 +5,9 @@
 # pass-through of `latsnap record -- COMMAND`.
 set -u
 . "$(dirname "$0")/lib.sh"
+# Not about LTTng: when some session daemon runs, lttng-ust's constructor in COMMAND would wait
+# for it to answer, a wait that can pass the threshold on a loaded machine.
+export LTTNG_UST_REGISTER_TIMEOUT=0
 
 require_latsnap
 
