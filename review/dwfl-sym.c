@@ -346,8 +346,8 @@ static void choose_file(struct dwfl_sym *ds, struct mapping *m)
 	bool exists = m->path[0] == '/' && !access(m->path, R_OK);
 
 	hex(m->build_id, m->id_len, idhex, sizeof(idhex));
-	if (exists && (!m->id_len || file_has_build_id(m->path, m->build_id, m->id_len, now,
-						       sizeof(now)))) {
+	if (exists &&
+	    (!m->id_len || file_has_build_id(m->path, m->build_id, m->id_len, now, sizeof(now)))) {
 		/* No recorded build-id: the path is all there is to go by. */
 		m->used = strdup(m->path);
 		goto out;
@@ -385,7 +385,8 @@ static Dwfl *proc_dwfl(struct dwfl_sym *ds, int64_t pid)
 		}
 	}
 	if (ds->nr_procs == ds->cap_procs) {
-		grown = realloc(ds->procs, (ds->cap_procs ? ds->cap_procs * 2 : 8) * sizeof(*grown));
+		grown = realloc(ds->procs,
+				(ds->cap_procs ? ds->cap_procs * 2 : 8) * sizeof(*grown));
 		if (!grown) {
 			goto out;
 		}

@@ -76,17 +76,21 @@ static int put_name(char **buf, size_t *len, size_t *cap, const char *s)
 			continue;
 		}
 		/* A UTF-8 sequence is copied whole if well-formed, else its first byte is '?'. */
-		n = *p >= 0xf0 && *p < 0xf5 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 && *p < 0xe0 ? 2 : 0;
+		n = *p >= 0xf5 ? 0 : *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 ? 2 : 0;
 		valid = n > 0;
 		for (k = 1; valid && k < n; k++) {
 			valid = (p[k] & 0xc0) == 0x80;
 		}
-		if (valid && n == 3 && ((p[0] == 0xe0 && p[1] < 0xa0) ||
-					(p[0] == 0xed && p[1] >= 0xa0))) {
+		if (valid && n == 3 &&
+		    ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))) {
 			valid = false; /* overlong, or a surrogate */
 		}
-		if (valid && n == 4 && ((p[0] == 0xf0 && p[1] < 0x90) ||
-					(p[0] == 0xf4 && p[1] >= 0x90))) {
+		/* U+FFFE and U+FFFF are well-formed UTF-8 but not XML characters. */
+		if (valid && n == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] >= 0xbe) {
+			valid = false;
+		}
+		if (valid && n == 4 &&
+		    ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))) {
 			valid = false;
 		}
 		if (!valid) {
@@ -194,7 +198,8 @@ int flame_add_summary(struct flame *f, struct json_object *summary)
 		ret = put_name(&buf, &len, &cap, snapshots_str(o, "comm", "?"));
 		nu = uframes ? json_object_array_length(uframes) : 0;
 		for (k = nu; !ret && k > 0; k--) {
-			ret = put_frame(&buf, &len, &cap, json_object_array_get_idx(uframes, k - 1));
+			ret = put_frame(&buf, &len, &cap,
+					json_object_array_get_idx(uframes, k - 1));
 		}
 		if (!ret) {
 			ret = put_name(&buf, &len, &cap, "-");
@@ -465,7 +470,7 @@ int flame_write_svg(FILE *out, const struct flame *f, const char *title)
 		fputs("<text x=\"10\" y=\"60\">no stacks</text>\n", out);
 		goto end;
 	}
-	/* The root, then for each stack: close what differs from the previous one, open the rest. */
+	/* The root; then per stack, close what differs from the previous one and open the rest. */
 	open[0] = (struct open_frame){ .name = "all", .len = 3, .start = 0, .kind = FRAME_ROOT };
 	open_nr = 1;
 	for (i = 0; i < f->nr; i++) {
@@ -482,7 +487,8 @@ int flame_write_svg(FILE *out, const struct flame *f, const char *title)
 		while (open_nr > common + 1) {
 			open_nr--;
 			svg_frame(out, open[open_nr].name, open[open_nr].len, open[open_nr].kind,
-				  (int)open_nr, max_depth, open[open_nr].start, x, (long double)total);
+				  (int)open_nr, max_depth, open[open_nr].start, x,
+				  (long double)total);
 		}
 		sep = n;
 		for (d = 0; d < n; d++) {
@@ -496,10 +502,10 @@ int flame_write_svg(FILE *out, const struct flame *f, const char *title)
 				.name = names[d],
 				.len = lens[d],
 				.start = x,
-				.kind = d == 0 ? FRAME_COMM :
+				.kind = d == 0	 ? FRAME_COMM :
 					d == sep ? FRAME_SEP :
-					d > sep ? FRAME_KERNEL :
-						  FRAME_USER,
+					d > sep	 ? FRAME_KERNEL :
+						   FRAME_USER,
 			};
 		}
 		open_nr = n + 1;

@@ -67,8 +67,8 @@ struct report {
 static const char report_usage[] =
 	"Usage: latsnap report [--json] [--by cause|process|syscall] DIR\n"
 	"\n"
-	"A LatencyTOP-style table of the outliers of every snapshot in DIR (an output directory of\n"
-	"latsnap record): count, average, maximum and share of the outlier time of each cause,\n"
+	"A LatencyTOP-style table of the outliers of every snapshot in DIR (an output directory\n"
+	"of latsnap record): count, average, maximum and share of the outlier time of each cause,\n"
 	"system-wide and per process, with each group's latency distribution (log2 histogram).\n"
 	"Incomplete and corrupt snapshots are listed with the reason; the rest are reported.\n"
 	"\n"
@@ -372,7 +372,9 @@ static void print_text(FILE *out, const struct report *r, const struct snapshot_
 		       uint64_t complete)
 {
 	char total[LS_DURATION_BUFSZ];
-	const char *title = r->by == BY_CAUSE ? "Cause" : r->by == BY_PROCESS ? "Process" : "Syscall";
+	const char *title = r->by == BY_CAUSE	? "Cause" :
+			    r->by == BY_PROCESS ? "Process" :
+						  "Syscall";
 	size_t i, broken = set->nr - complete;
 
 	ls_format_duration(r->system.total_ns, total, sizeof(total));
@@ -391,9 +393,10 @@ static void print_text(FILE *out, const struct report *r, const struct snapshot_
 		const struct process *p = &r->procs[i];
 
 		ls_format_duration(p->table.total_ns, total, sizeof(total));
-		fprintf(out, "Process %s (%" PRId64 "): %s in %" PRIu64 " outliers, %zu thread%s\n",
-			p->comm, p->pid, total, p->table.count, p->nr_tids,
-			p->nr_tids == 1 ? "" : "s");
+		fprintf(out,
+			"Process %s (%" PRId64 "): %s in %" PRIu64 " outlier%s, %zu thread%s\n",
+			p->comm, p->pid, total, p->table.count, p->table.count == 1 ? "" : "s",
+			p->nr_tids, p->nr_tids == 1 ? "" : "s");
 		print_table(out, &p->table, r->by == BY_SYSCALL ? "Syscall" : "Cause");
 		fputc('\n', out);
 	}
@@ -443,7 +446,9 @@ static struct json_object *table_json(const struct table *t)
 			b = json_object_new_object();
 			json_object_object_add(b, "from_ns", u64_json(k ? 1ULL << (k - 1) : 0));
 			json_object_object_add(b, "to_ns",
-					       u64_json(k == 0 ? 1 : k == 64 ? UINT64_MAX : 1ULL << k));
+					       u64_json(k == 0	? 1 :
+							k == 64 ? UINT64_MAX :
+								  1ULL << k));
 			json_object_object_add(b, "count", u64_json(grp->hist[k]));
 			json_object_array_add(h, b);
 		}
@@ -469,12 +474,14 @@ static struct json_object *report_json(const struct report *r, const struct snap
 		json_object_object_add(s, "id", json_object_new_string(sn->id));
 		json_object_object_add(s, "status",
 				       json_object_new_string(snapshots_state_name(sn->state)));
-		json_object_object_add(s, "reason", sn->state == SNAPSHOT_COMPLETE ?
-							    NULL :
-							    json_object_new_string(sn->why));
+		json_object_object_add(
+			s, "reason",
+			sn->state == SNAPSHOT_COMPLETE ? NULL : json_object_new_string(sn->why));
 		outliers = snapshots_arr(sn->summary, "outliers");
-		json_object_object_add(s, "outliers",
-				       json_object_new_int64(outliers ? (int64_t)json_object_array_length(outliers) : 0));
+		json_object_object_add(
+			s, "outliers",
+			json_object_new_int64(
+				outliers ? (int64_t)json_object_array_length(outliers) : 0));
 		json_object_array_add(snaps, s);
 	}
 	json_object_object_add(obj, "snapshots", snaps);
@@ -538,7 +545,8 @@ int report_main(int argc, char **argv)
 			for (j = 0; j < 3 && strcmp(optarg, by_names[j]); j++) {
 			}
 			if (j == 3) {
-				ls_err("report: --by: '%s' is not cause, process or syscall", optarg);
+				ls_err("report: --by: '%s' is not cause, process or syscall",
+				       optarg);
 				ret = 2;
 				goto out;
 			}
@@ -571,8 +579,8 @@ int report_main(int argc, char **argv)
 			continue;
 		}
 		complete++;
-		r.skipped = sat_add(r.skipped, (uint64_t)snapshots_i64(set.snaps[i].summary,
-								       "skipped"));
+		r.skipped = sat_add(r.skipped,
+				    (uint64_t)snapshots_i64(set.snaps[i].summary, "skipped"));
 		outliers = snapshots_arr(set.snaps[i].summary, "outliers");
 		n = json_object_array_length(outliers);
 		for (j = 0; j < n; j++) {

@@ -58,6 +58,8 @@ struct interest {
 	size_t nr_tids;
 	struct json_object *timeline; /* owned until attached */
 	bool truncated;
+	/* The latsnap:user_stack event the summary's unwound stack came from was seen. */
+	bool unwind_seen;
 };
 
 struct show_ctx {
@@ -159,6 +161,9 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 		if (k == in->nr_tids) {
 			continue;
 		}
+		if (k == 0 && !strcmp(ev->name, "latsnap:user_stack")) {
+			in->unwind_seen = true;
+		}
 		if (json_object_array_length(in->timeline) >= TIMELINE_MAX) {
 			in->truncated = true;
 			continue;
@@ -170,9 +175,11 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 		for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
 			const char *name = json_object_iter_peek_name(&it);
 
-			if (strcmp(name, "vpid") && strcmp(name, "vtid") && strcmp(name, "procname")) {
-				json_object_object_add(fields, name,
-						       json_object_get(json_object_iter_peek_value(&it)));
+			if (strcmp(name, "vpid") && strcmp(name, "vtid") &&
+			    strcmp(name, "procname")) {
+				json_object_object_add(
+					fields, name,
+					json_object_get(json_object_iter_peek_value(&it)));
 			}
 		}
 		e = json_object_new_object();
@@ -181,9 +188,9 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 				       json_object_new_int64((int64_t)(ev->ts_ns - in->start_ns)));
 		json_object_object_add(e, "name", json_object_new_string(ev->name));
 		json_object_object_add(e, "tid", json_object_new_int64((int64_t)tid));
-		json_object_object_add(e, "comm",
-				       json_object_new_string(snapshots_str(ev->fields, "procname",
-									    "?")));
+		json_object_object_add(
+			e, "comm",
+			json_object_new_string(snapshots_str(ev->fields, "procname", "?")));
 		json_object_object_add(e, "fields", fields);
 		json_object_array_add(in->timeline, e);
 	}
@@ -255,8 +262,7 @@ static void print_frame(FILE *out, struct json_object *f, bool user)
 }
 
 /* Frames are stored innermost first; a story reads from the outermost down. */
-static void print_frames_outer_first(FILE *out, struct json_object *frames, size_t skip,
-				     bool user)
+static void print_frames_outer_first(FILE *out, struct json_object *frames, size_t skip, bool user)
 {
 	size_t n = frames ? json_object_array_length(frames) : 0, i;
 
@@ -304,8 +310,8 @@ static void print_timeline(FILE *out, const struct interest *in)
 		fputs("    ", out);
 		print_rel(out, snapshots_i64(e, "rel_ns"));
 		fields = json_object_object_get(e, "fields");
-		text = json_object_to_json_string_ext(fields, JSON_C_TO_STRING_PLAIN |
-								      JSON_C_TO_STRING_NOSLASHESCAPE);
+		text = json_object_to_json_string_ext(
+			fields, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 		fprintf(out, "  %s[%" PRId64 "]  %s  %.*s%s\n", snapshots_str(e, "comm", "?"),
 			snapshots_i64(e, "tid"), snapshots_str(e, "name", "?"), FIELDS_TEXT_MAX,
 			text, strlen(text) > FIELDS_TEXT_MAX ? "..." : "");
@@ -324,7 +330,8 @@ static void print_outlier(FILE *out, const struct interest *in, bool have_trace)
 	size_t i, n;
 
 	ls_format_duration((uint64_t)duration, text, sizeof(text));
-	fprintf(out, "%s %s  %s[pid %" PRId64 " tid %" PRId64 "]  %s  at %" PRId64 ".%09" PRId64 "\n",
+	fprintf(out,
+		"%s %s  %s[pid %" PRId64 " tid %" PRId64 "]  %s  at %" PRId64 ".%09" PRId64 "\n",
 		snapshots_str(o, "kind", "?"), snapshots_str(o, "syscall", "off-cpu"),
 		snapshots_str(o, "comm", "?"), snapshots_i64(o, "pid"), snapshots_i64(o, "tid"),
 		text, snapshots_i64(o, "start_ns") / 1000000000,
@@ -359,7 +366,9 @@ static void print_outlier(FILE *out, const struct interest *in, bool have_trace)
 	}
 	if (json_object_object_get_ex(o, "waker", &waker) && waker) {
 		if (snapshots_i64(waker, "tid")) {
-			fprintf(out, "  woken by %s[pid %" PRId64 " tid %" PRId64 "], outermost first:\n",
+			fprintf(out,
+				"  woken by %s[pid %" PRId64 " tid %" PRId64
+				"], outermost first:\n",
 				snapshots_str(waker, "comm", "?"), snapshots_i64(waker, "pid"),
 				snapshots_i64(waker, "tid"));
 		} else {
@@ -397,7 +406,8 @@ static void print_outlier(FILE *out, const struct interest *in, bool have_trace)
 	flags = snapshots_arr(o, "flags");
 	n = flags ? json_object_array_length(flags) : 0;
 	for (i = 0; i < n; i++) {
-		fprintf(out, "  ! %s\n", json_object_get_string(json_object_array_get_idx(flags, i)));
+		fprintf(out, "  ! %s\n",
+			json_object_get_string(json_object_array_get_idx(flags, i)));
 	}
 	if (have_trace) {
 		print_timeline(out, in);
@@ -492,8 +502,8 @@ int show_main(int argc, char **argv)
 	}
 	host = snapshots_str(snap.summary, "host", "?");
 	if (!gethostname(hostname, sizeof(hostname) - 1) && strcmp(host, hostname)) {
-		ls_err("show: warning: %s/summary.json: recorded on host %s, this is %s: user frames "
-		       "are symbolized only from files whose build-id is the recorded one",
+		ls_err("show: warning: %s/summary.json: recorded on host %s, this is %s: user "
+		       "frames are symbolized only from files whose build-id is the recorded one",
 		       snap.path, host, hostname);
 	}
 
@@ -559,7 +569,21 @@ int show_main(int argc, char **argv)
 		chain = snapshots_arr(o, "wait_chain");
 		for (j = 0; chain && j < json_object_array_length(chain); j++) {
 			link = json_object_array_get_idx(chain, j);
-			resymbolize(sc.ds, snapshots_arr(link, "frames"), snapshots_i64(link, "pid"));
+			resymbolize(sc.ds, snapshots_arr(link, "frames"),
+				    snapshots_i64(link, "pid"));
+		}
+		/*
+		 * The recorder took the unwound stack from this very trace: without its event
+		 * the trace is not the one it read (a stream file lost or replaced since).
+		 */
+		if (have_trace && !sc.in[i].unwind_seen &&
+		    json_object_object_get_ex(o, "user_stack", &user) &&
+		    !strcmp(snapshots_str(user, "source", ""), "unwind")) {
+			ls_err("show: %s: the latsnap:user_stack event of tid %" PRId64
+			       " that the summary's stack came from is not in the trace "
+			       "(a stream missing?)",
+			       trace, snapshots_i64(o, "tid"));
+			ret = 1;
 		}
 		if (have_trace && !dwfl_sym_nr_mappings(sc.ds, snapshots_i64(o, "pid"))) {
 			flags = snapshots_arr(o, "flags");
@@ -567,23 +591,24 @@ int show_main(int argc, char **argv)
 				flags = json_object_new_array();
 				json_object_object_add(o, "flags", flags);
 			}
-			json_object_array_add(flags,
-					      json_object_new_string(
-						      "no-statedump: the trace holds no mappings of "
-						      "this process: user frames as recorded"));
+			json_object_array_add(
+				flags, json_object_new_string(
+					       "no-statedump: the trace holds no mappings of "
+					       "this process: user frames as recorded"));
 		}
 	}
 
 	if (json) {
-		puts(json_object_to_json_string_ext(snap.summary, JSON_C_TO_STRING_PRETTY |
-									  JSON_C_TO_STRING_NOSLASHESCAPE));
+		puts(json_object_to_json_string_ext(
+			snap.summary, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	} else {
 		flags = snapshots_arr(snap.summary, "flags");
 		printf("snapshot %s on %s, created %s: %zu outlier%s, %" PRId64 " skipped\n",
 		       snap.id, host, snapshots_str(snap.summary, "created", "?"), n,
 		       n == 1 ? "" : "s", snapshots_i64(snap.summary, "skipped"));
 		for (i = 0; flags && i < json_object_array_length(flags); i++) {
-			printf("! %s\n", json_object_get_string(json_object_array_get_idx(flags, i)));
+			printf("! %s\n",
+			       json_object_get_string(json_object_array_get_idx(flags, i)));
 		}
 		putchar('\n');
 		for (i = 0; i < n; i++) {

@@ -36,7 +36,8 @@ int64_t snapshots_i64(struct json_object *obj, const char *key)
 	struct json_object *v;
 	int64_t ret = 0;
 
-	if (obj && json_object_object_get_ex(obj, key, &v) && json_object_is_type(v, json_type_int)) {
+	if (obj && json_object_object_get_ex(obj, key, &v) &&
+	    json_object_is_type(v, json_type_int)) {
 		ret = json_object_get_int64(v);
 	}
 	return ret;
@@ -70,7 +71,8 @@ struct json_object *snapshots_arr(struct json_object *obj, const char *key)
 	struct json_object *v;
 	struct json_object *ret = NULL;
 
-	if (obj && json_object_object_get_ex(obj, key, &v) && json_object_is_type(v, json_type_array)) {
+	if (obj && json_object_object_get_ex(obj, key, &v) &&
+	    json_object_is_type(v, json_type_array)) {
 		ret = v;
 	}
 	return ret;
@@ -164,9 +166,9 @@ static bool check_frames(struct json_object *frames, const char *where, char *wh
 
 static bool check_outlier(struct json_object *o, size_t idx, char *why, size_t len)
 {
-	static const char *const counts[] = { "pid",	     "tid",	    "start_ns",
-					      "end_ns",	     "duration_ns", "on_cpu_ns",
-					      "blocked_ns",  "runqueue_ns", NULL };
+	static const char *const counts[] = { "pid",	    "tid",	   "start_ns",
+					      "end_ns",	    "duration_ns", "on_cpu_ns",
+					      "blocked_ns", "runqueue_ns", NULL };
 	struct json_object *v, *stacks, *s, *chain, *flags;
 	char where[96];
 	size_t i, n;
@@ -178,7 +180,8 @@ static bool check_outlier(struct json_object *o, size_t idx, char *why, size_t l
 	}
 	for (i = 0; counts[i]; i++) {
 		if (!is_count(o, counts[i])) {
-			snprintf(why, len, "%s: %s is not a non-negative integer", where, counts[i]);
+			snprintf(why, len, "%s: %s is not a non-negative integer", where,
+				 counts[i]);
 			return false;
 		}
 	}
@@ -240,8 +243,9 @@ static bool check_outlier(struct json_object *o, size_t idx, char *why, size_t l
 		for (i = 0; i < n; i++) {
 			v = json_object_array_get_idx(chain, i);
 			snprintf(where, sizeof(where), "outlier %zu: wait_chain link %zu", idx, i);
-			if (!v || !json_object_is_type(v, json_type_object) || !is_count(v, "tid") ||
-			    !is_count(v, "pid") || !is_type(v, "comm", json_type_string, false)) {
+			if (!v || !json_object_is_type(v, json_type_object) ||
+			    !is_count(v, "tid") || !is_count(v, "pid") ||
+			    !is_type(v, "comm", json_type_string, false)) {
 				snprintf(why, len, "%s: tid, pid or comm missing", where);
 				return false;
 			}
@@ -322,8 +326,8 @@ int snapshots_parse_summary(const char *text, size_t len, const char *name,
 	for (i = end; i < len && strchr(" \t\r\n", text[i]) && text[i]; i++) {
 	}
 	if (i < len) {
-		snprintf(what, sizeof(what), "not JSON: trailing bytes after the object at byte %zu",
-			 i);
+		snprintf(what, sizeof(what),
+			 "not JSON: trailing bytes after the object at byte %zu", i);
 		goto out;
 	}
 	if (!json_object_is_type(obj, json_type_object)) {
@@ -554,8 +558,8 @@ int snapshots_load(const char *dir, struct snapshot_set *set)
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/summary.json", dir);
-	if (!access(path, F_OK) || (snprintf(path, sizeof(path), "%s/trace", dir) > 0 &&
-				    !access(path, F_OK))) {
+	if (!access(path, F_OK) ||
+	    (snprintf(path, sizeof(path), "%s/trace", dir) > 0 && !access(path, F_OK))) {
 		/* One snapshot given directly. */
 		set->snaps = calloc(1, sizeof(*set->snaps));
 		if (!set->snaps) {
@@ -580,7 +584,8 @@ int snapshots_load(const char *dir, struct snapshot_set *set)
 		if (de->d_name[0] == '.') {
 			continue;
 		}
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode)) {
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISDIR(st.st_mode)) {
 			continue;
 		}
 		if (set->nr == cap) {
@@ -660,6 +665,7 @@ void snapshots_option_error(const char *cmd, int id, int opt, char **argv, int o
 	} else if (opt && opt < 256) {
 		ls_err("%s: unknown option '-%c' (see latsnap %s --help)", cmd, opt, cmd);
 	} else {
-		ls_err("%s: unknown option '%s' (see latsnap %s --help)", cmd, argv[optind - 1], cmd);
+		ls_err("%s: unknown option '%s' (see latsnap %s --help)", cmd, argv[optind - 1],
+		       cmd);
 	}
 }
