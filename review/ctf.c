@@ -631,16 +631,23 @@ static int add_error(bt_graph_add_component_status st, char *why, size_t len, co
 }
 
 /*
- * run_graph() - build source.ctf.fs -> filter.utils.muxer -> our sink and run it
+ * run_graph() - build source.ctf.fs (one per trace) -> filter.utils.muxer -> our sink, run it
  * @r: the reader state the sink fills
- * @params: source.ctf.fs's parameters: the trace directories in "inputs"
+ * @inputs: the trace directories
  * @why: on failure, why, in one line
+ *
+ * One source component per trace directory: given several, source.ctf.fs takes them for parts
+ * of one trace and refuses traces with different UUIDs - and a snapshot holds one trace per
+ * user id (ust/uid/0, ust/uid/101, ...) as soon as a process of another user traced.
  * @len: size of @why
  *
  * Return: 0, or a negative errno.
  */
-static int run_graph(struct ctf_reader *r, const bt_value *params, char *why, size_t len)
+static int run_graph(struct ctf_reader *r, const bt_value *inputs, char *why, size_t len)
 {
+	bt_value *params = NULL, *one;
+	char name[32];
+	uint64_t k, nr_inputs = bt_value_array_get_length(inputs);
 	const bt_plugin *ctf_plugin = NULL, *utils_plugin = NULL;
 	const bt_component_class_source *src_cls = NULL;
 	const bt_component_class_filter *mux_cls = NULL;
@@ -676,12 +683,6 @@ static int run_graph(struct ctf_reader *r, const bt_value *params, char *why, si
 		goto out;
 	}
 
-	/* ctf.fs reads the metadata here: a corrupt one fails now. */
-	add_st = bt_graph_add_source_component(graph, src_cls, "src", params, level, &src);
-	if (add_st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-		ret = add_error(add_st, why, len, "cannot open the trace");
-		goto out;
-	}
 	add_st = bt_graph_add_filter_component(graph, mux_cls, "mux", NULL, level, &mux);
 	if (add_st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
 		ret = add_error(add_st, why, len, "cannot create the muxer");
@@ -694,16 +695,37 @@ static int run_graph(struct ctf_reader *r, const bt_value *params, char *why, si
 		goto out;
 	}
 
-	/* One output port per stream (per CPU and channel for LTTng). */
-	n = bt_component_source_get_output_port_count(src);
-	for (i = 0; i < n; i++) {
-		out_port = bt_component_source_borrow_output_port_by_index_const(src, i);
-		in_port = free_input_port(mux);
-		if (!in_port || bt_graph_connect_ports(graph, out_port, in_port, NULL) !=
-					BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-			ret = -EBADMSG;
-			take_bt_error(why, len, "cannot connect a stream to the muxer");
+	for (k = 0; k < nr_inputs; k++) {
+		bt_value_put_ref(params);
+		params = bt_value_map_create();
+		if (!params ||
+		    bt_value_map_insert_empty_array_entry(params, "inputs", &one) !=
+			    BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
+		    bt_value_array_append_string_element(
+			    one, bt_value_string_get(bt_value_array_borrow_element_by_index_const(
+					 inputs, k))) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK) {
+			ret = -ENOMEM;
+			snprintf(why, len, "%s", strerror(ENOMEM));
 			goto out;
+		}
+		snprintf(name, sizeof(name), "src%" PRIu64, k);
+		/* ctf.fs reads the metadata here: a corrupt one fails now. */
+		add_st = bt_graph_add_source_component(graph, src_cls, name, params, level, &src);
+		if (add_st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+			ret = add_error(add_st, why, len, "cannot open the trace");
+			goto out;
+		}
+		/* One output port per stream (per CPU and channel for LTTng). */
+		n = bt_component_source_get_output_port_count(src);
+		for (i = 0; i < n; i++) {
+			out_port = bt_component_source_borrow_output_port_by_index_const(src, i);
+			in_port = free_input_port(mux);
+			if (!in_port || bt_graph_connect_ports(graph, out_port, in_port, NULL) !=
+						BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+				ret = -EBADMSG;
+				take_bt_error(why, len, "cannot connect a stream to the muxer");
+				goto out;
+			}
 		}
 	}
 	out_port = bt_component_filter_borrow_output_port_by_name_const(mux, "out");
@@ -747,6 +769,7 @@ static int run_graph(struct ctf_reader *r, const bt_value *params, char *why, si
 	}
 out:
 	/* The graph holds references to the components and to their plugins' classes. */
+	bt_value_put_ref(params);
 	bt_graph_put_ref(graph);
 	bt_plugin_put_ref(utils_plugin);
 	bt_plugin_put_ref(ctf_plugin);
@@ -789,7 +812,7 @@ static int child_run(struct ctf_reader *r, char *why, size_t len)
 		snprintf(why, len, "not a CTF trace (no metadata file in it)");
 		goto out;
 	}
-	ret = run_graph(r, params, why, len);
+	ret = run_graph(r, inputs, why, len);
 out:
 	bt_value_put_ref(params);
 	return ret;
