@@ -129,38 +129,71 @@ out:
 	return ret;
 }
 
+#define EVENT_TIDS 8
+
+/*
+ * The threads an event is about: its payload's "tid" and "*_tid" fields (prev_tid, next_tid of a
+ * switch), or, without such fields, the thread that emitted it (the vtid context). The payload
+ * wins: latsnap itself may trace events about other threads.
+ */
+static size_t event_tids(struct json_object *fields, int64_t *tids)
+{
+	struct json_object_iterator it = json_object_iter_begin(fields);
+	struct json_object_iterator end = json_object_iter_end(fields);
+	struct json_object *v;
+	const char *name;
+	size_t n = 0, len;
+	bool found;
+
+	for (; !json_object_iter_equal(&it, &end) && n < EVENT_TIDS; json_object_iter_next(&it)) {
+		name = json_object_iter_peek_name(&it);
+		v = json_object_iter_peek_value(&it);
+		len = strlen(name);
+		if (json_object_is_type(v, json_type_int) &&
+		    (!strcmp(name, "tid") || (len > 4 && !strcmp(name + len - 4, "_tid")))) {
+			tids[n++] = json_object_get_int64(v);
+		}
+	}
+	if (!n) {
+		tids[0] = (int64_t)field_u64(fields, "vtid", &found);
+		n = found;
+	}
+	return n;
+}
+
 static int on_event(const struct ctf_event *ev, void *ctx)
 {
 	struct show_ctx *sc = ctx;
 	struct json_object *e, *fields;
 	struct interest *in;
 	struct json_object_iterator it, end;
+	int64_t tids[EVENT_TIDS];
+	size_t i, k, t, nr_tids;
 	uint64_t tid;
-	bool found;
-	size_t i, k;
 	int ret = 0;
 
 	if (!strncmp(ev->name, "lttng_ust_statedump:", 20)) {
 		ret = on_statedump(sc, ev);
 		goto out;
 	}
-	tid = field_u64(ev->fields, "vtid", &found);
-	if (!found) {
-		tid = field_u64(ev->fields, "tid", &found);
-	}
-	if (!found) {
-		goto out;
-	}
-	for (i = 0; i < sc->nr; i++) {
+	nr_tids = event_tids(ev->fields, tids);
+	for (i = 0; i < sc->nr && nr_tids; i++) {
 		in = &sc->in[i];
 		if (ev->ts_ns < in->from_ns || ev->ts_ns > in->to_ns) {
 			continue;
 		}
-		for (k = 0; k < in->nr_tids && in->tids[k] != (int64_t)tid; k++) {
+		/* k: which thread of interest it is about, the slow one first. */
+		for (k = 0; k < in->nr_tids; k++) {
+			for (t = 0; t < nr_tids && tids[t] != in->tids[k]; t++) {
+			}
+			if (t < nr_tids) {
+				break;
+			}
 		}
 		if (k == in->nr_tids) {
 			continue;
 		}
+		tid = (uint64_t)in->tids[k];
 		if (k == 0 && !strcmp(ev->name, "latsnap:user_stack")) {
 			in->unwind_seen = true;
 		}
