@@ -318,6 +318,51 @@ static void print_rel(FILE *out, int64_t rel)
 		(rel < 0 ? -rel : rel) / 1000000, (rel < 0 ? -rel : rel) % 1000000);
 }
 
+static bool is_address_field(const char *name)
+{
+	size_t len = strlen(name);
+
+	return !strcmp(name, "ips") || !strcmp(name, "ip") || !strcmp(name, "addr") ||
+	       !strcmp(name, "baddr") || (len > 5 && !strcmp(name + len - 5, "_addr")) ||
+	       (len > 3 && !strcmp(name + len - 3, "_ip"));
+}
+
+static struct json_object *hex_of(struct json_object *v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, (uint64_t)json_object_get_int64(v));
+	return json_object_new_string(buf);
+}
+
+/* For people: a copy of an event's fields with the addresses (ips, baddr...) in hex. */
+static struct json_object *fields_for_people(struct json_object *fields)
+{
+	struct json_object *copy = json_object_new_object(), *v, *arr;
+	struct json_object_iterator it = json_object_iter_begin(fields);
+	struct json_object_iterator end = json_object_iter_end(fields);
+	const char *name;
+	size_t i, n;
+
+	for (; copy && !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		name = json_object_iter_peek_name(&it);
+		v = json_object_iter_peek_value(&it);
+		if (is_address_field(name) && json_object_is_type(v, json_type_int)) {
+			json_object_object_add(copy, name, hex_of(v));
+		} else if (is_address_field(name) && json_object_is_type(v, json_type_array)) {
+			n = json_object_array_length(v);
+			arr = json_object_new_array_ext((int)n);
+			for (i = 0; arr && i < n; i++) {
+				json_object_array_add(arr, hex_of(json_object_array_get_idx(v, i)));
+			}
+			json_object_object_add(copy, name, arr);
+		} else {
+			json_object_object_add(copy, name, json_object_get(v));
+		}
+	}
+	return copy;
+}
+
 static void print_timeline(FILE *out, const struct interest *in)
 {
 	struct json_object *tl = json_object_object_get(in->outlier, "timeline"), *e, *fields;
@@ -342,12 +387,13 @@ static void print_timeline(FILE *out, const struct interest *in)
 		e = json_object_array_get_idx(tl, i);
 		fputs("    ", out);
 		print_rel(out, snapshots_i64(e, "rel_ns"));
-		fields = json_object_object_get(e, "fields");
+		fields = fields_for_people(json_object_object_get(e, "fields"));
 		text = json_object_to_json_string_ext(
 			fields, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 		fprintf(out, "  %s[%" PRId64 "]  %s  %.*s%s\n", snapshots_str(e, "comm", "?"),
 			snapshots_i64(e, "tid"), snapshots_str(e, "name", "?"), FIELDS_TEXT_MAX,
-			text, strlen(text) > FIELDS_TEXT_MAX ? "..." : "");
+			text ? text : "", text && strlen(text) > FIELDS_TEXT_MAX ? "..." : "");
+		json_object_put(fields);
 	}
 	if (in->truncated) {
 		fprintf(out, "    ... cut at %d events\n", TIMELINE_MAX);
