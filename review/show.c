@@ -35,6 +35,8 @@
 #define TIMELINE_MAX 5000
 #define FIELDS_TEXT_MAX 200
 #define MAX_THREADS 64
+/* How long after an outlier's end its unwound stack may come (as the recorder takes it). */
+#define UNWIND_SLACK_NS 2000000000ULL
 
 static const char show_usage[] =
 	"Usage: latsnap show [--json] [--before DUR] [--after DUR] [--debug-dir DIR] DIR/ID\n"
@@ -58,8 +60,15 @@ struct interest {
 	size_t nr_tids;
 	struct json_object *timeline; /* owned until attached */
 	bool truncated;
-	/* The latsnap:user_stack event the summary's unwound stack came from was seen. */
+	/*
+	 * The preload library's latsnap:user_stack event of the outlier: the first of its thread
+	 * after its end, within UNWIND_SLACK_NS and before the thread's next outlier (the
+	 * recorder's rule). @unwind_seen: there is one; @ips: its addresses (a reference).
+	 */
+	uint64_t end_ns, next_start_ns;
+	int64_t tid;
 	bool unwind_seen;
+	struct json_object *ips;
 };
 
 struct show_ctx {
@@ -161,6 +170,30 @@ static size_t event_tids(struct json_object *fields, int64_t *tids)
 	return n;
 }
 
+static void on_user_stack(struct show_ctx *sc, const struct ctf_event *ev)
+{
+	struct json_object *ips;
+	struct interest *in;
+	uint64_t tid;
+	bool found;
+	size_t i;
+
+	tid = field_u64(ev->fields, "tid", &found);
+	if (!found || !json_object_object_get_ex(ev->fields, "ips", &ips) ||
+	    !json_object_is_type(ips, json_type_array)) {
+		return;
+	}
+	for (i = 0; i < sc->nr; i++) {
+		in = &sc->in[i];
+		if (in->unwind_seen || in->tid != (int64_t)tid || ev->ts_ns < in->end_ns ||
+		    ev->ts_ns - in->end_ns > UNWIND_SLACK_NS || ev->ts_ns >= in->next_start_ns) {
+			continue;
+		}
+		in->unwind_seen = true;
+		in->ips = json_object_get(ips);
+	}
+}
+
 static int on_event(const struct ctf_event *ev, void *ctx)
 {
 	struct show_ctx *sc = ctx;
@@ -175,6 +208,9 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 	if (!strncmp(ev->name, "lttng_ust_statedump:", 20)) {
 		ret = on_statedump(sc, ev);
 		goto out;
+	}
+	if (!strcmp(ev->name, "latsnap:user_stack")) {
+		on_user_stack(sc, ev);
 	}
 	nr_tids = event_tids(ev->fields, tids);
 	for (i = 0; i < sc->nr && nr_tids; i++) {
@@ -194,9 +230,6 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 			continue;
 		}
 		tid = (uint64_t)in->tids[k];
-		if (k == 0 && !strcmp(ev->name, "latsnap:user_stack")) {
-			in->unwind_seen = true;
-		}
 		if (json_object_array_length(in->timeline) >= TIMELINE_MAX) {
 			in->truncated = true;
 			continue;
@@ -268,6 +301,50 @@ static void resymbolize(struct dwfl_sym *ds, struct json_object *frames, int64_t
 		}
 		json_object_object_add(f, "symbolized", json_object_new_string("build-id"));
 	}
+}
+
+static void add_flag(struct json_object *o, const char *text)
+{
+	struct json_object *flags = snapshots_arr(o, "flags");
+
+	if (!flags) {
+		flags = json_object_new_array();
+		json_object_object_add(o, "flags", flags);
+	}
+	json_object_array_add(flags, json_object_new_string(text));
+}
+
+/*
+ * The summary has no unwound stack, the trace has its event (the recorder missed it): use it.
+ * Its frames get their symbols from resymbolize().
+ */
+static void take_unwound(struct json_object *o, struct json_object *ips)
+{
+	struct json_object *user = NULL, *stack, *frames, *f;
+	size_t i, n = json_object_array_length(ips);
+	char addr[24];
+
+	json_object_object_get_ex(o, "user_stack", &user);
+	if (user && !strcmp(snapshots_str(user, "source", ""), "unwind")) {
+		return;
+	}
+	stack = json_object_new_object();
+	frames = json_object_new_array();
+	json_object_object_add(stack, "source", json_object_new_string("unwind"));
+	json_object_object_add(stack, "frames", frames);
+	for (i = 0; i < n; i++) {
+		snprintf(addr, sizeof(addr), "0x%" PRIx64,
+			 (uint64_t)json_object_get_int64(json_object_array_get_idx(ips, i)));
+		f = json_object_new_object();
+		json_object_object_add(f, "addr", json_object_new_string(addr));
+		json_object_object_add(f, "symbol", NULL);
+		json_object_object_add(f, "offset", json_object_new_int(0));
+		json_object_object_add(f, "module", json_object_new_string("?"));
+		json_object_array_add(frames, f);
+	}
+	json_object_object_add(o, "user_stack", stack);
+	add_flag(o, "unwound-from-trace: the summary had no unwound stack; this one is the "
+		    "latsnap:user_stack event the trace holds for the outlier");
 }
 
 static void print_frame(FILE *out, struct json_object *f, bool user)
@@ -604,6 +681,17 @@ int show_main(int argc, char **argv)
 		sc.in[i].start_ns = start;
 		sc.in[i].from_ns = start > before ? start - before : 0;
 		sc.in[i].to_ns = end + after < end ? UINT64_MAX : end + after;
+		sc.in[i].end_ns = end;
+		sc.in[i].tid = snapshots_i64(o, "tid");
+		sc.in[i].next_start_ns = UINT64_MAX;
+		for (j = 0; j < n; j++) {
+			link = json_object_array_get_idx(outliers, j);
+			if (snapshots_i64(link, "tid") == sc.in[i].tid &&
+			    (uint64_t)snapshots_i64(link, "start_ns") > start &&
+			    (uint64_t)snapshots_i64(link, "start_ns") < sc.in[i].next_start_ns) {
+				sc.in[i].next_start_ns = (uint64_t)snapshots_i64(link, "start_ns");
+			}
+		}
 		sc.in[i].timeline = json_object_new_array();
 		add_tid(&sc.in[i], snapshots_i64(o, "tid"));
 		if (json_object_object_get_ex(o, "waker", &waker) && waker) {
@@ -642,6 +730,9 @@ int show_main(int argc, char **argv)
 		if (sc.in[i].truncated) {
 			json_object_object_add(o, "timeline_truncated", json_object_new_boolean(1));
 		}
+		if (sc.in[i].ips) {
+			take_unwound(o, sc.in[i].ips);
+		}
 		if (json_object_object_get_ex(o, "user_stack", &user) && user) {
 			resymbolize(sc.ds, snapshots_arr(user, "frames"), snapshots_i64(o, "pid"));
 		}
@@ -665,15 +756,9 @@ int show_main(int argc, char **argv)
 			ret = 1;
 		}
 		if (have_trace && !dwfl_sym_nr_mappings(sc.ds, snapshots_i64(o, "pid"))) {
-			flags = snapshots_arr(o, "flags");
-			if (!flags) {
-				flags = json_object_new_array();
-				json_object_object_add(o, "flags", flags);
-			}
-			json_object_array_add(
-				flags, json_object_new_string(
-					       "no-statedump: the trace holds no mappings of "
-					       "this process: user frames as recorded"));
+			add_flag(o,
+				 "no-statedump: the trace holds no mappings of this process: user "
+				 "frames as recorded");
 		}
 	}
 
@@ -701,6 +786,7 @@ int show_main(int argc, char **argv)
 out:
 	for (i = 0; i < sc.nr; i++) {
 		json_object_put(sc.in[i].timeline);
+		json_object_put(sc.in[i].ips);
 	}
 	free(sc.in);
 	dwfl_sym_free(sc.ds);

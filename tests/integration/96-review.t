@@ -223,8 +223,21 @@ is "$(jq -r --argjson r "${RTID:-0}" --argjson w "${WTID:-0}" '[.outliers[] | se
 	"c) the pipe reader's timeline holds events of its waker (pipewriter, tid $WTID)" ||
 	diag "timeline: $(jq -c --argjson r "${RTID:-0}" '[.outliers[] | select(.tid == $r) | .timeline[] | [.rel_ns, .tid, .name]]' "$TMPD/showp.json")"
 L "$TMPD/shown.json" "$TMPD/shown.err" show --json --before 0 --after 0 "$OUT/$SID"
+is "$RC" 0 "c) show --before 0 --after 0: exit 0 (the unwound stack's event, after the end, is still found)"
 is "$(jq --argjson t "${STID:-0}" --argjson s "${SSTART:-0}" '[.outliers[] | select(.tid == $t and .start_ns == $s) | .duration_ns as $d | .timeline[] | select(.rel_ns < 0 or .rel_ns > $d)] | length' "$TMPD/shown.json")" 0 \
 	"c) --before 0 --after 0: no event outside the outlier"
+
+# A summary without the unwound stacks (the recorder missed their events): show takes them from
+# the trace.
+N=$TMPD/n/$SID
+mkdir -p "$TMPD/n"
+cp -a "$OUT/$SID" "$N"
+jq '.outliers[].user_stack = {"source": "none", "frames": []}' "$OUT/$SID/summary.json" >"$N/summary.json"
+L "$TMPD/shownu.json" "$TMPD/shownu.err" show --json "$N"
+is "$RC" 0 "c) show on a summary without unwound stacks: exit 0" || diag_file "$TMPD/shownu.err" "  stderr: "
+is "$(jq -r --argjson t "${STID:-0}" --argjson s "${SSTART:-0}" '.outliers[] | select(.tid == $t and .start_ns == $s) |
+	"\(.user_stack.source) \([.user_stack.frames[] | select(.symbol == "slow_nap" or .symbol == "main") | .symbol] | join(",")) \(any(.flags[]; startswith("unwound-from-trace")))"' "$TMPD/shownu.json")" \
+	"unwind slow_nap,main true" "c) the nap's unwound stack is taken from the trace's event, symbolized, and flagged so"
 
 # --- d) symbolization later and elsewhere -----------------------------------------------------
 BUILDID=$(readelf -n "$BIN" | awk '/Build ID/ { print $3 }')
