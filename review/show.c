@@ -651,6 +651,15 @@ int show_main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
+	snprintf(trace, sizeof(trace), "%s/trace", snap.path);
+	if (snap.state == SNAPSHOT_INCOMPLETE && access(trace, F_OK)) {
+		/* Neither summary.json nor trace/: an output directory, or nothing of ours. */
+		ls_err("show: %s: not a snapshot (no summary.json, no trace/ in it): show takes "
+		       "one snapshot, DIR/ID",
+		       snap.path);
+		ret = 1;
+		goto out;
+	}
 	if (snap.state != SNAPSHOT_COMPLETE) {
 		ls_err("show: %s", snap.why);
 		ret = 1;

@@ -348,7 +348,10 @@ for cmd in report flame; do
 	is "$RC/$(cat "$TMPD/e8.err")" "1/latsnap: $TMPD/nonexistent: No such file or directory" "e) $cmd on a missing directory: exit 1, naming it"
 done
 L "$TMPD/e9.txt" "$TMPD/e9.err" show "$TMPD/nonexistent"
-is "$RC" 1 "e) show on a missing directory: exit 1"
+is "$RC/$(cat "$TMPD/e9.err")" "1/latsnap: show: $TMPD/nonexistent: No such file or directory" "e) show on a missing directory: exit 1, naming it"
+L "$TMPD/e11.txt" "$TMPD/e11.err" show "$OUT"
+is "$RC/$(cat "$TMPD/e11.err")" "1/latsnap: show: $OUT: not a snapshot (no summary.json, no trace/ in it): show takes one snapshot, DIR/ID" \
+	"e) show on an output directory: exit 1, saying it wants DIR/ID"
 for args in "report --by color $OUT" "report" "show --before soon $OUT/$SID" "show" "flame --nope $OUT" "flame $OUT $OUT"; do
 	# shellcheck disable=SC2086 # the words are the arguments
 	L "$TMPD/u.txt" "$TMPD/u.err" $args
