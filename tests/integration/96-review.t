@@ -274,7 +274,9 @@ cp -a "$OUT/." "$C/"
 X0=${IDS[0]:-none} X1=${IDS[1]:-none}
 head -c 300 "$OUT/$X0/summary.json" >"$C/$X0/summary.json"
 jq '.version = 7' "$OUT/$X1/summary.json" >"$C/$X1/summary.json"
-mkdir "$C/29991231T000000.000Z-9999"
+# An incomplete one: its trace written, its summary.json not (yet).
+cp -a "$OUT/$SID" "$C/29991231T000000.000Z-9999"
+rm "$C/29991231T000000.000Z-9999/summary.json"
 L "$TMPD/e1.json" "$TMPD/e1.err" report --json "$C"
 is "$RC" 0 "e) report on a directory with broken snapshots: exit 0 (the rest is reported)"
 is "$(jq -c '[.snapshots[] | select(.status != "complete") | "\(.id):\(.status)"]' "$TMPD/e1.json")" \
