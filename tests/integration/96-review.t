@@ -12,6 +12,7 @@
 #  d) symbolization from the trace's statedump: after the workload binary is deleted (debug
 #     info found by build-id in --debug-dir), and after it is rebuilt (a warning names it, no
 #     frame is symbolized from the new binary).
+#  d) and C++ names demangled in flame and show.
 #  e) broken inputs: truncated, wrong-version and missing summary.json, a trace with a missing
 #     stream or no metadata, a snapshot of another host, an empty or missing directory, usage
 #     errors: a clear error naming the file, exit 1 (2 for usage), never a crash.
@@ -19,7 +20,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 
 require_root
-require jq perl timeout xmllint objcopy readelf cc
+require jq perl timeout xmllint objcopy readelf cc c++
 require_latsnap
 require lttng lttng-sessiond babeltrace2
 require_workloads sleeper pipewait mutexwait
@@ -266,6 +267,38 @@ like "$(jq -r --argjson t "${STID:-0}" --argjson s "${SSTART:-0}" --arg m "$BIN"
 L "$TMPD/d4.json" "$TMPD/d4.err" show --json --debug-dir "$DBG" "$OUT/$SID"
 like "$(jq -r --argjson t "${STID:-0}" --argjson s "${SSTART:-0}" --arg m "$BIN" '[.outliers[] | select(.tid == $t and .start_ns == $s) | .user_stack.frames[] | select(.module == $m) | "\(.symbol)/\(.symbolized)"] | join(" ")' "$TMPD/d4.json")" \
 	'^slow_nap/build-id main/build-id( _start/build-id)?$' "d) rebuilt, --debug-dir: symbolized from the debug file of the recorded build-id"
+
+# --- d) C++, demangled --------------------------------------------------------------------
+# Names demangled in show and flame (the recorder stores them as the symbol table has them).
+CXXOUT=$TMPD/cxx.d
+cat >"$TMPD/cxxnap.cc" <<'EOF'
+#include <time.h>
+namespace work {
+template <typename T> struct Napper {
+	__attribute__((noinline)) static void nap(T ms)
+	{
+		struct timespec ts = { 0, (long)ms * 1000000L };
+		nanosleep(&ts, nullptr);
+		__asm__ volatile("" ::: "memory");
+	}
+};
+}
+int main() { work::Napper<int>::nap(60); return 0; }
+EOF
+if c++ -O2 -g -fno-omit-frame-pointer -o "$TMPD/bin/cxxnap" "$TMPD/cxxnap.cc" 2>"$TMPD/cxx.err"; then
+	OUT=$CXXOUT rec x -t 40ms -- "$TMPD/bin/cxxnap"
+	is "$RC" 0 "d) record -- cxxnap (C++): exit 0"
+	L "$TMPD/fx.txt" "$TMPD/fx.err" flame "$CXXOUT"
+	like "$(grep -m1 '^cxxnap;' "$TMPD/fx.txt")" ';main;work::Napper<int>::nap\(int\);' \
+		"d) flame: the C++ frame demangled, work::Napper<int>::nap(int)" || diag_file "$TMPD/fx.txt" "  "
+	XID=$(complete "$CXXOUT" | head -n 1)
+	L "$TMPD/sx.txt" "$TMPD/sx.err" show "$CXXOUT/${XID:-none}"
+	like "$(grep -m1 'Napper' "$TMPD/sx.txt")" '^    work::Napper<int>::nap\(int\)\+0x[0-9a-f]+  .*cxxnap\.cc:[0-9]+  \(cxxnap\)$' \
+		"d) show: demangled, with its source line" || diag_file "$TMPD/sx.txt" "  " 30
+else
+	fail "d) c++ builds a C++ workload"
+	diag_file "$TMPD/cxx.err" "  "
+fi
 
 # --- e) broken inputs -------------------------------------------------------------------------
 C=$TMPD/broken
