@@ -322,21 +322,23 @@ static char *by_build_id(const char *root, const uint8_t *id, size_t len)
 	size_t i;
 
 	if (!root || len < 2) {
-		return NULL;
+		goto out;
 	}
 	hex(id, len, idhex, sizeof(idhex));
 	for (i = 0; i < 2; i++) {
 		if (asprintf(&path, "%s/.build-id/%.2s/%s%s", root, idhex, idhex + 2, suffixes[i]) <
 		    0) {
-			return NULL;
+			path = NULL;
+			goto out;
 		}
 		if (file_has_build_id(path, id, len, found, sizeof(found))) {
-			return path;
+			goto out;
 		}
 		free(path);
 		path = NULL;
 	}
-	return NULL;
+out:
+	return path;
 }
 
 /* Choose the file for @m: the path if it still is the object, else one found by build-id. */

@@ -53,14 +53,16 @@ static int put_name(char **buf, size_t *len, size_t *cap, const char *s)
 	size_t need = strlen(s) + 2, k, n;
 	char *grown;
 	bool valid;
+	int ret = 0;
 
 	if (*len + need >= *cap) {
-		*cap = (*len + need) * 2;
-		grown = realloc(*buf, *cap);
+		grown = realloc(*buf, (*len + need) * 2);
 		if (!grown) {
-			return -ENOMEM;
+			ret = -ENOMEM;
+			goto out;
 		}
 		*buf = grown;
+		*cap = (*len + need) * 2;
 	}
 	if (*len) {
 		(*buf)[(*len)++] = ';';
@@ -103,7 +105,8 @@ static int put_name(char **buf, size_t *len, size_t *cap, const char *s)
 		p += n;
 	}
 	(*buf)[*len] = '\0';
-	return 0;
+out:
+	return ret;
 }
 
 /* A frame's name: its symbol, demangled, or its address. */

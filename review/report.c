@@ -181,23 +181,26 @@ out:
 static int process_add_tid(struct process *p, int64_t tid)
 {
 	int64_t *grown;
+	int ret = 0;
 	size_t i;
 
 	for (i = 0; i < p->nr_tids; i++) {
 		if (p->tids[i] == tid) {
-			return 0;
+			goto out;
 		}
 	}
 	if (p->nr_tids == p->cap_tids) {
 		grown = realloc(p->tids, (p->cap_tids ? p->cap_tids * 2 : 8) * sizeof(*grown));
 		if (!grown) {
-			return -ENOMEM;
+			ret = -ENOMEM;
+			goto out;
 		}
 		p->tids = grown;
 		p->cap_tids = p->cap_tids ? p->cap_tids * 2 : 8;
 	}
 	p->tids[p->nr_tids++] = tid;
-	return 0;
+out:
+	return ret;
 }
 
 /* The name of a process: its main thread's comm when that thread had an outlier. */
@@ -205,19 +208,22 @@ static int process_name(struct process *p, struct json_object *o)
 {
 	const char *comm = snapshots_str(o, "comm", "?");
 	bool main_thread = snapshots_i64(o, "tid") == p->pid;
+	int ret = 0;
 	char *copy;
 
 	if (p->comm && (p->named_by_main || !main_thread)) {
-		return 0;
+		goto out;
 	}
 	copy = strdup(comm);
 	if (!copy) {
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out;
 	}
 	free(p->comm);
 	p->comm = copy;
 	p->named_by_main = main_thread;
-	return 0;
+out:
+	return ret;
 }
 
 static void key_of(struct json_object *o, enum group_by by, char *buf, size_t len)

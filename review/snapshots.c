@@ -139,12 +139,13 @@ static bool is_count(struct json_object *obj, const char *key)
 /* Checks a FRAME; on failure @why says what, after @where. */
 static bool check_frames(struct json_object *frames, const char *where, char *why, size_t len)
 {
-	size_t i, n;
 	struct json_object *f;
+	bool ok = false;
+	size_t i, n;
 
 	if (!frames || !json_object_is_type(frames, json_type_array)) {
 		snprintf(why, len, "%s: frames is not an array", where);
-		return false;
+		goto out;
 	}
 	n = json_object_array_length(frames);
 	for (i = 0; i < n; i++) {
@@ -154,14 +155,16 @@ static bool check_frames(struct json_object *frames, const char *where, char *wh
 		    !is_type(f, "symbol", json_type_string, true) ||
 		    !is_type(f, "module", json_type_string, false)) {
 			snprintf(why, len, "%s: frame %zu lacks addr, symbol or module", where, i);
-			return false;
+			goto out;
 		}
 		if (json_object_object_get_ex(f, "offset", NULL) && !is_count(f, "offset")) {
 			snprintf(why, len, "%s: frame %zu: offset is not a count", where, i);
-			return false;
+			goto out;
 		}
 	}
-	return true;
+	ok = true;
+out:
+	return ok;
 }
 
 static bool check_outlier(struct json_object *o, size_t idx, char *why, size_t len)
@@ -171,35 +174,36 @@ static bool check_outlier(struct json_object *o, size_t idx, char *why, size_t l
 					      "blocked_ns", "runqueue_ns", NULL };
 	struct json_object *v, *stacks, *s, *chain, *flags;
 	char where[96];
+	bool ok = false;
 	size_t i, n;
 
 	snprintf(where, sizeof(where), "outlier %zu", idx);
 	if (!json_object_is_type(o, json_type_object)) {
 		snprintf(why, len, "%s is not an object", where);
-		return false;
+		goto out;
 	}
 	for (i = 0; counts[i]; i++) {
 		if (!is_count(o, counts[i])) {
 			snprintf(why, len, "%s: %s is not a non-negative integer", where,
 				 counts[i]);
-			return false;
+			goto out;
 		}
 	}
 	if (!is_type(o, "kind", json_type_string, false) ||
 	    !is_type(o, "comm", json_type_string, false) ||
 	    !is_type(o, "cause", json_type_string, false)) {
 		snprintf(why, len, "%s: kind, comm or cause is not a string", where);
-		return false;
+		goto out;
 	}
 	if (json_object_object_get_ex(o, "syscall", NULL) &&
 	    !is_type(o, "syscall", json_type_string, true)) {
 		snprintf(why, len, "%s: syscall is neither a string nor null", where);
-		return false;
+		goto out;
 	}
 	stacks = snapshots_arr(o, "kernel_stacks");
 	if (!stacks) {
 		snprintf(why, len, "%s: kernel_stacks is not an array", where);
-		return false;
+		goto out;
 	}
 	n = json_object_array_length(stacks);
 	for (i = 0; i < n; i++) {
@@ -207,10 +211,10 @@ static bool check_outlier(struct json_object *o, size_t idx, char *why, size_t l
 		snprintf(where, sizeof(where), "outlier %zu: kernel stack %zu", idx, i);
 		if (!s || !json_object_is_type(s, json_type_object) || !is_count(s, "weight_ns")) {
 			snprintf(why, len, "%s: weight_ns is not a non-negative integer", where);
-			return false;
+			goto out;
 		}
 		if (!check_frames(snapshots_arr(s, "frames"), where, why, len)) {
-			return false;
+			goto out;
 		}
 	}
 	snprintf(where, sizeof(where), "outlier %zu: user_stack", idx);
@@ -221,7 +225,7 @@ static bool check_outlier(struct json_object *o, size_t idx, char *why, size_t l
 		if (!*why) {
 			snprintf(why, len, "%s is not an object with a source and frames", where);
 		}
-		return false;
+		goto out;
 	}
 	snprintf(where, sizeof(where), "outlier %zu: waker", idx);
 	if (json_object_object_get_ex(o, "waker", &v) && v &&
@@ -231,13 +235,13 @@ static bool check_outlier(struct json_object *o, size_t idx, char *why, size_t l
 		if (!*why) {
 			snprintf(why, len, "%s is neither null nor a thread with frames", where);
 		}
-		return false;
+		goto out;
 	}
 	/* Absent from older summaries; when there, every link must be readable. */
 	if (json_object_object_get_ex(o, "wait_chain", &chain) && chain) {
 		if (!json_object_is_type(chain, json_type_array)) {
 			snprintf(why, len, "outlier %zu: wait_chain is not an array", idx);
-			return false;
+			goto out;
 		}
 		n = json_object_array_length(chain);
 		for (i = 0; i < n; i++) {
@@ -247,29 +251,31 @@ static bool check_outlier(struct json_object *o, size_t idx, char *why, size_t l
 			    !is_count(v, "tid") || !is_count(v, "pid") ||
 			    !is_type(v, "comm", json_type_string, false)) {
 				snprintf(why, len, "%s: tid, pid or comm missing", where);
-				return false;
+				goto out;
 			}
 			if (json_object_object_get_ex(v, "frames", NULL) &&
 			    !check_frames(snapshots_arr(v, "frames"), where, why, len)) {
-				return false;
+				goto out;
 			}
 		}
 	}
 	if (json_object_object_get_ex(o, "flags", &flags) && flags) {
 		if (!json_object_is_type(flags, json_type_array)) {
 			snprintf(why, len, "outlier %zu: flags is not an array", idx);
-			return false;
+			goto out;
 		}
 		n = json_object_array_length(flags);
 		for (i = 0; i < n; i++) {
 			if (!json_object_is_type(json_object_array_get_idx(flags, i),
 						 json_type_string)) {
 				snprintf(why, len, "outlier %zu: flag %zu is not a string", idx, i);
-				return false;
+				goto out;
 			}
 		}
 	}
-	return true;
+	ok = true;
+out:
+	return ok;
 }
 
 /**
