@@ -289,7 +289,7 @@ if c++ -O2 -g -fno-omit-frame-pointer -o "$TMPD/bin/cxxnap" "$TMPD/cxxnap.cc" 2>
 	OUT=$CXXOUT rec x -t 40ms -- "$TMPD/bin/cxxnap"
 	is "$RC" 0 "d) record -- cxxnap (C++): exit 0"
 	L "$TMPD/fx.txt" "$TMPD/fx.err" flame "$CXXOUT"
-	like "$(grep -m1 '^cxxnap;' "$TMPD/fx.txt")" ';main;work::Napper<int>::nap\(int\);' \
+	like "$(grep -m1 '^cxxnap;.*Napper' "$TMPD/fx.txt")" ';main;work::Napper<int>::nap\(int\);' \
 		"d) flame: the C++ frame demangled, work::Napper<int>::nap(int)" || diag_file "$TMPD/fx.txt" "  "
 	XID=$(complete "$CXXOUT" | head -n 1)
 	L "$TMPD/sx.txt" "$TMPD/sx.err" show "$CXXOUT/${XID:-none}"
