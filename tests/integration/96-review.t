@@ -223,6 +223,23 @@ L "$TMPD/showp.json" "$TMPD/showp.err" show --json --before 200ms "$OUT/$PID_ID"
 is "$(jq -r --argjson r "${RTID:-0}" --argjson w "${WTID:-0}" '[.outliers[] | select(.tid == $r) | .timeline[] | select(.tid == $w)] | length > 0' "$TMPD/showp.json")" true \
 	"c) the pipe reader's timeline holds events of its waker (pipewriter, tid $WTID)" ||
 	diag "timeline: $(jq -c --argjson r "${RTID:-0}" '[.outliers[] | select(.tid == $r) | .timeline[] | [.rel_ns, .tid, .name]]' "$TMPD/showp.json")"
+# A wait chain (another engineer's work: summaries have none yet): the pipe reader's waker moved
+# into a one-link chain. show prints the link, and its thread's events join the timeline.
+WC=$TMPD/wc/$PID_ID
+mkdir -p "$TMPD/wc"
+cp -a "$OUT/$PID_ID" "$WC"
+jq --argjson r "${RTID:-0}" '(.outliers[] | select(.tid == $r)) |= (.wait_chain = [{depth: 1,
+	pid: .waker.pid, tid: .waker.tid, comm: .waker.comm, from_ns: .start_ns, to_ns: .end_ns,
+	on_cpu_ns: 1000, blocked_ns: (.duration_ns - 1000), runqueue_ns: 0, syscall: "clock_nanosleep",
+	frames: []}] | .waker = null)' "$OUT/$PID_ID/summary.json" >"$WC/summary.json"
+L "$TMPD/wc.json" "$TMPD/wc.err" show --json --before 200ms "$WC"
+is "$RC" 0 "c) show on a summary with a wait chain: exit 0" || diag_file "$TMPD/wc.err" "  stderr: "
+is "$(jq -r --argjson r "${RTID:-0}" --argjson w "${WTID:-0}" '[.outliers[] | select(.tid == $r) | .timeline[] | select(.tid == $w)] | length > 0' "$TMPD/wc.json")" true \
+	"c) the wait chain thread's events (tid $WTID) are in the reader's timeline"
+L "$TMPD/wc.txt" "$TMPD/wc.err" show --before 200ms "$WC"
+like "$(grep -A1 '^  wait chain, nearest first:' "$TMPD/wc.txt" | tail -n 1)" "^  1\. pipewriter\[pid [0-9]+ tid ${WTID:-x}\] from \+0\.000000 ms to \+[0-9.]+ ms, in clock_nanosleep" \
+	"c) text: the link, its thread, its span relative to the outlier and its syscall" || diag_file "$TMPD/wc.txt" "  " 40
+
 L "$TMPD/shown.json" "$TMPD/shown.err" show --json --before 0 --after 0 "$OUT/$SID"
 is "$RC" 0 "c) show --before 0 --after 0: exit 0 (the unwound stack's event, after the end, is still found)"
 is "$(jq --argjson t "${STID:-0}" --argjson s "${SSTART:-0}" '[.outliers[] | select(.tid == $t and .start_ns == $s) | .duration_ns as $d | .timeline[] | select(.rel_ns < 0 or .rel_ns > $d)] | length' "$TMPD/shown.json")" 0 \
