@@ -15,7 +15,7 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/pp
 # Evaluated at use, after the deps step has had a chance to install pkg-config files.
 PKGS = libbpf libelf zlib json-c libdw babeltrace2 lttng-ctl
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
@@ -37,7 +37,7 @@ PRELOAD := $(BUILD)/liblatsnap.so
 PRELOAD_SRCS := preload/preload.c preload/latsnap-tp.c lib/signame.c
 EVENTS := $(BUILD)/liblatsnap-events.so
 
-.PHONY: all deps check unit integration demo bench install clean format
+.PHONY: all deps check unit integration demo bench install clean format fuzz
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS)
@@ -119,6 +119,26 @@ demo: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(BUILD)/latsnap-demo
 bench: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(BUILD)/workloads/loop $(BUILD)/workloads/unwind-nofp
 	bench/syscall-cost.sh
 	bench/unwind-cost.sh
+
+# Fuzzing (libFuzzer, ASan, UBSan) of the summary reader and of the folded/SVG writers, each for
+# FUZZ_TIME seconds; the corpus grows in build/fuzz/, crashes are left there as crash-*.
+FUZZ_TIME ?= 60
+FUZZERS := $(BUILD)/fuzz/fuzz_summary $(BUILD)/fuzz/fuzz_flame
+FUZZ_SRCS := review/snapshots.c review/flame.c review/dwfl-sym.c lib/util.c lib/duration.c
+$(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_SRCS) $(wildcard review/*.h lib/*.h) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CLANG) -std=gnu11 $(WARN) -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -Ilib -Ireview $(PKG_CFLAGS) \
+		$(shell pkg-config --cflags libxml-2.0) -o $@ $< $(FUZZ_SRCS) $(PKG_LIBS) \
+		$(shell pkg-config --libs libxml-2.0)
+
+fuzz: $(FUZZERS)
+	@for f in $(notdir $(FUZZERS)); do \
+		mkdir -p $(BUILD)/fuzz/corpus-$$f && \
+		echo "fuzz: $$f for $(FUZZ_TIME) s" && \
+		(cd $(BUILD)/fuzz && ./$$f -max_total_time=$(FUZZ_TIME) -dict=../../fuzz/summary.dict \
+			-max_len=65536 -print_final_stats=1 corpus-$$f ../../fuzz/corpus) || exit 1; \
+	done
 
 install: $(BUILD)/latsnap $(PRELOAD) $(EVENTS)
 	install -D -m 0755 $(BUILD)/latsnap $(DESTDIR)$(PREFIX)/bin/latsnap

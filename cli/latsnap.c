@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "flame.h"
 #include "record.h"
+#include "report.h"
 #include "rules.h"
+#include "show.h"
 #include "util.h"
 
 #ifndef LATSNAP_VERSION
@@ -22,6 +25,9 @@ struct command {
 static const struct command commands[] = {
 	{ "record", record_main, "find slow syscalls and sleeps, and say where they waited" },
 	{ "rules", rules_main, "print the built-in cause rules, a starting --rules file" },
+	{ "report", report_main, "a LatencyTOP-style table of the outliers of saved snapshots" },
+	{ "show", show_main, "one snapshot for people: split, cause, stacks, timeline" },
+	{ "flame", flame_main, "folded stacks (or an SVG flame graph) of saved snapshots" },
 	{ NULL, NULL, NULL },
 };
 

@@ -631,25 +631,28 @@ static int add_error(bt_graph_add_component_status st, char *why, size_t len, co
 }
 
 /*
- * run_graph() - build source.ctf.fs -> filter.utils.muxer -> our sink and run it
+ * run_graph() - build source.ctf.fs (one per trace) -> filter.utils.muxer -> our sink, run it
  * @r: the reader state the sink fills
- * @params: source.ctf.fs's parameters: the trace directories in "inputs"
+ * @inputs: the trace directories
  * @why: on failure, why, in one line
+ *
+ * One source component per trace directory: given several, source.ctf.fs takes them for parts
+ * of one trace and refuses traces with different UUIDs - and a snapshot holds one trace per
+ * user id (ust/uid/0, ust/uid/101, ...) as soon as a process of another user traced.
  * @len: size of @why
  *
  * Return: 0, or a negative errno.
  */
-static int run_graph(struct ctf_reader *r, const bt_value *params, char *why, size_t len)
+static int run_graph(struct ctf_reader *r, const bt_value *inputs, char *why, size_t len)
 {
+	bt_value *params = NULL, *one;
+	char name[32];
+	uint64_t k, nr_inputs = bt_value_array_get_length(inputs);
 	const bt_plugin *ctf_plugin = NULL, *utils_plugin = NULL;
 	const bt_component_class_source *src_cls = NULL;
 	const bt_component_class_filter *mux_cls = NULL;
 	const bt_component_source *src;
 	const bt_component_filter *mux;
-	const bt_value *inputs = bt_value_map_borrow_entry_value_const(params, "inputs");
-	bt_value *one = NULL, *one_inputs;
-	char name[32];
-	uint64_t t, nr_traces = inputs ? bt_value_array_get_length(inputs) : 0;
 	const bt_component_sink *sink;
 	const bt_port_output *out_port;
 	const bt_port_input *in_port;
@@ -692,25 +695,22 @@ static int run_graph(struct ctf_reader *r, const bt_value *params, char *why, si
 		goto out;
 	}
 
-	/*
-	 * One source per trace: a snapshot holds one trace per user ID whose applications traced
-	 * (ust/uid/0, ust/uid/101, ...), each with its own UUID, which one ctf.fs component
-	 * refuses to merge. ctf.fs reads the metadata here: a corrupt one fails now.
-	 */
-	for (t = 0; t < nr_traces; t++) {
-		one = bt_value_map_create();
-		if (!one || bt_value_map_insert_empty_array_entry(one, "inputs", &one_inputs) !=
-				    BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
+	for (k = 0; k < nr_inputs; k++) {
+		bt_value_put_ref(params);
+		params = bt_value_map_create();
+		if (!params ||
+		    bt_value_map_insert_empty_array_entry(params, "inputs", &one) !=
+			    BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
 		    bt_value_array_append_string_element(
-			    one_inputs, bt_value_string_get(bt_value_array_borrow_element_by_index_const(
-						inputs, t))) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK) {
+			    one, bt_value_string_get(bt_value_array_borrow_element_by_index_const(
+					 inputs, k))) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK) {
 			ret = -ENOMEM;
 			snprintf(why, len, "%s", strerror(ENOMEM));
 			goto out;
 		}
-		snprintf(name, sizeof(name), "src%" PRIu64, t);
-		add_st = bt_graph_add_source_component(graph, src_cls, name, one, level, &src);
-		BT_VALUE_PUT_REF_AND_RESET(one);
+		snprintf(name, sizeof(name), "src%" PRIu64, k);
+		/* ctf.fs reads the metadata here: a corrupt one fails now. */
+		add_st = bt_graph_add_source_component(graph, src_cls, name, params, level, &src);
 		if (add_st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
 			ret = add_error(add_st, why, len, "cannot open the trace");
 			goto out;
@@ -768,8 +768,8 @@ static int run_graph(struct ctf_reader *r, const bt_value *params, char *why, si
 		take_bt_error(why, len, "cannot read the trace");
 	}
 out:
-	bt_value_put_ref(one);
 	/* The graph holds references to the components and to their plugins' classes. */
+	bt_value_put_ref(params);
 	bt_graph_put_ref(graph);
 	bt_plugin_put_ref(utils_plugin);
 	bt_plugin_put_ref(ctf_plugin);
@@ -812,7 +812,7 @@ static int child_run(struct ctf_reader *r, char *why, size_t len)
 		snprintf(why, len, "not a CTF trace (no metadata file in it)");
 		goto out;
 	}
-	ret = run_graph(r, params, why, len);
+	ret = run_graph(r, inputs, why, len);
 out:
 	bt_value_put_ref(params);
 	return ret;

@@ -1,0 +1,662 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flame.c - `latsnap flame [--svg FILE] [--grep PATTERN] DIR`
+ *
+ * One folded line per distinct stack (the contract's form, which flamegraph.pl, inferno and
+ * speedscope read), each kernel stack of each outlier weighted by the time the thread waited in
+ * it, under the outlier's user stack: the user frames say what the code asked for, the kernel
+ * frames where it waited. The SVG is drawn here rather than by flamegraph.pl so that a machine
+ * without Perl scripts gets one; it is plain SVG with a <title> tooltip on each frame.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "dwfl-sym.h"
+#include "flame.h"
+#include "snapshots.h"
+#include "util.h"
+
+#define SVG_WIDTH 1200
+#define SVG_ROW 16
+#define SVG_PAD 10
+#define SVG_TOP 34
+#define SVG_CHAR_PX 7
+/* Rectangles narrower than this are not drawn: they would be invisible and bloat the file. */
+#define SVG_MIN_PX 0.1
+
+static const char flame_usage[] =
+	"Usage: latsnap flame [--svg FILE] [--grep PATTERN] DIR\n"
+	"\n"
+	"The stacks of every outlier of the snapshots in DIR, folded one per line:\n"
+	"  comm;outermost user frame;...;innermost user frame;-;outermost kernel frame;...;"
+	"innermost kernel frame WEIGHT_NS\n"
+	"each kernel stack weighted by the time waited in it (for flamegraph.pl, inferno,\n"
+	"speedscope).\n"
+	"\n"
+	"  -s, --svg FILE      also draw the flame graph into FILE (self-contained SVG)\n"
+	"  -g, --grep PATTERN  only outliers with a user frame whose symbol matches PATTERN\n"
+	"                      (POSIX extended regular expression)\n"
+	"  -h, --help          this help\n";
+
+/* Append @s to the growing line, as a frame name: ';' would split it, control bytes and
+ * invalid UTF-8 would break the SVG and line-based readers. */
+static int put_name(char **buf, size_t *len, size_t *cap, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t need = strlen(s) + 2, k, n;
+	char *grown;
+	bool valid;
+	int ret = 0;
+
+	if (*len + need >= *cap) {
+		grown = realloc(*buf, (*len + need) * 2);
+		if (!grown) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		*buf = grown;
+		*cap = (*len + need) * 2;
+	}
+	if (*len) {
+		(*buf)[(*len)++] = ';';
+	}
+	while (*p) {
+		if (*p < 0x20 || *p == 0x7f || *p == ';') {
+			(*buf)[(*len)++] = *p == ';' ? ':' : '?';
+			p++;
+			continue;
+		}
+		if (*p < 0x80) {
+			(*buf)[(*len)++] = (char)*p++;
+			continue;
+		}
+		/* A UTF-8 sequence is copied whole if well-formed, else its first byte is '?'. */
+		n = *p >= 0xf5 ? 0 : *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 ? 2 : 0;
+		valid = n > 0;
+		for (k = 1; valid && k < n; k++) {
+			valid = (p[k] & 0xc0) == 0x80;
+		}
+		if (valid && n == 3 &&
+		    ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0))) {
+			valid = false; /* overlong, or a surrogate */
+		}
+		/* U+FFFE and U+FFFF are well-formed UTF-8 but not XML characters. */
+		if (valid && n == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] >= 0xbe) {
+			valid = false;
+		}
+		if (valid && n == 4 &&
+		    ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))) {
+			valid = false;
+		}
+		if (!valid) {
+			(*buf)[(*len)++] = '?';
+			p++;
+			continue;
+		}
+		memcpy(*buf + *len, p, n);
+		*len += n;
+		p += n;
+	}
+	(*buf)[*len] = '\0';
+out:
+	return ret;
+}
+
+/* A frame's name: its symbol, demangled, or its address. */
+static int put_frame(char **buf, size_t *len, size_t *cap, struct json_object *frame)
+{
+	const char *sym = snapshots_str(frame, "symbol", NULL);
+	char *demangled = sym ? dwfl_sym_demangle(sym) : NULL;
+	int ret;
+
+	if (!sym || !*sym) {
+		sym = snapshots_str(frame, "addr", "?");
+	}
+	ret = put_name(buf, len, cap, demangled ? demangled : sym);
+	free(demangled);
+	return ret;
+}
+
+static bool user_matches(struct json_object *frames, const regex_t *grep)
+{
+	size_t i, n = frames ? json_object_array_length(frames) : 0;
+	const char *sym;
+	char *demangled;
+	bool ret = false;
+
+	for (i = 0; i < n && !ret; i++) {
+		sym = snapshots_str(json_object_array_get_idx(frames, i), "symbol", NULL);
+		if (!sym) {
+			continue;
+		}
+		demangled = dwfl_sym_demangle(sym);
+		ret = !regexec(grep, demangled ? demangled : sym, 0, NULL, 0);
+		free(demangled);
+	}
+	return ret;
+}
+
+static int push(struct flame *f, char *line, uint64_t weight)
+{
+	struct flame_stack *grown;
+
+	if (f->nr == f->cap) {
+		grown = realloc(f->stacks, (f->cap ? f->cap * 2 : 64) * sizeof(*grown));
+		if (!grown) {
+			return -ENOMEM;
+		}
+		f->stacks = grown;
+		f->cap = f->cap ? f->cap * 2 : 64;
+	}
+	f->stacks[f->nr].line = line;
+	f->stacks[f->nr].weight_ns = weight;
+	f->nr++;
+	return 0;
+}
+
+/**
+ * flame_add_summary() - fold the stacks of every outlier of a checked summary
+ * @f: where they go
+ * @summary: a summary checked by snapshots_parse_summary()
+ *
+ * Each kernel stack with a weight becomes one line: the thread's comm, its user frames
+ * outermost first, "-", the kernel frames outermost first (without the BPF glue on top).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int flame_add_summary(struct flame *f, struct json_object *summary)
+{
+	struct json_object *outliers = snapshots_arr(summary, "outliers"), *o, *user, *uframes,
+			   *stacks, *s, *kframes;
+	size_t i, j, k, n, ns, nu, nk, skip, len, cap, base;
+	char *buf = NULL;
+	uint64_t w;
+	int ret = 0;
+
+	n = outliers ? json_object_array_length(outliers) : 0;
+	for (i = 0; i < n; i++) {
+		o = json_object_array_get_idx(outliers, i);
+		user = NULL;
+		json_object_object_get_ex(o, "user_stack", &user);
+		uframes = snapshots_arr(user, "frames");
+		if (f->grep && !user_matches(uframes, f->grep)) {
+			continue;
+		}
+		/* The part shared by all its kernel stacks: comm and user frames. */
+		len = 0;
+		cap = 256;
+		buf = malloc(cap);
+		if (!buf) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		buf[0] = '\0';
+		ret = put_name(&buf, &len, &cap, snapshots_str(o, "comm", "?"));
+		nu = uframes ? json_object_array_length(uframes) : 0;
+		for (k = nu; !ret && k > 0; k--) {
+			ret = put_frame(&buf, &len, &cap,
+					json_object_array_get_idx(uframes, k - 1));
+		}
+		if (!ret) {
+			ret = put_name(&buf, &len, &cap, "-");
+		}
+		if (ret) {
+			goto out;
+		}
+		base = len;
+		stacks = snapshots_arr(o, "kernel_stacks");
+		ns = stacks ? json_object_array_length(stacks) : 0;
+		for (j = 0; j < ns; j++) {
+			s = json_object_array_get_idx(stacks, j);
+			w = (uint64_t)snapshots_i64(s, "weight_ns");
+			kframes = snapshots_arr(s, "frames");
+			nk = kframes ? json_object_array_length(kframes) : 0;
+			if (!w || !nk) {
+				continue;
+			}
+			len = base;
+			buf[len] = '\0';
+			skip = snapshots_kernel_skip(kframes);
+			for (k = nk; !ret && k > skip; k--) {
+				ret = put_frame(&buf, &len, &cap,
+						json_object_array_get_idx(kframes, k - 1));
+			}
+			if (ret) {
+				goto out;
+			}
+			ret = push(f, strdup(buf), w);
+			if (ret || !f->stacks[f->nr - 1].line) {
+				ret = -ENOMEM;
+				goto out;
+			}
+		}
+		free(buf);
+		buf = NULL;
+	}
+out:
+	free(buf);
+	return ret;
+}
+
+static int cmp_stack(const void *a, const void *b)
+{
+	return strcmp(((const struct flame_stack *)a)->line, ((const struct flame_stack *)b)->line);
+}
+
+/**
+ * flame_finish() - sort the stacks and merge equal ones (their weights add up, saturating)
+ */
+void flame_finish(struct flame *f)
+{
+	size_t i, out = 0;
+
+	if (!f->nr) {
+		return;
+	}
+	qsort(f->stacks, f->nr, sizeof(*f->stacks), cmp_stack);
+	for (i = 1; i < f->nr; i++) {
+		if (!strcmp(f->stacks[out].line, f->stacks[i].line)) {
+			if (__builtin_add_overflow(f->stacks[out].weight_ns, f->stacks[i].weight_ns,
+						   &f->stacks[out].weight_ns)) {
+				f->stacks[out].weight_ns = UINT64_MAX;
+			}
+			free(f->stacks[i].line);
+			continue;
+		}
+		f->stacks[++out] = f->stacks[i];
+	}
+	f->nr = out + 1;
+}
+
+/**
+ * flame_write_folded() - one "STACK WEIGHT_NS" line per stack
+ *
+ * Return: 0, or -EIO when @out failed.
+ */
+int flame_write_folded(FILE *out, const struct flame *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nr; i++) {
+		fprintf(out, "%s %" PRIu64 "\n", f->stacks[i].line, f->stacks[i].weight_ns);
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+static void xml_text(FILE *out, const char *s, size_t max)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i < max; i++) {
+		switch (s[i]) {
+		case '&':
+			fputs("&amp;", out);
+			break;
+		case '<':
+			fputs("&lt;", out);
+			break;
+		case '>':
+			fputs("&gt;", out);
+			break;
+		case '"':
+			fputs("&quot;", out);
+			break;
+		case '\'':
+			fputs("&apos;", out);
+			break;
+		default:
+			fputc(s[i], out);
+		}
+	}
+}
+
+/* Cut a UTF-8 string at @max bytes at most, on a character boundary. */
+static size_t utf8_cut(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n <= max) {
+		return n;
+	}
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80) {
+		max--;
+	}
+	return max;
+}
+
+enum frame_kind { FRAME_ROOT, FRAME_COMM, FRAME_USER, FRAME_SEP, FRAME_KERNEL };
+
+static unsigned int name_hash(const char *s, size_t n)
+{
+	unsigned int h = 2166136261U;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h = (h ^ (unsigned char)s[i]) * 16777619U;
+	}
+	return h;
+}
+
+static void svg_frame(FILE *out, const char *name, size_t nlen, enum frame_kind kind, int depth,
+		      int max_depth, uint64_t start, uint64_t end, long double total)
+{
+	double x = SVG_PAD + (double)((long double)start / total * (SVG_WIDTH - 2 * SVG_PAD));
+	double w = (double)((long double)(end - start) / total * (SVG_WIDTH - 2 * SVG_PAD));
+	int y = SVG_TOP + (max_depth - depth) * SVG_ROW;
+	unsigned int h = name_hash(name, nlen);
+	int r = 0, g = 0, b = 0;
+	size_t chars;
+
+	if (w < SVG_MIN_PX) {
+		return;
+	}
+	switch (kind) {
+	case FRAME_ROOT:
+		r = 200, g = 200, b = 200;
+		break;
+	case FRAME_COMM:
+		r = 110 + h % 40, g = 150 + h % 50, b = 220;
+		break;
+	case FRAME_USER:
+		r = 205 + h % 50, g = 100 + (h >> 8) % 130, b = 40 + (h >> 16) % 30;
+		break;
+	case FRAME_SEP:
+		r = 160, g = 160, b = 160;
+		break;
+	case FRAME_KERNEL:
+		r = 80 + h % 40, g = 170 + (h >> 8) % 70, b = 90 + (h >> 16) % 40;
+		break;
+	}
+	fputs("<g><title>", out);
+	xml_text(out, name, nlen);
+	fprintf(out, " (%" PRIu64 " ns, %.2f%%)</title>", end - start,
+		(double)((long double)(end - start) * 100 / total));
+	fprintf(out,
+		"<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" "
+		"rx=\"2\" ry=\"2\"/>",
+		x, y, w, SVG_ROW - 1, r, g, b);
+	chars = (size_t)(w / SVG_CHAR_PX);
+	if (chars >= 3) {
+		fprintf(out, "<text x=\"%.2f\" y=\"%d\">", x + 3, y + SVG_ROW - 4);
+		if (nlen + 1 <= chars) {
+			xml_text(out, name, nlen);
+		} else {
+			xml_text(out, name, utf8_cut(name, chars - 2));
+			fputs("..", out);
+		}
+		fputs("</text>", out);
+	}
+	fputs("</g>\n", out);
+}
+
+struct open_frame {
+	const char *name;
+	size_t len;
+	uint64_t start;
+	enum frame_kind kind;
+};
+
+/* Splits @line into frames: pointers into it and their lengths. */
+static size_t split_frames(const char *line, const char **names, size_t *lens, size_t max)
+{
+	size_t n = 0;
+	const char *p = line, *semi;
+
+	while (n < max) {
+		semi = strchr(p, ';');
+		names[n] = p;
+		lens[n] = semi ? (size_t)(semi - p) : strlen(p);
+		n++;
+		if (!semi) {
+			break;
+		}
+		p = semi + 1;
+	}
+	return n;
+}
+
+/**
+ * flame_write_svg() - draw the (finished) stacks as a flame graph
+ * @out: where the SVG goes
+ * @f: stacks sorted by flame_finish(): equal prefixes are then neighbours, so each frame is one
+ *	rectangle, as flamegraph.pl draws it
+ * @title: the graph's title
+ *
+ * Return: 0, -ENOMEM, or -EIO when @out failed.
+ */
+int flame_write_svg(FILE *out, const struct flame *f, const char *title)
+{
+	struct open_frame *open = NULL;
+	const char **names = NULL;
+	size_t *lens = NULL, max_frames = 1, i, n, d, common, open_nr = 0, sep;
+	uint64_t x = 0, total = 0;
+	int max_depth = 0, ret = 0, height;
+	const char *p;
+
+	for (i = 0; i < f->nr; i++) {
+		n = 1;
+		for (p = f->stacks[i].line; *p; p++) {
+			n += *p == ';';
+		}
+		max_frames = n > max_frames ? n : max_frames;
+		total = total + f->stacks[i].weight_ns < total ? UINT64_MAX :
+								 total + f->stacks[i].weight_ns;
+	}
+	max_depth = (int)max_frames;
+	open = calloc(max_frames + 1, sizeof(*open));
+	names = calloc(max_frames, sizeof(*names));
+	lens = calloc(max_frames, sizeof(*lens));
+	if (!open || !names || !lens) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	height = SVG_TOP + (max_depth + 1) * SVG_ROW + SVG_PAD;
+	fprintf(out,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"%d\" viewBox=\"0 0 %d %d\">\n"
+		"<style>text { font-family: monospace; font-size: 12px; fill: #000; "
+		"pointer-events: none; } rect:hover { stroke: #000; stroke-width: 0.5; }</style>\n"
+		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f0\"/>\n"
+		"<text x=\"%d\" y=\"22\" style=\"font-size: 16px\">",
+		SVG_WIDTH, height, SVG_WIDTH, height, SVG_WIDTH, height, SVG_PAD);
+	xml_text(out, title, strlen(title));
+	fputs("</text>\n", out);
+	if (!total) {
+		fputs("<text x=\"10\" y=\"60\">no stacks</text>\n", out);
+		goto end;
+	}
+	/* The root; then per stack, close what differs from the previous one and open the rest. */
+	open[0] = (struct open_frame){ .name = "all", .len = 3, .start = 0, .kind = FRAME_ROOT };
+	open_nr = 1;
+	for (i = 0; i < f->nr; i++) {
+		if (!f->stacks[i].weight_ns) {
+			continue;
+		}
+		n = split_frames(f->stacks[i].line, names, lens, max_frames);
+		for (common = 0; common < n && common + 1 < open_nr; common++) {
+			if (open[common + 1].len != lens[common] ||
+			    memcmp(open[common + 1].name, names[common], lens[common])) {
+				break;
+			}
+		}
+		while (open_nr > common + 1) {
+			open_nr--;
+			svg_frame(out, open[open_nr].name, open[open_nr].len, open[open_nr].kind,
+				  (int)open_nr, max_depth, open[open_nr].start, x,
+				  (long double)total);
+		}
+		sep = n;
+		for (d = 0; d < n; d++) {
+			if (sep == n && lens[d] == 1 && names[d][0] == '-') {
+				sep = d;
+			}
+			if (d < common) {
+				continue;
+			}
+			open[d + 1] = (struct open_frame){
+				.name = names[d],
+				.len = lens[d],
+				.start = x,
+				.kind = d == 0	 ? FRAME_COMM :
+					d == sep ? FRAME_SEP :
+					d > sep	 ? FRAME_KERNEL :
+						   FRAME_USER,
+			};
+		}
+		open_nr = n + 1;
+		x = x + f->stacks[i].weight_ns < x ? UINT64_MAX : x + f->stacks[i].weight_ns;
+	}
+	while (open_nr > 0) {
+		open_nr--;
+		svg_frame(out, open[open_nr].name, open[open_nr].len, open[open_nr].kind,
+			  (int)open_nr, max_depth, open[open_nr].start, x, (long double)total);
+	}
+end:
+	fputs("</svg>\n", out);
+	if (ferror(out)) {
+		ret = -EIO;
+	}
+out:
+	free(open);
+	free(names);
+	free(lens);
+	return ret;
+}
+
+/**
+ * flame_free() - release the stacks
+ */
+void flame_free(struct flame *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nr; i++) {
+		free(f->stacks[i].line);
+	}
+	free(f->stacks);
+	f->stacks = NULL;
+	f->nr = f->cap = 0;
+}
+
+/**
+ * flame_main() - `latsnap flame`
+ * @argc: argument count, the command name included
+ * @argv: "flame", options, DIR
+ *
+ * Return: the exit status: 0; 1 when DIR cannot be read, holds no complete snapshot, or the
+ * output cannot be written; 2 on a usage error.
+ */
+int flame_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "svg", required_argument, NULL, 's' },
+		{ "grep", required_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct snapshot_set set = { 0 };
+	struct flame f = { 0 };
+	const char *svg = NULL, *pattern = NULL;
+	char title[512], err[256];
+	size_t i, complete = 0;
+	bool have_re = false;
+	FILE *file = NULL;
+	regex_t re;
+	int id, ret = 0, rc;
+
+	optind = 0;
+	opterr = 0;
+	while ((id = getopt_long(argc, argv, "+:s:g:h", opts, NULL)) != -1) {
+		switch (id) {
+		case 's':
+			svg = optarg;
+			break;
+		case 'g':
+			pattern = optarg;
+			break;
+		case 'h':
+			fputs(flame_usage, stdout);
+			goto out;
+		default:
+			snapshots_option_error("flame", id, optopt, argv, optind);
+			ret = 2;
+			goto out;
+		}
+	}
+	if (optind != argc - 1) {
+		ls_err("flame: %s (see latsnap flame --help)",
+		       optind == argc ? "DIR missing" : "one DIR only");
+		ret = 2;
+		goto out;
+	}
+	if (pattern) {
+		rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
+		if (rc) {
+			regerror(rc, &re, err, sizeof(err));
+			ls_err("flame: --grep '%s': %s", pattern, err);
+			ret = 2;
+			goto out;
+		}
+		have_re = true;
+		f.grep = &re;
+	}
+	if (snapshots_load(argv[optind], &set)) {
+		ret = 1;
+		goto out;
+	}
+	for (i = 0; i < set.nr; i++) {
+		if (set.snaps[i].state != SNAPSHOT_COMPLETE) {
+			ls_err("flame: %s: %s", snapshots_state_name(set.snaps[i].state),
+			       set.snaps[i].why);
+			continue;
+		}
+		complete++;
+		if (flame_add_summary(&f, set.snaps[i].summary)) {
+			ls_err("flame: %s", strerror(ENOMEM));
+			ret = 1;
+			goto out;
+		}
+	}
+	if (!complete) {
+		ls_err("flame: %s: %s", set.dir,
+		       set.nr ? "no complete snapshot in it" : "no snapshot in it");
+		ret = 1;
+		goto out;
+	}
+	flame_finish(&f);
+	if (flame_write_folded(stdout, &f) || fflush(stdout) == EOF) {
+		ls_err("flame: writing to stdout: %s", strerror(errno));
+		ret = 1;
+		goto out;
+	}
+	if (svg) {
+		file = fopen(svg, "we");
+		if (!file) {
+			ls_err("flame: %s: %s", svg, strerror(errno));
+			ret = 1;
+			goto out;
+		}
+		snprintf(title, sizeof(title), "latsnap: where the outliers of %s waited%s%s",
+			 set.dir, pattern ? ", through " : "", pattern ? pattern : "");
+		rc = flame_write_svg(file, &f, title);
+		if (fclose(file) || rc) {
+			ls_err("flame: %s: %s", svg, strerror(rc == -ENOMEM ? ENOMEM : EIO));
+			ret = 1;
+		}
+	}
+out:
+	if (have_re) {
+		regfree(&re);
+	}
+	flame_free(&f);
+	snapshots_free(&set);
+	return ret;
+}

@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * report.c - `latsnap report [--json] [--by cause|process|syscall] DIR`
+ *
+ * Every outlier of every complete snapshot of DIR, grouped like LatencyTOP groups its causes:
+ * count, average, maximum and share of the outlier time, largest total first; system-wide, then
+ * per process. Each group's durations also go into a log2 histogram, printed like DTrace's
+ * quantize(). Snapshots that cannot be read are listed with the reason and left out.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "duration.h"
+#include "report.h"
+#include "snapshots.h"
+#include "util.h"
+
+#define HIST_BUCKETS 65
+#define HIST_WIDTH 40
+#define KEY_WIDTH_MIN 24
+#define KEY_WIDTH_MAX 48
+
+enum group_by { BY_CAUSE, BY_PROCESS, BY_SYSCALL };
+
+static const char *const by_names[] = { "cause", "process", "syscall" };
+
+/* One row of a table: the outliers that share a key. */
+struct group {
+	char *key;
+	uint64_t count;
+	uint64_t total_ns;
+	uint64_t max_ns;
+	/* [0]: 0 ns; [k + 1]: 2^k .. 2^(k+1) - 1 ns. */
+	uint64_t hist[HIST_BUCKETS];
+};
+
+struct table {
+	struct group *groups;
+	size_t nr, cap;
+	uint64_t count;
+	uint64_t total_ns;
+};
+
+struct process {
+	int64_t pid;
+	char *comm;
+	bool named_by_main; /* @comm is the main thread's (tid == pid) */
+	int64_t *tids;
+	size_t nr_tids, cap_tids;
+	struct table table;
+};
+
+struct report {
+	enum group_by by;
+	struct table system;
+	struct process *procs;
+	size_t nr_procs, cap_procs;
+	uint64_t skipped;
+};
+
+static const char report_usage[] =
+	"Usage: latsnap report [--json] [--by cause|process|syscall] DIR\n"
+	"\n"
+	"A LatencyTOP-style table of the outliers of every snapshot in DIR (an output directory\n"
+	"of latsnap record): count, average, maximum and share of the outlier time of each cause,\n"
+	"system-wide and per process, with each group's latency distribution (log2 histogram).\n"
+	"Incomplete and corrupt snapshots are listed with the reason; the rest are reported.\n"
+	"\n"
+	"  -j, --json         the same data as one JSON object (see latsnap(1))\n"
+	"  -b, --by KEY       group by cause (default), process or syscall\n"
+	"  -h, --help         this help\n";
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t sum;
+
+	return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+}
+
+static int hist_bucket(uint64_t ns)
+{
+	return ns ? 64 - __builtin_clzll(ns) : 0;
+}
+
+static int table_add(struct table *t, const char *key, uint64_t ns)
+{
+	struct group *g = NULL, *grown;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < t->nr; i++) {
+		if (!strcmp(t->groups[i].key, key)) {
+			g = &t->groups[i];
+			break;
+		}
+	}
+	if (!g) {
+		if (t->nr == t->cap) {
+			grown = realloc(t->groups, (t->cap ? t->cap * 2 : 8) * sizeof(*grown));
+			if (!grown) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			t->groups = grown;
+			t->cap = t->cap ? t->cap * 2 : 8;
+		}
+		g = &t->groups[t->nr];
+		memset(g, 0, sizeof(*g));
+		g->key = strdup(key);
+		if (!g->key) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		t->nr++;
+	}
+	g->count++;
+	g->total_ns = sat_add(g->total_ns, ns);
+	if (ns > g->max_ns) {
+		g->max_ns = ns;
+	}
+	g->hist[hist_bucket(ns)]++;
+	t->count++;
+	t->total_ns = sat_add(t->total_ns, ns);
+out:
+	return ret;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+
+	if (x->total_ns != y->total_ns) {
+		return x->total_ns > y->total_ns ? -1 : 1;
+	}
+	return strcmp(x->key, y->key);
+}
+
+static void table_free(struct table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr; i++) {
+		free(t->groups[i].key);
+	}
+	free(t->groups);
+	memset(t, 0, sizeof(*t));
+}
+
+static struct process *process_get(struct report *r, int64_t pid)
+{
+	struct process *p = NULL, *grown;
+	size_t i;
+
+	for (i = 0; i < r->nr_procs; i++) {
+		if (r->procs[i].pid == pid) {
+			p = &r->procs[i];
+			goto out;
+		}
+	}
+	if (r->nr_procs == r->cap_procs) {
+		grown = realloc(r->procs, (r->cap_procs ? r->cap_procs * 2 : 8) * sizeof(*grown));
+		if (!grown) {
+			goto out;
+		}
+		r->procs = grown;
+		r->cap_procs = r->cap_procs ? r->cap_procs * 2 : 8;
+	}
+	p = &r->procs[r->nr_procs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+out:
+	return p;
+}
+
+static int process_add_tid(struct process *p, int64_t tid)
+{
+	int64_t *grown;
+	int ret = 0;
+	size_t i;
+
+	for (i = 0; i < p->nr_tids; i++) {
+		if (p->tids[i] == tid) {
+			goto out;
+		}
+	}
+	if (p->nr_tids == p->cap_tids) {
+		grown = realloc(p->tids, (p->cap_tids ? p->cap_tids * 2 : 8) * sizeof(*grown));
+		if (!grown) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		p->tids = grown;
+		p->cap_tids = p->cap_tids ? p->cap_tids * 2 : 8;
+	}
+	p->tids[p->nr_tids++] = tid;
+out:
+	return ret;
+}
+
+/* The name of a process: its main thread's comm when that thread had an outlier. */
+static int process_name(struct process *p, struct json_object *o)
+{
+	const char *comm = snapshots_str(o, "comm", "?");
+	bool main_thread = snapshots_i64(o, "tid") == p->pid;
+	int ret = 0;
+	char *copy;
+
+	if (p->comm && (p->named_by_main || !main_thread)) {
+		goto out;
+	}
+	copy = strdup(comm);
+	if (!copy) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	free(p->comm);
+	p->comm = copy;
+	p->named_by_main = main_thread;
+out:
+	return ret;
+}
+
+static void key_of(struct json_object *o, enum group_by by, char *buf, size_t len)
+{
+	const char *sys;
+
+	switch (by) {
+	case BY_PROCESS:
+		/* Named later, once every thread is known; the pid is the key. */
+		snprintf(buf, len, "%" PRId64, snapshots_i64(o, "pid"));
+		break;
+	case BY_SYSCALL:
+		sys = snapshots_str(o, "syscall", NULL);
+		snprintf(buf, len, "%s", sys ? sys : "(off-CPU, no syscall)");
+		break;
+	case BY_CAUSE:
+	default:
+		snprintf(buf, len, "%s", snapshots_str(o, "cause", "?"));
+		break;
+	}
+}
+
+static int report_add(struct report *r, struct json_object *o)
+{
+	uint64_t ns = (uint64_t)snapshots_i64(o, "duration_ns");
+	enum group_by inner = r->by == BY_PROCESS ? BY_CAUSE : r->by;
+	struct process *p;
+	char key[512];
+	int ret;
+
+	key_of(o, r->by, key, sizeof(key));
+	ret = table_add(&r->system, key, ns);
+	if (ret) {
+		goto out;
+	}
+	p = process_get(r, snapshots_i64(o, "pid"));
+	if (!p) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = process_name(p, o);
+	if (!ret) {
+		ret = process_add_tid(p, snapshots_i64(o, "tid"));
+	}
+	if (ret) {
+		goto out;
+	}
+	key_of(o, inner, key, sizeof(key));
+	ret = table_add(&p->table, key, ns);
+out:
+	return ret;
+}
+
+static int cmp_process(const void *a, const void *b)
+{
+	const struct process *x = a, *y = b;
+
+	if (x->table.total_ns != y->table.total_ns) {
+		return x->table.total_ns > y->table.total_ns ? -1 : 1;
+	}
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* With --by process the system-wide keys are pids; name them "comm (pid)" now. */
+static int name_process_keys(struct report *r)
+{
+	char name[512];
+	size_t i, j;
+	char *copy;
+
+	for (i = 0; i < r->system.nr; i++) {
+		for (j = 0; j < r->nr_procs; j++) {
+			snprintf(name, sizeof(name), "%" PRId64, r->procs[j].pid);
+			if (strcmp(name, r->system.groups[i].key)) {
+				continue;
+			}
+			snprintf(name, sizeof(name), "%s (%" PRId64 ")", r->procs[j].comm,
+				 r->procs[j].pid);
+			copy = strdup(name);
+			if (!copy) {
+				return -ENOMEM;
+			}
+			free(r->system.groups[i].key);
+			r->system.groups[i].key = copy;
+			break;
+		}
+	}
+	return 0;
+}
+
+static double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void print_table(FILE *out, const struct table *t, const char *title)
+{
+	char avg[LS_DURATION_BUFSZ], max[LS_DURATION_BUFSZ];
+	int width = KEY_WIDTH_MIN;
+	size_t i;
+
+	for (i = 0; i < t->nr; i++) {
+		if ((int)strlen(t->groups[i].key) > width) {
+			width = (int)strlen(t->groups[i].key);
+		}
+	}
+	if (width > KEY_WIDTH_MAX) {
+		width = KEY_WIDTH_MAX;
+	}
+	fprintf(out, "%-*s %7s %12s %12s %11s\n", width, title, "Count", "Average", "Maximum",
+		"Percentage");
+	for (i = 0; i < t->nr; i++) {
+		const struct group *g = &t->groups[i];
+
+		ls_format_duration(g->total_ns / g->count, avg, sizeof(avg));
+		ls_format_duration(g->max_ns, max, sizeof(max));
+		fprintf(out, "%-*.*s %7" PRIu64 " %12s %12s %10.1f%%\n", width, width, g->key,
+			g->count, avg, max, percent(g->total_ns, t->total_ns));
+	}
+}
+
+/* DTrace's quantize() output: the buckets from one below the lowest to one above the highest. */
+static void print_hist(FILE *out, const struct group *g)
+{
+	char value[LS_DURATION_BUFSZ];
+	int lo = HIST_BUCKETS, hi = -1, b, bars;
+
+	for (b = 0; b < HIST_BUCKETS; b++) {
+		if (g->hist[b]) {
+			lo = b < lo ? b : lo;
+			hi = b;
+		}
+	}
+	if (hi < 0) {
+		return;
+	}
+	lo = lo > 0 ? lo - 1 : 0;
+	hi = hi + 1 < HIST_BUCKETS ? hi + 1 : hi;
+	fprintf(out, "  %s\n  %14s  ------------- Distribution ------------- count\n", g->key,
+		"value");
+	for (b = lo; b <= hi; b++) {
+		ls_format_duration(b ? 1ULL << (b - 1) : 0, value, sizeof(value));
+		bars = (int)((g->hist[b] * HIST_WIDTH + g->count / 2) / g->count);
+		fprintf(out, "  %14s |%.*s%*s %" PRIu64 "\n", value, bars,
+			"@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@", HIST_WIDTH - bars, "",
+			g->hist[b]);
+	}
+	fputc('\n', out);
+}
+
+static void print_text(FILE *out, const struct report *r, const struct snapshot_set *set,
+		       uint64_t complete)
+{
+	char total[LS_DURATION_BUFSZ];
+	const char *title = r->by == BY_CAUSE	? "Cause" :
+			    r->by == BY_PROCESS ? "Process" :
+						  "Syscall";
+	size_t i, broken = set->nr - complete;
+
+	ls_format_duration(r->system.total_ns, total, sizeof(total));
+	fprintf(out,
+		"%s: %zu snapshots (%" PRIu64 " complete, %zu incomplete or corrupt): %" PRIu64
+		" outliers, %s in all, %" PRIu64 " skipped by the recorder\n\n",
+		set->dir, set->nr, complete, broken, r->system.count, total, r->skipped);
+	fprintf(out, "System-wide, by %s:\n", by_names[r->by]);
+	print_table(out, &r->system, title);
+	fputc('\n', out);
+	fprintf(out, "Distribution of each %s:\n", by_names[r->by]);
+	for (i = 0; i < r->system.nr; i++) {
+		print_hist(out, &r->system.groups[i]);
+	}
+	for (i = 0; i < r->nr_procs; i++) {
+		const struct process *p = &r->procs[i];
+
+		ls_format_duration(p->table.total_ns, total, sizeof(total));
+		fprintf(out,
+			"Process %s (%" PRId64 "): %s in %" PRIu64 " outlier%s, %zu thread%s\n",
+			p->comm, p->pid, total, p->table.count, p->table.count == 1 ? "" : "s",
+			p->nr_tids, p->nr_tids == 1 ? "" : "s");
+		print_table(out, &p->table, r->by == BY_SYSCALL ? "Syscall" : "Cause");
+		fputc('\n', out);
+	}
+	if (broken) {
+		fprintf(out, "Not reported:\n");
+		for (i = 0; i < set->nr; i++) {
+			if (set->snaps[i].state != SNAPSHOT_COMPLETE) {
+				fprintf(out, "  %s: %s: %s\n", set->snaps[i].id,
+					snapshots_state_name(set->snaps[i].state),
+					set->snaps[i].why);
+			}
+		}
+	}
+}
+
+static struct json_object *u64_json(uint64_t v)
+{
+	return json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v);
+}
+
+static struct json_object *table_json(const struct table *t)
+{
+	struct json_object *obj = json_object_new_object(), *arr = json_object_new_array(), *g, *h,
+			   *b;
+	size_t i;
+	int k;
+
+	json_object_object_add(obj, "count", u64_json(t->count));
+	json_object_object_add(obj, "total_ns", u64_json(t->total_ns));
+	json_object_object_add(obj, "groups", arr);
+	for (i = 0; i < t->nr; i++) {
+		const struct group *grp = &t->groups[i];
+
+		g = json_object_new_object();
+		json_object_object_add(g, "key", json_object_new_string(grp->key));
+		json_object_object_add(g, "count", u64_json(grp->count));
+		json_object_object_add(g, "total_ns", u64_json(grp->total_ns));
+		json_object_object_add(g, "average_ns", u64_json(grp->total_ns / grp->count));
+		json_object_object_add(g, "max_ns", u64_json(grp->max_ns));
+		json_object_object_add(g, "percent",
+				       json_object_new_double(percent(grp->total_ns, t->total_ns)));
+		h = json_object_new_array();
+		for (k = 0; k < HIST_BUCKETS; k++) {
+			if (!grp->hist[k]) {
+				continue;
+			}
+			b = json_object_new_object();
+			json_object_object_add(b, "from_ns", u64_json(k ? 1ULL << (k - 1) : 0));
+			json_object_object_add(b, "to_ns",
+					       u64_json(k == 0	? 1 :
+							k == 64 ? UINT64_MAX :
+								  1ULL << k));
+			json_object_object_add(b, "count", u64_json(grp->hist[k]));
+			json_object_array_add(h, b);
+		}
+		json_object_object_add(g, "histogram", h);
+		json_object_array_add(arr, g);
+	}
+	return obj;
+}
+
+static struct json_object *report_json(const struct report *r, const struct snapshot_set *set)
+{
+	struct json_object *obj = json_object_new_object(), *snaps = json_object_new_array(), *s,
+			   *procs = json_object_new_array(), *p, *outliers;
+	size_t i;
+
+	json_object_object_add(obj, "dir", json_object_new_string(set->dir));
+	json_object_object_add(obj, "by", json_object_new_string(by_names[r->by]));
+	json_object_object_add(obj, "skipped", u64_json(r->skipped));
+	for (i = 0; i < set->nr; i++) {
+		const struct snapshot *sn = &set->snaps[i];
+
+		s = json_object_new_object();
+		json_object_object_add(s, "id", json_object_new_string(sn->id));
+		json_object_object_add(s, "status",
+				       json_object_new_string(snapshots_state_name(sn->state)));
+		json_object_object_add(
+			s, "reason",
+			sn->state == SNAPSHOT_COMPLETE ? NULL : json_object_new_string(sn->why));
+		outliers = snapshots_arr(sn->summary, "outliers");
+		json_object_object_add(
+			s, "outliers",
+			json_object_new_int64(
+				outliers ? (int64_t)json_object_array_length(outliers) : 0));
+		json_object_array_add(snaps, s);
+	}
+	json_object_object_add(obj, "snapshots", snaps);
+	json_object_object_add(obj, "system", table_json(&r->system));
+	for (i = 0; i < r->nr_procs; i++) {
+		p = table_json(&r->procs[i].table);
+		json_object_object_add(p, "pid", json_object_new_int64(r->procs[i].pid));
+		json_object_object_add(p, "comm", json_object_new_string(r->procs[i].comm));
+		json_object_object_add(p, "threads", u64_json(r->procs[i].nr_tids));
+		json_object_array_add(procs, p);
+	}
+	json_object_object_add(obj, "processes", procs);
+	return obj;
+}
+
+static void report_free(struct report *r)
+{
+	size_t i;
+
+	table_free(&r->system);
+	for (i = 0; i < r->nr_procs; i++) {
+		table_free(&r->procs[i].table);
+		free(r->procs[i].comm);
+		free(r->procs[i].tids);
+	}
+	free(r->procs);
+}
+
+/**
+ * report_main() - `latsnap report`
+ * @argc: argument count, the command name included
+ * @argv: "report", options, DIR
+ *
+ * Return: the exit status: 0; 1 when DIR cannot be read or holds no complete snapshot, or
+ * stdout cannot be written; 2 on a usage error.
+ */
+int report_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "by", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct snapshot_set set = { 0 };
+	struct report r = { .by = BY_CAUSE };
+	struct json_object *outliers, *obj = NULL;
+	uint64_t complete = 0;
+	bool json = false;
+	size_t i, j, n;
+	int id, ret = 0;
+
+	optind = 0;
+	opterr = 0;
+	while ((id = getopt_long(argc, argv, "+:jb:h", opts, NULL)) != -1) {
+		switch (id) {
+		case 'j':
+			json = true;
+			break;
+		case 'b':
+			for (j = 0; j < 3 && strcmp(optarg, by_names[j]); j++) {
+			}
+			if (j == 3) {
+				ls_err("report: --by: '%s' is not cause, process or syscall",
+				       optarg);
+				ret = 2;
+				goto out;
+			}
+			r.by = (enum group_by)j;
+			break;
+		case 'h':
+			fputs(report_usage, stdout);
+			goto out;
+		default:
+			snapshots_option_error("report", id, optopt, argv, optind);
+			ret = 2;
+			goto out;
+		}
+	}
+	if (optind != argc - 1) {
+		ls_err("report: %s (see latsnap report --help)",
+		       optind == argc ? "DIR missing" : "one DIR only");
+		ret = 2;
+		goto out;
+	}
+	if (snapshots_load(argv[optind], &set)) {
+		ret = 1;
+		goto out;
+	}
+	for (i = 0; i < set.nr; i++) {
+		if (set.snaps[i].state == SNAPSHOT_CORRUPT) {
+			ls_err("report: %s", set.snaps[i].why);
+		}
+		if (set.snaps[i].state != SNAPSHOT_COMPLETE) {
+			continue;
+		}
+		complete++;
+		r.skipped = sat_add(r.skipped,
+				    (uint64_t)snapshots_i64(set.snaps[i].summary, "skipped"));
+		outliers = snapshots_arr(set.snaps[i].summary, "outliers");
+		n = json_object_array_length(outliers);
+		for (j = 0; j < n; j++) {
+			if (report_add(&r, json_object_array_get_idx(outliers, j))) {
+				ls_err("report: %s", strerror(ENOMEM));
+				ret = 1;
+				goto out;
+			}
+		}
+	}
+	if (!set.nr) {
+		ls_err("report: %s: no snapshot in it", set.dir);
+		ret = 1;
+		goto out;
+	}
+	if (r.by == BY_PROCESS && name_process_keys(&r)) {
+		ls_err("report: %s", strerror(ENOMEM));
+		ret = 1;
+		goto out;
+	}
+	qsort(r.system.groups, r.system.nr, sizeof(*r.system.groups), cmp_group);
+	for (i = 0; i < r.nr_procs; i++) {
+		qsort(r.procs[i].table.groups, r.procs[i].table.nr, sizeof(struct group),
+		      cmp_group);
+	}
+	if (r.nr_procs > 1) {
+		qsort(r.procs, r.nr_procs, sizeof(*r.procs), cmp_process);
+	}
+	if (json) {
+		obj = report_json(&r, &set);
+		puts(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+	} else {
+		print_text(stdout, &r, &set, complete);
+	}
+	if (!complete) {
+		ls_err("report: %s: no complete snapshot in it", set.dir);
+		ret = 1;
+	}
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		ls_err("report: writing to stdout: %s", strerror(errno));
+		ret = 1;
+	}
+out:
+	json_object_put(obj);
+	report_free(&r);
+	snapshots_free(&set);
+	return ret;
+}

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * show.h - `latsnap show`: one snapshot for people, with a timeline read from its trace.
+ */
+#ifndef LATSNAP_SHOW_H
+#define LATSNAP_SHOW_H
+
+int show_main(int argc, char **argv);
+
+#endif /* LATSNAP_SHOW_H */

@@ -1,0 +1,677 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * snapshots.c - read OUTDIR/<id>/summary.json files and check them against the contract.
+ *
+ * A summary is checked whole before anyone looks at it, so that report, show and flame can read
+ * its fields without re-checking each type: a file written by another version, cut short by a
+ * full disk, or edited by hand is named as corrupt with the first thing wrong in it, and the
+ * other snapshots are still read.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "snapshots.h"
+#include "util.h"
+
+/* A summary nests 6 levels (outliers, outlier, kernel_stacks, stack, frames, frame); leave room. */
+#define SUMMARY_DEPTH 16
+
+/**
+ * snapshots_i64() - an integer member of a checked object, 0 when absent or of another type
+ * @obj: a JSON object (or NULL)
+ * @key: the member's name
+ */
+int64_t snapshots_i64(struct json_object *obj, const char *key)
+{
+	struct json_object *v;
+	int64_t ret = 0;
+
+	if (obj && json_object_object_get_ex(obj, key, &v) &&
+	    json_object_is_type(v, json_type_int)) {
+		ret = json_object_get_int64(v);
+	}
+	return ret;
+}
+
+/**
+ * snapshots_str() - a string member of an object
+ * @obj: a JSON object (or NULL)
+ * @key: the member's name
+ * @fallback: returned when the member is absent, null or not a string
+ */
+const char *snapshots_str(struct json_object *obj, const char *key, const char *fallback)
+{
+	struct json_object *v;
+	const char *ret = fallback;
+
+	if (obj && json_object_object_get_ex(obj, key, &v) &&
+	    json_object_is_type(v, json_type_string)) {
+		ret = json_object_get_string(v);
+	}
+	return ret;
+}
+
+/**
+ * snapshots_arr() - an array member of an object, NULL when absent or not an array
+ * @obj: a JSON object (or NULL)
+ * @key: the member's name
+ */
+struct json_object *snapshots_arr(struct json_object *obj, const char *key)
+{
+	struct json_object *v;
+	struct json_object *ret = NULL;
+
+	if (obj && json_object_object_get_ex(obj, key, &v) &&
+	    json_object_is_type(v, json_type_array)) {
+		ret = v;
+	}
+	return ret;
+}
+
+/**
+ * snapshots_is_glue_frame() - whether a kernel frame is BPF tracing glue, not the thread's own
+ *
+ * bpf_get_task_stack() from the sched_switch program returns the trampoline and tracepoint
+ * frames on top of some stacks (PLATFORM.md): they say where latsnap looked, not where the
+ * thread waited, and would split one wait into several stacks in a flame graph.
+ */
+bool snapshots_is_glue_frame(struct json_object *frame)
+{
+	static const char *const glue[] = { "__bpf_get_task_stack", "bpf_get_task_stack*",
+					    "bpf_get_stack*",	    "bpf_prog_*",
+					    "bpf_trace_run*",	    "__traceiter_*",
+					    "__bpf_trace_*",	    NULL };
+	const char *sym = snapshots_str(frame, "symbol", NULL);
+	bool ret = false;
+	size_t i;
+
+	for (i = 0; sym && glue[i]; i++) {
+		if (!fnmatch(glue[i], sym, 0)) {
+			ret = true;
+			break;
+		}
+	}
+	return ret;
+}
+
+/**
+ * snapshots_kernel_skip() - how many innermost frames of a kernel stack are BPF glue
+ * @frames: a checked frames array, innermost first
+ */
+size_t snapshots_kernel_skip(struct json_object *frames)
+{
+	size_t n = frames ? json_object_array_length(frames) : 0, i;
+
+	for (i = 0; i < n && snapshots_is_glue_frame(json_object_array_get_idx(frames, i)); i++) {
+	}
+	/* A stack that is nothing but glue keeps its frames: better than none. */
+	return i == n ? 0 : i;
+}
+
+static bool is_type(struct json_object *obj, const char *key, json_type type, bool nullable)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(obj, key, &v)) {
+		return false;
+	}
+	if (!v) {
+		return nullable;
+	}
+	return json_object_is_type(v, type);
+}
+
+static bool is_count(struct json_object *obj, const char *key)
+{
+	return is_type(obj, key, json_type_int, false) && snapshots_i64(obj, key) >= 0;
+}
+
+/* Checks a FRAME; on failure @why says what, after @where. */
+static bool check_frames(struct json_object *frames, const char *where, char *why, size_t len)
+{
+	struct json_object *f;
+	bool ok = false;
+	size_t i, n;
+
+	if (!frames || !json_object_is_type(frames, json_type_array)) {
+		snprintf(why, len, "%s: frames is not an array", where);
+		goto out;
+	}
+	n = json_object_array_length(frames);
+	for (i = 0; i < n; i++) {
+		f = json_object_array_get_idx(frames, i);
+		if (!f || !json_object_is_type(f, json_type_object) ||
+		    !is_type(f, "addr", json_type_string, false) ||
+		    !is_type(f, "symbol", json_type_string, true) ||
+		    !is_type(f, "module", json_type_string, false)) {
+			snprintf(why, len, "%s: frame %zu lacks addr, symbol or module", where, i);
+			goto out;
+		}
+		if (json_object_object_get_ex(f, "offset", NULL) && !is_count(f, "offset")) {
+			snprintf(why, len, "%s: frame %zu: offset is not a count", where, i);
+			goto out;
+		}
+	}
+	ok = true;
+out:
+	return ok;
+}
+
+static bool check_outlier(struct json_object *o, size_t idx, char *why, size_t len)
+{
+	static const char *const counts[] = { "pid",	    "tid",	   "start_ns",
+					      "end_ns",	    "duration_ns", "on_cpu_ns",
+					      "blocked_ns", "runqueue_ns", NULL };
+	struct json_object *v, *stacks, *s, *chain, *flags;
+	char where[96];
+	bool ok = false;
+	size_t i, n;
+
+	snprintf(where, sizeof(where), "outlier %zu", idx);
+	if (!json_object_is_type(o, json_type_object)) {
+		snprintf(why, len, "%s is not an object", where);
+		goto out;
+	}
+	for (i = 0; counts[i]; i++) {
+		if (!is_count(o, counts[i])) {
+			snprintf(why, len, "%s: %s is not a non-negative integer", where,
+				 counts[i]);
+			goto out;
+		}
+	}
+	if (!is_type(o, "kind", json_type_string, false) ||
+	    !is_type(o, "comm", json_type_string, false) ||
+	    !is_type(o, "cause", json_type_string, false)) {
+		snprintf(why, len, "%s: kind, comm or cause is not a string", where);
+		goto out;
+	}
+	if (json_object_object_get_ex(o, "syscall", NULL) &&
+	    !is_type(o, "syscall", json_type_string, true)) {
+		snprintf(why, len, "%s: syscall is neither a string nor null", where);
+		goto out;
+	}
+	stacks = snapshots_arr(o, "kernel_stacks");
+	if (!stacks) {
+		snprintf(why, len, "%s: kernel_stacks is not an array", where);
+		goto out;
+	}
+	n = json_object_array_length(stacks);
+	for (i = 0; i < n; i++) {
+		s = json_object_array_get_idx(stacks, i);
+		snprintf(where, sizeof(where), "outlier %zu: kernel stack %zu", idx, i);
+		if (!s || !json_object_is_type(s, json_type_object) || !is_count(s, "weight_ns")) {
+			snprintf(why, len, "%s: weight_ns is not a non-negative integer", where);
+			goto out;
+		}
+		if (!check_frames(snapshots_arr(s, "frames"), where, why, len)) {
+			goto out;
+		}
+	}
+	snprintf(where, sizeof(where), "outlier %zu: user_stack", idx);
+	if (!json_object_object_get_ex(o, "user_stack", &v) || !v ||
+	    !json_object_is_type(v, json_type_object) ||
+	    !is_type(v, "source", json_type_string, false) ||
+	    !check_frames(snapshots_arr(v, "frames"), where, why, len)) {
+		if (!*why) {
+			snprintf(why, len, "%s is not an object with a source and frames", where);
+		}
+		goto out;
+	}
+	snprintf(where, sizeof(where), "outlier %zu: waker", idx);
+	if (json_object_object_get_ex(o, "waker", &v) && v &&
+	    (!json_object_is_type(v, json_type_object) || !is_count(v, "tid") ||
+	     !is_count(v, "pid") || !is_type(v, "comm", json_type_string, false) ||
+	     !check_frames(snapshots_arr(v, "frames"), where, why, len))) {
+		if (!*why) {
+			snprintf(why, len, "%s is neither null nor a thread with frames", where);
+		}
+		goto out;
+	}
+	/* Absent from older summaries; when there, every link must be readable. */
+	if (json_object_object_get_ex(o, "wait_chain", &chain) && chain) {
+		if (!json_object_is_type(chain, json_type_array)) {
+			snprintf(why, len, "outlier %zu: wait_chain is not an array", idx);
+			goto out;
+		}
+		n = json_object_array_length(chain);
+		for (i = 0; i < n; i++) {
+			v = json_object_array_get_idx(chain, i);
+			snprintf(where, sizeof(where), "outlier %zu: wait_chain link %zu", idx, i);
+			if (!v || !json_object_is_type(v, json_type_object) ||
+			    !is_count(v, "tid") || !is_count(v, "pid") ||
+			    !is_type(v, "comm", json_type_string, false)) {
+				snprintf(why, len, "%s: tid, pid or comm missing", where);
+				goto out;
+			}
+			if (json_object_object_get_ex(v, "frames", NULL) &&
+			    !check_frames(snapshots_arr(v, "frames"), where, why, len)) {
+				goto out;
+			}
+		}
+	}
+	if (json_object_object_get_ex(o, "flags", &flags) && flags) {
+		if (!json_object_is_type(flags, json_type_array)) {
+			snprintf(why, len, "outlier %zu: flags is not an array", idx);
+			goto out;
+		}
+		n = json_object_array_length(flags);
+		for (i = 0; i < n; i++) {
+			if (!json_object_is_type(json_object_array_get_idx(flags, i),
+						 json_type_string)) {
+				snprintf(why, len, "outlier %zu: flag %zu is not a string", idx, i);
+				goto out;
+			}
+		}
+	}
+	ok = true;
+out:
+	return ok;
+}
+
+/**
+ * snapshots_parse_summary() - parse and check the text of a summary.json
+ * @text: the file's bytes (need not be NUL-terminated)
+ * @len: their number
+ * @name: the file's name, for @why
+ * @out: receives the summary (the caller's reference) on success
+ * @why: receives "NAME: what is wrong" on failure
+ * @whylen: size of @why
+ *
+ * Return: 0, or -EBADMSG (not JSON, not version 1, or a member missing or of the wrong type),
+ * or -ENOMEM.
+ */
+int snapshots_parse_summary(const char *text, size_t len, const char *name,
+			    struct json_object **out, char *why, size_t whylen)
+{
+	struct json_object *obj = NULL, *outliers;
+	char what[384] = "";
+	enum json_tokener_error jerr;
+	json_tokener *tok = NULL;
+	size_t i, n, end;
+	int ret = -EBADMSG;
+
+	*out = NULL;
+	if (len > SNAPSHOT_SUMMARY_MAX || len > (size_t)INT32_MAX) {
+		snprintf(what, sizeof(what), "larger than %u MiB", SNAPSHOT_SUMMARY_MAX >> 20);
+		goto out;
+	}
+	if (len == 0) {
+		snprintf(what, sizeof(what), "empty");
+		goto out;
+	}
+	tok = json_tokener_new_ex(SUMMARY_DEPTH);
+	if (!tok) {
+		ret = -ENOMEM;
+		snprintf(what, sizeof(what), "%s", strerror(ENOMEM));
+		goto out;
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	obj = json_tokener_parse_ex(tok, text, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	if (jerr == json_tokener_continue) {
+		snprintf(what, sizeof(what), "not JSON: it ends in the middle (truncated?)");
+		goto out;
+	}
+	if (jerr != json_tokener_success) {
+		snprintf(what, sizeof(what), "not JSON: %s at byte %zu",
+			 json_tokener_error_desc(jerr), end);
+		goto out;
+	}
+	/* Trailing white space is fine; anything else after the object is not. */
+	for (i = end; i < len && strchr(" \t\r\n", text[i]) && text[i]; i++) {
+	}
+	if (i < len) {
+		snprintf(what, sizeof(what),
+			 "not JSON: trailing bytes after the object at byte %zu", i);
+		goto out;
+	}
+	if (!json_object_is_type(obj, json_type_object)) {
+		snprintf(what, sizeof(what), "not a JSON object");
+		goto out;
+	}
+	if (!is_type(obj, "version", json_type_int, false)) {
+		snprintf(what, sizeof(what), "no version");
+		goto out;
+	}
+	if (snapshots_i64(obj, "version") != 1) {
+		snprintf(what, sizeof(what), "version %" PRId64 ", this latsnap reads version 1",
+			 snapshots_i64(obj, "version"));
+		goto out;
+	}
+	if (!is_type(obj, "id", json_type_string, false) ||
+	    !is_type(obj, "host", json_type_string, false)) {
+		snprintf(what, sizeof(what), "id or host is not a string");
+		goto out;
+	}
+	if (json_object_object_get_ex(obj, "skipped", NULL) && !is_count(obj, "skipped")) {
+		snprintf(what, sizeof(what), "skipped is not a count");
+		goto out;
+	}
+	outliers = snapshots_arr(obj, "outliers");
+	if (!outliers) {
+		snprintf(what, sizeof(what), "outliers is not an array");
+		goto out;
+	}
+	n = json_object_array_length(outliers);
+	for (i = 0; i < n; i++) {
+		if (!check_outlier(json_object_array_get_idx(outliers, i), i, what, sizeof(what))) {
+			goto out;
+		}
+	}
+	*out = obj;
+	obj = NULL;
+	ret = 0;
+out:
+	if (ret) {
+		snprintf(why, whylen, "%s: %s", name, what);
+	}
+	json_object_put(obj);
+	if (tok) {
+		json_tokener_free(tok);
+	}
+	return ret;
+}
+
+/* Reads @path whole (a regular file, not through a symlink, at most the summary limit). */
+static int read_file(const char *path, char **text, size_t *len, char *why, size_t whylen)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t done = 0;
+	ssize_t n;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		ret = -EBADMSG;
+		snprintf(why, whylen, "%s: not a regular file", path);
+		goto out;
+	}
+	if ((uint64_t)st.st_size > SNAPSHOT_SUMMARY_MAX) {
+		ret = -EBADMSG;
+		snprintf(why, whylen, "%s: larger than %u MiB", path, SNAPSHOT_SUMMARY_MAX >> 20);
+		goto out;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		ret = -ENOMEM;
+		snprintf(why, whylen, "%s: %s", path, strerror(ENOMEM));
+		goto out;
+	}
+	while (done < (size_t)st.st_size) {
+		n = read(fd, buf + done, (size_t)st.st_size - done);
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0) {
+			ret = -errno;
+			snprintf(why, whylen, "%s: %s", path, strerror(errno));
+			goto out;
+		}
+		if (n == 0) {
+			break;
+		}
+		done += (size_t)n;
+	}
+	buf[done] = '\0';
+	*text = buf;
+	*len = done;
+	buf = NULL;
+out:
+	free(buf);
+	if (fd >= 0) {
+		close(fd);
+	}
+	return ret;
+}
+
+/**
+ * snapshot_load() - read one snapshot directory
+ * @path: OUTDIR/<id>
+ * @snap: filled; snapshot_free() it whatever the result
+ *
+ * An incomplete or corrupt snapshot is not an error of this function: @snap->state and
+ * @snap->why say what it is.
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int snapshot_load(const char *path, struct snapshot *snap)
+{
+	char file[4096];
+	const char *base;
+	char *text = NULL;
+	size_t len = 0;
+	int ret = 0, err;
+
+	memset(snap, 0, sizeof(*snap));
+	/* "DIR/ID/" names ID: drop trailing slashes. */
+	snap->path = strdup(path);
+	if (!snap->path) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	while (strlen(snap->path) > 1 && snap->path[strlen(snap->path) - 1] == '/') {
+		snap->path[strlen(snap->path) - 1] = '\0';
+	}
+	base = strrchr(snap->path, '/');
+	snap->id = strdup(base ? base + 1 : snap->path);
+	if (!snap->id) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	snprintf(file, sizeof(file), "%s/summary.json", snap->path);
+	err = read_file(file, &text, &len, snap->why, sizeof(snap->why));
+	if (err == -ENOENT) {
+		snap->state = SNAPSHOT_INCOMPLETE;
+		snprintf(snap->why, sizeof(snap->why), "%s: missing: the snapshot is incomplete",
+			 file);
+		goto out;
+	}
+	if (err == -ENOMEM) {
+		ret = err;
+		goto out;
+	}
+	if (err) {
+		snap->state = SNAPSHOT_CORRUPT;
+		goto out;
+	}
+	err = snapshots_parse_summary(text, len, file, &snap->summary, snap->why,
+				      sizeof(snap->why));
+	if (err == -ENOMEM) {
+		ret = err;
+		goto out;
+	}
+	snap->state = err ? SNAPSHOT_CORRUPT : SNAPSHOT_COMPLETE;
+	if (!err) {
+		snap->why[0] = '\0';
+	}
+out:
+	free(text);
+	return ret;
+}
+
+/**
+ * snapshot_free() - release what snapshot_load() filled in
+ */
+void snapshot_free(struct snapshot *snap)
+{
+	if (!snap) {
+		return;
+	}
+	free(snap->id);
+	free(snap->path);
+	json_object_put(snap->summary);
+	memset(snap, 0, sizeof(*snap));
+}
+
+static int cmp_snap(const void *a, const void *b)
+{
+	return strcmp(((const struct snapshot *)a)->id, ((const struct snapshot *)b)->id);
+}
+
+/**
+ * snapshots_load() - read every snapshot of a directory
+ * @dir: an OUTDIR (its subdirectories are the snapshots), or one snapshot directory itself
+ *	(one that holds summary.json or trace/)
+ * @set: filled, sorted by id; snapshots_free() it whatever the result
+ *
+ * Hidden entries, files and symbolic links in @dir are not snapshots and are passed over. An
+ * empty set is not an error here: the caller says so.
+ *
+ * Return: 0, or a negative errno after one "latsnap: DIR: why" line.
+ */
+int snapshots_load(const char *dir, struct snapshot_set *set)
+{
+	struct snapshot *grown;
+	struct dirent *de;
+	struct stat st;
+	char path[4096];
+	size_t cap = 0;
+	DIR *d = NULL;
+	int ret = 0;
+
+	memset(set, 0, sizeof(*set));
+	set->dir = strdup(dir);
+	if (!set->dir) {
+		ret = -ENOMEM;
+		ls_err("%s: %s", dir, strerror(ENOMEM));
+		goto out;
+	}
+	if (stat(dir, &st)) {
+		ret = -errno;
+		ls_err("%s: %s", dir, strerror(errno));
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		ret = -ENOTDIR;
+		ls_err("%s: not a directory", dir);
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/summary.json", dir);
+	if (!access(path, F_OK) ||
+	    (snprintf(path, sizeof(path), "%s/trace", dir) > 0 && !access(path, F_OK))) {
+		/* One snapshot given directly. */
+		set->snaps = calloc(1, sizeof(*set->snaps));
+		if (!set->snaps) {
+			ret = -ENOMEM;
+			ls_err("%s: %s", dir, strerror(ENOMEM));
+			goto out;
+		}
+		set->nr = 1;
+		ret = snapshot_load(dir, &set->snaps[0]);
+		if (ret) {
+			ls_err("%s: %s", dir, strerror(-ret));
+		}
+		goto out;
+	}
+	d = opendir(dir);
+	if (!d) {
+		ret = -errno;
+		ls_err("%s: %s", dir, strerror(errno));
+		goto out;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.') {
+			continue;
+		}
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISDIR(st.st_mode)) {
+			continue;
+		}
+		if (set->nr == cap) {
+			cap = cap ? cap * 2 : 16;
+			grown = realloc(set->snaps, cap * sizeof(*set->snaps));
+			if (!grown) {
+				ret = -ENOMEM;
+				ls_err("%s: %s", dir, strerror(ENOMEM));
+				goto out;
+			}
+			set->snaps = grown;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		ret = snapshot_load(path, &set->snaps[set->nr]);
+		set->nr++;
+		if (ret) {
+			ls_err("%s: %s", path, strerror(-ret));
+			goto out;
+		}
+	}
+	if (set->nr > 1) {
+		qsort(set->snaps, set->nr, sizeof(*set->snaps), cmp_snap);
+	}
+out:
+	if (d) {
+		closedir(d);
+	}
+	return ret;
+}
+
+/**
+ * snapshots_free() - release a set filled by snapshots_load()
+ */
+void snapshots_free(struct snapshot_set *set)
+{
+	size_t i;
+
+	if (!set) {
+		return;
+	}
+	for (i = 0; i < set->nr; i++) {
+		snapshot_free(&set->snaps[i]);
+	}
+	free(set->snaps);
+	free(set->dir);
+	memset(set, 0, sizeof(*set));
+}
+
+/**
+ * snapshots_state_name() - "complete", "incomplete" or "corrupt"
+ */
+const char *snapshots_state_name(enum snapshot_state state)
+{
+	switch (state) {
+	case SNAPSHOT_COMPLETE:
+		return "complete";
+	case SNAPSHOT_INCOMPLETE:
+		return "incomplete";
+	case SNAPSHOT_CORRUPT:
+		return "corrupt";
+	}
+	return "?";
+}
+
+/**
+ * snapshots_option_error() - say what getopt_long() found wrong, as record does
+ * @cmd: the command's name
+ * @id: what getopt_long() returned: '?' (unknown option) or ':' (missing value)
+ * @opt: optopt
+ * @argv: the command's argv
+ * @optind: optind after the call
+ */
+void snapshots_option_error(const char *cmd, int id, int opt, char **argv, int optind)
+{
+	if (id == ':') {
+		ls_err("%s: option '%s' needs a value", cmd, argv[optind - 1]);
+	} else if (opt && opt < 256) {
+		ls_err("%s: unknown option '-%c' (see latsnap %s --help)", cmd, opt, cmd);
+	} else {
+		ls_err("%s: unknown option '%s' (see latsnap %s --help)", cmd, argv[optind - 1],
+		       cmd);
+	}
+}

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The readers of latsnap report/show/flame without a trace: snapshots_parse_summary() on good
+ * and broken summaries, snapshots_load() on a directory with complete, incomplete and corrupt
+ * snapshots (and things that are not snapshots), the folded stacks and the SVG of a known
+ * summary, and C++ demangling.
+ */
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "dwfl-sym.h"
+#include "flame.h"
+#include "snapshots.h"
+#include "tap.h"
+
+/* One outlier with BPF glue on top of its kernel stack, a mangled user frame and a ';'. */
+static const char good[] =
+	"{\"version\":1,\"id\":\"A\",\"host\":\"h\",\"created\":\"2026-01-01T00:00:00Z\","
+	"\"trace\":\"trace\",\"skipped\":2,\"flags\":[],\"outliers\":["
+	"{\"kind\":\"syscall\",\"pid\":10,\"tid\":11,\"comm\":\"w;x\",\"syscall\":\"read\","
+	"\"syscall_nr\":0,\"start_ns\":100,\"end_ns\":300,\"duration_ns\":200,\"on_cpu_ns\":10,"
+	"\"blocked_ns\":180,\"runqueue_ns\":10,\"switches\":1,\"cause\":\"Reading from a pipe\","
+	"\"kernel_stacks\":["
+	"{\"weight_ns\":150,\"frames\":["
+	"{\"addr\":\"0xffffffff81000000\",\"symbol\":\"bpf_prog_abc_ls_sched_switch\",\"offset\":1,"
+	"\"module\":\"kernel\"},"
+	"{\"addr\":\"0xffffffff81000010\",\"symbol\":\"pipe_read\",\"offset\":2,"
+	"\"module\":\"kernel\"},"
+	"{\"addr\":\"0xffffffff81000020\",\"symbol\":\"vfs_read\",\"offset\":3,"
+	"\"module\":\"kernel\"}]},"
+	"{\"weight_ns\":30,\"frames\":["
+	"{\"addr\":\"0xffffffff81000030\",\"symbol\":\"schedule\",\"offset\":4,"
+	"\"module\":\"kernel\"}]},"
+	"{\"weight_ns\":0,\"frames\":["
+	"{\"addr\":\"0xffffffff81000040\",\"symbol\":\"never\",\"offset\":4,"
+	"\"module\":\"kernel\"}]}],"
+	"\"user_stack\":{\"source\":\"unwind\",\"frames\":["
+	"{\"addr\":\"0x401000\",\"symbol\":\"_ZN3foo3barEv\",\"offset\":5,\"module\":\"/bin/w\"},"
+	"{\"addr\":\"0x401100\",\"symbol\":null,\"offset\":0,\"module\":\"/bin/w\"},"
+	"{\"addr\":\"0x401200\",\"symbol\":\"main\",\"offset\":6,\"module\":\"/bin/w\"}]},"
+	"\"waker\":null,\"wait_chain\":[],\"flags\":[]}]}";
+
+static char tmpdir[64];
+
+static int parse(const char *text, struct json_object **out, char *why, size_t len)
+{
+	return snapshots_parse_summary(text, strlen(text), "S", out, why, len);
+}
+
+/* @good with its first @from replaced by @to. */
+static char *variant(const char *from, const char *to)
+{
+	const char *at = strstr(good, from);
+	char *s;
+
+	if (!at) {
+		bail_out("test bug: '%s' not in the good summary", from);
+	}
+	if (asprintf(&s, "%.*s%s%s", (int)(at - good), good, to, at + strlen(from)) < 0) {
+		bail_out("out of memory");
+	}
+	return s;
+}
+
+static void test_parse(void)
+{
+	static const struct {
+		const char *from, *to, *why;
+	} bad[] = {
+		{ "\"version\":1", "\"version\":2", "S: version 2, this latsnap reads version 1" },
+		{ "\"version\":1,", "", "S: no version" },
+		{ "\"duration_ns\":200", "\"duration_ns\":-1",
+		  "S: outlier 0: duration_ns is not a non-negative integer" },
+		{ "\"duration_ns\":200", "\"duration_ns\":\"200\"",
+		  "S: outlier 0: duration_ns is not a non-negative integer" },
+		{ "\"cause\":\"Reading from a pipe\",", "",
+		  "S: outlier 0: kind, comm or cause is not a string" },
+		{ "\"weight_ns\":30", "\"weight_ns\":null",
+		  "S: outlier 0: kernel stack 1: weight_ns is not a non-negative integer" },
+		{ "\"symbol\":\"main\"", "\"symbol\":7",
+		  "S: outlier 0: user_stack: frame 2 lacks addr, symbol or module" },
+		{ "\"wait_chain\":[]", "\"wait_chain\":[{\"depth\":1}]",
+		  "S: outlier 0: wait_chain link 0: tid, pid or comm missing" },
+		{ "\"outliers\":[", "\"outliers\":{\"a\":[", NULL },
+	};
+	struct json_object *s = NULL;
+	char why[512], *text, cut[sizeof(good)];
+	size_t i;
+
+	is_int(parse(good, &s, why, sizeof(why)), 0, "the good summary is accepted");
+	ok(s && snapshots_i64(s, "skipped") == 2, "and read (skipped 2)");
+	json_object_put(s);
+	s = NULL;
+
+	is_int(parse("", &s, why, sizeof(why)), -EBADMSG, "an empty file is refused");
+	is_str(why, "S: empty", "and said to be empty, naming the file");
+
+	memcpy(cut, good, sizeof(good) / 2);
+	cut[sizeof(good) / 2] = '\0';
+	is_int(parse(cut, &s, why, sizeof(why)), -EBADMSG, "a summary cut in half is refused");
+	is_str(why, "S: not JSON: it ends in the middle (truncated?)", "and said to be truncated");
+
+	if (asprintf(&text, "%s\n}garbage", good) < 0) {
+		bail_out("out of memory");
+	}
+	is_int(parse(text, &s, why, sizeof(why)), -EBADMSG, "trailing bytes are refused");
+	ok(!strncmp(why, "S: not JSON: ", 13), "as not JSON, naming the file: %s", why);
+	free(text);
+	if (asprintf(&text, "%s\n\n", good) < 0) {
+		bail_out("out of memory");
+	}
+	is_int(parse(text, &s, why, sizeof(why)), 0, "trailing white space is fine");
+	json_object_put(s);
+	s = NULL;
+	free(text);
+
+	is_int(parse("[1,2]", &s, why, sizeof(why)), -EBADMSG, "an array is refused");
+	is_str(why, "S: not a JSON object", "as not an object");
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		text = variant(bad[i].from, bad[i].to);
+		why[0] = '\0';
+		is_int(parse(text, &s, why, sizeof(why)), -EBADMSG, "'%s' -> '%s' is refused",
+		       bad[i].from, bad[i].to);
+		ok(!s, "  and nothing is returned");
+		if (bad[i].why) {
+			is_str(why, bad[i].why, "  with the reason");
+		} else {
+			ok(!strncmp(why, "S: ", 3), "  with a reason naming the file: %s", why);
+		}
+		free(text);
+	}
+}
+
+static void write_file(const char *path, const char *text, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len || close(fd)) {
+		bail_out("cannot write %s: %s", path, strerror(errno));
+	}
+}
+
+static void test_load(void)
+{
+	struct snapshot_set set;
+	char path[PATH_MAX + 64];
+	char *text;
+
+	snprintf(path, sizeof(path), "%s/out", tmpdir);
+	mkdir(path, 0700);
+	is_int(snapshots_load(path, &set), 0, "an empty directory loads");
+	is_int((int)set.nr, 0, "  with no snapshot in it");
+	snapshots_free(&set);
+
+	/* Created out of order: the set is sorted by id. */
+	snprintf(path, sizeof(path), "%s/out/B-corrupt", tmpdir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/out/B-corrupt/summary.json", tmpdir);
+	write_file(path, good, sizeof(good) / 3);
+	snprintf(path, sizeof(path), "%s/out/A-good", tmpdir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/out/A-good/summary.json", tmpdir);
+	write_file(path, good, strlen(good));
+	snprintf(path, sizeof(path), "%s/out/C-incomplete", tmpdir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/out/D-badversion", tmpdir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/out/D-badversion/summary.json", tmpdir);
+	text = variant("\"version\":1", "\"version\":9");
+	write_file(path, text, strlen(text));
+	free(text);
+	/* Not snapshots: a file, a hidden directory, a symlink to a snapshot. */
+	snprintf(path, sizeof(path), "%s/out/notes.txt", tmpdir);
+	write_file(path, "x", 1);
+	snprintf(path, sizeof(path), "%s/out/.hidden", tmpdir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/out/E-link", tmpdir);
+	if (symlink("A-good", path)) {
+		bail_out("symlink: %s", strerror(errno));
+	}
+
+	snprintf(path, sizeof(path), "%s/out", tmpdir);
+	if (!is_int(snapshots_load(path, &set), 0, "a directory of snapshots loads") ||
+	    !is_int((int)set.nr, 4, "  4 snapshots: files, hidden entries and symlinks left out")) {
+		snapshots_free(&set);
+		return;
+	}
+	is_str(set.snaps[0].id, "A-good", "  sorted by id: A-good first");
+	is_str(snapshots_state_name(set.snaps[0].state), "complete", "  A-good is complete");
+	ok(set.snaps[0].summary != NULL, "  with its summary");
+	is_str(snapshots_state_name(set.snaps[1].state), "corrupt", "  B-corrupt is corrupt");
+	ok(strstr(set.snaps[1].why, "/out/B-corrupt/summary.json: not JSON") != NULL,
+	   "  naming the file and why: %s", set.snaps[1].why);
+	is_str(snapshots_state_name(set.snaps[2].state), "incomplete",
+	       "  C-incomplete is incomplete");
+	ok(strstr(set.snaps[2].why, "/out/C-incomplete/summary.json: missing") != NULL,
+	   "  naming the missing file: %s", set.snaps[2].why);
+	is_str(snapshots_state_name(set.snaps[3].state), "corrupt", "  D-badversion is corrupt");
+	ok(strstr(set.snaps[3].why, "version 9") != NULL, "  for its version: %s",
+	   set.snaps[3].why);
+	snapshots_free(&set);
+
+	snprintf(path, sizeof(path), "%s/out/A-good", tmpdir);
+	is_int(snapshots_load(path, &set), 0, "one snapshot directory given directly loads");
+	ok(set.nr == 1 && set.snaps[0].state == SNAPSHOT_COMPLETE, "  as a set of that one");
+	snapshots_free(&set);
+
+	snprintf(path, sizeof(path), "%s/nonexistent", tmpdir);
+	ok(snapshots_load(path, &set) == -ENOENT, "a missing directory: -ENOENT (and a message)");
+	snapshots_free(&set);
+}
+
+static void test_flame(void)
+{
+	static const char want[] = "w:x;main;0x401100;foo::bar();-;schedule 60\n"
+				   "w:x;main;0x401100;foo::bar();-;vfs_read;pipe_read 300\n";
+	struct json_object *s = NULL;
+	struct flame f = { 0 };
+	char why[256], *buf = NULL, cmd[3 * PATH_MAX], path[PATH_MAX];
+	size_t len = 0;
+	regex_t re;
+	FILE *out;
+
+	if (parse(good, &s, why, sizeof(why))) {
+		bail_out("the good summary: %s", why);
+	}
+	/* Twice: equal stacks merge and their weights add up. */
+	ok(!flame_add_summary(&f, s) && !flame_add_summary(&f, s), "folding the summary twice");
+	flame_finish(&f);
+	out = open_memstream(&buf, &len);
+	ok(out && !flame_write_folded(out, &f) && !fclose(out), "writing the folded stacks");
+	is_str(buf, want,
+	       "folded: comm (';' made ':'), user frames outermost first (address when no symbol, "
+	       "demangled), '-', kernel frames outermost first without the BPF glue; equal "
+	       "stacks merged, a weight of 0 left out, sorted");
+	free(buf);
+
+	snprintf(path, sizeof(path), "%s/flame.svg", tmpdir);
+	out = fopen(path, "w");
+	ok(out && !flame_write_svg(out, &f, "a <title> & more") && !fclose(out), "writing the SVG");
+	snprintf(cmd, sizeof(cmd), "xmllint --noout %s", path);
+	if (system("command -v xmllint >/dev/null 2>&1") == 0) {
+		is_int(system(cmd), 0, "xmllint: the SVG is well-formed XML");
+	} else {
+		skip("xmllint not installed");
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "grep -q '<title>foo::bar() (360 ns, 100.00%%)</title>' %s && "
+		 "grep -q '<title>pipe_read (300 ns, 83.33%%)</title>' %s",
+		 path, path);
+	is_int(system(cmd), 0, "the SVG has a tooltip per frame, with its weight and share");
+	flame_free(&f);
+
+	if (regcomp(&re, "^foo::", REG_EXTENDED | REG_NOSUB)) {
+		bail_out("regcomp");
+	}
+	f.grep = &re;
+	flame_add_summary(&f, s);
+	is_int((int)f.nr, 2, "--grep '^foo::' keeps the stacks through foo::bar()");
+	flame_free(&f);
+	regfree(&re);
+	if (regcomp(&re, "^nothere$", REG_EXTENDED | REG_NOSUB)) {
+		bail_out("regcomp");
+	}
+	f.grep = &re;
+	flame_add_summary(&f, s);
+	is_int((int)f.nr, 0, "--grep '^nothere$' keeps none");
+	flame_free(&f);
+	regfree(&re);
+	json_object_put(s);
+}
+
+static void test_demangle(void)
+{
+	char *d;
+
+	d = dwfl_sym_demangle("_ZN3foo3barEv");
+	is_str(d ? d : "(null)", "foo::bar()", "_ZN3foo3barEv demangles to foo::bar()");
+	free(d);
+	d = dwfl_sym_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi@@GLIBCXX_3.4");
+	is_str(d ? d : "(null)",
+	       "std::vector<int, std::allocator<int> >::push_back(int const&)@@GLIBCXX_3.4",
+	       "a versioned C++ name demangles, its version kept");
+	free(d);
+	ok(dwfl_sym_demangle("main") == NULL, "a C name is not demangled");
+	ok(dwfl_sym_demangle("_Znotmangled") == NULL, "an invalid mangled name is left alone");
+}
+
+int main(void)
+{
+	char cmd[128];
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/latsnap-test-snapshots.XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		bail_out("mkdtemp: %s", strerror(errno));
+	}
+	test_parse();
+	test_load();
+	test_flame();
+	test_demangle();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	if (system(cmd)) {
+		diag("could not remove %s", tmpdir);
+	}
+	return tap_done();
+}
