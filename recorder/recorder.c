@@ -529,6 +529,11 @@ static int on_user_stack(const struct ctf_event *ev, void *ctx)
 		    ev->ts_ns - end > UNWIND_SLACK_NS) {
 			continue;
 		}
+		/* Only an outlier the library was signalled for has a stack coming, and only one. */
+		if (!json_object_get_boolean(json_object_object_get(o, "signalled")) ||
+		    !strcmp(str_of(json_object_object_get(o, "user_stack"), "source"), "unwind")) {
+			continue;
+		}
 		if (!best || end > best_end) {
 			best = o;
 			best_end = end;
