@@ -87,7 +87,9 @@ is "$RC" 0 "record -- chain3 100: exit 0"
 A=$(wl_log_get "$TMPD/c3.log" a)
 B=$(wl_log_get "$TMPD/c3.log" b)
 C=$(wl_log_get "$TMPD/c3.log" c)
-outliers c3 | jq -c "select(.tid == ${A:-0} and .syscall == \"read\")" >"$TMPD/c3.a"
+# A's read of B's answer (not its reads of the children's "ready" before it asks)
+T0=$(awk '$1 == "read" { print $3; exit }' "$TMPD/c3.log")
+outliers c3 | jq -c "select(.tid == ${A:-0} and .syscall == \"read\" and .end_ns > ${T0:-0})" >"$TMPD/c3.a"
 is "$(grep -c '' "$TMPD/c3.a")" 1 "chainA's read is an outlier"
 is "$(jq -r '[.wait_chain[] | "\(.depth):\(.comm):\(.tid)"] | join(" ")' "$TMPD/c3.a")" \
 	"1:chainB:$B 2:chainC:$C" "its chain: chainB (depth 1), then chainC (depth 2)" || diag_file "$TMPD/c3.a" "  A: "
@@ -114,7 +116,8 @@ ok 'grep -q " latsnap_kernel:sched_switch: " "$TMPD/cs.bt" && ! grep -q " latsna
 ok '! grep -E " latsnap_kernel:sched_(switch|wakeup): " "$TMPD/cs.bt" | grep -qE "_(prev|waker)_stack_length = [1-9]"' \
 	"sched: no stacks"
 A=$(wl_log_get "$TMPD/cs.log" a)
-is "$(outliers cs | jq -r "select(.tid == ${A:-0} and .syscall == \"read\") | [.wait_chain[].comm] | join(\" \")")" \
+T0=$(awk '$1 == "read" { print $3; exit }' "$TMPD/cs.log")
+is "$(outliers cs | jq -r "select(.tid == ${A:-0} and .syscall == \"read\" and .end_ns > ${T0:-0}) | [.wait_chain[].comm] | join(\" \")")" \
 	"chainB chainC" "sched: the chain still reaches chainC"
 
 run cn -t 50ms --context none -o "$TMPD/cn.d" -- "$WL/chain3" 100
