@@ -1,0 +1,551 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# `make bench`: what latsnap costs and what it catches, measured in one run, printed as Markdown
+# tables of medians and ratios and written to build/bench.md (BENCH_OUT), with the machine and
+# the versions in the header.
+#   1. syscall cost: a getppid loop, ns per syscall
+#   2. context switches: a pipe ping-pong between two processes on one CPU
+#   3. PostgreSQL + pgbench, preloaded, under `latsnap record -t 200ms` with snapshots
+#   4. the recorder: outlier end to summary.json on disk, snapshot size, latsnap's CPU and memory
+#   5. capture under bursts: 32 threads slow at once, repeated
+# Configurations are alternated (A B C ... A B C ...) so that the machine's drift lands on all of
+# them alike, and medians are reported. A peer that cannot run is a row "not run: why".
+# QUICK=1: a few thousand iterations and one round of everything (make check), no timing claims.
+# Knobs (environment): ROUNDS, N (getppid calls), PP_N (round trips), PG_PAIRS, PG_SECONDS,
+# PG_SCALE, REC_N (outliers for 4.), BURST_ROUNDS, BENCH_OUT.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+QUICK=${QUICK:-0}
+if [ "$QUICK" = 1 ]; then
+	ROUNDS=${ROUNDS:-1} N=${N:-20000} PP_N=${PP_N:-5000}
+	PG_PAIRS=${PG_PAIRS:-1} PG_SECONDS=${PG_SECONDS:-3} PG_SCALE=${PG_SCALE:-1}
+	REC_N=${REC_N:-3} BURST_ROUNDS=${BURST_ROUNDS:-3}
+else
+	ROUNDS=${ROUNDS:-5} N=${N:-2000000} PP_N=${PP_N:-200000}
+	PG_PAIRS=${PG_PAIRS:-3} PG_SECONDS=${PG_SECONDS:-20} PG_SCALE=${PG_SCALE:-5}
+	REC_N=${REC_N:-10} BURST_ROUNDS=${BURST_ROUNDS:-20}
+fi
+# perf trace costs tens of microseconds a syscall: fewer calls keep its rounds as short as others'.
+PERF_DIV=${PERF_DIV:-50}
+BENCH_OUT=${BENCH_OUT:-build/bench.md}
+
+LATSNAP=$ROOT/build/latsnap
+PRELOAD=$ROOT/build/liblatsnap.so
+WLD=$ROOT/build/workloads
+BB=$ROOT/build/bench
+BT_SCRIPT=$ROOT/bench/syscall-time.bt
+
+for f in "$LATSNAP" "$PRELOAD" "$WLD/loop" "$WLD/sleeper" "$BB/empty-hooks" "$BB/pingpong" \
+	"$BB/burst"; do
+	[ -e "$f" ] || { echo "bench: $f missing: run make bench" >&2; exit 1; }
+done
+[ "$(id -u)" = 0 ] || { echo "bench: needs root (BPF, perf, postgres as another user)" >&2; exit 1; }
+
+TMP=$(mktemp -d /tmp/latsnap-bench.XXXXXX)
+chmod 755 "$TMP" # the postgres user works in here
+RESULTS=$TMP/results # "SECTION CONFIG VALUE" lines, one per measurement
+NOTES=$TMP/notes     # "SECTION CONFIG text" lines: why a row has no number
+: >"$RESULTS"
+: >"$NOTES"
+
+# Every process this script starts in the background, so that cleanup ends those and only those.
+BG_PIDS=()
+PG_DATA=
+PG_BIN=
+
+cleanup() {
+	local pid
+	for pid in "${BG_PIDS[@]}"; do
+		kill -INT "$pid" 2>/dev/null || true
+	done
+	if [ -n "$PG_DATA" ] && [ -f "$PG_DATA/postmaster.pid" ]; then
+		pg_as "$PG_BIN/pg_ctl" -D "$PG_DATA" stop -m immediate -w >/dev/null 2>&1 || true
+	fi
+	sleep 0.2
+	for pid in "${BG_PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	if [ "${KEEP_TMP:-0}" = 1 ]; then
+		echo "bench: kept $TMP" >&2
+	else
+		rm -rf "$TMP"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() { echo "bench: $*" >&2; }
+record() { echo "$1 $2 $3" >>"$RESULTS"; }
+# note SECTION CONFIG TEXT: the row shows TEXT instead of a number (the first note wins).
+note() {
+	grep -q "^$1 $2 " "$NOTES" || echo "$1 $2 $3" >>"$NOTES"
+}
+
+# With two CPUs or more the measured program runs alone on the last one and the tools on the
+# others: the tracer's own work then does not land in the measured loop.
+NCPU=$(nproc)
+if [ "$NCPU" -ge 2 ]; then
+	WL_CPU=$((NCPU - 1))
+	PIN_WL=(taskset -c "$WL_CPU")
+	PIN_TOOL=(taskset -c "0-$((WL_CPU - 1))")
+else
+	PIN_WL=()
+	PIN_TOOL=()
+fi
+
+# wait_for FILE REGEX SECONDS: until FILE has a line matching REGEX; 1 on timeout.
+wait_for() {
+	local f=$1 re=$2 t=$(($3 * 10)) i
+	for ((i = 0; i < t; i++)); do
+		grep -qE "$re" "$f" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# stop_bg PID: SIGINT, as a user's Ctrl-C, then wait for it; SIGKILL after 20 s.
+stop_bg() {
+	local pid=$1 i
+	kill -INT "$pid" 2>/dev/null || true
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	forget "$pid"
+}
+
+# forget PID: it is gone, cleanup leaves its number alone.
+forget() {
+	local p keep=()
+	for p in "${BG_PIDS[@]}"; do
+		[ "$p" = "$1" ] || keep+=("$p")
+	done
+	BG_PIDS=("${keep[@]}")
+}
+
+median() {
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) { exit 1 }
+		printf "%.6g\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# result SECTION CONFIG: the median of its measurements, or nothing.
+result() {
+	awk -v s="$1" -v c="$2" '$1 == s && $2 == c { print $3 }' "$RESULTS" | median 2>/dev/null || true
+}
+
+# why SECTION CONFIG: its note, or "not run: no measurement".
+why() {
+	local w
+	w=$(awk -v s="$1" -v c="$2" '$1 == s && $2 == c { $1 = ""; $2 = ""; sub(/^  /, ""); print; exit }' "$NOTES")
+	echo "${w:-failed: no measurement}"
+}
+
+# --- 1 and 2: syscall cost and context switches ------------------------------------------------
+
+# The loop's and the ping-pong's own figures from their stderr (merged with a wrapper's).
+loop_ns() { sed -n 's/^loop: .* \([0-9.]*\) ns\/call.*/\1/p' "$1" | tail -n 1; }
+pp_ns() { sed -n 's/^pingpong: .* \([0-9.]*\) ns\/round trip.*/\1/p' "$1" | tail -n 1; }
+
+# run_pair CONFIG WRAPPER...: the loop then the ping-pong, each under WRAPPER (maybe empty).
+run_pair() {
+	local cfg=$1 n=$N v
+	shift
+	[ "$cfg" = perf ] && n=$((N / PERF_DIV > 1000 ? N / PERF_DIV : 1000))
+	"$@" "${PIN_WL[@]}" "$WLD/loop" "$n" -v >"$TMP/wl.out" 2>&1 || true
+	v=$(loop_ns "$TMP/wl.out")
+	if [ -n "$v" ]; then
+		record syscall "$cfg" "$v"
+	else
+		note syscall "$cfg" "failed: $(tail -n 1 "$TMP/wl.out")"
+	fi
+	n=$PP_N
+	[ "$cfg" = perf ] && n=$((PP_N / PERF_DIV > 500 ? PP_N / PERF_DIV : 500))
+	"$@" "${PIN_WL[@]}" "$BB/pingpong" "$n" >"$TMP/wl.out" 2>&1 || true
+	v=$(pp_ns "$TMP/wl.out")
+	if [ -n "$v" ]; then
+		record pingpong "$cfg" "$v"
+	else
+		note pingpong "$cfg" "failed: $(tail -n 1 "$TMP/wl.out")"
+	fi
+}
+
+# not_run CONFIG WHY: both rows of a configuration that cannot run.
+not_run() {
+	note syscall "$1" "not run: $2"
+	note pingpong "$1" "not run: $2"
+}
+
+# with_daemon CONFIG READY_REGEX COMMAND...: start COMMAND (a tracer) in the background, wait
+# until its output says it is ready, run the pair untouched by any wrapper, stop it.
+with_daemon() {
+	local cfg=$1 re=$2 pid
+	shift 2
+	"${PIN_TOOL[@]}" "$@" >"$TMP/daemon.out" 2>&1 &
+	pid=$!
+	BG_PIDS+=("$pid")
+	if ! wait_for "$TMP/daemon.out" "$re" 60; then
+		not_run "$cfg" "did not start: $(grep -v '^$' "$TMP/daemon.out" | tail -n 1)"
+		stop_bg "$pid"
+		return 0
+	fi
+	run_pair "$cfg"
+	stop_bg "$pid"
+}
+
+cfg_untraced() { run_pair untraced; }
+cfg_floor() { with_daemon floor '^ready' "$BB/empty-hooks"; }
+cfg_tracked() {
+	# --no-snapshot: the hooks and the preload library are those of a snapshot run; LTTng is
+	# only ever busy after an outlier, and the loop has none.
+	run_pair tracked "${PIN_TOOL[@]}" "$LATSNAP" record --no-snapshot --
+}
+cfg_untracked() {
+	# latsnap tracks an idle process: every hook runs for the loop, which it does not track.
+	sleep 3600 &
+	local idle=$!
+	BG_PIDS+=("$idle")
+	with_daemon untracked 'tracking' "$LATSNAP" record --no-snapshot -v -p "$idle"
+	kill "$idle" 2>/dev/null || true
+	wait "$idle" 2>/dev/null || true
+	forget "$idle"
+}
+cfg_bpftrace() {
+	if ! command -v bpftrace >/dev/null; then
+		not_run bpftrace "bpftrace not installed (scripts/install-bench-deps.sh)"
+		return 0
+	fi
+	with_daemon bpftrace '^ready' bpftrace "$BT_SCRIPT" 50000000
+}
+cfg_perf() {
+	if ! command -v perf >/dev/null; then
+		not_run perf "perf not installed (scripts/install-bench-deps.sh)"
+		return 0
+	fi
+	run_pair perf "${PIN_TOOL[@]}" perf trace --duration 50 -o "$TMP/perf-trace.out" --
+}
+
+SC_CONFIGS="untraced floor tracked untracked bpftrace perf"
+
+# perf trace needs tracefs for the syscall tracepoints' formats.
+if [ ! -d /sys/kernel/tracing/events ] && [ -d /sys/kernel/tracing ]; then
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+fi
+
+say "1, 2: getppid x $N and ping-pong x $PP_N, $ROUNDS alternating rounds of: $SC_CONFIGS"
+for ((r = 1; r <= ROUNDS; r++)); do
+	for cfg in $SC_CONFIGS; do
+		say "  round $r: $cfg"
+		"cfg_$cfg"
+	done
+done
+
+# --- 3: PostgreSQL ----------------------------------------------------------------------------
+
+pg_as() { setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; }
+
+PG_SOCK=$TMP/pg
+PG_LOG=$TMP/pg.log
+pg_tps() { sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$1" | tail -n 1; }
+
+pg_wait_ready() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		"$PG_BIN/pg_isready" -q -h "$PG_SOCK" -U postgres && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+pg_stop() {
+	pg_as "$PG_BIN/pg_ctl" -D "$PG_DATA" stop -m fast -w >>"$PG_LOG" 2>&1 || true
+}
+
+# pg_round CONFIG: start the server (under latsnap when traced), warm it up, one pgbench run.
+pg_round() {
+	local cfg=$1 pid v
+	local server=("$PG_BIN/postgres" -D "$PG_DATA" -k "$PG_SOCK" -c listen_addresses=)
+	if [ "$cfg" = traced ]; then
+		"${PIN_TOOL[@]}" "$LATSNAP" record -t 200ms -o "$TMP/pg-snaps" -- \
+			setpriv --reuid=postgres --regid=postgres --init-groups -- "${server[@]}" \
+			>/dev/null 2>"$TMP/pg-latsnap.err" &
+	else
+		pg_as "${server[@]}" >>"$PG_LOG" 2>&1 &
+	fi
+	pid=$!
+	BG_PIDS+=("$pid")
+	if ! pg_wait_ready; then
+		note postgres "$cfg" "failed: server did not start: $(tail -n 1 "$PG_LOG")"
+		stop_bg "$pid"
+		return 1
+	fi
+	# A short run first: the server's own caches warm up alike in both configurations.
+	"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -c 4 -j 2 -T 1 postgres >/dev/null 2>&1 || true
+	"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -c 4 -j 2 -T "$PG_SECONDS" postgres \
+		>"$TMP/pgbench.out" 2>&1 || true
+	v=$(pg_tps "$TMP/pgbench.out")
+	if [ -n "$v" ]; then
+		record postgres "$cfg" "$v"
+	else
+		note postgres "$cfg" "failed: pgbench: $(tail -n 1 "$TMP/pgbench.out")"
+	fi
+	pg_stop
+	wait "$pid" 2>/dev/null || true
+	forget "$pid"
+	if [ "$cfg" = traced ]; then
+		grep '^latsnap: [0-9]* outliers' "$TMP/pg-latsnap.err" | tail -n 1 >>"$TMP/pg-totals"
+	fi
+}
+
+PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+if [ -z "$PG_BIN" ] || [ ! -x "$PG_BIN/pgbench" ] || ! id postgres >/dev/null 2>&1; then
+	note postgres untraced "not run: PostgreSQL and pgbench not installed (scripts/install-bench-deps.sh)"
+	note postgres traced "not run: PostgreSQL and pgbench not installed (scripts/install-bench-deps.sh)"
+	PG_BIN=
+else
+	say "3: PostgreSQL, pgbench -s $PG_SCALE -c 4 -j 2 -T $PG_SECONDS, $PG_PAIRS alternating pairs"
+	PG_DATA=$TMP/pg/data
+	mkdir -p "$PG_SOCK"
+	chown postgres: "$PG_SOCK"
+	if pg_as "$PG_BIN/initdb" -D "$PG_DATA" -A trust -U postgres >>"$PG_LOG" 2>&1 &&
+		pg_as "$PG_BIN/pg_ctl" -D "$PG_DATA" -o "-k $PG_SOCK -c listen_addresses=" -w start \
+			>>"$PG_LOG" 2>&1 &&
+		"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -i -q -s "$PG_SCALE" postgres \
+			>>"$PG_LOG" 2>&1; then
+		pg_stop
+		for ((r = 1; r <= PG_PAIRS; r++)); do
+			for cfg in untraced traced; do
+				say "  round $r: $cfg"
+				pg_round "$cfg" || true
+			done
+		done
+	else
+		pg_stop
+		note postgres untraced "failed: set-up: $(tail -n 1 "$PG_LOG")"
+		note postgres traced "failed: set-up: $(tail -n 1 "$PG_LOG")"
+	fi
+fi
+
+# --- 4: the recorder --------------------------------------------------------------------------
+
+say "4: the recorder: $REC_N outliers of 300 ms, one a second, under record -t 200ms"
+REC_DIR=$TMP/rec
+REC_ERR=$TMP/rec.err
+REC_CPU= REC_RSS= REC_WALL=
+rec_t0=$(date +%s%N)
+"${PIN_TOOL[@]}" "$LATSNAP" record -v -t 200ms -o "$REC_DIR" >/dev/null 2>"$REC_ERR" &
+rec_pid=$!
+BG_PIDS+=("$rec_pid")
+if wait_for "$REC_ERR" 'tracking' 60; then
+	LD_PRELOAD=$PRELOAD "$WLD/sleeper" 300 "$REC_N" 700 2>/dev/null || true
+	# The last snapshot comes --post (100 ms) after the last outlier, then takes its time.
+	for ((i = 0; i < 100; i++)); do
+		[ "$(find "$REC_DIR" -name summary.json 2>/dev/null | wc -l)" -ge "$REC_N" ] && break
+		sleep 0.1
+	done
+	# latsnap's own figures while it recorded, before its shutdown adds to them.
+	read -r ut st < <(awk '{ print $14, $15 }' "/proc/$rec_pid/stat")
+	REC_WALL=$((($(date +%s%N) - rec_t0) / 1000000))
+	REC_CPU=$(awk -v u="$ut" -v s="$st" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (u + s) / hz }')
+	REC_RSS=$(awk '/^VmHWM:/ { print $2 }' "/proc/$rec_pid/status")
+fi
+stop_bg "$rec_pid"
+# Seconds from each outlier's end to its summary.json on disk: mtime (CLOCK_REALTIME) moved to
+# CLOCK_MONOTONIC, the outliers' clock, with the offset between the two read now.
+offset_ns=$(perl -MTime::HiRes=clock_gettime,CLOCK_REALTIME,CLOCK_MONOTONIC \
+	-e 'printf "%.0f\n", (clock_gettime(CLOCK_REALTIME) - clock_gettime(CLOCK_MONOTONIC)) * 1e9')
+for f in "$REC_DIR"/*/summary.json; do
+	[ -f "$f" ] || continue
+	end=$(jq '[.outliers[].end_ns] | max // empty' "$f")
+	[ -n "$end" ] || continue
+	mt=$(perl -MTime::HiRes=stat -e 'printf "%.0f\n", (stat($ARGV[0]))[9] * 1e9' "$f")
+	record rec_latency all "$(awk -v m="$mt" -v o="$offset_ns" -v e="$end" \
+		'BEGIN { printf "%.1f", (m - o - e) / 1e6 }')"
+	record rec_size all "$(du -sk "$(dirname "$f")" | awk '{ print $1 }')"
+done
+sed -n 's/.*record: snapshot .* took \([0-9.]*\) ms.*/\1/p' "$REC_ERR" | while read -r v; do
+	record rec_took all "$v"
+done
+[ -n "$REC_CPU" ] && record rec_cpu all "$REC_CPU"
+[ -n "$REC_RSS" ] && record rec_rss all "$REC_RSS"
+REC_TOTALS=$(grep '^latsnap: [0-9]* outliers' "$REC_ERR" | tail -n 1 || true)
+
+# --- 5: capture under bursts ------------------------------------------------------------------
+
+say "5: bursts: 32 threads nap 100 ms at once, $BURST_ROUNDS times, 300 ms apart, under -t 50ms"
+BURST_DIR=$TMP/burst
+BURST_ERR=$TMP/burst.err
+"${PIN_TOOL[@]}" "$LATSNAP" record -t 50ms -o "$BURST_DIR" -- "$BB/burst" 32 "$BURST_ROUNDS" 100 300 \
+	>/dev/null 2>"$BURST_ERR" || true
+BURST_TOTALS=$(grep '^latsnap: [0-9]* outliers' "$BURST_ERR" | tail -n 1 || true)
+# Each outlier once, however many snapshots cover it.
+BURST_IN=$(find "$BURST_DIR" -name summary.json -print0 2>/dev/null |
+	xargs -0 -r jq -r '.outliers[] | "\(.tid) \(.end_ns)"' | sort -u | wc -l)
+BURST_SKIPPED_JSON=$(find "$BURST_DIR" -name summary.json -print0 2>/dev/null |
+	xargs -0 -r jq '.skipped' | awk '{ s += $1 } END { print s + 0 }')
+
+# --- the tables -------------------------------------------------------------------------------
+
+fmt() { awk -v v="$1" -v f="$2" 'BEGIN { printf f, v }'; }
+
+declare -A LABEL=(
+	[untraced]="no tracing"
+	[floor]="empty BPF programs on latsnap's hooks (the floor)"
+	[tracked]="latsnap, the program tracked"
+	[untracked]="latsnap running, the program not tracked"
+	[bpftrace]="bpftrace: per-thread syscall timing (bench/syscall-time.bt)"
+	[perf]="perf trace --duration 50"
+)
+
+# Do the empty programs hook exactly what latsnap's program hooks?
+hooks() { grep -o 'SEC("[a-z_]*/[a-z_]*")' "$1" | sort -u | tr '\n' ' '; }
+if [ "$(hooks bpf/latsnap.bpf.c)" = "$(hooks bench/empty.bpf.c)" ]; then
+	HOOKS_NOTE="the same hooks as bpf/latsnap.bpf.c: $(hooks bench/empty.bpf.c | sed 's/SEC("\([^"]*\)")/\1/g')"
+else
+	HOOKS_NOTE="WARNING: bench/empty.bpf.c hooks $(hooks bench/empty.bpf.c) but bpf/latsnap.bpf.c hooks $(hooks bpf/latsnap.bpf.c)"
+fi
+
+ver() { "$@" 2>/dev/null | head -n 1 || true; }
+pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed"; }
+
+{
+	echo "# latsnap bench"
+	echo
+	echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), $(hostname), $([ "$QUICK" = 1 ] && echo "QUICK mode: figures not meaningful" || echo "full run")"
+	echo
+	echo "- machine: $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1), $NCPU CPUs, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo); $(. /etc/os-release && echo "$PRETTY_NAME"); kernel $(uname -r)"
+	echo "- latsnap $(git describe --always --dirty 2>/dev/null || echo unknown); clang $(clang -dumpversion 2>/dev/null || echo '?'); libbpf $(pkg-config --modversion libbpf 2>/dev/null || echo '?'); lttng-ust $(pkgver liblttng-ust-dev); lttng-tools $(pkgver lttng-tools)"
+	echo "- peers: $(ver bpftrace --version); $(ver perf --version); PostgreSQL $(pkgver postgresql-15)"
+	echo "- pinning: $([ "$NCPU" -ge 2 ] && echo "measured programs on CPU $WL_CPU, tracers on CPU 0-$((WL_CPU - 1))" || echo none)"
+	echo "- floor: $HOOKS_NOTE"
+	echo
+	echo "## 1. Syscall cost: getppid loop, $N calls (perf trace: $((N / PERF_DIV > 1000 ? N / PERF_DIV : 1000))), median of $ROUNDS alternating rounds"
+	echo
+	echo "| configuration | ns per syscall | added ns per syscall | added, × the floor |"
+	echo "|---|---:|---:|---:|"
+	base=$(result syscall untraced)
+	floor=$(result syscall floor)
+	for cfg in $SC_CONFIGS; do
+		v=$(result syscall "$cfg")
+		if [ -z "$v" ]; then
+			echo "| ${LABEL[$cfg]} | $(why syscall "$cfg") | | |"
+			continue
+		fi
+		added=— ratio=—
+		if [ -n "$base" ] && [ "$cfg" != untraced ]; then
+			added=$(fmt "$(awk -v v="$v" -v b="$base" 'BEGIN { print v - b }')" "%+.1f")
+			if [ -n "$floor" ] && [ "$cfg" != floor ]; then
+				ratio=$(awk -v v="$v" -v b="$base" -v f="$floor" \
+					'BEGIN { printf (f > b) ? "%.2f" : "n/a", (v - b) / (f - b) }')
+			elif [ "$cfg" = floor ]; then
+				ratio=1.00
+			fi
+		fi
+		echo "| ${LABEL[$cfg]} | $(fmt "$v" %.1f) | $added | $ratio |"
+	done
+	echo
+	echo "## 2. Context switches: pipe ping-pong between two processes on one CPU, $PP_N round trips (perf trace: $((PP_N / PERF_DIV > 500 ? PP_N / PERF_DIV : 500))), median of $ROUNDS alternating rounds"
+	echo
+	echo "Each round trip: 2 writes, 2 reads, 2 wakeups, 2 context switches."
+	echo
+	echo "| configuration | ns per round trip | round trips/s | throughput, × untraced | added ns per round trip | added, × the floor |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	base=$(result pingpong untraced)
+	floor=$(result pingpong floor)
+	for cfg in $SC_CONFIGS; do
+		v=$(result pingpong "$cfg")
+		if [ -z "$v" ]; then
+			echo "| ${LABEL[$cfg]} | $(why pingpong "$cfg") | | | | |"
+			continue
+		fi
+		thr=— added=— ratio=—
+		if [ -n "$base" ]; then
+			thr=$(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.3f", b / v }')
+			if [ "$cfg" != untraced ]; then
+				added=$(fmt "$(awk -v v="$v" -v b="$base" 'BEGIN { print v - b }')" "%+.0f")
+			fi
+			if [ "$cfg" = floor ]; then
+				ratio=1.00
+			elif [ -n "$floor" ] && [ "$cfg" != untraced ]; then
+				ratio=$(awk -v v="$v" -v b="$base" -v f="$floor" \
+					'BEGIN { printf (f > b) ? "%.2f" : "n/a", (v - b) / (f - b) }')
+			fi
+		fi
+		echo "| ${LABEL[$cfg]} | $(fmt "$v" %.0f) | $(awk -v v="$v" 'BEGIN { printf "%.0f", 1e9 / v }') | $thr | $added | $ratio |"
+	done
+	echo
+	echo "## 3. PostgreSQL $(pkgver postgresql-15 | cut -d- -f1): pgbench -s $PG_SCALE -c 4 -j 2 -T $PG_SECONDS (TPC-B-like), median of $PG_PAIRS alternating runs"
+	echo
+	echo "Traced: the server under \`latsnap record -t 200ms -o DIR -- postgres ...\` (liblatsnap.so preloaded, snapshots on)."
+	echo
+	echo "| configuration | tps | throughput, × untraced |"
+	echo "|---|---:|---:|"
+	base=$(result postgres untraced)
+	for cfg in untraced traced; do
+		v=$(result postgres "$cfg")
+		label=$([ "$cfg" = traced ] && echo "latsnap record -t 200ms, snapshots on" || echo "no tracing")
+		if [ -z "$v" ]; then
+			echo "| $label | $(why postgres "$cfg") | |"
+		elif [ -n "$base" ]; then
+			echo "| $label | $(fmt "$v" %.1f) | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.3f", v / b }') |"
+		else
+			echo "| $label | $(fmt "$v" %.1f) | — |"
+		fi
+	done
+	if [ -s "$TMP/pg-totals" ]; then
+		echo
+		echo "latsnap's totals in the traced runs:"
+		echo
+		sed 's/^/    /' "$TMP/pg-totals"
+	fi
+	echo
+	echo "## 4. The recorder: $REC_N outliers of 300 ms, one a second, \`record -t 200ms\` (default --post 100ms, --buffer-size 4M)"
+	echo
+	echo "| measure | value |"
+	echo "|---|---:|"
+	row() { # row LABEL VALUE-OR-EMPTY WHY
+		if [ -n "$2" ]; then echo "| $1 | $2 |"; else echo "| $1 | $3 |"; fi
+	}
+	lat=$(result rec_latency all)
+	latmax=$(awk '$1 == "rec_latency" { print $3 }' "$RESULTS" | sort -g | tail -n 1)
+	row "outlier's end to its summary.json on disk, median (ms)" "$([ -n "$lat" ] && fmt "$lat" %.1f)" "failed: no snapshot"
+	row "outlier's end to its summary.json on disk, max (ms)" "$([ -n "$latmax" ] && fmt "$latmax" %.1f)" "failed: no snapshot"
+	took=$(result rec_took all)
+	row "one snapshot, as \`record -v\` times it, median (ms)" "$([ -n "$took" ] && fmt "$took" %.1f)" "failed: no snapshot timing"
+	size=$(result rec_size all)
+	row "snapshot on disk, median (KiB)" "$([ -n "$size" ] && fmt "$size" %.0f)" "failed: no snapshot"
+	row "snapshots written / outliers" "$(find "$REC_DIR" -name summary.json 2>/dev/null | wc -l) / $REC_N" ""
+	cpu=$(result rec_cpu all)
+	row "latsnap's CPU while recording (s, over ${REC_WALL:-?} ms)" "$([ -n "$cpu" ] && echo "$cpu ($(awk -v c="$cpu" -v w="${REC_WALL:-0}" 'BEGIN { printf "%.1f%%", w ? 100 * c * 1000 / w : 0 }') of one CPU)")" "failed: latsnap did not start"
+	rss=$(result rec_rss all)
+	row "latsnap's peak RSS (MiB)" "$([ -n "$rss" ] && awk -v r="$rss" 'BEGIN { printf "%.1f", r / 1024 }')" "failed: latsnap did not start"
+	echo
+	echo "latsnap: \`${REC_TOTALS:-no totals line}\`"
+	echo
+	echo "## 5. Capture under bursts: 32 threads nap 100 ms at once, $BURST_ROUNDS times, 300 ms apart, \`record -t 50ms\`"
+	echo
+	echo "| measure | value |"
+	echo "|---|---:|"
+	if [[ $BURST_TOTALS =~ ^latsnap:\ ([0-9]+)\ outliers,\ ([0-9]+)\ snapshots,\ ([0-9]+)\ skipped,\ ([0-9]+)\ lost ]]; then
+		b_out=${BASH_REMATCH[1]} b_snap=${BASH_REMATCH[2]} b_skip=${BASH_REMATCH[3]} b_lost=${BASH_REMATCH[4]}
+		echo "| outliers expected (threads × rounds) | $((32 * BURST_ROUNDS)) |"
+		echo "| outliers latsnap saw | $b_out |"
+		echo "| snapshots | $b_snap |"
+		echo "| outliers in a summary.json | $BURST_IN |"
+		echo "| counted as skipped (totals line; sum of summary.json \"skipped\") | $b_skip; $BURST_SKIPPED_JSON |"
+		echo "| lost in the kernel | $b_lost |"
+		echo "| unaccounted (seen − in a summary − skipped) | $((b_out - BURST_IN - b_skip)) |"
+		echo "| share of outliers in a summary | $(awk -v i="$BURST_IN" -v o="$b_out" 'BEGIN { printf o ? "%.1f%%" : "n/a", 100 * i / o }') |"
+	else
+		echo "| outliers in a summary.json | failed: no totals line: $(tail -n 1 "$BURST_ERR") |"
+	fi
+} >"$TMP/bench.md"
+
+mkdir -p "$(dirname "$BENCH_OUT")"
+cp "$TMP/bench.md" "$BENCH_OUT"
+cat "$BENCH_OUT"
