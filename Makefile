@@ -38,7 +38,7 @@ PRELOAD_SRCS := preload/preload.c preload/latsnap-tp.c lib/signame.c
 # bench/run.sh (make bench, and its quick mode in make check) and what it runs.
 BENCH_BINS := $(BUILD)/bench/empty-hooks $(BUILD)/bench/pingpong $(BUILD)/bench/burst
 BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(BUILD)/workloads/loop $(BUILD)/workloads/sleeper \
-	$(BENCH_BINS)
+	$(BUILD)/workloads/unwind-nofp $(BENCH_BINS)
 BENCH_DEPS_STAMP := $(BUILD)/.bench-deps-ok
 
 .PHONY: all deps check unit integration demo bench install clean format
@@ -140,7 +140,6 @@ $(BUILD)/bench/burst: bench/workloads/burst.c tests/workloads/wl_common.h | $(DE
 
 bench: $(BENCH_NEEDS) $(BENCH_DEPS_STAMP)
 	bench/run.sh
-	bench/unwind-cost.sh
 
 install: $(BUILD)/latsnap $(PRELOAD)
 	install -D -m 0755 $(BUILD)/latsnap $(DESTDIR)$(PREFIX)/bin/latsnap

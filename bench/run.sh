@@ -8,24 +8,25 @@
 #   3. PostgreSQL + pgbench, preloaded, under `latsnap record -t 200ms` with snapshots
 #   4. the recorder: outlier end to summary.json on disk, snapshot size, latsnap's CPU and memory
 #   5. capture under bursts: 32 threads slow at once, repeated
+#   6. the preload library's unwind per signal (its latsnap:user_stack unwind_ns)
 # Configurations are alternated (A B C ... A B C ...) so that the machine's drift lands on all of
 # them alike, and medians are reported. A peer that cannot run is a row "not run: why".
 # QUICK=1: a few thousand iterations and one round of everything (make check), no timing claims.
 # Knobs (environment): ROUNDS, N (getppid calls), PP_N (round trips), PG_PAIRS, PG_SECONDS,
-# PG_SCALE, REC_N (outliers for 4.), BURST_ROUNDS, BENCH_OUT.
+# PG_SCALE, REC_N (outliers for 4.), BURST_ROUNDS, NAPS (outliers per depth for 6.), BENCH_OUT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 QUICK=${QUICK:-0}
 if [ "$QUICK" = 1 ]; then
-	ROUNDS=${ROUNDS:-1} N=${N:-20000} PP_N=${PP_N:-5000}
+	ROUNDS=${ROUNDS:-1} N=${N:-200000} PP_N=${PP_N:-20000}
 	PG_PAIRS=${PG_PAIRS:-1} PG_SECONDS=${PG_SECONDS:-3} PG_SCALE=${PG_SCALE:-1}
-	REC_N=${REC_N:-3} BURST_ROUNDS=${BURST_ROUNDS:-3}
+	REC_N=${REC_N:-3} BURST_ROUNDS=${BURST_ROUNDS:-3} NAPS=${NAPS:-20}
 else
 	ROUNDS=${ROUNDS:-5} N=${N:-2000000} PP_N=${PP_N:-200000}
 	PG_PAIRS=${PG_PAIRS:-3} PG_SECONDS=${PG_SECONDS:-20} PG_SCALE=${PG_SCALE:-5}
-	REC_N=${REC_N:-10} BURST_ROUNDS=${BURST_ROUNDS:-20}
+	REC_N=${REC_N:-10} BURST_ROUNDS=${BURST_ROUNDS:-20} NAPS=${NAPS:-200}
 fi
 # perf trace costs tens of microseconds a syscall: fewer calls keep its rounds as short as others'.
 PERF_DIV=${PERF_DIV:-50}
@@ -38,7 +39,7 @@ BB=$ROOT/build/bench
 BT_SCRIPT=$ROOT/bench/syscall-time.bt
 
 for f in "$LATSNAP" "$PRELOAD" "$WLD/loop" "$WLD/sleeper" "$BB/empty-hooks" "$BB/pingpong" \
-	"$BB/burst"; do
+	"$WLD/unwind-nofp" "$BB/burst"; do
 	[ -e "$f" ] || { echo "bench: $f missing: run make bench" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (BPF, perf, postgres as another user)" >&2; exit 1; }
@@ -199,12 +200,15 @@ with_daemon() {
 }
 
 cfg_untraced() { run_pair untraced; }
+# The preload library alone, no latsnap: it must cost nothing until an outlier.
+cfg_preloaded() { run_pair preloaded env LD_PRELOAD="$PRELOAD"; }
 cfg_floor() { with_daemon floor '^ready' "$BB/empty-hooks"; }
 cfg_tracked() {
 	# --no-snapshot: the hooks and the preload library are those of a snapshot run; LTTng is
 	# only ever busy after an outlier, and the loop has none.
 	run_pair tracked "${PIN_TOOL[@]}" "$LATSNAP" record --no-snapshot --
 }
+cfg_nopreload() { run_pair nopreload "${PIN_TOOL[@]}" "$LATSNAP" record --no-snapshot --no-preload --; }
 cfg_untracked() {
 	# latsnap tracks an idle process: every hook runs for the loop, which it does not track.
 	sleep 3600 &
@@ -230,7 +234,7 @@ cfg_perf() {
 	run_pair perf "${PIN_TOOL[@]}" perf trace --duration 50 -o "$TMP/perf-trace.out" --
 }
 
-SC_CONFIGS="untraced floor tracked untracked bpftrace perf"
+SC_CONFIGS="untraced floor tracked untracked bpftrace perf preloaded nopreload"
 
 # perf trace needs tracefs for the syscall tracepoints' formats.
 if [ ! -d /sys/kernel/tracing/events ] && [ -d /sys/kernel/tracing ]; then
@@ -247,7 +251,9 @@ done
 
 # --- 3: PostgreSQL ----------------------------------------------------------------------------
 
-pg_as() { setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; }
+# runuser, not setpriv: setpriv changes the uid before the gid, which glibc cannot apply to every
+# thread of a process that has more than one, as a preloaded one has (lttng-ust's): it aborts.
+pg_as() { runuser -u postgres -- "$@"; }
 
 PG_SOCK=$TMP/pg
 PG_LOG=$TMP/pg.log
@@ -272,7 +278,7 @@ pg_round() {
 	local server=("$PG_BIN/postgres" -D "$PG_DATA" -k "$PG_SOCK" -c listen_addresses=)
 	if [ "$cfg" = traced ]; then
 		"${PIN_TOOL[@]}" "$LATSNAP" record -t 200ms -o "$TMP/pg-snaps" -- \
-			setpriv --reuid=postgres --regid=postgres --init-groups -- "${server[@]}" \
+			runuser -u postgres -- "${server[@]}" \
 			>/dev/null 2>"$TMP/pg-latsnap.err" &
 	else
 		pg_as "${server[@]}" >>"$PG_LOG" 2>&1 &
@@ -280,7 +286,8 @@ pg_round() {
 	pid=$!
 	BG_PIDS+=("$pid")
 	if ! pg_wait_ready; then
-		note postgres "$cfg" "failed: server did not start: $(tail -n 1 "$PG_LOG")"
+		note postgres "$cfg" "failed: server did not start: $(tail -n 1 "$([ "$cfg" = traced ] &&
+			echo "$TMP/pg-latsnap.err" || echo "$PG_LOG")")"
 		stop_bg "$pid"
 		return 1
 	fi
@@ -333,7 +340,7 @@ fi
 
 # --- 4: the recorder --------------------------------------------------------------------------
 
-say "4: the recorder: $REC_N outliers of 300 ms, one a second, under record -t 200ms"
+say "4: the recorder: $REC_N outliers of 300 ms, 450 ms apart, under record -t 200ms"
 REC_DIR=$TMP/rec
 REC_ERR=$TMP/rec.err
 REC_CPU= REC_RSS= REC_WALL=
@@ -342,7 +349,8 @@ rec_t0=$(date +%s%N)
 rec_pid=$!
 BG_PIDS+=("$rec_pid")
 if wait_for "$REC_ERR" 'tracking' 60; then
-	LD_PRELOAD=$PRELOAD "$WLD/sleeper" 300 "$REC_N" 700 2>/dev/null || true
+	# 150 ms between naps: under the threshold, and past --post, so one snapshot per outlier.
+	LD_PRELOAD=$PRELOAD "$WLD/sleeper" 300 "$REC_N" 150 2>/dev/null || true
 	# The last snapshot comes --post (100 ms) after the last outlier, then takes its time.
 	for ((i = 0; i < 100; i++)); do
 		[ "$(find "$REC_DIR" -name summary.json 2>/dev/null | wc -l)" -ge "$REC_N" ] && break
@@ -389,6 +397,37 @@ BURST_IN=$(find "$BURST_DIR" -name summary.json -print0 2>/dev/null |
 BURST_SKIPPED_JSON=$(find "$BURST_DIR" -name summary.json -print0 2>/dev/null |
 	xargs -0 -r jq '.skipped' | awk '{ s += $1 } END { print s + 0 }')
 
+# --- 6: the preload library's unwind ---------------------------------------------------------
+
+say "6: unwind per signal: $NAPS outliers at 2 depths of a program without frame pointers"
+SESSIOND_PID=
+UNWIND_SESSION=latsnap-bench-$$
+if ! pgrep -x lttng-sessiond >/dev/null; then
+	lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1 || true
+	SESSIOND_PID=$(pgrep -n -x lttng-sessiond || true)
+fi
+# unwind_run DEPTH: DEPTH extra recursive frames on top of the workload's fixed chain; one
+# "FRAMES UNWIND_NS" line per signal into $TMP/unwind-DEPTH.
+unwind_run() {
+	local depth=$1 dir=$TMP/unwind-trace-$1
+	lttng create "$UNWIND_SESSION" --output="$dir" >/dev/null 2>&1 || return 0
+	lttng enable-event -u -s "$UNWIND_SESSION" 'latsnap:user_stack' >/dev/null 2>&1 &&
+		lttng start "$UNWIND_SESSION" >/dev/null 2>&1 &&
+		"$LATSNAP" record --no-snapshot -t 2ms -- "$WLD/unwind-nofp" 5 "$NAPS" "$depth" \
+			>/dev/null 2>&1 || true
+	lttng stop "$UNWIND_SESSION" >/dev/null 2>&1 || true
+	lttng destroy "$UNWIND_SESSION" >/dev/null 2>&1 || true
+	babeltrace2 "$dir" 2>/dev/null |
+		perl -ne 'print "$1 $2\n" if /depth = (\d+),.*unwind_ns = (\d+)/' >"$TMP/unwind-$depth" || true
+}
+if command -v lttng >/dev/null && command -v babeltrace2 >/dev/null; then
+	unwind_run 0
+	unwind_run 50
+fi
+if [ -n "$SESSIOND_PID" ]; then
+	kill "$SESSIOND_PID" 2>/dev/null || true
+fi
+
 # --- the tables -------------------------------------------------------------------------------
 
 fmt() { awk -v v="$1" -v f="$2" 'BEGIN { printf f, v }'; }
@@ -400,6 +439,8 @@ declare -A LABEL=(
 	[untracked]="latsnap running, the program not tracked"
 	[bpftrace]="bpftrace: per-thread syscall timing (bench/syscall-time.bt)"
 	[perf]="perf trace --duration 50"
+	[preloaded]="no tracing, liblatsnap.so preloaded"
+	[nopreload]="latsnap, the program tracked, --no-preload"
 )
 
 # Do the empty programs hook exactly what latsnap's program hooks?
@@ -504,7 +545,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 		sed 's/^/    /' "$TMP/pg-totals"
 	fi
 	echo
-	echo "## 4. The recorder: $REC_N outliers of 300 ms, one a second, \`record -t 200ms\` (default --post 100ms, --buffer-size 4M)"
+	echo "## 4. The recorder: $REC_N outliers of 300 ms, 450 ms apart, \`record -t 200ms\` (default --post 100ms, --buffer-size 4M)"
 	echo
 	echo "| measure | value |"
 	echo "|---|---:|"
@@ -519,7 +560,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 	row "one snapshot, as \`record -v\` times it, median (ms)" "$([ -n "$took" ] && fmt "$took" %.1f)" "failed: no snapshot timing"
 	size=$(result rec_size all)
 	row "snapshot on disk, median (KiB)" "$([ -n "$size" ] && fmt "$size" %.0f)" "failed: no snapshot"
-	row "snapshots written / outliers" "$(find "$REC_DIR" -name summary.json 2>/dev/null | wc -l) / $REC_N" ""
+	row "snapshots written / outliers seen / naps of the workload" "$(find "$REC_DIR" -name summary.json 2>/dev/null | wc -l) / $(echo "$REC_TOTALS" | awk '{ print $2 }') / $REC_N" ""
 	cpu=$(result rec_cpu all)
 	row "latsnap's CPU while recording (s, over ${REC_WALL:-?} ms)" "$([ -n "$cpu" ] && echo "$cpu ($(awk -v c="$cpu" -v w="${REC_WALL:-0}" 'BEGIN { printf "%.1f%%", w ? 100 * c * 1000 / w : 0 }') of one CPU)")" "failed: latsnap did not start"
 	rss=$(result rec_rss all)
@@ -544,6 +585,20 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 	else
 		echo "| outliers in a summary.json | failed: no totals line: $(tail -n 1 "$BURST_ERR") |"
 	fi
+	echo
+	echo "## 6. The preload library's unwind per signal (latsnap:user_stack unwind_ns): $NAPS outliers per row, 5 ms naps, \`record -t 2ms\`, code without frame pointers"
+	echo
+	echo "| stack | signals | median (µs) | p90 (µs) | max (µs) |"
+	echo "|---|---:|---:|---:|---:|"
+	for depth in 0 50; do
+		if [ -s "$TMP/unwind-$depth" ]; then
+			sort -k2 -n "$TMP/unwind-$depth" | awk '{ f[NR] = $1; v[NR] = $2 } END {
+				printf "| %d frames | %d | %.1f | %.1f | %.1f |\n", f[1], NR,
+					v[int((NR + 1) / 2)] / 1e3, v[int(NR * 0.9 + 0.5)] / 1e3, v[NR] / 1e3 }'
+		else
+			echo "| $depth extra frames | failed: no latsnap:user_stack event in the trace | | | |"
+		fi
+	done
 } >"$TMP/bench.md"
 
 mkdir -p "$(dirname "$BENCH_OUT")"
