@@ -25,7 +25,7 @@ if [ "$QUICK" = 1 ]; then
 	REC_N=${REC_N:-3} BURST_ROUNDS=${BURST_ROUNDS:-3} NAPS=${NAPS:-20}
 else
 	ROUNDS=${ROUNDS:-5} N=${N:-2000000} PP_N=${PP_N:-200000}
-	PG_PAIRS=${PG_PAIRS:-3} PG_SECONDS=${PG_SECONDS:-20} PG_SCALE=${PG_SCALE:-5}
+	PG_PAIRS=${PG_PAIRS:-5} PG_SECONDS=${PG_SECONDS:-15} PG_SCALE=${PG_SCALE:-5}
 	REC_N=${REC_N:-10} BURST_ROUNDS=${BURST_ROUNDS:-20} NAPS=${NAPS:-200}
 fi
 # perf trace costs tens of microseconds a syscall: fewer calls keep its rounds as short as others'.
@@ -275,9 +275,13 @@ pg_stop() {
 # pg_round CONFIG: start the server (under latsnap when traced), warm it up, one pgbench run.
 pg_round() {
 	local cfg=$1 pid v
-	local server=("$PG_BIN/postgres" -D "$PG_DATA" -k "$PG_SOCK" -c listen_addresses=)
+	# synchronous_commit=off: commits do not wait for the disk, so the server is CPU-bound and
+	# what tracing costs shows, instead of hiding behind fsync (and the disk's noise).
+	local server=("$PG_BIN/postgres" -D "$PG_DATA" -k "$PG_SOCK" -c listen_addresses=
+		-c synchronous_commit=off)
 	if [ "$cfg" = traced ]; then
-		"${PIN_TOOL[@]}" "$LATSNAP" record -t 200ms -o "$TMP/pg-snaps" -- \
+		# Not pinned: the server would inherit the pinning, and the untraced one has none.
+		"$LATSNAP" record -t 200ms -o "$TMP/pg-snaps" -- \
 			runuser -u postgres -- "${server[@]}" \
 			>/dev/null 2>"$TMP/pg-latsnap.err" &
 	else
@@ -388,7 +392,7 @@ REC_TOTALS=$(grep '^latsnap: [0-9]* outliers' "$REC_ERR" | tail -n 1 || true)
 say "5: bursts: 32 threads nap 100 ms at once, $BURST_ROUNDS times, 300 ms apart, under -t 50ms"
 BURST_DIR=$TMP/burst
 BURST_ERR=$TMP/burst.err
-"${PIN_TOOL[@]}" "$LATSNAP" record -t 50ms -o "$BURST_DIR" -- "$BB/burst" 32 "$BURST_ROUNDS" 100 300 \
+"$LATSNAP" record -t 50ms -o "$BURST_DIR" -- "$BB/burst" 32 "$BURST_ROUNDS" 100 300 \
 	>/dev/null 2>"$BURST_ERR" || true
 BURST_TOTALS=$(grep '^latsnap: [0-9]* outliers' "$BURST_ERR" | tail -n 1 || true)
 # Each outlier once, however many snapshots cover it.
@@ -523,19 +527,22 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 	echo "## 3. PostgreSQL $(pkgver postgresql-15 | cut -d- -f1): pgbench -s $PG_SCALE -c 4 -j 2 -T $PG_SECONDS (TPC-B-like), median of $PG_PAIRS alternating runs"
 	echo
 	echo "Traced: the server under \`latsnap record -t 200ms -o DIR -- postgres ...\` (liblatsnap.so preloaded, snapshots on)."
+	echo "The server runs with synchronous_commit=off (CPU-bound: the worst case for a tracer), restarted"
+	echo "for each run, after a 1 s warm-up; pgbench itself is not traced."
 	echo
-	echo "| configuration | tps | throughput, × untraced |"
-	echo "|---|---:|---:|"
+	echo "| configuration | tps | throughput, × untraced | each run (tps) |"
+	echo "|---|---:|---:|---|"
 	base=$(result postgres untraced)
 	for cfg in untraced traced; do
 		v=$(result postgres "$cfg")
 		label=$([ "$cfg" = traced ] && echo "latsnap record -t 200ms, snapshots on" || echo "no tracing")
+		runs=$(awk -v c="$cfg" '$1 == "postgres" && $2 == c { printf "%s%.0f", sep, $3; sep = ", " }' "$RESULTS")
 		if [ -z "$v" ]; then
-			echo "| $label | $(why postgres "$cfg") | |"
+			echo "| $label | $(why postgres "$cfg") | | |"
 		elif [ -n "$base" ]; then
-			echo "| $label | $(fmt "$v" %.1f) | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.3f", v / b }') |"
+			echo "| $label | $(fmt "$v" %.1f) | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.3f", v / b }') | $runs |"
 		else
-			echo "| $label | $(fmt "$v" %.1f) | — |"
+			echo "| $label | $(fmt "$v" %.1f) | — | $runs |"
 		fi
 	done
 	if [ -s "$TMP/pg-totals" ]; then
@@ -588,15 +595,18 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 	echo
 	echo "## 6. The preload library's unwind per signal (latsnap:user_stack unwind_ns): $NAPS outliers per row, 5 ms naps, \`record -t 2ms\`, code without frame pointers"
 	echo
-	echo "| stack | signals | median (µs) | p90 (µs) | max (µs) |"
-	echo "|---|---:|---:|---:|---:|"
+	echo "| stack | median (µs) | p90 (µs) | max (µs) | frames | signals |"
+	echo "|---|---:|---:|---:|---:|---:|"
 	for depth in 0 50; do
+		label=$([ "$depth" = 0 ] && echo "shallow stack" || echo "deep stack ($depth more frames)")
 		if [ -s "$TMP/unwind-$depth" ]; then
-			sort -k2 -n "$TMP/unwind-$depth" | awk '{ f[NR] = $1; v[NR] = $2 } END {
-				printf "| %d frames | %d | %.1f | %.1f | %.1f |\n", f[1], NR,
-					v[int((NR + 1) / 2)] / 1e3, v[int(NR * 0.9 + 0.5)] / 1e3, v[NR] / 1e3 }'
+			# frames: the most frequent depth (a few signals land in other syscalls).
+			sort -k2 -n "$TMP/unwind-$depth" | awk -v l="$label" '{ n[$1]++; v[NR] = $2 } END {
+				for (d in n) { if (n[d] > best) { best = n[d]; f = d } }
+				printf "| %s | %.1f | %.1f | %.1f | %d | %d |\n", l, v[int((NR + 1) / 2)] / 1e3,
+					v[int(NR * 0.9 + 0.5)] / 1e3, v[NR] / 1e3, f, NR }'
 		else
-			echo "| $depth extra frames | failed: no latsnap:user_stack event in the trace | | | |"
+			echo "| $label | failed: no latsnap:user_stack event in the trace | | | | |"
 		fi
 	done
 } >"$TMP/bench.md"
