@@ -32,7 +32,7 @@ like "$(grep '^- floor: ' "$OUT")" 'the same hooks as bpf/latsnap.bpf.c' \
 
 # cells LABEL: the value column of each table row whose first column is LABEL, one per line.
 cells() {
-	awk -F ' [|] ' -v l="$1" '$1 == "| " l { print $2 }' "$OUT"
+	awk -F ' [|] ' -v l="$1" '$1 == "| " l { v = $2; sub(/ [|]$/, "", v); print v }' "$OUT"
 }
 is_number() { [[ $1 =~ ^[-+]?[0-9] ]]; }
 
