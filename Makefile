@@ -36,8 +36,9 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 PRELOAD := $(BUILD)/liblatsnap.so
 PRELOAD_SRCS := preload/preload.c preload/latsnap-tp.c lib/signame.c
 # bench/run.sh (make bench, and its quick mode in make check) and what it runs.
-BENCH_BINS := $(BUILD)/bench/empty-hooks $(BUILD)/bench/pingpong $(BUILD)/bench/burst
-BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(BUILD)/workloads/loop $(BUILD)/workloads/sleeper \
+BENCH_BINS := $(BUILD)/bench/empty-hooks $(BUILD)/bench/pingpong $(BUILD)/bench/getppid \
+	$(BUILD)/bench/burst
+BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(BUILD)/workloads/sleeper \
 	$(BUILD)/workloads/unwind-nofp $(BENCH_BINS)
 BENCH_DEPS_STAMP := $(BUILD)/.bench-deps-ok
 
@@ -134,7 +135,7 @@ $(BUILD)/bench/pingpong: bench/pingpong.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
 
-$(BUILD)/bench/burst: bench/workloads/burst.c tests/workloads/wl_common.h | $(DEPS_STAMP)
+$(BUILD)/bench/%: bench/workloads/%.c tests/workloads/wl_common.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -pthread -o $@ $<
 

@@ -24,7 +24,7 @@ if [ "$QUICK" = 1 ]; then
 	PG_PAIRS=${PG_PAIRS:-1} PG_SECONDS=${PG_SECONDS:-3} PG_SCALE=${PG_SCALE:-1}
 	REC_N=${REC_N:-3} BURST_ROUNDS=${BURST_ROUNDS:-3} NAPS=${NAPS:-20}
 else
-	ROUNDS=${ROUNDS:-5} N=${N:-2000000} PP_N=${PP_N:-200000}
+	ROUNDS=${ROUNDS:-7} N=${N:-1000000} PP_N=${PP_N:-100000}
 	PG_PAIRS=${PG_PAIRS:-5} PG_SECONDS=${PG_SECONDS:-15} PG_SCALE=${PG_SCALE:-5}
 	REC_N=${REC_N:-10} BURST_ROUNDS=${BURST_ROUNDS:-20} NAPS=${NAPS:-200}
 fi
@@ -38,7 +38,7 @@ WLD=$ROOT/build/workloads
 BB=$ROOT/build/bench
 BT_SCRIPT=$ROOT/bench/syscall-time.bt
 
-for f in "$LATSNAP" "$PRELOAD" "$WLD/loop" "$WLD/sleeper" "$BB/empty-hooks" "$BB/pingpong" \
+for f in "$LATSNAP" "$PRELOAD" "$BB/getppid" "$WLD/sleeper" "$BB/empty-hooks" "$BB/pingpong" \
 	"$WLD/unwind-nofp" "$BB/burst"; do
 	[ -e "$f" ] || { echo "bench: $f missing: run make bench" >&2; exit 1; }
 done
@@ -150,30 +150,51 @@ why() {
 # --- 1 and 2: syscall cost and context switches ------------------------------------------------
 
 # The loop's and the ping-pong's own figures from their stderr (merged with a wrapper's).
-loop_ns() { sed -n 's/^loop: .* \([0-9.]*\) ns\/call.*/\1/p' "$1" | tail -n 1; }
-pp_ns() { sed -n 's/^pingpong: .* \([0-9.]*\) ns\/round trip.*/\1/p' "$1" | tail -n 1; }
+# "cpu" is the measured processes' own CPU time, "wall" their elapsed time: on a machine where
+# other programs run too, only the first is theirs alone.
+loop_ns() { sed -n "s/^getppid: .* \\([0-9.]*\\) ns\\/call $2.*/\\1/p" "$1" | tail -n 1; }
+pp_ns() { sed -n "s/^pingpong: .* \\([0-9.]*\\) ns\\/round trip $2.*/\\1/p" "$1" | tail -n 1; }
+
+# The untraced figures of the run just before: every other configuration's run is paired with
+# one, and its added cost is the difference within the pair, so slow drift cancels out.
+LAST_syscall=
+LAST_pingpong=
+
+# measure SECTION CONFIG WRAPPER...: one run of SECTION's program under WRAPPER (maybe empty).
+measure() {
+	local sec=$1 cfg=$2 n v w
+	shift 2
+	if [ "$sec" = syscall ]; then
+		n=$N
+		[ "$cfg" = perf ] && n=$((N / PERF_DIV > 1000 ? N / PERF_DIV : 1000))
+		"$@" "${PIN_WL[@]}" "$BB/getppid" "$n" >"$TMP/wl.out" 2>&1 || true
+		v=$(loop_ns "$TMP/wl.out" cpu)
+		w=$(loop_ns "$TMP/wl.out" wall)
+	else
+		n=$PP_N
+		[ "$cfg" = perf ] && n=$((PP_N / PERF_DIV > 500 ? PP_N / PERF_DIV : 500))
+		"$@" "${PIN_WL[@]}" "$BB/pingpong" "$n" >"$TMP/wl.out" 2>&1 || true
+		v=$(pp_ns "$TMP/wl.out" cpu)
+		w=$(pp_ns "$TMP/wl.out" wall)
+	fi
+	if [ -z "$v" ]; then
+		note "$sec" "$cfg" "failed: $(tail -n 1 "$TMP/wl.out")"
+		return 0
+	fi
+	record "$sec" "$cfg" "$v"
+	[ -n "$w" ] && record "${sec}_wall" "$cfg" "$w"
+	if [ "$cfg" = untraced ]; then
+		eval "LAST_$sec=\$v"
+	elif [ -n "$(eval "echo \$LAST_$sec")" ]; then
+		record "${sec}_d" "$cfg" "$(awk -v v="$v" -v b="$(eval "echo \$LAST_$sec")" 'BEGIN { print v - b }')"
+		record "${sec}_r" "$cfg" "$(awk -v v="$v" -v b="$(eval "echo \$LAST_$sec")" 'BEGIN { print b / v }')"
+	fi
+}
 
 # run_pair CONFIG WRAPPER...: the loop then the ping-pong, each under WRAPPER (maybe empty).
 run_pair() {
-	local cfg=$1 n=$N v
-	shift
-	[ "$cfg" = perf ] && n=$((N / PERF_DIV > 1000 ? N / PERF_DIV : 1000))
-	"$@" "${PIN_WL[@]}" "$WLD/loop" "$n" -v >"$TMP/wl.out" 2>&1 || true
-	v=$(loop_ns "$TMP/wl.out")
-	if [ -n "$v" ]; then
-		record syscall "$cfg" "$v"
-	else
-		note syscall "$cfg" "failed: $(tail -n 1 "$TMP/wl.out")"
-	fi
-	n=$PP_N
-	[ "$cfg" = perf ] && n=$((PP_N / PERF_DIV > 500 ? PP_N / PERF_DIV : 500))
-	"$@" "${PIN_WL[@]}" "$BB/pingpong" "$n" >"$TMP/wl.out" 2>&1 || true
-	v=$(pp_ns "$TMP/wl.out")
-	if [ -n "$v" ]; then
-		record pingpong "$cfg" "$v"
-	else
-		note pingpong "$cfg" "failed: $(tail -n 1 "$TMP/wl.out")"
-	fi
+	measure syscall "$@"
+	measure pingpong "$@"
 }
 
 # not_run CONFIG WHY: both rows of a configuration that cannot run.
@@ -244,7 +265,9 @@ fi
 say "1, 2: getppid x $N and ping-pong x $PP_N, $ROUNDS alternating rounds of: $SC_CONFIGS"
 for ((r = 1; r <= ROUNDS; r++)); do
 	for cfg in $SC_CONFIGS; do
-		say "  round $r: $cfg"
+		[ "$cfg" = untraced ] && continue
+		say "  round $r: untraced, $cfg"
+		cfg_untraced
 		"cfg_$cfg"
 	done
 done
@@ -455,6 +478,36 @@ else
 	HOOKS_NOTE="WARNING: bench/empty.bpf.c hooks $(hooks bench/empty.bpf.c) but bpf/latsnap.bpf.c hooks $(hooks bpf/latsnap.bpf.c)"
 fi
 
+# cost_table SECTION FORMAT: the rows of table 1 or 2.
+cost_table() {
+	local sec=$1 f=$2 cfg v w best d fd thr
+	fd=$(result "${sec}_d" floor)
+	for cfg in $SC_CONFIGS; do
+		v=$(result "$sec" "$cfg")
+		if [ -z "$v" ]; then
+			echo "| ${LABEL[$cfg]} | $(why "$sec" "$cfg") | | | | |$([ "$sec" = pingpong ] && echo " |")"
+			continue
+		fi
+		best=$(awk -v s="$sec" -v c="$cfg" '$1 == s && $2 == c { print $3 }' "$RESULTS" | sort -g | head -n 1)
+		d=$(result "${sec}_d" "$cfg")
+		if [ "$cfg" = untraced ]; then
+			d=— ratio=— thr=1.000
+		else
+			ratio=$(awk -v d="$d" -v f="$fd" 'BEGIN { printf (d != "" && f > 0) ? "%.2f" : "n/a", d / f }')
+			thr=$(result "${sec}_r" "$cfg")
+			thr=$([ -n "$thr" ] && fmt "$thr" %.3f || echo n/a)
+			d=$([ -n "$d" ] && fmt "$d" "%+${f#%}" || echo n/a)
+		fi
+		w=$(result "${sec}_wall" "$cfg")
+		w=$([ -n "$w" ] && fmt "$w" "$f" || echo n/a)
+		if [ "$sec" = pingpong ]; then
+			echo "| ${LABEL[$cfg]} | $(fmt "$v" "$f") | $(fmt "$best" "$f") | $w | $d | $ratio | $thr |"
+		else
+			echo "| ${LABEL[$cfg]} | $(fmt "$v" "$f") | $(fmt "$best" "$f") | $w | $d | $ratio |"
+		fi
+	done
+}
+
 ver() { "$@" 2>/dev/null | head -n 1 || true; }
 pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed"; }
 
@@ -469,60 +522,26 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 	echo "- pinning: $([ "$NCPU" -ge 2 ] && echo "measured programs on CPU $WL_CPU, tracers on CPU 0-$((WL_CPU - 1))" || echo none)"
 	echo "- floor: $HOOKS_NOTE"
 	echo
-	echo "## 1. Syscall cost: getppid loop, $N calls (perf trace: $((N / PERF_DIV > 1000 ? N / PERF_DIV : 1000))), median of $ROUNDS alternating rounds"
+	echo "## 1. Syscall cost: getppid loop, $N calls (perf trace: $((N / PERF_DIV > 1000 ? N / PERF_DIV : 1000))), $ROUNDS rounds"
 	echo
-	echo "| configuration | ns per syscall | added ns per syscall | added, × the floor |"
-	echo "|---|---:|---:|---:|"
-	base=$(result syscall untraced)
-	floor=$(result syscall floor)
-	for cfg in $SC_CONFIGS; do
-		v=$(result syscall "$cfg")
-		if [ -z "$v" ]; then
-			echo "| ${LABEL[$cfg]} | $(why syscall "$cfg") | | |"
-			continue
-		fi
-		added=— ratio=—
-		if [ -n "$base" ] && [ "$cfg" != untraced ]; then
-			added=$(fmt "$(awk -v v="$v" -v b="$base" 'BEGIN { print v - b }')" "%+.1f")
-			if [ -n "$floor" ] && [ "$cfg" != floor ]; then
-				ratio=$(awk -v v="$v" -v b="$base" -v f="$floor" \
-					'BEGIN { printf (f > b) ? "%.2f" : "n/a", (v - b) / (f - b) }')
-			elif [ "$cfg" = floor ]; then
-				ratio=1.00
-			fi
-		fi
-		echo "| ${LABEL[$cfg]} | $(fmt "$v" %.1f) | $added | $ratio |"
-	done
+	echo "Times are the loop's own CPU time (BPF programs run in its context; other programs on its CPU"
+	echo "do not count), medians; \"wall\" is its elapsed time. Each configuration's run comes right after"
+	echo "an untraced one: \"added\" is the median of those paired differences, \"× the floor\" that"
+	echo "divided by the floor's."
 	echo
-	echo "## 2. Context switches: pipe ping-pong between two processes on one CPU, $PP_N round trips (perf trace: $((PP_N / PERF_DIV > 500 ? PP_N / PERF_DIV : 500))), median of $ROUNDS alternating rounds"
-	echo
-	echo "Each round trip: 2 writes, 2 reads, 2 wakeups, 2 context switches."
-	echo
-	echo "| configuration | ns per round trip | round trips/s | throughput, × untraced | added ns per round trip | added, × the floor |"
+	echo "| configuration | ns per syscall | best | wall | added ns per syscall | added, × the floor |"
 	echo "|---|---:|---:|---:|---:|---:|"
-	base=$(result pingpong untraced)
-	floor=$(result pingpong floor)
-	for cfg in $SC_CONFIGS; do
-		v=$(result pingpong "$cfg")
-		if [ -z "$v" ]; then
-			echo "| ${LABEL[$cfg]} | $(why pingpong "$cfg") | | | | |"
-			continue
-		fi
-		thr=— added=— ratio=—
-		if [ -n "$base" ]; then
-			thr=$(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.3f", b / v }')
-			if [ "$cfg" != untraced ]; then
-				added=$(fmt "$(awk -v v="$v" -v b="$base" 'BEGIN { print v - b }')" "%+.0f")
-			fi
-			if [ "$cfg" = floor ]; then
-				ratio=1.00
-			elif [ -n "$floor" ] && [ "$cfg" != untraced ]; then
-				ratio=$(awk -v v="$v" -v b="$base" -v f="$floor" \
-					'BEGIN { printf (f > b) ? "%.2f" : "n/a", (v - b) / (f - b) }')
-			fi
-		fi
-		echo "| ${LABEL[$cfg]} | $(fmt "$v" %.0f) | $(awk -v v="$v" 'BEGIN { printf "%.0f", 1e9 / v }') | $thr | $added | $ratio |"
-	done
+	cost_table syscall %.1f
+	echo
+	echo "## 2. Context switches: pipe ping-pong between two processes on one CPU, $PP_N round trips (perf trace: $((PP_N / PERF_DIV > 500 ? PP_N / PERF_DIV : 500))), $ROUNDS rounds"
+	echo
+	echo "Each round trip: 2 writes, 2 reads, 2 wakeups, 2 context switches. Times are the CPU time of both"
+	echo "processes per round trip (on one CPU: the wall time less other programs'), paired with untraced"
+	echo "runs as in 1; throughput is the inverse, as a ratio within each pair."
+	echo
+	echo "| configuration | ns per round trip | best | wall | added ns per round trip | added, × the floor | throughput, × untraced |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
+	cost_table pingpong %.0f
 	echo
 	echo "## 3. PostgreSQL $(pkgver postgresql-15 | cut -d- -f1): pgbench -s $PG_SCALE -c 4 -j 2 -T $PG_SECONDS (TPC-B-like), median of $PG_PAIRS alternating runs"
 	echo
