@@ -157,8 +157,7 @@ pp_ns() { sed -n "s/^pingpong: .* \\([0-9.]*\\) ns\\/round trip $2.*/\\1/p" "$1"
 
 # The untraced figures of the run just before: every other configuration's run is paired with
 # one, and its added cost is the difference within the pair, so slow drift cancels out.
-LAST_syscall=
-LAST_pingpong=
+declare -A LAST=()
 
 # measure SECTION CONFIG WRAPPER...: one run of SECTION's program under WRAPPER (maybe empty).
 measure() {
@@ -184,10 +183,10 @@ measure() {
 	record "$sec" "$cfg" "$v"
 	[ -n "$w" ] && record "${sec}_wall" "$cfg" "$w"
 	if [ "$cfg" = untraced ]; then
-		eval "LAST_$sec=\$v"
-	elif [ -n "$(eval "echo \$LAST_$sec")" ]; then
-		record "${sec}_d" "$cfg" "$(awk -v v="$v" -v b="$(eval "echo \$LAST_$sec")" 'BEGIN { print v - b }')"
-		record "${sec}_r" "$cfg" "$(awk -v v="$v" -v b="$(eval "echo \$LAST_$sec")" 'BEGIN { print b / v }')"
+		LAST[$sec]=$v
+	elif [ -n "${LAST[$sec]:-}" ]; then
+		record "${sec}_d" "$cfg" "$(awk -v v="$v" -v b="${LAST[$sec]}" 'BEGIN { print v - b }')"
+		record "${sec}_r" "$cfg" "$(awk -v v="$v" -v b="${LAST[$sec]}" 'BEGIN { print b / v }')"
 	fi
 }
 
@@ -370,26 +369,28 @@ fi
 say "4: the recorder: $REC_N outliers of 300 ms, 450 ms apart, under record -t 200ms"
 REC_DIR=$TMP/rec
 REC_ERR=$TMP/rec.err
-REC_CPU= REC_RSS= REC_WALL=
+REC_CPU='' REC_RSS='' REC_WALL=''
+# COMMAND mode, so that only the workload is tracked (without a target latsnap would also track
+# any other process on the machine that loaded the preload library). latsnap ends with it, so its
+# CPU time and peak RSS are sampled while it runs; the last sample before it exits is kept.
+# 150 ms between naps: under the threshold, past --post: one snapshot per outlier.
 rec_t0=$(date +%s%N)
-"${PIN_TOOL[@]}" "$LATSNAP" record -v -t 200ms -o "$REC_DIR" >/dev/null 2>"$REC_ERR" &
+"${PIN_TOOL[@]}" "$LATSNAP" record -v -t 200ms -o "$REC_DIR" -- "$WLD/sleeper" 300 "$REC_N" 150 \
+	>/dev/null 2>"$REC_ERR" &
 rec_pid=$!
 BG_PIDS+=("$rec_pid")
-if wait_for "$REC_ERR" 'tracking' 60; then
-	# 150 ms between naps: under the threshold, and past --post, so one snapshot per outlier.
-	LD_PRELOAD=$PRELOAD "$WLD/sleeper" 300 "$REC_N" 150 2>/dev/null || true
-	# The last snapshot comes --post (100 ms) after the last outlier, then takes its time.
-	for ((i = 0; i < 100; i++)); do
-		[ "$(find "$REC_DIR" -name summary.json 2>/dev/null | wc -l)" -ge "$REC_N" ] && break
-		sleep 0.1
-	done
-	# latsnap's own figures while it recorded, before its shutdown adds to them.
-	read -r ut st < <(awk '{ print $14, $15 }' "/proc/$rec_pid/stat")
-	REC_WALL=$((($(date +%s%N) - rec_t0) / 1000000))
-	REC_CPU=$(awk -v u="$ut" -v s="$st" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (u + s) / hz }')
-	REC_RSS=$(awk '/^VmHWM:/ { print $2 }' "/proc/$rec_pid/status")
-fi
-stop_bg "$rec_pid"
+hz=$(getconf CLK_TCK)
+while [ -r "/proc/$rec_pid/stat" ] && ! grep -q '^State:.*Z' "/proc/$rec_pid/status" 2>/dev/null; do
+	if read -r ut st < <(awk '{ print $14, $15 }' "/proc/$rec_pid/stat" 2>/dev/null) &&
+		rss=$(awk '/^VmHWM:/ { print $2 }' "/proc/$rec_pid/status" 2>/dev/null) && [ -n "$rss" ]; then
+		REC_WALL=$((($(date +%s%N) - rec_t0) / 1000000))
+		REC_CPU=$(awk -v u="$ut" -v s="$st" -v hz="$hz" 'BEGIN { printf "%.2f", (u + s) / hz }')
+		REC_RSS=$rss
+	fi
+	sleep 0.1
+done
+wait "$rec_pid" 2>/dev/null || true
+forget "$rec_pid"
 # Seconds from each outlier's end to its summary.json on disk: mtime (CLOCK_REALTIME) moved to
 # CLOCK_MONOTONIC, the outliers' clock, with the offset between the two read now.
 offset_ns=$(perl -MTime::HiRes=clock_gettime,CLOCK_REALTIME,CLOCK_MONOTONIC \
@@ -409,6 +410,8 @@ done
 [ -n "$REC_CPU" ] && record rec_cpu all "$REC_CPU"
 [ -n "$REC_RSS" ] && record rec_rss all "$REC_RSS"
 REC_TOTALS=$(grep '^latsnap: [0-9]* outliers' "$REC_ERR" | tail -n 1 || true)
+REC_IN=$(find "$REC_DIR" -name summary.json -print0 2>/dev/null |
+	xargs -0 -r jq -r '.outliers[] | "\(.tid) \(.end_ns)"' | sort -u | wc -l)
 
 # --- 5: capture under bursts ------------------------------------------------------------------
 
@@ -586,7 +589,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 	row "one snapshot, as \`record -v\` times it, median (ms)" "$([ -n "$took" ] && fmt "$took" %.1f)" "failed: no snapshot timing"
 	size=$(result rec_size all)
 	row "snapshot on disk, median (KiB)" "$([ -n "$size" ] && fmt "$size" %.0f)" "failed: no snapshot"
-	row "snapshots written / outliers seen / naps of the workload" "$(find "$REC_DIR" -name summary.json 2>/dev/null | wc -l) / $(echo "$REC_TOTALS" | awk '{ print $2 }') / $REC_N" ""
+	row "snapshots written / outliers seen / in a summary.json / skipped" "$(find "$REC_DIR" -name summary.json 2>/dev/null | wc -l) / $(echo "$REC_TOTALS" | awk '{ print $2 }') / $REC_IN / $(echo "$REC_TOTALS" | awk '{ print $6 }')" ""
 	cpu=$(result rec_cpu all)
 	row "latsnap's CPU while recording (s, over ${REC_WALL:-?} ms)" "$([ -n "$cpu" ] && echo "$cpu ($(awk -v c="$cpu" -v w="${REC_WALL:-0}" 'BEGIN { printf "%.1f%%", w ? 100 * c * 1000 / w : 0 }') of one CPU)")" "failed: latsnap did not start"
 	rss=$(result rec_rss all)
