@@ -55,6 +55,7 @@ NOTES=$TMP/notes     # "SECTION CONFIG text" lines: why a row has no number
 BG_PIDS=()
 PG_DATA=
 PG_BIN=
+PG_CG=
 
 cleanup() {
 	local pid
@@ -69,6 +70,7 @@ cleanup() {
 		kill -KILL "$pid" 2>/dev/null || true
 	done
 	wait 2>/dev/null || true
+	[ -n "$PG_CG" ] && rmdir "$PG_CG" 2>/dev/null
 	if [ "${KEEP_TMP:-0}" = 1 ]; then
 		echo "bench: kept $TMP" >&2
 	else
@@ -296,19 +298,22 @@ pg_stop() {
 
 # pg_round CONFIG: start the server (under latsnap when traced), warm it up, one pgbench run.
 pg_round() {
-	local cfg=$1 pid v
+	local cfg=$1 pid v u0='' u1='' txns c
 	# synchronous_commit=off: commits do not wait for the disk, so the server is CPU-bound and
 	# what tracing costs shows, instead of hiding behind fsync (and the disk's noise).
 	local server=("$PG_BIN/postgres" -D "$PG_DATA" -k "$PG_SOCK" -c listen_addresses=
 		-c synchronous_commit=off)
-	if [ "$cfg" = traced ]; then
-		# Not pinned: the server would inherit the pinning, and the untraced one has none.
-		"$LATSNAP" record -t 200ms -o "$TMP/pg-snaps" -- \
-			runuser -u postgres -- "${server[@]}" \
-			>/dev/null 2>"$TMP/pg-latsnap.err" &
-	else
-		pg_as "${server[@]}" >>"$PG_LOG" 2>&1 &
-	fi
+	# In the bench's CPU-accounting cgroup (when there is one) from the start: the server, and
+	# latsnap when traced. Not pinned: the server would inherit it, and the untraced one has none.
+	(
+		[ -n "$PG_CG" ] && echo "$BASHPID" >"$PG_CG/cgroup.procs"
+		if [ "$cfg" = traced ]; then
+			exec "$LATSNAP" record -t 200ms -o "$TMP/pg-snaps" -- \
+				runuser -u postgres -- "${server[@]}" >/dev/null 2>"$TMP/pg-latsnap.err"
+		else
+			exec runuser -u postgres -- "${server[@]}" >>"$PG_LOG" 2>&1
+		fi
+	) &
 	pid=$!
 	BG_PIDS+=("$pid")
 	if ! pg_wait_ready; then
@@ -319,13 +324,27 @@ pg_round() {
 	fi
 	# A short run first: the server's own caches warm up alike in both configurations.
 	"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -c 4 -j 2 -T 1 postgres >/dev/null 2>&1 || true
+	[ -n "$PG_CG" ] && u0=$(cat "$PG_CG/cpuacct.usage")
 	"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -c 4 -j 2 -T "$PG_SECONDS" postgres \
 		>"$TMP/pgbench.out" 2>&1 || true
+	[ -n "$PG_CG" ] && u1=$(cat "$PG_CG/cpuacct.usage")
 	v=$(pg_tps "$TMP/pgbench.out")
+	txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$TMP/pgbench.out")
 	if [ -n "$v" ]; then
 		record postgres "$cfg" "$v"
 	else
 		note postgres "$cfg" "failed: pgbench: $(tail -n 1 "$TMP/pgbench.out")"
+	fi
+	# CPU time of the server (and of latsnap, traced) per transaction, in microseconds: what
+	# other programs on the machine take does not count, unlike in tps.
+	if [ -n "$PG_CG" ] && [ -n "$txns" ] && [ "$txns" -gt 0 ]; then
+		c=$(awk -v a="$u0" -v b="$u1" -v n="$txns" 'BEGIN { printf "%.2f", (b - a) / n / 1e3 }')
+		record postgres_cpu "$cfg" "$c"
+		if [ "$cfg" = untraced ]; then
+			LAST[postgres]=$c
+		elif [ -n "${LAST[postgres]:-}" ]; then
+			record postgres_r "$cfg" "$(awk -v c="$c" -v b="${LAST[postgres]}" 'BEGIN { print b / c }')"
+		fi
 	fi
 	pg_stop
 	wait "$pid" 2>/dev/null || true
@@ -343,6 +362,9 @@ if [ -z "$PG_BIN" ] || [ ! -x "$PG_BIN/pgbench" ] || ! id postgres >/dev/null 2>
 else
 	say "3: PostgreSQL, pgbench -s $PG_SCALE -c 4 -j 2 -T $PG_SECONDS, $PG_PAIRS alternating pairs"
 	PG_DATA=$TMP/pg/data
+	# cgroup v1 cpuacct, or v2 (cpu.stat usage_usec is coarser to read: v1 first).
+	PG_CG=/sys/fs/cgroup/cpuacct/latsnap-bench-$$
+	mkdir "$PG_CG" 2>/dev/null && [ -r "$PG_CG/cpuacct.usage" ] || PG_CG='' 
 	mkdir -p "$PG_SOCK"
 	chown postgres: "$PG_SOCK"
 	if pg_as "$PG_BIN/initdb" -D "$PG_DATA" -A trust -U postgres >>"$PG_LOG" 2>&1 &&
@@ -552,19 +574,26 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 	echo "The server runs with synchronous_commit=off (CPU-bound: the worst case for a tracer), restarted"
 	echo "for each run, after a 1 s warm-up; pgbench itself is not traced."
 	echo
-	echo "| configuration | tps | throughput, × untraced | each run (tps) |"
-	echo "|---|---:|---:|---|"
+	echo "The CPU columns count the server's processes (and latsnap's, traced) through a cpuacct cgroup:"
+	echo "unlike tps, they do not move with what other programs take; the ratio is per pair."
+	echo
+	echo "| configuration | tps | tps, × untraced | CPU µs per transaction | throughput from CPU, × untraced | each run (tps) |"
+	echo "|---|---:|---:|---:|---:|---|"
 	base=$(result postgres untraced)
 	for cfg in untraced traced; do
 		v=$(result postgres "$cfg")
 		label=$([ "$cfg" = traced ] && echo "latsnap record -t 200ms, snapshots on" || echo "no tracing")
 		runs=$(awk -v c="$cfg" '$1 == "postgres" && $2 == c { printf "%s%.0f", sep, $3; sep = ", " }' "$RESULTS")
+		cpu=$(result postgres_cpu "$cfg")
+		cpu=$([ -n "$cpu" ] && fmt "$cpu" %.1f || echo "not run: no cpuacct cgroup")
+		cr=$([ "$cfg" = untraced ] && echo 1.000 || result postgres_r "$cfg")
+		cr=$([ -n "$cr" ] && fmt "$cr" %.3f || echo n/a)
 		if [ -z "$v" ]; then
-			echo "| $label | $(why postgres "$cfg") | | |"
+			echo "| $label | $(why postgres "$cfg") | | | | |"
 		elif [ -n "$base" ]; then
-			echo "| $label | $(fmt "$v" %.1f) | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.3f", v / b }') | $runs |"
+			echo "| $label | $(fmt "$v" %.1f) | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.3f", v / b }') | $cpu | $cr | $runs |"
 		else
-			echo "| $label | $(fmt "$v" %.1f) | — | $runs |"
+			echo "| $label | $(fmt "$v" %.1f) | — | $cpu | $cr | $runs |"
 		fi
 	done
 	if [ -s "$TMP/pg-totals" ]; then
