@@ -10,8 +10,9 @@
 #   5. capture under bursts: 32 threads slow at once, repeated
 #   6. the preload library's unwind per signal (its latsnap:user_stack unwind_ns)
 # Configurations are alternated (A B C ... A B C ...) so that the machine's drift lands on all of
-# them alike, and medians are reported. A peer that cannot run is a row "not run: why".
-# QUICK=1: a few thousand iterations and one round of everything (make check), no timing claims.
+# them alike, each run right after an untraced one to which it is compared, and medians are
+# reported. A peer that cannot run is a row "not run: why".
+# QUICK=1: short runs and one round of everything (make check, about 30 s), no timing claims.
 # Knobs (environment): ROUNDS, N (getppid calls), PP_N (round trips), PG_PAIRS, PG_SECONDS,
 # PG_SCALE, REC_N (outliers for 4.), BURST_ROUNDS, NAPS (outliers per depth for 6.), BENCH_OUT.
 set -euo pipefail
@@ -70,7 +71,9 @@ cleanup() {
 		kill -KILL "$pid" 2>/dev/null || true
 	done
 	wait 2>/dev/null || true
-	[ -n "$PG_CG" ] && rmdir "$PG_CG" 2>/dev/null
+	if [ -n "$PG_CG" ]; then
+		rmdir "$PG_CG" 2>/dev/null || true
+	fi
 	if [ "${KEEP_TMP:-0}" = 1 ]; then
 		echo "bench: kept $TMP" >&2
 	else
@@ -454,9 +457,16 @@ BURST_SKIPPED_JSON=$(find "$BURST_DIR" -name summary.json -print0 2>/dev/null |
 say "6: unwind per signal: $NAPS outliers at 2 depths of a program without frame pointers"
 SESSIOND_PID=
 UNWIND_SESSION=latsnap-bench-$$
-if ! pgrep -x lttng-sessiond >/dev/null; then
-	lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1 || true
-	SESSIOND_PID=$(pgrep -n -x lttng-sessiond || true)
+# A session daemon of our own when none runs: in the foreground of a background job, so that its
+# pid is ours for certain and cleanup stops that one only.
+if command -v lttng-sessiond >/dev/null && ! pgrep -x lttng-sessiond >/dev/null; then
+	lttng-sessiond --no-kernel >/dev/null 2>&1 &
+	SESSIOND_PID=$!
+	BG_PIDS+=("$SESSIOND_PID")
+	for ((i = 0; i < 100; i++)); do
+		lttng list >/dev/null 2>&1 && break
+		sleep 0.1
+	done
 fi
 # unwind_run DEPTH: DEPTH extra recursive frames on top of the workload's fixed chain; one
 # "FRAMES UNWIND_NS" line per signal into $TMP/unwind-DEPTH.
@@ -477,7 +487,9 @@ if command -v lttng >/dev/null && command -v babeltrace2 >/dev/null; then
 	unwind_run 50
 fi
 if [ -n "$SESSIOND_PID" ]; then
-	kill "$SESSIOND_PID" 2>/dev/null || true
+	kill -TERM "$SESSIOND_PID" 2>/dev/null || true
+	wait "$SESSIOND_PID" 2>/dev/null || true
+	forget "$SESSIOND_PID"
 fi
 
 # --- the tables -------------------------------------------------------------------------------
