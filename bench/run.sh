@@ -96,7 +96,7 @@ NCPU=$(nproc)
 if [ "$NCPU" -ge 2 ]; then
 	WL_CPU=$((NCPU - 1))
 	PIN_WL=(taskset -c "$WL_CPU")
-	PIN_TOOL=(taskset -c "0-$((WL_CPU - 1))")
+	PIN_TOOL=(taskset -c "$([ "$WL_CPU" = 1 ] && echo 0 || echo "0-$((WL_CPU - 1))")")
 else
 	PIN_WL=()
 	PIN_TOOL=()
@@ -556,7 +556,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 	echo "- machine: $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1), $NCPU CPUs, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo); $(. /etc/os-release && echo "$PRETTY_NAME"); kernel $(uname -r)"
 	echo "- latsnap $(git describe --always --dirty 2>/dev/null || echo unknown); clang $(clang -dumpversion 2>/dev/null || echo '?'); libbpf $(pkg-config --modversion libbpf 2>/dev/null || echo '?'); lttng-ust $(pkgver liblttng-ust-dev); lttng-tools $(pkgver lttng-tools)"
 	echo "- peers: $(ver bpftrace --version); $(ver perf --version); PostgreSQL $(pkgver postgresql-15)"
-	echo "- pinning: $([ "$NCPU" -ge 2 ] && echo "measured programs on CPU $WL_CPU, tracers on CPU 0-$((WL_CPU - 1))" || echo none)"
+	echo "- pinning: $([ "$NCPU" -ge 2 ] && echo "measured programs on CPU $WL_CPU, tracers on CPU ${PIN_TOOL[2]}" || echo none)"
 	echo "- floor: $HOOKS_NOTE"
 	echo
 	echo "## 1. Syscall cost: getppid loop, $N calls (perf trace: $((N / PERF_DIV > 1000 ? N / PERF_DIV : 1000))), $ROUNDS rounds"
