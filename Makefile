@@ -36,6 +36,12 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 PRELOAD := $(BUILD)/liblatsnap.so
 PRELOAD_SRCS := preload/preload.c preload/latsnap-tp.c lib/signame.c
 EVENTS := $(BUILD)/liblatsnap-events.so
+# bench/run.sh (make bench, and its quick mode in make check) and what it runs.
+BENCH_BINS := $(BUILD)/bench/empty-hooks $(BUILD)/bench/pingpong $(BUILD)/bench/getppid \
+	$(BUILD)/bench/burst
+BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(BUILD)/workloads/sleeper \
+	$(BUILD)/workloads/unwind-nofp $(BENCH_BINS)
+BENCH_DEPS_STAMP := $(BUILD)/.bench-deps-ok
 
 .PHONY: all deps check unit integration demo bench install clean format fuzz
 .DELETE_ON_ERROR:
@@ -103,10 +109,12 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(DE
 unit: $(UNIT_BINS)
 	prove -v --exec '' $(UNIT_BINS)
 
-integration: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(WORKLOADS)
+integration: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(WORKLOADS) $(BENCH_NEEDS) \
+	$(BENCH_DEPS_STAMP)
 	prove -v tests/integration/
 
-check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(UNIT_BINS) $(WORKLOADS)
+check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(UNIT_BINS) $(WORKLOADS) $(BENCH_NEEDS) \
+	$(BENCH_DEPS_STAMP)
 	prove --exec '' $(UNIT_BINS)
 	prove -v tests/integration/
 
@@ -116,9 +124,33 @@ $(BUILD)/latsnap-demo: demo/latsnap-demo.c | $(DEPS_STAMP)
 demo: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(BUILD)/latsnap-demo
 	scripts/demo.sh
 
-bench: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(BUILD)/workloads/loop $(BUILD)/workloads/unwind-nofp
-	bench/syscall-cost.sh
-	bench/unwind-cost.sh
+# The bench's extra Debian packages (the peers and PostgreSQL), installed once per build tree.
+# A peer that cannot be installed is a "not run: why" row of the table, not a failed build.
+$(BENCH_DEPS_STAMP): scripts/install-bench-deps.sh | $(DEPS_STAMP)
+	@scripts/install-bench-deps.sh || echo "latsnap: bench: some bench packages are missing" >&2
+	@touch $@
+
+# The floor: empty programs on latsnap's hooks, loaded like the tracker's (a skeleton).
+$(BUILD)/empty.bpf.o: bench/empty.bpf.c $(BUILD)/vmlinux.h
+	$(CLANG) $(BPF_CFLAGS) -I$(BUILD) -c $< -o $@
+
+$(BUILD)/empty.skel.h: $(BUILD)/empty.bpf.o
+	$(BPFTOOL) gen skeleton $< name empty_bpf > $@
+
+$(BUILD)/bench/empty-hooks: bench/empty-hooks.c $(BUILD)/empty.skel.h | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -I$(BUILD) -o $@ $< $(shell pkg-config --libs libbpf)
+
+$(BUILD)/bench/pingpong: bench/pingpong.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
+
+$(BUILD)/bench/%: bench/workloads/%.c tests/workloads/wl_common.h | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -pthread -o $@ $<
+
+bench: $(BENCH_NEEDS) $(BENCH_DEPS_STAMP)
+	bench/run.sh
 
 # Fuzzing (libFuzzer, ASan, UBSan) of the summary reader and of the folded/SVG writers, each for
 # FUZZ_TIME seconds; the corpus grows in build/fuzz/, crashes are left there as crash-*.

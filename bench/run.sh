@@ -1,0 +1,679 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# `make bench`: what latsnap costs and what it catches, measured in one run, printed as Markdown
+# tables of medians and ratios and written to build/bench.md (BENCH_OUT), with the machine and
+# the versions in the header.
+#   1. syscall cost: a getppid loop, ns per syscall
+#   2. context switches: a pipe ping-pong between two processes on one CPU
+#   3. PostgreSQL + pgbench, preloaded, under `latsnap record -t 200ms` with snapshots
+#   4. the recorder: outlier end to summary.json on disk, snapshot size, latsnap's CPU and memory
+#   5. capture under bursts: 32 threads slow at once, repeated
+#   6. the preload library's unwind per signal (its latsnap:user_stack unwind_ns)
+# Configurations are alternated (A B C ... A B C ...) so that the machine's drift lands on all of
+# them alike, each run right after an untraced one to which it is compared, and medians are
+# reported. A peer that cannot run is a row "not run: why".
+# QUICK=1: short runs and one round of everything (make check, about 30 s), no timing claims.
+# Knobs (environment): ROUNDS, N (getppid calls), PP_N (round trips), PG_PAIRS, PG_SECONDS,
+# PG_SCALE, REC_N (outliers for 4.), BURST_ROUNDS, NAPS (outliers per depth for 6.), BENCH_OUT.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+QUICK=${QUICK:-0}
+if [ "$QUICK" = 1 ]; then
+	ROUNDS=${ROUNDS:-1} N=${N:-200000} PP_N=${PP_N:-20000}
+	PG_PAIRS=${PG_PAIRS:-1} PG_SECONDS=${PG_SECONDS:-3} PG_SCALE=${PG_SCALE:-1}
+	REC_N=${REC_N:-3} BURST_ROUNDS=${BURST_ROUNDS:-3} NAPS=${NAPS:-20}
+else
+	ROUNDS=${ROUNDS:-7} N=${N:-1000000} PP_N=${PP_N:-100000}
+	PG_PAIRS=${PG_PAIRS:-5} PG_SECONDS=${PG_SECONDS:-15} PG_SCALE=${PG_SCALE:-5}
+	REC_N=${REC_N:-10} BURST_ROUNDS=${BURST_ROUNDS:-20} NAPS=${NAPS:-200}
+fi
+# perf trace costs tens of microseconds a syscall: fewer calls keep its rounds as short as others'.
+PERF_DIV=${PERF_DIV:-50}
+BENCH_OUT=${BENCH_OUT:-build/bench.md}
+
+LATSNAP=$ROOT/build/latsnap
+PRELOAD=$ROOT/build/liblatsnap.so
+WLD=$ROOT/build/workloads
+BB=$ROOT/build/bench
+BT_SCRIPT=$ROOT/bench/syscall-time.bt
+
+for f in "$LATSNAP" "$PRELOAD" "$BB/getppid" "$WLD/sleeper" "$BB/empty-hooks" "$BB/pingpong" \
+	"$WLD/unwind-nofp" "$BB/burst"; do
+	[ -e "$f" ] || { echo "bench: $f missing: run make bench" >&2; exit 1; }
+done
+[ "$(id -u)" = 0 ] || { echo "bench: needs root (BPF, perf, postgres as another user)" >&2; exit 1; }
+
+TMP=$(mktemp -d /tmp/latsnap-bench.XXXXXX)
+chmod 755 "$TMP" # the postgres user works in here
+RESULTS=$TMP/results # "SECTION CONFIG VALUE" lines, one per measurement
+NOTES=$TMP/notes     # "SECTION CONFIG text" lines: why a row has no number
+: >"$RESULTS"
+: >"$NOTES"
+
+# Every process this script starts in the background, so that cleanup ends those and only those.
+BG_PIDS=()
+PG_DATA=
+PG_BIN=
+PG_CG=
+
+cleanup() {
+	local pid
+	for pid in "${BG_PIDS[@]}"; do
+		kill -INT "$pid" 2>/dev/null || true
+	done
+	if [ -n "$PG_DATA" ] && [ -f "$PG_DATA/postmaster.pid" ]; then
+		pg_as "$PG_BIN/pg_ctl" -D "$PG_DATA" stop -m immediate -w >/dev/null 2>&1 || true
+	fi
+	sleep 0.2
+	for pid in "${BG_PIDS[@]}"; do
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	if [ -n "$PG_CG" ]; then
+		rmdir "$PG_CG" 2>/dev/null || true
+	fi
+	if [ "${KEEP_TMP:-0}" = 1 ]; then
+		echo "bench: kept $TMP" >&2
+	else
+		rm -rf "$TMP"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() { echo "bench: $*" >&2; }
+record() { echo "$1 $2 $3" >>"$RESULTS"; }
+# note SECTION CONFIG TEXT: the row shows TEXT instead of a number (the first note wins).
+note() {
+	grep -q "^$1 $2 " "$NOTES" || echo "$1 $2 $3" >>"$NOTES"
+}
+
+# With two CPUs or more the measured program runs alone on the last one and the tools on the
+# others: the tracer's own work then does not land in the measured loop.
+NCPU=$(nproc)
+if [ "$NCPU" -ge 2 ]; then
+	WL_CPU=$((NCPU - 1))
+	PIN_WL=(taskset -c "$WL_CPU")
+	PIN_TOOL=(taskset -c "$([ "$WL_CPU" = 1 ] && echo 0 || echo "0-$((WL_CPU - 1))")")
+else
+	PIN_WL=()
+	PIN_TOOL=()
+fi
+
+# wait_for FILE REGEX SECONDS: until FILE has a line matching REGEX; 1 on timeout.
+wait_for() {
+	local f=$1 re=$2 t=$(($3 * 10)) i
+	for ((i = 0; i < t; i++)); do
+		grep -qE "$re" "$f" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# stop_bg PID: SIGINT, as a user's Ctrl-C, then wait for it; SIGKILL after 20 s.
+stop_bg() {
+	local pid=$1 i
+	kill -INT "$pid" 2>/dev/null || true
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	forget "$pid"
+}
+
+# forget PID: it is gone, cleanup leaves its number alone.
+forget() {
+	local p keep=()
+	for p in "${BG_PIDS[@]}"; do
+		[ "$p" = "$1" ] || keep+=("$p")
+	done
+	BG_PIDS=("${keep[@]}")
+}
+
+median() {
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) { exit 1 }
+		printf "%.6g\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# result SECTION CONFIG: the median of its measurements, or nothing.
+result() {
+	awk -v s="$1" -v c="$2" '$1 == s && $2 == c { print $3 }' "$RESULTS" | median 2>/dev/null || true
+}
+
+# why SECTION CONFIG: its note, or "not run: no measurement".
+why() {
+	local w
+	w=$(awk -v s="$1" -v c="$2" '$1 == s && $2 == c { $1 = ""; $2 = ""; sub(/^  /, ""); print; exit }' "$NOTES")
+	echo "${w:-failed: no measurement}"
+}
+
+# --- 1 and 2: syscall cost and context switches ------------------------------------------------
+
+# The loop's and the ping-pong's own figures from their stderr (merged with a wrapper's).
+# "cpu" is the measured processes' own CPU time, "wall" their elapsed time: on a machine where
+# other programs run too, only the first is theirs alone.
+loop_ns() { sed -n "s/^getppid: .* \\([0-9.]*\\) ns\\/call $2.*/\\1/p" "$1" | tail -n 1; }
+pp_ns() { sed -n "s/^pingpong: .* \\([0-9.]*\\) ns\\/round trip $2.*/\\1/p" "$1" | tail -n 1; }
+
+# The untraced figures of the run just before: every other configuration's run is paired with
+# one, and its added cost is the difference within the pair, so slow drift cancels out.
+declare -A LAST=()
+
+# measure SECTION CONFIG WRAPPER...: one run of SECTION's program under WRAPPER (maybe empty).
+measure() {
+	local sec=$1 cfg=$2 n v w
+	shift 2
+	if [ "$sec" = syscall ]; then
+		n=$N
+		[ "$cfg" = perf ] && n=$((N / PERF_DIV > 1000 ? N / PERF_DIV : 1000))
+		"$@" "${PIN_WL[@]}" "$BB/getppid" "$n" >"$TMP/wl.out" 2>&1 || true
+		v=$(loop_ns "$TMP/wl.out" cpu)
+		w=$(loop_ns "$TMP/wl.out" wall)
+	else
+		n=$PP_N
+		[ "$cfg" = perf ] && n=$((PP_N / PERF_DIV > 500 ? PP_N / PERF_DIV : 500))
+		"$@" "${PIN_WL[@]}" "$BB/pingpong" "$n" >"$TMP/wl.out" 2>&1 || true
+		v=$(pp_ns "$TMP/wl.out" cpu)
+		w=$(pp_ns "$TMP/wl.out" wall)
+	fi
+	if [ -z "$v" ]; then
+		note "$sec" "$cfg" "failed: $(tail -n 1 "$TMP/wl.out")"
+		return 0
+	fi
+	record "$sec" "$cfg" "$v"
+	[ -n "$w" ] && record "${sec}_wall" "$cfg" "$w"
+	if [ "$cfg" = untraced ]; then
+		LAST[$sec]=$v
+	elif [ -n "${LAST[$sec]:-}" ]; then
+		record "${sec}_d" "$cfg" "$(awk -v v="$v" -v b="${LAST[$sec]}" 'BEGIN { print v - b }')"
+		record "${sec}_r" "$cfg" "$(awk -v v="$v" -v b="${LAST[$sec]}" 'BEGIN { print b / v }')"
+	fi
+}
+
+# run_pair CONFIG WRAPPER...: the loop then the ping-pong, each under WRAPPER (maybe empty).
+run_pair() {
+	measure syscall "$@"
+	measure pingpong "$@"
+}
+
+# not_run CONFIG WHY: both rows of a configuration that cannot run.
+not_run() {
+	note syscall "$1" "not run: $2"
+	note pingpong "$1" "not run: $2"
+}
+
+# with_daemon CONFIG READY_REGEX COMMAND...: start COMMAND (a tracer) in the background, wait
+# until its output says it is ready, run the pair untouched by any wrapper, stop it.
+with_daemon() {
+	local cfg=$1 re=$2 pid
+	shift 2
+	"${PIN_TOOL[@]}" "$@" >"$TMP/daemon.out" 2>&1 &
+	pid=$!
+	BG_PIDS+=("$pid")
+	if ! wait_for "$TMP/daemon.out" "$re" 60; then
+		not_run "$cfg" "did not start: $(grep -v '^$' "$TMP/daemon.out" | tail -n 1)"
+		stop_bg "$pid"
+		return 0
+	fi
+	run_pair "$cfg"
+	stop_bg "$pid"
+}
+
+cfg_untraced() { run_pair untraced; }
+# The preload library alone, no latsnap: it must cost nothing until an outlier.
+cfg_preloaded() { run_pair preloaded env LD_PRELOAD="$PRELOAD"; }
+cfg_floor() { with_daemon floor '^ready' "$BB/empty-hooks"; }
+cfg_tracked() {
+	# --no-snapshot: the hooks and the preload library are those of a snapshot run; LTTng is
+	# only ever busy after an outlier, and the loop has none.
+	run_pair tracked "${PIN_TOOL[@]}" "$LATSNAP" record --no-snapshot --
+}
+cfg_nopreload() { run_pair nopreload "${PIN_TOOL[@]}" "$LATSNAP" record --no-snapshot --no-preload --; }
+cfg_untracked() {
+	# latsnap tracks an idle process: every hook runs for the loop, which it does not track.
+	sleep 3600 &
+	local idle=$!
+	BG_PIDS+=("$idle")
+	with_daemon untracked 'tracking' "$LATSNAP" record --no-snapshot -v -p "$idle"
+	kill "$idle" 2>/dev/null || true
+	wait "$idle" 2>/dev/null || true
+	forget "$idle"
+}
+cfg_bpftrace() {
+	if ! command -v bpftrace >/dev/null; then
+		not_run bpftrace "bpftrace not installed (scripts/install-bench-deps.sh)"
+		return 0
+	fi
+	with_daemon bpftrace '^ready' bpftrace "$BT_SCRIPT" 50000000
+}
+cfg_perf() {
+	if ! command -v perf >/dev/null; then
+		not_run perf "perf not installed (scripts/install-bench-deps.sh)"
+		return 0
+	fi
+	run_pair perf "${PIN_TOOL[@]}" perf trace --duration 50 -o "$TMP/perf-trace.out" --
+}
+
+SC_CONFIGS="untraced floor tracked untracked bpftrace perf preloaded nopreload"
+
+# perf trace needs tracefs for the syscall tracepoints' formats.
+if [ ! -d /sys/kernel/tracing/events ] && [ -d /sys/kernel/tracing ]; then
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+fi
+
+say "1, 2: getppid x $N and ping-pong x $PP_N, $ROUNDS alternating rounds of: $SC_CONFIGS"
+for ((r = 1; r <= ROUNDS; r++)); do
+	for cfg in $SC_CONFIGS; do
+		[ "$cfg" = untraced ] && continue
+		say "  round $r: untraced, $cfg"
+		cfg_untraced
+		"cfg_$cfg"
+	done
+done
+
+# --- 3: PostgreSQL ----------------------------------------------------------------------------
+
+# runuser, not setpriv: setpriv changes the uid before the gid, which glibc cannot apply to every
+# thread of a process that has more than one, as a preloaded one has (lttng-ust's): it aborts.
+pg_as() { runuser -u postgres -- "$@"; }
+
+PG_SOCK=$TMP/pg
+PG_LOG=$TMP/pg.log
+pg_tps() { sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$1" | tail -n 1; }
+
+pg_wait_ready() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		"$PG_BIN/pg_isready" -q -h "$PG_SOCK" -U postgres && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+pg_stop() {
+	pg_as "$PG_BIN/pg_ctl" -D "$PG_DATA" stop -m fast -w >>"$PG_LOG" 2>&1 || true
+}
+
+# pg_round CONFIG: start the server (under latsnap when traced), warm it up, one pgbench run.
+pg_round() {
+	local cfg=$1 pid v u0='' u1='' txns c
+	# synchronous_commit=off: commits do not wait for the disk, so the server is CPU-bound and
+	# what tracing costs shows, instead of hiding behind fsync (and the disk's noise).
+	local server=("$PG_BIN/postgres" -D "$PG_DATA" -k "$PG_SOCK" -c listen_addresses=
+		-c synchronous_commit=off)
+	# In the bench's CPU-accounting cgroup (when there is one) from the start: the server, and
+	# latsnap when traced. Not pinned: the server would inherit it, and the untraced one has none.
+	(
+		[ -n "$PG_CG" ] && echo "$BASHPID" >"$PG_CG/cgroup.procs"
+		if [ "$cfg" = traced ]; then
+			exec "$LATSNAP" record -t 200ms -o "$TMP/pg-snaps" -- \
+				runuser -u postgres -- "${server[@]}" >/dev/null 2>"$TMP/pg-latsnap.err"
+		else
+			exec runuser -u postgres -- "${server[@]}" >>"$PG_LOG" 2>&1
+		fi
+	) &
+	pid=$!
+	BG_PIDS+=("$pid")
+	if ! pg_wait_ready; then
+		note postgres "$cfg" "failed: server did not start: $(tail -n 1 "$([ "$cfg" = traced ] &&
+			echo "$TMP/pg-latsnap.err" || echo "$PG_LOG")")"
+		stop_bg "$pid"
+		return 1
+	fi
+	# A short run first: the server's own caches warm up alike in both configurations.
+	"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -c 4 -j 2 -T 1 postgres >/dev/null 2>&1 || true
+	[ -n "$PG_CG" ] && u0=$(cat "$PG_CG/cpuacct.usage")
+	"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -c 4 -j 2 -T "$PG_SECONDS" postgres \
+		>"$TMP/pgbench.out" 2>&1 || true
+	[ -n "$PG_CG" ] && u1=$(cat "$PG_CG/cpuacct.usage")
+	v=$(pg_tps "$TMP/pgbench.out")
+	txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$TMP/pgbench.out")
+	if [ -n "$v" ]; then
+		record postgres "$cfg" "$v"
+	else
+		note postgres "$cfg" "failed: pgbench: $(tail -n 1 "$TMP/pgbench.out")"
+	fi
+	# CPU time of the server (and of latsnap, traced) per transaction, in microseconds: what
+	# other programs on the machine take does not count, unlike in tps.
+	if [ -n "$PG_CG" ] && [ -n "$txns" ] && [ "$txns" -gt 0 ]; then
+		c=$(awk -v a="$u0" -v b="$u1" -v n="$txns" 'BEGIN { printf "%.2f", (b - a) / n / 1e3 }')
+		record postgres_cpu "$cfg" "$c"
+		if [ "$cfg" = untraced ]; then
+			LAST[postgres]=$c
+		elif [ -n "${LAST[postgres]:-}" ]; then
+			record postgres_r "$cfg" "$(awk -v c="$c" -v b="${LAST[postgres]}" 'BEGIN { print b / c }')"
+		fi
+	fi
+	pg_stop
+	wait "$pid" 2>/dev/null || true
+	forget "$pid"
+	if [ "$cfg" = traced ]; then
+		grep '^latsnap: [0-9]* outliers' "$TMP/pg-latsnap.err" | tail -n 1 >>"$TMP/pg-totals"
+	fi
+}
+
+PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+if [ -z "$PG_BIN" ] || [ ! -x "$PG_BIN/pgbench" ] || ! id postgres >/dev/null 2>&1; then
+	note postgres untraced "not run: PostgreSQL and pgbench not installed (scripts/install-bench-deps.sh)"
+	note postgres traced "not run: PostgreSQL and pgbench not installed (scripts/install-bench-deps.sh)"
+	PG_BIN=
+else
+	say "3: PostgreSQL, pgbench -s $PG_SCALE -c 4 -j 2 -T $PG_SECONDS, $PG_PAIRS alternating pairs"
+	PG_DATA=$TMP/pg/data
+	# cgroup v1 cpuacct, or v2 (cpu.stat usage_usec is coarser to read: v1 first).
+	PG_CG=/sys/fs/cgroup/cpuacct/latsnap-bench-$$
+	mkdir "$PG_CG" 2>/dev/null && [ -r "$PG_CG/cpuacct.usage" ] || PG_CG='' 
+	mkdir -p "$PG_SOCK"
+	chown postgres: "$PG_SOCK"
+	if pg_as "$PG_BIN/initdb" -D "$PG_DATA" -A trust -U postgres >>"$PG_LOG" 2>&1 &&
+		pg_as "$PG_BIN/pg_ctl" -D "$PG_DATA" -o "-k $PG_SOCK -c listen_addresses=" -w start \
+			>>"$PG_LOG" 2>&1 &&
+		"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -i -q -s "$PG_SCALE" postgres \
+			>>"$PG_LOG" 2>&1; then
+		pg_stop
+		for ((r = 1; r <= PG_PAIRS; r++)); do
+			for cfg in untraced traced; do
+				say "  round $r: $cfg"
+				pg_round "$cfg" || true
+			done
+		done
+	else
+		pg_stop
+		note postgres untraced "failed: set-up: $(tail -n 1 "$PG_LOG")"
+		note postgres traced "failed: set-up: $(tail -n 1 "$PG_LOG")"
+	fi
+fi
+
+# --- 4: the recorder --------------------------------------------------------------------------
+
+say "4: the recorder: $REC_N outliers of 300 ms, 450 ms apart, under record -t 200ms"
+REC_DIR=$TMP/rec
+REC_ERR=$TMP/rec.err
+REC_CPU='' REC_RSS='' REC_WALL=''
+# COMMAND mode, so that only the workload is tracked (without a target latsnap would also track
+# any other process on the machine that loaded the preload library). latsnap ends with it, so its
+# CPU time and peak RSS are sampled while it runs; the last sample before it exits is kept.
+# 150 ms between naps: under the threshold, past --post: one snapshot per outlier.
+rec_t0=$(date +%s%N)
+"${PIN_TOOL[@]}" "$LATSNAP" record -v -t 200ms -o "$REC_DIR" -- "$WLD/sleeper" 300 "$REC_N" 150 \
+	>/dev/null 2>"$REC_ERR" &
+rec_pid=$!
+BG_PIDS+=("$rec_pid")
+hz=$(getconf CLK_TCK)
+while [ -r "/proc/$rec_pid/stat" ] && ! grep -q '^State:.*Z' "/proc/$rec_pid/status" 2>/dev/null; do
+	if read -r ut st < <(awk '{ print $14, $15 }' "/proc/$rec_pid/stat" 2>/dev/null) &&
+		rss=$(awk '/^VmHWM:/ { print $2 }' "/proc/$rec_pid/status" 2>/dev/null) && [ -n "$rss" ]; then
+		REC_WALL=$((($(date +%s%N) - rec_t0) / 1000000))
+		REC_CPU=$(awk -v u="$ut" -v s="$st" -v hz="$hz" 'BEGIN { printf "%.2f", (u + s) / hz }')
+		REC_RSS=$rss
+	fi
+	sleep 0.1
+done
+wait "$rec_pid" 2>/dev/null || true
+forget "$rec_pid"
+# Seconds from each outlier's end to its summary.json on disk: mtime (CLOCK_REALTIME) moved to
+# CLOCK_MONOTONIC, the outliers' clock, with the offset between the two read now.
+offset_ns=$(perl -MTime::HiRes=clock_gettime,CLOCK_REALTIME,CLOCK_MONOTONIC \
+	-e 'printf "%.0f\n", (clock_gettime(CLOCK_REALTIME) - clock_gettime(CLOCK_MONOTONIC)) * 1e9')
+for f in "$REC_DIR"/*/summary.json; do
+	[ -f "$f" ] || continue
+	end=$(jq '[.outliers[].end_ns] | max // empty' "$f")
+	[ -n "$end" ] || continue
+	mt=$(perl -MTime::HiRes=stat -e 'printf "%.0f\n", (stat($ARGV[0]))[9] * 1e9' "$f")
+	record rec_latency all "$(awk -v m="$mt" -v o="$offset_ns" -v e="$end" \
+		'BEGIN { printf "%.1f", (m - o - e) / 1e6 }')"
+	record rec_size all "$(du -sk "$(dirname "$f")" | awk '{ print $1 }')"
+done
+sed -n 's/.*record: snapshot .* took \([0-9.]*\) ms.*/\1/p' "$REC_ERR" | while read -r v; do
+	record rec_took all "$v"
+done
+[ -n "$REC_CPU" ] && record rec_cpu all "$REC_CPU"
+[ -n "$REC_RSS" ] && record rec_rss all "$REC_RSS"
+REC_TOTALS=$(grep '^latsnap: [0-9]* outliers' "$REC_ERR" | tail -n 1 || true)
+REC_IN=$(find "$REC_DIR" -name summary.json -print0 2>/dev/null |
+	xargs -0 -r jq -r '.outliers[] | "\(.tid) \(.end_ns)"' | sort -u | wc -l)
+
+# --- 5: capture under bursts ------------------------------------------------------------------
+
+say "5: bursts: 32 threads nap 100 ms at once, $BURST_ROUNDS times, 300 ms apart, under -t 50ms"
+BURST_DIR=$TMP/burst
+BURST_ERR=$TMP/burst.err
+"$LATSNAP" record -t 50ms -o "$BURST_DIR" -- "$BB/burst" 32 "$BURST_ROUNDS" 100 300 \
+	>/dev/null 2>"$BURST_ERR" || true
+BURST_TOTALS=$(grep '^latsnap: [0-9]* outliers' "$BURST_ERR" | tail -n 1 || true)
+# Each outlier once, however many snapshots cover it.
+BURST_IN=$(find "$BURST_DIR" -name summary.json -print0 2>/dev/null |
+	xargs -0 -r jq -r '.outliers[] | "\(.tid) \(.end_ns)"' | sort -u | wc -l)
+BURST_SKIPPED_JSON=$(find "$BURST_DIR" -name summary.json -print0 2>/dev/null |
+	xargs -0 -r jq '.skipped' | awk '{ s += $1 } END { print s + 0 }')
+
+# --- 6: the preload library's unwind ---------------------------------------------------------
+
+say "6: unwind per signal: $NAPS outliers at 2 depths of a program without frame pointers"
+SESSIOND_PID=
+UNWIND_SESSION=latsnap-bench-$$
+# A session daemon of our own when none runs: in the foreground of a background job, so that its
+# pid is ours for certain and cleanup stops that one only.
+if command -v lttng-sessiond >/dev/null && ! pgrep -x lttng-sessiond >/dev/null; then
+	lttng-sessiond --no-kernel >/dev/null 2>&1 &
+	SESSIOND_PID=$!
+	BG_PIDS+=("$SESSIOND_PID")
+	for ((i = 0; i < 100; i++)); do
+		lttng list >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+fi
+# unwind_run DEPTH: DEPTH extra recursive frames on top of the workload's fixed chain; one
+# "FRAMES UNWIND_NS" line per signal into $TMP/unwind-DEPTH.
+unwind_run() {
+	local depth=$1 dir=$TMP/unwind-trace-$1
+	lttng create "$UNWIND_SESSION" --output="$dir" >/dev/null 2>&1 || return 0
+	lttng enable-event -u -s "$UNWIND_SESSION" 'latsnap:user_stack' >/dev/null 2>&1 &&
+		lttng start "$UNWIND_SESSION" >/dev/null 2>&1 &&
+		"$LATSNAP" record --no-snapshot -t 2ms -- "$WLD/unwind-nofp" 5 "$NAPS" "$depth" \
+			>/dev/null 2>&1 || true
+	lttng stop "$UNWIND_SESSION" >/dev/null 2>&1 || true
+	lttng destroy "$UNWIND_SESSION" >/dev/null 2>&1 || true
+	babeltrace2 "$dir" 2>/dev/null |
+		perl -ne 'print "$1 $2\n" if /depth = (\d+),.*unwind_ns = (\d+)/' >"$TMP/unwind-$depth" || true
+}
+if command -v lttng >/dev/null && command -v babeltrace2 >/dev/null; then
+	unwind_run 0
+	unwind_run 50
+fi
+if [ -n "$SESSIOND_PID" ]; then
+	kill -TERM "$SESSIOND_PID" 2>/dev/null || true
+	wait "$SESSIOND_PID" 2>/dev/null || true
+	forget "$SESSIOND_PID"
+fi
+
+# --- the tables -------------------------------------------------------------------------------
+
+fmt() { awk -v v="$1" -v f="$2" 'BEGIN { printf f, v }'; }
+
+declare -A LABEL=(
+	[untraced]="no tracing"
+	[floor]="empty BPF programs on latsnap's hooks (the floor)"
+	[tracked]="latsnap, the program tracked"
+	[untracked]="latsnap running, the program not tracked"
+	[bpftrace]="bpftrace: per-thread syscall timing (bench/syscall-time.bt)"
+	[perf]="perf trace --duration 50"
+	[preloaded]="no tracing, liblatsnap.so preloaded"
+	[nopreload]="latsnap, the program tracked, --no-preload"
+)
+
+# Do the empty programs hook exactly what latsnap's program hooks?
+hooks() { grep -o 'SEC("[a-z_]*/[a-z_]*")' "$1" | sort -u | tr '\n' ' '; }
+if [ "$(hooks bpf/latsnap.bpf.c)" = "$(hooks bench/empty.bpf.c)" ]; then
+	HOOKS_NOTE="the same hooks as bpf/latsnap.bpf.c: $(hooks bench/empty.bpf.c | sed 's/SEC("\([^"]*\)")/\1/g')"
+else
+	HOOKS_NOTE="WARNING: bench/empty.bpf.c hooks $(hooks bench/empty.bpf.c) but bpf/latsnap.bpf.c hooks $(hooks bpf/latsnap.bpf.c)"
+fi
+
+# cost_table SECTION FORMAT: the rows of table 1 or 2.
+cost_table() {
+	local sec=$1 f=$2 cfg v w best d fd thr
+	fd=$(result "${sec}_d" floor)
+	for cfg in $SC_CONFIGS; do
+		v=$(result "$sec" "$cfg")
+		if [ -z "$v" ]; then
+			echo "| ${LABEL[$cfg]} | $(why "$sec" "$cfg") | | | | |$([ "$sec" = pingpong ] && echo " |")"
+			continue
+		fi
+		best=$(awk -v s="$sec" -v c="$cfg" '$1 == s && $2 == c { print $3 }' "$RESULTS" | sort -g | head -n 1)
+		d=$(result "${sec}_d" "$cfg")
+		if [ "$cfg" = untraced ]; then
+			d=— ratio=— thr=1.000
+		else
+			ratio=$(awk -v d="$d" -v f="$fd" 'BEGIN { printf (d != "" && f > 0) ? "%.2f" : "n/a", d / f }')
+			thr=$(result "${sec}_r" "$cfg")
+			thr=$([ -n "$thr" ] && fmt "$thr" %.3f || echo n/a)
+			d=$([ -n "$d" ] && fmt "$d" "%+${f#%}" || echo n/a)
+		fi
+		w=$(result "${sec}_wall" "$cfg")
+		w=$([ -n "$w" ] && fmt "$w" "$f" || echo n/a)
+		if [ "$sec" = pingpong ]; then
+			echo "| ${LABEL[$cfg]} | $(fmt "$v" "$f") | $(fmt "$best" "$f") | $w | $d | $ratio | $thr |"
+		else
+			echo "| ${LABEL[$cfg]} | $(fmt "$v" "$f") | $(fmt "$best" "$f") | $w | $d | $ratio |"
+		fi
+	done
+}
+
+ver() { "$@" 2>/dev/null | head -n 1 || true; }
+pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed"; }
+
+{
+	echo "# latsnap bench"
+	echo
+	echo "$(date -u +%Y-%m-%dT%H:%M:%SZ), $(hostname), $([ "$QUICK" = 1 ] && echo "QUICK mode: figures not meaningful" || echo "full run")"
+	echo
+	echo "- machine: $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1), $NCPU CPUs, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo); $(. /etc/os-release && echo "$PRETTY_NAME"); kernel $(uname -r)"
+	echo "- latsnap $(git describe --always --dirty 2>/dev/null || echo unknown); clang $(clang -dumpversion 2>/dev/null || echo '?'); libbpf $(pkg-config --modversion libbpf 2>/dev/null || echo '?'); lttng-ust $(pkgver liblttng-ust-dev); lttng-tools $(pkgver lttng-tools)"
+	echo "- peers: $(ver bpftrace --version); $(ver perf --version); PostgreSQL $(pkgver postgresql-15)"
+	echo "- pinning: $([ "$NCPU" -ge 2 ] && echo "measured programs on CPU $WL_CPU, tracers on CPU ${PIN_TOOL[2]}" || echo none)"
+	echo "- floor: $HOOKS_NOTE"
+	echo
+	echo "## 1. Syscall cost: getppid loop, $N calls (perf trace: $((N / PERF_DIV > 1000 ? N / PERF_DIV : 1000))), $ROUNDS rounds"
+	echo
+	echo "Times are the loop's own CPU time (BPF programs run in its context; other programs on its CPU"
+	echo "do not count), medians; \"wall\" is its elapsed time. Each configuration's run comes right after"
+	echo "an untraced one: \"added\" is the median of those paired differences, \"× the floor\" that"
+	echo "divided by the floor's."
+	echo
+	echo "| configuration | ns per syscall | best | wall | added ns per syscall | added, × the floor |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	cost_table syscall %.1f
+	echo
+	echo "## 2. Context switches: pipe ping-pong between two processes on one CPU, $PP_N round trips (perf trace: $((PP_N / PERF_DIV > 500 ? PP_N / PERF_DIV : 500))), $ROUNDS rounds"
+	echo
+	echo "Each round trip: 2 writes, 2 reads, 2 wakeups, 2 context switches. Times are the CPU time of both"
+	echo "processes per round trip (on one CPU: the wall time less other programs'), paired with untraced"
+	echo "runs as in 1; throughput is the inverse, as a ratio within each pair."
+	echo
+	echo "| configuration | ns per round trip | best | wall | added ns per round trip | added, × the floor | throughput, × untraced |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
+	cost_table pingpong %.0f
+	echo
+	echo "## 3. PostgreSQL $(pkgver postgresql-15 | cut -d- -f1): pgbench -s $PG_SCALE -c 4 -j 2 -T $PG_SECONDS (TPC-B-like), median of $PG_PAIRS alternating runs"
+	echo
+	echo "Traced: the server under \`latsnap record -t 200ms -o DIR -- postgres ...\` (liblatsnap.so preloaded, snapshots on)."
+	echo "The server runs with synchronous_commit=off (CPU-bound: the worst case for a tracer), restarted"
+	echo "for each run, after a 1 s warm-up; pgbench itself is not traced."
+	echo
+	echo "The CPU columns count the server's processes (and latsnap's, traced) through a cpuacct cgroup:"
+	echo "unlike tps, they do not move with what other programs take; the ratio is per pair."
+	echo
+	echo "| configuration | tps | tps, × untraced | CPU µs per transaction | throughput from CPU, × untraced | each run (tps) |"
+	echo "|---|---:|---:|---:|---:|---|"
+	base=$(result postgres untraced)
+	for cfg in untraced traced; do
+		v=$(result postgres "$cfg")
+		label=$([ "$cfg" = traced ] && echo "latsnap record -t 200ms, snapshots on" || echo "no tracing")
+		runs=$(awk -v c="$cfg" '$1 == "postgres" && $2 == c { printf "%s%.0f", sep, $3; sep = ", " }' "$RESULTS")
+		cpu=$(result postgres_cpu "$cfg")
+		cpu=$([ -n "$cpu" ] && fmt "$cpu" %.1f || echo "not run: no cpuacct cgroup")
+		cr=$([ "$cfg" = untraced ] && echo 1.000 || result postgres_r "$cfg")
+		cr=$([ -n "$cr" ] && fmt "$cr" %.3f || echo n/a)
+		if [ -z "$v" ]; then
+			echo "| $label | $(why postgres "$cfg") | | | | |"
+		elif [ -n "$base" ]; then
+			echo "| $label | $(fmt "$v" %.1f) | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.3f", v / b }') | $cpu | $cr | $runs |"
+		else
+			echo "| $label | $(fmt "$v" %.1f) | — | $cpu | $cr | $runs |"
+		fi
+	done
+	if [ -s "$TMP/pg-totals" ]; then
+		echo
+		echo "latsnap's totals in the traced runs:"
+		echo
+		sed 's/^/    /' "$TMP/pg-totals"
+	fi
+	echo
+	echo "## 4. The recorder: $REC_N outliers of 300 ms, 450 ms apart, \`record -t 200ms\` (default --post 100ms, --buffer-size 4M)"
+	echo
+	echo "| measure | value |"
+	echo "|---|---:|"
+	row() { # row LABEL VALUE-OR-EMPTY WHY
+		if [ -n "$2" ]; then echo "| $1 | $2 |"; else echo "| $1 | $3 |"; fi
+	}
+	lat=$(result rec_latency all)
+	latmax=$(awk '$1 == "rec_latency" { print $3 }' "$RESULTS" | sort -g | tail -n 1)
+	row "outlier's end to its summary.json on disk, median (ms)" "$([ -n "$lat" ] && fmt "$lat" %.1f)" "failed: no snapshot"
+	row "outlier's end to its summary.json on disk, max (ms)" "$([ -n "$latmax" ] && fmt "$latmax" %.1f)" "failed: no snapshot"
+	took=$(result rec_took all)
+	row "one snapshot, as \`record -v\` times it, median (ms)" "$([ -n "$took" ] && fmt "$took" %.1f)" "failed: no snapshot timing"
+	size=$(result rec_size all)
+	row "snapshot on disk, median (KiB)" "$([ -n "$size" ] && fmt "$size" %.0f)" "failed: no snapshot"
+	row "snapshots written / outliers seen / in a summary.json / skipped" "$(find "$REC_DIR" -name summary.json 2>/dev/null | wc -l) / $(echo "$REC_TOTALS" | awk '{ print $2 }') / $REC_IN / $(echo "$REC_TOTALS" | awk '{ print $6 }')" ""
+	cpu=$(result rec_cpu all)
+	row "latsnap's CPU while recording (s, over ${REC_WALL:-?} ms)" "$([ -n "$cpu" ] && echo "$cpu ($(awk -v c="$cpu" -v w="${REC_WALL:-0}" 'BEGIN { printf "%.1f%%", w ? 100 * c * 1000 / w : 0 }') of one CPU)")" "failed: latsnap did not start"
+	rss=$(result rec_rss all)
+	row "latsnap's peak RSS (MiB)" "$([ -n "$rss" ] && awk -v r="$rss" 'BEGIN { printf "%.1f", r / 1024 }')" "failed: latsnap did not start"
+	echo
+	echo "latsnap: \`${REC_TOTALS:-no totals line}\`"
+	echo
+	echo "## 5. Capture under bursts: 32 threads nap 100 ms at once, $BURST_ROUNDS times, 300 ms apart, \`record -t 50ms\`"
+	echo
+	echo "| measure | value |"
+	echo "|---|---:|"
+	if [[ $BURST_TOTALS =~ ^latsnap:\ ([0-9]+)\ outliers,\ ([0-9]+)\ snapshots,\ ([0-9]+)\ skipped,\ ([0-9]+)\ lost ]]; then
+		b_out=${BASH_REMATCH[1]} b_snap=${BASH_REMATCH[2]} b_skip=${BASH_REMATCH[3]} b_lost=${BASH_REMATCH[4]}
+		echo "| outliers expected (threads × rounds) | $((32 * BURST_ROUNDS)) |"
+		echo "| outliers latsnap saw | $b_out |"
+		echo "| snapshots | $b_snap |"
+		echo "| outliers in a summary.json | $BURST_IN |"
+		echo "| counted as skipped (totals line; sum of summary.json \"skipped\") | $b_skip; $BURST_SKIPPED_JSON |"
+		echo "| lost in the kernel | $b_lost |"
+		echo "| unaccounted (seen − in a summary − skipped) | $((b_out - BURST_IN - b_skip)) |"
+		echo "| share of outliers in a summary | $(awk -v i="$BURST_IN" -v o="$b_out" 'BEGIN { printf o ? "%.1f%%" : "n/a", 100 * i / o }') |"
+	else
+		echo "| outliers in a summary.json | failed: no totals line: $(tail -n 1 "$BURST_ERR") |"
+	fi
+	echo
+	echo "## 6. The preload library's unwind per signal (latsnap:user_stack unwind_ns): $NAPS outliers per row, 5 ms naps, \`record -t 2ms\`, code without frame pointers"
+	echo
+	echo "| stack | median (µs) | p90 (µs) | max (µs) | frames | signals |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	for depth in 0 50; do
+		label=$([ "$depth" = 0 ] && echo "shallow stack" || echo "deep stack ($depth more frames)")
+		if [ -s "$TMP/unwind-$depth" ]; then
+			# frames: the most frequent depth (a few signals land in other syscalls).
+			sort -k2 -n "$TMP/unwind-$depth" | awk -v l="$label" '{ n[$1]++; v[NR] = $2 } END {
+				for (d in n) { if (n[d] > best) { best = n[d]; f = d } }
+				printf "| %s | %.1f | %.1f | %.1f | %d | %d |\n", l, v[int((NR + 1) / 2)] / 1e3,
+					v[int(NR * 0.9 + 0.5)] / 1e3, v[NR] / 1e3, f, NR }'
+		else
+			echo "| $label | failed: no latsnap:user_stack event in the trace | | | | |"
+		fi
+	done
+} >"$TMP/bench.md"
+
+mkdir -p "$(dirname "$BENCH_OUT")"
+cp "$TMP/bench.md" "$BENCH_OUT"
+cat "$BENCH_OUT"

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# `make bench` keeps working: bench/run.sh in its quick mode (a few thousand iterations, one
+# round) runs to the end and its table has every row, each with a number or, for a peer (bpftrace,
+# perf), "not run: why". No assertion on the figures themselves: they mean nothing in quick mode
+# and timings are never a test.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require jq perl taskset runuser
+require_latsnap
+require_workloads loop sleeper unwind-nofp
+for b in empty-hooks pingpong burst; do
+	[ -x "$ROOT/build/bench/$b" ] || skip_all "build/bench/$b not built (run make check)"
+done
+
+OUT=$TMPD/bench.md
+scratch_before=$(ls -d /tmp/latsnap-bench.* 2>/dev/null | sort)
+t0=$(date +%s)
+QUICK=1 BENCH_OUT=$OUT timeout -k 5 300 "$ROOT/bench/run.sh" >"$TMPD/stdout" 2>"$TMPD/stderr"
+RC=$?
+is "$RC" 0 "QUICK=1 bench/run.sh: exit 0" || diag_file "$TMPD/stderr" "  stderr: "
+diag "quick bench took $(($(date +%s) - t0)) s"
+ok '[ -s "$OUT" ]' "it wrote the table to BENCH_OUT"
+ok 'cmp -s "$OUT" "$TMPD/stdout"' "it printed the table it wrote"
+like "$(head -n 1 "$OUT")" '^# latsnap bench' "the table has its title"
+like "$(grep '^- machine: ' "$OUT")" 'CPUs.*kernel' "the header names the machine and the kernel"
+like "$(grep '^- latsnap ' "$OUT")" 'clang .*libbpf ' "the header names the versions"
+like "$(grep '^- floor: ' "$OUT")" 'the same hooks as bpf/latsnap.bpf.c' \
+	"the floor's empty programs hook what latsnap's program hooks"
+
+# cells LABEL: the value column of each table row whose first column is LABEL, one per line.
+cells() {
+	awk -F ' [|] ' -v l="$1" '$1 == "| " l { v = $2; sub(/ [|]$/, "", v); print v }' "$OUT"
+}
+is_number() { [[ $1 =~ ^[-+]?[0-9] ]]; }
+
+# own LABEL N: N rows (one per table the label is in), each with a number.
+own() {
+	local label=$1 n=$2 got bad
+	got=$(cells "$label")
+	bad=$(printf '%s\n' "$got" | while IFS= read -r v; do is_number "$v" || echo "$v"; done)
+	is "$(printf '%s\n' "$got" | grep -c .)" "$n" "row '$label': $n of them" || diag_file "$OUT"
+	is "$bad" "" "row '$label': a number in each"
+}
+
+# peer LABEL N: N rows, each with a number or "not run: why".
+peer() {
+	local label=$1 n=$2 got bad
+	got=$(cells "$label")
+	bad=$(printf '%s\n' "$got" | while IFS= read -r v; do
+		is_number "$v" || [[ $v =~ ^not\ run:\ .+ ]] || echo "$v"
+	done)
+	is "$(printf '%s\n' "$got" | grep -c .)" "$n" "row '$label': $n of them"
+	is "$bad" "" "row '$label': a number or 'not run: why' in each"
+}
+
+# 1 and 2: the same configurations in both tables.
+own "no tracing" 3
+own "empty BPF programs on latsnap's hooks (the floor)" 2
+own "latsnap, the program tracked" 2
+own "latsnap running, the program not tracked" 2
+own "no tracing, liblatsnap.so preloaded" 2
+own "latsnap, the program tracked, --no-preload" 2
+peer "bpftrace: per-thread syscall timing (bench/syscall-time.bt)" 2
+peer "perf trace --duration 50" 2
+# 3: `make check` installs the bench's packages first, PostgreSQL among them.
+own "latsnap record -t 200ms, snapshots on" 1
+# 4
+own "outlier's end to its summary.json on disk, median (ms)" 1
+own "outlier's end to its summary.json on disk, max (ms)" 1
+own "one snapshot, as \`record -v\` times it, median (ms)" 1
+own "snapshot on disk, median (KiB)" 1
+own "latsnap's peak RSS (MiB)" 1
+like "$(grep -F "| latsnap's CPU while recording" "$OUT")" '\| [0-9.]+ \(' "row 'latsnap's CPU': a number"
+# 5: every outlier is in a summary or counted as skipped.
+own "outliers latsnap saw" 1
+own "outliers in a summary.json" 1
+own "share of outliers in a summary" 1
+is "$(cells "unaccounted (seen − in a summary − skipped)")" 0 "bursts: no outlier unaccounted for"
+is "$(cells "lost in the kernel")" 0 "bursts: none lost in the kernel"
+# 6
+own "shallow stack" 1
+own "deep stack (50 more frames)" 1
+
+is "$(comm -13 <(echo "$scratch_before") <(ls -d /tmp/latsnap-bench.* 2>/dev/null | sort))" "" \
+	"it removed its scratch directory"
+
+done_testing
