@@ -51,3 +51,15 @@ int empty_sched_process_exec(void *ctx)
 {
 	return 0;
 }
+
+SEC("tp_btf/block_rq_issue")
+int empty_block_rq_issue(void *ctx)
+{
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int empty_block_rq_complete(void *ctx)
+{
+	return 0;
+}
