@@ -393,12 +393,14 @@ static void add_flag(struct json_object *outlier, const char *text)
 	json_object_array_add(flags, json_object_new_string(text));
 }
 
-/* The chain of one outlier of thread @tid, blocked in [from, to]. */
+/* The wait chain of @outlier: its waker, that waker's waker through its longest wait, ... */
 static struct json_object *chain_of(const struct kevs *ks, struct json_object *outlier)
 {
 	struct json_object *chain = json_object_new_array();
 	int32_t tid = (int32_t)i64_of(outlier, "tid"), seen[CHAIN_MAX_DEPTH + 1];
 	uint64_t from = (uint64_t)i64_of(outlier, "start_ns"), to = (uint64_t)i64_of(outlier, "end_ns");
+
+	/* Each link spans from the start of the wait it explains to the wakeup that ended it. */
 	const struct kev *wake;
 	struct link l;
 	int depth, nr_seen = 0, i;
@@ -438,8 +440,6 @@ static struct json_object *chain_of(const struct kevs *ks, struct json_object *o
 		}
 		wake = l.block_wake;
 		from = l.block_from;
-		to = l.block_to;
-		(void)to;
 	}
 	return chain;
 }
