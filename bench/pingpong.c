@@ -115,8 +115,9 @@ int main(int argc, char **argv)
 		die("waitpid");
 	}
 	ns = (double)(t1 - t0) / (double)n;
-	fprintf(stderr, "pingpong: %ld round trips in %.3f ms: %.1f ns/round trip wall, "
-		"%.1f ns/round trip cpu\n", n, (double)(t1 - t0) / 1e6, ns,
-		(double)(c1 - c0 + child_cpu) / (double)n);
+	fprintf(stderr,
+		"pingpong: %ld round trips in %.3f ms: %.1f ns/round trip wall, "
+		"%.1f ns/round trip cpu\n",
+		n, (double)(t1 - t0) / 1e6, ns, (double)(c1 - c0 + child_cpu) / (double)n);
 	return 0;
 }

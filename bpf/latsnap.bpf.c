@@ -659,7 +659,8 @@ static __always_inline void handle_prctl(struct task_struct *task, struct pt_reg
 	__u64 op, sig;
 	__u8 one = 1;
 
-	if (BPF_CORE_READ(regs, di) != LS_PRCTL_OPTION || BPF_CORE_READ(regs, r8) != LS_ABI_VERSION) {
+	if (BPF_CORE_READ(regs, di) != LS_PRCTL_OPTION ||
+	    BPF_CORE_READ(regs, r8) != LS_ABI_VERSION) {
 		return;
 	}
 	op = BPF_CORE_READ(regs, si);
@@ -700,6 +701,7 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct task_state *s;
+	__u64 now = 0;
 	bool idle;
 
 	if (id == prctl_nr) {
@@ -709,9 +711,9 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 	if (!s) {
 		return 0;
 	}
-	if (ctx_level == LS_CTX_FULL) {
-		__u64 now = bpf_ktime_get_ns();
-
+	/* Threads neither tracked nor ever of interest, nearly all of them, read no clock. */
+	if (ctx_level == LS_CTX_FULL && (s->tracked || s->interest_until)) {
+		now = bpf_ktime_get_ns();
 		if (streamed(s, now)) {
 			s->sc_start = now;
 			s->sc_nr = id;
@@ -726,7 +728,7 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 	s->in_syscall = 1;
 	s->quiet = idle && !include_idle;
 	s->nr = id;
-	s->start = bpf_ktime_get_ns();
+	s->start = now ? now : bpf_ktime_get_ns();
 	s->last = s->start;
 	s->run_state = RS_RUNNING;
 	s->on_cpu = 0;
@@ -752,7 +754,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct task_state *s;
-	__u64 now;
+	__u64 now = 0;
 
 	s = any_state(task, false);
 	if (!s) {
@@ -776,7 +778,9 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	if (!s->tracked || !s->in_syscall) {
 		return 0;
 	}
-	now = bpf_ktime_get_ns();
+	if (!now) {
+		now = bpf_ktime_get_ns();
+	}
 	s->in_syscall = 0;
 	on_cpu_since_last(s, now);
 	s->last = now;
@@ -1062,17 +1066,20 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 {
 	struct task_state *s;
 	struct ls_event *acc;
-	__u64 now, delta;
+	__u64 now = 0, delta;
 	int slot;
 
 	s = any_state(p, false);
 	if (ctx_level != LS_CTX_NONE) {
-		ctx_wakeup(ctx, p, s, bpf_ktime_get_ns());
+		now = bpf_ktime_get_ns();
+		ctx_wakeup(ctx, p, s, now);
 	}
 	if (!s || !s->tracked || s->run_state != RS_BLOCKED) {
 		return 0;
 	}
-	now = bpf_ktime_get_ns();
+	if (!now) {
+		now = bpf_ktime_get_ns();
+	}
 	delta = now - s->last;
 	s->blocked += delta;
 	s->last = now;

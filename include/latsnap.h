@@ -171,7 +171,8 @@ struct ls_event {
 enum ls_ctx_level {
 	LS_CTX_NONE = 0,
 	LS_CTX_SCHED = 1, /* switches, wakeups, fork/exec/exit */
-	LS_CTX_FULL = 2, /* and syscalls above the floor, block I/O, the stacks of waits and wakers */
+	LS_CTX_FULL =
+		2, /* and syscalls above the floor, block I/O, the stacks of waits and wakers */
 };
 
 enum ls_ctx_kind {

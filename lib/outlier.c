@@ -9,7 +9,10 @@
 #include "duration.h"
 #include "outlier.h"
 
-static int64_t get_i64(struct json_object *obj, const char *key)
+/**
+ * outlier_i64 - integer member @key of @obj; 0 when @obj or the member is missing or null.
+ */
+int64_t outlier_i64(struct json_object *obj, const char *key)
 {
 	struct json_object *value;
 
@@ -19,7 +22,25 @@ static int64_t get_i64(struct json_object *obj, const char *key)
 	return json_object_get_int64(value);
 }
 
-static const char *get_str(struct json_object *obj, const char *key, const char *fallback)
+/**
+ * outlier_add_flag - append @text to the "flags" array of @outlier, creating it if needed.
+ */
+void outlier_add_flag(struct json_object *outlier, const char *text)
+{
+	struct json_object *flags;
+
+	if (!json_object_object_get_ex(outlier, "flags", &flags) || !flags) {
+		flags = json_object_new_array();
+		json_object_object_add(outlier, "flags", flags);
+	}
+	json_object_array_add(flags, json_object_new_string(text));
+}
+
+/**
+ * outlier_str - string member @key of @obj; @fallback when @obj or the member is missing or not
+ * a string.
+ */
+const char *outlier_str(struct json_object *obj, const char *key, const char *fallback)
 {
 	struct json_object *value;
 
@@ -48,14 +69,14 @@ static void print_frames(FILE *out, struct json_object *frames, const char *inde
 	}
 	for (i = 0; i < n; i++) {
 		struct json_object *frame = json_object_array_get_idx(frames, i);
-		const char *symbol = get_str(frame, "symbol", NULL);
-		const char *module = get_str(frame, "module", "?");
+		const char *symbol = outlier_str(frame, "symbol", NULL);
+		const char *module = outlier_str(frame, "module", "?");
 
 		if (symbol) {
 			fprintf(out, "%s%s+0x%" PRIx64, indent, symbol,
-				(uint64_t)get_i64(frame, "offset"));
+				(uint64_t)outlier_i64(frame, "offset"));
 		} else {
-			fprintf(out, "%s%s", indent, get_str(frame, "addr", "?"));
+			fprintf(out, "%s%s", indent, outlier_str(frame, "addr", "?"));
 		}
 		if (strcmp(module, "kernel")) {
 			fprintf(out, " (%s)", module);
@@ -86,22 +107,23 @@ static void print_wait_chain(FILE *out, struct json_object *outlier)
 	fputs("  wait chain (who held it up, nearest first):\n", out);
 	for (i = 0; i < n; i++) {
 		link = json_object_array_get_idx(chain, i);
-		span = get_i64(link, "to_ns") - get_i64(link, "from_ns");
-		fprintf(out, "  %*s%" PRId64 ". %s [pid %" PRId64 " tid %" PRId64 "], over %.1f ms:",
-			(int)(2 * get_i64(link, "depth")) - 2, "", get_i64(link, "depth"),
-			get_str(link, "comm", "?"), get_i64(link, "pid"), get_i64(link, "tid"),
-			span / 1e6);
-		print_share(out, "ran", get_i64(link, "on_cpu_ns"), span);
+		span = outlier_i64(link, "to_ns") - outlier_i64(link, "from_ns");
+		fprintf(out,
+			"  %*s%" PRId64 ". %s [pid %" PRId64 " tid %" PRId64 "], over %.1f ms:",
+			(int)(2 * outlier_i64(link, "depth")) - 2, "", outlier_i64(link, "depth"),
+			outlier_str(link, "comm", "?"), outlier_i64(link, "pid"),
+			outlier_i64(link, "tid"), span / 1e6);
+		print_share(out, "ran", outlier_i64(link, "on_cpu_ns"), span);
 		fputs(" on CPU,", out);
-		print_share(out, "blocked", get_i64(link, "blocked_ns"), span);
+		print_share(out, "blocked", outlier_i64(link, "blocked_ns"), span);
 		if (json_object_get_string(json_object_object_get(link, "syscall"))) {
-			fprintf(out, " in %s()", get_str(link, "syscall", "?"));
+			fprintf(out, " in %s()", outlier_str(link, "syscall", "?"));
 		}
 		fputc(',', out);
-		print_share(out, "runqueue", get_i64(link, "runqueue_ns"), span);
-		if (get_i64(link, "unknown_ns")) {
+		print_share(out, "runqueue", outlier_i64(link, "runqueue_ns"), span);
+		if (outlier_i64(link, "unknown_ns")) {
 			fputc(',', out);
-			print_share(out, "not followed", get_i64(link, "unknown_ns"), span);
+			print_share(out, "not followed", outlier_i64(link, "unknown_ns"), span);
 		}
 		fputc('\n', out);
 		json_object_object_get_ex(link, "frames", &frames);
@@ -114,28 +136,28 @@ static void print_wait_chain(FILE *out, struct json_object *outlier)
 void outlier_print_text(FILE *out, struct json_object *outlier)
 {
 	struct json_object *stacks = NULL, *waker = NULL, *flags = NULL, *user = NULL;
-	int64_t duration = get_i64(outlier, "duration_ns");
+	int64_t duration = outlier_i64(outlier, "duration_ns");
 	char text[LS_DURATION_BUFSZ];
 	size_t i, n;
 
 	ls_format_duration(duration < 0 ? 0 : (uint64_t)duration, text, sizeof(text));
 	fprintf(out,
 		"%s %s  %s[pid %" PRId64 " tid %" PRId64 "]  %s  at %" PRId64 ".%09" PRId64 "\n",
-		get_str(outlier, "kind", "?"), get_str(outlier, "syscall", "off-cpu"),
-		get_str(outlier, "comm", "?"), get_i64(outlier, "pid"), get_i64(outlier, "tid"),
-		text, get_i64(outlier, "start_ns") / 1000000000,
-		get_i64(outlier, "start_ns") % 1000000000);
-	print_share(out, "on-cpu", get_i64(outlier, "on_cpu_ns"), duration);
-	print_share(out, "blocked", get_i64(outlier, "blocked_ns"), duration);
-	print_share(out, "runqueue", get_i64(outlier, "runqueue_ns"), duration);
-	fprintf(out, "  switches %" PRId64 "\n", get_i64(outlier, "switches"));
-	fprintf(out, "  cause: %s\n", get_str(outlier, "cause", "unknown"));
+		outlier_str(outlier, "kind", "?"), outlier_str(outlier, "syscall", "off-cpu"),
+		outlier_str(outlier, "comm", "?"), outlier_i64(outlier, "pid"),
+		outlier_i64(outlier, "tid"), text, outlier_i64(outlier, "start_ns") / 1000000000,
+		outlier_i64(outlier, "start_ns") % 1000000000);
+	print_share(out, "on-cpu", outlier_i64(outlier, "on_cpu_ns"), duration);
+	print_share(out, "blocked", outlier_i64(outlier, "blocked_ns"), duration);
+	print_share(out, "runqueue", outlier_i64(outlier, "runqueue_ns"), duration);
+	fprintf(out, "  switches %" PRId64 "\n", outlier_i64(outlier, "switches"));
+	fprintf(out, "  cause: %s\n", outlier_str(outlier, "cause", "unknown"));
 
 	json_object_object_get_ex(outlier, "kernel_stacks", &stacks);
 	n = stacks ? json_object_array_length(stacks) : 0;
 	for (i = 0; i < n; i++) {
 		struct json_object *stack = json_object_array_get_idx(stacks, i), *frames = NULL;
-		int64_t weight = get_i64(stack, "weight_ns");
+		int64_t weight = outlier_i64(stack, "weight_ns");
 
 		ls_format_duration(weight < 0 ? 0 : (uint64_t)weight, text, sizeof(text));
 		fprintf(out, "  kernel stack %zu of %zu, waited %s (%.1f%%):\n", i + 1, n, text,
@@ -145,10 +167,10 @@ void outlier_print_text(FILE *out, struct json_object *outlier)
 	}
 
 	json_object_object_get_ex(outlier, "user_stack", &user);
-	if (user && strcmp(get_str(user, "source", "none"), "none")) {
+	if (user && strcmp(outlier_str(user, "source", "none"), "none")) {
 		struct json_object *frames = NULL;
 
-		fprintf(out, "  user stack (%s):\n", get_str(user, "source", "?"));
+		fprintf(out, "  user stack (%s):\n", outlier_str(user, "source", "?"));
 		json_object_object_get_ex(user, "frames", &frames);
 		print_frames(out, frames, "    ");
 	}
@@ -156,12 +178,12 @@ void outlier_print_text(FILE *out, struct json_object *outlier)
 	if (json_object_object_get_ex(outlier, "waker", &waker) && waker) {
 		struct json_object *frames = NULL;
 
-		if (get_i64(waker, "tid")) {
+		if (outlier_i64(waker, "tid")) {
 			fprintf(out, "  woken by %s[pid %" PRId64 " tid %" PRId64 "]:\n",
-				get_str(waker, "comm", "?"), get_i64(waker, "pid"),
-				get_i64(waker, "tid"));
+				outlier_str(waker, "comm", "?"), outlier_i64(waker, "pid"),
+				outlier_i64(waker, "tid"));
 		} else {
-			fprintf(out, "  woken by %s:\n", get_str(waker, "comm", "?"));
+			fprintf(out, "  woken by %s:\n", outlier_str(waker, "comm", "?"));
 		}
 		json_object_object_get_ex(waker, "frames", &frames);
 		print_frames(out, frames, "    ");

@@ -18,6 +18,7 @@
 
 #include "chain.h"
 #include "ctf.h"
+#include "outlier.h"
 #include "tracker.h"
 
 enum kev_kind {
@@ -53,13 +54,6 @@ struct kevs {
 	int err;
 };
 
-static int64_t i64_of(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
-}
-
 static void str_into(struct json_object *o, const char *key, char *buf, size_t size)
 {
 	struct json_object *v;
@@ -77,7 +71,8 @@ static unsigned int ips_of(struct json_object *o, const char *key, uint64_t **ip
 	size_t i, n;
 
 	*ips = NULL;
-	if (!json_object_object_get_ex(o, key, &arr) || !json_object_is_type(arr, json_type_array)) {
+	if (!json_object_object_get_ex(o, key, &arr) ||
+	    !json_object_is_type(arr, json_type_array)) {
 		return 0;
 	}
 	n = json_object_array_length(arr);
@@ -114,44 +109,47 @@ static int collect(const struct ctf_event *ev, void *ctx)
 	}
 	k = &ks->v[ks->n];
 	memset(k, 0, sizeof(*k));
-	k->ts = (uint64_t)i64_of(f, "ts_ns");
+	k->ts = (uint64_t)outlier_i64(f, "ts_ns");
 	if (!strcmp(name, "sched_switch")) {
 		k->kind = KEV_SWITCH;
-		k->tid = (int32_t)i64_of(f, "prev_tid");
-		k->pid = (int32_t)i64_of(f, "prev_pid");
-		k->tid2 = (int32_t)i64_of(f, "next_tid");
-		k->pid2 = (int32_t)i64_of(f, "next_pid");
-		k->prev_state = i64_of(f, "prev_state");
-		k->preempted = (uint8_t)i64_of(f, "preempted");
+		k->tid = (int32_t)outlier_i64(f, "prev_tid");
+		k->pid = (int32_t)outlier_i64(f, "prev_pid");
+		k->tid2 = (int32_t)outlier_i64(f, "next_tid");
+		k->pid2 = (int32_t)outlier_i64(f, "next_pid");
+		k->prev_state = outlier_i64(f, "prev_state");
+		k->preempted = (uint8_t)outlier_i64(f, "preempted");
 		str_into(f, "prev_comm", k->comm, sizeof(k->comm));
 		str_into(f, "next_comm", k->comm2, sizeof(k->comm2));
 		str_into(f, "prev_syscall", k->syscall, sizeof(k->syscall));
 		k->nr_ips = ips_of(f, "prev_stack", &k->ips);
 	} else if (!strcmp(name, "sched_wakeup")) {
 		k->kind = KEV_WAKEUP;
-		k->tid = (int32_t)i64_of(f, "tid");
-		k->pid = (int32_t)i64_of(f, "pid");
-		k->tid2 = (int32_t)i64_of(f, "waker_tid");
-		k->pid2 = (int32_t)i64_of(f, "waker_pid");
+		k->tid = (int32_t)outlier_i64(f, "tid");
+		k->pid = (int32_t)outlier_i64(f, "pid");
+		k->tid2 = (int32_t)outlier_i64(f, "waker_tid");
+		k->pid2 = (int32_t)outlier_i64(f, "waker_pid");
 		str_into(f, "comm", k->comm, sizeof(k->comm));
 		str_into(f, "waker_comm", k->comm2, sizeof(k->comm2));
-		k->in_irq = i64_of(f, "in_irq") != 0;
+		k->in_irq = outlier_i64(f, "in_irq") != 0;
 		if (!k->in_irq && ips_of(f, "waker_stack", &ips)) {
-			k->in_irq = tracker_wake_context(ks->tr, ips, (unsigned int)json_object_array_length(
-						json_object_object_get(f, "waker_stack")), &own) != 0;
+			k->in_irq = tracker_wake_context(
+					    ks->tr, ips,
+					    (unsigned int)json_object_array_length(
+						    json_object_object_get(f, "waker_stack")),
+					    &own) != 0;
 			free(ips);
 		}
 	} else if (!strcmp(name, "syscall")) {
 		k->kind = KEV_SYSCALL;
-		k->tid = (int32_t)i64_of(f, "tid");
-		k->pid = (int32_t)i64_of(f, "pid");
-		k->start = (uint64_t)i64_of(f, "start_ns");
+		k->tid = (int32_t)outlier_i64(f, "tid");
+		k->pid = (int32_t)outlier_i64(f, "pid");
+		k->start = (uint64_t)outlier_i64(f, "start_ns");
 		str_into(f, "comm", k->comm, sizeof(k->comm));
 		str_into(f, "name", k->syscall, sizeof(k->syscall));
 	} else if (!strcmp(name, "interest")) {
 		k->kind = KEV_INTEREST;
-		k->tid = (int32_t)i64_of(f, "tid");
-		k->pid = (int32_t)i64_of(f, "pid");
+		k->tid = (int32_t)outlier_i64(f, "tid");
+		k->pid = (int32_t)outlier_i64(f, "pid");
 		str_into(f, "comm", k->comm, sizeof(k->comm));
 	} else {
 		return 0;
@@ -261,7 +259,8 @@ static void analyze(const struct kevs *ks, struct link *l)
 			}
 		}
 		if (t < l->unknown_until) {
-			l->ns[RUN_UNKNOWN] += (k->ts < l->unknown_until ? k->ts : l->unknown_until) - t;
+			l->ns[RUN_UNKNOWN] +=
+				(k->ts < l->unknown_until ? k->ts : l->unknown_until) - t;
 			t = k->ts < l->unknown_until ? k->ts : l->unknown_until;
 		}
 		l->ns[state] += k->ts - t;
@@ -366,8 +365,7 @@ static struct json_object *link_json(const struct kevs *ks, const struct link *l
 	if (l->ns[RUN_UNKNOWN]) {
 		json_object_object_add(o, "unknown_ns", u64_json(l->ns[RUN_UNKNOWN]));
 	}
-	if (l->block_out && l->block_out->syscall[0] &&
-	    l->ns[RUN_BLOCKED] >= l->ns[RUN_CPU] / 2) {
+	if (l->block_out && l->block_out->syscall[0] && l->ns[RUN_BLOCKED] >= l->ns[RUN_CPU] / 2) {
 		syscall = l->block_out->syscall;
 	} else {
 		sc = syscall_during(ks, l->tid, l->from, l->to);
@@ -382,23 +380,13 @@ static struct json_object *link_json(const struct kevs *ks, const struct link *l
 	return o;
 }
 
-static void add_flag(struct json_object *outlier, const char *text)
-{
-	struct json_object *flags;
-
-	if (!json_object_object_get_ex(outlier, "flags", &flags) || !flags) {
-		flags = json_object_new_array();
-		json_object_object_add(outlier, "flags", flags);
-	}
-	json_object_array_add(flags, json_object_new_string(text));
-}
-
 /* The wait chain of @outlier: its waker, that waker's waker through its longest wait, ... */
 static struct json_object *chain_of(const struct kevs *ks, struct json_object *outlier)
 {
 	struct json_object *chain = json_object_new_array();
-	int32_t tid = (int32_t)i64_of(outlier, "tid"), seen[CHAIN_MAX_DEPTH + 1];
-	uint64_t from = (uint64_t)i64_of(outlier, "start_ns"), to = (uint64_t)i64_of(outlier, "end_ns");
+	int32_t tid = (int32_t)outlier_i64(outlier, "tid"), seen[CHAIN_MAX_DEPTH + 1];
+	uint64_t from = (uint64_t)outlier_i64(outlier, "start_ns"),
+		 to = (uint64_t)outlier_i64(outlier, "end_ns");
 
 	/* Each link spans from the start of the wait it explains to the wakeup that ended it. */
 	const struct kev *wake;
@@ -428,11 +416,12 @@ static struct json_object *chain_of(const struct kevs *ks, struct json_object *o
 		analyze(ks, &l);
 		json_object_array_add(chain, link_json(ks, &l, depth));
 		if (l.unknown_until) {
-			snprintf(text, sizeof(text),
-				 "wait-chain-partial: %s (tid %d) was followed only from %.1f ms into "
-				 "the wait, when it became of interest",
-				 l.comm, l.tid, (double)(l.unknown_until - l.from) / 1e6);
-			add_flag(outlier, text);
+			snprintf(
+				text, sizeof(text),
+				"wait-chain-partial: %s (tid %d) was followed only from %.1f ms into "
+				"the wait, when it became of interest",
+				l.comm, l.tid, (double)(l.unknown_until - l.from) / 1e6);
+			outlier_add_flag(outlier, text);
 		}
 		/* Followed further only through a wait that matters to this window. */
 		if (!l.block_wake || (l.block_to - l.block_from) * 10 < l.to - l.from) {

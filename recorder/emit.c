@@ -18,6 +18,7 @@
 
 #include "emit.h"
 #include "events.h"
+#include "outlier.h"
 #include "syscalls.h"
 #include "util.h"
 
@@ -28,26 +29,6 @@ struct emit {
 	void *handle;
 	const struct ls_events *ops;
 };
-
-static const char *str_or(struct json_object *o, const char *key, const char *dflt)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string)) {
-		return dflt;
-	}
-	return json_object_get_string(v);
-}
-
-static int64_t int_of(struct json_object *o, const char *key, int64_t dflt)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v) {
-		return dflt;
-	}
-	return json_object_get_int64(v);
-}
 
 /**
  * emit_open - load liblatsnap-events.so. On failure, says why in @why and returns a negative
@@ -111,12 +92,13 @@ static void join_symbols(struct json_object *frames, char *buf, size_t size)
 	buf[0] = '\0';
 	for (i = 0; i < n && used < size; i++) {
 		f = json_object_array_get_idx(frames, i);
-		if (strcmp(str_or(f, "symbol", ""), "") != 0) {
+		if (strcmp(outlier_str(f, "symbol", ""), "") != 0) {
 			len = snprintf(buf + used, size - used, "%s%s+0x%" PRIx64, i ? ";" : "",
-				       str_or(f, "symbol", ""), (uint64_t)int_of(f, "offset", 0));
+				       outlier_str(f, "symbol", ""),
+				       (uint64_t)outlier_i64(f, "offset"));
 		} else {
 			len = snprintf(buf + used, size - used, "%s%s", i ? ";" : "",
-				       str_or(f, "addr", "?"));
+				       outlier_str(f, "addr", "?"));
 		}
 		if (len < 0) {
 			break;
@@ -137,16 +119,16 @@ static void emit_stack(struct emit *em, struct json_object *outlier, const char 
 		n = EMIT_MAX_FRAMES;
 	}
 	for (i = 0; i < n; i++) {
-		ips[i] = strtoull(str_or(json_object_array_get_idx(frames, i), "addr", "0"), NULL,
-				  16);
+		ips[i] = strtoull(outlier_str(json_object_array_get_idx(frames, i), "addr", "0"),
+				  NULL, 16);
 	}
 	join_symbols(frames, symbols, sizeof(symbols));
 	ev.role = role;
 	ev.symbols = symbols;
 	ev.ips = ips;
 	ev.nr = (uint32_t)n;
-	ev.end_ns = (uint64_t)int_of(outlier, "end_ns", 0);
-	ev.tid = (int32_t)int_of(outlier, "tid", 0);
+	ev.end_ns = (uint64_t)outlier_i64(outlier, "end_ns");
+	ev.tid = (int32_t)outlier_i64(outlier, "tid");
 	ev.index = index;
 	ev.weight_ns = weight_ns;
 	em->ops->kernel_stack(&ev);
@@ -180,23 +162,25 @@ void emit_outlier(struct emit *em, struct json_object *outlier)
 		}
 		used += (size_t)len;
 	}
-	ev.kind = str_or(outlier, "kind", "");
-	ev.comm = str_or(outlier, "comm", "");
-	ev.syscall = str_or(outlier, "syscall", "");
-	ev.cause = str_or(outlier, "cause", "");
+	ev.kind = outlier_str(outlier, "kind", "");
+	ev.comm = outlier_str(outlier, "comm", "");
+	ev.syscall = outlier_str(outlier, "syscall", "");
+	ev.cause = outlier_str(outlier, "cause", "");
 	ev.flags = flag_text;
-	ev.waker_comm = str_or(waker, "comm", "");
-	ev.pid = (int32_t)int_of(outlier, "pid", 0);
-	ev.tid = (int32_t)int_of(outlier, "tid", 0);
-	ev.waker_pid = (int32_t)int_of(waker, "pid", 0);
-	ev.waker_tid = (int32_t)int_of(waker, "tid", 0);
-	ev.syscall_nr = int_of(outlier, "syscall_nr", -1);
-	ev.start_ns = (uint64_t)int_of(outlier, "start_ns", 0);
-	ev.end_ns = (uint64_t)int_of(outlier, "end_ns", 0);
-	ev.on_cpu_ns = (uint64_t)int_of(outlier, "on_cpu_ns", 0);
-	ev.blocked_ns = (uint64_t)int_of(outlier, "blocked_ns", 0);
-	ev.runqueue_ns = (uint64_t)int_of(outlier, "runqueue_ns", 0);
-	ev.switches = (uint32_t)int_of(outlier, "switches", 0);
+	ev.waker_comm = outlier_str(waker, "comm", "");
+	ev.pid = (int32_t)outlier_i64(outlier, "pid");
+	ev.tid = (int32_t)outlier_i64(outlier, "tid");
+	ev.waker_pid = (int32_t)outlier_i64(waker, "pid");
+	ev.waker_tid = (int32_t)outlier_i64(waker, "tid");
+	ev.syscall_nr = json_object_object_get(outlier, "syscall_nr") ?
+				outlier_i64(outlier, "syscall_nr") :
+				-1;
+	ev.start_ns = (uint64_t)outlier_i64(outlier, "start_ns");
+	ev.end_ns = (uint64_t)outlier_i64(outlier, "end_ns");
+	ev.on_cpu_ns = (uint64_t)outlier_i64(outlier, "on_cpu_ns");
+	ev.blocked_ns = (uint64_t)outlier_i64(outlier, "blocked_ns");
+	ev.runqueue_ns = (uint64_t)outlier_i64(outlier, "runqueue_ns");
+	ev.switches = (uint32_t)outlier_i64(outlier, "switches");
 	ev.signalled = json_object_get_boolean(json_object_object_get(outlier, "signalled"));
 	em->ops->outlier(&ev);
 
@@ -204,7 +188,7 @@ void emit_outlier(struct emit *em, struct json_object *outlier)
 	for (i = 0; i < n; i++) {
 		st = json_object_array_get_idx(stacks, i);
 		frames = json_object_object_get(st, "frames");
-		emit_stack(em, outlier, "wait", (uint32_t)i, (uint64_t)int_of(st, "weight_ns", 0),
+		emit_stack(em, outlier, "wait", (uint32_t)i, (uint64_t)outlier_i64(st, "weight_ns"),
 			   frames);
 	}
 	if (waker && json_object_object_get_ex(waker, "frames", &frames)) {

@@ -166,8 +166,9 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 		       rec->emit_why);
 	}
 	if (session_has_kernel(rec->session)) {
-		ls_verbose("record: the LTTng kernel channel gives the kernel's view: no BPF context "
-			   "stream");
+		ls_verbose(
+			"record: the LTTng kernel channel gives the kernel's view: no BPF context "
+			"stream");
 	} else if (rec->emit && opts->context_level != LS_CTX_NONE) {
 		tracker_set_context(tr, (enum ls_ctx_level)opts->context_level, on_context, rec);
 		rec->streaming = true;
@@ -470,17 +471,6 @@ static int settle_trace_dir(int snap_fd)
 	return err;
 }
 
-static void add_flag(struct json_object *o, const char *text)
-{
-	struct json_object *flags;
-
-	if (!json_object_object_get_ex(o, "flags", &flags)) {
-		flags = json_object_new_array();
-		json_object_object_add(o, "flags", flags);
-	}
-	json_object_array_add(flags, json_object_new_string(text));
-}
-
 /* Remove the flags of @o that start with @prefix. */
 static void drop_flags(struct json_object *o, const char *prefix)
 {
@@ -560,14 +550,14 @@ static int on_user_stack(const struct ctf_event *ev, void *ctx)
 	if (json_object_object_get_ex(ev->fields, "truncated", &v) && json_object_get_int64(v)) {
 		json_object_object_add(stack, "truncated", json_object_new_boolean(1));
 		snprintf(text, sizeof(text),
-			 "user-stack-truncated: the unwind stopped at %zu frames (LATSNAP_DEPTH)", nr);
-		add_flag(best, text);
+			 "user-stack-truncated: the unwind stopped at %zu frames (LATSNAP_DEPTH)",
+			 nr);
+		outlier_add_flag(best, text);
 	}
 	json_object_object_add(best, "user_stack", stack);
 	m->merged++;
 	return 0;
 }
-
 
 /* What the trace says about each outlier: its unwound stack, and whether it reaches back. */
 static void read_back(struct recorder *rec, int snap_fd, const char *trace_path,
@@ -591,22 +581,25 @@ static void read_back(struct recorder *rec, int snap_fd, const char *trace_path,
 	}
 	ctf_read(trace_path, "latsnap:user_stack", on_user_stack, &m);
 	if (rec->streaming && chain_build(trace_path, rec->batch, rec->tracker)) {
-		json_object_array_add(flags, json_object_new_string(
-						     "no-wait-chain: the kernel context events of the "
-						     "trace could not be read"));
+		json_object_array_add(flags,
+				      json_object_new_string(
+					      "no-wait-chain: the kernel context events of the "
+					      "trace could not be read"));
 	}
 	for (i = 0; i < n; i++) {
 		o = json_object_array_get_idx(rec->batch, i);
 		if (info.events && u64_of(o, "start_ns") < info.first_ns) {
-			add_flag(o,
-				 "trace-starts-later: the ring buffer no longer held the start of "
-				 "this outlier (raise --buffer-size)");
+			outlier_add_flag(
+				o,
+				"trace-starts-later: the ring buffer no longer held the start of "
+				"this outlier (raise --buffer-size)");
 		}
 		if (json_object_object_get_ex(o, "signalled", &v) && json_object_get_boolean(v) &&
 		    json_object_object_get_ex(o, "user_stack", &v) &&
 		    strcmp(str_of(v, "source"), "unwind") != 0) {
-			add_flag(o, "no-unwound-stack: the preload library was signalled, but its "
-				    "latsnap:user_stack event is not in the snapshot");
+			outlier_add_flag(
+				o, "no-unwound-stack: the preload library was signalled, but its "
+				   "latsnap:user_stack event is not in the snapshot");
 		}
 	}
 }
@@ -778,7 +771,8 @@ int recorder_snapshot(struct recorder *rec)
 			char text[160];
 
 			snprintf(text, sizeof(text),
-				 "context-lost: %" PRIu64 " kernel context events dropped since the "
+				 "context-lost: %" PRIu64
+				 " kernel context events dropped since the "
 				 "previous snapshot (the stream's ring buffer was full)",
 				 t.ctx_lost - rec->ctx_lost);
 			json_object_array_add(flags, json_object_new_string(text));

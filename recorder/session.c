@@ -199,7 +199,7 @@ static int enable_kernel_channel(struct lttng_handle *handle, struct lttng_domai
 				 uint64_t buffer_size)
 {
 	static const char *const sched_events[] = {
-		"sched_switch",	      "sched_wakeup",	     "sched_waking",
+		"sched_switch",	      "sched_wakeup",	    "sched_waking",
 		"sched_wakeup_new",   "sched_process_fork", "sched_process_exec",
 		"sched_process_exit", "block_rq_issue",	    "block_rq_complete",
 	};
@@ -315,8 +315,8 @@ int session_open(struct session **sessionp, const struct session_opts *opts)
 		goto out;
 	}
 	s->started = true;
-	ls_verbose("record: LTTng snapshot session %s started (%llu bytes per CPU buffer)",
-		   s->name, (unsigned long long)opts->buffer_size);
+	ls_verbose("record: LTTng snapshot session %s started (%llu bytes per CPU buffer)", s->name,
+		   (unsigned long long)opts->buffer_size);
 out:
 	lttng_session_descriptor_destroy(desc);
 	if (err) {

@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "outlier.h"
 #include "rules.h"
 #include "stacklog.h"
 #include "util.h"
@@ -97,16 +98,6 @@ out:
 	return err;
 }
 
-static const char *str_or(struct json_object *o, const char *key, const char *dflt)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string)) {
-		return dflt;
-	}
-	return json_object_get_string(v);
-}
-
 /* Frame names joined with " < ", innermost first; addresses where no symbol is known. */
 static void join_frames(struct json_object *frames, FILE *out)
 {
@@ -115,7 +106,8 @@ static void join_frames(struct json_object *frames, FILE *out)
 
 	for (i = 0; i < n; i++) {
 		f = json_object_array_get_idx(frames, i);
-		fprintf(out, "%s%s", i ? " < " : "", str_or(f, "symbol", str_or(f, "addr", "?")));
+		fprintf(out, "%s%s", i ? " < " : "",
+			outlier_str(f, "symbol", outlier_str(f, "addr", "?")));
 	}
 }
 
@@ -155,7 +147,7 @@ static const char *innermost_symbol(struct json_object *frames)
 	const char *sym;
 
 	for (i = 0; i < n; i++) {
-		sym = str_or(json_object_array_get_idx(frames, i), "symbol", NULL);
+		sym = outlier_str(json_object_array_get_idx(frames, i), "symbol", NULL);
 		if (sym) {
 			return sym;
 		}
@@ -181,7 +173,7 @@ void stacklog_outlier(struct stacklog *log, struct json_object *outlier,
 	    (!match->categorized && log->mode == STACKLOG_CATEGORIZED)) {
 		return;
 	}
-	syscall = str_or(outlier, "syscall", NULL);
+	syscall = outlier_str(outlier, "syscall", NULL);
 	json_object_object_get_ex(outlier, "kernel_stacks", &stacks);
 	json_object_object_get_ex(outlier, "user_stack", &user);
 	n = stacks ? json_object_array_length(stacks) : 0;
@@ -203,9 +195,10 @@ void stacklog_outlier(struct stacklog *log, struct json_object *outlier,
 		free(key);
 		key = NULL;
 		v = json_object_object_get(stack, "weight_ns");
-		fprintf(log->out, "# %s: %s, %.1f ms waited here by %s (pid %d, tid %d): cause \"%s\"",
+		fprintf(log->out,
+			"# %s: %s, %.1f ms waited here by %s (pid %d, tid %d): cause \"%s\"",
 			category, syscall ? syscall : "off CPU outside a syscall",
-			(double)json_object_get_int64(v) / 1e6, str_or(outlier, "comm", "?"),
+			(double)json_object_get_int64(v) / 1e6, outlier_str(outlier, "comm", "?"),
 			json_object_get_int(json_object_object_get(outlier, "pid")),
 			json_object_get_int(json_object_object_get(outlier, "tid")), match->cause);
 		if (match->categorized && match->priority) {

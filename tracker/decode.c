@@ -349,7 +349,8 @@ struct json_object *decode_event(const struct ls_event *e, const struct ksyms *k
 	if (e->flags & LS_EF_WAKER_STACK_FAILED) {
 		add_flag(flags, "waker-stack-unreadable");
 	} else if (e->has_waker && e->waker.nr >= LS_MAX_DEPTH) {
-		add_flag(flags, "waker-stack-truncated: the waker's stack reached the %d-frame limit",
+		add_flag(flags,
+			 "waker-stack-truncated: the waker's stack reached the %d-frame limit",
 			 LS_MAX_DEPTH);
 	}
 	if (e->flags & LS_EF_SIGNAL_DISPLACED) {

@@ -20,8 +20,8 @@ enum wake_context {
 unsigned int decode_wake_context(const struct ksyms *ks, const __u64 *ips, unsigned int nr,
 				 enum wake_context *ctx);
 struct json_object *decode_kernel_frames(const struct ksyms *ks, const __u64 *ips, unsigned int nr);
-struct json_object *decode_event(const struct ls_event *e, const struct ksyms *ks,
-				 struct usyms *us, struct json_object *lost_before);
+struct json_object *decode_event(const struct ls_event *e, const struct ksyms *ks, struct usyms *us,
+				 struct json_object *lost_before);
 
 struct json_object *decode_user_frames(struct usyms *us, pid_t pid, const uint64_t *ips,
 				       unsigned int nr);

@@ -208,7 +208,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		} else if (notice->kind == LS_NOTICE_REGISTERED) {
 			ls_verbose("tracker: pid %u (%s) registered through the preload library, "
 				   "signal %u",
-				   notice->pid, comm_of(notice->pid, comm, sizeof(comm)), notice->arg);
+				   notice->pid, comm_of(notice->pid, comm, sizeof(comm)),
+				   notice->arg);
 		} else if (notice->kind == LS_NOTICE_DISPLACED) {
 			ls_err("tracker: pid %u (%s) installed its own handler for signal %u: no more "
 			       "unwound user stacks for it, frame pointers only",
@@ -327,7 +328,8 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 		ls_err("tracker: cannot open the ring buffer: %s", strerror(errno));
 		goto fail;
 	}
-	err = ring_buffer__add(tr->ring, bpf_map__fd(tr->skel->maps.ctx_events), handle_context, tr);
+	err = ring_buffer__add(tr->ring, bpf_map__fd(tr->skel->maps.ctx_events), handle_context,
+			       tr);
 	if (err) {
 		ls_err("tracker: cannot open the context ring buffer: %s", strerror(-err));
 		goto fail;
@@ -376,7 +378,8 @@ static int adopt(pid_t pid, const struct ls_preload_abi *abi, void *ctx)
 		return -errno;
 	}
 	if (tr->track_registered) {
-		bpf_map_update_elem(bpf_map__fd(tr->skel->maps.tracked), &key, &reason, BPF_NOEXIST);
+		bpf_map_update_elem(bpf_map__fd(tr->skel->maps.tracked), &key, &reason,
+				    BPF_NOEXIST);
 	}
 	ls_verbose("tracker: pid %d registered before latsnap started, signal %d", pid, abi->sig);
 	return 0;
