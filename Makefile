@@ -13,7 +13,7 @@ BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
 
 # Evaluated at use, after the deps step has had a chance to install pkg-config files.
-PKGS = libbpf libelf zlib json-c libdw babeltrace2 lttng-ctl
+PKGS = libbpf libelf zlib json-c libdw babeltrace2 lttng-ctl ncursesw
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++
 
@@ -31,7 +31,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
-GEN_HDRS := $(BUILD)/latsnap.skel.h $(BUILD)/syscalls_gen.h
+GEN_HDRS := $(BUILD)/latsnap.skel.h $(BUILD)/top.skel.h $(BUILD)/syscalls_gen.h
 DEPS_STAMP := $(BUILD)/.deps-ok
 PRELOAD := $(BUILD)/liblatsnap.so
 PRELOAD_SRCS := preload/preload.c preload/latsnap-tp.c lib/signame.c
@@ -66,6 +66,13 @@ $(BUILD)/latsnap.bpf.o: bpf/latsnap.bpf.c include/latsnap.h $(BUILD)/vmlinux.h
 
 $(BUILD)/latsnap.skel.h: $(BUILD)/latsnap.bpf.o
 	$(BPFTOOL) gen skeleton $< name latsnap_bpf > $@
+
+# `latsnap top`'s own program, loaded only by it.
+$(BUILD)/top.bpf.o: bpf/top.bpf.c include/top.h $(BUILD)/vmlinux.h
+	$(CLANG) $(BPF_CFLAGS) -Iinclude -I$(BUILD) -c $< -o $@
+
+$(BUILD)/top.skel.h: $(BUILD)/top.bpf.o
+	$(BPFTOOL) gen skeleton $< name top_bpf > $@
 
 $(BUILD)/syscalls_gen.h: scripts/gen-syscalls.sh | $(DEPS_STAMP)
 	scripts/gen-syscalls.sh $@

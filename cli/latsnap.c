@@ -10,6 +10,7 @@
 #include "report.h"
 #include "rules.h"
 #include "show.h"
+#include "top-view.h"
 #include "util.h"
 
 #ifndef LATSNAP_VERSION
@@ -28,6 +29,7 @@ static const struct command commands[] = {
 	{ "report", report_main, "a LatencyTOP-style table of the outliers of saved snapshots" },
 	{ "show", show_main, "one snapshot for people: split, cause, stacks, timeline" },
 	{ "flame", flame_main, "folded stacks (or an SVG flame graph) of saved snapshots" },
+	{ "top", top_main, "a live LatencyTOP screen of every wait on the machine" },
 	{ NULL, NULL, NULL },
 };
 
