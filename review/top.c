@@ -303,8 +303,9 @@ static char *classify(struct top *t, uint64_t stack, int32_t nr, bool *cacheable
 		json_object_object_add(st, "weight_ns", json_object_new_int64(1));
 		json_object_object_add(st, "frames",
 				       decode_kernel_frames(t->ksyms, frames.ips,
-							    frames.nr < TOP_MAX_DEPTH ? frames.nr :
-											TOP_MAX_DEPTH));
+							    frames.nr < TOP_MAX_DEPTH ?
+								    frames.nr :
+								    TOP_MAX_DEPTH));
 		json_object_array_add(stacks, st);
 	} else if (stack) {
 		*cacheable = false;
@@ -372,7 +373,8 @@ static char *object_of(const struct top_key *k)
 	ssize_t n;
 
 	if (k->obj_kind == TOP_OBJ_FUTEX) {
-		if (asprintf(&text, "futex 0x%" PRIx64 " (pid %u)", (uint64_t)k->obj, k->tgid) < 0) {
+		if (asprintf(&text, "futex 0x%" PRIx64 " (pid %u)", (uint64_t)k->obj, k->tgid) <
+		    0) {
 			text = NULL;
 		}
 		return text;
@@ -614,8 +616,7 @@ static const char *view_name(enum top_view view)
 	}
 }
 
-static void format_row(char *buf, size_t len, const struct top_row *r, uint64_t total,
-		       int width)
+static void format_row(char *buf, size_t len, const struct top_row *r, uint64_t total, int width)
 {
 	char avg[32], max[32];
 
@@ -715,14 +716,14 @@ static struct json_object *json_rows(const struct top *t, uint32_t tgid, uint32_
 		json_object_object_add(o, "count", json_object_new_int64((int64_t)rows[i].count));
 		json_object_object_add(o, "total_ns",
 				       json_object_new_int64((int64_t)rows[i].sum_ns));
-		json_object_object_add(o, "avg_ns",
-				       json_object_new_int64((int64_t)(rows[i].sum_ns /
-								       rows[i].count)));
+		json_object_object_add(
+			o, "avg_ns",
+			json_object_new_int64((int64_t)(rows[i].sum_ns / rows[i].count)));
 		json_object_object_add(o, "max_ns", json_object_new_int64((int64_t)rows[i].max_ns));
-		json_object_object_add(o, "percent",
-				       json_object_new_double(total ? 100.0 * (double)rows[i].sum_ns /
-									      (double)total :
-								      0.0));
+		json_object_object_add(
+			o, "percent",
+			json_object_new_double(
+				total ? 100.0 * (double)rows[i].sum_ns / (double)total : 0.0));
 		json_object_array_add(arr, o);
 	}
 	free(rows);
@@ -751,8 +752,7 @@ static void print_json(struct top *t, FILE *out)
 	json_object_object_add(root, "sample_below_ns",
 			       json_object_new_int64((int64_t)t->opts.sample_below_ns));
 	json_object_object_add(root, "sample_ratio", json_object_new_int64(t->opts.sample_ratio));
-	json_object_object_add(root, "system",
-			       json_rows(t, 0, 0, TOP_VIEW_CAUSE, t->cur.total_ns));
+	json_object_object_add(root, "system", json_rows(t, 0, 0, TOP_VIEW_CAUSE, t->cur.total_ns));
 	procs = json_object_new_array();
 	n = entities(t, false, &list);
 	nt = entities(t, true, &tlist);
@@ -762,11 +762,13 @@ static void print_json(struct top *t, FILE *out)
 		json_object_object_add(o, "comm", json_object_new_string(list[i].name));
 		json_object_object_add(o, "total_ns",
 				       json_object_new_int64((int64_t)list[i].total_ns));
-		json_object_object_add(o, "nr_threads", json_object_new_int64((int64_t)list[i].threads));
-		json_object_object_add(o, "causes", json_rows(t, list[i].id, 0, TOP_VIEW_CAUSE,
-							       list[i].total_ns));
-		json_object_object_add(o, "objects", json_rows(t, list[i].id, 0, TOP_VIEW_OBJECT,
-								list[i].total_ns));
+		json_object_object_add(o, "nr_threads",
+				       json_object_new_int64((int64_t)list[i].threads));
+		json_object_object_add(
+			o, "causes", json_rows(t, list[i].id, 0, TOP_VIEW_CAUSE, list[i].total_ns));
+		json_object_object_add(o, "objects",
+				       json_rows(t, list[i].id, 0, TOP_VIEW_OBJECT,
+						 list[i].total_ns));
 		thr = json_object_new_array();
 		for (j = 0; j < nt; j++) {
 			if (tlist[j].tgid != list[i].id) {
@@ -820,8 +822,9 @@ static int draw_table(struct top *t, int y, uint32_t tgid, uint32_t tid, size_t 
 	if (width < 20) {
 		width = 20;
 	}
-	if (width > 200) {
-		width = 200;
+	/* Beyond the longest cause text (RULES_MAX_CAUSE is rare), a wider column only spreads. */
+	if (width > 64) {
+		width = 64;
 	}
 	n = top_table(t->cur.waits, t->cur.nr, tgid, tid, t->view, t->sort, &rows);
 	format_header(line, sizeof(line), t->view == TOP_VIEW_OBJECT ? "Object" : "Cause", width);
@@ -1074,11 +1077,12 @@ static int run_batch(struct top *t)
 static void mark_syscalls(struct top_bpf *skel)
 {
 	static const char *const fds[] = {
-		"read",	    "write",	"readv",	 "writev",	  "pread64", "pwrite64",
-		"preadv",   "pwritev",	"preadv2",	 "pwritev2",	  "recvfrom", "recvmsg",
-		"recvmmsg", "sendto",	"sendmsg",	 "sendmmsg",	  "accept",  "accept4",
-		"connect",  "fsync",	"fdatasync",	 "sync_file_range", "flock", "ioctl",
-		"epoll_wait", "epoll_pwait", "epoll_pwait2", "splice", "sendfile", "fcntl",
+		"read",	       "write",		  "readv",    "writev",	  "pread64",
+		"pwrite64",    "preadv",	  "pwritev",  "preadv2",  "pwritev2",
+		"recvfrom",    "recvmsg",	  "recvmmsg", "sendto",	  "sendmsg",
+		"sendmmsg",    "accept",	  "accept4",  "connect",  "fsync",
+		"fdatasync",   "sync_file_range", "flock",    "ioctl",	  "epoll_wait",
+		"epoll_pwait", "epoll_pwait2",	  "splice",   "sendfile", "fcntl",
 	};
 	volatile __u8 *obj = (volatile __u8 *)skel->rodata->obj_syscalls;
 	size_t i;
@@ -1242,7 +1246,8 @@ static int parse_args(struct top_opts *o, int argc, char **argv)
 			       argv[optind - 1]);
 			return 2;
 		default:
-			ls_err("top: unknown option '%s' (see latsnap top --help)", argv[optind - 1]);
+			ls_err("top: unknown option '%s' (see latsnap top --help)",
+			       argv[optind - 1]);
 			return 2;
 		}
 	}

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# latsnap top: the live LatencyTOP view. Three workloads whose waits are known run meanwhile:
+# sleeper (100 ms naps), pipeloop (reads a pipe fed every 50 ms) and lockloop (thread waiter
+# blocks 50 ms on a mutex each round). Batch text and JSON are checked against them, then the
+# screen under a real terminal (tmux): causes per process, the keys, and the terminal restored.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_root
+require jq tmux
+require_latsnap
+require_workloads sleeper pipeloop lockloop
+
+OUT=$TMPD/out ERR=$TMPD/err
+
+# --- usage errors ---
+for args in "--bogus" "-i xyz" "-i 10ms" "--batch 0" "--json" "--sample-ratio 0" "extra"; do
+	# shellcheck disable=SC2086
+	run_latsnap "$OUT" "$ERR" top $args
+	is "$RC" 2 "top $args: usage error, exit 2"
+	like "$(head -n 1 "$ERR")" '^latsnap: top: ' "top $args: one 'latsnap: top: ...' line"
+done
+run_latsnap "$OUT" "$ERR" top --rules "$TMPD/none.rules" --batch 1
+is "$RC" 2 "top --rules MISSING: exit 2"
+like "$(cat "$ERR")" "none.rules" "top --rules MISSING: names the file"
+run_latsnap "$OUT" "$ERR" top --help
+is "$RC" 0 "top --help: exit 0"
+like "$(cat "$OUT")" '--batch N' "top --help lists --batch"
+
+# --- the workloads ---
+WL_LOG=$TMPD/sleeper.log "$WL/sleeper" 100 100000 >/dev/null 2>&1 &
+SLEEPER=$!
+track_bg $SLEEPER
+WL_LOG=$TMPD/pipe.log "$WL/pipeloop" 50 100000 >/dev/null 2>&1 &
+PIPE=$!
+track_bg $PIPE
+WL_LOG=$TMPD/lock.log "$WL/lockloop" 50 100000 >/dev/null 2>&1 &
+LOCK=$!
+track_bg $LOCK
+sleep 0.5
+FEEDER=$(wl_log_get "$TMPD/pipe.log" writer)
+track_bg "$FEEDER"
+INODE=$(wl_log_get "$TMPD/pipe.log" pipe)
+MUTEX=$(wl_log_get "$TMPD/lock.log" mutex)
+WAITER=$(awk '$1 == "tid" && $2 == "waiter" { print $3 }' "$TMPD/lock.log")
+PIDS=(-p "$SLEEPER" -p "$PIPE" -p "$LOCK")
+
+# --- batch JSON: two refreshes of 2 s ---
+run_latsnap "$OUT" "$ERR" top -i 2s --batch 2 --json "${PIDS[@]}"
+is "$RC" 0 "top --batch 2 --json: exit 0"
+is "$(grep -c '' "$OUT")" 2 "two refreshes, one line each"
+ok 'ndjson_ok "$OUT"' "each line is one JSON object"
+[ "$RC" = 0 ] || diag_file "$ERR" "stderr: "
+J=$TMPD/last.json
+tail -n 1 "$OUT" >"$J"
+Q() { jq -r "$1" "$J" 2>/dev/null; }
+between "$(Q .interval_ns)" 1900000000 2600000000 "interval_ns is about 2 s"
+between "$(Q .waits)" 1 1e12 "waits were counted"
+is "$(Q '[.processes[].pid] | sort | map(tostring) | join(" ")')" \
+	"$(printf '%s\n' "$SLEEPER" "$PIPE" "$LOCK" | sort -n | tr '\n' ' ' | sed 's/ $//')" \
+	"--pid lists exactly the three workloads"
+P() { Q ".processes[] | select(.pid == $1) | $2"; }
+C() { P "$1" ".causes[] | select(.cause == \"$2\") | $3"; }
+NAP="Requested sleep (nanosleep)"
+between "$(C "$SLEEPER" "$NAP" .count)" 12 22 "sleeper: ~20 naps in 2 s"
+between "$(C "$SLEEPER" "$NAP" .avg_ns)" 95000000 130000000 "sleeper: naps average ~100 ms"
+between "$(C "$SLEEPER" "$NAP" .percent)" 80 100 "sleeper: naps are most of its wait time"
+is "$(P "$SLEEPER" .comm)" sleeper "sleeper: comm"
+RD="Reading from a pipe"
+between "$(C "$PIPE" "$RD" .count)" 25 42 "pipeloop: ~40 pipe reads in 2 s"
+between "$(C "$PIPE" "$RD" .avg_ns)" 45000000 80000000 "pipeloop: pipe reads average ~50 ms"
+between "$(P "$PIPE" ".objects[] | select(.object == \"pipe:[$INODE]\") | .count")" 25 42 \
+	"pipeloop: the reads wait on its pipe's inode (view 3's object)"
+LOCKC=$(P "$LOCK" ".threads[] | select(.tid == $WAITER) | .causes[0].cause")
+like "$LOCKC" 'lock contention' "lockloop: thread waiter's first cause is lock contention ($LOCKC)"
+OBJ="futex $MUTEX (pid $LOCK)"
+between "$(P "$LOCK" ".objects[] | select(.object == \"$OBJ\") | .count")" 25 42 \
+	"lockloop: ~40 waits on the mutex's futex address"
+between "$(P "$LOCK" ".objects[] | select(.object == \"$OBJ\") | .avg_ns")" 45000000 80000000 \
+	"lockloop: mutex waits average ~50 ms"
+is "$(P "$LOCK" .nr_threads)" 2 "lockloop: two threads waited (holder, waiter)"
+for cause in "$NAP" "$RD"; do
+	is "$(Q "[.system[].cause] | index(\"$cause\") != null")" true "system-wide causes include '$cause'"
+done
+between "$(Q '[.system[].percent] | add')" 99 101 "system-wide percentages add up to 100"
+
+# --- batch text ---
+run_latsnap "$OUT" "$ERR" top -i 1s --batch 1 "${PIDS[@]}"
+is "$RC" 0 "top --batch 1: exit 0"
+like "$(head -n 1 "$OUT")" '^latsnap top [0-9.]+' "text: title line with the version"
+ok 'grep -q "^System wide latencies" "$OUT"' "text: System wide latencies"
+ok 'grep -Eq "^Process sleeper \($SLEEPER\)  Total: [0-9.]+ msec in 1 threads" "$OUT"' \
+	"text: sleeper's process line"
+ok "sed -n '/^Process sleeper/,/^\$/p' \"\$OUT\" | grep -Eq '^Requested sleep \\(nanosleep\\) +[0-9]+ +(9[0-9]|1[0-2][0-9])\\.[0-9] msec'" \
+	"text: sleeper's nanosleep row averages ~100 ms"
+
+# --- --rules FILE and --sample-ratio ---
+printf '100 syscall:*nanosleep = Custom nap rule\n' >"$TMPD/my.rules"
+run_latsnap "$OUT" "$ERR" top -i 1s --batch 1 --json --sample-ratio 1 --rules "$TMPD/my.rules" \
+	-p "$SLEEPER"
+is "$RC" 0 "top --rules FILE --sample-ratio 1: exit 0"
+tail -n 1 "$OUT" >"$J"
+between "$(C "$SLEEPER" "Custom nap rule" .count)" 5 12 "--rules FILE names sleeper's naps"
+is "$(Q .sampled_out)" 0 "--sample-ratio 1: nothing sampled out"
+
+# --- the screen, in tmux ---
+S=latsnap-top-$$
+PANE=$TMPD/pane
+tmux kill-session -t "$S" 2>/dev/null
+tmux new-session -d -s "$S" -x 150 -y 45 \
+	"$LATSNAP top -i 1s ${PIDS[*]}; echo EXITED rc=\$?; sleep 60"
+cap() { tmux capture-pane -p -t "$S" >"$PANE"; }
+alt() { tmux display -p -t "$S" '#{alternate_on}'; }
+sleep 3
+cap
+ok 'grep -q "^latsnap top " "$PANE"' "screen: title line"
+ok 'grep -q "^System wide latencies (by cause)" "$PANE"' "screen: System wide latencies"
+ok 'grep -q "< >: previous/next" "$PANE"' "screen: the hint line with the keys"
+is "$(alt)" 1 "screen: the terminal is in the alternate screen"
+selected() { sed -n 's/^Process [^ ]* (\([0-9]*\)).*/\1/p' "$PANE" | head -n 1; }
+declare -A SEEN_CAUSE=()
+FIRST=$(selected)
+ok '[ -n "$FIRST" ]' "screen: a process line"
+diag_file "$PANE" "screen: " 45
+for i in 1 2 3 4 5; do
+	pid=$(selected)
+	SEEN_CAUSE[$pid]=$(sed -n '/^Process /,/^$/p' "$PANE")
+	before=$pid
+	tmux send-keys -t "$S" '>'
+	sleep 0.4
+	cap
+	if [ "$i" = 1 ]; then
+		after=$(selected)
+		ok '[ -n "$after" ] && [ "$after" != "$before" ]' "screen: '>' moves to the next process ($before -> $after)"
+		ok 'grep -Eq "\[[a-z]+\($after\)\]" "$PANE"' "screen: the process bar marks the new one"
+	fi
+done
+SEEN_CAUSE[$(selected)]=$(sed -n '/^Process /,/^$/p' "$PANE")
+like "${SEEN_CAUSE[$SLEEPER]:-}" 'Requested sleep \(nanosleep\)' "screen: sleeper shows its sleep cause"
+like "${SEEN_CAUSE[$PIPE]:-}" 'Reading from a pipe' "screen: pipeloop shows its pipe cause"
+like "${SEEN_CAUSE[$LOCK]:-}" 'lock contention' "screen: lockloop shows its lock cause"
+tmux send-keys -t "$S" 't'
+sleep 0.4
+cap
+ok 'grep -Eq "^Thread [^ ]+ \([0-9]+\) of pid [0-9]+  Total: .*\[thread view\]" "$PANE"' \
+	"screen: 't' switches to the thread view"
+tmux send-keys -t "$S" '3'
+sleep 0.4
+cap
+ok 'grep -q "^System wide latencies (by synchronization object)" "$PANE" && grep -q "^Object " "$PANE"' \
+	"screen: '3' shows synchronization objects"
+ok 'grep -Eq "futex 0x[0-9a-f]+ \(pid $LOCK\)|pipe:\[$INODE\]" "$PANE"' \
+	"screen: a workload's futex or pipe is among them"
+tmux send-keys -t "$S" '2'
+sleep 0.4
+cap
+ok 'grep -q "^System wide latencies (special causes)" "$PANE" && ! sed -n "3,15p" "$PANE" | grep -q "Requested sleep"' \
+	"screen: '2' shows special causes only"
+tmux send-keys -t "$S" 'q'
+sleep 1
+cap
+ok 'grep -q "EXITED rc=0" "$PANE"' "screen: 'q' quits with status 0"
+is "$(alt)" 0 "screen: 'q' restores the terminal (alternate screen left)"
+tmux kill-session -t "$S" 2>/dev/null
+
+# SIGINT restores the terminal too.
+tmux new-session -d -s "$S" -x 120 -y 40 "$LATSNAP top -i 1s; echo EXITED rc=\$?; sleep 60"
+sleep 2
+is "$(alt)" 1 "SIGINT: running in the alternate screen"
+tmux send-keys -t "$S" C-c
+sleep 1
+cap
+ok 'grep -q "EXITED rc=0" "$PANE"' "SIGINT: exits with status 0"
+is "$(alt)" 0 "SIGINT: the terminal is restored"
+tmux kill-session -t "$S" 2>/dev/null
+
+done_testing
