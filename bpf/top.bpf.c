@@ -33,6 +33,8 @@ const volatile __u64 sample_below_ns = 1000000;
 const volatile __u32 sample_ratio = 100;
 /* latsnap top itself: its own refresh sleeps are not the system's latencies. */
 const volatile __u32 self_tgid = 0;
+/* Kernel threads wait for work nearly all the time: left out unless asked for. */
+const volatile bool include_kthreads = false;
 const volatile __u8 obj_syscalls[TOP_MAX_SYSCALLS] = {};
 
 enum run_state {
@@ -228,7 +230,8 @@ int BPF_PROG(top_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	struct task_wait *w;
 	__u64 now = bpf_ktime_get_ns();
 
-	if (prev->pid && (__u32)prev->tgid != self_tgid && !(prev->flags & PF_EXITING)) {
+	if (prev->pid && (__u32)prev->tgid != self_tgid && !(prev->flags & PF_EXITING) &&
+	    (include_kthreads || !(prev->flags & PF_KTHREAD))) {
 		w = bpf_task_storage_get(&waits, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (w) {
 			w->start = now;

@@ -54,6 +54,7 @@ static const char top_usage[] =
 	"  -b, --batch N          print N refreshes as plain text, then exit\n"
 	"  -j, --json             with --batch: each refresh as one JSON object per line\n"
 	"  -p, --pid PID          list only this process in the process part (repeatable)\n"
+	"  -k, --kernel-threads   count the waits of kernel threads too\n"
 	"      --rules FILE       cause rules, replacing the built-in set\n"
 	"      --sample-below DUR waits shorter than this are sampled (default 1ms)\n"
 	"      --sample-ratio N   ... 1 in N, each kept one counted N times (default 100; 1: all)\n"
@@ -68,6 +69,7 @@ struct top_opts {
 	uint64_t interval_ns;
 	long batch;
 	bool json;
+	bool kthreads;
 	const char *rules_path;
 	uint64_t sample_below_ns;
 	uint32_t sample_ratio;
@@ -886,7 +888,7 @@ static void draw(struct top *t)
 	struct entity *list;
 	size_t n, sel;
 	char line[512];
-	int y = 0;
+	int y = 0, rows;
 
 	erase();
 	format_title(t, line, sizeof(line));
@@ -899,21 +901,25 @@ static void draw(struct top *t)
 			 (double)t->opts.interval_ns / 1e9);
 		draw_line(y, line, false);
 	}
-	y = draw_table(t, y, 0, 0, SYSTEM_ROWS, t->cur.total_ns);
+	/* A short terminal first gives up system rows beyond 5, then process rows. */
+	rows = LINES - 10 - PROCESS_ROWS;
+	rows = rows > SYSTEM_ROWS ? SYSTEM_ROWS : rows < 5 ? 5 : rows;
+	y = draw_table(t, y, 0, 0, (size_t)rows, t->cur.total_ns);
 	y++;
+	/* The process bar and the hint line stay at the bottom. */
+	rows = LINES - 3 - (y + 2);
+	rows = rows > PROCESS_ROWS ? PROCESS_ROWS : rows < 0 ? 0 : rows;
 	n = entities(t, t->threads, &list);
 	if (n) {
 		sel = entity_index(list, n, t->sel_id);
 		t->sel_id = list[sel].id;
 		format_entity(t, &list[sel], t->threads, line, sizeof(line));
 		draw_line(y++, line, true);
-		y = draw_table(t, y, t->threads ? 0 : list[sel].id, t->threads ? list[sel].id : 0,
-			       PROCESS_ROWS, list[sel].total_ns);
-		y++;
-		draw_bar(y++, list, n, sel);
+		draw_table(t, y, t->threads ? 0 : list[sel].id, t->threads ? list[sel].id : 0,
+			   (size_t)rows, list[sel].total_ns);
+		draw_bar(LINES - 3, list, n, sel);
 	} else {
-		draw_line(y++, t->threads ? "(no thread waited)" : "(no process waited)", false);
-		y += PROCESS_ROWS + 2;
+		draw_line(y, t->threads ? "(no thread waited)" : "(no process waited)", false);
 	}
 	draw_line(LINES - 1,
 		  "< >: previous/next  t: processes/threads  1: causes  2: special  3: objects  "
@@ -1119,6 +1125,7 @@ static int top_open(struct top *t)
 	t->skel->rodata->self_tgid = (__u32)getpid();
 	t->skel->rodata->sample_below_ns = t->opts.sample_below_ns;
 	t->skel->rodata->sample_ratio = t->opts.sample_ratio;
+	t->skel->rodata->include_kthreads = t->opts.kthreads;
 	mark_syscalls(t->skel);
 	err = top_bpf__load(t->skel);
 	if (err) {
@@ -1168,6 +1175,7 @@ static int parse_args(struct top_opts *o, int argc, char **argv)
 		{ "batch", required_argument, NULL, 'b' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "kernel-threads", no_argument, NULL, 'k' },
 		{ "rules", required_argument, NULL, OPT_RULES },
 		{ "sample-below", required_argument, NULL, OPT_SAMPLE_BELOW },
 		{ "sample-ratio", required_argument, NULL, OPT_SAMPLE_RATIO },
@@ -1181,7 +1189,7 @@ static int parse_args(struct top_opts *o, int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":i:b:jp:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:b:jp:kvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (ls_parse_duration(optarg, &o->interval_ns) ||
@@ -1204,6 +1212,9 @@ static int parse_args(struct top_opts *o, int argc, char **argv)
 			break;
 		case 'j':
 			o->json = true;
+			break;
+		case 'k':
+			o->kthreads = true;
 			break;
 		case 'p':
 			if (o->nr_pids == MAX_PIDS) {
