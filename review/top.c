@@ -101,6 +101,7 @@ struct top {
 	const struct rules *rules;
 	struct rules *own_rules;
 	void *causes; /* tsearch tree of struct cause_entry */
+	void *uncached; /* tsearch tree of the texts of causes not cached */
 	size_t nr_causes;
 	int ncpus;
 	uint64_t stats_seen[TOP_STAT_NR];
@@ -275,6 +276,11 @@ static void free_cause(void *p)
 	free(e);
 }
 
+static int cmp_string(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
 static bool is_futex(int32_t nr)
 {
 	const char *name = nr >= 0 ? syscall_name(nr) : NULL;
@@ -325,6 +331,7 @@ static const struct cause_entry *cause_of(struct top *t, const struct top_key *k
 	static struct cause_entry cpu = { .cause = RULES_CAUSE_CPU, .special = true };
 	static struct cause_entry oom = { .cause = "(out of memory)" };
 	static struct cause_entry uncached;
+	char **intern;
 	bool cacheable;
 
 	if (k->kind == TOP_WAIT_CPU) {
@@ -347,16 +354,22 @@ static const struct cause_entry *cause_of(struct top *t, const struct top_key *k
 	e->special = is_futex(k->nr) || strstr(e->cause, "contention") ||
 		     strstr(e->cause, "lock contention");
 	if (!cacheable) {
-		/* Good for this refresh only: the next one may find the stack. */
-		free(uncached.cause);
-		uncached = *e;
+		/*
+		 * Not cached: the next refresh may find the stack. Its text is kept among a few
+		 * interned ones (rule causes and syscall names), for the waits that point to it.
+		 */
+		intern = tfind(e->cause, &t->uncached, cmp_string);
+		if (intern) {
+			free(e->cause);
+			e->cause = *intern;
+		} else if (!tsearch(e->cause, &t->uncached, cmp_string)) {
+			free_cause(e);
+			return &oom;
+		}
+		uncached.cause = e->cause;
+		uncached.special = e->special;
 		free(e);
 		return &uncached;
-	}
-	if (t->nr_causes >= CAUSE_CACHE_MAX) {
-		tdestroy(t->causes, free_cause);
-		t->causes = NULL;
-		t->nr_causes = 0;
 	}
 	if (!tsearch(e, &t->causes, cmp_cause)) {
 		free_cause(e);
@@ -458,6 +471,13 @@ static int drain(struct top *t)
 	uint64_t now = now_ns();
 	int ret = 0;
 
+	/* Only between periods: the waits of a period point to the cached texts. */
+	if (t->nr_causes >= CAUSE_CACHE_MAX) {
+		period_free(&t->cur);
+		tdestroy(t->causes, free_cause);
+		t->causes = NULL;
+		t->nr_causes = 0;
+	}
 	p.waits = calloc(cap ? cap : 1, sizeof(*p.waits));
 	if (!keys || !p.waits) {
 		ret = -ENOMEM;
@@ -1159,6 +1179,9 @@ static void top_close(struct top *t)
 	rules_free(t->own_rules);
 	if (t->causes) {
 		tdestroy(t->causes, free_cause);
+	}
+	if (t->uncached) {
+		tdestroy(t->uncached, free);
 	}
 }
 

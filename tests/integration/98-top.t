@@ -123,18 +123,33 @@ declare -A SEEN_CAUSE=()
 FIRST=$(selected)
 ok '[ -n "$FIRST" ]' "screen: a process line"
 diag_file "$PANE" "screen: " 45
-for i in 1 2 3 4 5; do
+# From the first process of the bar, '>' selects another one.
+tmux send-keys -t "$S" '<' '<' '<'
+sleep 0.4
+cap
+before=$(selected)
+tmux send-keys -t "$S" '>'
+sleep 0.4
+cap
+after=$(selected)
+ok '[ -n "$after" ] && [ "$after" != "$before" ]' "screen: '>' moves to the next process ($before -> $after)"
+ok 'grep -Eq "\[[a-z]+\($after\)\]" "$PANE"' "screen: the process bar marks the new one"
+# The order is by total wait, which can change at each refresh: go on until all three were seen.
+for i in $(seq 1 15); do
 	pid=$(selected)
 	SEEN_CAUSE[$pid]=$(sed -n '/^Process /,/^$/p' "$PANE")
-	before=$pid
+	[ -n "${SEEN_CAUSE[$SLEEPER]:-}" ] && [ -n "${SEEN_CAUSE[$PIPE]:-}" ] &&
+		[ -n "${SEEN_CAUSE[$LOCK]:-}" ] && break
+	# At the end of the bar, go back to its start.
+	if grep -Eq "\[[a-z]+\($pid\)\] *$" "$PANE"; then
+		tmux send-keys -t "$S" '<' '<' '<'
+		sleep 0.4
+		cap
+		continue
+	fi
 	tmux send-keys -t "$S" '>'
 	sleep 0.4
 	cap
-	if [ "$i" = 1 ]; then
-		after=$(selected)
-		ok '[ -n "$after" ] && [ "$after" != "$before" ]' "screen: '>' moves to the next process ($before -> $after)"
-		ok 'grep -Eq "\[[a-z]+\($after\)\]" "$PANE"' "screen: the process bar marks the new one"
-	fi
 done
 SEEN_CAUSE[$(selected)]=$(sed -n '/^Process /,/^$/p' "$PANE")
 like "${SEEN_CAUSE[$SLEEPER]:-}" 'Requested sleep \(nanosleep\)' "screen: sleeper shows its sleep cause"
