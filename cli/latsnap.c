@@ -13,9 +13,6 @@
 #include "top-view.h"
 #include "util.h"
 
-#ifndef LATSNAP_VERSION
-#define LATSNAP_VERSION "0.1"
-#endif
 
 struct command {
 	const char *name;

@@ -2,6 +2,11 @@
 #ifndef LATSNAP_UTIL_H
 #define LATSNAP_UTIL_H
 
+/* The Makefile may pass the release; a build from a bare tree says 0.1. */
+#ifndef LATSNAP_VERSION
+#define LATSNAP_VERSION "0.1"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 

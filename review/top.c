@@ -34,9 +34,6 @@
 #include "top.h"
 #include "util.h"
 
-#ifndef LATSNAP_VERSION
-#define LATSNAP_VERSION "0.1"
-#endif
 
 #define SYSTEM_ROWS 10
 #define PROCESS_ROWS 8
