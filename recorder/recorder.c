@@ -730,7 +730,7 @@ out:
 static int send_to_relay(struct recorder *rec, const char *id, const char *json)
 {
 	uint64_t part_max = session_subbuf_size(rec->session) / 2;
-	char why[512];
+	char why[512], name[64];
 	int parts, err;
 
 	if (part_max > SUMMARY_PART_MAX) {
@@ -742,7 +742,8 @@ static int send_to_relay(struct recorder *rec, const char *id, const char *json)
 			   "will have no summary",
 			   id, rec->emit ? "the events library predates it" : rec->emit_why);
 	}
-	err = session_snapshot_net(rec->session, rec->opts.relay, id, why, sizeof(why));
+	ls_relay_name(id, name, sizeof(name));
+	err = session_snapshot_net(rec->session, rec->opts.relay, name, why, sizeof(why));
 	if (err) {
 		rec->totals.relay_failed++;
 		if (rec->staging) {
