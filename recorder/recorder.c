@@ -157,7 +157,8 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 		char stage[PATH_MAX];
 		const char *tmp = getenv("TMPDIR");
 
-		snprintf(stage, sizeof(stage), "%s/latsnap-stage.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		snprintf(stage, sizeof(stage), "%s/latsnap-stage.XXXXXX",
+			 tmp && *tmp ? tmp : "/tmp");
 		if (!mkdtemp(stage)) {
 			err = -errno;
 			ls_err("record: %s: %s", stage, strerror(errno));
