@@ -62,6 +62,21 @@ LTTNG_UST_TRACEPOINT_EVENT(latsnap, kernel_stack,
 	)
 )
 
+/*
+ * latsnap:summary - part @part of @parts of snapshot @id's summary.json text, emitted just before
+ * the snapshot is recorded, so that a trace sent to lttng-relayd carries its own summary. An
+ * event must fit in a sub-buffer: a large summary comes as several parts, in order.
+ */
+LTTNG_UST_TRACEPOINT_EVENT(latsnap, summary,
+	LTTNG_UST_TP_ARGS(const struct ls_ev_summary *, s),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_string(id, s->id)
+		lttng_ust_field_integer(uint32_t, part, s->part)
+		lttng_ust_field_integer(uint32_t, parts, s->parts)
+		lttng_ust_field_sequence_text(char, json, s->text, uint32_t, s->len)
+	)
+)
+
 #endif /* LATSNAP_EVENTS_TP_H */
 
 #include <lttng/tracepoint-event.h>

@@ -54,10 +54,16 @@ static void record_kernel_event(const struct ls_ctx_event *e, const char *name)
 	}
 }
 
+static void record_summary(const struct ls_ev_summary *s)
+{
+	lttng_ust_tracepoint(latsnap, summary, s);
+}
+
 __attribute__((visibility("default"))) const struct ls_events latsnap_events = {
 	.abi = LS_EVENTS_ABI,
 	.size = sizeof(struct ls_events),
 	.outlier = record_outlier,
 	.kernel_stack = record_kernel_stack,
 	.kernel_event = record_kernel_event,
+	.summary = record_summary,
 };

@@ -13,8 +13,13 @@
 
 #include "latsnap.h"
 
-/* Bumped whenever a structure below or struct ls_events changes. */
-#define LS_EVENTS_ABI 2
+/*
+ * Bumped whenever a structure below or struct ls_events changes. Members are only ever added at
+ * the end of struct ls_events: latsnap takes a library from LS_EVENTS_ABI_MIN on and calls only
+ * what its @size covers.
+ */
+#define LS_EVENTS_ABI 3
+#define LS_EVENTS_ABI_MIN 2
 
 /* The symbol latsnap looks up in the library. */
 #define LS_EVENTS_SYMBOL "latsnap_events"
@@ -67,6 +72,21 @@ struct ls_ev_stack {
 };
 
 /**
+ * struct ls_ev_summary - one part of a snapshot's summary.json, as latsnap:summary records it
+ * @id: the snapshot's id
+ * @part: this part's index, from 0
+ * @parts: how many parts the summary has
+ * @text: @len bytes of the JSON text (not NUL-terminated)
+ */
+struct ls_ev_summary {
+	const char *id;
+	const char *text;
+	uint32_t part;
+	uint32_t parts;
+	uint32_t len;
+};
+
+/**
  * struct ls_events - what the library exports as LS_EVENTS_SYMBOL
  * @abi: LS_EVENTS_ABI of the library; latsnap refuses another
  * @size: sizeof(struct ls_events) of the library
@@ -74,6 +94,7 @@ struct ls_ev_stack {
  * @kernel_stack: records latsnap:kernel_stack
  * @kernel_event: records an event of the kernel context stream as latsnap_kernel:*, @name being
  *	the syscall's name (a switch's prev_syscall, a syscall's name) or NULL
+ * @summary: records latsnap:summary (ABI 3 on)
  */
 struct ls_events {
 	uint32_t abi;
@@ -81,6 +102,7 @@ struct ls_events {
 	void (*outlier)(const struct ls_ev_outlier *o);
 	void (*kernel_stack)(const struct ls_ev_stack *s);
 	void (*kernel_event)(const struct ls_ctx_event *e, const char *name);
+	void (*summary)(const struct ls_ev_summary *s);
 };
 
 #endif /* LATSNAP_EVENTS_H */

@@ -132,3 +132,20 @@ const char *ls_find_library(const char *name, char *buf, size_t size)
 	snprintf(buf, size, "%s/%s", LS_LIBDIR, name);
 	return access(buf, R_OK) == 0 ? buf : NULL;
 }
+
+/**
+ * ls_relay_name - the name snapshot @id has on an lttng-relayd: LTTng refuses a '.' in a
+ * snapshot's name, so the id's milliseconds separator becomes '_'. lttng-relayd then files it
+ * as HOST/SESSION-DATE-TIME/NAME-DATE-TIME-SEQ.
+ */
+void ls_relay_name(const char *id, char *buf, size_t size)
+{
+	size_t i;
+
+	snprintf(buf, size, "%s", id);
+	for (i = 0; buf[i]; i++) {
+		if (buf[i] == '.') {
+			buf[i] = '_';
+		}
+	}
+}

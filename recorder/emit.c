@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,9 +60,12 @@ int emit_open(struct emit **emp, char *why, unsigned long why_size)
 		goto out;
 	}
 	ops = dlsym(handle, LS_EVENTS_SYMBOL);
-	if (!ops || ops->abi != LS_EVENTS_ABI || ops->size < sizeof(*ops)) {
-		snprintf(why, why_size, "%s: not the library of this latsnap (ABI %u, expected %u)",
-			 path, ops ? ops->abi : 0, LS_EVENTS_ABI);
+	/* An older library lacks the members added since: the calls check its size. */
+	if (!ops || ops->abi < LS_EVENTS_ABI_MIN || ops->abi > LS_EVENTS_ABI ||
+	    ops->size < offsetof(struct ls_events, summary)) {
+		snprintf(why, why_size,
+			 "%s: not the library of this latsnap (ABI %u, expected %u to %u)", path,
+			 ops ? ops->abi : 0, LS_EVENTS_ABI_MIN, LS_EVENTS_ABI);
 		err = -ENOEXEC;
 		goto out;
 	}
@@ -210,6 +214,34 @@ void emit_kernel_event(struct emit *em, const struct ls_ctx_event *e)
 		name = syscall_name((int)e->nr);
 	}
 	em->ops->kernel_event(e, name);
+}
+
+/**
+ * emit_summary - record snapshot @id's summary (@json, @len bytes) as latsnap:summary events of
+ * at most @part_max bytes each: an event larger than a sub-buffer would be dropped whole.
+ *
+ * Return: the number of parts, or -ENOTSUP when the library predates latsnap:summary.
+ */
+int emit_summary(struct emit *em, const char *id, const char *json, unsigned long len,
+		 unsigned long part_max)
+{
+	struct ls_ev_summary ev = { .id = id };
+	size_t off;
+
+	if (!em || em->ops->size < offsetof(struct ls_events, summary) + sizeof(em->ops->summary) ||
+	    !em->ops->summary || !part_max) {
+		return -ENOTSUP;
+	}
+	ev.parts = (uint32_t)((len + part_max - 1) / part_max);
+	if (!ev.parts) {
+		ev.parts = 1;
+	}
+	for (off = 0, ev.part = 0; ev.part < ev.parts; ev.part++, off += part_max) {
+		ev.text = json + off;
+		ev.len = (uint32_t)(len - off < part_max ? len - off : part_max);
+		em->ops->summary(&ev);
+	}
+	return (int)ev.parts;
 }
 
 /**

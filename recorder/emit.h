@@ -12,6 +12,8 @@ struct ls_ctx_event;
 int emit_open(struct emit **emp, char *why, unsigned long why_size);
 void emit_outlier(struct emit *em, struct json_object *outlier);
 void emit_kernel_event(struct emit *em, const struct ls_ctx_event *e);
+int emit_summary(struct emit *em, const char *id, const char *json, unsigned long len,
+		 unsigned long part_max);
 void emit_close(struct emit *em);
 
 #endif /* LATSNAP_EMIT_H */

@@ -22,6 +22,7 @@
 #include "record.h"
 #include "recorder.h"
 #include "rules.h"
+#include "session.h"
 #include "signame.h"
 #include "stacklog.h"
 #include "syscalls.h"
@@ -36,6 +37,8 @@ struct record_opts {
 	uint64_t sleep_threshold_ns;
 	bool sleep_threshold_set;
 	const char *output;
+	const char *relay; /* -o net://...: the lttng-relayd that gets the snapshots */
+	const char *keep_local; /* --keep-local DIR: and a local copy there */
 	bool no_snapshot;
 	bool json;
 	bool include_idle;
@@ -88,12 +91,14 @@ enum opt_id {
 	OPT_STACK_LOG,
 	OPT_CONTEXT,
 	OPT_CONTEXT_FLOOR,
+	OPT_KEEP_LOCAL,
 };
 
 static const struct option long_options[] = {
 	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 	{ "sleep-threshold", required_argument, NULL, OPT_SLEEP },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "keep-local", required_argument, NULL, OPT_KEEP_LOCAL },
 	{ "no-snapshot", no_argument, NULL, OPT_NO_SNAPSHOT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "include-idle", no_argument, NULL, OPT_INCLUDE_IDLE },
@@ -135,7 +140,10 @@ static const char usage_text[] =
 	"  -t, --threshold DUR        a syscall this slow or slower is an outlier (default 50ms)\n"
 	"  -s, --sleep-threshold DUR  an off-CPU interval outside syscalls this long is an outlier\n"
 	"                             (default: the threshold)\n"
-	"  -o, --output DIR           where snapshots go (default ./latsnap-out)\n"
+	"  -o, --output DIR|URL       where snapshots go (default ./latsnap-out); a URL\n"
+	"                             net://HOST[:CTRL_PORT[:DATA_PORT]] (or net6://, tcp://,\n"
+	"                             tcp6://) sends them to the lttng-relayd on HOST\n"
+	"      --keep-local DIR       with -o URL: keep a local copy of each snapshot in DIR\n"
 	"      --no-snapshot          detect and report outliers only; no LTTng session\n"
 	"      --post DUR             keep tracing this long after an outlier before the snapshot\n"
 	"                             (default 100ms)\n"
@@ -443,17 +451,34 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 		break;
 	}
 	case OPT_OUTPUT:
+	case OPT_KEEP_LOCAL:
 	case OPT_RULES:
 	case OPT_CONFIG:
 		if (!*value) {
 			bad_value(where, id, value, "expected a file name");
 			return -EINVAL;
 		}
+		if (id == OPT_OUTPUT && session_is_network_url(value)) {
+			char why[256];
+
+			if (session_check_url(value, why, sizeof(why))) {
+				bad_value(where, id, value, why);
+				return -EINVAL;
+			}
+		} else if (id == OPT_KEEP_LOCAL && session_is_network_url(value)) {
+			bad_value(where, id, value, "expected a directory, not a URL");
+			return -EINVAL;
+		}
 		if (where->file && keep_value(opts, where, id, &value)) {
 			return -EINVAL;
 		}
-		if (id == OPT_OUTPUT) {
+		if (id == OPT_OUTPUT && session_is_network_url(value)) {
+			opts->relay = value;
+		} else if (id == OPT_OUTPUT) {
 			opts->output = value;
+			opts->relay = NULL;
+		} else if (id == OPT_KEEP_LOCAL) {
+			opts->keep_local = value;
 		} else if (id == OPT_RULES) {
 			opts->rules = value;
 		} else {
@@ -601,6 +626,11 @@ static int load_options(struct record_opts *opts, int argc, char **argv)
 	}
 	if (!opts->sleep_threshold_set) {
 		opts->sleep_threshold_ns = opts->threshold_ns;
+	}
+	if (opts->keep_local && !opts->relay) {
+		ls_err("record: --keep-local goes with -o net://HOST (a relay daemon); without "
+		       "one, -o DIR is the local copy");
+		return -EINVAL;
 	}
 	if (opts->all && (opts->nr_pids || opts->command)) {
 		ls_err("record: --all tracks every thread: it goes with neither --pid nor COMMAND");
@@ -803,7 +833,8 @@ int record_main(int argc, char **argv)
 	}
 	ls_verbose_enabled = opts.verbose;
 	st.opts = &opts;
-	opts.rec.output = opts.output;
+	opts.rec.output = opts.relay ? opts.keep_local : opts.output;
+	opts.rec.relay = opts.relay;
 	if (opts.rules) {
 		if (rules_load(opts.rules, &st.rules)) {
 			ret = 2;

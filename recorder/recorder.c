@@ -9,6 +9,11 @@
  * reached, and the oldest snapshot without a first or worst case makes room for one that does.
  * What they leave out is counted, never dropped silently.
  *
+ * With a relay daemon (-o net://...), each snapshot is taken locally first, since its summary is
+ * read back from it, then its summary goes into the ring buffer as latsnap:summary events and
+ * the snapshot is recorded again, to the relay: the trace there carries its own summary. The
+ * local copy stays only with --keep-local.
+ *
  * The output tree is reached through a directory descriptor opened without following symlinks,
  * and every name in it is created with *at() calls that refuse them.
  */
@@ -37,6 +42,8 @@
 #define MAX_KEPT 4096
 /* How long after its syscall ends an unwound stack may come: the signal is immediate. */
 #define UNWIND_SLACK_NS 2000000000ull
+/* A latsnap:summary event carries at most this much of the summary (and half a sub-buffer). */
+#define SUMMARY_PART_MAX 65536
 
 /* What a kept snapshot holds of one cause: its longest outlier, and whether it was the first. */
 struct kept_cause {
@@ -66,6 +73,7 @@ struct recorder {
 	struct tracker *tracker;
 	int out_fd;
 	char out_path[PATH_MAX];
+	bool staging; /* out_path is latsnap's own, removed at the end (relay without a local copy) */
 	struct json_object *batch; /* outliers waiting for the post window */
 	uint64_t batch_first_ns; /* monotonic time the first of them arrived */
 	uint64_t last_snapshot_ns;
@@ -145,7 +153,22 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	tracker_keep_exited(tr, true);
 	rec->out_fd = -1;
 	rec->batch = json_object_new_array();
-	rec->out_fd = open_output(opts->output, rec->out_path, sizeof(rec->out_path));
+	if (!opts->output) {
+		char stage[PATH_MAX];
+		const char *tmp = getenv("TMPDIR");
+
+		snprintf(stage, sizeof(stage), "%s/latsnap-stage.XXXXXX",
+			 tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(stage)) {
+			err = -errno;
+			ls_err("record: %s: %s", stage, strerror(errno));
+			goto out;
+		}
+		rec->staging = true;
+		rec->out_fd = open_output(stage, rec->out_path, sizeof(rec->out_path));
+	} else {
+		rec->out_fd = open_output(opts->output, rec->out_path, sizeof(rec->out_path));
+	}
 	if (rec->out_fd < 0) {
 		err = rec->out_fd;
 		goto out;
@@ -641,8 +664,9 @@ out:
 	return err;
 }
 
+/* @json, when given, receives a copy of the summary.json text (the caller frees it). */
 static int write_summary(struct recorder *rec, int snap_fd, const char *id,
-			 struct json_object *flags)
+			 struct json_object *flags, char **json)
 {
 	struct json_object *summary = json_object_new_object();
 	char host[256] = "", created[32], *text = NULL;
@@ -691,8 +715,46 @@ static int write_summary(struct recorder *rec, int snap_fd, const char *id,
 	text = (char *)json_object_to_json_string_ext(
 		summary, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	err = write_atomic(snap_fd, "summary.json", text, strlen(text));
+	if (!err && json) {
+		*json = strdup(text);
+		err = *json ? 0 : -ENOMEM;
+	}
 out:
 	json_object_put(summary);
+	return err;
+}
+
+/*
+ * send_to_relay - the summary into the ring buffer (latsnap:summary), then the snapshot to the
+ * relay daemon as @id. A failure is said in one line; the caller decides what stays.
+ */
+static int send_to_relay(struct recorder *rec, const char *id, const char *json)
+{
+	uint64_t part_max = session_subbuf_size(rec->session) / 2;
+	char why[512], name[64];
+	int parts, err;
+
+	if (part_max > SUMMARY_PART_MAX) {
+		part_max = SUMMARY_PART_MAX;
+	}
+	parts = emit_summary(rec->emit, id, json, strlen(json), part_max);
+	if (parts < 0) {
+		ls_verbose("record: snapshot %s: no latsnap:summary event (%s): the relay's copy "
+			   "will have no summary",
+			   id, rec->emit ? "the events library predates it" : rec->emit_why);
+	}
+	ls_relay_name(id, name, sizeof(name));
+	err = session_snapshot_net(rec->session, rec->opts.relay, name, why, sizeof(why));
+	if (err) {
+		rec->totals.relay_failed++;
+		if (rec->staging) {
+			ls_err("record: snapshot %s to %s: %s; not kept (no --keep-local)", id,
+			       rec->opts.relay, why);
+		} else {
+			ls_err("record: snapshot %s to %s: %s; kept locally in %s/%s", id,
+			       rec->opts.relay, why, rec->out_path, id);
+		}
+	}
 	return err;
 }
 
@@ -705,7 +767,8 @@ int recorder_snapshot(struct recorder *rec)
 	size_t n = json_object_array_length(rec->batch);
 	struct json_object *flags;
 	char id[64], path[PATH_MAX + 128], trace[PATH_MAX + 160];
-	uint64_t lost, t0 = mono_ns(), t_lttng = 0, t_read = 0;
+	uint64_t lost, t0 = mono_ns(), t_lttng = 0, t_read = 0, t_relay = 0;
+	char *json = NULL;
 	struct kept pending = { 0 };
 	bool notable;
 	int snap_fd = -1, err = 0;
@@ -792,10 +855,18 @@ int recorder_snapshot(struct recorder *rec)
 	snprintf(trace, sizeof(trace), "%s/%s/trace", rec->out_path, id);
 	read_back(rec, snap_fd, trace, flags);
 	t_read = mono_ns();
-	err = write_summary(rec, snap_fd, id, flags);
+	err = write_summary(rec, snap_fd, id, flags, rec->opts.relay ? &json : NULL);
 	if (err) {
 		ls_err("record: %s/%s: summary: %s", rec->out_path, id, strerror(-err));
 		goto failed;
+	}
+	if (rec->opts.relay) {
+		t_relay = mono_ns();
+		err = send_to_relay(rec, id, json);
+		t_relay = mono_ns() - t_relay;
+		if (err && rec->staging) {
+			goto failed;
+		}
 	}
 	json_object_put(flags);
 	flags = NULL;
@@ -809,20 +880,31 @@ int recorder_snapshot(struct recorder *rec)
 		pending.causes = NULL;
 		pending.nr_causes = 0;
 		snprintf(k->id, sizeof(k->id), "%s", id);
-		k->bytes = tree_bytes(snap_fd);
+		/* Without a local copy the staging directory gives its space back at once. */
+		k->bytes = rec->staging ? 0 : tree_bytes(snap_fd);
 		rec->kept_bytes += k->bytes;
 	}
 	kept_free(&pending);
 	rec->totals.snapshots++;
 	rec->skipped_since = 0;
 	rec->last_snapshot_ns = mono_ns();
-	fprintf(stderr, "latsnap: snapshot %s/%s: %zu outlier%s\n", rec->out_path, id, n,
-		n == 1 ? "" : "s");
+	if (rec->staging) {
+		remove_tree(rec->out_fd, id);
+		fprintf(stderr, "latsnap: snapshot %s sent to %s: %zu outlier%s\n", id,
+			rec->opts.relay, n, n == 1 ? "" : "s");
+	} else if (rec->opts.relay && !err) {
+		fprintf(stderr, "latsnap: snapshot %s sent to %s, kept in %s/%s: %zu outlier%s\n",
+			id, rec->opts.relay, rec->out_path, id, n, n == 1 ? "" : "s");
+	} else {
+		fprintf(stderr, "latsnap: snapshot %s/%s: %zu outlier%s\n", rec->out_path, id, n,
+			n == 1 ? "" : "s");
+	}
 	ls_verbose("record: snapshot %s took %.1f ms: LTTng %.1f ms, reading it back %.1f ms, "
-		   "summary %.1f ms; %" PRIu64 " bytes",
+		   "summary %.1f ms, relay %.1f ms; %" PRIu64 " bytes",
 		   id, (mono_ns() - t0) / 1e6, (t_lttng - t0) / 1e6, (t_read - t_lttng) / 1e6,
-		   (mono_ns() - t_read) / 1e6,
+		   (mono_ns() - t_read - t_relay) / 1e6, t_relay / 1e6,
 		   rec->nr_kept ? rec->kept[rec->nr_kept - 1].bytes : 0);
+	err = 0;
 	goto reset;
 
 failed:
@@ -846,6 +928,7 @@ failed:
 		remove_tree(rec->out_fd, id);
 	}
 reset:
+	free(json);
 	if (snap_fd >= 0) {
 		close(snap_fd);
 	}
@@ -906,6 +989,9 @@ void recorder_close(struct recorder *rec)
 	session_close(rec->session);
 	if (rec->out_fd >= 0) {
 		close(rec->out_fd);
+	}
+	if (rec->staging) {
+		remove_tree(AT_FDCWD, rec->out_path);
 	}
 	json_object_put(rec->batch);
 	for (i = 0; i < rec->nr_causes; i++) {

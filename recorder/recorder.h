@@ -15,7 +15,8 @@ struct recorder;
 struct tracker;
 
 struct recorder_opts {
-	const char *output;
+	const char *output; /* NULL with @relay: a private staging directory, emptied as it goes */
+	const char *relay; /* net://HOST...: every snapshot goes to this lttng-relayd; or NULL */
 	uint64_t post_ns; /* post-trigger window */
 	uint64_t min_interval_ns; /* between two snapshots */
 	unsigned int max_snapshots; /* 0: no limit */
@@ -32,6 +33,7 @@ struct recorder_totals {
 	uint64_t skipped; /* outliers no snapshot covers */
 	uint64_t failed; /* snapshots that could not be written */
 	uint64_t evicted; /* snapshots removed to make room for a new cause or worst case */
+	uint64_t relay_failed; /* snapshots the relay daemon did not get */
 };
 
 int recorder_open(struct recorder **recp, const struct recorder_opts *opts, struct tracker *tr);

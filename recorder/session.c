@@ -26,12 +26,21 @@
 #define CHANNEL_NAME "latsnap"
 #define KERNEL_CHANNEL_NAME "latsnap-kernel"
 #define SESSIOND_START_TIMEOUT_MS 5000
+/* How long the daemon latsnap starts waits on a relay daemon that does not answer. */
+#define RELAYD_TIMEOUT_MS "5000"
+
+/*
+ * liblttng-ctl prints its own "Error: ..." lines on stderr unless this (exported, not in its
+ * headers) is set; weak, so that a library without it only makes latsnap more talkative.
+ */
+extern int lttng_opt_quiet __attribute__((weak));
 
 struct session {
 	char name[64];
 	struct lttng_handle *ust;
 	struct lttng_handle *kernel; /* NULL: no kernel tracer here */
 	pid_t sessiond; /* the daemon latsnap started, or 0 */
+	uint64_t subbuf_size; /* of the UST channel */
 	bool started;
 };
 
@@ -83,6 +92,11 @@ static int start_sessiond(pid_t *pidp)
 		if (devnull >= 0) {
 			dup2(devnull, STDIN_FILENO);
 		}
+		/*
+		 * Without a timeout a snapshot to a relay that drops packets blocks in connect()
+		 * for minutes, and outliers wait behind it.
+		 */
+		setenv("LTTNG_NETWORK_SOCKET_TIMEOUT", RELAYD_TIMEOUT_MS, 0);
 		if (kernel_tracer_possible()) {
 			execlp("lttng-sessiond", "lttng-sessiond", "--sig-parent", "--quiet", NULL);
 		} else {
@@ -165,11 +179,21 @@ static int enable_ust_event(struct lttng_handle *handle, const char *pattern)
  * The UST channel: overwrite mode (a flight recorder keeps the latest), per-UID buffers
  * (they outlive the applications), @buffer_size bytes per CPU in 4 sub-buffers.
  */
+static uint64_t subbuf_size_of(uint64_t buffer_size)
+{
+	uint64_t subbuf = 4096;
+
+	while (subbuf * 2 * 4 <= buffer_size) {
+		subbuf *= 2;
+	}
+	return subbuf;
+}
+
 static int enable_channel(struct lttng_handle *handle, struct lttng_domain *domain,
 			  const char *name, uint64_t buffer_size)
 {
 	struct lttng_channel *chan;
-	uint64_t subbuf = 4096;
+	uint64_t subbuf = subbuf_size_of(buffer_size);
 	int err;
 
 	chan = lttng_channel_create(domain);
@@ -177,9 +201,6 @@ static int enable_channel(struct lttng_handle *handle, struct lttng_domain *doma
 		return -ENOMEM;
 	}
 	snprintf(chan->name, sizeof(chan->name), "%s", name);
-	while (subbuf * 2 * 4 <= buffer_size) {
-		subbuf *= 2;
-	}
 	chan->attr.overwrite = 1;
 	chan->attr.subbuf_size = subbuf;
 	chan->attr.num_subbuf = 4;
@@ -280,6 +301,7 @@ int session_open(struct session **sessionp, const struct session_opts *opts)
 	if (err) {
 		goto out;
 	}
+	s->subbuf_size = subbuf_size_of(opts->buffer_size);
 	err = add_contexts(s->ust, CHANNEL_NAME);
 	if (err) {
 		goto out;
@@ -360,6 +382,118 @@ int session_snapshot(struct session *s, const char *dir)
 	}
 	lttng_snapshot_output_destroy(output);
 	return err;
+}
+
+/*
+ * LTTng's network URL of @url: net:// and net6:// as they are, tcp:// and tcp6:// (which
+ * lttng-create(1) takes as the same) renamed, since the snapshot output wants a combined URL.
+ * Returns false when @url is of none of these forms.
+ */
+static bool network_url(const char *url, char *buf, size_t size)
+{
+	static const struct {
+		const char *from, *to;
+	} schemes[] = { { "net://", "net://" },
+			{ "net6://", "net6://" },
+			{ "tcp://", "net://" },
+			{ "tcp6://", "net6://" } };
+	size_t i, len;
+
+	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+		len = strlen(schemes[i].from);
+		if (!strncmp(url, schemes[i].from, len)) {
+			snprintf(buf, size, "%s%s", schemes[i].to, url + len);
+			return true;
+		}
+	}
+	return false;
+}
+
+/**
+ * session_is_network_url - whether @url names a relay daemon (net://, net6://, tcp://, tcp6://)
+ * rather than a directory.
+ */
+bool session_is_network_url(const char *url)
+{
+	char buf[8];
+
+	return network_url(url, buf, sizeof(buf));
+}
+
+/**
+ * session_check_url - whether liblttng-ctl takes @url as a snapshot output; @why says why not.
+ */
+int session_check_url(const char *url, char *why, size_t why_size)
+{
+	struct lttng_snapshot_output *output;
+	char net[1024];
+	int ret;
+
+	if (!network_url(url, net, sizeof(net))) {
+		snprintf(why, why_size, "not a net://, net6://, tcp:// or tcp6:// URL");
+		return -EINVAL;
+	}
+	output = lttng_snapshot_output_create();
+	if (!output) {
+		return -ENOMEM;
+	}
+	if (&lttng_opt_quiet && !ls_verbose_enabled) {
+		lttng_opt_quiet = 1;
+	}
+	ret = lttng_snapshot_output_set_network_url(net, output);
+	lttng_snapshot_output_destroy(output);
+	if (ret < 0) {
+		snprintf(why, why_size, "%s (expected net://HOST[:CTRL_PORT[:DATA_PORT]])",
+			 lttng_strerror(ret));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * session_snapshot_net - send what the ring buffers hold to the lttng-relayd of @url, as
+ * snapshot @name (lttng-relayd files it under HOST/SESSION/NAME-DATE-TIME-SEQ). Each call
+ * connects anew, so a relay that comes back after a failure gets the next snapshot.
+ *
+ * Return: 0, or a negative errno with why in @why (nothing printed).
+ */
+int session_snapshot_net(struct session *s, const char *url, const char *name, char *why,
+			 size_t why_size)
+{
+	struct lttng_snapshot_output *output;
+	char net[1024];
+	int ret, err = 0;
+
+	if (!network_url(url, net, sizeof(net))) {
+		snprintf(why, why_size, "%s: not a network URL", url);
+		return -EINVAL;
+	}
+	output = lttng_snapshot_output_create();
+	if (!output) {
+		snprintf(why, why_size, "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	ret = lttng_snapshot_output_set_network_url(net, output);
+	if (ret == 0) {
+		ret = lttng_snapshot_output_set_name(name, output);
+	}
+	if (ret == 0) {
+		ret = lttng_snapshot_record(s->name, output, 1);
+	}
+	if (ret < 0) {
+		snprintf(why, why_size, "LTTng: %s", lttng_strerror(ret));
+		err = -EIO;
+	}
+	lttng_snapshot_output_destroy(output);
+	return err;
+}
+
+/**
+ * session_subbuf_size - bytes of a sub-buffer of the UST channel: no event may be larger.
+ */
+uint64_t session_subbuf_size(const struct session *s)
+{
+	return s->subbuf_size;
 }
 
 /**

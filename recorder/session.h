@@ -6,6 +6,7 @@
 #define LATSNAP_SESSION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define SESSION_MAX_EVENTS 16
@@ -20,6 +21,11 @@ struct session_opts {
 
 int session_open(struct session **sessionp, const struct session_opts *opts);
 int session_snapshot(struct session *s, const char *dir);
+bool session_is_network_url(const char *url);
+int session_check_url(const char *url, char *why, size_t why_size);
+int session_snapshot_net(struct session *s, const char *url, const char *name, char *why,
+			 size_t why_size);
+uint64_t session_subbuf_size(const struct session *s);
 bool session_has_kernel(const struct session *s);
 uint64_t session_lost_packets(struct session *s);
 void session_close(struct session *s);

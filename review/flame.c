@@ -32,7 +32,7 @@
 #define SVG_MIN_PX 0.1
 
 static const char flame_usage[] =
-	"Usage: latsnap flame [--svg FILE] [--grep PATTERN] DIR\n"
+	"Usage: latsnap flame [--svg FILE] [--grep PATTERN] [--host NAME] DIR\n"
 	"\n"
 	"The stacks of every outlier of the snapshots in DIR, folded one per line:\n"
 	"  comm;outermost user frame;...;innermost user frame;-;outermost kernel frame;...;"
@@ -43,6 +43,8 @@ static const char flame_usage[] =
 	"  -s, --svg FILE      also draw the flame graph into FILE (self-contained SVG)\n"
 	"  -g, --grep PATTERN  only outliers with a user frame whose symbol matches PATTERN\n"
 	"                      (POSIX extended regular expression)\n"
+	"  -H, --host NAME     only the snapshots recorded on host NAME (DIR an lttng-relayd\n"
+	"                      output tree of many hosts, say)\n"
 	"  -h, --help          this help\n";
 
 /* Append @s to the growing line, as a frame name: ';' would split it, control bytes and
@@ -559,12 +561,13 @@ int flame_main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "svg", required_argument, NULL, 's' },
 		{ "grep", required_argument, NULL, 'g' },
+		{ "host", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct snapshot_set set = { 0 };
 	struct flame f = { 0 };
-	const char *svg = NULL, *pattern = NULL;
+	const char *svg = NULL, *pattern = NULL, *host = NULL;
 	char title[512], err[256];
 	size_t i, complete = 0;
 	bool have_re = false;
@@ -574,10 +577,13 @@ int flame_main(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((id = getopt_long(argc, argv, "+:s:g:h", opts, NULL)) != -1) {
+	while ((id = getopt_long(argc, argv, "+:s:g:H:h", opts, NULL)) != -1) {
 		switch (id) {
 		case 's':
 			svg = optarg;
+			break;
+		case 'H':
+			host = optarg;
 			break;
 		case 'g':
 			pattern = optarg;
@@ -612,6 +618,7 @@ int flame_main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
+	snapshots_filter_host(&set, host);
 	for (i = 0; i < set.nr; i++) {
 		if (set.snaps[i].state != SNAPSHOT_COMPLETE) {
 			ls_err("flame: %s: %s", snapshots_state_name(set.snaps[i].state),

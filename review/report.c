@@ -26,9 +26,9 @@
 #define KEY_WIDTH_MIN 24
 #define KEY_WIDTH_MAX 48
 
-enum group_by { BY_CAUSE, BY_PROCESS, BY_SYSCALL };
+enum group_by { BY_CAUSE, BY_PROCESS, BY_SYSCALL, BY_HOST };
 
-static const char *const by_names[] = { "cause", "process", "syscall" };
+static const char *const by_names[] = { "cause", "process", "syscall", "host" };
 
 /* One row of a table: the outliers that share a key. */
 struct group {
@@ -48,6 +48,7 @@ struct table {
 };
 
 struct process {
+	char *host; /* pids are per host */
 	int64_t pid;
 	char *comm;
 	bool named_by_main; /* @comm is the main thread's (tid == pid) */
@@ -59,21 +60,23 @@ struct process {
 struct report {
 	enum group_by by;
 	struct table system;
+	struct table hosts; /* the same outliers by host */
 	struct process *procs;
 	size_t nr_procs, cap_procs;
 	uint64_t skipped;
 };
 
 static const char report_usage[] =
-	"Usage: latsnap report [--json] [--by cause|process|syscall] DIR\n"
+	"Usage: latsnap report [--json] [--by cause|process|syscall|host] [--host NAME] DIR\n"
 	"\n"
 	"A LatencyTOP-style table of the outliers of every snapshot in DIR (an output directory\n"
-	"of latsnap record): count, average, maximum and share of the outlier time of each cause,\n"
+	"of latsnap record, or an lttng-relayd output tree of many hosts): count, average, maximum and share of the outlier time of each cause,\n"
 	"system-wide and per process, with each group's latency distribution (log2 histogram).\n"
 	"Incomplete and corrupt snapshots are listed with the reason; the rest are reported.\n"
 	"\n"
 	"  -j, --json         the same data as one JSON object (see latsnap(1))\n"
-	"  -b, --by KEY       group by cause (default), process or syscall\n"
+	"  -b, --by KEY       group by cause (default), process, syscall or host\n"
+	"  -H, --host NAME    only the snapshots recorded on host NAME\n"
 	"  -h, --help         this help\n";
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -152,13 +155,13 @@ static void table_free(struct table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static struct process *process_get(struct report *r, int64_t pid)
+static struct process *process_get(struct report *r, const char *host, int64_t pid)
 {
 	struct process *p = NULL, *grown;
 	size_t i;
 
 	for (i = 0; i < r->nr_procs; i++) {
-		if (r->procs[i].pid == pid) {
+		if (r->procs[i].pid == pid && !strcmp(r->procs[i].host, host)) {
 			p = &r->procs[i];
 			goto out;
 		}
@@ -171,9 +174,15 @@ static struct process *process_get(struct report *r, int64_t pid)
 		r->procs = grown;
 		r->cap_procs = r->cap_procs ? r->cap_procs * 2 : 8;
 	}
-	p = &r->procs[r->nr_procs++];
+	p = &r->procs[r->nr_procs];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
+	p->host = strdup(host);
+	if (!p->host) {
+		p = NULL;
+		goto out;
+	}
+	r->nr_procs++;
 out:
 	return p;
 }
@@ -226,14 +235,17 @@ out:
 	return ret;
 }
 
-static void key_of(struct json_object *o, enum group_by by, char *buf, size_t len)
+static void key_of(struct json_object *o, const char *host, enum group_by by, char *buf, size_t len)
 {
 	const char *sys;
 
 	switch (by) {
+	case BY_HOST:
+		snprintf(buf, len, "%s", host);
+		break;
 	case BY_PROCESS:
-		/* Named later, once every thread is known; the pid is the key. */
-		snprintf(buf, len, "%" PRId64, snapshots_i64(o, "pid"));
+		/* Named later, once every thread is known; host and pid are the key. */
+		snprintf(buf, len, "%s/%" PRId64, host, snapshots_i64(o, "pid"));
 		break;
 	case BY_SYSCALL:
 		sys = snapshots_str(o, "syscall", NULL);
@@ -246,20 +258,23 @@ static void key_of(struct json_object *o, enum group_by by, char *buf, size_t le
 	}
 }
 
-static int report_add(struct report *r, struct json_object *o)
+static int report_add(struct report *r, struct json_object *o, const char *host)
 {
 	uint64_t ns = (uint64_t)snapshots_i64(o, "duration_ns");
-	enum group_by inner = r->by == BY_PROCESS ? BY_CAUSE : r->by;
+	enum group_by inner = r->by == BY_PROCESS || r->by == BY_HOST ? BY_CAUSE : r->by;
 	struct process *p;
 	char key[512];
 	int ret;
 
-	key_of(o, r->by, key, sizeof(key));
+	key_of(o, host, r->by, key, sizeof(key));
 	ret = table_add(&r->system, key, ns);
+	if (!ret) {
+		ret = table_add(&r->hosts, host, ns);
+	}
 	if (ret) {
 		goto out;
 	}
-	p = process_get(r, snapshots_i64(o, "pid"));
+	p = process_get(r, host, snapshots_i64(o, "pid"));
 	if (!p) {
 		ret = -ENOMEM;
 		goto out;
@@ -271,7 +286,7 @@ static int report_add(struct report *r, struct json_object *o)
 	if (ret) {
 		goto out;
 	}
-	key_of(o, inner, key, sizeof(key));
+	key_of(o, host, inner, key, sizeof(key));
 	ret = table_add(&p->table, key, ns);
 out:
 	return ret;
@@ -290,18 +305,21 @@ static int cmp_process(const void *a, const void *b)
 /* With --by process the system-wide keys are pids; name them "comm (pid)" now. */
 static int name_process_keys(struct report *r)
 {
+	bool many_hosts = r->hosts.nr > 1;
 	char name[512];
 	size_t i, j;
 	char *copy;
 
 	for (i = 0; i < r->system.nr; i++) {
 		for (j = 0; j < r->nr_procs; j++) {
-			snprintf(name, sizeof(name), "%" PRId64, r->procs[j].pid);
+			snprintf(name, sizeof(name), "%s/%" PRId64, r->procs[j].host,
+				 r->procs[j].pid);
 			if (strcmp(name, r->system.groups[i].key)) {
 				continue;
 			}
-			snprintf(name, sizeof(name), "%s (%" PRId64 ")", r->procs[j].comm,
-				 r->procs[j].pid);
+			snprintf(name, sizeof(name), "%s (%" PRId64 ")%s%s", r->procs[j].comm,
+				 r->procs[j].pid, many_hosts ? " on " : "",
+				 many_hosts ? r->procs[j].host : "");
 			copy = strdup(name);
 			if (!copy) {
 				return -ENOMEM;
@@ -380,6 +398,7 @@ static void print_text(FILE *out, const struct report *r, const struct snapshot_
 	char total[LS_DURATION_BUFSZ];
 	const char *title = r->by == BY_CAUSE	? "Cause" :
 			    r->by == BY_PROCESS ? "Process" :
+			    r->by == BY_HOST	? "Host" :
 						  "Syscall";
 	size_t i, broken = set->nr - complete;
 
@@ -391,6 +410,11 @@ static void print_text(FILE *out, const struct report *r, const struct snapshot_
 	fprintf(out, "System-wide, by %s:\n", by_names[r->by]);
 	print_table(out, &r->system, title);
 	fputc('\n', out);
+	if (r->hosts.nr > 1 && r->by != BY_HOST) {
+		fprintf(out, "By host:\n");
+		print_table(out, &r->hosts, "Host");
+		fputc('\n', out);
+	}
 	fprintf(out, "Distribution of each %s:\n", by_names[r->by]);
 	for (i = 0; i < r->system.nr; i++) {
 		print_hist(out, &r->system.groups[i]);
@@ -400,9 +424,10 @@ static void print_text(FILE *out, const struct report *r, const struct snapshot_
 
 		ls_format_duration(p->table.total_ns, total, sizeof(total));
 		fprintf(out,
-			"Process %s (%" PRId64 "): %s in %" PRIu64 " outlier%s, %zu thread%s\n",
-			p->comm, p->pid, total, p->table.count, p->table.count == 1 ? "" : "s",
-			p->nr_tids, p->nr_tids == 1 ? "" : "s");
+			"Process %s (%" PRId64 ")%s%s: %s in %" PRIu64 " outlier%s, %zu thread%s\n",
+			p->comm, p->pid, r->hosts.nr > 1 ? " on " : "",
+			r->hosts.nr > 1 ? p->host : "", total, p->table.count,
+			p->table.count == 1 ? "" : "s", p->nr_tids, p->nr_tids == 1 ? "" : "s");
 		print_table(out, &p->table, r->by == BY_SYSCALL ? "Syscall" : "Cause");
 		fputc('\n', out);
 	}
@@ -478,6 +503,9 @@ static struct json_object *report_json(const struct report *r, const struct snap
 
 		s = json_object_new_object();
 		json_object_object_add(s, "id", json_object_new_string(sn->id));
+		json_object_object_add(s, "host",
+				       sn->host ? json_object_new_string(sn->host) : NULL);
+		json_object_object_add(s, "path", json_object_new_string(sn->path));
 		json_object_object_add(s, "status",
 				       json_object_new_string(snapshots_state_name(sn->state)));
 		json_object_object_add(
@@ -492,8 +520,10 @@ static struct json_object *report_json(const struct report *r, const struct snap
 	}
 	json_object_object_add(obj, "snapshots", snaps);
 	json_object_object_add(obj, "system", table_json(&r->system));
+	json_object_object_add(obj, "hosts", table_json(&r->hosts));
 	for (i = 0; i < r->nr_procs; i++) {
 		p = table_json(&r->procs[i].table);
+		json_object_object_add(p, "host", json_object_new_string(r->procs[i].host));
 		json_object_object_add(p, "pid", json_object_new_int64(r->procs[i].pid));
 		json_object_object_add(p, "comm", json_object_new_string(r->procs[i].comm));
 		json_object_object_add(p, "threads", u64_json(r->procs[i].nr_tids));
@@ -508,8 +538,10 @@ static void report_free(struct report *r)
 	size_t i;
 
 	table_free(&r->system);
+	table_free(&r->hosts);
 	for (i = 0; i < r->nr_procs; i++) {
 		table_free(&r->procs[i].table);
+		free(r->procs[i].host);
 		free(r->procs[i].comm);
 		free(r->procs[i].tids);
 	}
@@ -529,6 +561,7 @@ int report_main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "by", required_argument, NULL, 'b' },
+		{ "host", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -536,27 +569,31 @@ int report_main(int argc, char **argv)
 	struct report r = { .by = BY_CAUSE };
 	struct json_object *outliers, *obj = NULL;
 	uint64_t complete = 0;
+	const char *host = NULL;
 	bool json = false;
 	size_t i, j, n;
 	int id, ret = 0;
 
 	optind = 0;
 	opterr = 0;
-	while ((id = getopt_long(argc, argv, "+:jb:h", opts, NULL)) != -1) {
+	while ((id = getopt_long(argc, argv, "+:jb:H:h", opts, NULL)) != -1) {
 		switch (id) {
 		case 'j':
 			json = true;
 			break;
 		case 'b':
-			for (j = 0; j < 3 && strcmp(optarg, by_names[j]); j++) {
+			for (j = 0; j < 4 && strcmp(optarg, by_names[j]); j++) {
 			}
-			if (j == 3) {
-				ls_err("report: --by: '%s' is not cause, process or syscall",
+			if (j == 4) {
+				ls_err("report: --by: '%s' is not cause, process, syscall or host",
 				       optarg);
 				ret = 2;
 				goto out;
 			}
 			r.by = (enum group_by)j;
+			break;
+		case 'H':
+			host = optarg;
 			break;
 		case 'h':
 			fputs(report_usage, stdout);
@@ -577,6 +614,7 @@ int report_main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
+	snapshots_filter_host(&set, host);
 	for (i = 0; i < set.nr; i++) {
 		if (set.snaps[i].state == SNAPSHOT_CORRUPT) {
 			ls_err("report: %s", set.snaps[i].why);
@@ -590,7 +628,8 @@ int report_main(int argc, char **argv)
 		outliers = snapshots_arr(set.snaps[i].summary, "outliers");
 		n = json_object_array_length(outliers);
 		for (j = 0; j < n; j++) {
-			if (report_add(&r, json_object_array_get_idx(outliers, j))) {
+			if (report_add(&r, json_object_array_get_idx(outliers, j),
+				       set.snaps[i].host)) {
 				ls_err("report: %s", strerror(ENOMEM));
 				ret = 1;
 				goto out;
@@ -598,7 +637,8 @@ int report_main(int argc, char **argv)
 		}
 	}
 	if (!set.nr) {
-		ls_err("report: %s: no snapshot in it", set.dir);
+		ls_err("report: %s: no snapshot%s%s in it", set.dir, host ? " of host " : "",
+		       host ? host : "");
 		ret = 1;
 		goto out;
 	}
@@ -608,6 +648,7 @@ int report_main(int argc, char **argv)
 		goto out;
 	}
 	qsort(r.system.groups, r.system.nr, sizeof(*r.system.groups), cmp_group);
+	qsort(r.hosts.groups, r.hosts.nr, sizeof(*r.hosts.groups), cmp_group);
 	for (i = 0; i < r.nr_procs; i++) {
 		qsort(r.procs[i].table.groups, r.procs[i].table.nr, sizeof(struct group),
 		      cmp_group);

@@ -651,8 +651,8 @@ int show_main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	snprintf(trace, sizeof(trace), "%s/trace", snap.path);
-	if (snap.state == SNAPSHOT_INCOMPLETE && access(trace, F_OK)) {
+	snprintf(trace, sizeof(trace), "%s", snap.trace ? snap.trace : "");
+	if (snap.state == SNAPSHOT_INCOMPLETE && !snap.relay && access(trace, F_OK)) {
 		/* Neither summary.json nor trace/: an output directory, or nothing of ours. */
 		ls_err("show: %s: not a snapshot (no summary.json, no trace/ in it): show takes "
 		       "one snapshot, DIR/ID",
@@ -667,9 +667,9 @@ int show_main(int argc, char **argv)
 	}
 	host = snapshots_str(snap.summary, "host", "?");
 	if (!gethostname(hostname, sizeof(hostname) - 1) && strcmp(host, hostname)) {
-		ls_err("show: warning: %s/summary.json: recorded on host %s, this is %s: user "
+		ls_err("show: warning: %s%s: recorded on host %s, this is %s: user "
 		       "frames are symbolized only from files whose build-id is the recorded one",
-		       snap.path, host, hostname);
+		       snap.path, snap.relay ? "" : "/summary.json", host, hostname);
 	}
 
 	outliers = snapshots_arr(snap.summary, "outliers");
@@ -715,7 +715,10 @@ int show_main(int argc, char **argv)
 
 	snprintf(trace, sizeof(trace), "%s/%s", snap.path,
 		 snapshots_str(snap.summary, "trace", "trace"));
-	if (strchr(snapshots_str(snap.summary, "trace", "trace"), '/')) {
+	if (snap.relay) {
+		/* lttng-relayd's snapshot directory is the trace itself. */
+		snprintf(trace, sizeof(trace), "%s", snap.trace);
+	} else if (strchr(snapshots_str(snap.summary, "trace", "trace"), '/')) {
 		/* The trace is the snapshot's own: summary.json does not send us elsewhere. */
 		snprintf(trace, sizeof(trace), "%s/trace", snap.path);
 	}

@@ -6,6 +6,10 @@
  * its fields without re-checking each type: a file written by another version, cut short by a
  * full disk, or edited by hand is named as corrupt with the first thing wrong in it, and the
  * other snapshots are still read.
+ *
+ * A directory may also be an lttng-relayd output tree (HOST/SESSION-DATE-TIME/SNAPSHOT...):
+ * there a snapshot is the trace itself, and its summary is the latsnap:summary events the
+ * recorder put into the trace just before recording it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,8 +24,14 @@
 
 #include <json-c/json.h>
 
+#include "ctf.h"
 #include "snapshots.h"
 #include "util.h"
+
+/* How deep below the directory given a snapshot may be: lttng-relayd's HOST/SESSION/SNAPSHOT. */
+#define RELAY_DEPTH 2
+/* More parts than this is not a summary the recorder wrote. */
+#define SUMMARY_PARTS_MAX 65536
 
 /* A summary nests 6 levels (outliers, outlier, kernel_stacks, stack, frames, frame); leave room. */
 #define SUMMARY_DEPTH 16
@@ -441,6 +451,195 @@ out:
 	return ret;
 }
 
+/* Does @path hold a CTF trace as lttng-relayd writes one (ust/ or kernel/ in it)? */
+static bool is_relay_trace(const char *path)
+{
+	char sub[4200];
+	struct stat st;
+
+	snprintf(sub, sizeof(sub), "%s/ust", path);
+	if (!lstat(sub, &st) && S_ISDIR(st.st_mode)) {
+		return true;
+	}
+	snprintf(sub, sizeof(sub), "%s/kernel", path);
+	return !lstat(sub, &st) && S_ISDIR(st.st_mode);
+}
+
+/* The latsnap:summary events of one snapshot id found in a trace. */
+struct relay_summary {
+	char *id;
+	uint32_t parts, got;
+	char **text;
+	size_t *len;
+};
+
+struct relay_read {
+	struct relay_summary *sums;
+	size_t nr;
+	int err;
+};
+
+static int on_summary(const struct ctf_event *ev, void *ctx)
+{
+	struct relay_read *rr = ctx;
+	struct relay_summary *sum = NULL, *grown;
+	struct json_object *json;
+	const char *id = snapshots_str(ev->fields, "id", NULL);
+	int64_t part = snapshots_i64(ev->fields, "part"),
+		parts = snapshots_i64(ev->fields, "parts");
+	size_t i;
+
+	if (!id || !json_object_object_get_ex(ev->fields, "json", &json) ||
+	    !json_object_is_type(json, json_type_string) || parts < 1 ||
+	    parts > SUMMARY_PARTS_MAX || part < 0 || part >= parts) {
+		return 0;
+	}
+	for (i = 0; i < rr->nr; i++) {
+		if (!strcmp(rr->sums[i].id, id) && rr->sums[i].parts == (uint32_t)parts) {
+			sum = &rr->sums[i];
+			break;
+		}
+	}
+	if (!sum) {
+		grown = realloc(rr->sums, (rr->nr + 1) * sizeof(*grown));
+		if (!grown) {
+			rr->err = -ENOMEM;
+			return rr->err;
+		}
+		rr->sums = grown;
+		sum = &rr->sums[rr->nr];
+		memset(sum, 0, sizeof(*sum));
+		sum->id = strdup(id);
+		sum->parts = (uint32_t)parts;
+		sum->text = calloc((size_t)parts, sizeof(*sum->text));
+		sum->len = calloc((size_t)parts, sizeof(*sum->len));
+		rr->nr++;
+		if (!sum->id || !sum->text || !sum->len) {
+			rr->err = -ENOMEM;
+			return rr->err;
+		}
+	}
+	if (!sum->text[part]) {
+		sum->len[part] = (size_t)json_object_get_string_len(json);
+		sum->text[part] = malloc(sum->len[part] + 1);
+		if (!sum->text[part]) {
+			rr->err = -ENOMEM;
+			return rr->err;
+		}
+		memcpy(sum->text[part], json_object_get_string(json), sum->len[part] + 1);
+		sum->got++;
+	}
+	return 0;
+}
+
+/*
+ * The summary of the relay snapshot @snap from its trace's latsnap:summary events. A trace holds
+ * the summaries of earlier snapshots too (the ring buffer is not emptied): the one whose relay
+ * name begins the directory's name is its own, else the last one complete.
+ */
+static int load_relay_summary(struct snapshot *snap)
+{
+	struct relay_read rr = { 0 };
+	struct relay_summary *own = NULL;
+	char name[128], file[4200], *text = NULL;
+	size_t i, j, len = 0, nlen;
+	int ret = 0, err;
+
+	err = ctf_read(snap->trace, "latsnap:summary", on_summary, &rr);
+	if (rr.err == -ENOMEM || err == -ENOMEM) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (err) {
+		snap->state = SNAPSHOT_CORRUPT;
+		snprintf(snap->why, sizeof(snap->why), "%s: the trace cannot be read: %s",
+			 snap->trace, strerror(-err));
+		goto out;
+	}
+	for (i = 0; i < rr.nr; i++) {
+		ls_relay_name(rr.sums[i].id, name, sizeof(name));
+		nlen = strlen(name);
+		if (!strncmp(snap->id, name, nlen) && snap->id[nlen] == '-') {
+			own = &rr.sums[i];
+		}
+	}
+	for (i = rr.nr; !own && i-- > 0;) {
+		if (rr.sums[i].got == rr.sums[i].parts) {
+			own = &rr.sums[i];
+		}
+	}
+	if (!own) {
+		snap->state = SNAPSHOT_INCOMPLETE;
+		snprintf(snap->why, sizeof(snap->why),
+			 "%s: no summary.json and no latsnap:summary event in the trace",
+			 snap->path);
+		goto out;
+	}
+	if (own->got < own->parts) {
+		snap->state = SNAPSHOT_INCOMPLETE;
+		snprintf(
+			snap->why, sizeof(snap->why),
+			"%s: latsnap:summary of %s: %u of its %u parts in the trace (the ring buffer "
+			"overwrote the rest)",
+			snap->path, own->id, own->got, own->parts);
+		goto out;
+	}
+	for (j = 0; j < own->parts; j++) {
+		len += own->len[j];
+	}
+	text = malloc(len + 1);
+	if (!text) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (j = 0, len = 0; j < own->parts; j++) {
+		memcpy(text + len, own->text[j], own->len[j]);
+		len += own->len[j];
+	}
+	text[len] = '\0';
+	snprintf(file, sizeof(file), "%s (latsnap:summary of %s)", snap->path, own->id);
+	err = snapshots_parse_summary(text, len, file, &snap->summary, snap->why,
+				      sizeof(snap->why));
+	if (err == -ENOMEM) {
+		ret = err;
+		goto out;
+	}
+	snap->state = err ? SNAPSHOT_CORRUPT : SNAPSHOT_COMPLETE;
+	if (!err) {
+		snap->why[0] = '\0';
+	}
+out:
+	free(text);
+	for (i = 0; i < rr.nr; i++) {
+		for (j = 0; rr.sums[i].text && j < rr.sums[i].parts; j++) {
+			free(rr.sums[i].text[j]);
+		}
+		free(rr.sums[i].text);
+		free(rr.sums[i].len);
+		free(rr.sums[i].id);
+	}
+	free(rr.sums);
+	return ret;
+}
+
+/* The host directory lttng-relayd filed @path under: HOST/SESSION/SNAPSHOT. */
+static char *relay_host_of(const char *path)
+{
+	char copy[4096], *slash;
+	int up;
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	for (up = 0; up < 2; up++) {
+		slash = strrchr(copy, '/');
+		if (!slash) {
+			return NULL;
+		}
+		*slash = '\0';
+	}
+	slash = strrchr(copy, '/');
+	return strdup(slash ? slash + 1 : copy);
+}
+
 /**
  * snapshot_load() - read one snapshot directory
  * @path: OUTDIR/<id>
@@ -476,6 +675,23 @@ int snapshot_load(const char *path, struct snapshot *snap)
 		goto out;
 	}
 	snprintf(file, sizeof(file), "%s/summary.json", snap->path);
+	if (access(file, F_OK) && is_relay_trace(snap->path)) {
+		snap->relay = true;
+		snap->trace = strdup(snap->path);
+		if (!snap->trace) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		ret = load_relay_summary(snap);
+		goto out;
+	}
+	snprintf(file, sizeof(file), "%s/trace", snap->path);
+	snap->trace = strdup(file);
+	if (!snap->trace) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	snprintf(file, sizeof(file), "%s/summary.json", snap->path);
 	err = read_file(file, &text, &len, snap->why, sizeof(snap->why));
 	if (err == -ENOENT) {
 		snap->state = SNAPSHOT_INCOMPLETE;
@@ -503,6 +719,11 @@ int snapshot_load(const char *path, struct snapshot *snap)
 	}
 out:
 	free(text);
+	if (!ret && snap->summary) {
+		snap->host = strdup(snapshots_str(snap->summary, "host", "?"));
+	} else if (!ret && snap->relay) {
+		snap->host = relay_host_of(snap->path);
+	}
 	return ret;
 }
 
@@ -516,6 +737,8 @@ void snapshot_free(struct snapshot *snap)
 	}
 	free(snap->id);
 	free(snap->path);
+	free(snap->trace);
+	free(snap->host);
 	json_object_put(snap->summary);
 	memset(snap, 0, sizeof(*snap));
 }
@@ -525,10 +748,123 @@ static int cmp_snap(const void *a, const void *b)
 	return strcmp(((const struct snapshot *)a)->id, ((const struct snapshot *)b)->id);
 }
 
+/*
+ * Is @path a directory of snapshots rather than one: lttng-relayd's HOST or SESSION directory?
+ * It holds none of a snapshot's own names, and at least one directory.
+ */
+static bool is_container(const char *path)
+{
+	static const char *const own[] = { "summary.json", "summary.txt", "trace", ".lttng" };
+	bool ret = false;
+	struct dirent *de;
+	char sub[4200];
+	struct stat st;
+	size_t i;
+	DIR *d;
+
+	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		snprintf(sub, sizeof(sub), "%s/%s", path, own[i]);
+		if (!lstat(sub, &st)) {
+			return false;
+		}
+	}
+	if (is_relay_trace(path)) {
+		return false;
+	}
+	d = opendir(path);
+	if (!d) {
+		return false;
+	}
+	while (!ret && (de = readdir(d))) {
+		ret = de->d_name[0] != '.' &&
+		      !fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		      S_ISDIR(st.st_mode);
+	}
+	closedir(d);
+	return ret;
+}
+
+/* The snapshots under @dir into @set, descending into lttng-relayd's HOST/SESSION levels. */
+static int load_dir(struct snapshot_set *set, const char *dir, int depth, size_t *cap)
+{
+	struct snapshot *grown;
+	struct dirent *de;
+	struct stat st;
+	char path[4096];
+	int ret = 0;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d) {
+		ret = -errno;
+		ls_err("%s: %s", dir, strerror(errno));
+		goto out;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.') {
+			continue;
+		}
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISDIR(st.st_mode)) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (depth < RELAY_DEPTH && is_container(path)) {
+			ret = load_dir(set, path, depth + 1, cap);
+			if (ret) {
+				goto out;
+			}
+			continue;
+		}
+		if (set->nr == *cap) {
+			*cap = *cap ? *cap * 2 : 16;
+			grown = realloc(set->snaps, *cap * sizeof(*set->snaps));
+			if (!grown) {
+				ret = -ENOMEM;
+				ls_err("%s: %s", dir, strerror(ENOMEM));
+				goto out;
+			}
+			set->snaps = grown;
+		}
+		ret = snapshot_load(path, &set->snaps[set->nr]);
+		set->nr++;
+		if (ret) {
+			ls_err("%s: %s", path, strerror(-ret));
+			goto out;
+		}
+	}
+out:
+	if (d) {
+		closedir(d);
+	}
+	return ret;
+}
+
+/**
+ * snapshots_filter_host() - keep only the snapshots recorded on @host (NULL: all)
+ */
+void snapshots_filter_host(struct snapshot_set *set, const char *host)
+{
+	size_t i, kept = 0;
+
+	if (!host) {
+		return;
+	}
+	for (i = 0; i < set->nr; i++) {
+		if (set->snaps[i].host && !strcmp(set->snaps[i].host, host)) {
+			set->snaps[kept++] = set->snaps[i];
+		} else {
+			snapshot_free(&set->snaps[i]);
+		}
+	}
+	set->nr = kept;
+}
+
 /**
  * snapshots_load() - read every snapshot of a directory
- * @dir: an OUTDIR (its subdirectories are the snapshots), or one snapshot directory itself
- *	(one that holds summary.json or trace/)
+ * @dir: an OUTDIR (its subdirectories are the snapshots), an lttng-relayd output tree (or one
+ *	host's or one session's part of it), or one snapshot directory itself (one that holds
+ *	summary.json or trace/, or a relay snapshot's trace)
  * @set: filled, sorted by id; snapshots_free() it whatever the result
  *
  * Hidden entries, files and symbolic links in @dir are not snapshots and are passed over. An
@@ -538,12 +874,9 @@ static int cmp_snap(const void *a, const void *b)
  */
 int snapshots_load(const char *dir, struct snapshot_set *set)
 {
-	struct snapshot *grown;
-	struct dirent *de;
 	struct stat st;
 	char path[4096];
 	size_t cap = 0;
-	DIR *d = NULL;
 	int ret = 0;
 
 	memset(set, 0, sizeof(*set));
@@ -564,7 +897,7 @@ int snapshots_load(const char *dir, struct snapshot_set *set)
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/summary.json", dir);
-	if (!access(path, F_OK) ||
+	if (!access(path, F_OK) || is_relay_trace(dir) ||
 	    (snprintf(path, sizeof(path), "%s/trace", dir) > 0 && !access(path, F_OK))) {
 		/* One snapshot given directly. */
 		set->snaps = calloc(1, sizeof(*set->snaps));
@@ -580,45 +913,14 @@ int snapshots_load(const char *dir, struct snapshot_set *set)
 		}
 		goto out;
 	}
-	d = opendir(dir);
-	if (!d) {
-		ret = -errno;
-		ls_err("%s: %s", dir, strerror(errno));
+	ret = load_dir(set, dir, 0, &cap);
+	if (ret) {
 		goto out;
-	}
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.') {
-			continue;
-		}
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !S_ISDIR(st.st_mode)) {
-			continue;
-		}
-		if (set->nr == cap) {
-			cap = cap ? cap * 2 : 16;
-			grown = realloc(set->snaps, cap * sizeof(*set->snaps));
-			if (!grown) {
-				ret = -ENOMEM;
-				ls_err("%s: %s", dir, strerror(ENOMEM));
-				goto out;
-			}
-			set->snaps = grown;
-		}
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		ret = snapshot_load(path, &set->snaps[set->nr]);
-		set->nr++;
-		if (ret) {
-			ls_err("%s: %s", path, strerror(-ret));
-			goto out;
-		}
 	}
 	if (set->nr > 1) {
 		qsort(set->snaps, set->nr, sizeof(*set->snaps), cmp_snap);
 	}
 out:
-	if (d) {
-		closedir(d);
-	}
 	return ret;
 }
 

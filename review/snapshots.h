@@ -28,10 +28,17 @@ enum snapshot_state {
  * @state: see enum snapshot_state
  * @why: for an incomplete or corrupt one, the reason, naming the file ("" otherwise)
  * @summary: the parsed summary.json when @state is SNAPSHOT_COMPLETE (owned), else NULL
+ * @trace: the CTF trace: @path/trace, or @path itself for a snapshot as lttng-relayd wrote it
+ * @host: the host it was recorded on: the summary's, or for a relay snapshot without one the
+ *	host directory lttng-relayd filed it under; NULL when unknown
+ * @relay: whether it is a snapshot of an lttng-relayd tree (its summary from latsnap:summary)
  */
 struct snapshot {
 	char *id;
 	char *path;
+	char *trace;
+	char *host;
+	bool relay;
 	enum snapshot_state state;
 	char why[8192];
 	struct json_object *summary;
@@ -55,6 +62,7 @@ void snapshot_free(struct snapshot *snap);
 int snapshots_parse_summary(const char *text, size_t len, const char *name,
 			    struct json_object **out, char *why, size_t whylen);
 const char *snapshots_state_name(enum snapshot_state state);
+void snapshots_filter_host(struct snapshot_set *set, const char *host);
 
 /* Accessors of a checked summary: the checks guarantee the types these read. */
 int64_t snapshots_i64(struct json_object *obj, const char *key);

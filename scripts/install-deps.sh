@@ -6,7 +6,7 @@ set -eu
 
 PACKAGES="
 clang llvm gcc g++ make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev libjson-c-dev
-libdw-dev linux-libc-dev jq perl procps libxml2-dev libxml2-utils
+libdw-dev linux-libc-dev jq perl procps libxml2-dev libxml2-utils iproute2 util-linux
 libunwind-dev liblttng-ust-dev liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev
 libncurses-dev tmux
 "
