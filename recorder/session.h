@@ -21,6 +21,8 @@ struct session_opts {
 int session_open(struct session **sessionp, const struct session_opts *opts);
 int session_snapshot(struct session *s, const char *dir);
 bool session_has_kernel(const struct session *s);
+bool session_lost(struct session *s);
+void session_set_lost(struct session *s);
 uint64_t session_lost_packets(struct session *s);
 void session_close(struct session *s);
 
