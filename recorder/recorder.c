@@ -100,6 +100,7 @@ static uint64_t mono_ns(void)
 static int open_output(const char *path, char *abs, size_t abs_size, uid_t uid, gid_t gid)
 {
 	bool created = true;
+	struct stat st;
 	int fd;
 
 	if (mkdir(path, 0700)) {
@@ -117,6 +118,20 @@ static int open_output(const char *path, char *abs, size_t abs_size, uid_t uid, 
 		       err == ELOOP || err == ENOTDIR ? "not a directory (a symlink is refused)" :
 							strerror(err));
 		return -err;
+	}
+	/*
+	 * The session daemon writes into it by path: a directory someone else may rename entries
+	 * of would let them swap a snapshot directory for a symlink under it.
+	 */
+	if (fstat(fd, &st) == 0 && ((st.st_uid != geteuid() && st.st_uid != uid) ||
+				    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)))) {
+		ls_err("record: %s: %s: another user could swap a snapshot directory for a symlink "
+		       "(use a directory of your own)",
+		       path,
+		       st.st_uid != geteuid() && st.st_uid != uid ? "owned by another user" :
+								      "writable by others");
+		close(fd);
+		return -EPERM;
 	}
 	/* Only what latsnap made is given away: never a directory the user named that existed. */
 	if (created && uid != (uid_t)-1 && fchown(fd, uid, gid)) {
@@ -858,12 +873,7 @@ int recorder_snapshot(struct recorder *rec)
 		ls_err("record: %s/%s: %s", rec->out_path, id, strerror(errno));
 		goto failed;
 	}
-	/*
-	 * The session daemon (root) writes by path: through this process's descriptor of the
-	 * snapshot directory, which whoever may rename entries of the output directory cannot
-	 * swap for a symlink.
-	 */
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d/.lttng", (int)getpid(), snap_fd);
+	snprintf(path, sizeof(path), "%s/%s/.lttng", rec->out_path, id);
 	err = session_snapshot(rec->session, path);
 	if (err == -ENOTCONN) {
 		rec->session_gone = true;
