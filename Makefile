@@ -43,7 +43,7 @@ BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(BUILD)/workloads/sleeper 
 	$(BUILD)/workloads/unwind-nofp $(BENCH_BINS)
 BENCH_DEPS_STAMP := $(BUILD)/.bench-deps-ok
 
-.PHONY: all deps check unit integration demo bench install clean format fuzz
+.PHONY: all deps check unit integration demo bench install clean format fuzz stress
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS)
@@ -124,6 +124,10 @@ check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(UNIT_BINS) $(WORKLOADS) $(BENCH_N
 	$(BENCH_DEPS_STAMP)
 	prove --exec '' $(UNIT_BINS)
 	prove -v tests/integration/
+
+# The faults test with its outlier storm a minute long (make check runs it for a few seconds).
+stress: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(WORKLOADS)
+	STORM_SECONDS=60 nice -n 19 prove -v tests/integration/94-faults.t
 
 $(BUILD)/latsnap-demo: demo/latsnap-demo.c | $(DEPS_STAMP)
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -pthread -o $@ $<

@@ -124,6 +124,17 @@ struct {
 	__type(value, __u8);
 } maps_noticed SEC(".maps");
 
+/*
+ * Processes whose registration was refused and said so: one notice per process, so that a
+ * process looping on bad prctls cannot crowd outliers out of the ring buffer.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} refused_noticed SEC(".maps");
+
 /* tgid -> how to signal the preload library in it. Filled only by the process itself. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -683,6 +694,9 @@ static __always_inline void handle_prctl(struct task_struct *task, struct pt_reg
 	reg.handler = BPF_CORE_READ(regs, r10);
 	/* SIG_DFL (0) and SIG_IGN (1) are no handlers: they would "match" a signal left alone. */
 	if (!valid_signal(sig) || reg.handler <= 1 || installed_handler(task, sig) != reg.handler) {
+		if (bpf_map_update_elem(&refused_noticed, &tgid, &one, BPF_NOEXIST) == 0) {
+			notify(LS_NOTICE_REFUSED, tgid, (__u32)bpf_get_current_uid_gid());
+		}
 		return;
 	}
 	reg.sig = sig;

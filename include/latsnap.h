@@ -26,6 +26,7 @@ enum ls_kind {
 	LS_NOTICE_EXIT = 5, /* struct ls_notice: the process is gone */
 	LS_NOTICE_DISPLACED = 6, /* struct ls_notice: the application took our signal (arg) */
 	LS_NOTICE_REGISTERED = 7, /* struct ls_notice: the process registered, signal arg */
+	LS_NOTICE_REFUSED = 8, /* struct ls_notice: registration refused (once), uid arg */
 };
 
 struct ls_notice {

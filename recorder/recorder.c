@@ -81,6 +81,9 @@ struct recorder {
 	uint64_t lost_packets;
 	uint64_t ctx_lost; /* context events lost, as of the previous snapshot */
 	bool streaming; /* the BPF side streams the kernel context into the session */
+	bool session_gone; /* the session daemon died: outliers are printed, not persisted */
+	uid_t owner_uid; /* who gets what latsnap writes (sudo's caller), or -1 */
+	gid_t owner_gid;
 	unsigned int seq;
 	struct kept kept[MAX_KEPT];
 	unsigned int nr_kept;
@@ -102,13 +105,18 @@ static uint64_t mono_ns(void)
  * The output directory: created 0700 when missing, never through a symlink. An existing one is
  * used as it is, provided it is a directory and not a link to one.
  */
-static int open_output(const char *path, char *abs, size_t abs_size)
+static int open_output(const char *path, char *abs, size_t abs_size, uid_t uid, gid_t gid)
 {
+	bool created = true;
+	struct stat st;
 	int fd;
 
-	if (mkdir(path, 0700) && errno != EEXIST) {
-		ls_err("record: %s: %s", path, strerror(errno));
-		return -errno;
+	if (mkdir(path, 0700)) {
+		if (errno != EEXIST) {
+			ls_err("record: %s: %s", path, strerror(errno));
+			return -errno;
+		}
+		created = false;
 	}
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -119,10 +127,57 @@ static int open_output(const char *path, char *abs, size_t abs_size)
 							strerror(err));
 		return -err;
 	}
+	/*
+	 * The session daemon writes into it by path: a directory someone else may rename entries
+	 * of would let them swap a snapshot directory for a symlink under it.
+	 */
+	if (fstat(fd, &st) == 0 && ((st.st_uid != geteuid() && st.st_uid != uid) ||
+				    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)))) {
+		ls_err("record: %s: %s: another user could swap a snapshot directory for a symlink "
+		       "(use a directory of your own)",
+		       path,
+		       st.st_uid != geteuid() && st.st_uid != uid ? "owned by another user" :
+								      "writable by others");
+		close(fd);
+		return -EPERM;
+	}
+	/* Only what latsnap made is given away: never a directory the user named that existed. */
+	if (created && uid != (uid_t)-1 && fchown(fd, uid, gid)) {
+		ls_verbose("record: %s: chown to %d:%d: %s", path, (int)uid, (int)gid,
+			   strerror(errno));
+	}
 	if (!realpath(path, abs)) {
 		snprintf(abs, abs_size, "%s", path);
 	}
 	return fd;
+}
+
+/*
+ * sudo_owner - the user who ran latsnap through sudo (SUDO_UID, SUDO_GID), when latsnap runs as
+ * root: the files it writes are theirs. Otherwise -1 (the files are the caller's anyway).
+ */
+static void sudo_owner(uid_t *uid, gid_t *gid)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+	unsigned long n, m;
+	char *end;
+
+	*uid = (uid_t)-1;
+	*gid = (gid_t)-1;
+	if (getuid() != 0 || !u || !g || !*u || !*g) {
+		return;
+	}
+	errno = 0;
+	n = strtoul(u, &end, 10);
+	if (errno || *end || n == 0 || n >= (uid_t)-1) {
+		return;
+	}
+	m = strtoul(g, &end, 10);
+	if (errno || *end || m >= (gid_t)-1) {
+		return;
+	}
+	*uid = (uid_t)n;
+	*gid = (gid_t)m;
 }
 
 /* An event of the BPF side's kernel context stream: into the trace. */
@@ -153,6 +208,7 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	tracker_keep_exited(tr, true);
 	rec->out_fd = -1;
 	rec->batch = json_object_new_array();
+	sudo_owner(&rec->owner_uid, &rec->owner_gid);
 	if (!opts->output) {
 		char stage[PATH_MAX];
 		const char *tmp = getenv("TMPDIR");
@@ -165,9 +221,11 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 			goto out;
 		}
 		rec->staging = true;
-		rec->out_fd = open_output(stage, rec->out_path, sizeof(rec->out_path));
+		rec->out_fd = open_output(stage, rec->out_path, sizeof(rec->out_path),
+					  rec->owner_uid, rec->owner_gid);
 	} else {
-		rec->out_fd = open_output(opts->output, rec->out_path, sizeof(rec->out_path));
+		rec->out_fd = open_output(opts->output, rec->out_path, sizeof(rec->out_path),
+					  rec->owner_uid, rec->owner_gid);
 	}
 	if (rec->out_fd < 0) {
 		err = rec->out_fd;
@@ -352,6 +410,66 @@ static uint64_t tree_bytes(int fd)
 	}
 	closedir(dir);
 	return total;
+}
+
+/*
+ * chown_tree - @fd and everything under it to @uid:@gid, never following a symlink; and no
+ * file group- or world-writable, whatever mode LTTng gave it.
+ */
+static void chown_tree(int fd, uid_t uid, gid_t gid)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *dir;
+	int sub;
+
+	if (fstat(fd, &st) == 0) {
+		if (fchown(fd, uid, gid) == 0 && (st.st_mode & 022)) {
+			fchmod(fd, st.st_mode & 07755);
+		}
+	}
+	sub = dup(fd);
+	if (sub < 0) {
+		return;
+	}
+	dir = fdopendir(sub);
+	if (!dir) {
+		close(sub);
+		return;
+	}
+	while ((de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
+			continue;
+		}
+		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			sub = openat(dirfd(dir), de->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0) {
+				chown_tree(sub, uid, gid);
+				close(sub);
+			}
+		} else if (S_ISREG(st.st_mode)) {
+			sub = openat(dirfd(dir), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0) {
+				if (fchown(sub, uid, gid) == 0 && (st.st_mode & 022)) {
+					fchmod(sub, st.st_mode & 07755);
+				}
+				close(sub);
+			}
+		}
+	}
+	closedir(dir);
+}
+
+/* A finished snapshot belongs to the user who ran latsnap through sudo, if one did. */
+static void give_tree(struct recorder *rec, int snap_fd)
+{
+	if (rec->owner_uid != (uid_t)-1) {
+		chown_tree(snap_fd, rec->owner_uid, rec->owner_gid);
+	}
 }
 
 /* Remove @name under @fd, depth first, never following a symlink. */
@@ -776,6 +894,11 @@ int recorder_snapshot(struct recorder *rec)
 	if (!n) {
 		return 0;
 	}
+	if (rec->session_gone) {
+		rec->skipped_since += n;
+		rec->totals.skipped += n;
+		goto reset;
+	}
 	if (rec->streaming) {
 		/*
 		 * The context stream wakes nobody: what it holds of the post window goes into the
@@ -816,6 +939,13 @@ int recorder_snapshot(struct recorder *rec)
 	}
 	snprintf(path, sizeof(path), "%s/%s/.lttng", rec->out_path, id);
 	err = session_snapshot(rec->session, path);
+	if (err == -ENOTCONN) {
+		rec->session_gone = true;
+		session_set_lost(rec->session);
+		ls_err("record: lttng-sessiond is gone: no more snapshots; outliers are still "
+		       "printed, and counted as skipped");
+		goto failed;
+	}
 	if (err) {
 		goto failed;
 	}
@@ -870,6 +1000,7 @@ int recorder_snapshot(struct recorder *rec)
 	}
 	json_object_put(flags);
 	flags = NULL;
+	give_tree(rec, snap_fd);
 	if (!pending.nr_causes) {
 		remember_causes(rec, &pending);
 	}

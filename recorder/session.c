@@ -39,9 +39,10 @@ struct session {
 	char name[64];
 	struct lttng_handle *ust;
 	struct lttng_handle *kernel; /* NULL: no kernel tracer here */
-	pid_t sessiond; /* the daemon latsnap started, or 0 */
+	pid_t sessiond; /* the daemon latsnap started (its child, never reaped elsewhere), or 0 */
 	uint64_t subbuf_size; /* of the UST channel */
 	bool started;
+	bool lost; /* the daemon went away: see session_set_lost() */
 };
 
 static volatile sig_atomic_t sessiond_ready;
@@ -376,7 +377,10 @@ int session_snapshot(struct session *s, const char *dir)
 	if (ret == 0) {
 		ret = lttng_snapshot_record(s->name, output, 1);
 	}
-	if (ret < 0) {
+	if (ret < 0 && session_lost(s)) {
+		/* The caller says so once; no line per snapshot. */
+		err = -ENOTCONN;
+	} else if (ret < 0) {
 		ls_err("record: LTTng: snapshot into %s: %s", dir, lttng_strerror(ret));
 		err = -EIO;
 	}
@@ -497,6 +501,43 @@ uint64_t session_subbuf_size(const struct session *s)
 }
 
 /**
+ * session_lost - whether the session daemon holding the session is gone (killed, crashed). A
+ * daemon latsnap started and that died is reaped here, so that its pid, free again, is never
+ * signalled at close.
+ */
+bool session_lost(struct session *s)
+{
+	struct lttng_session *sessions = NULL;
+	bool found = false;
+	int n, i;
+
+	if (s->sessiond > 0 && waitpid(s->sessiond, NULL, WNOHANG) == s->sessiond) {
+		s->sessiond = 0;
+		return true;
+	}
+	if (lttng_session_daemon_alive() != 1) {
+		return true;
+	}
+	/* A daemon answers, but perhaps a new one without our session. */
+	n = lttng_list_sessions(&sessions);
+	for (i = 0; i < n; i++) {
+		if (!strcmp(sessions[i].name, s->name)) {
+			found = true;
+		}
+	}
+	free(sessions);
+	return n >= 0 && !found;
+}
+
+/**
+ * session_set_lost - the daemon is gone: close without talking to it.
+ */
+void session_set_lost(struct session *s)
+{
+	s->lost = true;
+}
+
+/**
  * session_has_kernel - whether the session records the LTTng kernel tracer's channel.
  */
 bool session_has_kernel(const struct session *s)
@@ -532,7 +573,9 @@ void session_close(struct session *s)
 	if (!s) {
 		return;
 	}
-	if (s->ust || s->started) {
+	if (s->lost) {
+		/* Nobody to talk to: liblttng-ctl would only wait for a daemon. */
+	} else if (s->ust || s->started) {
 		lttng_destroy_session(s->name);
 	}
 	if (s->ust) {

@@ -27,6 +27,8 @@ int session_snapshot_net(struct session *s, const char *url, const char *name, c
 			 size_t why_size);
 uint64_t session_subbuf_size(const struct session *s);
 bool session_has_kernel(const struct session *s);
+bool session_lost(struct session *s);
+void session_set_lost(struct session *s);
 uint64_t session_lost_packets(struct session *s);
 void session_close(struct session *s);
 

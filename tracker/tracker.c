@@ -210,6 +210,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 				   "signal %u",
 				   notice->pid, comm_of(notice->pid, comm, sizeof(comm)),
 				   notice->arg);
+		} else if (notice->kind == LS_NOTICE_REFUSED) {
+			/* Anyone may call the prctl: a refusal is a bug or an attempt, worth a line. */
+			ls_err("tracker: pid %u (%s, uid %u) refused: its registration names a "
+			       "signal or handler it has not installed (further attempts of this "
+			       "process not logged)",
+			       notice->pid, comm_of(notice->pid, comm, sizeof(comm)), notice->arg);
 		} else if (notice->kind == LS_NOTICE_DISPLACED) {
 			ls_err("tracker: pid %u (%s) installed its own handler for signal %u: no more "
 			       "unwound user stacks for it, frame pointers only",

@@ -19,7 +19,8 @@
  *    inside the dynamic loader, with its lock held.
  *  - 1 thread forks children that _exit(0) at once and reaps them: fork() goes
  *    through the library's wrapper and lttng-ust's fork handling, and every
- *    child registers again.
+ *    child registers again. With EXEC_PATH, every other child execs it instead
+ *    ("exec ok|bad DONE 0": children that exec'd and exited 0).
  * Under a low threshold (-t 100us) those syscalls are outliers too, and the
  * signal lands inside malloc, the loader and fork. A watchdog thread, with
  * every signal blocked, ends a run still going 5 s after the deadline (a
@@ -253,18 +254,28 @@ static void *dlopen_main(void *arg)
 	return NULL;
 }
 
+/* EXEC_PATH: every other child execs it (a new image, which loads the library again). */
+static const char *exec_path;
+static long execs;
+
 static void *fork_main(void *arg)
 {
 	struct counter *c = arg;
-	int status;
+	int status, do_exec = 0;
 	pid_t pid;
 
 	slot_start(c->slot);
 	while (running()) {
+		do_exec = exec_path && !do_exec;
 		pthread_mutex_lock(&loader_fork_lock);
 		pid = fork();
-		if (pid == 0)
+		if (pid == 0) {
+			if (do_exec) {
+				execl(exec_path, exec_path, (char *)NULL);
+				_exit(127);
+			}
 			_exit(0);
+		}
 		pthread_mutex_unlock(&loader_fork_lock);
 		if (pid < 0) {
 			c->bad++;
@@ -287,6 +298,7 @@ static void *fork_main(void *arg)
 					 WEXITSTATUS(status));
 		} else {
 			c->ok++;
+			execs += do_exec;
 		}
 		nap_us_once(1000);
 	}
@@ -402,7 +414,8 @@ int main(int argc, char **argv)
 	int good = 1, ok;
 	void *h;
 
-	wl_init("stress", "[SECONDS=3] [WORKERS=64] [NAP_US=2000]", argc, argv);
+	wl_init("stress", "[SECONDS=3] [WORKERS=64] [NAP_US=2000] [EXEC_PATH]", argc, argv);
+	exec_path = argc > 4 ? argv[4] : NULL;
 	seconds = wl_arg(1, 3, 1, 3600);
 	nworkers = wl_arg(2, 64, 1, MAX_WORKERS);
 	nap_us = wl_arg(3, 2000, 1, 1000000);
@@ -470,6 +483,8 @@ int main(int argc, char **argv)
 	good &= report("malloc", mallocs, MALLOC_THREADS);
 	good &= report("dlopen", &dl, 1);
 	good &= report("fork", &fk, 1);
+	if (exec_path)
+		wl_log("exec %s %ld 0", execs ? "ok" : "bad", execs);
 	free(workers);
 	slot_end(main_slot);
 	/* The watchdog is still asleep: returning ends it with the process. */
