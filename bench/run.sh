@@ -45,7 +45,7 @@ for f in "$LATSNAP" "$PRELOAD" "$BB/getppid" "$WLD/sleeper" "$BB/empty-hooks" "$
 done
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (BPF, perf, postgres as another user)" >&2; exit 1; }
 
-TMP=$(mktemp -d /tmp/latsnap-bench.XXXXXX)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/latsnap-bench.XXXXXX")
 chmod 755 "$TMP" # the postgres user works in here
 RESULTS=$TMP/results # "SECTION CONFIG VALUE" lines, one per measurement
 NOTES=$TMP/notes     # "SECTION CONFIG text" lines: why a row has no number

@@ -80,7 +80,8 @@ is "$(jq -s "[.[] | .pid == $FPID or .pid == ${CHILD:-0}] | all" "$OUT" 2>/dev/n
 	"every outlier is the parent's or the child's"
 
 # --all: a process nobody named is tracked; kernel threads are not.
-"$WL/sleeper" 120 4 80 &
+# It naps for longer than the window, however late a loaded machine lets latsnap attach.
+"$WL/sleeper" 120 16 80 &
 ALLPID=$!
 track_bg "$ALLPID"
 record_json "$OUT" "$ERR" -- -a -t 50ms -d 1200ms

@@ -159,7 +159,10 @@ host hostc "$TMPD/c.out" "$TMPD/c.err" -o "$URL" --keep-local "$KEEP" -t 50ms --
 	"$WL/sleeper" 150 4 1000
 C_PID=$HOST_PID
 waited=0
-until [ "$(relay_snaps hostc | wc -l)" -ge 1 ] || [ $waited -ge 200 ]; do
+# Stopped only once the first snapshot is whole there: sent, and its metadata written by the relay.
+until { grep -q ' sent to ' "$TMPD/c.err" &&
+	[ -n "$(find "$RELAY_OUT/hostc" -name metadata -size +0 2>/dev/null)" ]; } ||
+	[ $waited -ge 200 ]; do
 	sleep 0.05
 	waited=$((waited + 1))
 done
