@@ -561,9 +561,10 @@ fi
 # A full filesystem. sleeper 100 3 700: naps of 100 ms at 0, 0.8 and 1.6 s (the 700 ms gaps are
 # outliers too). After the first snapshot the test fills the filesystem; the next snapshot cannot
 # be written; once latsnap said so, the test frees the space and later snapshots work again.
+# (32 MiB: room for the later snapshots, a megabyte or two each with the kernel context.)
 FULL=$TMPD/g-full
 mkdir -m 0700 "$FULL"
-if mount -t tmpfs -o size=4m,mode=0700 latsnap-95 "$FULL" 2>/dev/null; then
+if mount -t tmpfs -o size=32m,mode=0700 latsnap-95 "$FULL" 2>/dev/null; then
 	_mounts="$FULL $_mounts"
 	G=$FULL/out
 	WL_LOG=$TMPD/gf.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --json -t 50ms --post 20ms \
