@@ -40,6 +40,13 @@ const volatile long prctl_nr = -1;
 const volatile __u64 ctx_floor_ns = 1000000;
 /* How long a thread stays streamed after it last woke, or was woken by, a tracked thread. */
 const volatile __u64 interest_ns = 10000000000ULL;
+/*
+ * The length of a tick (from user space). A syscall that began and ended within a few ticks,
+ * less than the threshold, cannot be an outlier: it ends without a read of the precise clock,
+ * which costs as much as the rest of the hook together (a serialized rdtsc), where jiffies is a
+ * load. Tracing programs may not read the coarse clock (it is not NMI-safe).
+ */
+const volatile __u64 tick_ns = 10000000;
 
 /*
  * enum ls_ctx_level, set by user space at run time: the stream starts only once a snapshot
@@ -80,6 +87,18 @@ struct task_state {
 	/* The context stream, for any thread (tracked or of interest). */
 	__u64 interest_until; /* not tracked, but streamed until then */
 	__u64 sc_start; /* entry of the syscall under way, when sc_active */
+	__u64 start_jiffies; /* jiffies at the entry of the syscall under way */
+	/*
+	 * A blocking switch-out of a streamed thread, held back until its wakeup: only then is it
+	 * known whether the wait was long enough to be worth its stack (see ctx_switch()).
+	 */
+	__u64 out_ts; /* 0: none held */
+	__s64 out_nr;
+	__u32 out_state;
+	__u32 out_cpu;
+	__u32 out_next_tid;
+	__u32 out_next_pid;
+	char out_next_comm[LS_TASK_COMM_LEN];
 	__s32 sc_nr;
 	__u8 sc_active;
 };
@@ -187,6 +206,42 @@ struct {
 	__type(value, struct ls_stack);
 } scratch_stack SEC(".maps");
 
+/*
+ * Per CPU, the task last seen running there and whether it is cold: neither tracked nor ever of
+ * interest to the context stream, as nearly every thread on the machine is. The syscall hooks of
+ * a cold thread then end without a task storage lookup. Keyed by the task and the tracking
+ * generation, so that a stale entry (a switch the recursion guard hid, a thread tracked since)
+ * only sends the hook the slow way. One cache line per CPU: each CPU writes its own at every
+ * switch.
+ */
+struct ls_cpu_verdict verdicts[LS_VERDICT_CPUS];
+
+static __always_inline bool verdict_cold(struct task_struct *task)
+{
+	struct ls_cpu_verdict *v = &verdicts[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+
+	return v->task == (__u64)task && v->gen == tracking_gen && v->cold;
+}
+
+static __always_inline void verdict_set(struct task_struct *task, __u32 gen, bool cold)
+{
+	struct ls_cpu_verdict *v = &verdicts[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+
+	v->task = (__u64)task;
+	v->gen = gen;
+	v->cold = cold;
+}
+
+/* @task stops being cold: the entry of the CPU it last ran on no longer says so. */
+static __always_inline void verdict_forget(struct task_struct *task)
+{
+	struct ls_cpu_verdict *v = &verdicts[task->thread_info.cpu & (LS_VERDICT_CPUS - 1)];
+
+	if (v->task == (__u64)task) {
+		v->task = 0;
+	}
+}
+
 static __always_inline void stat_inc(__u32 key)
 {
 	__u64 *count = bpf_map_lookup_elem(&stats, &key);
@@ -245,6 +300,12 @@ static __always_inline struct task_state *task_state(struct task_struct *task, b
 	struct task_state *s = any_state(task, create);
 
 	return s && s->tracked ? s : NULL;
+}
+
+/* Neither tracked nor ever of interest: its hooks have nothing to do. */
+static __always_inline bool state_cold(struct task_state *s)
+{
+	return !s->tracked && !s->interest_until;
 }
 
 /* Is @s's thread on the context stream (tracked, or of interest until later than @now)? */
@@ -348,6 +409,7 @@ static __always_inline void ctx_interest(struct task_state *s, struct task_struc
 	if (was) {
 		return;
 	}
+	verdict_forget(task);
 	e = ctx_reserve(false);
 	if (e) {
 		ctx_fill(e, LS_CTX_INTEREST, now, task, other);
@@ -706,11 +768,14 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 
 	if (id == prctl_nr) {
 		handle_prctl(task, regs);
+	} else if (verdict_cold(task)) {
+		return 0;
 	}
 	s = any_state(task, true);
 	if (!s) {
 		return 0;
 	}
+	verdict_set(task, s->gen, state_cold(s));
 	/* Threads neither tracked nor ever of interest, nearly all of them, read no clock. */
 	if (ctx_level == LS_CTX_FULL && (s->tracked || s->interest_until)) {
 		now = bpf_ktime_get_ns();
@@ -729,6 +794,7 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 	s->quiet = idle && !include_idle;
 	s->nr = id;
 	s->start = now ? now : bpf_ktime_get_ns();
+	s->start_jiffies = bpf_jiffies64();
 	s->last = s->start;
 	s->run_state = RS_RUNNING;
 	s->on_cpu = 0;
@@ -756,6 +822,9 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	struct task_state *s;
 	__u64 now = 0;
 
+	if (verdict_cold(task)) {
+		return 0;
+	}
 	s = any_state(task, false);
 	if (!s) {
 		return 0;
@@ -778,10 +847,18 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	if (!s->tracked || !s->in_syscall) {
 		return 0;
 	}
+	s->in_syscall = 0;
+	/* Two ticks more than it counted: one for each end of the syscall within its tick. */
+	if (!now &&
+	    (s->quiet || (bpf_jiffies64() - s->start_jiffies + 2) * tick_ns < threshold_ns)) {
+		/* Short for sure: nothing of it is kept, no precise clock needed. */
+		s->run_state = RS_RUNNING;
+		accum_drop(s, task->pid);
+		return 0;
+	}
 	if (!now) {
 		now = bpf_ktime_get_ns();
 	}
-	s->in_syscall = 0;
 	on_cpu_since_last(s, now);
 	s->last = now;
 	s->run_state = RS_RUNNING;
@@ -801,8 +878,51 @@ static __always_inline bool wait_is_long(struct task_state *s, __u64 now)
 }
 
 /*
- * The switch on the context stream, if either side is streamed; with prev's stack when it
- * blocks, so that a wait chain can say on what.
+ * ctx_flush_out - send @task's held-back switch-out, with its stack when the wait it began
+ * lasted at least the context floor (a stack walk costs microseconds: only waits that may be
+ * in a wait chain pay for one). @task must be off CPU for its stack to be read: a wakeup that
+ * finds it still switching out, or its own switch-in, sends it without.
+ */
+static __always_inline void ctx_flush_out(struct task_struct *task, struct task_state *s, __u64 now,
+					  bool stack_readable)
+{
+	struct ls_ctx_event *e;
+	long len;
+
+	if (!s->out_ts) {
+		return;
+	}
+	if (stack_readable && now - s->out_ts >= ctx_floor_ns) {
+		e = ctx_reserve(true);
+		if (!e) {
+			s->out_ts = 0;
+			return;
+		}
+		len = bpf_get_task_stack(task, e->ips, sizeof(e->ips), 0);
+		ctx_fill(e, LS_CTX_SWITCH, s->out_ts, task, NULL);
+		e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
+	} else {
+		e = ctx_reserve(false);
+		if (!e) {
+			s->out_ts = 0;
+			return;
+		}
+		ctx_fill(e, LS_CTX_SWITCH, s->out_ts, task, NULL);
+	}
+	e->cpu = s->out_cpu;
+	e->tid2 = s->out_next_tid;
+	e->pid2 = s->out_next_pid;
+	__builtin_memcpy(e->comm2, s->out_next_comm, sizeof(e->comm2));
+	e->arg = s->out_state;
+	e->nr = s->out_nr;
+	s->out_ts = 0;
+	ctx_submit(e);
+}
+
+/*
+ * The switch on the context stream, if either side is streamed. A streamed thread that blocks
+ * is held back (in its state) until its wakeup, so that its stack is taken only if the wait
+ * turns out long, in the full stream; the rest goes out at once.
  */
 static __always_inline void ctx_switch(struct task_struct *prev, struct task_state *ps,
 				       struct task_struct *next, struct task_state *ns,
@@ -810,37 +930,42 @@ static __always_inline void ctx_switch(struct task_struct *prev, struct task_sta
 {
 	bool runnable = preempt || prev_state == TASK_RUNNING, prev_streamed;
 	struct ls_ctx_event *e;
-	bool stack;
-	long len;
+	__s64 nr = -1;
 
+	/* A switch-in whose wakeup went unseen: what was held back goes now, without a stack. */
+	if (ns && ns->out_ts) {
+		ctx_flush_out(next, ns, now, false);
+	}
 	prev_streamed = streamed(ps, now);
 	if (!prev_streamed && !streamed(ns, now)) {
 		return;
 	}
-	stack = prev_streamed && !runnable && ctx_level == LS_CTX_FULL;
-	/* Two reservations, each filled in its own branch: the verifier sees every size. */
-	if (stack) {
-		e = ctx_reserve(true);
-		if (!e) {
-			return;
-		}
-		len = bpf_get_task_stack(prev, e->ips, sizeof(e->ips), 0);
-		ctx_fill(e, LS_CTX_SWITCH, now, prev, next);
-		e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
-	} else {
-		e = ctx_reserve(false);
-		if (!e) {
-			return;
-		}
-		ctx_fill(e, LS_CTX_SWITCH, now, prev, next);
+	if (ps && ps->tracked && ps->in_syscall) {
+		nr = ps->nr;
+	} else if (ps && ps->sc_active) {
+		nr = ps->sc_nr;
 	}
+	if (prev_streamed && !runnable && ctx_level == LS_CTX_FULL) {
+		if (ps->out_ts) {
+			ctx_flush_out(prev, ps, now, false);
+		}
+		ps->out_ts = now;
+		ps->out_nr = nr;
+		ps->out_state = prev_state;
+		ps->out_cpu = bpf_get_smp_processor_id();
+		ps->out_next_tid = next->pid;
+		ps->out_next_pid = next->tgid;
+		bpf_probe_read_kernel(ps->out_next_comm, sizeof(ps->out_next_comm), next->comm);
+		return;
+	}
+	e = ctx_reserve(false);
+	if (!e) {
+		return;
+	}
+	ctx_fill(e, LS_CTX_SWITCH, now, prev, next);
 	e->preempted = preempt;
 	e->arg = prev_state;
-	if (ps && ps->tracked && ps->in_syscall) {
-		e->nr = ps->nr;
-	} else if (ps && ps->sc_active) {
-		e->nr = ps->sc_nr;
-	}
+	e->nr = nr;
 	ctx_submit(e);
 }
 
@@ -855,8 +980,13 @@ int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	__u32 tid;
 	int slot;
 
-	ps = (prev->flags & PF_EXITING) ? NULL : any_state(prev, true);
+	ps = (prev->flags & PF_EXITING) || verdict_cold(prev) ? NULL : any_state(prev, true);
 	s = any_state(next, false);
+	if (s) {
+		verdict_set(next, s->gen, state_cold(s));
+	} else {
+		verdict_set(next, 0, false);
+	}
 	if (ctx_level != LS_CTX_NONE) {
 		now = bpf_ktime_get_ns();
 		ctx_switch(prev, ps, next, s, preempt, prev_state, now);
@@ -1013,11 +1143,27 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 	struct task_struct *cur = bpf_get_current_task_btf();
 	struct task_state *cs;
 	struct ls_ctx_event *e;
-	bool irq;
+	bool irq, long_wait;
 	long len;
 
 	if (streamed(ps, now)) {
-		if (ctx_level == LS_CTX_FULL) {
+		long_wait = ps->out_ts && now - ps->out_ts >= ctx_floor_ns;
+		ctx_flush_out(p, ps, now, !p->on_cpu);
+		if (ctx_level == LS_CTX_FULL && !long_wait) {
+			/*
+			 * A short wait gets no waker stack, and the interrupt test without one:
+			 * the idle task wakes no one itself. A short wait an interrupt ends on a
+			 * busy CPU is then taken for its current task's doing.
+			 */
+			irq = !cur->pid;
+			e = ctx_reserve(false);
+			if (!e) {
+				return;
+			}
+			ctx_fill(e, LS_CTX_WAKEUP, now, p, cur);
+			e->arg = irq;
+			ctx_submit(e);
+		} else if (ctx_level == LS_CTX_FULL) {
 			e = ctx_reserve(true);
 			if (!e) {
 				return;

@@ -217,6 +217,15 @@ struct ls_ctx_event {
 
 #define LS_CTX_HEADER_SIZE __builtin_offsetof(struct ls_ctx_event, ips)
 
+/* The BPF side's per-CPU cache of whether the task running there is cold (see verdict_cold()). */
+#define LS_VERDICT_CPUS 1024
+struct ls_cpu_verdict {
+	__u64 task;
+	__u32 gen;
+	__u32 cold;
+	__u8 pad[48]; /* a cache line each */
+};
+
 /* Values of the tracked-processes map. */
 enum ls_track_reason {
 	LS_TRACK_TARGET = 1, /* -p PID or the COMMAND latsnap started */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -245,6 +246,17 @@ static void explain_load_error(int err)
 	}
 }
 
+/* The length of a tick: the resolution of the coarse clock, 10 ms if it cannot be asked. */
+static uint64_t tick_ns(void)
+{
+	struct timespec res;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) || res.tv_sec || !res.tv_nsec) {
+		return 10000000;
+	}
+	return (uint64_t)res.tv_nsec;
+}
+
 /**
  * tracker_open - open and load the BPF tracker with @opts; nothing is traced until attach.
  * @fn: called with each outlier, from tracker_poll().
@@ -294,6 +306,7 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	if (opts->ctx_floor_ns) {
 		tr->skel->rodata->ctx_floor_ns = opts->ctx_floor_ns;
 	}
+	tr->skel->rodata->tick_ns = tick_ns();
 	tr->track_registered = opts->track_registered;
 	memcpy((void *)tr->skel->rodata->idle_syscalls, opts->idle_syscalls,
 	       sizeof(opts->idle_syscalls));
