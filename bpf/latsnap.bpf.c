@@ -38,6 +38,8 @@ const volatile bool track_registered = false;
 const volatile long prctl_nr = -1;
 /* The context stream: syscalls shorter than this are not sent. */
 const volatile __u64 ctx_floor_ns = 1000000;
+/* Events kept per CPU in ctx_ring, a power of two (from user space). */
+const volatile __u32 ctx_slots = 1;
 /* How long a thread stays streamed after it last woke, or was woken by, a tracked thread. */
 const volatile __u64 interest_ns = 10000000000ULL;
 /*
@@ -164,11 +166,17 @@ struct {
 	__uint(max_entries, 8 << 20);
 } events SEC(".maps");
 
-/* The context stream (struct ls_ctx_event), apart so that a flood of it never costs an outlier. */
+/*
+ * The context stream (struct ls_ctx_event): ctx_slots per CPU, CPU after CPU (the size is set by
+ * user space), apart from the outliers' ring buffer so that a flood of it never costs an outlier.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
-} ctx_events SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ls_ctx_event);
+} ctx_ring SEC(".maps");
 
 struct block_issue {
 	__u64 ts;
@@ -315,30 +323,36 @@ static __always_inline bool streamed(struct task_state *s, __u64 now)
 }
 
 /*
- * Sent without waking latsnap: every wakeup would be a switch of its own, streamed when a tracked
- * thread shares the CPU, and so on. latsnap reads the stream at least every 100 ms; a stream
- * filling up wakes it.
+ * The context stream stays in the kernel: per CPU, a ring of its last ctx_slots events in
+ * ctx_ring, which latsnap maps and reads only before a snapshot. Streaming every event to user
+ * space cost more than everything else (the consumer fell behind at a few hundred thousand events
+ * a second, and a full ring buffer woke it through an interrupt at every event), while only the
+ * context of an outlier is ever kept. An event's seq is its place in its CPU's ring plus one, set
+ * once it is complete: the reader tells a slot being written, or written over, by it.
  */
+#define LS_CTX_SEQ_BUSY (1ULL << 63)
+
 static __always_inline void ctx_submit(struct ls_ctx_event *e)
 {
-	bool full = bpf_ringbuf_query(&ctx_events, BPF_RB_AVAIL_DATA) > (4 << 20);
-
-	bpf_ringbuf_submit(e, full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	asm volatile("" ::: "memory");
+	e->seq &= ~LS_CTX_SEQ_BUSY;
 }
 
 static __always_inline struct ls_ctx_event *ctx_reserve(bool with_stack)
 {
+	__u32 cpu = bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1), idx;
 	struct ls_ctx_event *e;
+	__u64 head;
 
-	if (with_stack) {
-		e = bpf_ringbuf_reserve(&ctx_events, sizeof(*e), 0);
-	} else {
-		e = bpf_ringbuf_reserve(&ctx_events, LS_CTX_HEADER_SIZE, 0);
-	}
+	head = __sync_fetch_and_add(&verdicts[cpu].ctx_head, 1);
+	idx = cpu * ctx_slots + (__u32)(head & (ctx_slots - 1));
+	e = bpf_map_lookup_elem(&ctx_ring, &idx);
 	if (!e) {
 		stat_inc(LS_STAT_CTX_LOST);
 		return NULL;
 	}
+	e->seq = (head + 1) | LS_CTX_SEQ_BUSY;
+	asm volatile("" ::: "memory");
 	stat_inc(LS_STAT_CTX_EVENTS);
 	return e;
 }
