@@ -283,13 +283,14 @@ static __always_inline bool decide_tracked(struct task_struct *task)
  * created: that keeps the decision, made once per thread and tracking generation, off the wakeup
  * path.
  */
-static __always_inline struct task_state *any_state(struct task_struct *task, bool create)
+static __always_inline struct task_state *state_of(struct task_struct *task, bool create,
+						   bool count_failure)
 {
 	struct task_state *s;
 
 	s = bpf_task_storage_get(&states, task, NULL, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	if (!s) {
-		if (create) {
+		if (create && count_failure) {
 			stat_inc(LS_STAT_STORAGE_FAILED);
 		}
 		return NULL;
@@ -300,6 +301,11 @@ static __always_inline struct task_state *any_state(struct task_struct *task, bo
 		s->cur_slot = -1;
 	}
 	return s;
+}
+
+static __always_inline struct task_state *any_state(struct task_struct *task, bool create)
+{
+	return state_of(task, create, true);
 }
 
 /* The state of a tracked task, or NULL. */
@@ -1198,7 +1204,11 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 			e->arg = irq;
 			ctx_submit(e);
 		}
-		cs = irq ? NULL : any_state(cur, true);
+		/*
+		 * No storage for the waker: task storage was busy on this CPU, so the wakeup
+		 * interrupted one of our programs (the task it names is a bystander). Not a loss.
+		 */
+		cs = irq ? NULL : state_of(cur, true, false);
 		if (cs) {
 			ctx_interest(cs, cur, p, now,
 				     ps->tracked ? now + interest_ns : ps->interest_until,
