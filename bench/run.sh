@@ -14,7 +14,9 @@
 # reported. A peer that cannot run is a row "not run: why".
 # QUICK=1: short runs and one round of everything (make check, about 30 s), no timing claims.
 # Knobs (environment): ROUNDS, N (getppid calls), PP_N (round trips), PG_PAIRS, PG_SECONDS,
-# PG_SCALE, REC_N (outliers for 4.), BURST_ROUNDS, NAPS (outliers per depth for 6.), BENCH_OUT.
+# PG_SCALE, REC_N (outliers for 4.), BURST_ROUNDS, NAPS (outliers per depth for 6.), BENCH_OUT;
+# SECTIONS (which of the six to run, default "1 2 3 4 5 6"; 1 and 2 run together) and CONFIGS (the
+# configurations of 1 and 2, default all), to measure a change quickly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -32,6 +34,8 @@ fi
 # perf trace costs tens of microseconds a syscall: fewer calls keep its rounds as short as others'.
 PERF_DIV=${PERF_DIV:-50}
 BENCH_OUT=${BENCH_OUT:-build/bench.md}
+SECTIONS=${SECTIONS:-1 2 3 4 5 6}
+has() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 LATSNAP=$ROOT/build/latsnap
 PRELOAD=$ROOT/build/liblatsnap.so
@@ -259,13 +263,14 @@ cfg_perf() {
 	run_pair perf "${PIN_TOOL[@]}" perf trace --duration 50 -o "$TMP/perf-trace.out" --
 }
 
-SC_CONFIGS="untraced floor tracked untracked bpftrace perf preloaded nopreload"
+SC_CONFIGS="untraced ${CONFIGS:-floor tracked untracked bpftrace perf preloaded nopreload}"
 
 # perf trace needs tracefs for the syscall tracepoints' formats.
 if [ ! -d /sys/kernel/tracing/events ] && [ -d /sys/kernel/tracing ]; then
 	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
 fi
 
+has 1 || has 2 || ROUNDS=0
 say "1, 2: getppid x $N and ping-pong x $PP_N, $ROUNDS alternating rounds of: $SC_CONFIGS"
 for ((r = 1; r <= ROUNDS; r++)); do
 	for cfg in $SC_CONFIGS; do
@@ -358,7 +363,9 @@ pg_round() {
 }
 
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-if [ -z "$PG_BIN" ] || [ ! -x "$PG_BIN/pgbench" ] || ! id postgres >/dev/null 2>&1; then
+if ! has 3; then
+	PG_BIN=
+elif [ -z "$PG_BIN" ] || [ ! -x "$PG_BIN/pgbench" ] || ! id postgres >/dev/null 2>&1; then
 	note postgres untraced "not run: PostgreSQL and pgbench not installed (scripts/install-bench-deps.sh)"
 	note postgres traced "not run: PostgreSQL and pgbench not installed (scripts/install-bench-deps.sh)"
 	PG_BIN=
@@ -391,105 +398,111 @@ fi
 
 # --- 4: the recorder --------------------------------------------------------------------------
 
-say "4: the recorder: $REC_N outliers of 300 ms, 450 ms apart, under record -t 200ms"
-REC_DIR=$TMP/rec
-REC_ERR=$TMP/rec.err
-REC_CPU='' REC_RSS='' REC_WALL=''
-# COMMAND mode, so that only the workload is tracked (without a target latsnap would also track
-# any other process on the machine that loaded the preload library). latsnap ends with it, so its
-# CPU time and peak RSS are sampled while it runs; the last sample before it exits is kept.
-# 150 ms between naps: under the threshold, past --post: one snapshot per outlier.
-rec_t0=$(date +%s%N)
-"${PIN_TOOL[@]}" "$LATSNAP" record -v -t 200ms -o "$REC_DIR" -- "$WLD/sleeper" 300 "$REC_N" 150 \
-	>/dev/null 2>"$REC_ERR" &
-rec_pid=$!
-BG_PIDS+=("$rec_pid")
-hz=$(getconf CLK_TCK)
-while [ -r "/proc/$rec_pid/stat" ] && ! grep -q '^State:.*Z' "/proc/$rec_pid/status" 2>/dev/null; do
-	if read -r ut st < <(awk '{ print $14, $15 }' "/proc/$rec_pid/stat" 2>/dev/null) &&
-		rss=$(awk '/^VmHWM:/ { print $2 }' "/proc/$rec_pid/status" 2>/dev/null) && [ -n "$rss" ]; then
-		REC_WALL=$((($(date +%s%N) - rec_t0) / 1000000))
-		REC_CPU=$(awk -v u="$ut" -v s="$st" -v hz="$hz" 'BEGIN { printf "%.2f", (u + s) / hz }')
-		REC_RSS=$rss
-	fi
-	sleep 0.1
-done
-wait "$rec_pid" 2>/dev/null || true
-forget "$rec_pid"
-# Seconds from each outlier's end to its summary.json on disk: mtime (CLOCK_REALTIME) moved to
-# CLOCK_MONOTONIC, the outliers' clock, with the offset between the two read now.
-offset_ns=$(perl -MTime::HiRes=clock_gettime,CLOCK_REALTIME,CLOCK_MONOTONIC \
-	-e 'printf "%.0f\n", (clock_gettime(CLOCK_REALTIME) - clock_gettime(CLOCK_MONOTONIC)) * 1e9')
-for f in "$REC_DIR"/*/summary.json; do
-	[ -f "$f" ] || continue
-	end=$(jq '[.outliers[].end_ns] | max // empty' "$f")
-	[ -n "$end" ] || continue
-	mt=$(perl -MTime::HiRes=stat -e 'printf "%.0f\n", (stat($ARGV[0]))[9] * 1e9' "$f")
-	record rec_latency all "$(awk -v m="$mt" -v o="$offset_ns" -v e="$end" \
-		'BEGIN { printf "%.1f", (m - o - e) / 1e6 }')"
-	record rec_size all "$(du -sk "$(dirname "$f")" | awk '{ print $1 }')"
-done
-sed -n 's/.*record: snapshot .* took \([0-9.]*\) ms.*/\1/p' "$REC_ERR" | while read -r v; do
-	record rec_took all "$v"
-done
-[ -n "$REC_CPU" ] && record rec_cpu all "$REC_CPU"
-[ -n "$REC_RSS" ] && record rec_rss all "$REC_RSS"
-REC_TOTALS=$(grep '^latsnap: [0-9]* outliers' "$REC_ERR" | tail -n 1 || true)
-REC_IN=$(find "$REC_DIR" -name summary.json -print0 2>/dev/null |
-	xargs -0 -r jq -r '.outliers[] | "\(.tid) \(.end_ns)"' | sort -u | wc -l)
+if has 4; then
+	say "4: the recorder: $REC_N outliers of 300 ms, 450 ms apart, under record -t 200ms"
+	REC_DIR=$TMP/rec
+	REC_ERR=$TMP/rec.err
+	REC_CPU='' REC_RSS='' REC_WALL=''
+	# COMMAND mode, so that only the workload is tracked (without a target latsnap would also track
+	# any other process on the machine that loaded the preload library). latsnap ends with it, so its
+	# CPU time and peak RSS are sampled while it runs; the last sample before it exits is kept.
+	# 150 ms between naps: under the threshold, past --post: one snapshot per outlier.
+	rec_t0=$(date +%s%N)
+	"${PIN_TOOL[@]}" "$LATSNAP" record -v -t 200ms -o "$REC_DIR" -- "$WLD/sleeper" 300 "$REC_N" 150 \
+		>/dev/null 2>"$REC_ERR" &
+	rec_pid=$!
+	BG_PIDS+=("$rec_pid")
+	hz=$(getconf CLK_TCK)
+	while [ -r "/proc/$rec_pid/stat" ] && ! grep -q '^State:.*Z' "/proc/$rec_pid/status" 2>/dev/null; do
+		if read -r ut st < <(awk '{ print $14, $15 }' "/proc/$rec_pid/stat" 2>/dev/null) &&
+			rss=$(awk '/^VmHWM:/ { print $2 }' "/proc/$rec_pid/status" 2>/dev/null) && [ -n "$rss" ]; then
+			REC_WALL=$((($(date +%s%N) - rec_t0) / 1000000))
+			REC_CPU=$(awk -v u="$ut" -v s="$st" -v hz="$hz" 'BEGIN { printf "%.2f", (u + s) / hz }')
+			REC_RSS=$rss
+		fi
+		sleep 0.1
+	done
+	wait "$rec_pid" 2>/dev/null || true
+	forget "$rec_pid"
+	# Seconds from each outlier's end to its summary.json on disk: mtime (CLOCK_REALTIME) moved to
+	# CLOCK_MONOTONIC, the outliers' clock, with the offset between the two read now.
+	offset_ns=$(perl -MTime::HiRes=clock_gettime,CLOCK_REALTIME,CLOCK_MONOTONIC \
+		-e 'printf "%.0f\n", (clock_gettime(CLOCK_REALTIME) - clock_gettime(CLOCK_MONOTONIC)) * 1e9')
+	for f in "$REC_DIR"/*/summary.json; do
+		[ -f "$f" ] || continue
+		end=$(jq '[.outliers[].end_ns] | max // empty' "$f")
+		[ -n "$end" ] || continue
+		mt=$(perl -MTime::HiRes=stat -e 'printf "%.0f\n", (stat($ARGV[0]))[9] * 1e9' "$f")
+		record rec_latency all "$(awk -v m="$mt" -v o="$offset_ns" -v e="$end" \
+			'BEGIN { printf "%.1f", (m - o - e) / 1e6 }')"
+		record rec_size all "$(du -sk "$(dirname "$f")" | awk '{ print $1 }')"
+	done
+	sed -n 's/.*record: snapshot .* took \([0-9.]*\) ms.*/\1/p' "$REC_ERR" | while read -r v; do
+		record rec_took all "$v"
+	done
+	[ -n "$REC_CPU" ] && record rec_cpu all "$REC_CPU"
+	[ -n "$REC_RSS" ] && record rec_rss all "$REC_RSS"
+	REC_TOTALS=$(grep '^latsnap: [0-9]* outliers' "$REC_ERR" | tail -n 1 || true)
+	REC_IN=$(find "$REC_DIR" -name summary.json -print0 2>/dev/null |
+		xargs -0 -r jq -r '.outliers[] | "\(.tid) \(.end_ns)"' | sort -u | wc -l)
+fi
 
 # --- 5: capture under bursts ------------------------------------------------------------------
 
-say "5: bursts: 32 threads nap 100 ms at once, $BURST_ROUNDS times, 300 ms apart, under -t 50ms"
-BURST_DIR=$TMP/burst
-BURST_ERR=$TMP/burst.err
-"$LATSNAP" record -t 50ms -o "$BURST_DIR" -- "$BB/burst" 32 "$BURST_ROUNDS" 100 300 \
-	>/dev/null 2>"$BURST_ERR" || true
-BURST_TOTALS=$(grep '^latsnap: [0-9]* outliers' "$BURST_ERR" | tail -n 1 || true)
-# Each outlier once, however many snapshots cover it.
-BURST_IN=$(find "$BURST_DIR" -name summary.json -print0 2>/dev/null |
-	xargs -0 -r jq -r '.outliers[] | "\(.tid) \(.end_ns)"' | sort -u | wc -l)
-BURST_SKIPPED_JSON=$(find "$BURST_DIR" -name summary.json -print0 2>/dev/null |
-	xargs -0 -r jq '.skipped' | awk '{ s += $1 } END { print s + 0 }')
+if has 5; then
+	say "5: bursts: 32 threads nap 100 ms at once, $BURST_ROUNDS times, 300 ms apart, under -t 50ms"
+	BURST_DIR=$TMP/burst
+	BURST_ERR=$TMP/burst.err
+	"$LATSNAP" record -t 50ms -o "$BURST_DIR" -- "$BB/burst" 32 "$BURST_ROUNDS" 100 300 \
+		>/dev/null 2>"$BURST_ERR" || true
+	BURST_TOTALS=$(grep '^latsnap: [0-9]* outliers' "$BURST_ERR" | tail -n 1 || true)
+	# Each outlier once, however many snapshots cover it.
+	BURST_IN=$(find "$BURST_DIR" -name summary.json -print0 2>/dev/null |
+		xargs -0 -r jq -r '.outliers[] | "\(.tid) \(.end_ns)"' | sort -u | wc -l)
+	BURST_SKIPPED_JSON=$(find "$BURST_DIR" -name summary.json -print0 2>/dev/null |
+		xargs -0 -r jq '.skipped' | awk '{ s += $1 } END { print s + 0 }')
+fi
 
 # --- 6: the preload library's unwind ---------------------------------------------------------
 
-say "6: unwind per signal: $NAPS outliers at 2 depths of a program without frame pointers"
-SESSIOND_PID=
-UNWIND_SESSION=latsnap-bench-$$
-# A session daemon of our own when none runs: in the foreground of a background job, so that its
-# pid is ours for certain and cleanup stops that one only.
-if command -v lttng-sessiond >/dev/null && ! pgrep -x lttng-sessiond >/dev/null; then
-	lttng-sessiond --no-kernel >/dev/null 2>&1 &
-	SESSIOND_PID=$!
-	BG_PIDS+=("$SESSIOND_PID")
-	for ((i = 0; i < 100; i++)); do
-		lttng list >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-fi
-# unwind_run DEPTH: DEPTH extra recursive frames on top of the workload's fixed chain; one
-# "FRAMES UNWIND_NS" line per signal into $TMP/unwind-DEPTH.
-unwind_run() {
-	local depth=$1 dir=$TMP/unwind-trace-$1
-	lttng create "$UNWIND_SESSION" --output="$dir" >/dev/null 2>&1 || return 0
-	lttng enable-event -u -s "$UNWIND_SESSION" 'latsnap:user_stack' >/dev/null 2>&1 &&
-		lttng start "$UNWIND_SESSION" >/dev/null 2>&1 &&
-		"$LATSNAP" record --no-snapshot -t 2ms -- "$WLD/unwind-nofp" 5 "$NAPS" "$depth" \
-			>/dev/null 2>&1 || true
-	lttng stop "$UNWIND_SESSION" >/dev/null 2>&1 || true
-	lttng destroy "$UNWIND_SESSION" >/dev/null 2>&1 || true
-	babeltrace2 "$dir" 2>/dev/null |
-		perl -ne 'print "$1 $2\n" if /depth = (\d+),.*unwind_ns = (\d+)/' >"$TMP/unwind-$depth" || true
-}
-if command -v lttng >/dev/null && command -v babeltrace2 >/dev/null; then
-	unwind_run 0
-	unwind_run 50
-fi
-if [ -n "$SESSIOND_PID" ]; then
-	kill -TERM "$SESSIOND_PID" 2>/dev/null || true
-	wait "$SESSIOND_PID" 2>/dev/null || true
-	forget "$SESSIOND_PID"
+if has 6; then
+	say "6: unwind per signal: $NAPS outliers at 2 depths of a program without frame pointers"
+	SESSIOND_PID=
+	UNWIND_SESSION=latsnap-bench-$$
+	# A session daemon of our own when none runs: in the foreground of a background job, so that its
+	# pid is ours for certain and cleanup stops that one only.
+	if command -v lttng-sessiond >/dev/null && ! pgrep -x lttng-sessiond >/dev/null; then
+		lttng-sessiond --no-kernel >/dev/null 2>&1 &
+		SESSIOND_PID=$!
+		BG_PIDS+=("$SESSIOND_PID")
+		for ((i = 0; i < 100; i++)); do
+			lttng list >/dev/null 2>&1 && break
+			sleep 0.1
+		done
+	fi
+	# unwind_run DEPTH: DEPTH extra recursive frames on top of the workload's fixed chain; one
+	# "FRAMES UNWIND_NS" line per signal into $TMP/unwind-DEPTH.
+	unwind_run() {
+		local depth=$1 dir=$TMP/unwind-trace-$1
+		lttng create "$UNWIND_SESSION" --output="$dir" >/dev/null 2>&1 || return 0
+		lttng enable-event -u -s "$UNWIND_SESSION" 'latsnap:user_stack' >/dev/null 2>&1 &&
+			lttng start "$UNWIND_SESSION" >/dev/null 2>&1 &&
+			"$LATSNAP" record --no-snapshot -t 2ms -- "$WLD/unwind-nofp" 5 "$NAPS" "$depth" \
+				>/dev/null 2>&1 || true
+		lttng stop "$UNWIND_SESSION" >/dev/null 2>&1 || true
+		lttng destroy "$UNWIND_SESSION" >/dev/null 2>&1 || true
+		babeltrace2 "$dir" 2>/dev/null |
+			perl -ne 'print "$1 $2\n" if /depth = (\d+),.*unwind_ns = (\d+)/' >"$TMP/unwind-$depth" || true
+	}
+	if command -v lttng >/dev/null && command -v babeltrace2 >/dev/null; then
+		unwind_run 0
+		unwind_run 50
+	fi
+	if [ -n "$SESSIOND_PID" ]; then
+		kill -TERM "$SESSIOND_PID" 2>/dev/null || true
+		wait "$SESSIOND_PID" 2>/dev/null || true
+		forget "$SESSIOND_PID"
+	fi
 fi
 
 # --- the tables -------------------------------------------------------------------------------
@@ -559,119 +572,129 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 	echo "- pinning: $([ "$NCPU" -ge 2 ] && echo "measured programs on CPU $WL_CPU, tracers on CPU ${PIN_TOOL[2]}" || echo none)"
 	echo "- floor: $HOOKS_NOTE"
 	echo
-	echo "## 1. Syscall cost: getppid loop, $N calls (perf trace: $((N / PERF_DIV > 1000 ? N / PERF_DIV : 1000))), $ROUNDS rounds"
-	echo
-	echo "Times are the loop's own CPU time (BPF programs run in its context; other programs on its CPU"
-	echo "do not count), medians; \"wall\" is its elapsed time. Each configuration's run comes right after"
-	echo "an untraced one: \"added\" is the median of those paired differences, \"× the floor\" that"
-	echo "divided by the floor's."
-	echo
-	echo "| configuration | ns per syscall | best | wall | added ns per syscall | added, × the floor |"
-	echo "|---|---:|---:|---:|---:|---:|"
-	cost_table syscall %.1f
-	echo
-	echo "## 2. Context switches: pipe ping-pong between two processes on one CPU, $PP_N round trips (perf trace: $((PP_N / PERF_DIV > 500 ? PP_N / PERF_DIV : 500))), $ROUNDS rounds"
-	echo
-	echo "Each round trip: 2 writes, 2 reads, 2 wakeups, 2 context switches. Times are the CPU time of both"
-	echo "processes per round trip (on one CPU: the wall time less other programs'), paired with untraced"
-	echo "runs as in 1; throughput is the inverse, as a ratio within each pair."
-	echo
-	echo "| configuration | ns per round trip | best | wall | added ns per round trip | added, × the floor | throughput, × untraced |"
-	echo "|---|---:|---:|---:|---:|---:|---:|"
-	cost_table pingpong %.0f
-	echo
-	echo "## 3. PostgreSQL $(pkgver postgresql-15 | cut -d- -f1): pgbench -s $PG_SCALE -c 4 -j 2 -T $PG_SECONDS (TPC-B-like), median of $PG_PAIRS alternating runs"
-	echo
-	echo "Traced: the server under \`latsnap record -t 200ms -o DIR -- postgres ...\` (liblatsnap.so preloaded, snapshots on)."
-	echo "The server runs with synchronous_commit=off (CPU-bound: the worst case for a tracer), restarted"
-	echo "for each run, after a 1 s warm-up; pgbench itself is not traced."
-	echo
-	echo "The CPU columns count the server's processes (and latsnap's, traced) through a cpuacct cgroup:"
-	echo "unlike tps, they do not move with what other programs take; the ratio is per pair."
-	echo
-	echo "| configuration | tps | tps, × untraced | CPU µs per transaction | throughput from CPU, × untraced | each run (tps) |"
-	echo "|---|---:|---:|---:|---:|---|"
-	base=$(result postgres untraced)
-	for cfg in untraced traced; do
-		v=$(result postgres "$cfg")
-		label=$([ "$cfg" = traced ] && echo "latsnap record -t 200ms, snapshots on" || echo "no tracing")
-		runs=$(awk -v c="$cfg" '$1 == "postgres" && $2 == c { printf "%s%.0f", sep, $3; sep = ", " }' "$RESULTS")
-		cpu=$(result postgres_cpu "$cfg")
-		cpu=$([ -n "$cpu" ] && fmt "$cpu" %.1f || echo "not run: no cpuacct cgroup")
-		cr=$([ "$cfg" = untraced ] && echo 1.000 || result postgres_r "$cfg")
-		cr=$([ -n "$cr" ] && fmt "$cr" %.3f || echo n/a)
-		if [ -z "$v" ]; then
-			echo "| $label | $(why postgres "$cfg") | | | | |"
-		elif [ -n "$base" ]; then
-			echo "| $label | $(fmt "$v" %.1f) | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.3f", v / b }') | $cpu | $cr | $runs |"
-		else
-			echo "| $label | $(fmt "$v" %.1f) | — | $cpu | $cr | $runs |"
-		fi
-	done
-	if [ -s "$TMP/pg-totals" ]; then
+	if has 1 || has 2; then
+		echo "## 1. Syscall cost: getppid loop, $N calls (perf trace: $((N / PERF_DIV > 1000 ? N / PERF_DIV : 1000))), $ROUNDS rounds"
 		echo
-		echo "latsnap's totals in the traced runs:"
+		echo "Times are the loop's own CPU time (BPF programs run in its context; other programs on its CPU"
+		echo "do not count), medians; \"wall\" is its elapsed time. Each configuration's run comes right after"
+		echo "an untraced one: \"added\" is the median of those paired differences, \"× the floor\" that"
+		echo "divided by the floor's."
 		echo
-		sed 's/^/    /' "$TMP/pg-totals"
+		echo "| configuration | ns per syscall | best | wall | added ns per syscall | added, × the floor |"
+		echo "|---|---:|---:|---:|---:|---:|"
+		cost_table syscall %.1f
+		echo
+		echo "## 2. Context switches: pipe ping-pong between two processes on one CPU, $PP_N round trips (perf trace: $((PP_N / PERF_DIV > 500 ? PP_N / PERF_DIV : 500))), $ROUNDS rounds"
+		echo
+		echo "Each round trip: 2 writes, 2 reads, 2 wakeups, 2 context switches. Times are the CPU time of both"
+		echo "processes per round trip (on one CPU: the wall time less other programs'), paired with untraced"
+		echo "runs as in 1; throughput is the inverse, as a ratio within each pair."
+		echo
+		echo "| configuration | ns per round trip | best | wall | added ns per round trip | added, × the floor | throughput, × untraced |"
+		echo "|---|---:|---:|---:|---:|---:|---:|"
+		cost_table pingpong %.0f
 	fi
-	echo
-	echo "## 4. The recorder: $REC_N outliers of 300 ms, 450 ms apart, \`record -t 200ms\` (default --post 100ms, --buffer-size 4M)"
-	echo
-	echo "| measure | value |"
-	echo "|---|---:|"
-	row() { # row LABEL VALUE-OR-EMPTY WHY
-		if [ -n "$2" ]; then echo "| $1 | $2 |"; else echo "| $1 | $3 |"; fi
-	}
-	lat=$(result rec_latency all)
-	latmax=$(awk '$1 == "rec_latency" { print $3 }' "$RESULTS" | sort -g | tail -n 1)
-	row "outlier's end to its summary.json on disk, median (ms)" "$([ -n "$lat" ] && fmt "$lat" %.1f)" "failed: no snapshot"
-	row "outlier's end to its summary.json on disk, max (ms)" "$([ -n "$latmax" ] && fmt "$latmax" %.1f)" "failed: no snapshot"
-	took=$(result rec_took all)
-	row "one snapshot, as \`record -v\` times it, median (ms)" "$([ -n "$took" ] && fmt "$took" %.1f)" "failed: no snapshot timing"
-	size=$(result rec_size all)
-	row "snapshot on disk, median (KiB)" "$([ -n "$size" ] && fmt "$size" %.0f)" "failed: no snapshot"
-	row "snapshots written / outliers seen / in a summary.json / skipped" "$(find "$REC_DIR" -name summary.json 2>/dev/null | wc -l) / $(echo "$REC_TOTALS" | awk '{ print $2 }') / $REC_IN / $(echo "$REC_TOTALS" | awk '{ print $6 }')" ""
-	cpu=$(result rec_cpu all)
-	row "latsnap's CPU while recording (s, over ${REC_WALL:-?} ms)" "$([ -n "$cpu" ] && echo "$cpu ($(awk -v c="$cpu" -v w="${REC_WALL:-0}" 'BEGIN { printf "%.1f%%", w ? 100 * c * 1000 / w : 0 }') of one CPU)")" "failed: latsnap did not start"
-	rss=$(result rec_rss all)
-	row "latsnap's peak RSS (MiB)" "$([ -n "$rss" ] && awk -v r="$rss" 'BEGIN { printf "%.1f", r / 1024 }')" "failed: latsnap did not start"
-	echo
-	echo "latsnap: \`${REC_TOTALS:-no totals line}\`"
-	echo
-	echo "## 5. Capture under bursts: 32 threads nap 100 ms at once, $BURST_ROUNDS times, 300 ms apart, \`record -t 50ms\`"
-	echo
-	echo "| measure | value |"
-	echo "|---|---:|"
-	if [[ $BURST_TOTALS =~ ^latsnap:\ ([0-9]+)\ outliers,\ ([0-9]+)\ snapshots,\ ([0-9]+)\ skipped,\ ([0-9]+)\ lost ]]; then
-		b_out=${BASH_REMATCH[1]} b_snap=${BASH_REMATCH[2]} b_skip=${BASH_REMATCH[3]} b_lost=${BASH_REMATCH[4]}
-		echo "| outliers expected (threads × rounds) | $((32 * BURST_ROUNDS)) |"
-		echo "| outliers latsnap saw | $b_out |"
-		echo "| snapshots | $b_snap |"
-		echo "| outliers in a summary.json | $BURST_IN |"
-		echo "| counted as skipped (totals line; sum of summary.json \"skipped\") | $b_skip; $BURST_SKIPPED_JSON |"
-		echo "| lost in the kernel | $b_lost |"
-		echo "| unaccounted (seen − in a summary − skipped) | $((b_out - BURST_IN - b_skip)) |"
-		echo "| share of outliers in a summary | $(awk -v i="$BURST_IN" -v o="$b_out" 'BEGIN { printf o ? "%.1f%%" : "n/a", 100 * i / o }') |"
-	else
-		echo "| outliers in a summary.json | failed: no totals line: $(tail -n 1 "$BURST_ERR") |"
-	fi
-	echo
-	echo "## 6. The preload library's unwind per signal (latsnap:user_stack unwind_ns): $NAPS outliers per row, 5 ms naps, \`record -t 2ms\`, code without frame pointers"
-	echo
-	echo "| stack | median (µs) | p90 (µs) | max (µs) | frames | signals |"
-	echo "|---|---:|---:|---:|---:|---:|"
-	for depth in 0 50; do
-		label=$([ "$depth" = 0 ] && echo "shallow stack" || echo "deep stack ($depth more frames)")
-		if [ -s "$TMP/unwind-$depth" ]; then
-			# frames: the most frequent depth (a few signals land in other syscalls).
-			sort -k2 -n "$TMP/unwind-$depth" | awk -v l="$label" '{ n[$1]++; v[NR] = $2 } END {
-				for (d in n) { if (n[d] > best) { best = n[d]; f = d } }
-				printf "| %s | %.1f | %.1f | %.1f | %d | %d |\n", l, v[int((NR + 1) / 2)] / 1e3,
-					v[int(NR * 0.9 + 0.5)] / 1e3, v[NR] / 1e3, f, NR }'
-		else
-			echo "| $label | failed: no latsnap:user_stack event in the trace | | | | |"
+	if has 3; then
+		echo
+		echo "## 3. PostgreSQL $(pkgver postgresql-15 | cut -d- -f1): pgbench -s $PG_SCALE -c 4 -j 2 -T $PG_SECONDS (TPC-B-like), median of $PG_PAIRS alternating runs"
+		echo
+		echo "Traced: the server under \`latsnap record -t 200ms -o DIR -- postgres ...\` (liblatsnap.so preloaded, snapshots on)."
+		echo "The server runs with synchronous_commit=off (CPU-bound: the worst case for a tracer), restarted"
+		echo "for each run, after a 1 s warm-up; pgbench itself is not traced."
+		echo
+		echo "The CPU columns count the server's processes (and latsnap's, traced) through a cpuacct cgroup:"
+		echo "unlike tps, they do not move with what other programs take; the ratio is per pair."
+		echo
+		echo "| configuration | tps | tps, × untraced | CPU µs per transaction | throughput from CPU, × untraced | each run (tps) |"
+		echo "|---|---:|---:|---:|---:|---|"
+		base=$(result postgres untraced)
+		for cfg in untraced traced; do
+			v=$(result postgres "$cfg")
+			label=$([ "$cfg" = traced ] && echo "latsnap record -t 200ms, snapshots on" || echo "no tracing")
+			runs=$(awk -v c="$cfg" '$1 == "postgres" && $2 == c { printf "%s%.0f", sep, $3; sep = ", " }' "$RESULTS")
+			cpu=$(result postgres_cpu "$cfg")
+			cpu=$([ -n "$cpu" ] && fmt "$cpu" %.1f || echo "not run: no cpuacct cgroup")
+			cr=$([ "$cfg" = untraced ] && echo 1.000 || result postgres_r "$cfg")
+			cr=$([ -n "$cr" ] && fmt "$cr" %.3f || echo n/a)
+			if [ -z "$v" ]; then
+				echo "| $label | $(why postgres "$cfg") | | | | |"
+			elif [ -n "$base" ]; then
+				echo "| $label | $(fmt "$v" %.1f) | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.3f", v / b }') | $cpu | $cr | $runs |"
+			else
+				echo "| $label | $(fmt "$v" %.1f) | — | $cpu | $cr | $runs |"
+			fi
+		done
+		if [ -s "$TMP/pg-totals" ]; then
+			echo
+			echo "latsnap's totals in the traced runs:"
+			echo
+			sed 's/^/    /' "$TMP/pg-totals"
 		fi
-	done
+	fi
+	if has 4; then
+		echo
+		echo "## 4. The recorder: $REC_N outliers of 300 ms, 450 ms apart, \`record -t 200ms\` (default --post 100ms, --buffer-size 4M)"
+		echo
+		echo "| measure | value |"
+		echo "|---|---:|"
+		row() { # row LABEL VALUE-OR-EMPTY WHY
+			if [ -n "$2" ]; then echo "| $1 | $2 |"; else echo "| $1 | $3 |"; fi
+		}
+		lat=$(result rec_latency all)
+		latmax=$(awk '$1 == "rec_latency" { print $3 }' "$RESULTS" | sort -g | tail -n 1)
+		row "outlier's end to its summary.json on disk, median (ms)" "$([ -n "$lat" ] && fmt "$lat" %.1f)" "failed: no snapshot"
+		row "outlier's end to its summary.json on disk, max (ms)" "$([ -n "$latmax" ] && fmt "$latmax" %.1f)" "failed: no snapshot"
+		took=$(result rec_took all)
+		row "one snapshot, as \`record -v\` times it, median (ms)" "$([ -n "$took" ] && fmt "$took" %.1f)" "failed: no snapshot timing"
+		size=$(result rec_size all)
+		row "snapshot on disk, median (KiB)" "$([ -n "$size" ] && fmt "$size" %.0f)" "failed: no snapshot"
+		row "snapshots written / outliers seen / in a summary.json / skipped" "$(find "$REC_DIR" -name summary.json 2>/dev/null | wc -l) / $(echo "$REC_TOTALS" | awk '{ print $2 }') / $REC_IN / $(echo "$REC_TOTALS" | awk '{ print $6 }')" ""
+		cpu=$(result rec_cpu all)
+		row "latsnap's CPU while recording (s, over ${REC_WALL:-?} ms)" "$([ -n "$cpu" ] && echo "$cpu ($(awk -v c="$cpu" -v w="${REC_WALL:-0}" 'BEGIN { printf "%.1f%%", w ? 100 * c * 1000 / w : 0 }') of one CPU)")" "failed: latsnap did not start"
+		rss=$(result rec_rss all)
+		row "latsnap's peak RSS (MiB)" "$([ -n "$rss" ] && awk -v r="$rss" 'BEGIN { printf "%.1f", r / 1024 }')" "failed: latsnap did not start"
+		echo
+		echo "latsnap: \`${REC_TOTALS:-no totals line}\`"
+	fi
+	if has 5; then
+		echo
+		echo "## 5. Capture under bursts: 32 threads nap 100 ms at once, $BURST_ROUNDS times, 300 ms apart, \`record -t 50ms\`"
+		echo
+		echo "| measure | value |"
+		echo "|---|---:|"
+		if [[ $BURST_TOTALS =~ ^latsnap:\ ([0-9]+)\ outliers,\ ([0-9]+)\ snapshots,\ ([0-9]+)\ skipped,\ ([0-9]+)\ lost ]]; then
+			b_out=${BASH_REMATCH[1]} b_snap=${BASH_REMATCH[2]} b_skip=${BASH_REMATCH[3]} b_lost=${BASH_REMATCH[4]}
+			echo "| outliers expected (threads × rounds) | $((32 * BURST_ROUNDS)) |"
+			echo "| outliers latsnap saw | $b_out |"
+			echo "| snapshots | $b_snap |"
+			echo "| outliers in a summary.json | $BURST_IN |"
+			echo "| counted as skipped (totals line; sum of summary.json \"skipped\") | $b_skip; $BURST_SKIPPED_JSON |"
+			echo "| lost in the kernel | $b_lost |"
+			echo "| unaccounted (seen − in a summary − skipped) | $((b_out - BURST_IN - b_skip)) |"
+			echo "| share of outliers in a summary | $(awk -v i="$BURST_IN" -v o="$b_out" 'BEGIN { printf o ? "%.1f%%" : "n/a", 100 * i / o }') |"
+		else
+			echo "| outliers in a summary.json | failed: no totals line: $(tail -n 1 "$BURST_ERR") |"
+		fi
+	fi
+	if has 6; then
+		echo
+		echo "## 6. The preload library's unwind per signal (latsnap:user_stack unwind_ns): $NAPS outliers per row, 5 ms naps, \`record -t 2ms\`, code without frame pointers"
+		echo
+		echo "| stack | median (µs) | p90 (µs) | max (µs) | frames | signals |"
+		echo "|---|---:|---:|---:|---:|---:|"
+		for depth in 0 50; do
+			label=$([ "$depth" = 0 ] && echo "shallow stack" || echo "deep stack ($depth more frames)")
+			if [ -s "$TMP/unwind-$depth" ]; then
+				# frames: the most frequent depth (a few signals land in other syscalls).
+				sort -k2 -n "$TMP/unwind-$depth" | awk -v l="$label" '{ n[$1]++; v[NR] = $2 } END {
+					for (d in n) { if (n[d] > best) { best = n[d]; f = d } }
+					printf "| %s | %.1f | %.1f | %.1f | %d | %d |\n", l, v[int((NR + 1) / 2)] / 1e3,
+						v[int(NR * 0.9 + 0.5)] / 1e3, v[NR] / 1e3, f, NR }'
+			else
+				echo "| $label | failed: no latsnap:user_stack event in the trace | | | | |"
+			fi
+		done
+	fi
 } >"$TMP/bench.md"
 
 mkdir -p "$(dirname "$BENCH_OUT")"

@@ -38,8 +38,17 @@ const volatile bool track_registered = false;
 const volatile long prctl_nr = -1;
 /* The context stream: syscalls shorter than this are not sent. */
 const volatile __u64 ctx_floor_ns = 1000000;
+/* Events kept per CPU in ctx_ring, a power of two (from user space). */
+const volatile __u32 ctx_slots = 1;
 /* How long a thread stays streamed after it last woke, or was woken by, a tracked thread. */
 const volatile __u64 interest_ns = 10000000000ULL;
+/*
+ * The length of a tick (from user space). A syscall that began and ended within a few ticks,
+ * less than the threshold, cannot be an outlier: it ends without a read of the precise clock,
+ * which costs as much as the rest of the hook together (a serialized rdtsc), where jiffies is a
+ * load. Tracing programs may not read the coarse clock (it is not NMI-safe).
+ */
+const volatile __u64 tick_ns = 10000000;
 
 /*
  * enum ls_ctx_level, set by user space at run time: the stream starts only once a snapshot
@@ -80,6 +89,18 @@ struct task_state {
 	/* The context stream, for any thread (tracked or of interest). */
 	__u64 interest_until; /* not tracked, but streamed until then */
 	__u64 sc_start; /* entry of the syscall under way, when sc_active */
+	__u64 start_jiffies; /* jiffies at the entry of the syscall under way */
+	/*
+	 * A blocking switch-out of a streamed thread, held back until its wakeup: only then is it
+	 * known whether the wait was long enough to be worth its stack (see ctx_switch()).
+	 */
+	__u64 out_ts; /* 0: none held */
+	__s64 out_nr;
+	__u32 out_state;
+	__u32 out_cpu;
+	__u32 out_next_tid;
+	__u32 out_next_pid;
+	char out_next_comm[LS_TASK_COMM_LEN];
 	__s32 sc_nr;
 	__u8 sc_active;
 };
@@ -156,11 +177,17 @@ struct {
 	__uint(max_entries, 8 << 20);
 } events SEC(".maps");
 
-/* The context stream (struct ls_ctx_event), apart so that a flood of it never costs an outlier. */
+/*
+ * The context stream (struct ls_ctx_event): ctx_slots per CPU, CPU after CPU (the size is set by
+ * user space), apart from the outliers' ring buffer so that a flood of it never costs an outlier.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
-} ctx_events SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ls_ctx_event);
+} ctx_ring SEC(".maps");
 
 struct block_issue {
 	__u64 ts;
@@ -198,6 +225,42 @@ struct {
 	__type(value, struct ls_stack);
 } scratch_stack SEC(".maps");
 
+/*
+ * Per CPU, the task last seen running there and whether it is cold: neither tracked nor ever of
+ * interest to the context stream, as nearly every thread on the machine is. The syscall hooks of
+ * a cold thread then end without a task storage lookup. Keyed by the task and the tracking
+ * generation, so that a stale entry (a switch the recursion guard hid, a thread tracked since)
+ * only sends the hook the slow way. One cache line per CPU: each CPU writes its own at every
+ * switch.
+ */
+struct ls_cpu_verdict verdicts[LS_VERDICT_CPUS];
+
+static __always_inline bool verdict_cold(struct task_struct *task)
+{
+	struct ls_cpu_verdict *v = &verdicts[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+
+	return v->task == (__u64)task && v->gen == tracking_gen && v->cold;
+}
+
+static __always_inline void verdict_set(struct task_struct *task, __u32 gen, bool cold)
+{
+	struct ls_cpu_verdict *v = &verdicts[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+
+	v->task = (__u64)task;
+	v->gen = gen;
+	v->cold = cold;
+}
+
+/* @task stops being cold: the entry of the CPU it last ran on no longer says so. */
+static __always_inline void verdict_forget(struct task_struct *task)
+{
+	struct ls_cpu_verdict *v = &verdicts[task->thread_info.cpu & (LS_VERDICT_CPUS - 1)];
+
+	if (v->task == (__u64)task) {
+		v->task = 0;
+	}
+}
+
 static __always_inline void stat_inc(__u32 key)
 {
 	__u64 *count = bpf_map_lookup_elem(&stats, &key);
@@ -231,13 +294,14 @@ static __always_inline bool decide_tracked(struct task_struct *task)
  * created: that keeps the decision, made once per thread and tracking generation, off the wakeup
  * path.
  */
-static __always_inline struct task_state *any_state(struct task_struct *task, bool create)
+static __always_inline struct task_state *state_of(struct task_struct *task, bool create,
+						   bool count_failure)
 {
 	struct task_state *s;
 
 	s = bpf_task_storage_get(&states, task, NULL, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	if (!s) {
-		if (create) {
+		if (create && count_failure) {
 			stat_inc(LS_STAT_STORAGE_FAILED);
 		}
 		return NULL;
@@ -250,12 +314,23 @@ static __always_inline struct task_state *any_state(struct task_struct *task, bo
 	return s;
 }
 
+static __always_inline struct task_state *any_state(struct task_struct *task, bool create)
+{
+	return state_of(task, create, true);
+}
+
 /* The state of a tracked task, or NULL. */
 static __always_inline struct task_state *task_state(struct task_struct *task, bool create)
 {
 	struct task_state *s = any_state(task, create);
 
 	return s && s->tracked ? s : NULL;
+}
+
+/* Neither tracked nor ever of interest: its hooks have nothing to do. */
+static __always_inline bool state_cold(struct task_state *s)
+{
+	return !s->tracked && !s->interest_until;
 }
 
 /* Is @s's thread on the context stream (tracked, or of interest until later than @now)? */
@@ -265,30 +340,36 @@ static __always_inline bool streamed(struct task_state *s, __u64 now)
 }
 
 /*
- * Sent without waking latsnap: every wakeup would be a switch of its own, streamed when a tracked
- * thread shares the CPU, and so on. latsnap reads the stream at least every 100 ms; a stream
- * filling up wakes it.
+ * The context stream stays in the kernel: per CPU, a ring of its last ctx_slots events in
+ * ctx_ring, which latsnap maps and reads only before a snapshot. Streaming every event to user
+ * space cost more than everything else (the consumer fell behind at a few hundred thousand events
+ * a second, and a full ring buffer woke it through an interrupt at every event), while only the
+ * context of an outlier is ever kept. An event's seq is its place in its CPU's ring plus one, set
+ * once it is complete: the reader tells a slot being written, or written over, by it.
  */
+#define LS_CTX_SEQ_BUSY (1ULL << 63)
+
 static __always_inline void ctx_submit(struct ls_ctx_event *e)
 {
-	bool full = bpf_ringbuf_query(&ctx_events, BPF_RB_AVAIL_DATA) > (4 << 20);
-
-	bpf_ringbuf_submit(e, full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	asm volatile("" ::: "memory");
+	e->seq &= ~LS_CTX_SEQ_BUSY;
 }
 
 static __always_inline struct ls_ctx_event *ctx_reserve(bool with_stack)
 {
+	__u32 cpu = bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1), idx;
 	struct ls_ctx_event *e;
+	__u64 head;
 
-	if (with_stack) {
-		e = bpf_ringbuf_reserve(&ctx_events, sizeof(*e), 0);
-	} else {
-		e = bpf_ringbuf_reserve(&ctx_events, LS_CTX_HEADER_SIZE, 0);
-	}
+	head = __sync_fetch_and_add(&verdicts[cpu].ctx_head, 1);
+	idx = cpu * ctx_slots + (__u32)(head & (ctx_slots - 1));
+	e = bpf_map_lookup_elem(&ctx_ring, &idx);
 	if (!e) {
 		stat_inc(LS_STAT_CTX_LOST);
 		return NULL;
 	}
+	e->seq = (head + 1) | LS_CTX_SEQ_BUSY;
+	asm volatile("" ::: "memory");
 	stat_inc(LS_STAT_CTX_EVENTS);
 	return e;
 }
@@ -359,6 +440,7 @@ static __always_inline void ctx_interest(struct task_state *s, struct task_struc
 	if (was) {
 		return;
 	}
+	verdict_forget(task);
 	e = ctx_reserve(false);
 	if (e) {
 		ctx_fill(e, LS_CTX_INTEREST, now, task, other);
@@ -720,11 +802,14 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 
 	if (id == prctl_nr) {
 		handle_prctl(task, regs);
+	} else if (verdict_cold(task)) {
+		return 0;
 	}
 	s = any_state(task, true);
 	if (!s) {
 		return 0;
 	}
+	verdict_set(task, s->gen, state_cold(s));
 	/* Threads neither tracked nor ever of interest, nearly all of them, read no clock. */
 	if (ctx_level == LS_CTX_FULL && (s->tracked || s->interest_until)) {
 		now = bpf_ktime_get_ns();
@@ -743,6 +828,7 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 	s->quiet = idle && !include_idle;
 	s->nr = id;
 	s->start = now ? now : bpf_ktime_get_ns();
+	s->start_jiffies = bpf_jiffies64();
 	s->last = s->start;
 	s->run_state = RS_RUNNING;
 	s->on_cpu = 0;
@@ -770,6 +856,9 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	struct task_state *s;
 	__u64 now = 0;
 
+	if (verdict_cold(task)) {
+		return 0;
+	}
 	s = any_state(task, false);
 	if (!s) {
 		return 0;
@@ -792,10 +881,18 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	if (!s->tracked || !s->in_syscall) {
 		return 0;
 	}
+	s->in_syscall = 0;
+	/* Two ticks more than it counted: one for each end of the syscall within its tick. */
+	if (!now &&
+	    (s->quiet || (bpf_jiffies64() - s->start_jiffies + 2) * tick_ns < threshold_ns)) {
+		/* Short for sure: nothing of it is kept, no precise clock needed. */
+		s->run_state = RS_RUNNING;
+		accum_drop(s, task->pid);
+		return 0;
+	}
 	if (!now) {
 		now = bpf_ktime_get_ns();
 	}
-	s->in_syscall = 0;
 	on_cpu_since_last(s, now);
 	s->last = now;
 	s->run_state = RS_RUNNING;
@@ -815,8 +912,51 @@ static __always_inline bool wait_is_long(struct task_state *s, __u64 now)
 }
 
 /*
- * The switch on the context stream, if either side is streamed; with prev's stack when it
- * blocks, so that a wait chain can say on what.
+ * ctx_flush_out - send @task's held-back switch-out, with its stack when the wait it began
+ * lasted at least the context floor (a stack walk costs microseconds: only waits that may be
+ * in a wait chain pay for one). @task must be off CPU for its stack to be read: a wakeup that
+ * finds it still switching out, or its own switch-in, sends it without.
+ */
+static __always_inline void ctx_flush_out(struct task_struct *task, struct task_state *s, __u64 now,
+					  bool stack_readable)
+{
+	struct ls_ctx_event *e;
+	long len;
+
+	if (!s->out_ts) {
+		return;
+	}
+	if (stack_readable && now - s->out_ts >= ctx_floor_ns) {
+		e = ctx_reserve(true);
+		if (!e) {
+			s->out_ts = 0;
+			return;
+		}
+		len = bpf_get_task_stack(task, e->ips, sizeof(e->ips), 0);
+		ctx_fill(e, LS_CTX_SWITCH, s->out_ts, task, NULL);
+		e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
+	} else {
+		e = ctx_reserve(false);
+		if (!e) {
+			s->out_ts = 0;
+			return;
+		}
+		ctx_fill(e, LS_CTX_SWITCH, s->out_ts, task, NULL);
+	}
+	e->cpu = s->out_cpu;
+	e->tid2 = s->out_next_tid;
+	e->pid2 = s->out_next_pid;
+	__builtin_memcpy(e->comm2, s->out_next_comm, sizeof(e->comm2));
+	e->arg = s->out_state;
+	e->nr = s->out_nr;
+	s->out_ts = 0;
+	ctx_submit(e);
+}
+
+/*
+ * The switch on the context stream, if either side is streamed. A streamed thread that blocks
+ * is held back (in its state) until its wakeup, so that its stack is taken only if the wait
+ * turns out long, in the full stream; the rest goes out at once.
  */
 static __always_inline void ctx_switch(struct task_struct *prev, struct task_state *ps,
 				       struct task_struct *next, struct task_state *ns,
@@ -824,37 +964,42 @@ static __always_inline void ctx_switch(struct task_struct *prev, struct task_sta
 {
 	bool runnable = preempt || prev_state == TASK_RUNNING, prev_streamed;
 	struct ls_ctx_event *e;
-	bool stack;
-	long len;
+	__s64 nr = -1;
 
+	/* A switch-in whose wakeup went unseen: what was held back goes now, without a stack. */
+	if (ns && ns->out_ts) {
+		ctx_flush_out(next, ns, now, false);
+	}
 	prev_streamed = streamed(ps, now);
 	if (!prev_streamed && !streamed(ns, now)) {
 		return;
 	}
-	stack = prev_streamed && !runnable && ctx_level == LS_CTX_FULL;
-	/* Two reservations, each filled in its own branch: the verifier sees every size. */
-	if (stack) {
-		e = ctx_reserve(true);
-		if (!e) {
-			return;
-		}
-		len = bpf_get_task_stack(prev, e->ips, sizeof(e->ips), 0);
-		ctx_fill(e, LS_CTX_SWITCH, now, prev, next);
-		e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
-	} else {
-		e = ctx_reserve(false);
-		if (!e) {
-			return;
-		}
-		ctx_fill(e, LS_CTX_SWITCH, now, prev, next);
+	if (ps && ps->tracked && ps->in_syscall) {
+		nr = ps->nr;
+	} else if (ps && ps->sc_active) {
+		nr = ps->sc_nr;
 	}
+	if (prev_streamed && !runnable && ctx_level == LS_CTX_FULL) {
+		if (ps->out_ts) {
+			ctx_flush_out(prev, ps, now, false);
+		}
+		ps->out_ts = now;
+		ps->out_nr = nr;
+		ps->out_state = prev_state;
+		ps->out_cpu = bpf_get_smp_processor_id();
+		ps->out_next_tid = next->pid;
+		ps->out_next_pid = next->tgid;
+		bpf_probe_read_kernel(ps->out_next_comm, sizeof(ps->out_next_comm), next->comm);
+		return;
+	}
+	e = ctx_reserve(false);
+	if (!e) {
+		return;
+	}
+	ctx_fill(e, LS_CTX_SWITCH, now, prev, next);
 	e->preempted = preempt;
 	e->arg = prev_state;
-	if (ps && ps->tracked && ps->in_syscall) {
-		e->nr = ps->nr;
-	} else if (ps && ps->sc_active) {
-		e->nr = ps->sc_nr;
-	}
+	e->nr = nr;
 	ctx_submit(e);
 }
 
@@ -869,8 +1014,13 @@ int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	__u32 tid;
 	int slot;
 
-	ps = (prev->flags & PF_EXITING) ? NULL : any_state(prev, true);
+	ps = (prev->flags & PF_EXITING) || verdict_cold(prev) ? NULL : any_state(prev, true);
 	s = any_state(next, false);
+	if (s) {
+		verdict_set(next, s->gen, state_cold(s));
+	} else {
+		verdict_set(next, 0, false);
+	}
 	if (ctx_level != LS_CTX_NONE) {
 		now = bpf_ktime_get_ns();
 		ctx_switch(prev, ps, next, s, preempt, prev_state, now);
@@ -1027,11 +1177,27 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 	struct task_struct *cur = bpf_get_current_task_btf();
 	struct task_state *cs;
 	struct ls_ctx_event *e;
-	bool irq;
+	bool irq, long_wait;
 	long len;
 
 	if (streamed(ps, now)) {
-		if (ctx_level == LS_CTX_FULL) {
+		long_wait = ps->out_ts && now - ps->out_ts >= ctx_floor_ns;
+		ctx_flush_out(p, ps, now, !p->on_cpu);
+		if (ctx_level == LS_CTX_FULL && !long_wait) {
+			/*
+			 * A short wait gets no waker stack, and the interrupt test without one:
+			 * the idle task wakes no one itself. A short wait an interrupt ends on a
+			 * busy CPU is then taken for its current task's doing.
+			 */
+			irq = !cur->pid;
+			e = ctx_reserve(false);
+			if (!e) {
+				return;
+			}
+			ctx_fill(e, LS_CTX_WAKEUP, now, p, cur);
+			e->arg = irq;
+			ctx_submit(e);
+		} else if (ctx_level == LS_CTX_FULL) {
 			e = ctx_reserve(true);
 			if (!e) {
 				return;
@@ -1052,7 +1218,11 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 			e->arg = irq;
 			ctx_submit(e);
 		}
-		cs = irq ? NULL : any_state(cur, true);
+		/*
+		 * No storage for the waker: task storage was busy on this CPU, so the wakeup
+		 * interrupted one of our programs (the task it names is a bystander). Not a loss.
+		 */
+		cs = irq ? NULL : state_of(cur, true, false);
 		if (cs) {
 			ctx_interest(cs, cur, p, now,
 				     ps->tracked ? now + interest_ns : ps->interest_until,

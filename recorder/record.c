@@ -799,7 +799,7 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 		   t.signals, t.signal_skipped, t.signal_busy);
 	if (t.ctx_events || t.ctx_lost) {
 		ls_verbose("record: kernel context stream: %" PRIu64 " events, %" PRIu64
-			   " lost (its ring buffer full)",
+			   " lost (no slot in its ring)",
 			   t.ctx_events, t.ctx_lost);
 	}
 	if (ls_verbose_enabled && getrusage(RUSAGE_SELF, &self) == 0) {
