@@ -40,6 +40,11 @@
 #include "util.h"
 
 #define MAX_KEPT 4096
+/*
+ * Outliers one snapshot holds. Each costs tens of kB as JSON (its frames), so a storm of
+ * thousands a second would otherwise grow latsnap by hundreds of MB before its snapshot.
+ */
+#define MAX_BATCH 1024
 /* How long after its syscall ends an unwound stack may come: the signal is immediate. */
 #define UNWIND_SLACK_NS 2000000000ull
 /* A latsnap:summary event carries at most this much of the summary (and half a sub-buffer). */
@@ -78,6 +83,7 @@ struct recorder {
 	uint64_t batch_first_ns; /* monotonic time the first of them arrived */
 	uint64_t last_snapshot_ns;
 	uint64_t skipped_since; /* outliers no snapshot covers, since the previous snapshot */
+	uint64_t batch_over; /* of those, outliers that came when the batch held MAX_BATCH */
 	uint64_t lost_packets;
 	uint64_t ctx_lost; /* context events lost, as of the previous snapshot */
 	bool streaming; /* the BPF side streams the kernel context into the session */
@@ -268,12 +274,20 @@ out:
  */
 void recorder_add(struct recorder *rec, struct json_object *outlier)
 {
-	if (json_object_array_length(rec->batch) == 0) {
+	size_t n = json_object_array_length(rec->batch);
+
+	rec->totals.outliers++;
+	emit_outlier(rec->emit, outlier);
+	if (n >= MAX_BATCH) {
+		rec->skipped_since++;
+		rec->totals.skipped++;
+		rec->batch_over++;
+		return;
+	}
+	if (n == 0) {
 		rec->batch_first_ns = mono_ns();
 	}
 	json_object_array_add(rec->batch, json_object_get(outlier));
-	rec->totals.outliers++;
-	emit_outlier(rec->emit, outlier);
 }
 
 static struct cause_seen *cause_find(struct recorder *rec, const char *cause)
@@ -919,6 +933,15 @@ int recorder_snapshot(struct recorder *rec)
 		goto reset;
 	}
 	flags = json_object_new_array();
+	if (rec->batch_over) {
+		char text[160];
+
+		snprintf(text, sizeof(text),
+			 "batch-full: %" PRIu64 " more outliers came in this snapshot's window than the "
+			 "%d it holds: counted in skipped",
+			 rec->batch_over, MAX_BATCH);
+		json_object_array_add(flags, json_object_new_string(text));
+	}
 	if (!rec->emit) {
 		char text[320];
 
@@ -1066,6 +1089,7 @@ reset:
 	tracker_release_exited(rec->tracker);
 	json_object_put(rec->batch);
 	rec->batch = json_object_new_array();
+	rec->batch_over = 0;
 	return err;
 }
 

@@ -264,7 +264,13 @@ NJ=$(jq -s length "$T/out.json")
 is "${TO:-none}" "$NJ" "e) the totals count every outlier printed ($NJ)"
 is "$((NS + ${TK:-0}))" "${TO:-none}" "e) outliers ${TO:-none} = in summaries $NS + skipped ${TK:-none} (lost before decoding: ${TL:-none})"
 between "$((NJ / S))" 200 1000000 "e) a storm indeed: $((NJ / S)) outliers a second"
-between "$PEAK" 1 524288 "e) latsnap's peak RSS stays bounded: ${PEAK} KiB (limit asserted: 512 MiB)"
+between "$PEAK" 1 262144 "e) latsnap's peak RSS stays bounded: ${PEAK} KiB (limit asserted: 256 MiB)"
+# What bounds it: a snapshot holds at most 1024 outliers, and one that filled says so.
+is "$(cat "$T"/out/*/summary.json | jq -s '[.[] | .outliers | length] | max // 0 | . <= 1024')" true \
+	"e) no snapshot holds more than 1024 outliers"
+is "$(cat "$T"/out/*/summary.json | jq -s '[.[] | select((.outliers | length) == 1024) |
+	any(.flags[]; startswith("batch-full: "))] | all')" true \
+	"e) a snapshot that held 1024 says how many more were counted as skipped (batch-full)"
 diag "e) $(grep -m1 -E '^latsnap: [0-9]+ outliers' "$T/err" | sed 's/^latsnap: //'); peak RSS ${PEAK} KiB"
 
 # --- f) sudo: files belong to the user -----------------------------------------------------------
