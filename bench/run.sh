@@ -243,7 +243,7 @@ cfg_untracked() {
 	sleep 3600 &
 	local idle=$!
 	BG_PIDS+=("$idle")
-	with_daemon untracked 'tracking' "$LATSNAP" record --no-snapshot -v -p "$idle"
+	with_daemon untracked '^latsnap: record: tracking ' "$LATSNAP" record --no-snapshot -v -p "$idle"
 	kill "$idle" 2>/dev/null || true
 	wait "$idle" 2>/dev/null || true
 	forget "$idle"
