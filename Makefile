@@ -152,24 +152,38 @@ $(BUILD)/bench/%: bench/workloads/%.c tests/workloads/wl_common.h | $(DEPS_STAMP
 bench: $(BENCH_NEEDS) $(BENCH_DEPS_STAMP)
 	bench/run.sh
 
-# Fuzzing (libFuzzer, ASan, UBSan) of the summary reader and of the folded/SVG writers, each for
-# FUZZ_TIME seconds; the corpus grows in build/fuzz/, crashes are left there as crash-*.
+# Fuzzing (libFuzzer, ASan, UBSan): one harness per reader of untrusted input, each run for
+# FUZZ_TIME seconds on its seeds (fuzz/corpus/TARGET/); the corpus grows in build/fuzz/, crashes
+# are left there as crash-*. The harnesses link the whole core, built instrumented in build/fuzz/.
 FUZZ_TIME ?= 60
-FUZZERS := $(BUILD)/fuzz/fuzz_summary $(BUILD)/fuzz/fuzz_flame
-FUZZ_SRCS := review/snapshots.c review/flame.c review/dwfl-sym.c lib/util.c lib/duration.c
-$(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_SRCS) $(wildcard review/*.h lib/*.h) | $(DEPS_STAMP)
+FUZZ_NAMES := summary flame config rules args show ksyms
+FUZZERS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_NAMES))
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS = -std=gnu11 $(WARN) -g -O1 -D_GNU_SOURCE -Iinclude -Ilib -Itracker -Irecorder \
+	-Ireview -Ievents -I$(BUILD) -Ifuzz $(PKG_CFLAGS) -DLS_LIBDIR='"$(LIBDIR)"'
+FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(CORE_SRCS))
+$(BUILD)/fuzz/obj/%.o: %.c $(GEN_HDRS) $(wildcard include/*.h lib/*.h tracker/*.h recorder/*.h \
+	review/*.h events/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CLANG) -std=gnu11 $(WARN) -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -Ilib -Ireview $(PKG_CFLAGS) \
-		$(shell pkg-config --cflags libxml-2.0) -o $@ $< $(FUZZ_SRCS) $(PKG_LIBS) \
-		$(shell pkg-config --libs libxml-2.0)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
+
+$(BUILD)/fuzz/libcore.a: $(FUZZ_OBJS)
+	$(AR) rcs $@ $^
+
+$(BUILD)/fuzz/%: fuzz/%.c fuzz/fuzz_common.h $(BUILD)/fuzz/libcore.a | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \
+		$(shell pkg-config --cflags libxml-2.0) -o $@ $< $(BUILD)/fuzz/libcore.a \
+		$(PKG_LIBS) $(shell pkg-config --libs libxml-2.0)
 
 fuzz: $(FUZZERS)
-	@for f in $(notdir $(FUZZERS)); do \
+	@for f in $(FUZZ_NAMES); do \
 		mkdir -p $(BUILD)/fuzz/corpus-$$f && \
 		echo "fuzz: $$f for $(FUZZ_TIME) s" && \
-		(cd $(BUILD)/fuzz && ./$$f -max_total_time=$(FUZZ_TIME) -dict=../../fuzz/summary.dict \
-			-max_len=65536 -print_final_stats=1 corpus-$$f ../../fuzz/corpus) || exit 1; \
+		(cd $(BUILD)/fuzz && ./fuzz_$$f -max_total_time=$(FUZZ_TIME) \
+			$$(test -f ../../fuzz/$$f.dict && echo -dict=../../fuzz/$$f.dict) \
+			-max_len=65536 -print_final_stats=1 corpus-$$f ../../fuzz/corpus/$$f) || \
+			exit 1; \
 	done
 
 install: $(BUILD)/latsnap $(PRELOAD) $(EVENTS)
