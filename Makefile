@@ -19,6 +19,7 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
+PRELOAD_CFLAGS ?= $(CFLAGS)
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -Iinclude -Ilib -Itracker -Irecorder \
 	-Ireview -Ievents -I$(BUILD) $(PKG_CFLAGS) -DLS_LIBDIR='"$(LIBDIR)"'
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
@@ -43,7 +44,8 @@ BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(BUILD)/workloads/sleeper 
 	$(BUILD)/workloads/unwind-nofp $(BENCH_BINS)
 BENCH_DEPS_STAMP := $(BUILD)/.bench-deps-ok
 
-.PHONY: all deps check unit integration demo bench install clean format fuzz
+.PHONY: all deps check check-asan check-valgrind unit integration demo bench install clean \
+	format fuzz
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS)
@@ -83,7 +85,7 @@ $(BUILD)/latsnap: $(CLI_OBJS) $(BUILD)/libcore.a
 
 # The preload library: hidden by default, bound at load (no lazy binding in the signal path).
 $(PRELOAD): $(PRELOAD_SRCS) preload/latsnap-tp.h include/latsnap.h lib/signame.h | $(DEPS_STAMP)
-	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
+	$(CC) -std=gnu11 $(WARN) $(PRELOAD_CFLAGS) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
 		-Iinclude -Ilib -Ipreload -o $@ $(PRELOAD_SRCS) -llttng-ust -lunwind -ldl \
 		-Wl,-z,defs -Wl,-z,now
 
@@ -117,6 +119,29 @@ check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(UNIT_BINS) $(WORKLOADS) $(BENCH_N
 	$(BENCH_DEPS_STAMP)
 	prove --exec '' $(UNIT_BINS)
 	prove -v tests/integration/
+
+# The whole suite again against build-asan/: latsnap, the events library and the unit tests
+# built with ASan and UBSan, the preload library with UBSan only. ASan cannot be preloaded into
+# the uninstrumented targets without its runtime coming first in them (LD_PRELOAD=libasan.so),
+# which would replace the targets' malloc and sigaction: not the programs latsnap is tested on.
+# UBSan's runtime loads anywhere. Reports go to build-asan/san/, and any report fails the run.
+ASAN_BUILD := build-asan
+SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined
+SAN_DIR = $(abspath $(ASAN_BUILD))/san
+check-asan:
+	@rm -rf $(SAN_DIR) && mkdir -p $(SAN_DIR)
+	$(MAKE) BUILD=$(ASAN_BUILD) CFLAGS="$(SAN_CFLAGS)" \
+		PRELOAD_CFLAGS="-O2 -g -fsanitize=undefined -fno-sanitize-recover=undefined" \
+		LATSNAP_BUILD=$(abspath $(ASAN_BUILD)) \
+		ASAN_OPTIONS=log_path=$(SAN_DIR)/asan:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+		LSAN_OPTIONS=suppressions=$(abspath scripts/lsan.supp):print_suppressions=0 \
+		UBSAN_OPTIONS=log_path=$(SAN_DIR)/ubsan:print_stacktrace=1:halt_on_error=1 \
+		check
+	@if ls $(SAN_DIR)/* >/dev/null 2>&1; then \
+		echo "check-asan: sanitizer reports:" >&2; cat $(SAN_DIR)/* >&2; exit 1; \
+	fi
+	@echo "check-asan: no sanitizer report"
 
 $(BUILD)/latsnap-demo: demo/latsnap-demo.c | $(DEPS_STAMP)
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -pthread -o $@ $<

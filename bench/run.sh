@@ -33,10 +33,11 @@ fi
 PERF_DIV=${PERF_DIV:-50}
 BENCH_OUT=${BENCH_OUT:-build/bench.md}
 
-LATSNAP=$ROOT/build/latsnap
-PRELOAD=$ROOT/build/liblatsnap.so
-WLD=$ROOT/build/workloads
-BB=$ROOT/build/bench
+BUILD=${LATSNAP_BUILD:-$ROOT/build}
+LATSNAP=$BUILD/latsnap
+PRELOAD=$BUILD/liblatsnap.so
+WLD=$BUILD/workloads
+BB=$BUILD/bench
 BT_SCRIPT=$ROOT/bench/syscall-time.bt
 
 for f in "$LATSNAP" "$PRELOAD" "$BB/getppid" "$WLD/sleeper" "$BB/empty-hooks" "$BB/pingpong" \
