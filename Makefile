@@ -30,6 +30,9 @@ CORE_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(CORE_SRCS))
 CLI_OBJS := $(OBJ)/cli/latsnap.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(UNIT_SRCS))
+# The fuzz harnesses (fuzz/fuzz_NAME.c); make check replays their corpora (see fuzz: below).
+FUZZ_NAMES := summary flame config rules args show ksyms
+FUZZ_REPLAY := $(patsubst %,$(BUILD)/fuzz-replay/fuzz_%,$(FUZZ_NAMES))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
 GEN_HDRS := $(BUILD)/latsnap.skel.h $(BUILD)/syscalls_gen.h
@@ -112,11 +115,11 @@ unit: $(UNIT_BINS)
 	prove -v --exec '' $(UNIT_BINS)
 
 integration: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(WORKLOADS) $(BENCH_NEEDS) \
-	$(BENCH_DEPS_STAMP)
+	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY)
 	prove -v tests/integration/
 
 check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(UNIT_BINS) $(WORKLOADS) $(BENCH_NEEDS) \
-	$(BENCH_DEPS_STAMP)
+	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY)
 	prove --exec '' $(UNIT_BINS)
 	prove -v tests/integration/
 
@@ -181,7 +184,6 @@ bench: $(BENCH_NEEDS) $(BENCH_DEPS_STAMP)
 # FUZZ_TIME seconds on its seeds (fuzz/corpus/TARGET/); the corpus grows in build/fuzz/, crashes
 # are left there as crash-*. The harnesses link the whole core, built instrumented in build/fuzz/.
 FUZZ_TIME ?= 60
-FUZZ_NAMES := summary flame config rules args show ksyms
 FUZZERS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_NAMES))
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -std=gnu11 $(WARN) -g -O1 -D_GNU_SOURCE -Iinclude -Ilib -Itracker -Irecorder \
@@ -200,6 +202,13 @@ $(BUILD)/fuzz/%: fuzz/%.c fuzz/fuzz_common.h $(BUILD)/fuzz/libcore.a | $(DEPS_ST
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \
 		$(shell pkg-config --cflags libxml-2.0) -o $@ $< $(BUILD)/fuzz/libcore.a \
 		$(PKG_LIBS) $(shell pkg-config --libs libxml-2.0)
+
+# The same harnesses without libFuzzer, built like the rest of $(BUILD) (with the sanitizers in
+# check-asan): tests/integration/11-fuzz-corpus.t replays the seeds and fuzz/regress/ with them.
+$(BUILD)/fuzz-replay/%: fuzz/%.c fuzz/replay.c fuzz/fuzz_common.h $(BUILD)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Ifuzz $(shell pkg-config --cflags libxml-2.0) -o $@ $< fuzz/replay.c \
+		$(BUILD)/libcore.a $(PKG_LIBS) $(shell pkg-config --libs libxml-2.0)
 
 fuzz: $(FUZZERS)
 	@for f in $(FUZZ_NAMES); do \
