@@ -29,9 +29,10 @@ run() {
 
 run record-no-snapshot record --no-snapshot -t 20ms -- "$BUILD/workloads/sleeper" 60
 run record record -o "$TMPD/out" -t 20ms -- "$BUILD/workloads/sleeper" 60
-snap=$(ls -d "$TMPD"/out/*/* 2>/dev/null | head -n 1)
+snap=$(find "$TMPD/out" -name summary.json -printf "%h\n" 2>/dev/null | head -n 1)
 if [ -z "$snap" ] || [ ! -f "$snap/summary.json" ]; then
 	echo "not ok - valgrind: record wrote no snapshot under $TMPD/out"
+	sed "s/^/#   /" "$TMPD/record.err"
 	failed=$((failed + 1))
 else
 	run report report "$TMPD/out"

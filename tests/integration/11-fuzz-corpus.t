@@ -5,7 +5,7 @@
 # with the harness's invariants holding, under the sanitizers in make check-asan.
 . "$(dirname "$0")/lib.sh"
 
-names=(summary flame config rules args show ksyms)
+names=(summary flame config rules args show ksyms report)
 plan $((2 * ${#names[@]}))
 for name in "${names[@]}"; do
 	bin=$BUILD/fuzz-replay/fuzz_$name
