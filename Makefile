@@ -19,6 +19,7 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
+PRELOAD_CFLAGS ?= $(CFLAGS)
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -Iinclude -Ilib -Itracker -Irecorder \
 	-Ireview -Ievents -I$(BUILD) $(PKG_CFLAGS) -DLS_LIBDIR='"$(LIBDIR)"'
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
@@ -29,6 +30,9 @@ CORE_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(CORE_SRCS))
 CLI_OBJS := $(OBJ)/cli/latsnap.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(UNIT_SRCS))
+# The fuzz harnesses (fuzz/fuzz_NAME.c); make check replays their corpora (see fuzz: below).
+FUZZ_NAMES := summary flame config rules args show ksyms report
+FUZZ_REPLAY := $(patsubst %,$(BUILD)/fuzz-replay/fuzz_%,$(FUZZ_NAMES))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
 GEN_HDRS := $(BUILD)/latsnap.skel.h $(BUILD)/top.skel.h $(BUILD)/syscalls_gen.h
@@ -43,7 +47,8 @@ BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(BUILD)/workloads/sleeper 
 	$(BUILD)/workloads/unwind-nofp $(BENCH_BINS)
 BENCH_DEPS_STAMP := $(BUILD)/.bench-deps-ok
 
-.PHONY: all deps check unit integration demo bench install clean format fuzz stress
+.PHONY: all deps check check-asan check-valgrind unit integration demo bench install clean \
+	format fuzz stress
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS)
@@ -90,7 +95,7 @@ $(BUILD)/latsnap: $(CLI_OBJS) $(BUILD)/libcore.a
 
 # The preload library: hidden by default, bound at load (no lazy binding in the signal path).
 $(PRELOAD): $(PRELOAD_SRCS) preload/latsnap-tp.h include/latsnap.h lib/signame.h | $(DEPS_STAMP)
-	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
+	$(CC) -std=gnu11 $(WARN) $(PRELOAD_CFLAGS) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
 		-Iinclude -Ilib -Ipreload -o $@ $(PRELOAD_SRCS) -llttng-ust -lunwind -ldl \
 		-Wl,-z,defs -Wl,-z,now
 
@@ -117,17 +122,45 @@ unit: $(UNIT_BINS)
 	prove -v --exec '' $(UNIT_BINS)
 
 integration: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(WORKLOADS) $(BENCH_NEEDS) \
-	$(BENCH_DEPS_STAMP)
+	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY)
 	prove -v tests/integration/
 
 check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(UNIT_BINS) $(WORKLOADS) $(BENCH_NEEDS) \
-	$(BENCH_DEPS_STAMP)
+	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY)
 	prove --exec '' $(UNIT_BINS)
 	prove -v tests/integration/
 
 # The faults test with its outlier storm a minute long (make check runs it for a few seconds).
 stress: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(WORKLOADS)
 	STORM_SECONDS=60 nice -n 19 prove -v tests/integration/94-faults.t
+
+# The whole suite again against build-asan/: latsnap, the events library and the unit tests
+# built with ASan and UBSan, the preload library with UBSan only. ASan cannot be preloaded into
+# the uninstrumented targets without its runtime coming first in them (LD_PRELOAD=libasan.so),
+# which would replace the targets' malloc and sigaction: not the programs latsnap is tested on.
+# UBSan's runtime loads anywhere. Reports go to build-asan/san/; scripts/san-reports.sh fails the
+# run on any of them but libbabeltrace2's own crashes in the trace reading child.
+ASAN_BUILD := build-asan
+SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined
+SAN_DIR = $(abspath $(ASAN_BUILD))/san
+# verify_asan_link_order=0: tests run latsnap with LD_PRELOAD set (the caller's, kept for COMMAND).
+ASAN_OPTS = log_path=$(SAN_DIR)/asan:detect_leaks=1:verify_asan_link_order=0:$\
+	detect_stack_use_after_return=1
+check-asan:
+	@rm -rf $(SAN_DIR) && mkdir -p $(SAN_DIR)
+	$(MAKE) BUILD=$(ASAN_BUILD) CFLAGS="$(SAN_CFLAGS)" \
+		PRELOAD_CFLAGS="-O2 -g -fsanitize=undefined -fno-sanitize-recover=undefined" \
+		LATSNAP_BUILD=$(abspath $(ASAN_BUILD)) \
+		ASAN_OPTIONS=$(ASAN_OPTS) \
+		LSAN_OPTIONS=suppressions=$(abspath scripts/lsan.supp):print_suppressions=0 \
+		UBSAN_OPTIONS=log_path=$(SAN_DIR)/ubsan:print_stacktrace=1:halt_on_error=1 \
+		check; rc=$$?; scripts/san-reports.sh $(SAN_DIR) && exit $$rc
+
+# valgrind memcheck over record, report and show (scripts/check-valgrind.sh); slow under
+# valgrind (the BPF load alone takes most of a minute), so not part of make check.
+check-valgrind: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(WORKLOADS)
+	scripts/check-valgrind.sh
 
 $(BUILD)/latsnap-demo: demo/latsnap-demo.c | $(DEPS_STAMP)
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -pthread -o $@ $<
@@ -163,24 +196,44 @@ $(BUILD)/bench/%: bench/workloads/%.c tests/workloads/wl_common.h | $(DEPS_STAMP
 bench: $(BENCH_NEEDS) $(BENCH_DEPS_STAMP)
 	bench/run.sh
 
-# Fuzzing (libFuzzer, ASan, UBSan) of the summary reader and of the folded/SVG writers, each for
-# FUZZ_TIME seconds; the corpus grows in build/fuzz/, crashes are left there as crash-*.
+# Fuzzing (libFuzzer, ASan, UBSan): one harness per reader of untrusted input, each run for
+# FUZZ_TIME seconds on its seeds (fuzz/corpus/TARGET/); the corpus grows in build/fuzz/, crashes
+# are left there as crash-*. The harnesses link the whole core, built instrumented in build/fuzz/.
 FUZZ_TIME ?= 60
-FUZZERS := $(BUILD)/fuzz/fuzz_summary $(BUILD)/fuzz/fuzz_flame
-FUZZ_SRCS := review/snapshots.c review/flame.c review/dwfl-sym.c lib/util.c lib/duration.c
-$(BUILD)/fuzz/%: fuzz/%.c $(FUZZ_SRCS) $(wildcard review/*.h lib/*.h) | $(DEPS_STAMP)
+FUZZERS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_NAMES))
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS = -std=gnu11 $(WARN) -g -O1 -D_GNU_SOURCE -Iinclude -Ilib -Itracker -Irecorder \
+	-Ireview -Ievents -I$(BUILD) -Ifuzz $(PKG_CFLAGS) -DLS_LIBDIR='"$(LIBDIR)"'
+FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(CORE_SRCS))
+$(BUILD)/fuzz/obj/%.o: %.c $(GEN_HDRS) $(wildcard include/*.h lib/*.h tracker/*.h recorder/*.h \
+	review/*.h events/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CLANG) -std=gnu11 $(WARN) -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -Ilib -Ireview $(PKG_CFLAGS) \
-		$(shell pkg-config --cflags libxml-2.0) -o $@ $< $(FUZZ_SRCS) $(PKG_LIBS) \
-		$(shell pkg-config --libs libxml-2.0)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
+
+$(BUILD)/fuzz/libcore.a: $(FUZZ_OBJS)
+	$(AR) rcs $@ $^
+
+$(BUILD)/fuzz/%: fuzz/%.c fuzz/fuzz_common.h $(BUILD)/fuzz/libcore.a | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \
+		$(shell pkg-config --cflags libxml-2.0) -o $@ $< $(BUILD)/fuzz/libcore.a \
+		$(PKG_LIBS) $(shell pkg-config --libs libxml-2.0)
+
+# The same harnesses without libFuzzer, built like the rest of $(BUILD) (with the sanitizers in
+# check-asan): tests/integration/11-fuzz-corpus.t replays the seeds and fuzz/regress/ with them.
+$(BUILD)/fuzz-replay/%: fuzz/%.c fuzz/replay.c fuzz/fuzz_common.h $(BUILD)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Ifuzz $(shell pkg-config --cflags libxml-2.0) -o $@ $< fuzz/replay.c \
+		$(BUILD)/libcore.a $(PKG_LIBS) $(shell pkg-config --libs libxml-2.0)
 
 fuzz: $(FUZZERS)
-	@for f in $(notdir $(FUZZERS)); do \
+	@for f in $(FUZZ_NAMES); do \
 		mkdir -p $(BUILD)/fuzz/corpus-$$f && \
 		echo "fuzz: $$f for $(FUZZ_TIME) s" && \
-		(cd $(BUILD)/fuzz && ./$$f -max_total_time=$(FUZZ_TIME) -dict=../../fuzz/summary.dict \
-			-max_len=65536 -print_final_stats=1 corpus-$$f ../../fuzz/corpus) || exit 1; \
+		(cd $(BUILD)/fuzz && ./fuzz_$$f -max_total_time=$(FUZZ_TIME) \
+			$$(test -f ../../fuzz/$$f.dict && echo -dict=../../fuzz/$$f.dict) \
+			-max_len=65536 -print_final_stats=1 corpus-$$f ../../fuzz/corpus/$$f) || \
+			exit 1; \
 	done
 
 install: $(BUILD)/latsnap $(PRELOAD) $(EVENTS)

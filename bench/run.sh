@@ -37,10 +37,11 @@ BENCH_OUT=${BENCH_OUT:-build/bench.md}
 SECTIONS=${SECTIONS:-1 2 3 4 5 6}
 has() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
-LATSNAP=$ROOT/build/latsnap
-PRELOAD=$ROOT/build/liblatsnap.so
-WLD=$ROOT/build/workloads
-BB=$ROOT/build/bench
+BUILD=${LATSNAP_BUILD:-$ROOT/build}
+LATSNAP=$BUILD/latsnap
+PRELOAD=$BUILD/liblatsnap.so
+WLD=$BUILD/workloads
+BB=$BUILD/bench
 BT_SCRIPT=$ROOT/bench/syscall-time.bt
 
 for f in "$LATSNAP" "$PRELOAD" "$BB/getppid" "$WLD/sleeper" "$BB/empty-hooks" "$BB/pingpong" \

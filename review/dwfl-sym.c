@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <elfutils/libdwelf.h>
@@ -280,19 +281,32 @@ size_t dwfl_sym_nr_mappings(const struct dwfl_sym *ds, int64_t pid)
 	return n;
 }
 
+/*
+ * Whether @path names a regular file. The paths come from the trace, which the traced program
+ * can write: a FIFO or a device there must not block `show` or be opened by it (as root).
+ */
+static bool is_regular_file(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode);
+}
+
 /* Whether @file is an ELF file whose build-id is @id; @found gets its own (hex) when it has one. */
 static bool file_has_build_id(const char *file, const uint8_t *id, size_t len, char *found,
 			      size_t size)
 {
 	const void *bits = NULL;
+	struct stat st;
 	Elf *elf = NULL;
 	ssize_t n = -1;
 	bool ret = false;
 	int fd;
 
 	found[0] = '\0';
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	/* Not blocking on a FIFO; and one swapped in after is_regular_file() is refused here. */
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		goto out;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -345,7 +359,7 @@ out:
 static void choose_file(struct dwfl_sym *ds, struct mapping *m)
 {
 	char idhex[2 * BUILD_ID_MAX + 1], now[2 * BUILD_ID_MAX + 1];
-	bool exists = m->path[0] == '/' && !access(m->path, R_OK);
+	bool exists = m->path[0] == '/' && is_regular_file(m->path) && !access(m->path, R_OK);
 
 	hex(m->build_id, m->id_len, idhex, sizeof(idhex));
 	if (exists &&

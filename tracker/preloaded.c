@@ -38,6 +38,15 @@ static int find_library(pid_t pid, uint64_t *base, char *range, size_t range_siz
 		return -errno;
 	}
 	while (fgets(line, sizeof(line), maps)) {
+		/*
+		 * A line longer than the buffer is a path the process chose: skip its rest, which
+		 * it could have written to look like a line of its own.
+		 */
+		if (!strchr(line, '\n') && !feof(maps)) {
+			while (fgets(line, sizeof(line), maps) && !strchr(line, '\n')) {
+			}
+			continue;
+		}
 		if (!strstr(line, LIB_NAME)) {
 			continue;
 		}

@@ -75,6 +75,8 @@ static uint64_t stat_sum(struct tracker *tr, enum ls_stat key)
 	__u32 index = key;
 	int i;
 
+	/* Written by the kernel; cleared for tools (valgrind) that cannot see a per-CPU lookup. */
+	memset(values, 0, sizeof(values));
 	if (bpf_map_lookup_elem(bpf_map__fd(tr->skel->maps.stats), &index, values)) {
 		return 0;
 	}

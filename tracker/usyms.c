@@ -197,7 +197,10 @@ static void load_vmas(struct report_ctx *ctx)
 		ctx->vmas[ctx->nr_vmas++] = v;
 	}
 	closedir(dir);
-	qsort(ctx->vmas, ctx->nr_vmas, sizeof(*ctx->vmas), cmp_vma);
+	/* None when the process is exiting: no array, and qsort() takes no NULL. */
+	if (ctx->nr_vmas) {
+		qsort(ctx->vmas, ctx->nr_vmas, sizeof(*ctx->vmas), cmp_vma);
+	}
 }
 
 /*
@@ -216,7 +219,8 @@ static int open_mapped_file(struct report_ctx *ctx, uint64_t start)
 	if (!ctx->vmas_loaded) {
 		load_vmas(ctx);
 	}
-	v = bsearch(&key, ctx->vmas, ctx->nr_vmas, sizeof(*ctx->vmas), cmp_vma);
+	v = ctx->nr_vmas ? bsearch(&key, ctx->vmas, ctx->nr_vmas, sizeof(*ctx->vmas), cmp_vma) :
+			   NULL;
 	if (!v) {
 		return -1;
 	}

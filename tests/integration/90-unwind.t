@@ -20,7 +20,7 @@ require jq perl nm
 require_latsnap
 require_lttng
 require_workloads unwind-nofp forkexec sleeper
-[ -r "$ROOT/build/liblatsnap.so" ] || skip_all "$ROOT/build/liblatsnap.so not built (run make)"
+[ -r "$BUILD/liblatsnap.so" ] || skip_all "$BUILD/liblatsnap.so not built (run make)"
 
 NOFP=$WL/unwind-nofp
 FORKEXEC=$WL/forkexec
@@ -222,7 +222,7 @@ preexisting() {
 	local us=$TMPD/us$1 pid n sig naps ev bad=0 pidarg=()
 	shift
 	lttng_trace_start "$name" "$TMPD/trace$tag" || fail "$tag) LTTng session $name starts"
-	LD_PRELOAD=$ROOT/build/liblatsnap.so WL_LOG=$log "$NOFP" 100 80 </dev/null >/dev/null \
+	LD_PRELOAD=$BUILD/liblatsnap.so WL_LOG=$log "$NOFP" 100 80 </dev/null >/dev/null \
 		2>"$TMPD/$tag.wl.err" &
 	pid=$!
 	track_bg $pid

@@ -20,7 +20,7 @@ require jq cc setpriv
 require_latsnap
 require_lttng
 require_workloads ownhandler sigblocker sigstate rogue stress sleeper
-[ -f "$ROOT/build/liblatsnap.so" ] || skip_all "$ROOT/build/liblatsnap.so not built (run make)"
+[ -f "$BUILD/liblatsnap.so" ] || skip_all "$BUILD/liblatsnap.so not built (run make)"
 
 NOBODY=65534
 SIG=60

@@ -26,7 +26,7 @@ require jq perl timeout mount umount stat
 require_latsnap
 require lttng lttng-sessiond babeltrace2
 require_workloads unwind-nofp sleeper pipewait mutexwait cpucontend manythreads fsyncer
-[ -r "$ROOT/build/liblatsnap.so" ] || skip_all "$ROOT/build/liblatsnap.so not built (run make)"
+[ -r "$BUILD/liblatsnap.so" ] || skip_all "$BUILD/liblatsnap.so not built (run make)"
 
 NOFP=$WL/unwind-nofp
 T_START=$(date +%s%N)

@@ -24,7 +24,7 @@ require jq perl timeout xmllint objcopy readelf cc c++
 require_latsnap
 require lttng lttng-sessiond babeltrace2
 require_workloads sleeper pipewait mutexwait
-[ -r "$ROOT/build/liblatsnap.so" ] || skip_all "$ROOT/build/liblatsnap.so not built (run make)"
+[ -r "$BUILD/liblatsnap.so" ] || skip_all "$BUILD/liblatsnap.so not built (run make)"
 require_lttng
 
 T_START=$(date +%s%N)
@@ -373,7 +373,7 @@ _lttng_sessions="$_lttng_sessions $OSESS"
 lttng create "$OSESS" --output="$TMPD/other" >/dev/null &&
 	lttng enable-event -u -s "$OSESS" 'lttng_ust_statedump:*' >/dev/null &&
 	lttng start "$OSESS" >/dev/null &&
-	LD_PRELOAD=$ROOT/build/liblatsnap.so "$WL/sleeper" 1 >/dev/null 2>&1
+	LD_PRELOAD=$BUILD/liblatsnap.so "$WL/sleeper" 1 >/dev/null 2>&1
 lttng_trace_stop "$OSESS"
 OMETA=$(find "$TMPD/other" -name metadata | head -n 1)
 mkdir -p "$U/trace/ust/uid/4242"

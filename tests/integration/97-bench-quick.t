@@ -12,7 +12,7 @@ require jq perl taskset runuser
 require_latsnap
 require_workloads loop sleeper unwind-nofp
 for b in empty-hooks pingpong burst; do
-	[ -x "$ROOT/build/bench/$b" ] || skip_all "build/bench/$b not built (run make check)"
+	[ -x "$BUILD/bench/$b" ] || skip_all "build/bench/$b not built (run make check)"
 done
 
 OUT=$TMPD/bench.md

@@ -21,8 +21,10 @@
 set -u
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-LATSNAP=${LATSNAP:-$ROOT/build/latsnap}
-WL=${WL:-$ROOT/build/workloads}
+# The build tree under test: build/, or build-asan/ for make check-asan.
+BUILD=${LATSNAP_BUILD:-$ROOT/build}
+LATSNAP=${LATSNAP:-$BUILD/latsnap}
+WL=${WL:-$BUILD/workloads}
 # Time limit of one latsnap run (seconds).
 LATSNAP_TIMEOUT=${LATSNAP_TIMEOUT:-60}
 

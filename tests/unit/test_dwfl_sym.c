@@ -3,7 +3,8 @@
  * dwfl-sym: symbolize addresses of this very program from a mapping and a build-id given as a
  * statedump gives them, as show does for a snapshot: with the right build-id (symbol, offset,
  * source line; a return address looked up at addr - 1), with a wrong one (never used), with the
- * file gone but a copy under DEBUG_DIR/.build-id/, and for a process with no mappings.
+ * file gone but a copy under DEBUG_DIR/.build-id/, for a process with no mappings, and with a
+ * FIFO named as the mapped file (not opened).
  */
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <limits.h>
 #include <link.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "dwfl-sym.h"
 #include "tap.h"
@@ -162,6 +164,27 @@ int main(void)
 	is_int(dwfl_sym_lookup(ds, PID, fn + 2, 0, &res), -ENOENT,
 	       "the file gone, no debug directory: not symbolized");
 	dwfl_sym_free(ds);
+
+	/*
+	 * A trace names the mapped files, and the traced program can write into it: a FIFO there
+	 * (or a device) is neither opened nor waited on. Before, opening the FIFO blocked show
+	 * forever; the alarm turns such a hang into a failure.
+	 */
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	if (mkfifo(path, 0600)) {
+		bail_out("mkfifo %s: %s", path, strerror(errno));
+	}
+	alarm(20);
+	ds = dwfl_sym_new(NULL);
+	dwfl_sym_add_mapping(ds, PID, self.base, self.memsz, path);
+	is_int(dwfl_sym_lookup(ds, PID, fn + 2, 0, &res), -ENOENT,
+	       "a FIFO as the mapped file: not opened, not symbolized, no hang");
+	dwfl_sym_add_mapping(ds, PID + 1, self.base, self.memsz, path);
+	dwfl_sym_add_build_id(ds, PID + 1, self.base, id, (size_t)n);
+	is_int(dwfl_sym_lookup(ds, PID + 1, fn + 2, 0, &res), -ENOENT,
+	       "  nor with a recorded build-id");
+	dwfl_sym_free(ds);
+	alarm(0);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd)) {
