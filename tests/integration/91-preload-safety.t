@@ -184,7 +184,7 @@ chmod 755 "$T" "$T/sec"
 # Linked against the library (LD_PRELOAD is not honoured in secure execution); an $ORIGIN rpath
 # would be ignored there, an absolute one is not.
 if cc -O2 -o "$T/sec/sigstate" "$ROOT/tests/workloads/sigstate.c" -I "$ROOT/tests/workloads" \
-	-L "$ROOT/build" -Wl,--no-as-needed -llatsnap -Wl,-rpath,"$ROOT/build" -ldl 2>"$T/cc.err" &&
+	-L "$BUILD" -Wl,--no-as-needed -llatsnap -Wl,-rpath,"$BUILD" -ldl 2>"$T/cc.err" &&
 	chmod 4755 "$T/sec/sigstate"; then
 	pass "c) built a setuid-root sigstate linked against liblatsnap.so"
 	nobody_file "$T/log.nobody"

@@ -27,11 +27,11 @@ require jq bpftool unshare setpriv
 require_latsnap
 require_lttng
 require_workloads stress sleeper
-[ -f "$ROOT/build/liblatsnap.so" ] || skip_all "$ROOT/build/liblatsnap.so not built (run make)"
+[ -f "$BUILD/liblatsnap.so" ] || skip_all "$BUILD/liblatsnap.so not built (run make)"
 
 NOBODY=65534
 SIG=60
-LIB=$ROOT/build/liblatsnap.so
+LIB=$BUILD/liblatsnap.so
 export LTTNG_UST_REGISTER_TIMEOUT=0
 chmod 711 "$TMPD"
 

@@ -18,8 +18,8 @@ require_root
 require jq timeout unshare mount lttng-relayd lttng-sessiond babeltrace2 ss
 require_latsnap
 require_workloads sleeper pipewait
-[ -r "$ROOT/build/liblatsnap.so" ] || skip_all "$ROOT/build/liblatsnap.so not built (run make)"
-[ -r "$ROOT/build/liblatsnap-events.so" ] || skip_all "liblatsnap-events.so not built (run make)"
+[ -r "$BUILD/liblatsnap.so" ] || skip_all "$BUILD/liblatsnap.so not built (run make)"
+[ -r "$BUILD/liblatsnap-events.so" ] || skip_all "liblatsnap-events.so not built (run make)"
 
 RELAY_OUT=$TMPD/relay
 export TMPDIR=$TMPD/tmp # the recorders' staging directories go here
