@@ -10,7 +10,9 @@
 #     on detecting and printing, counts what it cannot persist as skipped; the target is
 #     unharmed; a daemon latsnap did not start is left running;
 #  c) the output directory removed while recording: clear errors, the target unharmed, every
-#     outlier printed and in a summary or skipped (read-only and full: 95-snapshot.t g);
+#     outlier printed and in a summary or skipped (full: 95-snapshot.t g);
+# c2) the output file system remounted read-only mid-run, then writable again: the same, the
+#     snapshot written before intact, later ones written again;
 #  d) an output directory another user owns (who could swap a new snapshot directory for a
 #     symlink while LTTng writes by path) or that is world-writable: refused, nothing written;
 #  e) an outlier storm (64 threads, each over the threshold hundreds of times a second, with
@@ -215,6 +217,46 @@ if mount -t tmpfs -o size=64m,mode=0755 latsnap-94 "$T/mnt"; then
 	umount "$T/mnt"
 else
 	skip_tests 6 "c) no tmpfs"
+fi
+
+# --- c2) output file system made read-only mid-run, then writable again -------------------------
+T=$TMPD/c2
+mkdir -p "$T/mnt"
+if mount -t tmpfs -o size=64m,mode=0755 latsnap-94ro "$T/mnt"; then
+	O=$T/mnt/out
+	WL_LOG=$T/log timeout -k 5 60 "$LATSNAP" record --json -t 50ms --post 20ms -o "$O" \
+		-- "$WL/sleeper" 100 20 200 >"$T/out" 2>"$T/err" &
+	L=$!
+	wait_for "$T/err" '^latsnap: snapshot ' 100
+	FIRST=$(complete "$O" | head -n 1)
+	(cd "$FIRST" 2>/dev/null && find . -type f -exec md5sum {} + | sort -k2) >"$T/first.before"
+	mount -o remount,ro "$T/mnt"
+	RO=$?
+	wait_for "$T/err" "^latsnap: record: $O/[^ ]*: Read-only file system" 50
+	mount -o remount,rw "$T/mnt"
+	N_ERR=$(grep -c '^latsnap: record: ' "$T/err")
+	wait "$L"
+	RC=$?
+	is "$RO" 0 "c2) the output file system was remounted read-only mid-run"
+	is "$RC" 0 "c2) latsnap exits 0 (the target's status)"
+	is "$(grep -c '^nap ' "$T/log")" 20 "c2) the target made all 20 naps"
+	ok 'grep -q "^latsnap: record: $O/[^ ]*: Read-only file system$" "$T/err"' \
+		"c2) read-only: one clear line per snapshot naming its path and why" ||
+		diag_file "$T/err" "  stderr: "
+	read -r TO TS TK TL <<<"$(totals "$T/err")"
+	NS=$(in_summaries "$O")
+	is "$((NS + ${TK:-0}))" "${TO:-none}" "c2) outliers ${TO:-none} = in summaries $NS + skipped ${TK:-none}"
+	between "${TK:-0}" 1 1000 "c2) what could not be written is counted as skipped (${TK:-none})"
+	(cd "$FIRST" 2>/dev/null && find . -type f -exec md5sum {} + | sort -k2) >"$T/first.after"
+	ok '[ -s "$T/first.before" ] && cmp -s "$T/first.before" "$T/first.after"' \
+		"c2) the snapshot written before is intact (same files, same content)"
+	LAST=$(complete "$O" | tail -n 1)
+	ok '[ "$LAST" != "$FIRST" ] && [ "$(grep -c "^latsnap: record: " "$T/err")" = "$N_ERR" ]' \
+		"c2) writable again: later snapshots are written ($(basename "${LAST:-none}")), with no new error"
+	diag "c2) $N_ERR error lines; $(tail -n 1 "$T/err")"
+	umount "$T/mnt"
+else
+	skip_tests 9 "c2) no tmpfs"
 fi
 
 # --- d) an output directory another user controls ---------------------------------------------
