@@ -699,6 +699,18 @@ static int prepare_preload(const struct record_opts *opts)
 }
 
 /*
+ * drain_all - at the end, every outlier the ring still holds: each drain hands over a bounded
+ * number. Bounded too, for a -p or -a target that keeps producing them while latsnap stops.
+ */
+static void drain_all(struct tracker *tr)
+{
+	int i;
+
+	for (i = 0; i < 64 && tracker_drain(tr) > 0; i++) {
+	}
+}
+
+/*
  * start_command - fork COMMAND held at a gate, so tracking is live before its first
  * instruction. Returns the pid; @gate_fd opens the gate, @exec_fd reports an exec failure.
  */
@@ -940,13 +952,13 @@ int record_main(int argc, char **argv)
 			break;
 		}
 	}
-	tracker_drain(tr);
+	drain_all(tr);
 	if (child > 0 && !child_done && !stop_signal) {
 		/* --duration ran out with COMMAND still running: end it, as timeout(1) would. */
 		kill(child, SIGTERM);
 		waitpid(child, &status, 0);
 		child_done = true;
-		tracker_drain(tr);
+		drain_all(tr);
 	}
 	if (st.recorder) {
 		/* The snapshot under way is finished, whatever stopped the run. */

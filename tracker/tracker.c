@@ -45,6 +45,7 @@ struct tracker {
 	/* Losses already reported in an outlier's flags. */
 	struct tracker_totals reported;
 	int cb_status;
+	unsigned int budget; /* outliers this poll or drain may still hand over */
 	bool track_registered;
 	/*
 	 * Exited processes whose mappings are kept until tracker_release_exited(): the recorder
@@ -56,6 +57,14 @@ struct tracker {
 	struct bpf_link *links[10];
 	int nr_links;
 };
+
+/*
+ * Outliers one poll, and one drain before a snapshot, hand over at most. In a storm the ring
+ * fills faster than outliers are decoded, and libbpf would consume it without ever returning:
+ * no snapshot would be taken. What is left waits in the ring (or is counted lost there).
+ */
+#define POLL_BUDGET 512
+#define DRAIN_BUDGET 4096
 
 /* libbpf's own messages only with -v: without it, errors are one line of ours. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -285,8 +294,13 @@ static int handle_event(void *ctx, void *data, size_t size)
 	json_object_put(outlier);
 	if (err) {
 		tr->cb_status = err;
+		return err;
 	}
-	return err;
+	/* libbpf stops at a negative return, this sample consumed: the rest waits in the ring. */
+	if (tr->budget && --tr->budget == 0) {
+		return -EAGAIN;
+	}
+	return 0;
 }
 
 static void explain_load_error(int err)
@@ -611,8 +625,14 @@ int tracker_wake_context(struct tracker *tr, const uint64_t *ips, unsigned int n
  */
 int tracker_poll(struct tracker *tr, int timeout_ms)
 {
-	int n = ring_buffer__poll(tr->ring, timeout_ms);
+	int n;
 
+	tr->budget = POLL_BUDGET;
+	n = ring_buffer__poll(tr->ring, timeout_ms);
+	if (n == -EAGAIN) {
+		n = POLL_BUDGET;
+	}
+	tr->budget = 0;
 	if (tr->cb_status) {
 		n = tr->cb_status;
 		tr->cb_status = 0;
@@ -626,8 +646,16 @@ int tracker_poll(struct tracker *tr, int timeout_ms)
  */
 int tracker_drain(struct tracker *tr)
 {
+	int n;
+
 	tracker_read_context(tr);
-	return ring_buffer__consume(tr->ring);
+	tr->budget = DRAIN_BUDGET;
+	n = ring_buffer__consume(tr->ring);
+	if (n == -EAGAIN) {
+		n = DRAIN_BUDGET;
+	}
+	tr->budget = 0;
+	return n;
 }
 
 /**
