@@ -573,28 +573,26 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 	echo "- pinning: $([ "$NCPU" -ge 2 ] && echo "measured programs on CPU $WL_CPU, tracers on CPU ${PIN_TOOL[2]}" || echo none)"
 	echo "- floor: $HOOKS_NOTE"
 	echo
-	if has 1 || has 2; then
-		echo "## 1. Syscall cost: getppid loop, $N calls (perf trace: $((N / PERF_DIV > 1000 ? N / PERF_DIV : 1000))), $ROUNDS rounds"
-		echo
-		echo "Times are the loop's own CPU time (BPF programs run in its context; other programs on its CPU"
-		echo "do not count), medians; \"wall\" is its elapsed time. Each configuration's run comes right after"
-		echo "an untraced one: \"added\" is the median of those paired differences, \"× the floor\" that"
-		echo "divided by the floor's."
-		echo
-		echo "| configuration | ns per syscall | best | wall | added ns per syscall | added, × the floor |"
-		echo "|---|---:|---:|---:|---:|---:|"
-		cost_table syscall %.1f
-		echo
-		echo "## 2. Context switches: pipe ping-pong between two processes on one CPU, $PP_N round trips (perf trace: $((PP_N / PERF_DIV > 500 ? PP_N / PERF_DIV : 500))), $ROUNDS rounds"
-		echo
-		echo "Each round trip: 2 writes, 2 reads, 2 wakeups, 2 context switches. Times are the CPU time of both"
-		echo "processes per round trip (on one CPU: the wall time less other programs'), paired with untraced"
-		echo "runs as in 1; throughput is the inverse, as a ratio within each pair."
-		echo
-		echo "| configuration | ns per round trip | best | wall | added ns per round trip | added, × the floor | throughput, × untraced |"
-		echo "|---|---:|---:|---:|---:|---:|---:|"
-		cost_table pingpong %.0f
-	fi
+	echo "## 1. Syscall cost: getppid loop, $N calls (perf trace: $((N / PERF_DIV > 1000 ? N / PERF_DIV : 1000))), $ROUNDS rounds"
+	echo
+	echo "Times are the loop's own CPU time (BPF programs run in its context; other programs on its CPU"
+	echo "do not count), medians; \"wall\" is its elapsed time. Each configuration's run comes right after"
+	echo "an untraced one: \"added\" is the median of those paired differences, \"× the floor\" that"
+	echo "divided by the floor's."
+	echo
+	echo "| configuration | ns per syscall | best | wall | added ns per syscall | added, × the floor |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	cost_table syscall %.1f
+	echo
+	echo "## 2. Context switches: pipe ping-pong between two processes on one CPU, $PP_N round trips (perf trace: $((PP_N / PERF_DIV > 500 ? PP_N / PERF_DIV : 500))), $ROUNDS rounds"
+	echo
+	echo "Each round trip: 2 writes, 2 reads, 2 wakeups, 2 context switches. Times are the CPU time of both"
+	echo "processes per round trip (on one CPU: the wall time less other programs'), paired with untraced"
+	echo "runs as in 1; throughput is the inverse, as a ratio within each pair."
+	echo
+	echo "| configuration | ns per round trip | best | wall | added ns per round trip | added, × the floor | throughput, × untraced |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
+	cost_table pingpong %.0f
 	if has 3; then
 		echo
 		echo "## 3. PostgreSQL $(pkgver postgresql-15 | cut -d- -f1): pgbench -s $PG_SCALE -c 4 -j 2 -T $PG_SECONDS (TPC-B-like), median of $PG_PAIRS alternating runs"

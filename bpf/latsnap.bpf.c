@@ -38,8 +38,6 @@ const volatile bool track_registered = false;
 const volatile long prctl_nr = -1;
 /* The context stream: syscalls shorter than this are not sent. */
 const volatile __u64 ctx_floor_ns = 1000000;
-/* Events kept per CPU in ctx_ring, a power of two (from user space). */
-const volatile __u32 ctx_slots = 1;
 /* How long a thread stays streamed after it last woke, or was woken by, a tracked thread. */
 const volatile __u64 interest_ns = 10000000000ULL;
 /*
@@ -177,17 +175,11 @@ struct {
 	__uint(max_entries, 8 << 20);
 } events SEC(".maps");
 
-/*
- * The context stream (struct ls_ctx_event): ctx_slots per CPU, CPU after CPU (the size is set by
- * user space), apart from the outliers' ring buffer so that a flood of it never costs an outlier.
- */
+/* The context stream (struct ls_ctx_event), apart so that a flood of it never costs an outlier. */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ls_ctx_event);
-} ctx_ring SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} ctx_events SEC(".maps");
 
 struct block_issue {
 	__u64 ts;
@@ -294,14 +286,13 @@ static __always_inline bool decide_tracked(struct task_struct *task)
  * created: that keeps the decision, made once per thread and tracking generation, off the wakeup
  * path.
  */
-static __always_inline struct task_state *state_of(struct task_struct *task, bool create,
-						   bool count_failure)
+static __always_inline struct task_state *any_state(struct task_struct *task, bool create)
 {
 	struct task_state *s;
 
 	s = bpf_task_storage_get(&states, task, NULL, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	if (!s) {
-		if (create && count_failure) {
+		if (create) {
 			stat_inc(LS_STAT_STORAGE_FAILED);
 		}
 		return NULL;
@@ -312,11 +303,6 @@ static __always_inline struct task_state *state_of(struct task_struct *task, boo
 		s->cur_slot = -1;
 	}
 	return s;
-}
-
-static __always_inline struct task_state *any_state(struct task_struct *task, bool create)
-{
-	return state_of(task, create, true);
 }
 
 /* The state of a tracked task, or NULL. */
@@ -340,36 +326,30 @@ static __always_inline bool streamed(struct task_state *s, __u64 now)
 }
 
 /*
- * The context stream stays in the kernel: per CPU, a ring of its last ctx_slots events in
- * ctx_ring, which latsnap maps and reads only before a snapshot. Streaming every event to user
- * space cost more than everything else (the consumer fell behind at a few hundred thousand events
- * a second, and a full ring buffer woke it through an interrupt at every event), while only the
- * context of an outlier is ever kept. An event's seq is its place in its CPU's ring plus one, set
- * once it is complete: the reader tells a slot being written, or written over, by it.
+ * Sent without waking latsnap: every wakeup would be a switch of its own, streamed when a tracked
+ * thread shares the CPU, and so on. latsnap reads the stream at least every 100 ms; a stream
+ * filling up wakes it.
  */
-#define LS_CTX_SEQ_BUSY (1ULL << 63)
-
 static __always_inline void ctx_submit(struct ls_ctx_event *e)
 {
-	asm volatile("" ::: "memory");
-	e->seq &= ~LS_CTX_SEQ_BUSY;
+	bool full = bpf_ringbuf_query(&ctx_events, BPF_RB_AVAIL_DATA) > (4 << 20);
+
+	bpf_ringbuf_submit(e, full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline struct ls_ctx_event *ctx_reserve(bool with_stack)
 {
-	__u32 cpu = bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1), idx;
 	struct ls_ctx_event *e;
-	__u64 head;
 
-	head = __sync_fetch_and_add(&verdicts[cpu].ctx_head, 1);
-	idx = cpu * ctx_slots + (__u32)(head & (ctx_slots - 1));
-	e = bpf_map_lookup_elem(&ctx_ring, &idx);
+	if (with_stack) {
+		e = bpf_ringbuf_reserve(&ctx_events, sizeof(*e), 0);
+	} else {
+		e = bpf_ringbuf_reserve(&ctx_events, LS_CTX_HEADER_SIZE, 0);
+	}
 	if (!e) {
 		stat_inc(LS_STAT_CTX_LOST);
 		return NULL;
 	}
-	e->seq = (head + 1) | LS_CTX_SEQ_BUSY;
-	asm volatile("" ::: "memory");
 	stat_inc(LS_STAT_CTX_EVENTS);
 	return e;
 }
@@ -1218,11 +1198,7 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 			e->arg = irq;
 			ctx_submit(e);
 		}
-		/*
-		 * No storage for the waker: task storage was busy on this CPU, so the wakeup
-		 * interrupted one of our programs (the task it names is a bystander). Not a loss.
-		 */
-		cs = irq ? NULL : state_of(cur, true, false);
+		cs = irq ? NULL : any_state(cur, true);
 		if (cs) {
 			ctx_interest(cs, cur, p, now,
 				     ps->tracked ? now + interest_ns : ps->interest_until,

@@ -213,7 +213,6 @@ struct ls_ctx_event {
 	__s64 nr;
 	__s64 arg;
 	__u64 start;
-	__u64 seq; /* its place in its CPU's ring, plus one; the top bit while being written */
 	__u64 ips[LS_MAX_DEPTH];
 };
 
@@ -225,8 +224,7 @@ struct ls_cpu_verdict {
 	__u64 task;
 	__u32 gen;
 	__u32 cold;
-	__u64 ctx_head; /* context events this CPU wrote into its ring (see ctx_reserve()) */
-	__u8 pad[40]; /* a cache line each */
+	__u8 pad[48]; /* a cache line each */
 };
 
 /* Values of the tracked-processes map. */

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,11 +35,6 @@ struct tracker {
 	tracker_context_fn ctx_fn; /* the kernel context stream's consumer */
 	void *ctx_ctx;
 	int ncpus;
-	/* The BPF side's context rings (ctx_ring), mapped, and how far each CPU's was read. */
-	const struct ls_ctx_event *ctx_ring;
-	size_t ctx_ring_size;
-	uint32_t ctx_slots;
-	uint64_t *ctx_read;
 	uint64_t received;
 	/* Losses already reported in an outlier's flags. */
 	struct tracker_totals reported;
@@ -186,59 +180,18 @@ static const char *comm_of(pid_t pid, char *buf, size_t size)
 	return buf;
 }
 
-/* Context events kept per CPU: 16384, about 8 MB, or fewer for all CPUs to stay under 256 MB. */
-static uint32_t ctx_slots_for(int ncpus)
+/* An event of the kernel context stream: to its consumer, if there is one yet. */
+static int handle_context(void *ctx, void *data, size_t size)
 {
-	uint64_t cap = (256ULL << 20) / sizeof(struct ls_ctx_event) / (uint64_t)ncpus;
-	uint32_t slots = 16384;
+	struct tracker *tr = ctx;
+	const struct ls_ctx_event *e = data;
 
-	while (slots > 256 && slots > cap) {
-		slots /= 2;
+	if (size < LS_CTX_HEADER_SIZE || size < LS_CTX_HEADER_SIZE + e->nr_ips * sizeof(__u64) ||
+	    e->nr_ips > LS_MAX_DEPTH || !tr->ctx_fn) {
+		return 0;
 	}
-	return slots;
-}
-
-/*
- * tracker_read_context - hand the context events the BPF side kept since the last call, CPU by
- * CPU, to the consumer. A slot still being written, or written over while it was copied, is
- * left out; so are events its CPU wrote over before they were read (its ring is a window on
- * the recent past, not a queue).
- */
-static void tracker_read_context(struct tracker *tr)
-{
-	struct ls_ctx_event e;
-	uint64_t head, from, i, seq;
-	const struct ls_ctx_event *slot;
-	size_t len;
-	int cpu;
-
-	if (!tr->ctx_ring || !tr->ctx_fn) {
-		return;
-	}
-	for (cpu = 0; cpu < tr->ncpus && cpu < LS_VERDICT_CPUS; cpu++) {
-		head = __atomic_load_n(&tr->skel->bss->verdicts[cpu].ctx_head, __ATOMIC_ACQUIRE);
-		from = tr->ctx_read[cpu];
-		if (head - from > tr->ctx_slots) {
-			from = head - tr->ctx_slots;
-		}
-		for (i = from; i < head; i++) {
-			slot = &tr->ctx_ring[(size_t)cpu * tr->ctx_slots +
-					     (i & (tr->ctx_slots - 1))];
-			seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
-			if (seq != i + 1 || slot->nr_ips > LS_MAX_DEPTH) {
-				continue;
-			}
-			len = LS_CTX_HEADER_SIZE + slot->nr_ips * sizeof(__u64);
-			memcpy(&e, slot, len < sizeof(e) ? len : sizeof(e));
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
-			if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != seq ||
-			    e.nr_ips > LS_MAX_DEPTH) {
-				continue;
-			}
-			tr->ctx_fn(&e, tr->ctx_ctx);
-		}
-		tr->ctx_read[cpu] = head;
-	}
+	tr->ctx_fn(e, tr->ctx_ctx);
+	return 0;
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -376,14 +329,6 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 		tr->skel->rodata->ctx_floor_ns = opts->ctx_floor_ns;
 	}
 	tr->skel->rodata->tick_ns = tick_ns();
-	tr->ctx_slots = ctx_slots_for(tr->ncpus);
-	tr->skel->rodata->ctx_slots = tr->ctx_slots;
-	bpf_map__set_max_entries(tr->skel->maps.ctx_ring, (__u32)tr->ncpus * tr->ctx_slots);
-	tr->ctx_read = calloc((size_t)tr->ncpus, sizeof(*tr->ctx_read));
-	if (!tr->ctx_read) {
-		err = -ENOMEM;
-		goto fail;
-	}
 	tr->track_registered = opts->track_registered;
 	memcpy((void *)tr->skel->rodata->idle_syscalls, opts->idle_syscalls,
 	       sizeof(opts->idle_syscalls));
@@ -418,13 +363,10 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 		ls_err("tracker: cannot open the ring buffer: %s", strerror(errno));
 		goto fail;
 	}
-	tr->ctx_ring_size = (size_t)tr->ncpus * tr->ctx_slots * sizeof(struct ls_ctx_event);
-	tr->ctx_ring = mmap(NULL, tr->ctx_ring_size, PROT_READ, MAP_SHARED,
-			    bpf_map__fd(tr->skel->maps.ctx_ring), 0);
-	if (tr->ctx_ring == MAP_FAILED) {
-		err = -errno;
-		tr->ctx_ring = NULL;
-		ls_err("tracker: cannot map the context rings: %s", strerror(errno));
+	err = ring_buffer__add(tr->ring, bpf_map__fd(tr->skel->maps.ctx_events), handle_context,
+			       tr);
+	if (err) {
+		ls_err("tracker: cannot open the context ring buffer: %s", strerror(-err));
 		goto fail;
 	}
 	*trackerp = tr;
@@ -631,6 +573,11 @@ int tracker_poll(struct tracker *tr, int timeout_ms)
 	n = ring_buffer__poll(tr->ring, timeout_ms);
 	if (n == -EAGAIN) {
 		n = POLL_BUDGET;
+	} else if (n >= 0 && tr->ctx_fn) {
+		/* The context stream does not wake us (see ctx_submit()): read it on every turn. */
+		int more = ring_buffer__consume(tr->ring);
+
+		n = more == -EAGAIN ? POLL_BUDGET : more > 0 ? n + more : n;
 	}
 	tr->budget = 0;
 	if (tr->cb_status) {
@@ -641,14 +588,12 @@ int tracker_poll(struct tracker *tr, int timeout_ms)
 }
 
 /**
- * tracker_drain - handle every outlier already in the ring buffer, without waiting, and hand
- * the kernel context kept since the last drain to its consumer: call before a snapshot.
+ * tracker_drain - handle every outlier already in the ring buffer, without waiting.
  */
 int tracker_drain(struct tracker *tr)
 {
 	int n;
 
-	tracker_read_context(tr);
 	tr->budget = DRAIN_BUDGET;
 	n = ring_buffer__consume(tr->ring);
 	if (n == -EAGAIN) {
@@ -670,10 +615,6 @@ void tracker_close(struct tracker *tr)
 		bpf_link__destroy(tr->links[--tr->nr_links]);
 	}
 	ring_buffer__free(tr->ring);
-	if (tr->ctx_ring) {
-		munmap((void *)tr->ctx_ring, tr->ctx_ring_size);
-	}
-	free(tr->ctx_read);
 	latsnap_bpf__destroy(tr->skel);
 	ksyms_free(tr->ksyms);
 	usyms_free(tr->usyms);
