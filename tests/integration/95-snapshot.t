@@ -672,21 +672,21 @@ diag "h) policy, with room for 1 snapshot; totals: $(totals "$TMPD/h.err") (outl
 policy "$TMPD/h.out" "$H"
 
 # The first and the worst of a cause are kept whatever the order (man page): with room for 2,
-# naps of 60, 80 and 160 ms (three sleepers, one after the other) must leave the 60 ms (first) and
-# the 160 ms (worst) ones on disk; the 80 ms one, no longer the worst, is what gives way.
+# naps of 300, 400 and 800 ms (three sleepers, one after the other) must leave the 300 ms (first)
+# and the 800 ms (worst) ones on disk; the 400 ms one, no longer the worst, is what gives way.
+# (At -t 250ms: a preloaded process's wait to register with a busy session daemon, a futex
+# outlier of 40 to 200 ms, would be a new cause taking a place.)
 H2=$TMPD/h2.d
-# (The sleepers do not wait to register with the session daemon: that wait, a futex outlier
-# under load, would be a new cause taking a place.)
-snap h2 -v -t 50ms --max-snapshots 2 --post 20ms -o "$H2" -- \
-	sh -c "export LTTNG_UST_REGISTER_TIMEOUT=0; '$WL/sleeper' 60 && '$WL/sleeper' 80 && '$WL/sleeper' 160"
-is "$RC" 0 "h) record --max-snapshots 2 -- sh -c 'sleeper 60; sleeper 80; sleeper 160': exit 0"
+snap h2 -v -t 250ms --max-snapshots 2 --post 20ms -o "$H2" -- \
+	sh -c "'$WL/sleeper' 300 && '$WL/sleeper' 400 && '$WL/sleeper' 800"
+is "$RC" 0 "h) record --max-snapshots 2 -- sh -c 'sleeper 300; sleeper 400; sleeper 800': exit 0"
 mapfile -t NAPS < <(jq -s -r "[.[] | select(.comm == \"sleeper\") | $NAP_SEL] | sort_by(.end_ns) | .[] | \"\(.tid)/\(.start_ns)\"" "$TMPD/h2.out" 2>/dev/null)
-is "${#NAPS[@]}" 3 "h) 3 nap outliers printed (60, 80 and 160 ms)" || dump_outliers "$TMPD/h2.out"
+is "${#NAPS[@]}" 3 "h) 3 nap outliers printed (300, 400 and 800 ms)" || dump_outliers "$TMPD/h2.out"
 # shellcheck disable=SC2034 # read by ok's eval
 KEPT2=$(collect "$H2" | jq -r '"\(.tid)/\(.start_ns)"' | sort | paste -sd' ')
 between "$(dirs "$H2" | grep -c '')" 1 2 "h) at most 2 snapshot directories"
-ok '[[ " $KEPT2 " == *" ${NAPS[0]:-x} "* ]]' "h) the first nap (60 ms) is kept"
-ok '[[ " $KEPT2 " == *" ${NAPS[2]:-x} "* ]]' "h) the worst nap (160 ms), which came last, is kept" || {
+ok '[[ " $KEPT2 " == *" ${NAPS[0]:-x} "* ]]' "h) the first nap (300 ms) is kept"
+ok '[[ " $KEPT2 " == *" ${NAPS[2]:-x} "* ]]' "h) the worst nap (800 ms), which came last, is kept" || {
 	diag "kept: $(collect "$H2" | jq -r '"\(._id): \(.duration_ns / 1e6) ms"' | paste -sd' ')"
 }
 diag "h) policy, with room for 2; totals: $(totals "$TMPD/h2.err") (outliers snapshots skipped):"
