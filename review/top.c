@@ -584,7 +584,10 @@ static size_t entities(struct top *t, bool threads, struct entity **listp)
 	if (!list) {
 		return 0;
 	}
-	qsort(p->waits, p->nr, sizeof(*p->waits), cmp_wait_thread);
+	/* Before the first refresh there is no array: qsort() takes no NULL, even for none. */
+	if (p->nr) {
+		qsort(p->waits, p->nr, sizeof(*p->waits), cmp_wait_thread);
+	}
 	for (i = 0; i < p->nr; i++) {
 		struct top_wait *w = &p->waits[i];
 		uint32_t id = threads ? w->tid : w->tgid;
