@@ -299,7 +299,8 @@ done
 wait $L
 RC=$?
 is "$RC" 0 "e) storm of ${S}s, 64 threads at -t 1ms, fork+exec+dlopen: latsnap exits 0 with the target's status"
-is "$(wl_log_get "$T/log" hung)" "" "e) no thread of the target stuck (no deadlock)"
+is "$(wl_log_get "$T/log" hung)" "" "e) no thread of the target stuck (no deadlock)" ||
+	grep -E '^(hung|stuck) ' "$T/log" | head -n 20 | while read -r l; do diag "e) watchdog: $l"; done
 is "$(awk '$1 == "worker" && $3 == "ok"' "$T/log" | wc -l)" 64 "e) all 64 workers ok (buffers, errno, naps intact)"
 for role in fork dlopen; do
 	is "$(wl_log_get "$T/log" "$role")" ok "e) $role ok ($(wl_log_get "$T/log" "$role" 3) done)"
