@@ -533,6 +533,25 @@ static int on_summary(const struct ctf_event *ev, void *ctx)
 }
 
 /*
+ * settle_summary - parse the summary text of @snap (read from @file) and set its state: complete,
+ * or corrupt with why. Returns -ENOMEM only; a bad summary is a state, not an error.
+ */
+static int settle_summary(struct snapshot *snap, const char *text, size_t len, const char *file)
+{
+	int err = snapshots_parse_summary(text, len, file, &snap->summary, snap->why,
+					  sizeof(snap->why));
+
+	if (err == -ENOMEM) {
+		return err;
+	}
+	snap->state = err ? SNAPSHOT_CORRUPT : SNAPSHOT_COMPLETE;
+	if (!err) {
+		snap->why[0] = '\0';
+	}
+	return 0;
+}
+
+/*
  * The summary of the relay snapshot @snap from its trace's latsnap:summary events. A trace holds
  * the summaries of earlier snapshots too (the ring buffer is not emptied): the one whose relay
  * name begins the directory's name is its own, else the last one complete.
@@ -598,16 +617,7 @@ static int load_relay_summary(struct snapshot *snap)
 	}
 	text[len] = '\0';
 	snprintf(file, sizeof(file), "%s (latsnap:summary of %s)", snap->path, own->id);
-	err = snapshots_parse_summary(text, len, file, &snap->summary, snap->why,
-				      sizeof(snap->why));
-	if (err == -ENOMEM) {
-		ret = err;
-		goto out;
-	}
-	snap->state = err ? SNAPSHOT_CORRUPT : SNAPSHOT_COMPLETE;
-	if (!err) {
-		snap->why[0] = '\0';
-	}
+	ret = settle_summary(snap, text, len, file);
 out:
 	free(text);
 	for (i = 0; i < rr.nr; i++) {
@@ -707,16 +717,7 @@ int snapshot_load(const char *path, struct snapshot *snap)
 		snap->state = SNAPSHOT_CORRUPT;
 		goto out;
 	}
-	err = snapshots_parse_summary(text, len, file, &snap->summary, snap->why,
-				      sizeof(snap->why));
-	if (err == -ENOMEM) {
-		ret = err;
-		goto out;
-	}
-	snap->state = err ? SNAPSHOT_CORRUPT : SNAPSHOT_COMPLETE;
-	if (!err) {
-		snap->why[0] = '\0';
-	}
+	ret = settle_summary(snap, text, len, file);
 out:
 	free(text);
 	if (!ret && snap->summary) {
