@@ -56,7 +56,7 @@ all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS)
 # Installs missing Debian packages first, so each target works as the first command on a fresh
 # machine; the stamp keeps the check to once per build tree.
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP): scripts/install-deps.sh
+$(DEPS_STAMP): scripts/install-deps.sh scripts/apt-lib.sh
 	@mkdir -p $(BUILD)
 	@scripts/install-deps.sh
 	@touch $@

@@ -8,25 +8,10 @@ set -eu
 
 PACKAGES="bpftrace linux-perf postgresql-15 postgresql-client-15 time jq perl procps util-linux"
 
-missing=""
-for pkg in $PACKAGES; do
-	if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-		missing="$missing $pkg"
-	fi
-done
-
-if [ -z "$missing" ]; then
-	exit 0
-fi
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "latsnap: install-bench-deps: missing packages:$missing (run as root to install them)" >&2
-	exit 1
-fi
-
-echo "latsnap: install-bench-deps: installing$missing" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
+. "$(dirname "$0")/apt-lib.sh"
+# shellcheck disable=SC2086
+missing=$(apt_missing $PACKAGES)
+apt_prepare install-bench-deps "$missing"
 # A peer that fails to install is reported by the bench as "not run: why"; the rest still goes in.
 # shellcheck disable=SC2086
 if ! apt-get install -y -qq --no-install-recommends $missing >/dev/null; then

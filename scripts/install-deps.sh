@@ -11,24 +11,9 @@ libunwind-dev liblttng-ust-dev liblttng-ctl-dev lttng-tools babeltrace2 libbabel
 libncurses-dev tmux
 "
 
-missing=""
-for pkg in $PACKAGES; do
-	if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-		missing="$missing $pkg"
-	fi
-done
-
-if [ -z "$missing" ]; then
-	exit 0
-fi
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "latsnap: install-deps: missing packages:$missing (run as root to install them)" >&2
-	exit 1
-fi
-
-echo "latsnap: install-deps: installing$missing" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
+. "$(dirname "$0")/apt-lib.sh"
+# shellcheck disable=SC2086
+missing=$(apt_missing $PACKAGES)
+apt_prepare install-deps "$missing"
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
