@@ -170,7 +170,7 @@ demo: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(BUILD)/latsnap-demo
 
 # The bench's extra Debian packages (the peers and PostgreSQL), installed once per build tree.
 # A peer that cannot be installed is a "not run: why" row of the table, not a failed build.
-$(BENCH_DEPS_STAMP): scripts/install-bench-deps.sh | $(DEPS_STAMP)
+$(BENCH_DEPS_STAMP): scripts/install-bench-deps.sh scripts/apt-lib.sh | $(DEPS_STAMP)
 	@scripts/install-bench-deps.sh || echo "latsnap: bench: some bench packages are missing" >&2
 	@touch $@
 
