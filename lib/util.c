@@ -149,3 +149,14 @@ void ls_relay_name(const char *id, char *buf, size_t size)
 		}
 	}
 }
+
+/**
+ * ls_sort - qsort() that also takes an empty array: one never allocated is NULL, which qsort()
+ * does not accept even with no element (UBSan's nonnull check, found in four places so far).
+ */
+void ls_sort(void *base, size_t nmemb, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (nmemb) {
+		qsort(base, nmemb, size, cmp);
+	}
+}

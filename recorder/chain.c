@@ -20,6 +20,7 @@
 #include "ctf.h"
 #include "outlier.h"
 #include "tracker.h"
+#include "util.h"
 
 enum kev_kind {
 	KEV_SWITCH,
@@ -451,7 +452,7 @@ int chain_build(const char *trace_dir, struct json_object *outliers, struct trac
 		err = err ? err : ks.err;
 		goto out;
 	}
-	qsort(ks.v, ks.n, sizeof(*ks.v), by_time);
+	ls_sort(ks.v, ks.n, sizeof(*ks.v), by_time);
 	for (i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(outliers, i);
 

@@ -290,7 +290,7 @@ static int finish(struct rules *rules)
 	for (i = 0; i < rules->nr_rules; i++) {
 		rules->order[i] = &rules->rule[i];
 	}
-	qsort(rules->order, rules->nr_rules, sizeof(*rules->order), by_priority);
+	ls_sort(rules->order, rules->nr_rules, sizeof(*rules->order), by_priority);
 	return 0;
 }
 

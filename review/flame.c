@@ -262,7 +262,7 @@ void flame_finish(struct flame *f)
 	if (!f->nr) {
 		return;
 	}
-	qsort(f->stacks, f->nr, sizeof(*f->stacks), cmp_stack);
+	ls_sort(f->stacks, f->nr, sizeof(*f->stacks), cmp_stack);
 	for (i = 1; i < f->nr; i++) {
 		if (!strcmp(f->stacks[out].line, f->stacks[i].line)) {
 			if (__builtin_add_overflow(f->stacks[out].weight_ns, f->stacks[i].weight_ns,

@@ -647,21 +647,14 @@ int report_main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	/* No outlier at all (only corrupt snapshots): no table, and qsort() takes no NULL. */
-	if (r.system.nr) {
-		qsort(r.system.groups, r.system.nr, sizeof(*r.system.groups), cmp_group);
-	}
-	if (r.hosts.nr) {
-		qsort(r.hosts.groups, r.hosts.nr, sizeof(*r.hosts.groups), cmp_group);
-	}
+	ls_sort(r.system.groups, r.system.nr, sizeof(*r.system.groups), cmp_group);
+	ls_sort(r.hosts.groups, r.hosts.nr, sizeof(*r.hosts.groups), cmp_group);
 	for (i = 0; i < r.nr_procs; i++) {
-		if (r.procs[i].table.nr) {
-			qsort(r.procs[i].table.groups, r.procs[i].table.nr, sizeof(struct group),
-			      cmp_group);
-		}
+		ls_sort(r.procs[i].table.groups, r.procs[i].table.nr, sizeof(struct group),
+			cmp_group);
 	}
 	if (r.nr_procs > 1) {
-		qsort(r.procs, r.nr_procs, sizeof(*r.procs), cmp_process);
+		ls_sort(r.procs, r.nr_procs, sizeof(*r.procs), cmp_process);
 	}
 	if (json) {
 		obj = report_json(&r, &set);

@@ -919,7 +919,7 @@ int snapshots_load(const char *dir, struct snapshot_set *set)
 		goto out;
 	}
 	if (set->nr > 1) {
-		qsort(set->snaps, set->nr, sizeof(*set->snaps), cmp_snap);
+		ls_sort(set->snaps, set->nr, sizeof(*set->snaps), cmp_snap);
 	}
 out:
 	return ret;

@@ -34,7 +34,6 @@
 #include "top.h"
 #include "util.h"
 
-
 #define SYSTEM_ROWS 10
 #define PROCESS_ROWS 8
 /* Cached causes before the cache starts over (new stacks keep coming on a long run). */
@@ -231,7 +230,7 @@ size_t top_table(const struct top_wait *waits, size_t nr, uint32_t tgid, uint32_
 		rows[n].max_ns = w->max_ns;
 		n++;
 	}
-	qsort(rows, n, sizeof(*rows), cmp_label);
+	ls_sort(rows, n, sizeof(*rows), cmp_label);
 	for (i = 0; i < n; i++) {
 		if (out && !strcmp(rows[out - 1].label, rows[i].label)) {
 			rows[out - 1].count += rows[i].count;
@@ -244,7 +243,7 @@ size_t top_table(const struct top_wait *waits, size_t nr, uint32_t tgid, uint32_
 		rows[out++] = rows[i];
 	}
 	sort_key = sort;
-	qsort(rows, out, sizeof(*rows), cmp_row);
+	ls_sort(rows, out, sizeof(*rows), cmp_row);
 	if (!out) {
 		free(rows);
 		rows = NULL;
@@ -584,10 +583,7 @@ static size_t entities(struct top *t, bool threads, struct entity **listp)
 	if (!list) {
 		return 0;
 	}
-	/* Before the first refresh there is no array: qsort() takes no NULL, even for none. */
-	if (p->nr) {
-		qsort(p->waits, p->nr, sizeof(*p->waits), cmp_wait_thread);
-	}
+	ls_sort(p->waits, p->nr, sizeof(*p->waits), cmp_wait_thread);
 	for (i = 0; i < p->nr; i++) {
 		struct top_wait *w = &p->waits[i];
 		uint32_t id = threads ? w->tid : w->tgid;
@@ -608,7 +604,7 @@ static size_t entities(struct top *t, bool threads, struct entity **listp)
 			last_tid = w->tid;
 		}
 	}
-	qsort(list, n, sizeof(*list), cmp_entity);
+	ls_sort(list, n, sizeof(*list), cmp_entity);
 	return n;
 }
 

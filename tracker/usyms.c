@@ -19,6 +19,7 @@
 #include <libelf.h>
 
 #include "usyms.h"
+#include "util.h"
 
 /*
  * A lookup that finds no module re-reads the mappings of a live process (a library may have been
@@ -197,10 +198,8 @@ static void load_vmas(struct report_ctx *ctx)
 		ctx->vmas[ctx->nr_vmas++] = v;
 	}
 	closedir(dir);
-	/* None when the process is exiting: no array, and qsort() takes no NULL. */
-	if (ctx->nr_vmas) {
-		qsort(ctx->vmas, ctx->nr_vmas, sizeof(*ctx->vmas), cmp_vma);
-	}
+	/* None when the process is exiting: no array. */
+	ls_sort(ctx->vmas, ctx->nr_vmas, sizeof(*ctx->vmas), cmp_vma);
 }
 
 /*

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "chain.h"
 #include "ctf.h"
 #include "tap.h"
 
@@ -356,6 +357,7 @@ static void hand_trace_tests(void)
 {
 	struct ctf_trace_info info = { 0 };
 	struct hand h = { 0 }, k = { 0 };
+	struct json_object *outliers, *o, *chain;
 	char dir[PATH_MAX];
 
 	snprintf(dir, sizeof(dir), "%s/hand", tmpdir);
@@ -386,6 +388,17 @@ static void hand_trace_tests(void)
 	ok(info.events == 2 && info.first_ns == 5000 && info.last_ns == 6000 &&
 		   !info.discarded_events && !info.discarded_packets,
 	   "2 events, first 5000, last 6000, nothing lost");
+
+	/* A snapshot with no kernel context event (all lost in a storm): chains stay empty. */
+	outliers = json_object_new_array();
+	o = json_object_new_object();
+	json_object_object_add(o, "tid", json_object_new_int(7));
+	json_object_array_add(outliers, o);
+	is_int(chain_build(dir, outliers, NULL), 0, "chain_build on a trace without kernel events");
+	chain = json_object_object_get(o, "wait_chain");
+	ok(chain && json_object_is_type(chain, json_type_array) && !json_object_array_length(chain),
+	   "and the outlier's wait_chain is empty");
+	json_object_put(outliers);
 
 	/* A 1 kHz clock: 5000 cycles are 5 s. */
 	snprintf(dir, sizeof(dir), "%s/hand-khz", tmpdir);

@@ -23,15 +23,17 @@
  *    ("exec ok|bad DONE 0": children that exec'd and exited 0).
  * Under a low threshold (-t 100us) those syscalls are outliers too, and the
  * signal lands inside malloc, the loader and fork. A watchdog thread, with
- * every signal blocked, ends a run still going 5 s after the deadline (a
- * deadlock) with status 3, naming the threads that are stuck.
+ * every signal blocked, ends a run still going 5 s after the deadline in
+ * which some thread then does not move for 3 s (a deadlock) with status 3,
+ * naming the threads that are stuck.
  * WL_LOG lines: "pid P", "tid ROLE TID" per thread (ROLE main, watchdog,
  * worker0.., malloc0, malloc1, dlopen, fork), "worker I ok|bad ITERS SUM_BAD
  * ERRNO_BAD EINTR", "malloc|dlopen|fork ok|bad DONE BAD" (DONE
  * allocations, dlopen/dlclose pairs, children reaped with status 0; BAD
  * failures), "why ROLE TEXT" for the last failure of a thread; from the
  * watchdog "stuck ROLE TID sig60_blocked 0|1 wchan W" and "hung STUCK
- * IN_HANDLER". Exits 0 only if every thread was ok.
+ * IN_HANDLER late_ms MS steal_ms MS" (a deadlock), or "slow LATE_MS" (late but
+ * still moving). Exits 0 only if every thread was ok.
  */
 #include "wl_common.h"
 #include <dlfcn.h>
@@ -51,6 +53,7 @@
 /* latsnap's default signal (SIGRTMAX-4); no thread here blocks it but the watchdog. */
 #define LS_SIGNAL 60
 #define WATCHDOG_GRACE_S 5
+#define WATCHDOG_CONFIRM_S 3
 
 static uint64_t deadline_ns;
 static long nap_us;
@@ -60,6 +63,8 @@ struct slot {
 	char role[16];
 	pid_t tid;
 	int done;
+	/* Bumped once per loop (per join in main): a thread that moves is slow, not stuck. */
+	unsigned long progress;
 };
 
 static struct slot slots[MAX_WORKERS + 8];
@@ -107,6 +112,11 @@ static void slot_start(struct slot *s)
 {
 	__atomic_store_n(&s->tid, wl_gettid(), __ATOMIC_RELEASE);
 	wl_log("tid %s %d", s->role, (int)s->tid);
+}
+
+static void slot_tick(struct slot *s)
+{
+	__atomic_fetch_add(&s->progress, 1, __ATOMIC_RELAXED);
 }
 
 static void slot_end(struct slot *s)
@@ -166,6 +176,7 @@ static void *worker_main(void *arg)
 		if (checksum(buf, WORKER_BUF) != expect)
 			w->sum_bad++;
 		w->iters++;
+		slot_tick(w->slot);
 	}
 	free(buf);
 	slot_end(w->slot);
@@ -200,6 +211,7 @@ static void *malloc_main(void *arg)
 		}
 		free(p);
 		c->ok++;
+		slot_tick(c->slot);
 		/* Leave the CPUs to the workers and to latsnap now and then. */
 		if (iter % 4 == 0)
 			nap_us_once(200);
@@ -248,6 +260,7 @@ static void *dlopen_main(void *arg)
 		}
 		pthread_mutex_unlock(&loader_fork_lock);
 		c->ok++;
+		slot_tick(c->slot);
 		nap_us_once(200);
 	}
 	slot_end(c->slot);
@@ -300,6 +313,7 @@ static void *fork_main(void *arg)
 			c->ok++;
 			execs += do_exec;
 		}
+		slot_tick(c->slot);
 		nap_us_once(1000);
 	}
 	slot_end(c->slot);
@@ -327,20 +341,66 @@ static void read_task_file(pid_t tid, const char *file, char *buf, size_t size)
 		buf[n - 1] = '\0';
 }
 
+/* The machine's stolen time in ms (the "cpu" line of /proc/stat): a VM whose vCPUs were paused. */
+static long long steal_ms(void)
+{
+	unsigned long long v[8] = { 0 };
+	char line[256];
+	FILE *f = fopen("/proc/stat", "re");
+
+	if (!f) {
+		return -1;
+	}
+	if (!fgets(line, sizeof(line), f) ||
+	    sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]) != 8) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	return (long long)(v[7] * 1000 / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+			       .tv_nsec = (long)(ns % 1000000000ull) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int all_done(const struct slot *self)
+{
+	int i;
+
+	for (i = 0; i < nr_slots; i++) {
+		if (&slots[i] != self && !__atomic_load_n(&slots[i].done, __ATOMIC_ACQUIRE)) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
 /*
- * watchdog - ends a run that is not over WATCHDOG_GRACE_S after the deadline: some thread is
- * stuck (a deadlock). It names the threads that never finished, and whether each has
- * LS_SIGNAL blocked, which in this program means it is inside the signal's handler (or in
- * fork(), which blocks every signal for a moment). Exits 3 then, so that the test fails fast
- * and says why, instead of waiting for its time limit.
+ * watchdog - ends a run that is not over WATCHDOG_GRACE_S after the deadline and in which some
+ * thread then makes no progress for WATCHDOG_CONFIRM_S: a deadlock. A thread that still moves is
+ * only slow (a loaded machine, or a VM paused long enough for the clock to jump past the grace):
+ * every loop checks the deadline, so it ends at its next turn. Main only joins, so it counts as
+ * stuck only once every other thread is done. The watchdog names the stuck threads and whether
+ * each has LS_SIGNAL blocked, which in this program means it is inside the signal's handler (or
+ * in fork(), which blocks every signal for a moment), then exits 3, so that the test fails fast
+ * and says why. WL_HANG_HOLD=S keeps a hung process S seconds more, for a debugger.
  */
 static void *watchdog_main(void *arg)
 {
+	static unsigned long seen[MAX_WORKERS + 8];
 	char status[4096], wchan[64];
 	unsigned long long blocked;
-	int i, stuck = 0, in_handler = 0, sig_blocked;
-	struct timespec ts;
-	uint64_t left;
+	int i, stuck = 0, in_handler = 0, sig_blocked, others_done;
+	long long steal_start = steal_ms();
+	const char *hold = getenv("WL_HANG_HOLD");
+	uint64_t now, late;
 	sigset_t all;
 	char *p;
 
@@ -348,16 +408,35 @@ static void *watchdog_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	slot_start(arg);
-	left = deadline_ns - wl_now_ns() + WATCHDOG_GRACE_S * 1000000000ull;
-	ts.tv_sec = (time_t)(left / 1000000000ull);
-	ts.tv_nsec = (long)(left % 1000000000ull);
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	now = wl_now_ns();
+	if (deadline_ns + WATCHDOG_GRACE_S * 1000000000ull > now) {
+		sleep_ns(deadline_ns + WATCHDOG_GRACE_S * 1000000000ull - now);
+	}
+	if (all_done(arg)) {
+		return NULL;
+	}
+	for (i = 0; i < nr_slots; i++) {
+		seen[i] = __atomic_load_n(&slots[i].progress, __ATOMIC_RELAXED);
+	}
+	sleep_ns(WATCHDOG_CONFIRM_S * 1000000000ull);
+	if (all_done(arg)) {
+		return NULL;
+	}
+	late = (wl_now_ns() - deadline_ns) / 1000000ull;
+	others_done = 1;
+	for (i = 1; i < nr_slots; i++) {
+		if (&slots[i] != arg && !__atomic_load_n(&slots[i].done, __ATOMIC_ACQUIRE)) {
+			others_done = 0;
+		}
+	}
 	for (i = 0; i < nr_slots; i++) {
 		struct slot *s = &slots[i];
 
-		if (s == arg || __atomic_load_n(&s->done, __ATOMIC_ACQUIRE))
+		if (s == arg || __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&s->progress, __ATOMIC_RELAXED) != seen[i] ||
+		    (s == &slots[0] && !others_done)) {
 			continue;
+		}
 		read_task_file(s->tid, "status", status, sizeof(status));
 		read_task_file(s->tid, "wchan", wchan, sizeof(wchan));
 		p = strstr(status, "SigBlk:");
@@ -365,15 +444,25 @@ static void *watchdog_main(void *arg)
 		sig_blocked = (int)((blocked >> (LS_SIGNAL - 1)) & 1);
 		stuck++;
 		in_handler += sig_blocked;
-		if (stuck <= 16)
+		if (stuck <= 16) {
 			wl_log("stuck %s %d sig%d_blocked %d wchan %s", s->role, (int)s->tid,
 			       LS_SIGNAL, sig_blocked, wchan[0] ? wchan : "?");
+		}
 	}
-	wl_log("hung %d %d", stuck, in_handler);
+	if (!stuck) {
+		/* Slow, not stuck: every unfinished thread moved. Let them finish. */
+		wl_log("slow %llu", (unsigned long long)late);
+		return NULL;
+	}
+	wl_log("hung %d %d late_ms %llu steal_ms %lld", stuck, in_handler, (unsigned long long)late,
+	       steal_start < 0 ? -1 : steal_ms() - steal_start);
 	fprintf(stderr,
-		"stress: %d threads still running %d s after the deadline, %d of them with "
-		"signal %d blocked (in its handler?)\n",
-		stuck, WATCHDOG_GRACE_S, in_handler, LS_SIGNAL);
+		"stress: %d threads made no progress in %d s, %d s after the deadline, %d of them "
+		"with signal %d blocked (in its handler?)\n",
+		stuck, WATCHDOG_CONFIRM_S, WATCHDOG_GRACE_S, in_handler, LS_SIGNAL);
+	if (hold) {
+		sleep_ns((uint64_t)strtoul(hold, NULL, 10) * 1000000000ull);
+	}
 	_exit(3);
 }
 
@@ -468,6 +557,7 @@ int main(int argc, char **argv)
 		struct worker *w = &workers[i];
 
 		pthread_join(w->thread, NULL);
+		slot_tick(main_slot);
 		ok = w->iters > 0 && !w->sum_bad && !w->errno_bad && !w->eintr;
 		good &= ok;
 		wl_log("worker %d %s %ld %ld %ld %ld", w->index, ok ? "ok" : "bad", w->iters,
