@@ -7,7 +7,8 @@
  * allocates nothing, calls no stdio and leaves errno as it found it. Everything it needs is set
  * up ahead: libunwind's cache policy and lttng-ust's per-thread data in the constructor and at
  * thread start. Nothing here runs on the application's hot path: the only wrappers are
- * pthread_create and fork, and the registration is one prctl per process image.
+ * pthread_create, fork and dl_iterate_phdr (which lets libunwind find unwind tables without the
+ * loader's lock), and the registration is one prctl per process image.
  *
  * Settings come from the environment, read once in the constructor and never in secure
  * execution (setuid and the like), where the library does nothing at all:
@@ -16,6 +17,7 @@
  */
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <libunwind.h>
 #include <link.h>
@@ -55,13 +57,23 @@ static unsigned int ls_max_depth = LS_PRELOAD_DEFAULT_DEPTH;
 static LS_TLS int tls_ready;
 
 /*
- * fork() and the handler exclude each other: a handler unwinding in another thread holds the
- * loader's write lock (libunwind walks dl_iterate_phdr), which glibc does not reset in the child,
- * where lttng-ust's fork handling takes it again.
+ * fork() and the handler exclude each other: the child must not inherit what a handler in another
+ * thread was in the middle of (libunwind's walk, a tracepoint's reservation), with no thread left
+ * there to finish it.
  */
 static int ls_forking;
 static int ls_unwinding;
 static LS_TLS pid_t tls_tid;
+
+/*
+ * Set while this thread's handler walks its stack: libunwind's lookups of unwind tables then go
+ * to find_object_unlocked(), for the pc the handler is about to step from (tls_lookup_pc).
+ */
+static LS_TLS int tls_in_handler;
+static LS_TLS uintptr_t tls_lookup_pc;
+
+typedef int (*phdr_callback_fn)(struct dl_phdr_info *, size_t, void *);
+typedef int (*dl_iterate_phdr_fn)(phdr_callback_fn, void *);
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef pid_t (*fork_fn)(void);
@@ -81,15 +93,96 @@ static uint64_t now_ns(void)
 }
 
 /*
+ * object_at - the loaded object holding @pc, as dl_iterate_phdr() would describe it, found with
+ * _dl_find_object(): a lock-free read of the loader's table (glibc 2.35), where
+ * dl_iterate_phdr() takes the loader's lock. Its program headers are read from the ELF header
+ * at the start of its mapping. Return: 0, or -1 when no object holds @pc or its header is not
+ * what is expected.
+ */
+static int object_at(uintptr_t pc, struct dl_phdr_info *info, uintptr_t *map_start)
+{
+	struct dl_find_object found;
+	const ElfW(Ehdr) *ehdr;
+	uintptr_t start, size;
+
+	if (_dl_find_object((void *)pc, &found) != 0 || !found.dlfo_link_map) {
+		return -1;
+	}
+	start = (uintptr_t)found.dlfo_map_start;
+	size = (uintptr_t)found.dlfo_map_end - start;
+	ehdr = (const ElfW(Ehdr) *)start;
+	if (size < sizeof(*ehdr) || ehdr->e_ident[EI_MAG0] != ELFMAG0 ||
+	    ehdr->e_ident[EI_MAG1] != ELFMAG1 || ehdr->e_ident[EI_MAG2] != ELFMAG2 ||
+	    ehdr->e_ident[EI_MAG3] != ELFMAG3 || ehdr->e_phentsize != sizeof(ElfW(Phdr)) ||
+	    ehdr->e_phoff > size || (size - ehdr->e_phoff) / sizeof(ElfW(Phdr)) < ehdr->e_phnum) {
+		return -1;
+	}
+	memset(info, 0, sizeof(*info));
+	info->dlpi_addr = found.dlfo_link_map->l_addr;
+	info->dlpi_name = found.dlfo_link_map->l_name;
+	info->dlpi_phdr = (const ElfW(Phdr) *)(start + ehdr->e_phoff);
+	info->dlpi_phnum = ehdr->e_phnum;
+	*map_start = start;
+	return 0;
+}
+
+/*
+ * find_object_unlocked - dl_iterate_phdr() for libunwind inside the handler: @callback sees
+ * only the object of the pc being stepped from. libunwind looks up pc - 1 for a call's return
+ * address and pc itself for the interrupted frame; both objects are offered when they differ.
+ */
+static int find_object_unlocked(phdr_callback_fn callback, void *data)
+{
+	struct dl_phdr_info info;
+	uintptr_t pc = tls_lookup_pc, map_start, offered = 0;
+	int ret = 0, i;
+
+	for (i = 0; i < 2 && !ret && pc; i++) {
+		if (object_at(pc - 1 + (uintptr_t)i, &info, &map_start) || map_start == offered) {
+			continue;
+		}
+		offered = map_start;
+		ret = callback(&info, sizeof(info), data);
+	}
+	return ret;
+}
+
+/**
+ * dl_iterate_phdr - glibc's, except inside latsnap's handler. glibc's holds the loader's lock
+ * across every callback, and code that holds it calls malloc (dlclose frees the object, lttng-ust
+ * and other callers allocate in their callbacks): a handler waiting for that lock on top of a
+ * thread interrupted inside malloc would wait forever, and so would the thread holding the lock
+ * (the check-asan storm caught it: 68 threads stuck). libunwind 1.6 offers no other way in.
+ */
+LS_EXPORT int dl_iterate_phdr(phdr_callback_fn callback, void *data)
+{
+	static dl_iterate_phdr_fn next_iterate;
+	dl_iterate_phdr_fn iterate;
+
+	if (tls_in_handler) {
+		return find_object_unlocked(callback, data);
+	}
+	iterate = __atomic_load_n(&next_iterate, __ATOMIC_ACQUIRE);
+	if (!iterate) {
+		/* Other constructors may call it before ours runs: found on first use. */
+		iterate = (dl_iterate_phdr_fn)dlsym(RTLD_NEXT, "dl_iterate_phdr");
+		if (!iterate) {
+			return 0;
+		}
+		__atomic_store_n(&next_iterate, iterate, __ATOMIC_RELEASE);
+	}
+	return iterate(callback, data);
+}
+
+/*
  * ls_on_signal - unwind from the interrupted context and trace it. Async-signal-safe: libunwind's
  * local unwinder without its cache, a tracepoint on per-thread data initialized ahead,
  * clock_gettime from the vDSO.
  *
- * No cache, because the cache's lock and the loader's lock (which libunwind takes through
- * dl_iterate_phdr) would be taken in both orders: a thread signalled inside dlclose holds the
- * loader's lock and waits for the cache, while another, in the handler, holds the cache and waits
- * for the loader. The loader's lock alone is recursive, so a handler that lands inside the loader
- * goes through.
+ * No cache, because the cache's lock and the loader's lock would be taken in both orders: a
+ * thread signalled inside dlclose holds the loader's lock and waits for the cache, while another,
+ * in the handler, holds the cache and waits for the loader. And no loader's lock either: inside
+ * the handler, libunwind's dl_iterate_phdr() calls come to ours, which takes none.
  */
 static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 {
@@ -116,6 +209,7 @@ static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 		goto out;
 	}
 	start = now_ns();
+	tls_in_handler = 1;
 	if (unw_init_local2(&cursor, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) < 0) {
 		status = LS_UNWIND_FAILED;
 		goto emit;
@@ -125,6 +219,7 @@ static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 			break;
 		}
 		ips[depth++] = ip;
+		tls_lookup_pc = ip;
 		step = unw_step(&cursor);
 		if (step < 0) {
 			status = LS_UNWIND_BAD_FRAME;
@@ -139,6 +234,7 @@ static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 		}
 	}
 emit:
+	tls_in_handler = 0;
 	__atomic_sub_fetch(&ls_unwinding, 1, __ATOMIC_SEQ_CST);
 	lttng_ust_tracepoint(latsnap, user_stack, tls_tid, ips, depth, truncated, status,
 			     now_ns() - start);
@@ -191,14 +287,6 @@ static void warm_up_unwinder(void)
 }
 
 /*
- * lttng_ust_after_fork_child() dlopens liblttng-ust (already loaded: it only takes a reference),
- * and ld.so asserts its debugger state is consistent first. A child forked while another thread of
- * its parent was inside dlopen or dlclose inherits that operation half done, forever: the
- * assertion would kill it, where the same child without the library lives (until it dlopens
- * itself). So the state is declared consistent for lttng-ust's call only, and put back.
- * liblttng-ust-fork.so has the same problem, unmitigated.
- */
-/*
  * Before a fork: no handler of ours unwinding in another thread, and (as far as can be seen) no
  * other thread inside dlopen or dlclose, which hold the loader's locks. Bounded: a fork is never
  * held up more than about 50 ms.
@@ -218,6 +306,14 @@ static void quiesce_before_fork(void)
 	}
 }
 
+/*
+ * lttng_ust_after_fork_child() dlopens liblttng-ust (already loaded: it only takes a reference),
+ * and ld.so asserts its debugger state is consistent first. A child forked while another thread of
+ * its parent was inside dlopen or dlclose inherits that operation half done, forever: the
+ * assertion would kill it, where the same child without the library lives (until it dlopens
+ * itself). So the state is declared consistent for lttng-ust's call only, and put back.
+ * liblttng-ust-fork.so has the same problem, unmitigated.
+ */
 static void after_fork_child(sigset_t *saved)
 {
 	int state = _r_debug.r_state;

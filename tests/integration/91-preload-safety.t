@@ -11,7 +11,10 @@
 #     is refused;
 #     without the library (--no-preload) nothing is ever signalled;
 #  e) 64 threads signalled at every 2 ms nap, next to threads in malloc (mmap/munmap), dlopen and
-#     fork, keep their memory, errno and results, and every stack unwinds.
+#     fork, keep their memory, errno and results, and every stack unwinds;
+#  f) a thread signalled while it holds an application lock that another thread, holding the
+#     loader's lock inside dl_iterate_phdr(), waits for: the handler must not wait for the loader
+#     (it did, and the check-asan storm hung the same way through malloc's lock and dlclose).
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -19,7 +22,7 @@ require_root
 require jq cc setpriv
 require_latsnap
 require_lttng
-require_workloads ownhandler sigblocker sigstate rogue stress sleeper
+require_workloads ownhandler sigblocker sigstate rogue stress sleeper loaderlock
 [ -f "$BUILD/liblatsnap.so" ] || skip_all "$BUILD/liblatsnap.so not built (run make)"
 
 NOBODY=65534
@@ -343,6 +346,34 @@ read -r CLONES CLONES_SIG CLONES_BLOCKED < <(jq -r "select(.tid == ${FORK_TID:-0
 	| \"\\(.signalled) \\(.flags | any(startswith(\"signal-blocked\")))\"" "$T/out2" |
 	awk '{ n++; s += ($1 == "true"); b += ($2 == "true") } END { print n + 0, s + 0, b + 0 }')
 is "$CLONES_SIG" 0 "e) -t 100us: no slow clone of the fork thread is signalled ($CLONES slow, $CLONES_BLOCKED flagged signal-blocked)"
+
+# --- f) the loader's lock ---------------------------------------------------------------------
+T=$TMPD/f
+mkdir -p "$T"
+lttng_trace_start "latsnap-91-$$-f" "$T/trace" || fail "LTTng session for loaderlock"
+WL_LOG=$T/log record_v "$T/out" "$T/err" -t 20ms -- "$WL/loaderlock" 3 80
+lttng_trace_stop "latsnap-91-$$-f"
+user_stacks "$T/trace" >"$T/stacks"
+is "$RC" 0 "f) record -t 20ms -- loaderlock 3 80: exit 0 (3 exits: the watchdog found it hung)"
+is "$(wl_log_get "$T/log" hung)$(grep -c '^hung' "$T/log")" 0 "f) no thread hung: the holder's handler did not wait for the loader's lock" ||
+	diag "  $(grep '^hung' "$T/log")"
+is "$(wl_log_get "$T/log" done)" 3 "f) all 3 rounds done"
+ITER=$(awk '$1 == "tid" && $2 == "iterator" { print $3 }' "$T/log")
+HOLDER=$(awk '$1 == "tid" && $2 == "holder" { print $3 }' "$T/log")
+is "$(jq -s "[.[] | select(.tid == ${HOLDER:-0} and .syscall == \"clock_nanosleep\" and .signalled)] | length" "$T/out")" 3 \
+	"f) the holder's 3 naps of 80 ms (app lock held) were outliers and signalled"
+# Frames: the holder's stack goes from its nap through holder_main; the iterator's, caught waiting
+# for the app lock inside its dl_iterate_phdr() callback, through glibc's loader and on up.
+HSTACK=$(awk -v t="${HOLDER:-0}" '$1 == t && $4 == 0' "$T/stacks" | head -n 1)
+ISTACK=$(awk -v t="${ITER:-0}" '$1 == t && $4 == 0' "$T/stacks" | tail -n 1)
+# shellcheck disable=SC2086 # split the line into its IPs
+HNAMES=$([ -n "$HSTACK" ] && ips_to_functions "$WL/loaderlock" "$T/log" $(echo "$HSTACK" | cut -d' ' -f6-) | paste -sd' ')
+# shellcheck disable=SC2086
+INAMES=$([ -n "$ISTACK" ] && ips_to_functions "$WL/loaderlock" "$T/log" $(echo "$ISTACK" | cut -d' ' -f6-) | paste -sd' ')
+like "$HNAMES" 'holder_nap.* holder_main' "f) the holder's stack unwound: holder_nap, then holder_main ($HNAMES)"
+like "$INAMES" 'take_app_lock.* iterator_main' "f) the iterator's too, through dl_iterate_phdr: take_app_lock ... iterator_main ($INAMES)"
+is "$(awk -v h="${HOLDER:-0}" -v i="${ITER:-0}" '($1 == h || $1 == i) && $4 != 0' "$T/stacks" | wc -l)" 0 \
+	"f) every user stack of both threads unwound to its end (status 0)"
 
 diag "wall time: $((($(date +%s%N) - T0) / 1000000)) ms"
 done_testing
