@@ -281,7 +281,9 @@ ok 'grep -q "writable by others" "$T/err2"' "d) and says why"
 T=$TMPD/e
 mkdir -p "$T"
 S=${STORM_SECONDS:-4}
-WL_LOG=$T/log "$LATSNAP" record --json -t 1ms --post 50ms -o "$T/out" \
+# A hung target waits 30 s for gdb to take its threads' backtraces (shown on failure).
+hang_watch "$T/log" "$T/hung-bt"
+WL_HANG_HOLD=30 WL_LOG=$T/log "$LATSNAP" record --json -t 1ms --post 50ms -o "$T/out" \
 	-- "$WL/stress" "$S" 64 2000 /bin/true >"$T/out.json" 2>"$T/err" &
 L=$!
 track_bg $L
@@ -299,8 +301,11 @@ done
 wait $L
 RC=$?
 is "$RC" 0 "e) storm of ${S}s, 64 threads at -t 1ms, fork+exec+dlopen: latsnap exits 0 with the target's status"
-is "$(wl_log_get "$T/log" hung)" "" "e) no thread of the target stuck (no deadlock)" ||
+is "$(wl_log_get "$T/log" hung)" "" "e) no thread of the target stuck (no deadlock)" || {
 	grep -E '^(hung|stuck) ' "$T/log" | head -n 20 | while read -r l; do diag "e) watchdog: $l"; done
+	diag "e) the hung target's threads (gdb), same frames merged:"
+	hang_summary "$T/hung-bt"
+}
 is "$(awk '$1 == "worker" && $3 == "ok"' "$T/log" | wc -l)" 64 "e) all 64 workers ok (buffers, errno, naps intact)"
 for role in fork dlopen; do
 	is "$(wl_log_get "$T/log" "$role")" ok "e) $role ok ($(wl_log_get "$T/log" "$role" 3) done)"

@@ -334,6 +334,34 @@ wl_log_get() {
 	awk -v k="$key" -v n="$field" '$1 == k { print $n; exit }' "$f" 2>/dev/null
 }
 
+# hang_watch LOG OUT: in the background, waits for a workload's watchdog to log "hung" in LOG,
+# then writes every thread's backtrace of the hung process (its "pid P" line) to OUT with gdb.
+# The workload must run with WL_HANG_HOLD=SECONDS, so that it is still there to be looked at.
+hang_watch() {
+	local log=$1 out=$2
+	(
+		while ! grep -qs '^hung' "$log"; do sleep 0.2; done
+		pid=$(awk '$1 == "pid" { print $2; exit }' "$log")
+		if command -v gdb >/dev/null; then
+			timeout 60 gdb -p "$pid" -batch -ex 'thread apply all bt' >"$out" 2>&1
+		else
+			echo "gdb not installed: no backtraces" >"$out"
+		fi
+	) &
+	track_bg $!
+}
+
+# hang_summary OUT: diag lines from hang_watch's backtraces, threads with the same frames merged:
+# "COUNT x fn <- caller <- ...", innermost first.
+hang_summary() {
+	[ -s "$1" ] || { diag "  no backtraces of the hung process"; return 0; }
+	awk '/^Thread / { if (s != "") print s; s = ""; next }
+		/^#[0-9]+ / { f = /signal handler called/ ? "<signal>" : ($3 == "in") ? $4 : $2
+			s = (s == "" ? f : s " <- " f) }
+		END { if (s != "") print s }' "$1" | sort | uniq -c | sort -rn | head -n 12 |
+		while IFS= read -r line; do diag "  $line"; done
+}
+
 # Frame regexes (jq test()).
 # shellcheck disable=SC2034 # used by the .t files
 GLUE_RE='^(bpf_|__traceiter|__bpf_trace|bpf_trace_run)'
