@@ -209,6 +209,7 @@ static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 		goto out;
 	}
 	start = now_ns();
+	tls_lookup_pc = 0; /* none until the first step: no stale pc from an earlier signal */
 	tls_in_handler = 1;
 	if (unw_init_local2(&cursor, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) < 0) {
 		status = LS_UNWIND_FAILED;
