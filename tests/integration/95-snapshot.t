@@ -390,8 +390,11 @@ switches_check() {
 	out=$(awk -v t="$tid" -v a="$start" -v b="$end" '$2 == t && $1 >= a && $1 <= b' "$TMPD/$tag.switches" | grep -c '')
 	in=$(awk -v t="$tid" -v a="$start" -v b="$end" '$3 == t && $1 >= a && $1 <= b' "$TMPD/$tag.switches" | grep -c '')
 	ok '[ "$out" -ge 1 ] && [ "$in" -ge 1 ]' \
-		"c) $what: the trace holds latsnap_kernel:sched_switch events of tid $tid leaving ($out) and taking ($in) the CPU within the outlier" ||
-		diag "$(wc -l <"$TMPD/$tag.switches") switch events in ${dir:-no snapshot found}"
+		"c) $what: the trace holds latsnap_kernel:sched_switch events of tid $tid leaving ($out) and taking ($in) the CPU within the outlier" || {
+		diag "$(wc -l <"$TMPD/$tag.switches") switch events in ${dir:-no snapshot found}; outlier $start..$end; flags $(jq -c .flags "${dir:-/nonexistent}/summary.json" 2>/dev/null)"
+		diag "  switches of tid $tid (ts prev next): $(awk -v t="$tid" '$2 == t || $3 == t' "$TMPD/$tag.switches" | tail -n 6 | paste -sd';')"
+		diag "  last switches of the snapshot: $(sort -n "$TMPD/$tag.switches" | tail -n 4 | paste -sd';')"
+	}
 }
 
 # Pipe read: pipewait's parent reads until its child writes, 120 ms later.
