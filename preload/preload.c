@@ -102,7 +102,7 @@ static uint64_t now_ns(void)
 static int object_at(uintptr_t pc, struct dl_phdr_info *info, uintptr_t *map_start)
 {
 	struct dl_find_object found;
-	const ElfW(Ehdr) *ehdr;
+	const ElfW(Ehdr) * ehdr;
 	uintptr_t start, size;
 
 	if (_dl_find_object((void *)pc, &found) != 0 || !found.dlfo_link_map) {
@@ -147,6 +147,22 @@ static int find_object_unlocked(phdr_callback_fn callback, void *data)
 	return ret;
 }
 
+/*
+ * glibc's dl_iterate_phdr, found on first use (other libraries' constructors call it before ours
+ * runs) and at the latest by our constructor, so never first in some application's handler.
+ */
+static dl_iterate_phdr_fn next_dl_iterate_phdr(void)
+{
+	static dl_iterate_phdr_fn next;
+	dl_iterate_phdr_fn iterate = __atomic_load_n(&next, __ATOMIC_ACQUIRE);
+
+	if (!iterate) {
+		iterate = (dl_iterate_phdr_fn)dlsym(RTLD_NEXT, "dl_iterate_phdr");
+		__atomic_store_n(&next, iterate, __ATOMIC_RELEASE);
+	}
+	return iterate;
+}
+
 /**
  * dl_iterate_phdr - glibc's, except inside latsnap's handler. glibc's holds the loader's lock
  * across every callback, and code that holds it calls malloc (dlclose frees the object, lttng-ust
@@ -156,22 +172,13 @@ static int find_object_unlocked(phdr_callback_fn callback, void *data)
  */
 LS_EXPORT int dl_iterate_phdr(phdr_callback_fn callback, void *data)
 {
-	static dl_iterate_phdr_fn next_iterate;
 	dl_iterate_phdr_fn iterate;
 
 	if (tls_in_handler) {
 		return find_object_unlocked(callback, data);
 	}
-	iterate = __atomic_load_n(&next_iterate, __ATOMIC_ACQUIRE);
-	if (!iterate) {
-		/* Other constructors may call it before ours runs: found on first use. */
-		iterate = (dl_iterate_phdr_fn)dlsym(RTLD_NEXT, "dl_iterate_phdr");
-		if (!iterate) {
-			return 0;
-		}
-		__atomic_store_n(&next_iterate, iterate, __ATOMIC_RELEASE);
-	}
-	return iterate(callback, data);
+	iterate = next_dl_iterate_phdr();
+	return iterate ? iterate(callback, data) : 0;
 }
 
 /*
@@ -353,6 +360,7 @@ __attribute__((constructor)) static void latsnap_preload_init(void)
 	struct sigaction sa, old;
 	int sig;
 
+	next_dl_iterate_phdr();
 	if (getauxval(AT_SECURE)) {
 		return;
 	}
