@@ -386,10 +386,14 @@ static void remember_causes(struct recorder *rec, struct kept *k)
 	}
 }
 
-/* Bytes under @fd, not following symlinks. */
-static uint64_t tree_bytes(int fd)
+typedef void (*tree_visit_fn)(int dir_fd, const char *name, const struct stat *st, void *arg);
+
+/*
+ * walk_tree - @visit every directory and regular file under @fd, with its lstat, parents first;
+ * never follows a symlink (LTTng wrote the tree; a user may have planted links in it since).
+ */
+static void walk_tree(int fd, tree_visit_fn visit, void *arg)
 {
-	uint64_t total = 0;
 	struct dirent *de;
 	struct stat st;
 	DIR *dir;
@@ -397,33 +401,74 @@ static uint64_t tree_bytes(int fd)
 
 	sub = dup(fd);
 	if (sub < 0) {
-		return 0;
+		return;
 	}
 	dir = fdopendir(sub);
 	if (!dir) {
 		close(sub);
-		return 0;
+		return;
 	}
 	while ((de = readdir(dir))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
 			continue;
 		}
-		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
 			continue;
 		}
+		visit(dirfd(dir), de->d_name, &st, arg);
 		if (S_ISDIR(st.st_mode)) {
 			sub = openat(dirfd(dir), de->d_name,
 				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub >= 0) {
-				total += tree_bytes(sub);
+				walk_tree(sub, visit, arg);
 				close(sub);
 			}
-		} else if (S_ISREG(st.st_mode)) {
-			total += (uint64_t)st.st_size;
 		}
 	}
 	closedir(dir);
+}
+
+static void add_file_bytes(int dir_fd, const char *name, const struct stat *st, void *arg)
+{
+	(void)dir_fd;
+	(void)name;
+	if (S_ISREG(st->st_mode)) {
+		*(uint64_t *)arg += (uint64_t)st->st_size;
+	}
+}
+
+/* Bytes under @fd, not following symlinks. */
+static uint64_t tree_bytes(int fd)
+{
+	uint64_t total = 0;
+
+	walk_tree(fd, add_file_bytes, &total);
 	return total;
+}
+
+struct owner {
+	uid_t uid;
+	gid_t gid;
+};
+
+/* @fd (of mode @mode) to the owner, and no longer group- or world-writable. */
+static void give_fd(int fd, mode_t mode, const struct owner *owner)
+{
+	if (fchown(fd, owner->uid, owner->gid) == 0 && (mode & 022)) {
+		fchmod(fd, mode & 07755);
+	}
+}
+
+static void give_entry(int dir_fd, const char *name, const struct stat *st, void *arg)
+{
+	int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (S_ISDIR(st->st_mode) ? O_DIRECTORY : 0);
+	int fd = openat(dir_fd, name, flags);
+
+	if (fd >= 0) {
+		give_fd(fd, st->st_mode, arg);
+		close(fd);
+	}
 }
 
 /*
@@ -432,50 +477,13 @@ static uint64_t tree_bytes(int fd)
  */
 static void chown_tree(int fd, uid_t uid, gid_t gid)
 {
-	struct dirent *de;
+	struct owner owner = { .uid = uid, .gid = gid };
 	struct stat st;
-	DIR *dir;
-	int sub;
 
 	if (fstat(fd, &st) == 0) {
-		if (fchown(fd, uid, gid) == 0 && (st.st_mode & 022)) {
-			fchmod(fd, st.st_mode & 07755);
-		}
+		give_fd(fd, st.st_mode, &owner);
 	}
-	sub = dup(fd);
-	if (sub < 0) {
-		return;
-	}
-	dir = fdopendir(sub);
-	if (!dir) {
-		close(sub);
-		return;
-	}
-	while ((de = readdir(dir))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
-			continue;
-		}
-		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
-			continue;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			sub = openat(dirfd(dir), de->d_name,
-				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub >= 0) {
-				chown_tree(sub, uid, gid);
-				close(sub);
-			}
-		} else if (S_ISREG(st.st_mode)) {
-			sub = openat(dirfd(dir), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub >= 0) {
-				if (fchown(sub, uid, gid) == 0 && (st.st_mode & 022)) {
-					fchmod(sub, st.st_mode & 07755);
-				}
-				close(sub);
-			}
-		}
-	}
-	closedir(dir);
+	walk_tree(fd, give_entry, &owner);
 }
 
 /* A finished snapshot belongs to the user who ran latsnap through sudo, if one did. */
