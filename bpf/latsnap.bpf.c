@@ -1163,21 +1163,7 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 	if (streamed(ps, now)) {
 		long_wait = ps->out_ts && now - ps->out_ts >= ctx_floor_ns;
 		ctx_flush_out(p, ps, now, !p->on_cpu);
-		if (ctx_level == LS_CTX_FULL && !long_wait) {
-			/*
-			 * A short wait gets no waker stack, and the interrupt test without one:
-			 * the idle task wakes no one itself. A short wait an interrupt ends on a
-			 * busy CPU is then taken for its current task's doing.
-			 */
-			irq = !cur->pid;
-			e = ctx_reserve(false);
-			if (!e) {
-				return;
-			}
-			ctx_fill(e, LS_CTX_WAKEUP, now, p, cur);
-			e->arg = irq;
-			ctx_submit(e);
-		} else if (ctx_level == LS_CTX_FULL) {
+		if (ctx_level == LS_CTX_FULL && long_wait) {
 			e = ctx_reserve(true);
 			if (!e) {
 				return;
@@ -1189,7 +1175,12 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 			e->arg = irq;
 			ctx_submit(e);
 		} else {
-			irq = waking_in_interrupt(ctx);
+			/*
+			 * A short wait in the full stream gets no waker stack, and the interrupt
+			 * test without one: the idle task wakes no one itself. A short wait an
+			 * interrupt ends on a busy CPU is then taken for its current task's doing.
+			 */
+			irq = ctx_level == LS_CTX_FULL ? !cur->pid : waking_in_interrupt(ctx);
 			e = ctx_reserve(false);
 			if (!e) {
 				return;
