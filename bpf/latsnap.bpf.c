@@ -101,6 +101,8 @@ struct task_state {
 	char out_next_comm[LS_TASK_COMM_LEN];
 	__s32 sc_nr;
 	__u8 sc_active;
+	/* Signalled to unwind, not heard from since: its next stack report is taken. */
+	__u8 unwind_owed;
 };
 
 struct {
@@ -694,6 +696,7 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 		if (current) {
 			e->flags |= signal_preload(task);
 		}
+		s->unwind_owed = !!(e->flags & LS_EF_SIGNALLED);
 		if (bpf_ringbuf_output(&events, e, sizeof(*e), 0)) {
 			stat_inc(LS_STAT_RINGBUF_LOST);
 			return;
@@ -716,8 +719,51 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	if (current) {
 		e->flags |= signal_preload(task);
 	}
+	s->unwind_owed = !!(e->flags & LS_EF_SIGNALLED);
 	bpf_ringbuf_submit(e, 0);
 	stat_inc(LS_STAT_OUTLIERS);
+}
+
+/*
+ * report_unwound - pass on the stack the preload library unwound for the signal latsnap sent
+ * this thread. Only one report per signal is taken, so that a process cannot flood the ring or
+ * pin a stack of its choosing on an outlier it was not signalled for.
+ */
+static __always_inline void report_unwound(struct task_struct *task, struct pt_regs *regs)
+{
+	struct task_state *s = bpf_task_storage_get(&states, task, NULL, 0);
+	struct ls_unwound *u;
+	__u64 arg;
+
+	if (!s || !s->unwind_owed) {
+		stat_inc(LS_STAT_UNWOUND_REFUSED);
+		return;
+	}
+	s->unwind_owed = 0;
+	u = bpf_ringbuf_reserve(&events, sizeof(*u), 0);
+	if (!u) {
+		stat_inc(LS_STAT_RINGBUF_LOST);
+		return;
+	}
+	arg = BPF_CORE_READ(regs, r10);
+	u->kind = LS_KIND_UNWOUND;
+	u->status = (arg >> 16) & 0xff;
+	u->truncated = (arg >> 24) & 1;
+	u->pad = 0;
+	u->pid = task->tgid;
+	u->tid = task->pid;
+	u->nr = arg & 0xffff;
+	if (u->nr > LS_UNWOUND_MAX_DEPTH) {
+		u->nr = LS_UNWOUND_MAX_DEPTH;
+	}
+	u->ts = bpf_ktime_get_ns();
+	/* The whole array: the library always passes one of LS_UNWOUND_MAX_DEPTH. */
+	if (u->nr && bpf_probe_read_user(u->ips, sizeof(u->ips), (void *)BPF_CORE_READ(regs, dx))) {
+		u->nr = 0;
+		u->status = LS_UNWIND_FAILED;
+	}
+	bpf_ringbuf_submit(u, 0);
+	stat_inc(LS_STAT_UNWOUND);
 }
 
 /*
@@ -739,6 +785,10 @@ static __always_inline void handle_prctl(struct task_struct *task, struct pt_reg
 	op = BPF_CORE_READ(regs, si);
 	if (op == LS_PRCTL_UNREGISTER) {
 		bpf_map_delete_elem(&registered, &tgid);
+		return;
+	}
+	if (op == LS_PRCTL_USER_STACK) {
+		report_unwound(task, regs);
 		return;
 	}
 	if (op == LS_PRCTL_QUIET_THREAD) {

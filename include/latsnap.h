@@ -27,6 +27,7 @@ enum ls_kind {
 	LS_NOTICE_DISPLACED = 6, /* struct ls_notice: the application took our signal (arg) */
 	LS_NOTICE_REGISTERED = 7, /* struct ls_notice: the process registered, signal arg */
 	LS_NOTICE_REFUSED = 8, /* struct ls_notice: registration refused (once), uid arg */
+	LS_KIND_UNWOUND = 9, /* struct ls_unwound: the preload library's answer to a signal */
 };
 
 struct ls_notice {
@@ -49,6 +50,34 @@ enum ls_prctl_op {
 	LS_PRCTL_REGISTER = 1, /* signal me with sig; my handler is at handler */
 	LS_PRCTL_UNREGISTER = 2, /* never signal me again */
 	LS_PRCTL_QUIET_THREAD = 3, /* the calling thread is the tracer's, not the application's */
+	/*
+	 * From latsnap's signal handler: the unwound stack, at ips (an array of
+	 * LS_UNWOUND_MAX_DEPTH), with LS_UNWOUND_ARG(nr, status, truncated) as the third argument.
+	 * Taken only from a thread latsnap signalled and has not heard from since.
+	 */
+	LS_PRCTL_USER_STACK = 4,
+};
+
+/* The most frames the preload library unwinds, and so reports. */
+#define LS_UNWOUND_MAX_DEPTH 128
+#define LS_UNWOUND_ARG(nr, status, truncated)                                                   \
+	((unsigned long)(nr) | ((unsigned long)(status) << 16) | ((unsigned long)(truncated) << 24))
+
+/*
+ * The unwound stack of a signalled thread, as the BPF side passes it on. It does not depend on
+ * lttng-ust: a process still registering with the session daemon, or a run without snapshots,
+ * gets its stack all the same.
+ */
+struct ls_unwound {
+	__u8 kind; /* LS_KIND_UNWOUND */
+	__u8 status; /* enum ls_unwind_status */
+	__u8 truncated; /* the walk stopped at the library's depth limit */
+	__u8 pad;
+	__u32 pid;
+	__u32 tid;
+	__u32 nr; /* valid entries in ips */
+	__u64 ts; /* when the handler reported */
+	__u64 ips[LS_UNWOUND_MAX_DEPTH];
 };
 
 /* Values of the registered map, keyed by tgid. */
@@ -73,6 +102,7 @@ enum ls_unwind_status {
 	LS_UNWIND_OK = 0, /* walked to the outermost frame, or to the depth limit */
 	LS_UNWIND_FAILED = 1, /* libunwind could not start from the signal frame */
 	LS_UNWIND_BAD_FRAME = 2, /* a frame without unwind info ended the walk early */
+	LS_UNWIND_FORK = 3, /* another thread was forking: the walk was given up to let it */
 };
 
 struct ls_preload_abi {
@@ -82,6 +112,7 @@ struct ls_preload_abi {
 	__u64 handler;
 	__u32 nr_quiet; /* tracer threads (lttng-ust's), never the application's */
 	__s32 quiet_tids[LS_PRELOAD_MAX_QUIET];
+	__u32 forks_late; /* forks that waited the whole bound for a handler or the loader */
 };
 
 /* Per-outlier flags: what is missing or uncertain, and why. */
@@ -111,6 +142,8 @@ enum ls_stat {
 	LS_STAT_SIGNAL_SKIPPED, /* registered, but the thread blocked the signal or had it pending */
 	LS_STAT_CTX_EVENTS, /* kernel context events streamed */
 	LS_STAT_CTX_LOST, /* kernel context events the stream's ring buffer had no room for */
+	LS_STAT_UNWOUND, /* unwound stacks the preload library reported */
+	LS_STAT_UNWOUND_REFUSED, /* stack reports from threads latsnap had not signalled */
 	LS_STAT_MAX,
 };
 

@@ -37,6 +37,46 @@ void outlier_add_flag(struct json_object *outlier, const char *text)
 }
 
 /**
+ * outlier_drop_flags - remove every flag of @outlier that starts with @prefix: what was said of
+ * a part that has been replaced since.
+ */
+void outlier_drop_flags(struct json_object *outlier, const char *prefix)
+{
+	struct json_object *flags;
+	size_t i, len = strlen(prefix);
+
+	if (!json_object_object_get_ex(outlier, "flags", &flags) || !flags) {
+		return;
+	}
+	for (i = json_object_array_length(flags); i-- > 0;) {
+		if (!strncmp(json_object_get_string(json_object_array_get_idx(flags, i)), prefix,
+			     len)) {
+			json_object_array_del_idx(flags, i, 1);
+		}
+	}
+}
+
+/**
+ * outlier_has_flag - does @outlier carry a flag that starts with @prefix?
+ */
+bool outlier_has_flag(struct json_object *outlier, const char *prefix)
+{
+	struct json_object *flags;
+	size_t i, len = strlen(prefix);
+
+	if (!json_object_object_get_ex(outlier, "flags", &flags) || !flags) {
+		return false;
+	}
+	for (i = 0; i < json_object_array_length(flags); i++) {
+		if (!strncmp(json_object_get_string(json_object_array_get_idx(flags, i)), prefix,
+			     len)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/**
  * outlier_str - string member @key of @obj; @fallback when @obj or the member is missing or not
  * a string.
  */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -159,4 +160,16 @@ void ls_sort(void *base, size_t nmemb, size_t size, int (*cmp)(const void *, con
 	if (nmemb) {
 		qsort(base, nmemb, size, cmp);
 	}
+}
+
+/**
+ * ls_now_ns - CLOCK_MONOTONIC in nanoseconds: the clock of BPF's bpf_ktime_get_ns() and of
+ * LTTng-UST, so times taken here compare with theirs.
+ */
+uint64_t ls_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }

@@ -7,8 +7,9 @@
  * allocates nothing, calls no stdio and leaves errno as it found it. Everything it needs is set
  * up ahead: libunwind's cache policy and lttng-ust's per-thread data in the constructor and at
  * thread start. Nothing here runs on the application's hot path: the only wrappers are
- * pthread_create, fork and dl_iterate_phdr (which lets libunwind find unwind tables without the
- * loader's lock), and the registration is one prctl per process image.
+ * pthread_create, fork, dl_iterate_phdr (which lets libunwind find unwind tables without the
+ * loader's lock) and getenv (so that lttng-ust does not wait for the session daemon), and the
+ * registration is one prctl per process image.
  *
  * Settings come from the environment, read once in the constructor and never in secure
  * execution (setuid and the like), where the library does nothing at all:
@@ -38,8 +39,10 @@
 #include "latsnap-tp.h"
 #include "signame.h"
 
-#define LS_PRELOAD_MAX_DEPTH 128
+#define LS_PRELOAD_MAX_DEPTH LS_UNWOUND_MAX_DEPTH
 #define LS_PRELOAD_DEFAULT_DEPTH 64
+/* The longest an application's fork() waits for a handler or a loader operation to finish. */
+#define LS_FORK_WAIT_NS 1000000
 
 #define LS_EXPORT __attribute__((visibility("default")))
 #define LS_TLS __thread __attribute__((tls_model("initial-exec")))
@@ -182,14 +185,29 @@ LS_EXPORT int dl_iterate_phdr(phdr_callback_fn callback, void *data)
 }
 
 /*
- * ls_on_signal - unwind from the interrupted context and trace it. Async-signal-safe: libunwind's
- * local unwinder without its cache, a tracepoint on per-thread data initialized ahead,
- * clock_gettime from the vDSO.
+ * report_stack - hand the unwound stack to latsnap through the prctl its BPF side watches. A
+ * system call, async-signal-safe, and independent of lttng-ust: a process still registering
+ * with the session daemon, or a run without snapshots, gets its stack all the same.
+ */
+static void report_stack(const uint64_t *ips, uint32_t depth, uint8_t status, uint8_t truncated)
+{
+	prctl(LS_PRCTL_OPTION, LS_PRCTL_USER_STACK, (unsigned long)(uintptr_t)ips,
+	      LS_UNWOUND_ARG(depth, status, truncated), LS_ABI_VERSION);
+}
+
+/*
+ * ls_on_signal - unwind from the interrupted context and report it. Async-signal-safe:
+ * libunwind's local unwinder without its cache, a prctl, a tracepoint on per-thread data
+ * initialized ahead, clock_gettime from the vDSO. Every other signal but the synchronous ones is
+ * blocked while it runs (see latsnap_preload_init()).
  *
  * No cache, because the cache's lock and the loader's lock would be taken in both orders: a
  * thread signalled inside dlclose holds the loader's lock and waits for the cache, while another,
  * in the handler, holds the cache and waits for the loader. And no loader's lock either: inside
  * the handler, libunwind's dl_iterate_phdr() calls come to ours, which takes none.
+ *
+ * A fork in another thread waits for the handler (see quiesce_before_fork()); the walk is given
+ * up at the next frame so that it never waits long.
  */
 static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 {
@@ -204,29 +222,30 @@ static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 
 	(void)sig;
 	/* Only the kernel's signal is latsnap's; a kill(2) of our signal is nobody's request. */
-	if (info->si_code != SI_KERNEL || !tls_ready) {
-		goto out;
-	}
-	if (!lttng_ust_tracepoint_enabled(latsnap, user_stack)) {
+	if (info->si_code != SI_KERNEL) {
 		goto out;
 	}
 	__atomic_add_fetch(&ls_unwinding, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&ls_forking, __ATOMIC_SEQ_CST)) {
-		__atomic_sub_fetch(&ls_unwinding, 1, __ATOMIC_SEQ_CST);
-		goto out;
-	}
 	start = now_ns();
+	if (__atomic_load_n(&ls_forking, __ATOMIC_SEQ_CST)) {
+		status = LS_UNWIND_FORK;
+		goto report;
+	}
 	tls_lookup_pc = 0; /* none until the first step: no stale pc from an earlier signal */
 	tls_in_handler = 1;
 	if (unw_init_local2(&cursor, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) < 0) {
 		status = LS_UNWIND_FAILED;
-		goto emit;
+		goto walked;
 	}
 	for (;;) {
 		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) {
 			break;
 		}
 		ips[depth++] = ip;
+		if (__atomic_load_n(&ls_forking, __ATOMIC_RELAXED)) {
+			status = LS_UNWIND_FORK;
+			break;
+		}
 		tls_lookup_pc = ip;
 		step = unw_step(&cursor);
 		if (step < 0) {
@@ -241,11 +260,17 @@ static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 			break;
 		}
 	}
-emit:
+walked:
 	tls_in_handler = 0;
+report:
+	report_stack(ips, depth, status, truncated);
+	/* The trace's copy, for readers of the snapshot; only once lttng-ust is set up here. */
+	if (tls_ready && lttng_ust_tracepoint_enabled(latsnap, user_stack)) {
+		lttng_ust_tracepoint(latsnap, user_stack, tls_tid, ips, depth, truncated, status,
+				     now_ns() - start);
+	}
+	/* Only now: the tracepoint's reservation is what a fork must not copy half done. */
 	__atomic_sub_fetch(&ls_unwinding, 1, __ATOMIC_SEQ_CST);
-	lttng_ust_tracepoint(latsnap, user_stack, tls_tid, ips, depth, truncated, status,
-			     now_ns() - start);
 out:
 	errno = saved_errno;
 }
@@ -295,20 +320,28 @@ static void warm_up_unwinder(void)
 }
 
 /*
- * Before a fork: no handler of ours unwinding in another thread, and (as far as can be seen) no
- * other thread inside dlopen or dlclose, which hold the loader's locks. Bounded: a fork is never
- * held up more than about 50 ms.
+ * Before a fork: no handler of ours unwinding in another thread (a handler gives up its walk at
+ * the next frame once it sees ls_forking), and, as far as can be seen, no other thread inside
+ * dlopen or dlclose, which hold the loader's locks. Bounded by LS_FORK_WAIT_NS: an application's
+ * fork is never held up longer. A fork that went ahead after the bound is counted in
+ * latsnap_preload_abi.forks_late, for a debugger or latsnap to read.
  */
 static void quiesce_before_fork(void)
 {
 	struct timespec pause = { 0, 20000 };
-	int i;
+	uint64_t deadline;
 
 	__atomic_add_fetch(&ls_forking, 1, __ATOMIC_SEQ_CST);
-	for (i = 0; i < 2500; i++) {
-		if (!__atomic_load_n(&ls_unwinding, __ATOMIC_SEQ_CST) &&
-		    _r_debug.r_state == RT_CONSISTENT) {
-			break;
+	if (!__atomic_load_n(&ls_unwinding, __ATOMIC_SEQ_CST) &&
+	    _r_debug.r_state == RT_CONSISTENT) {
+		return;
+	}
+	deadline = now_ns() + LS_FORK_WAIT_NS;
+	while (__atomic_load_n(&ls_unwinding, __ATOMIC_SEQ_CST) ||
+	       _r_debug.r_state != RT_CONSISTENT) {
+		if (now_ns() >= deadline) {
+			__atomic_add_fetch(&latsnap_preload_abi.forks_late, 1, __ATOMIC_RELAXED);
+			return;
 		}
 		nanosleep(&pause, NULL);
 	}
@@ -385,12 +418,50 @@ __attribute__((constructor)) static void latsnap_preload_init(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = ls_on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
+	/*
+	 * No other handler runs on top of ours (it would find tls_in_handler set, and our
+	 * dl_iterate_phdr in place of glibc's). The synchronous signals stay open: blocked, a
+	 * fault would kill the process outright instead of reaching the application's handler.
+	 */
+	sigfillset(&sa.sa_mask);
+	sigdelset(&sa.sa_mask, SIGSEGV);
+	sigdelset(&sa.sa_mask, SIGBUS);
+	sigdelset(&sa.sa_mask, SIGILL);
+	sigdelset(&sa.sa_mask, SIGFPE);
+	sigdelset(&sa.sa_mask, SIGTRAP);
+	sigdelset(&sa.sa_mask, SIGSYS);
 	if (sigaction(sig, &sa, NULL)) {
 		return;
 	}
 	ls_signal = sig;
 	register_process();
+}
+
+/*
+ * getenv - the environment as it is, except that LTTNG_UST_REGISTER_TIMEOUT reads "0" when it is
+ * not set. Otherwise lttng-ust's constructor (which runs before ours: we depend on it) and its
+ * fork handling wait up to 3 s for a running session daemon to register the process: about
+ * 100 ms at every start and every fork while latsnap records, the application's time spent on
+ * latsnap's behalf, and a futex wait reported as if it were the application's. Unwound stacks
+ * no longer need the registration (report_stack()), so not waiting loses nothing. A value the
+ * user set is kept. Written out, not passed to libc's: a lookup of the next getenv through dlsym
+ * could allocate, and an allocator that reads its settings with getenv would come back here.
+ */
+LS_EXPORT char *getenv(const char *name)
+{
+	static char no_wait[] = "0";
+	size_t len = strlen(name);
+	char **env;
+
+	for (env = environ; env && *env; env++) {
+		if (strncmp(*env, name, len) == 0 && (*env)[len] == '=') {
+			return *env + len + 1;
+		}
+	}
+	if (strcmp(name, "LTTNG_UST_REGISTER_TIMEOUT") == 0 && !getauxval(AT_SECURE)) {
+		return no_wait;
+	}
+	return NULL;
 }
 
 static void *ls_thread_start(void *p)

@@ -953,12 +953,15 @@ int record_main(int argc, char **argv)
 		}
 	}
 	drain_all(tr);
+	/* Outliers still waiting for their unwound stacks: a last chance, then as they are. */
+	tracker_settle(tr, 250);
 	if (child > 0 && !child_done && !stop_signal) {
 		/* --duration ran out with COMMAND still running: end it, as timeout(1) would. */
 		kill(child, SIGTERM);
 		waitpid(child, &status, 0);
 		child_done = true;
 		drain_all(tr);
+		tracker_settle(tr, 250);
 	}
 	if (st.recorder) {
 		/* The snapshot under way is finished, whatever stopped the run. */

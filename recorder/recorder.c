@@ -634,22 +634,6 @@ static int settle_trace_dir(int snap_fd)
 	return err;
 }
 
-/* Remove the flags of @o that start with @prefix. */
-static void drop_flags(struct json_object *o, const char *prefix)
-{
-	struct json_object *flags;
-	size_t i, len = strlen(prefix);
-
-	if (!json_object_object_get_ex(o, "flags", &flags)) {
-		return;
-	}
-	for (i = json_object_array_length(flags); i-- > 0;) {
-		if (!strncmp(json_object_get_string(json_object_array_get_idx(flags, i)), prefix,
-			     len)) {
-			json_object_array_del_idx(flags, i, 1);
-		}
-	}
-}
 
 struct unwind_match {
 	struct recorder *rec;
@@ -683,8 +667,7 @@ static int on_user_stack(const struct ctf_event *ev, void *ctx)
 			continue;
 		}
 		/* Only an outlier the library was signalled for has a stack coming, and only one. */
-		if (!json_object_get_boolean(json_object_object_get(o, "signalled")) ||
-		    !strcmp(str_of(json_object_object_get(o, "user_stack"), "source"), "unwind")) {
+		if (!json_object_get_boolean(json_object_object_get(o, "signalled"))) {
 			continue;
 		}
 		if (!best || end > best_end) {
@@ -693,6 +676,12 @@ static int on_user_stack(const struct ctf_event *ev, void *ctx)
 		}
 	}
 	if (!best) {
+		return 0;
+	}
+	stack = json_object_object_get(best, "user_stack");
+	if (!strcmp(str_of(stack, "source"), "unwind")) {
+		/* The tracker had it first, from the kernel: say the trace holds its copy too. */
+		json_object_object_add(stack, "in_trace", json_object_new_boolean(1));
 		return 0;
 	}
 	nr = json_object_array_length(ips);
@@ -704,12 +693,14 @@ static int on_user_stack(const struct ctf_event *ev, void *ctx)
 	}
 	stack = json_object_new_object();
 	json_object_object_add(stack, "source", json_object_new_string("unwind"));
+	json_object_object_add(stack, "in_trace", json_object_new_boolean(1));
 	json_object_object_add(stack, "frames",
 			       tracker_user_frames(m->rec->tracker, (pid_t)u64_of(best, "pid"),
 						   addrs, (unsigned int)nr));
 	/* What was said of the frame-pointer stack no longer holds. */
-	drop_flags(best, "no-user-stack:");
-	drop_flags(best, "user-stack-truncated:");
+	outlier_drop_flags(best, "no-user-stack:");
+	outlier_drop_flags(best, "user-stack-truncated:");
+	outlier_drop_flags(best, "no-unwound-stack:");
 	if (json_object_object_get_ex(ev->fields, "truncated", &v) && json_object_get_int64(v)) {
 		json_object_object_add(stack, "truncated", json_object_new_boolean(1));
 		snprintf(text, sizeof(text),
@@ -759,7 +750,8 @@ static void read_back(struct recorder *rec, int snap_fd, const char *trace_path,
 		}
 		if (json_object_object_get_ex(o, "signalled", &v) && json_object_get_boolean(v) &&
 		    json_object_object_get_ex(o, "user_stack", &v) &&
-		    strcmp(str_of(v, "source"), "unwind") != 0) {
+		    strcmp(str_of(v, "source"), "unwind") != 0 &&
+		    !outlier_has_flag(o, "no-unwound-stack:")) {
 			outlier_add_flag(
 				o, "no-unwound-stack: the preload library was signalled, but its "
 				   "latsnap:user_stack event is not in the snapshot");

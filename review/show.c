@@ -755,12 +755,15 @@ int show_main(int argc, char **argv)
 				    snapshots_i64(link, "pid"));
 		}
 		/*
-		 * The recorder took the unwound stack from this very trace: without its event
-		 * the trace is not the one it read (a stream file lost or replaced since).
+		 * The recorder found the unwound stack's event in this very trace: without it the
+		 * trace is not the one it read (a stream file lost or replaced since). A stack that
+		 * reached latsnap only through the kernel (a process not yet registered with the
+		 * session daemon) has no event to look for.
 		 */
 		if (have_trace && !sc.in[i].unwind_seen &&
 		    json_object_object_get_ex(o, "user_stack", &user) &&
-		    !strcmp(snapshots_str(user, "source", ""), "unwind")) {
+		    !strcmp(snapshots_str(user, "source", ""), "unwind") &&
+		    json_object_get_boolean(json_object_object_get(user, "in_trace"))) {
 			ls_err("show: %s: the latsnap:user_stack event of tid %" PRId64
 			       " that the summary's stack came from is not in the trace "
 			       "(a stream missing?)",

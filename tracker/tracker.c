@@ -19,11 +19,30 @@
 
 #include "decode.h"
 #include "ksyms.h"
+#include "outlier.h"
 #include "latsnap.skel.h"
 #include "preloaded.h"
 #include "tracker.h"
 #include "usyms.h"
 #include "util.h"
+
+/*
+ * An outlier whose thread latsnap signalled, held back until the preload library reports the
+ * stack it unwound (LS_KIND_UNWOUND), so that every consumer sees the outlier whole.
+ */
+struct parked {
+	struct json_object *outlier;
+	pid_t pid;
+	pid_t tid;
+	uint64_t until_ns; /* handed over without the stack from then on */
+};
+
+/*
+ * How long an outlier waits for its unwound stack. The handler runs when the thread returns to
+ * user space, at once unless it waits for a CPU; an unwind takes tens to hundreds of µs.
+ */
+#define UNWIND_WAIT_NS (200 * 1000000ULL)
+#define PARKED_MAX 256
 
 struct tracker {
 	struct latsnap_bpf *skel;
@@ -50,6 +69,9 @@ struct tracker {
 	unsigned int nr_exited;
 	struct bpf_link *links[10];
 	int nr_links;
+	struct parked parked[PARKED_MAX]; /* in arrival order */
+	unsigned int nr_parked;
+	uint64_t unwound_late; /* stacks that came after their outlier was handed over */
 };
 
 /*
@@ -194,6 +216,140 @@ static int handle_context(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Hand @outlier to the callback, which borrows it; the reference passes to us. */
+static int deliver(struct tracker *tr, struct json_object *outlier)
+{
+	int err = tr->fn(outlier, tr->ctx);
+
+	json_object_put(outlier);
+	if (err) {
+		tr->cb_status = err;
+	}
+	return err;
+}
+
+/* Hand over parked outlier @i as it is, and close the gap. */
+static int unpark(struct tracker *tr, unsigned int i)
+{
+	struct json_object *outlier = tr->parked[i].outlier;
+
+	tr->nr_parked--;
+	memmove(tr->parked + i, tr->parked + i + 1, (tr->nr_parked - i) * sizeof(tr->parked[0]));
+	return deliver(tr, outlier);
+}
+
+static int park(struct tracker *tr, struct json_object *outlier)
+{
+	struct parked *p;
+	int err = 0;
+
+	if (tr->nr_parked == PARKED_MAX) {
+		outlier_add_flag(tr->parked[0].outlier,
+				 "no-unwound-stack: too many outliers waited for their unwound "
+				 "stacks at once");
+		err = unpark(tr, 0);
+	}
+	p = &tr->parked[tr->nr_parked++];
+	p->outlier = outlier;
+	p->pid = (pid_t)outlier_i64(outlier, "pid");
+	p->tid = (pid_t)outlier_i64(outlier, "tid");
+	p->until_ns = ls_now_ns() + UNWIND_WAIT_NS;
+	return err;
+}
+
+/* Hand over the parked outliers whose stack is overdue (every one with @all). */
+static int unpark_overdue(struct tracker *tr, bool all)
+{
+	uint64_t now = ls_now_ns();
+	int err = 0;
+
+	while (tr->nr_parked && !err && (all || tr->parked[0].until_ns <= now)) {
+		outlier_add_flag(tr->parked[0].outlier,
+				 "no-unwound-stack: the preload library was signalled, but reported "
+				 "no stack within 200 ms (the thread did not return to user space, or "
+				 "its process ended)");
+		err = unpark(tr, 0);
+	}
+	return err;
+}
+
+static const char *const unwind_status_text[] = {
+	[LS_UNWIND_FAILED] = "libunwind could not start from the signal frame",
+	[LS_UNWIND_BAD_FRAME] = "a frame without unwind information ended the walk",
+	[LS_UNWIND_FORK] = "a fork in another thread of the process cut the walk short",
+};
+
+/*
+ * on_unwound - the preload library's stack for a signalled thread: it replaces the frame-pointer
+ * walk of that thread's oldest parked outlier, which is then handed over.
+ */
+static int on_unwound(struct tracker *tr, const struct ls_unwound *u)
+{
+	struct json_object *outlier, *stack;
+	unsigned int i, nr = u->nr < LS_UNWOUND_MAX_DEPTH ? u->nr : LS_UNWOUND_MAX_DEPTH;
+	char text[160];
+
+	for (i = 0; i < tr->nr_parked; i++) {
+		if (tr->parked[i].tid == (pid_t)u->tid && tr->parked[i].pid == (pid_t)u->pid) {
+			break;
+		}
+	}
+	if (i == tr->nr_parked) {
+		tr->unwound_late++;
+		return 0;
+	}
+	outlier = tr->parked[i].outlier;
+	if (u->status && u->status < sizeof(unwind_status_text) / sizeof(unwind_status_text[0]) &&
+	    unwind_status_text[u->status]) {
+		snprintf(text, sizeof(text), "%s: %s",
+			 nr ? "user-stack-partial" : "no-unwound-stack",
+			 unwind_status_text[u->status]);
+		outlier_add_flag(outlier, text);
+	}
+	if (nr) {
+		stack = json_object_new_object();
+		json_object_object_add(stack, "source", json_object_new_string("unwind"));
+		json_object_object_add(stack, "frames",
+				       tracker_user_frames(tr, (pid_t)u->pid, (const uint64_t *)u->ips, nr));
+		/* What was said of the frame-pointer stack no longer holds. */
+		outlier_drop_flags(outlier, "no-user-stack:");
+		outlier_drop_flags(outlier, "user-stack-truncated:");
+		if (u->truncated) {
+			json_object_object_add(stack, "truncated", json_object_new_boolean(1));
+			snprintf(text, sizeof(text),
+				 "user-stack-truncated: the unwind stopped at %u frames "
+				 "(LATSNAP_DEPTH)",
+				 nr);
+			outlier_add_flag(outlier, text);
+		}
+		json_object_object_add(outlier, "user_stack", stack);
+	}
+	return unpark(tr, i);
+}
+
+/*
+ * mark_own_wait - a wait that lttng-ust's own thread in the process ended (its registration with
+ * the session daemon, or its lock held meanwhile) is latsnap's doing, not the application's:
+ * the rules give it RULES_CAUSE_LATSNAP from "latsnap_own", and report keeps it apart.
+ */
+static void mark_own_wait(struct tracker *tr, const struct ls_event *e, struct json_object *outlier)
+{
+	__u32 tid = e->waker.tid;
+	char text[200];
+	__u8 quiet;
+
+	if (!e->has_waker || e->waker.pid != e->pid || !tid ||
+	    bpf_map_lookup_elem(bpf_map__fd(tr->skel->maps.quiet_tids), &tid, &quiet)) {
+		return;
+	}
+	json_object_object_add(outlier, "latsnap_own", json_object_new_boolean(1));
+	snprintf(text, sizeof(text),
+		 "latsnap-own: woken by lttng-ust's thread %u of this process (its registration "
+		 "with the session daemon, or its lock): latsnap's doing, not the application's",
+		 tid);
+	outlier_add_flag(outlier, text);
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct tracker *tr = ctx;
@@ -235,6 +391,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 		}
 		return 0;
 	}
+	if (size == sizeof(struct ls_unwound) && *(const __u8 *)data == LS_KIND_UNWOUND) {
+		return on_unwound(tr, data);
+	}
 	if (size < sizeof(struct ls_event)) {
 		ls_err("tracker: short event (%zu bytes)", size);
 		return 0;
@@ -243,10 +402,13 @@ static int handle_event(void *ctx, void *data, size_t size)
 	lost = losses_since_last(tr);
 	outlier = decode_event(data, tr->ksyms, tr->usyms, lost);
 	json_object_put(lost);
-	err = tr->fn(outlier, tr->ctx);
-	json_object_put(outlier);
+	mark_own_wait(tr, data, outlier);
+	if (((const struct ls_event *)data)->flags & LS_EF_SIGNALLED) {
+		err = park(tr, outlier);
+	} else {
+		err = deliver(tr, outlier);
+	}
 	if (err) {
-		tr->cb_status = err;
 		return err;
 	}
 	/* libbpf stops at a negative return, this sample consumed: the rest waits in the ring. */
@@ -570,6 +732,15 @@ int tracker_poll(struct tracker *tr, int timeout_ms)
 	int n;
 
 	tr->budget = POLL_BUDGET;
+	if (tr->nr_parked) {
+		/* Back in time for the oldest parked outlier's deadline. */
+		uint64_t now = ls_now_ns(), due = tr->parked[0].until_ns;
+		int due_ms = due > now ? (int)((due - now) / 1000000) + 1 : 0;
+
+		if (due_ms < timeout_ms) {
+			timeout_ms = due_ms;
+		}
+	}
 	n = ring_buffer__poll(tr->ring, timeout_ms);
 	if (n == -EAGAIN) {
 		n = POLL_BUDGET;
@@ -580,11 +751,41 @@ int tracker_poll(struct tracker *tr, int timeout_ms)
 		n = more == -EAGAIN ? POLL_BUDGET : more > 0 ? n + more : n;
 	}
 	tr->budget = 0;
+	if (!tr->cb_status) {
+		unpark_overdue(tr, false);
+	}
 	if (tr->cb_status) {
 		n = tr->cb_status;
 		tr->cb_status = 0;
 	}
 	return n;
+}
+
+/**
+ * tracker_settle - at the end of a run: wait up to @timeout_ms for the unwound stacks of the
+ * outliers still waiting for one, then hand every outlier over.
+ *
+ * Return: 0, or the callback's non-zero return.
+ */
+int tracker_settle(struct tracker *tr, int timeout_ms)
+{
+	uint64_t deadline = ls_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	int err;
+
+	while (tr->nr_parked && ls_now_ns() < deadline) {
+		tr->budget = DRAIN_BUDGET;
+		ring_buffer__poll(tr->ring, 10);
+		tr->budget = 0;
+		if (tr->cb_status) {
+			break;
+		}
+	}
+	if (!tr->cb_status) {
+		unpark_overdue(tr, true);
+	}
+	err = tr->cb_status;
+	tr->cb_status = 0;
+	return err;
 }
 
 /**
@@ -613,6 +814,9 @@ void tracker_close(struct tracker *tr)
 	}
 	while (tr->nr_links > 0) {
 		bpf_link__destroy(tr->links[--tr->nr_links]);
+	}
+	while (tr->nr_parked > 0) {
+		json_object_put(tr->parked[--tr->nr_parked].outlier);
 	}
 	ring_buffer__free(tr->ring);
 	latsnap_bpf__destroy(tr->skel);

@@ -73,6 +73,7 @@ int tracker_wake_context(struct tracker *tr, const uint64_t *ips, unsigned int n
 			 unsigned int *own);
 int tracker_poll(struct tracker *tr, int timeout_ms);
 int tracker_drain(struct tracker *tr);
+int tracker_settle(struct tracker *tr, int timeout_ms);
 void tracker_totals(struct tracker *tr, struct tracker_totals *totals);
 void tracker_state_left(struct tracker *tr, unsigned int *processes, unsigned int *in_flight);
 void tracker_close(struct tracker *tr);
