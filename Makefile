@@ -38,7 +38,7 @@ WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS
 GEN_HDRS := $(BUILD)/latsnap.skel.h $(BUILD)/top.skel.h $(BUILD)/syscalls_gen.h
 DEPS_STAMP := $(BUILD)/.deps-ok
 PRELOAD := $(BUILD)/liblatsnap.so
-PRELOAD_SRCS := preload/preload.c preload/latsnap-tp.c lib/signame.c
+PRELOAD_SRCS := preload/preload.c lib/signame.c
 EVENTS := $(BUILD)/liblatsnap-events.so
 # bench/run.sh (make bench, and its quick mode in make check) and what it runs.
 BENCH_BINS := $(BUILD)/bench/empty-hooks $(BUILD)/bench/pingpong $(BUILD)/bench/getppid \
@@ -94,9 +94,9 @@ $(BUILD)/latsnap: $(CLI_OBJS) $(BUILD)/libcore.a
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # The preload library: hidden by default, bound at load (no lazy binding in the signal path).
-$(PRELOAD): $(PRELOAD_SRCS) preload/latsnap-tp.h include/latsnap.h lib/signame.h | $(DEPS_STAMP)
+$(PRELOAD): $(PRELOAD_SRCS) include/latsnap.h lib/signame.h | $(DEPS_STAMP)
 	$(CC) -std=gnu11 $(WARN) $(PRELOAD_CFLAGS) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
-		-Iinclude -Ilib -Ipreload -o $@ $(PRELOAD_SRCS) -llttng-ust -lunwind -ldl \
+		-Iinclude -Ilib -Ipreload -o $@ $(PRELOAD_SRCS) -lunwind -ldl \
 		-Wl,-z,defs -Wl,-z,now
 
 # latsnap's own events: loaded by `record` once its LTTng session exists (recorder/emit.c).
@@ -243,7 +243,7 @@ install: $(BUILD)/latsnap $(PRELOAD) $(EVENTS)
 	install -D -m 0644 man/latsnap.1 $(DESTDIR)$(PREFIX)/share/man/man1/latsnap.1
 
 format:
-	clang-format -i $(filter-out preload/latsnap-tp.h events/events-tp.h events/kernel-tp.h,$(wildcard */*.c */*.h))
+	clang-format -i $(filter-out events/events-tp.h events/kernel-tp.h,$(wildcard */*.c */*.h))
 
 clean:
 	rm -rf $(BUILD)

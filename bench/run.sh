@@ -5,7 +5,8 @@
 # the versions in the header.
 #   1. syscall cost: a getppid loop, ns per syscall
 #   2. context switches: a pipe ping-pong between two processes on one CPU
-#   3. PostgreSQL + pgbench, preloaded, under `latsnap record -t 200ms` with snapshots
+#   3. PostgreSQL + pgbench, preloaded, under `latsnap record -t 200ms` with snapshots; and the
+#      connection time (pgbench -C: each connection a fork of the preloaded postmaster)
 #   4. the recorder: outlier end to summary.json on disk, snapshot size, latsnap's CPU and memory
 #   5. capture under bursts: 32 threads slow at once, repeated
 #   6. the preload library's unwind per signal (its latsnap:user_stack unwind_ns)
@@ -25,10 +26,12 @@ QUICK=${QUICK:-0}
 if [ "$QUICK" = 1 ]; then
 	ROUNDS=${ROUNDS:-1} N=${N:-200000} PP_N=${PP_N:-20000}
 	PG_PAIRS=${PG_PAIRS:-1} PG_SECONDS=${PG_SECONDS:-3} PG_SCALE=${PG_SCALE:-1}
+	PG_CONN_SECONDS=${PG_CONN_SECONDS:-2}
 	REC_N=${REC_N:-3} BURST_ROUNDS=${BURST_ROUNDS:-3} NAPS=${NAPS:-20}
 else
 	ROUNDS=${ROUNDS:-7} N=${N:-1000000} PP_N=${PP_N:-100000}
 	PG_PAIRS=${PG_PAIRS:-5} PG_SECONDS=${PG_SECONDS:-15} PG_SCALE=${PG_SCALE:-5}
+	PG_CONN_SECONDS=${PG_CONN_SECONDS:-5}
 	REC_N=${REC_N:-10} BURST_ROUNDS=${BURST_ROUNDS:-20} NAPS=${NAPS:-200}
 fi
 # perf trace costs tens of microseconds a syscall: fewer calls keep its rounds as short as others'.
@@ -355,6 +358,16 @@ pg_round() {
 			record postgres_r "$cfg" "$(awk -v c="$c" -v b="${LAST[postgres]}" 'BEGIN { print b / c }')"
 		fi
 	fi
+	# A new connection per transaction, each a backend forked by the (preloaded) postmaster:
+	# what a fork of a preloaded process costs the application.
+	"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -C -c 1 -j 1 -T "$PG_CONN_SECONDS" -n \
+		-f "$TMP/select1.sql" postgres >"$TMP/pgconn.out" 2>&1 || true
+	v=$(sed -n 's/^average connection time = \([0-9.]*\) ms$/\1/p' "$TMP/pgconn.out")
+	if [ -n "$v" ]; then
+		record pgconn "$cfg" "$v"
+	else
+		note pgconn "$cfg" "failed: pgbench -C: $(tail -n 1 "$TMP/pgconn.out")"
+	fi
 	pg_stop
 	wait "$pid" 2>/dev/null || true
 	forget "$pid"
@@ -378,6 +391,7 @@ else
 	mkdir "$PG_CG" 2>/dev/null && [ -r "$PG_CG/cpuacct.usage" ] || PG_CG='' 
 	mkdir -p "$PG_SOCK"
 	chown postgres: "$PG_SOCK"
+	echo 'select 1;' >"$TMP/select1.sql"
 	if pg_as "$PG_BIN/initdb" -D "$PG_DATA" -A trust -U postgres >>"$PG_LOG" 2>&1 &&
 		pg_as "$PG_BIN/pg_ctl" -D "$PG_DATA" -o "-k $PG_SOCK -c listen_addresses=" -w start \
 			>>"$PG_LOG" 2>&1 &&
@@ -621,6 +635,25 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 				echo "| $label | $(fmt "$v" %.1f) | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%.3f", v / b }') | $cpu | $cr | $runs |"
 			else
 				echo "| $label | $(fmt "$v" %.1f) | — | $cpu | $cr | $runs |"
+			fi
+		done
+		echo
+		echo "Connections: \`pgbench -C -c 1 -T $PG_CONN_SECONDS\` running \`select 1\`, a new connection (a fork of the"
+		echo "postmaster, preloaded when traced) for each; pgbench's average connection time, median of the runs."
+		echo
+		echo "| configuration | connection time (ms) | − untraced (ms) | each run (ms) |"
+		echo "|---|---:|---:|---|"
+		base=$(result pgconn untraced)
+		for cfg in untraced traced; do
+			v=$(result pgconn "$cfg")
+			label=$([ "$cfg" = traced ] && echo "latsnap record -t 200ms, snapshots on" || echo "no tracing")
+			runs=$(awk -v c="$cfg" '$1 == "pgconn" && $2 == c { printf "%s%.2f", sep, $3; sep = ", " }' "$RESULTS")
+			if [ -z "$v" ]; then
+				echo "| $label | $(why pgconn "$cfg") | | |"
+			elif [ -n "$base" ]; then
+				echo "| $label | $(fmt "$v" %.2f) | $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%+.2f", v - b }') | $runs |"
+			else
+				echo "| $label | $(fmt "$v" %.2f) | — | $runs |"
 			fi
 		done
 		if [ -s "$TMP/pg-totals" ]; then

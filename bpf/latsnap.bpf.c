@@ -757,10 +757,11 @@ static __always_inline void report_unwound(struct task_struct *task, struct pt_r
 		u->nr = LS_UNWOUND_MAX_DEPTH;
 	}
 	u->ts = bpf_ktime_get_ns();
-	/* The whole array: the library always passes one of LS_UNWOUND_MAX_DEPTH. */
-	if (u->nr && bpf_probe_read_user(u->ips, sizeof(u->ips), (void *)BPF_CORE_READ(regs, dx))) {
+	/* The whole report: the library always passes one, its array full size. */
+	if (bpf_probe_read_user(&u->report, sizeof(u->report), (void *)BPF_CORE_READ(regs, dx))) {
 		u->nr = 0;
 		u->status = LS_UNWIND_FAILED;
+		u->report.unwind_ns = 0;
 	}
 	bpf_ringbuf_submit(u, 0);
 	stat_inc(LS_STAT_UNWOUND);
@@ -1306,12 +1307,38 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 	return 0;
 }
 
+/*
+ * A forked process has its parent's handler, at the same address (the kernel copies the signal
+ * actions): it is registered as its parent was, without a word from the library. Its exec, if
+ * any, ends that (ls_sched_process_exec). Tracked like any process in track_registered mode.
+ */
+static __always_inline void inherit_registration(__u32 parent_tgid, __u32 child_tgid)
+{
+	__u32 reason = LS_TRACK_REGISTERED;
+	struct ls_registration *reg;
+
+	reg = bpf_map_lookup_elem(&registered, &parent_tgid);
+	if (!reg || reg->displaced) {
+		return;
+	}
+	if (bpf_map_update_elem(&registered, &child_tgid, reg, BPF_ANY)) {
+		return;
+	}
+	/* A new task has no cached verdict: no need to make every thread decide again. */
+	if (track_registered) {
+		bpf_map_update_elem(&tracked, &child_tgid, &reason, BPF_NOEXIST);
+	}
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ls_sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 tgid = child->tgid, reason = LS_TRACK_CHILD;
 
 	ctx_task_event(LS_CTX_FORK, parent, child);
+	if (child->tgid != parent->tgid) {
+		inherit_registration(parent->tgid, tgid);
+	}
 	if (track_all || child->tgid == parent->tgid || !decide_tracked(parent)) {
 		return 0;
 	}

@@ -63,6 +63,42 @@ LTTNG_UST_TRACEPOINT_EVENT(latsnap, kernel_stack,
 )
 
 /*
+ * latsnap:user_stack - the stack the preload library unwound in thread @tid of process @pid for
+ * the outlier that ended at @end_ns, innermost frame first. Addresses only: they are symbolized
+ * from the process's mappings (latsnap's summary, or the statedump). The target's library reports
+ * it through the kernel; latsnap records it here as it arrives.
+ */
+LTTNG_UST_TRACEPOINT_EVENT(latsnap, user_stack,
+	LTTNG_UST_TP_ARGS(const struct ls_ev_user_stack *, u),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, tid, u->tid)
+		lttng_ust_field_integer(uint32_t, depth, u->nr)
+		lttng_ust_field_integer(uint8_t, truncated, u->truncated)
+		lttng_ust_field_integer(uint8_t, status, u->status)
+		lttng_ust_field_integer(uint64_t, unwind_ns, u->unwind_ns)
+		lttng_ust_field_integer(int32_t, pid, u->pid)
+		lttng_ust_field_integer(uint64_t, end_ns, u->end_ns)
+		lttng_ust_field_sequence_hex(uint64_t, ips, u->ips, uint32_t, u->nr)
+	)
+)
+
+/*
+ * latsnap:bin_info - an object mapped in process @pid when its outliers were recorded: path,
+ * where it was, its build-id. latsnap's targets do not run lttng-ust, so this, not lttng-ust's
+ * statedump, is what lets a reader symbolize their stacks from the trace alone.
+ */
+LTTNG_UST_TRACEPOINT_EVENT(latsnap, bin_info,
+	LTTNG_UST_TP_ARGS(const struct ls_ev_bin_info *, b),
+	LTTNG_UST_TP_FIELDS(
+		lttng_ust_field_integer(int32_t, pid, b->pid)
+		lttng_ust_field_integer_hex(uint64_t, baddr, b->base)
+		lttng_ust_field_integer(uint64_t, memsz, b->memsz)
+		lttng_ust_field_string(path, b->path)
+		lttng_ust_field_sequence(uint8_t, build_id, b->build_id, uint32_t, b->build_id_len)
+	)
+)
+
+/*
  * latsnap:summary - part @part of @parts of snapshot @id's summary.json text, emitted just before
  * the snapshot is recorded, so that a trace sent to lttng-relayd carries its own summary. An
  * event must fit in a sub-buffer: a large summary comes as several parts, in order.

@@ -59,6 +59,16 @@ static void record_summary(const struct ls_ev_summary *s)
 	lttng_ust_tracepoint(latsnap, summary, s);
 }
 
+static void record_user_stack(const struct ls_ev_user_stack *u)
+{
+	lttng_ust_tracepoint(latsnap, user_stack, u);
+}
+
+static void record_bin_info(const struct ls_ev_bin_info *b)
+{
+	lttng_ust_tracepoint(latsnap, bin_info, b);
+}
+
 __attribute__((visibility("default"))) const struct ls_events latsnap_events = {
 	.abi = LS_EVENTS_ABI,
 	.size = sizeof(struct ls_events),
@@ -66,4 +76,6 @@ __attribute__((visibility("default"))) const struct ls_events latsnap_events = {
 	.kernel_stack = record_kernel_stack,
 	.kernel_event = record_kernel_event,
 	.summary = record_summary,
+	.user_stack = record_user_stack,
+	.bin_info = record_bin_info,
 };

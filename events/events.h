@@ -18,7 +18,7 @@
  * the end of struct ls_events: latsnap takes a library from LS_EVENTS_ABI_MIN on and calls only
  * what its @size covers.
  */
-#define LS_EVENTS_ABI 3
+#define LS_EVENTS_ABI 4
 #define LS_EVENTS_ABI_MIN 2
 
 /* The symbol latsnap looks up in the library. */
@@ -87,6 +87,39 @@ struct ls_ev_summary {
 };
 
 /**
+ * struct ls_ev_user_stack - an unwound user stack, as latsnap:user_stack records it
+ * @pid, @tid, @end_ns: the outlier it belongs to
+ * @ips: @nr addresses, innermost first
+ * @status: enum ls_unwind_status; @truncated: the walk stopped at LATSNAP_DEPTH
+ * @unwind_ns: how long the handler's walk took
+ */
+struct ls_ev_user_stack {
+	const uint64_t *ips;
+	uint64_t end_ns;
+	uint64_t unwind_ns;
+	int32_t pid;
+	int32_t tid;
+	uint32_t nr;
+	uint8_t status;
+	uint8_t truncated;
+};
+
+/**
+ * struct ls_ev_bin_info - one object mapped in a process, as latsnap:bin_info records it (what
+ * lttng_ust_statedump:bin_info and build_id say of a process that runs lttng-ust)
+ * @base: where its first mapping starts; @memsz: up to the end of its last
+ * @build_id: @build_id_len bytes, 0 when it has none
+ */
+struct ls_ev_bin_info {
+	const char *path;
+	const uint8_t *build_id;
+	uint64_t base;
+	uint64_t memsz;
+	int32_t pid;
+	uint32_t build_id_len;
+};
+
+/**
  * struct ls_events - what the library exports as LS_EVENTS_SYMBOL
  * @abi: LS_EVENTS_ABI of the library; latsnap refuses another
  * @size: sizeof(struct ls_events) of the library
@@ -95,6 +128,8 @@ struct ls_ev_summary {
  * @kernel_event: records an event of the kernel context stream as latsnap_kernel:*, @name being
  *	the syscall's name (a switch's prev_syscall, a syscall's name) or NULL
  * @summary: records latsnap:summary (ABI 3 on)
+ * @user_stack: records latsnap:user_stack (ABI 4 on)
+ * @bin_info: records latsnap:bin_info (ABI 4 on)
  */
 struct ls_events {
 	uint32_t abi;
@@ -103,6 +138,8 @@ struct ls_events {
 	void (*kernel_stack)(const struct ls_ev_stack *s);
 	void (*kernel_event)(const struct ls_ctx_event *e, const char *name);
 	void (*summary)(const struct ls_ev_summary *s);
+	void (*user_stack)(const struct ls_ev_user_stack *u);
+	void (*bin_info)(const struct ls_ev_bin_info *b);
 };
 
 #endif /* LATSNAP_EVENTS_H */

@@ -51,9 +51,9 @@ enum ls_prctl_op {
 	LS_PRCTL_UNREGISTER = 2, /* never signal me again */
 	LS_PRCTL_QUIET_THREAD = 3, /* the calling thread is the tracer's, not the application's */
 	/*
-	 * From latsnap's signal handler: the unwound stack, at ips (an array of
-	 * LS_UNWOUND_MAX_DEPTH), with LS_UNWOUND_ARG(nr, status, truncated) as the third argument.
-	 * Taken only from a thread latsnap signalled and has not heard from since.
+	 * From latsnap's signal handler: the unwound stack, a struct ls_unwind_report, with
+	 * LS_UNWOUND_ARG(nr, status, truncated) as the third argument. Taken only from a thread
+	 * latsnap signalled and has not heard from since.
 	 */
 	LS_PRCTL_USER_STACK = 4,
 };
@@ -63,11 +63,13 @@ enum ls_prctl_op {
 #define LS_UNWOUND_ARG(nr, status, truncated)                                                   \
 	((unsigned long)(nr) | ((unsigned long)(status) << 16) | ((unsigned long)(truncated) << 24))
 
-/*
- * The unwound stack of a signalled thread, as the BPF side passes it on. It does not depend on
- * lttng-ust: a process still registering with the session daemon, or a run without snapshots,
- * gets its stack all the same.
- */
+/* What the handler reports, in its own stack frame. */
+struct ls_unwind_report {
+	__u64 unwind_ns; /* how long the walk took */
+	__u64 ips[LS_UNWOUND_MAX_DEPTH]; /* innermost first */
+};
+
+/* The unwound stack of a signalled thread, as the BPF side passes it on. */
 struct ls_unwound {
 	__u8 kind; /* LS_KIND_UNWOUND */
 	__u8 status; /* enum ls_unwind_status */
@@ -75,9 +77,9 @@ struct ls_unwound {
 	__u8 pad;
 	__u32 pid;
 	__u32 tid;
-	__u32 nr; /* valid entries in ips */
+	__u32 nr; /* valid entries in report.ips */
 	__u64 ts; /* when the handler reported */
-	__u64 ips[LS_UNWOUND_MAX_DEPTH];
+	struct ls_unwind_report report;
 };
 
 /* Values of the registered map, keyed by tgid. */
@@ -97,12 +99,11 @@ struct ls_registration {
 #define LS_PRELOAD_ABI_MAGIC 0x4c534e50414249ULL /* "LSNPABI" */
 #define LS_PRELOAD_MAX_QUIET 8
 
-/* The status field of a latsnap:user_stack event: why it holds fewer frames than it might. */
+/* The status of an unwound stack: why it holds fewer frames than it might. */
 enum ls_unwind_status {
 	LS_UNWIND_OK = 0, /* walked to the outermost frame, or to the depth limit */
 	LS_UNWIND_FAILED = 1, /* libunwind could not start from the signal frame */
 	LS_UNWIND_BAD_FRAME = 2, /* a frame without unwind info ended the walk early */
-	LS_UNWIND_FORK = 3, /* another thread was forking: the walk was given up to let it */
 };
 
 struct ls_preload_abi {
@@ -112,7 +113,6 @@ struct ls_preload_abi {
 	__u64 handler;
 	__u32 nr_quiet; /* tracer threads (lttng-ust's), never the application's */
 	__s32 quiet_tids[LS_PRELOAD_MAX_QUIET];
-	__u32 forks_late; /* forks that waited the whole bound for a handler or the loader */
 };
 
 /* Per-outlier flags: what is missing or uncertain, and why. */

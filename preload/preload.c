@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * preload.c - liblatsnap.so: registers the process with latsnap and, on latsnap's signal,
- * unwinds the user stack where the slow syscall returned and emits it as latsnap:user_stack.
+ * unwinds the user stack where the thread was and reports it to latsnap through the kernel.
  *
  * The signal path (ls_on_signal) runs on top of whatever the thread was doing: it takes no lock,
- * allocates nothing, calls no stdio and leaves errno as it found it. Everything it needs is set
- * up ahead: libunwind's cache policy and lttng-ust's per-thread data in the constructor and at
- * thread start. Nothing here runs on the application's hot path: the only wrappers are
- * pthread_create, fork, dl_iterate_phdr (which lets libunwind find unwind tables without the
- * loader's lock) and getenv (so that lttng-ust does not wait for the session daemon), and the
- * registration is one prctl per process image.
+ * allocates nothing, calls no stdio and leaves errno as it found it. Its report is one prctl,
+ * which latsnap's BPF program takes from the signalled thread only. The library loads nothing
+ * but libunwind: no tracer, no thread, no wrapper of fork or pthread_create, so that a fork or
+ * an exec of a preloaded process costs what it costs without it, and nothing of latsnap's own
+ * ever waits in the application. latsnap itself puts the stack into the trace
+ * (latsnap:user_stack). The only wrapper is dl_iterate_phdr (which lets libunwind find unwind
+ * tables without the loader's lock), and the registration is one prctl per process image; the
+ * kernel side carries it over to forked children.
  *
  * Settings come from the environment, read once in the constructor and never in secure
  * execution (setuid and the like), where the library does nothing at all:
@@ -31,18 +33,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <lttng/ust-fork.h>
-#include <lttng/ust-thread.h>
-
 #include <linux/types.h>
 #include "latsnap.h"
-#include "latsnap-tp.h"
 #include "signame.h"
 
 #define LS_PRELOAD_MAX_DEPTH LS_UNWOUND_MAX_DEPTH
 #define LS_PRELOAD_DEFAULT_DEPTH 64
-/* The longest an application's fork() waits for a handler or a loader operation to finish. */
-#define LS_FORK_WAIT_NS 1000000
 
 #define LS_EXPORT __attribute__((visibility("default")))
 #define LS_TLS __thread __attribute__((tls_model("initial-exec")))
@@ -56,18 +52,6 @@ LS_EXPORT volatile struct ls_preload_abi latsnap_preload_abi = {
 static int ls_signal; /* 0: the library is off in this process */
 static unsigned int ls_max_depth = LS_PRELOAD_DEFAULT_DEPTH;
 
-/* lttng_ust_init_thread() ran in this thread: a tracepoint in a signal handler is safe. */
-static LS_TLS int tls_ready;
-
-/*
- * fork() and the handler exclude each other: the child must not inherit what a handler in another
- * thread was in the middle of (libunwind's walk, a tracepoint's reservation), with no thread left
- * there to finish it.
- */
-static int ls_forking;
-static int ls_unwinding;
-static LS_TLS pid_t tls_tid;
-
 /*
  * Set while this thread's handler walks its stack: libunwind's lookups of unwind tables then go
  * to find_object_unlocked(), for the pc the handler is about to step from (tls_lookup_pc).
@@ -77,15 +61,6 @@ static LS_TLS uintptr_t tls_lookup_pc;
 
 typedef int (*phdr_callback_fn)(struct dl_phdr_info *, size_t, void *);
 typedef int (*dl_iterate_phdr_fn)(phdr_callback_fn, void *);
-
-typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-typedef pid_t (*fork_fn)(void);
-
-struct ls_thread_start {
-	void *(*routine)(void *);
-	void *arg;
-	int tracer_thread;
-};
 
 static uint64_t now_ns(void)
 {
@@ -185,33 +160,19 @@ LS_EXPORT int dl_iterate_phdr(phdr_callback_fn callback, void *data)
 }
 
 /*
- * report_stack - hand the unwound stack to latsnap through the prctl its BPF side watches. A
- * system call, async-signal-safe, and independent of lttng-ust: a process still registering
- * with the session daemon, or a run without snapshots, gets its stack all the same.
- */
-static void report_stack(const uint64_t *ips, uint32_t depth, uint8_t status, uint8_t truncated)
-{
-	prctl(LS_PRCTL_OPTION, LS_PRCTL_USER_STACK, (unsigned long)(uintptr_t)ips,
-	      LS_UNWOUND_ARG(depth, status, truncated), LS_ABI_VERSION);
-}
-
-/*
- * ls_on_signal - unwind from the interrupted context and report it. Async-signal-safe:
- * libunwind's local unwinder without its cache, a prctl, a tracepoint on per-thread data
- * initialized ahead, clock_gettime from the vDSO. Every other signal but the synchronous ones is
- * blocked while it runs (see latsnap_preload_init()).
+ * ls_on_signal - unwind from the interrupted context and hand the stack to latsnap through the
+ * prctl its BPF side watches (one system call, async-signal-safe). Async-signal-safe throughout:
+ * libunwind's local unwinder without its cache, clock_gettime from the vDSO. Every other signal
+ * but the synchronous ones is blocked while it runs (see latsnap_preload_init()).
  *
  * No cache, because the cache's lock and the loader's lock would be taken in both orders: a
  * thread signalled inside dlclose holds the loader's lock and waits for the cache, while another,
  * in the handler, holds the cache and waits for the loader. And no loader's lock either: inside
  * the handler, libunwind's dl_iterate_phdr() calls come to ours, which takes none.
- *
- * A fork in another thread waits for the handler (see quiesce_before_fork()); the walk is given
- * up at the next frame so that it never waits long.
  */
 static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 {
-	uint64_t ips[LS_PRELOAD_MAX_DEPTH];
+	struct ls_unwind_report report;
 	int saved_errno = errno;
 	uint8_t truncated = 0, status = LS_UNWIND_OK;
 	unw_cursor_t cursor;
@@ -225,27 +186,18 @@ static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 	if (info->si_code != SI_KERNEL) {
 		goto out;
 	}
-	__atomic_add_fetch(&ls_unwinding, 1, __ATOMIC_SEQ_CST);
 	start = now_ns();
-	if (__atomic_load_n(&ls_forking, __ATOMIC_SEQ_CST)) {
-		status = LS_UNWIND_FORK;
-		goto report;
-	}
 	tls_lookup_pc = 0; /* none until the first step: no stale pc from an earlier signal */
 	tls_in_handler = 1;
 	if (unw_init_local2(&cursor, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) < 0) {
 		status = LS_UNWIND_FAILED;
-		goto walked;
+		goto report;
 	}
 	for (;;) {
 		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) {
 			break;
 		}
-		ips[depth++] = ip;
-		if (__atomic_load_n(&ls_forking, __ATOMIC_RELAXED)) {
-			status = LS_UNWIND_FORK;
-			break;
-		}
+		report.ips[depth++] = ip;
 		tls_lookup_pc = ip;
 		step = unw_step(&cursor);
 		if (step < 0) {
@@ -260,40 +212,13 @@ static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 			break;
 		}
 	}
-walked:
-	tls_in_handler = 0;
 report:
-	report_stack(ips, depth, status, truncated);
-	/* The trace's copy, for readers of the snapshot; only once lttng-ust is set up here. */
-	if (tls_ready && lttng_ust_tracepoint_enabled(latsnap, user_stack)) {
-		lttng_ust_tracepoint(latsnap, user_stack, tls_tid, ips, depth, truncated, status,
-				     now_ns() - start);
-	}
-	/* Only now: the tracepoint's reservation is what a fork must not copy half done. */
-	__atomic_sub_fetch(&ls_unwinding, 1, __ATOMIC_SEQ_CST);
+	tls_in_handler = 0;
+	report.unwind_ns = now_ns() - start;
+	prctl(LS_PRCTL_OPTION, LS_PRCTL_USER_STACK, (unsigned long)(uintptr_t)&report,
+	      LS_UNWOUND_ARG(depth, status, truncated), LS_ABI_VERSION);
 out:
 	errno = saved_errno;
-}
-
-/* The thread is ready for the signal: the tracer's per-thread data exists. */
-static void thread_ready(void)
-{
-	tls_tid = gettid();
-	lttng_ust_init_thread();
-	tls_ready = 1;
-}
-
-/* Tell latsnap (if it runs now) that this thread is the tracer's own, and remember it. */
-static void thread_quiet(void)
-{
-	uint32_t slot;
-
-	tls_tid = gettid();
-	prctl(LS_PRCTL_OPTION, LS_PRCTL_QUIET_THREAD, 0, 0, LS_ABI_VERSION);
-	slot = __atomic_fetch_add(&latsnap_preload_abi.nr_quiet, 1, __ATOMIC_RELAXED);
-	if (slot < LS_PRELOAD_MAX_QUIET) {
-		latsnap_preload_abi.quiet_tids[slot] = tls_tid;
-	}
 }
 
 /* Say who we are and how to signal us. The kernel, not these arguments, says which process. */
@@ -319,55 +244,6 @@ static void warm_up_unwinder(void)
 	}
 }
 
-/*
- * Before a fork: no handler of ours unwinding in another thread (a handler gives up its walk at
- * the next frame once it sees ls_forking), and, as far as can be seen, no other thread inside
- * dlopen or dlclose, which hold the loader's locks. Bounded by LS_FORK_WAIT_NS: an application's
- * fork is never held up longer. A fork that went ahead after the bound is counted in
- * latsnap_preload_abi.forks_late, for a debugger or latsnap to read.
- */
-static void quiesce_before_fork(void)
-{
-	struct timespec pause = { 0, 20000 };
-	uint64_t deadline;
-
-	__atomic_add_fetch(&ls_forking, 1, __ATOMIC_SEQ_CST);
-	if (!__atomic_load_n(&ls_unwinding, __ATOMIC_SEQ_CST) &&
-	    _r_debug.r_state == RT_CONSISTENT) {
-		return;
-	}
-	deadline = now_ns() + LS_FORK_WAIT_NS;
-	while (__atomic_load_n(&ls_unwinding, __ATOMIC_SEQ_CST) ||
-	       _r_debug.r_state != RT_CONSISTENT) {
-		if (now_ns() >= deadline) {
-			__atomic_add_fetch(&latsnap_preload_abi.forks_late, 1, __ATOMIC_RELAXED);
-			return;
-		}
-		nanosleep(&pause, NULL);
-	}
-}
-
-/*
- * lttng_ust_after_fork_child() dlopens liblttng-ust (already loaded: it only takes a reference),
- * and ld.so asserts its debugger state is consistent first. A child forked while another thread of
- * its parent was inside dlopen or dlclose inherits that operation half done, forever: the
- * assertion would kill it, where the same child without the library lives (until it dlopens
- * itself). So the state is declared consistent for lttng-ust's call only, and put back.
- * liblttng-ust-fork.so has the same problem, unmitigated.
- */
-static void after_fork_child(sigset_t *saved)
-{
-	int state = _r_debug.r_state;
-
-	if (state != RT_CONSISTENT) {
-		_r_debug.r_state = RT_CONSISTENT;
-	}
-	lttng_ust_after_fork_child(saved);
-	if (state != RT_CONSISTENT) {
-		_r_debug.r_state = state;
-	}
-}
-
 static int parse_depth(const char *text)
 {
 	char *end;
@@ -384,8 +260,8 @@ static int parse_depth(const char *text)
 }
 
 /*
- * Runs after lttng-ust's own constructor (liblatsnap.so depends on it), before main. A bad
- * setting turns the library off rather than guess: it must never be the reason a program fails.
+ * Runs before main. A bad setting turns the library off rather than guess: it must never be the
+ * reason a program fails.
  */
 __attribute__((constructor)) static void latsnap_preload_init(void)
 {
@@ -413,7 +289,6 @@ __attribute__((constructor)) static void latsnap_preload_init(void)
 	}
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
 	warm_up_unwinder();
-	thread_ready();
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = ls_on_signal;
@@ -435,138 +310,4 @@ __attribute__((constructor)) static void latsnap_preload_init(void)
 	}
 	ls_signal = sig;
 	register_process();
-}
-
-/*
- * getenv - the environment as it is, except that LTTNG_UST_REGISTER_TIMEOUT reads "0" when it is
- * not set. Otherwise lttng-ust's constructor (which runs before ours: we depend on it) and its
- * fork handling wait up to 3 s for a running session daemon to register the process: about
- * 100 ms at every start and every fork while latsnap records, the application's time spent on
- * latsnap's behalf, and a futex wait reported as if it were the application's. Unwound stacks
- * no longer need the registration (report_stack()), so not waiting loses nothing. A value the
- * user set is kept. Written out, not passed to libc's: a lookup of the next getenv through dlsym
- * could allocate, and an allocator that reads its settings with getenv would come back here.
- */
-LS_EXPORT char *getenv(const char *name)
-{
-	static char no_wait[] = "0";
-	size_t len = strlen(name);
-	char **env;
-
-	for (env = environ; env && *env; env++) {
-		if (strncmp(*env, name, len) == 0 && (*env)[len] == '=') {
-			return *env + len + 1;
-		}
-	}
-	if (strcmp(name, "LTTNG_UST_REGISTER_TIMEOUT") == 0 && !getauxval(AT_SECURE)) {
-		return no_wait;
-	}
-	return NULL;
-}
-
-static void *ls_thread_start(void *p)
-{
-	struct ls_thread_start start = *(struct ls_thread_start *)p;
-
-	free(p);
-	if (start.tracer_thread) {
-		thread_quiet();
-	} else if (ls_signal) {
-		thread_ready();
-	}
-	return start.routine(start.arg);
-}
-
-/* Is @addr code of lttng-ust itself (whose threads are the tracer's, not the application's)? */
-static int in_lttng_ust(const void *addr)
-{
-	Dl_info info;
-
-	return dladdr(addr, &info) && info.dli_fname && strstr(info.dli_fname, "liblttng-ust");
-}
-
-/*
- * pthread_create - every thread the application creates is made ready for the signal before its
- * first instruction; lttng-ust's listener threads are marked as the tracer's.
- */
-LS_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
-			     void *(*routine)(void *), void *arg)
-{
-	static pthread_create_fn real_create;
-	struct ls_thread_start *start;
-	pthread_create_fn create;
-	int err;
-
-	create = __atomic_load_n(&real_create, __ATOMIC_RELAXED);
-	if (!create) {
-		create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
-		if (!create) {
-			return EAGAIN;
-		}
-		__atomic_store_n(&real_create, create, __ATOMIC_RELAXED);
-	}
-	if (getauxval(AT_SECURE)) {
-		return create(thread, attr, routine, arg);
-	}
-	start = malloc(sizeof(*start));
-	if (!start) {
-		return create(thread, attr, routine, arg);
-	}
-	start->routine = routine;
-	start->arg = arg;
-	start->tracer_thread = in_lttng_ust(__builtin_return_address(0));
-	err = create(thread, attr, ls_thread_start, start);
-	if (err) {
-		free(start);
-	}
-	return err;
-}
-
-/*
- * fork - lttng-ust's fork handling (what liblttng-ust-fork.so does), and the child registers
- * itself: it is a new process, with a pid latsnap has never been told about. Signals stay blocked
- * across the fork (lttng_ust_before_fork), so latsnap's is never sent into the middle of it.
- */
-LS_EXPORT pid_t fork(void)
-{
-	static fork_fn real_fork;
-	sigset_t saved;
-	fork_fn do_fork;
-	int saved_errno;
-	pid_t pid;
-
-	do_fork = __atomic_load_n(&real_fork, __ATOMIC_RELAXED);
-	if (!do_fork) {
-		do_fork = (fork_fn)dlsym(RTLD_NEXT, "fork");
-		if (!do_fork) {
-			errno = ENOSYS;
-			return -1;
-		}
-		__atomic_store_n(&real_fork, do_fork, __ATOMIC_RELAXED);
-	}
-	if (getauxval(AT_SECURE)) {
-		return do_fork();
-	}
-	/* lttng-ust's locks first: the wait then ends right before the fork. */
-	lttng_ust_before_fork(&saved);
-	quiesce_before_fork();
-	pid = do_fork();
-	saved_errno = errno;
-	if (pid == 0) {
-		/* Only this thread went on: no one else forks or unwinds here. */
-		ls_forking = 0;
-		ls_unwinding = 0;
-		latsnap_preload_abi.nr_quiet = 0;
-		latsnap_preload_abi.sig = 0;
-		tls_tid = gettid();
-		after_fork_child(&saved);
-		if (ls_signal) {
-			register_process();
-		}
-	} else {
-		__atomic_sub_fetch(&ls_forking, 1, __ATOMIC_SEQ_CST);
-		lttng_ust_after_fork_parent(&saved);
-	}
-	errno = saved_errno;
-	return pid;
 }

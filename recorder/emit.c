@@ -21,6 +21,7 @@
 #include "events.h"
 #include "outlier.h"
 #include "syscalls.h"
+#include "tracker.h"
 #include "util.h"
 
 #define EMIT_LIBRARY "liblatsnap-events.so"
@@ -138,9 +139,85 @@ static void emit_stack(struct emit *em, struct json_object *outlier, const char 
 	em->ops->kernel_stack(&ev);
 }
 
+/*
+ * The unwound stack of @outlier, if it has one: the target's library reports it through the
+ * kernel, and this is its place in the trace.
+ */
+static void emit_user_stack(struct emit *em, struct json_object *outlier)
+{
+	struct json_object *user = NULL, *frames;
+	struct ls_ev_user_stack ev = { 0 };
+	uint64_t ips[EMIT_MAX_FRAMES];
+	size_t i, n;
+
+	if (em->ops->size < offsetof(struct ls_events, user_stack) + sizeof(em->ops->user_stack) ||
+	    !em->ops->user_stack || !json_object_object_get_ex(outlier, "user_stack", &user) ||
+	    strcmp(outlier_str(user, "source", ""), "unwind") != 0) {
+		return;
+	}
+	frames = json_object_object_get(user, "frames");
+	n = frames ? json_object_array_length(frames) : 0;
+	if (n > EMIT_MAX_FRAMES) {
+		n = EMIT_MAX_FRAMES;
+	}
+	for (i = 0; i < n; i++) {
+		ips[i] = strtoull(outlier_str(json_object_array_get_idx(frames, i), "addr", "0"),
+				  NULL, 16);
+	}
+	ev.ips = ips;
+	ev.nr = (uint32_t)n;
+	ev.pid = (int32_t)outlier_i64(outlier, "pid");
+	ev.tid = (int32_t)outlier_i64(outlier, "tid");
+	ev.end_ns = (uint64_t)outlier_i64(outlier, "end_ns");
+	ev.unwind_ns = (uint64_t)outlier_i64(user, "unwind_ns");
+	ev.status = (uint8_t)outlier_i64(user, "status");
+	ev.truncated = json_object_get_boolean(json_object_object_get(user, "truncated"));
+	em->ops->user_stack(&ev);
+}
+
+struct mappings_ctx {
+	const struct ls_events *ops;
+	int32_t pid;
+};
+
+static void emit_module(const struct usyms_module *m, void *arg)
+{
+	const struct mappings_ctx *mc = arg;
+	struct ls_ev_bin_info ev = {
+		.path = m->path,
+		.build_id = m->build_id,
+		.base = m->base,
+		.memsz = m->size,
+		.pid = mc->pid,
+		.build_id_len = (uint32_t)m->build_id_len,
+	};
+
+	/* Files only: [vdso] and the like have no file to symbolize from. */
+	if (m->path && m->path[0] == '/') {
+		mc->ops->bin_info(&ev);
+	}
+}
+
+/**
+ * emit_mappings - record what @pid had mapped (latsnap:bin_info, one per object), so that a
+ * reader of the trace can symbolize its stacks without the process or this machine.
+ */
+void emit_mappings(struct emit *em, struct tracker *tr, pid_t pid)
+{
+	struct mappings_ctx mc = { .pid = (int32_t)pid };
+
+	if (!em || em->ops->size < offsetof(struct ls_events, bin_info) + sizeof(em->ops->bin_info) ||
+	    !em->ops->bin_info) {
+		return;
+	}
+	mc.ops = em->ops;
+	tracker_user_modules(tr, pid, emit_module, &mc);
+}
+
 /**
  * emit_outlier - record @outlier (an OUTLIER object, its cause set) in the trace: one
- * latsnap:outlier event, then one latsnap:kernel_stack per wait stack and one for the waker.
+ * latsnap:outlier event, then one latsnap:kernel_stack per wait stack and one for the waker, and
+ * latsnap:user_stack for its unwound stack.
  */
 void emit_outlier(struct emit *em, struct json_object *outlier)
 {
@@ -198,6 +275,7 @@ void emit_outlier(struct emit *em, struct json_object *outlier)
 	if (waker && json_object_object_get_ex(waker, "frames", &frames)) {
 		emit_stack(em, outlier, "waker", 0, 0, frames);
 	}
+	emit_user_stack(em, outlier);
 }
 
 /**

@@ -5,12 +5,16 @@
 #ifndef LATSNAP_EMIT_H
 #define LATSNAP_EMIT_H
 
+#include <sys/types.h>
+
 struct emit;
 struct json_object;
 struct ls_ctx_event;
+struct tracker;
 
 int emit_open(struct emit **emp, char *why, unsigned long why_size);
 void emit_outlier(struct emit *em, struct json_object *outlier);
+void emit_mappings(struct emit *em, struct tracker *tr, pid_t pid);
 void emit_kernel_event(struct emit *em, const struct ls_ctx_event *e);
 int emit_summary(struct emit *em, const char *id, const char *json, unsigned long len,
 		 unsigned long part_max);

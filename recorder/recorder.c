@@ -646,7 +646,8 @@ static int on_user_stack(const struct ctf_event *ev, void *ctx)
 {
 	struct unwind_match *m = ctx;
 	struct json_object *v, *ips, *o, *best = NULL, *stack;
-	uint64_t addrs[128], best_end = 0, end;
+	uint64_t addrs[128], best_end = 0, end, end_field;
+	bool has_end;
 	size_t i, n = json_object_array_length(m->batch), nr;
 	char text[96];
 	int64_t tid;
@@ -659,11 +660,14 @@ static int on_user_stack(const struct ctf_event *ev, void *ctx)
 	    !json_object_is_type(ips, json_type_array)) {
 		return 0;
 	}
+	/* latsnap's own record names its outlier; an older trace's has only its time to go by. */
+	has_end = json_object_object_get_ex(ev->fields, "end_ns", &v);
+	end_field = has_end ? (uint64_t)json_object_get_int64(v) : 0;
 	for (i = 0; i < n; i++) {
 		o = json_object_array_get_idx(m->batch, i);
 		end = u64_of(o, "end_ns");
-		if ((int64_t)u64_of(o, "tid") != tid || end > ev->ts_ns ||
-		    ev->ts_ns - end > UNWIND_SLACK_NS) {
+		if ((int64_t)u64_of(o, "tid") != tid || (has_end && end != end_field) ||
+		    (!has_end && (end > ev->ts_ns || ev->ts_ns - end > UNWIND_SLACK_NS))) {
 			continue;
 		}
 		/* Only an outlier the library was signalled for has a stack coming, and only one. */
@@ -891,6 +895,28 @@ static int send_to_relay(struct recorder *rec, const char *id, const char *json)
 }
 
 /*
+ * What the batch's processes have mapped, into the ring buffer right before it is written: the
+ * trace then symbolizes their stacks on its own (latsnap:bin_info).
+ */
+static void emit_batch_mappings(struct recorder *rec)
+{
+	size_t i, j, n = json_object_array_length(rec->batch);
+	uint64_t pid;
+
+	for (i = 0; i < n; i++) {
+		pid = u64_of(json_object_array_get_idx(rec->batch, i), "pid");
+		for (j = 0; j < i; j++) {
+			if (u64_of(json_object_array_get_idx(rec->batch, j), "pid") == pid) {
+				break;
+			}
+		}
+		if (j == i) {
+			emit_mappings(rec->emit, rec->tracker, (pid_t)pid);
+		}
+	}
+}
+
+/*
  * recorder_snapshot - persist the batch: snapshot, read back, summary. A failure (disk full,
  * the directory gone) is reported for this snapshot only; earlier ones stay as they are.
  */
@@ -961,6 +987,7 @@ int recorder_snapshot(struct recorder *rec)
 		goto failed;
 	}
 	snprintf(path, sizeof(path), "%s/%s/.lttng", rec->out_path, id);
+	emit_batch_mappings(rec);
 	err = session_snapshot(rec->session, path);
 	if (err == -ENOTCONN) {
 		rec->session_gone = true;

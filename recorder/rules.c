@@ -787,14 +787,6 @@ void rules_classify(const struct rules *rules, struct json_object *outlier,
 		json_object_object_get_ex(v, "frames", &ctx.view.user_frames);
 	}
 
-	/* The tracer's own doing comes first: no rule of the application's should claim it. */
-	if (json_object_object_get_ex(outlier, "latsnap_own", &v) && json_object_get_boolean(v)) {
-		match->cause = RULES_CAUSE_LATSNAP;
-		match->priority = 0;
-		match->categorized = true;
-		return;
-	}
-
 	/* Runnable time dominates: no stack explains waiting for a CPU. */
 	if (get_u64(outlier, "runqueue_ns") * 2 > get_u64(outlier, "duration_ns")) {
 		match->cause = RULES_CAUSE_CPU;

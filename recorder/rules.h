@@ -23,10 +23,6 @@
 #define RULES_CAUSE_CPU "waiting for CPU"
 /* The fallback cause of a sleep outlier (off CPU outside any syscall) that no rule names. */
 #define RULES_CAUSE_SLEEP "off-CPU outside a syscall"
-/* A wait the tracer's own thread in the process ended: see "latsnap_own" in the tracker. */
-#define RULES_CAUSE_LATSNAP "latsnap: lttng-ust registration or lock (the tracer's own thread)"
-/* Causes of latsnap's own making start so; report keeps them out of the application's totals. */
-#define RULES_CAUSE_LATSNAP_PREFIX "latsnap:"
 
 struct rules;
 

@@ -61,8 +61,6 @@ struct report {
 	enum group_by by;
 	struct table system;
 	struct table hosts; /* the same outliers by host */
-	/* Waits of latsnap's own making ("latsnap_own"): not the application's, kept apart. */
-	struct table own;
 	struct process *procs;
 	size_t nr_procs, cap_procs;
 	uint64_t skipped;
@@ -268,10 +266,6 @@ static int report_add(struct report *r, struct json_object *o, const char *host)
 	char key[512];
 	int ret;
 
-	if (json_object_get_boolean(json_object_object_get(o, "latsnap_own"))) {
-		ret = table_add(&r->own, snapshots_str(o, "cause", "?"), ns);
-		goto out;
-	}
 	key_of(o, host, r->by, key, sizeof(key));
 	ret = table_add(&r->system, key, ns);
 	if (!ret) {
@@ -437,15 +431,6 @@ static void print_text(FILE *out, const struct report *r, const struct snapshot_
 		print_table(out, &p->table, r->by == BY_SYSCALL ? "Syscall" : "Cause");
 		fputc('\n', out);
 	}
-	if (r->own.count) {
-		ls_format_duration(r->own.total_ns, total, sizeof(total));
-		fprintf(out,
-			"latsnap's own (left out of the totals above): %s in %" PRIu64
-			" outlier%s\n",
-			total, r->own.count, r->own.count == 1 ? "" : "s");
-		print_table(out, &r->own, "Cause");
-		fputc('\n', out);
-	}
 	if (broken) {
 		fprintf(out, "Not reported:\n");
 		for (i = 0; i < set->nr; i++) {
@@ -535,7 +520,6 @@ static struct json_object *report_json(const struct report *r, const struct snap
 	}
 	json_object_object_add(obj, "snapshots", snaps);
 	json_object_object_add(obj, "system", table_json(&r->system));
-	json_object_object_add(obj, "latsnap_own", table_json(&r->own));
 	json_object_object_add(obj, "hosts", table_json(&r->hosts));
 	for (i = 0; i < r->nr_procs; i++) {
 		p = table_json(&r->procs[i].table);
@@ -555,7 +539,6 @@ static void report_free(struct report *r)
 
 	table_free(&r->system);
 	table_free(&r->hosts);
-	table_free(&r->own);
 	for (i = 0; i < r->nr_procs; i++) {
 		table_free(&r->procs[i].table);
 		free(r->procs[i].host);

@@ -112,12 +112,33 @@ static int on_statedump(struct show_ctx *sc, const struct ctf_event *ev)
 	size_t i, n;
 	int ret = 0;
 
-	pid = field_u64(f, "vpid", &has_pid);
+	/* latsnap:bin_info names its process; lttng-ust's statedump is the process's own. */
+	pid = field_u64(f, "pid", &has_pid);
+	if (!has_pid) {
+		pid = field_u64(f, "vpid", &has_pid);
+	}
 	base = field_u64(f, "baddr", &has_base);
 	if (!has_pid || !has_base) {
 		goto out;
 	}
-	if (!strcmp(ev->name, "lttng_ust_statedump:bin_info")) {
+	if (!strcmp(ev->name, "latsnap:bin_info")) {
+		memsz = field_u64(f, "memsz", &has_memsz);
+		if (json_object_object_get_ex(f, "path", &path) &&
+		    json_object_is_type(path, json_type_string)) {
+			ret = dwfl_sym_add_mapping(sc->ds, (int64_t)pid, base, memsz,
+						   json_object_get_string(path));
+		}
+		if (!ret && json_object_object_get_ex(f, "build_id", &arr) &&
+		    json_object_is_type(arr, json_type_array) && json_object_array_length(arr)) {
+			n = json_object_array_length(arr);
+			n = n < sizeof(id) ? n : sizeof(id);
+			for (i = 0; i < n; i++) {
+				id[i] = (uint8_t)json_object_get_int64(
+					json_object_array_get_idx(arr, i));
+			}
+			dwfl_sym_add_build_id(sc->ds, (int64_t)pid, base, id, n);
+		}
+	} else if (!strcmp(ev->name, "lttng_ust_statedump:bin_info")) {
 		memsz = field_u64(f, "memsz", &has_memsz);
 		if (json_object_object_get_ex(f, "path", &path) &&
 		    json_object_is_type(path, json_type_string)) {
@@ -174,8 +195,8 @@ static void on_user_stack(struct show_ctx *sc, const struct ctf_event *ev)
 {
 	struct json_object *ips;
 	struct interest *in;
-	uint64_t tid;
-	bool found;
+	uint64_t tid, end_field;
+	bool found, has_end;
 	size_t i;
 
 	tid = field_u64(ev->fields, "tid", &found);
@@ -183,10 +204,16 @@ static void on_user_stack(struct show_ctx *sc, const struct ctf_event *ev)
 	    !json_object_is_type(ips, json_type_array)) {
 		return;
 	}
+	/* latsnap's own record names its outlier; an older trace's has only its time to go by. */
+	end_field = field_u64(ev->fields, "end_ns", &has_end);
 	for (i = 0; i < sc->nr; i++) {
 		in = &sc->in[i];
-		if (in->unwind_seen || in->tid != (int64_t)tid || ev->ts_ns < in->end_ns ||
-		    ev->ts_ns - in->end_ns > UNWIND_SLACK_NS || ev->ts_ns >= in->next_start_ns) {
+		if (in->unwind_seen || in->tid != (int64_t)tid) {
+			continue;
+		}
+		if (has_end ? end_field != in->end_ns :
+			      (ev->ts_ns < in->end_ns || ev->ts_ns - in->end_ns > UNWIND_SLACK_NS ||
+			       ev->ts_ns >= in->next_start_ns)) {
 			continue;
 		}
 		in->unwind_seen = true;
@@ -205,7 +232,7 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 	uint64_t tid;
 	int ret = 0;
 
-	if (!strncmp(ev->name, "lttng_ust_statedump:", 20)) {
+	if (!strncmp(ev->name, "lttng_ust_statedump:", 20) || !strcmp(ev->name, "latsnap:bin_info")) {
 		ret = on_statedump(sc, ev);
 		goto out;
 	}

@@ -276,7 +276,6 @@ static int unpark_overdue(struct tracker *tr, bool all)
 static const char *const unwind_status_text[] = {
 	[LS_UNWIND_FAILED] = "libunwind could not start from the signal frame",
 	[LS_UNWIND_BAD_FRAME] = "a frame without unwind information ended the walk",
-	[LS_UNWIND_FORK] = "a fork in another thread of the process cut the walk short",
 };
 
 /*
@@ -309,8 +308,11 @@ static int on_unwound(struct tracker *tr, const struct ls_unwound *u)
 	if (nr) {
 		stack = json_object_new_object();
 		json_object_object_add(stack, "source", json_object_new_string("unwind"));
+		json_object_object_add(stack, "unwind_ns",
+				       json_object_new_int64((int64_t)u->report.unwind_ns));
+		json_object_object_add(stack, "status", json_object_new_int(u->status));
 		json_object_object_add(stack, "frames",
-				       tracker_user_frames(tr, (pid_t)u->pid, (const uint64_t *)u->ips, nr));
+				       tracker_user_frames(tr, (pid_t)u->pid, (const uint64_t *)u->report.ips, nr));
 		/* What was said of the frame-pointer stack no longer holds. */
 		outlier_drop_flags(outlier, "no-user-stack:");
 		outlier_drop_flags(outlier, "user-stack-truncated:");
@@ -325,29 +327,6 @@ static int on_unwound(struct tracker *tr, const struct ls_unwound *u)
 		json_object_object_add(outlier, "user_stack", stack);
 	}
 	return unpark(tr, i);
-}
-
-/*
- * mark_own_wait - a wait that lttng-ust's own thread in the process ended (its registration with
- * the session daemon, or its lock held meanwhile) is latsnap's doing, not the application's:
- * the rules give it RULES_CAUSE_LATSNAP from "latsnap_own", and report keeps it apart.
- */
-static void mark_own_wait(struct tracker *tr, const struct ls_event *e, struct json_object *outlier)
-{
-	__u32 tid = e->waker.tid;
-	char text[200];
-	__u8 quiet;
-
-	if (!e->has_waker || e->waker.pid != e->pid || !tid ||
-	    bpf_map_lookup_elem(bpf_map__fd(tr->skel->maps.quiet_tids), &tid, &quiet)) {
-		return;
-	}
-	json_object_object_add(outlier, "latsnap_own", json_object_new_boolean(1));
-	snprintf(text, sizeof(text),
-		 "latsnap-own: woken by lttng-ust's thread %u of this process (its registration "
-		 "with the session daemon, or its lock): latsnap's doing, not the application's",
-		 tid);
-	outlier_add_flag(outlier, text);
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -402,7 +381,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 	lost = losses_since_last(tr);
 	outlier = decode_event(data, tr->ksyms, tr->usyms, lost);
 	json_object_put(lost);
-	mark_own_wait(tr, data, outlier);
 	if (((const struct ls_event *)data)->flags & LS_EF_SIGNALLED) {
 		err = park(tr, outlier);
 	} else {
@@ -631,6 +609,14 @@ struct json_object *tracker_user_frames(struct tracker *tr, pid_t pid, const uin
 					unsigned int nr)
 {
 	return decode_user_frames(tr->usyms, pid, ips, nr);
+}
+
+/**
+ * tracker_user_modules - hand each object mapped in @pid, as latsnap captured it, to @fn.
+ */
+int tracker_user_modules(struct tracker *tr, pid_t pid, usyms_module_fn fn, void *ctx)
+{
+	return usyms_modules(tr->usyms, pid, fn, ctx);
 }
 
 static unsigned int map_entries(int fd)

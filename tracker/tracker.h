@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "latsnap.h"
+#include "usyms.h"
 
 struct tracker;
 
@@ -66,6 +67,7 @@ void tracker_keep_exited(struct tracker *tr, bool keep);
 void tracker_release_exited(struct tracker *tr);
 struct json_object *tracker_user_frames(struct tracker *tr, pid_t pid, const uint64_t *ips,
 					unsigned int nr);
+int tracker_user_modules(struct tracker *tr, pid_t pid, usyms_module_fn fn, void *ctx);
 int tracker_set_context(struct tracker *tr, enum ls_ctx_level level, tracker_context_fn fn,
 			void *ctx);
 struct json_object *tracker_kernel_frames(struct tracker *tr, const uint64_t *ips, unsigned int nr);

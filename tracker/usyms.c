@@ -690,3 +690,49 @@ int usyms_lookup(struct usyms *us, pid_t pid, uint64_t addr, struct usym *out)
 out:
 	return err;
 }
+
+struct modules_ctx {
+	usyms_module_fn fn;
+	void *ctx;
+};
+
+static int each_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+		       void *arg)
+{
+	struct modules_ctx *mc = arg;
+	struct usyms_module m = { .path = name, .base = start };
+	const unsigned char *bits = NULL;
+	Dwarf_Addr end = start, vaddr;
+	int len;
+
+	(void)userdata;
+	dwfl_module_info(mod, NULL, NULL, &end, NULL, NULL, NULL, NULL);
+	m.size = end > start ? end - start : 0;
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (len > 0) {
+		m.build_id = bits;
+		m.build_id_len = (size_t)len;
+	}
+	mc->fn(&m, mc->ctx);
+	return DWARF_CB_OK;
+}
+
+/**
+ * usyms_modules - hand each object mapped in @pid (as captured) to @fn: what the trace needs to
+ * symbolize the process's addresses later, elsewhere (latsnap:bin_info).
+ *
+ * Return: 0, or a negative errno when the process was never captured and cannot be now.
+ */
+int usyms_modules(struct usyms *us, pid_t pid, usyms_module_fn fn, void *ctx)
+{
+	struct modules_ctx mc = { .fn = fn, .ctx = ctx };
+	struct usyms_proc *p;
+	int err;
+
+	p = get_proc(us, pid, &err);
+	if (!p) {
+		return err;
+	}
+	dwfl_getmodules(p->dwfl, each_module, &mc, 0);
+	return 0;
+}

@@ -41,4 +41,16 @@ int usyms_capture(struct usyms *us, pid_t pid);
 void usyms_forget(struct usyms *us, pid_t pid);
 int usyms_lookup(struct usyms *us, pid_t pid, uint64_t addr, struct usym *out);
 
+/* One object mapped in a process, as usyms_modules() hands it over. */
+struct usyms_module {
+	const char *path; /* as /proc/PID/maps gives it */
+	uint64_t base; /* where its first mapping starts */
+	uint64_t size; /* up to the end of its last mapping */
+	const uint8_t *build_id; /* NULL when it has none */
+	size_t build_id_len;
+};
+
+typedef void (*usyms_module_fn)(const struct usyms_module *m, void *ctx);
+int usyms_modules(struct usyms *us, pid_t pid, usyms_module_fn fn, void *ctx);
+
 #endif /* LATSNAP_USYMS_H */
