@@ -229,7 +229,9 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 	struct json_object_iterator it, end;
 	int64_t tids[EVENT_TIDS];
 	size_t i, k, t, nr_tids;
-	uint64_t tid;
+	uint64_t tid, unwound_end, ts;
+	const char *comm;
+	bool has_end, has_tid;
 	int ret = 0;
 
 	if (!strncmp(ev->name, "lttng_ust_statedump:", 20) || !strcmp(ev->name, "latsnap:bin_info")) {
@@ -240,9 +242,18 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 		on_user_stack(sc, ev);
 	}
 	nr_tids = event_tids(ev->fields, tids);
+	/*
+	 * An unwound stack is recorded by latsnap once it arrives, a little later: it is placed
+	 * when the handler was done with it, right after the outlier's end.
+	 */
+	ts = ev->ts_ns;
+	unwound_end = field_u64(ev->fields, "end_ns", &has_end);
+	if (has_end && !strcmp(ev->name, "latsnap:user_stack")) {
+		ts = unwound_end + field_u64(ev->fields, "unwind_ns", &has_end);
+	}
 	for (i = 0; i < sc->nr && nr_tids; i++) {
 		in = &sc->in[i];
-		if (ev->ts_ns < in->from_ns || ev->ts_ns > in->to_ns) {
+		if (ts < in->from_ns || ts > in->to_ns) {
 			continue;
 		}
 		/* k: which thread of interest it is about, the slow one first. */
@@ -276,14 +287,22 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 			}
 		}
 		e = json_object_new_object();
-		json_object_object_add(e, "ts_ns", json_object_new_int64((int64_t)ev->ts_ns));
+		json_object_object_add(e, "ts_ns", json_object_new_int64((int64_t)ts));
 		json_object_object_add(e, "rel_ns",
-				       json_object_new_int64((int64_t)(ev->ts_ns - in->start_ns)));
+				       json_object_new_int64((int64_t)(ts - in->start_ns)));
 		json_object_object_add(e, "name", json_object_new_string(ev->name));
 		json_object_object_add(e, "tid", json_object_new_int64((int64_t)tid));
+		/* latsnap's own events are about another thread: its comm when they say it. */
+		comm = field_u64(ev->fields, "tid", &has_tid) == tid && has_tid ?
+			       snapshots_str(ev->fields, "comm", NULL) :
+			       NULL;
+		if (!comm && tid == (uint64_t)in->tid) {
+			comm = snapshots_str(in->outlier, "comm", NULL);
+		}
 		json_object_object_add(
 			e, "comm",
-			json_object_new_string(snapshots_str(ev->fields, "procname", "?")));
+			json_object_new_string(comm ? comm :
+						      snapshots_str(ev->fields, "procname", "?")));
 		json_object_object_add(e, "fields", fields);
 		json_object_array_add(in->timeline, e);
 	}

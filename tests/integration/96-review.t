@@ -352,7 +352,8 @@ is "$RC/$(cat "$TMPD/e3.err")" "1/latsnap: show: $C/29991231T000000.000Z-9999/su
 M=$TMPD/m/$SID
 mkdir -p "$TMPD/m"
 cp -a "$OUT/$SID" "$M"
-CPU=$(babeltrace2 "$M/trace" 2>/dev/null | grep "latsnap:user_stack: { cpu_id = [0-9]* }, { vpid = $SPID, vtid = $STID," | head -n 1 | sed 's/.*cpu_id = \([0-9]*\).*/\1/')
+# latsnap records it (the target runs no tracer): its payload names the thread.
+CPU=$(babeltrace2 "$M/trace" 2>/dev/null | grep "latsnap:user_stack: { cpu_id = [0-9]* }, {[^}]*}, { tid = $STID," | head -n 1 | sed 's/.*cpu_id = \([0-9]*\).*/\1/')
 STREAM=$(find "$M/trace" -name "*_${CPU:-x}" -type f | head -n 1)
 ok '[ -n "$STREAM" ] && rm -f "$STREAM"' "e) the stream file of CPU $CPU removed ($(basename "${STREAM:-none}"))"
 L "$TMPD/e4.txt" "$TMPD/e4.err" show "$M"
@@ -374,7 +375,7 @@ _lttng_sessions="$_lttng_sessions $OSESS"
 lttng create "$OSESS" --output="$TMPD/other" >/dev/null &&
 	lttng enable-event -u -s "$OSESS" 'lttng_ust_statedump:*' >/dev/null &&
 	lttng start "$OSESS" >/dev/null &&
-	LD_PRELOAD=$BUILD/liblatsnap.so "$WL/sleeper" 1 >/dev/null 2>&1
+	LD_PRELOAD=liblttng-ust.so.1 LTTNG_UST_REGISTER_TIMEOUT=3000 "$WL/sleeper" 1 >/dev/null 2>&1
 lttng_trace_stop "$OSESS"
 OMETA=$(find "$TMPD/other" -name metadata | head -n 1)
 mkdir -p "$U/trace/ust/uid/4242"
