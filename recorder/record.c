@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "command.h"
 #include "config.h"
 #include "duration.h"
 #include "outlier.h"
@@ -669,33 +670,24 @@ static int on_outlier(struct json_object *outlier, void *ctx)
 	return 0;
 }
 
-/* COMMAND's environment: the library first in LD_PRELOAD, keeping what was there. */
-static int prepare_preload(const struct record_opts *opts)
+/*
+ * prepare_command - COMMAND's environment, the files to exec and the rest, made now, before
+ * fork: the library first in LD_PRELOAD, keeping what was there.
+ */
+static int prepare_command(const struct record_opts *opts, struct command *cmd)
 {
-	const char *lib, *old;
-	char path[4200], *value;
-	char number[16];
+	const char *lib = NULL;
+	char path[4200];
 
-	if (opts->no_preload) {
-		return 0;
+	if (!opts->no_preload) {
+		lib = ls_find_library("liblatsnap.so", path, sizeof(path));
+		if (!lib) {
+			ls_err("record: liblatsnap.so: not found next to latsnap nor in " LS_LIBDIR
+			       " (reinstall, or use --no-preload)");
+			return -ENOENT;
+		}
 	}
-	lib = ls_find_library("liblatsnap.so", path, sizeof(path));
-	if (!lib) {
-		ls_err("record: liblatsnap.so: not found next to latsnap nor in " LS_LIBDIR
-		       " (reinstall, or use --no-preload)");
-		return -ENOENT;
-	}
-	old = getenv("LD_PRELOAD");
-	if (asprintf(&value, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "") < 0) {
-		return -ENOMEM;
-	}
-	setenv("LD_PRELOAD", value, 1);
-	free(value);
-	if (opts->signal) {
-		snprintf(number, sizeof(number), "%d", opts->signal);
-		setenv("LATSNAP_SIGNAL", number, 1);
-	}
-	return 0;
+	return command_prepare(cmd, opts->command, lib, opts->signal);
 }
 
 /*
@@ -708,52 +700,6 @@ static void drain_all(struct tracker *tr)
 
 	for (i = 0; i < 64 && tracker_drain(tr) > 0; i++) {
 	}
-}
-
-/*
- * start_command - fork COMMAND held at a gate, so tracking is live before its first
- * instruction. Returns the pid; @gate_fd opens the gate, @exec_fd reports an exec failure.
- */
-static pid_t start_command(const struct record_opts *opts, int *gate_fd, int *exec_fd)
-{
-	char **command = opts->command;
-	int gate[2], status[2];
-	pid_t pid;
-	char go;
-	int err;
-
-	if (pipe2(gate, O_CLOEXEC) || pipe2(status, O_CLOEXEC)) {
-		ls_err("record: pipe: %s", strerror(errno));
-		return -1;
-	}
-	pid = fork();
-	if (pid < 0) {
-		ls_err("record: fork: %s", strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		close(gate[1]);
-		close(status[0]);
-		if (read(gate[0], &go, 1) != 1) {
-			_exit(127);
-		}
-		if (prepare_preload(opts)) {
-			_exit(127);
-		}
-		execvp(command[0], command);
-		err = errno;
-		if (write(status[1], &err, sizeof(err)) < 0) {
-			_exit(127);
-		}
-		_exit(127);
-	}
-	close(gate[0]);
-	close(status[1]);
-	*gate_fd = gate[1];
-	*exec_fd = status[0];
-	return pid;
 }
 
 static int exit_status_of(int status)
@@ -830,6 +776,7 @@ int record_main(int argc, char **argv)
 	struct tracker_opts topts = { 0 };
 	struct record_state st = { 0 };
 	struct record_opts opts;
+	struct command cmd = { 0 };
 	struct tracker *tr = NULL;
 	int gate_fd = -1, exec_fd = -1, status = 0, exec_err = 0, i, n;
 	bool child_done = false;
@@ -837,6 +784,8 @@ int record_main(int argc, char **argv)
 	pid_t child = -1;
 	int ret = 1;
 
+	/* First: COMMAND starts with the dispositions and mask latsnap was started with. */
+	command_capture_signals(&cmd);
 	memset(&opts, 0, sizeof(opts));
 	n = load_options(&opts, argc, argv);
 	if (n) {
@@ -856,6 +805,10 @@ int record_main(int argc, char **argv)
 		st.rules = rules_builtin();
 	}
 	if (stacklog_open(&st.stacklog, opts.log_stacks, opts.stack_log)) {
+		goto out;
+	}
+	/* Before the tracker, which changes latsnap's own environment (DEBUGINFOD_URLS). */
+	if (opts.command && prepare_command(&opts, &cmd)) {
 		goto out;
 	}
 
@@ -886,7 +839,7 @@ int record_main(int argc, char **argv)
 		goto out;
 	}
 	if (opts.command) {
-		child = start_command(&opts, &gate_fd, &exec_fd);
+		child = command_start(&cmd, &gate_fd, &exec_fd);
 		if (child < 0 || tracker_track_pid(tr, child)) {
 			goto out;
 		}
@@ -988,6 +941,7 @@ out:
 	tracker_close(tr);
 	stacklog_close(st.stacklog);
 	rules_free(st.rules);
+	command_free(&cmd);
 	for (i = 0; i < opts.nr_owned; i++) {
 		free(opts.owned[i]);
 	}

@@ -87,14 +87,14 @@ is "$(J '([.kernel_stacks[]?.weight_ns] | add // 0) as $w | $w > 0 and $w <= 1.0
 	true "kernel stack weights are positive and add up to no more than the duration"
 diag "kernel stack: $(J '[.kernel_stacks[0].frames[]? | .symbol] | join(" < ")')"
 
-# The waker: the timer interrupt (reported as [hardirq]/[softirq]) or a task.
+# The waker: the timer interrupt, reported as [hardirq] ([softirq] on PREEMPT_RT), never a task.
 WCOMM=$(J '.waker.comm // "null"')
 isnt "$WCOMM" null "there is a waker"
 if [[ $WCOMM == "[hardirq]" || $WCOMM == "[softirq]" ]]; then
 	is "$(J '.waker.pid == 0 and .waker.tid == 0 and (.flags | any(startswith("waker-in-interrupt")))')" true \
 		"interrupt waker: pid 0, tid 0 and flag waker-in-interrupt"
 else
-	pass "waker is a task ($WCOMM)"
+	fail "interrupt waker: pid 0, tid 0 and flag waker-in-interrupt (the waker is $WCOMM, not the timer interrupt)"
 fi
 # hrtimer_wakeup runs in hard interrupt context (softirq on PREEMPT_RT).
 ok '[ "$WCOMM" = "[hardirq]" ] || [ "$WCOMM" = "[softirq]" ]' "the timer sleep's waker is the timer interrupt (got $WCOMM)"

@@ -27,6 +27,20 @@ run() {
 # outliers TAG: every OUTLIER of TAG's summaries, one per line.
 outliers() { cat "$TMPD/$1.d"/*/summary.json 2>/dev/null | jq -c '.outliers[]'; }
 
+# read_traces TAG: the traces of TAG's complete snapshots, into $TMPD/TAG.bt; BT_RC 0 when there
+# is at least one and babeltrace2 read each (no snapshot, or an unreadable trace, is no evidence
+# of what a context level leaves out), 1 when there is none, 2 when one was unreadable.
+read_traces() {
+	local s
+	BT_RC=1
+	: >"$TMPD/$1.bt"
+	for s in "$TMPD/$1.d"/*/; do
+		[ -s "$s/summary.json" ] || continue
+		[ "$BT_RC" = 1 ] && BT_RC=0
+		babeltrace2 "$s/trace" >>"$TMPD/$1.bt" 2>>"$TMPD/$1.bt.err" || BT_RC=2
+	done
+}
+
 # serve TAG MS SLEEP: a tcpserver in the background, not under latsnap; sets SRV_PID, PORT.
 serve() {
 	WL_LOG=$TMPD/$1.srv.log "$WL/tcpserver" "$2" "$3" 2>/dev/null &
@@ -115,12 +129,14 @@ done
 # --- levels --------------------------------------------------------------------------------
 run cs -t 50ms --context sched -o "$TMPD/cs.d" -- "$WL/chain3" 100
 is "$RC" 0 "--context sched: exit 0"
-S=$(ls -d "$TMPD/cs.d"/*/ 2>/dev/null | head -n 1)
-babeltrace2 "$S/trace" >"$TMPD/cs.bt" 2>/dev/null
+read_traces cs
+is "$BT_RC" 0 "sched: complete snapshots, whose traces babeltrace2 reads" ||
+	diag_file "$TMPD/cs.bt.err" "  babeltrace2: "
 ok 'grep -q " latsnap_kernel:sched_switch: " "$TMPD/cs.bt" && ! grep -q " latsnap_kernel:syscall: " "$TMPD/cs.bt"' \
 	"sched: switches, no syscalls"
-ok '! grep -E " latsnap_kernel:sched_(switch|wakeup): " "$TMPD/cs.bt" | grep -qE "_(prev|waker)_stack_length = [1-9]"' \
-	"sched: no stacks"
+ok 'grep -qE " latsnap_kernel:sched_(switch|wakeup): " "$TMPD/cs.bt" &&
+	! grep -E " latsnap_kernel:sched_(switch|wakeup): " "$TMPD/cs.bt" | grep -qE "_(prev|waker)_stack_length = [1-9]"' \
+	"sched: switch and wakeup events, none with a stack"
 A=$(wl_log_get "$TMPD/cs.log" a)
 T0=$(awk '$1 == "read" { print $3; exit }' "$TMPD/cs.log")
 is "$(outliers cs | jq -r "select(.tid == ${A:-0} and .syscall == \"read\" and .end_ns > ${T0:-0}) | [.wait_chain[].comm] | join(\" \")")" \
@@ -128,8 +144,10 @@ is "$(outliers cs | jq -r "select(.tid == ${A:-0} and .syscall == \"read\" and .
 
 run cn -t 50ms --context none -o "$TMPD/cn.d" -- "$WL/chain3" 100
 is "$RC" 0 "--context none: exit 0"
-S=$(ls -d "$TMPD/cn.d"/*/ 2>/dev/null | head -n 1)
-ok '! babeltrace2 "$S/trace" 2>/dev/null | grep -q " latsnap_kernel:"' "none: no latsnap_kernel events"
+read_traces cn
+is "$BT_RC" 0 "none: complete snapshots, whose traces babeltrace2 reads" ||
+	diag_file "$TMPD/cn.bt.err" "  babeltrace2: "
+ok '[ "$BT_RC" = 0 ] && ! grep -q " latsnap_kernel:" "$TMPD/cn.bt"' "none: no latsnap_kernel events"
 is "$(outliers cn | jq -s '[.[] | .wait_chain | length] | add')" 0 "none: every wait chain is empty"
 
 RECORD_EXPECT_RC=2 record_json "$TMPD/bad.out" "$TMPD/bad.err" -- --context most -- /bin/true

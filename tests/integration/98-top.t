@@ -112,25 +112,40 @@ tmux new-session -d -s "$S" -x 150 -y 45 \
 	"$LATSNAP top -i 1s ${PIDS[*]}; echo EXITED rc=\$?; sleep 60"
 cap() { tmux capture-pane -p -t "$S" >"$PANE"; }
 alt() { tmux display -p -t "$S" '#{alternate_on}'; }
-sleep 3
-cap
+selected() { sed -n 's/^Process [^ ]* (\([0-9]*\)).*/\1/p' "$PANE" | head -n 1; }
+# wait_screen COND [SECONDS]: capture the pane until the shell condition COND holds on it (as
+# ok's: eval'd), for at most SECONDS (default 10), instead of a fixed sleep after a key; 1 and
+# the last screen as diag lines when it never does.
+wait_screen() {
+	local cond=$1 limit=${2:-10} end
+	end=$(($(date +%s%N) + limit * 1000000000))
+	while :; do
+		cap
+		eval "$cond" && return 0
+		[ "$(date +%s%N)" -lt "$end" ] || break
+		sleep 0.1
+	done
+	diag "after ${limit} s the screen still fails: $cond; the last screen:"
+	diag_file "$PANE" "screen: " 45
+	return 1
+}
+# The bar with its first process selected: nothing before it ("   [name(pid)]").
+at_first='grep -Eq "^   \[[a-z]+\([0-9]+\)\]" "$PANE"'
+wait_screen '[ -n "$(selected)" ]' 20
 ok 'grep -q "^latsnap top " "$PANE"' "screen: title line"
 ok 'grep -q "^System wide latencies (by cause)" "$PANE"' "screen: System wide latencies"
 ok 'grep -q "< >: previous/next" "$PANE"' "screen: the hint line with the keys"
 is "$(alt)" 1 "screen: the terminal is in the alternate screen"
-selected() { sed -n 's/^Process [^ ]* (\([0-9]*\)).*/\1/p' "$PANE" | head -n 1; }
 declare -A SEEN_CAUSE=()
 FIRST=$(selected)
 ok '[ -n "$FIRST" ]' "screen: a process line"
 diag_file "$PANE" "screen: " 45
 # From the first process of the bar, '>' selects another one.
 tmux send-keys -t "$S" '<' '<' '<'
-sleep 0.4
-cap
+wait_screen "$at_first"
 before=$(selected)
 tmux send-keys -t "$S" '>'
-sleep 0.4
-cap
+wait_screen '[ -n "$(selected)" ] && [ "$(selected)" != "$before" ]'
 after=$(selected)
 ok '[ -n "$after" ] && [ "$after" != "$before" ]' "screen: '>' moves to the next process ($before -> $after)"
 ok 'grep -Eq "\[[a-z]+\($after\)\]" "$PANE"' "screen: the process bar marks the new one"
@@ -143,49 +158,43 @@ for i in $(seq 1 15); do
 	# At the end of the bar, go back to its start.
 	if grep -Eq "\[[a-z]+\($pid\)\] *$" "$PANE"; then
 		tmux send-keys -t "$S" '<' '<' '<'
-		sleep 0.4
-		cap
+		wait_screen "$at_first"
 		continue
 	fi
 	tmux send-keys -t "$S" '>'
-	sleep 0.4
-	cap
+	wait_screen '[ -n "$(selected)" ] && [ "$(selected)" != "$pid" ]'
 done
 SEEN_CAUSE[$(selected)]=$(sed -n '/^Process /,/^$/p' "$PANE")
 like "${SEEN_CAUSE[$SLEEPER]:-}" 'Requested sleep \(nanosleep\)' "screen: sleeper shows its sleep cause"
 like "${SEEN_CAUSE[$PIPE]:-}" 'Reading from a pipe' "screen: pipeloop shows its pipe cause"
 like "${SEEN_CAUSE[$LOCK]:-}" 'lock contention' "screen: lockloop shows its lock cause"
 tmux send-keys -t "$S" 't'
-sleep 0.4
-cap
-ok 'grep -Eq "^Thread [^ ]+ \([0-9]+\) of pid [0-9]+  Total: .*\[thread view\]" "$PANE"' \
-	"screen: 't' switches to the thread view"
+THREADS='grep -Eq "^Thread [^ ]+ \([0-9]+\) of pid [0-9]+  Total: .*\[thread view\]" "$PANE"'
+wait_screen "$THREADS"
+ok "$THREADS" "screen: 't' switches to the thread view"
 tmux send-keys -t "$S" '3'
-sleep 0.4
-cap
+wait_screen 'grep -q "^System wide latencies (by synchronization object)" "$PANE"'
 ok 'grep -q "^System wide latencies (by synchronization object)" "$PANE" && grep -q "^Object " "$PANE"' \
 	"screen: '3' shows synchronization objects"
 ok 'grep -Eq "futex 0x[0-9a-f]+ \(pid $LOCK\)|pipe:\[$INODE\]" "$PANE"' \
 	"screen: a workload's futex or pipe is among them"
 tmux send-keys -t "$S" '2'
-sleep 0.4
-cap
+wait_screen 'grep -q "^System wide latencies (special causes)" "$PANE"'
 ok 'grep -q "^System wide latencies (special causes)" "$PANE" && ! sed -n "3,15p" "$PANE" | grep -q "Requested sleep"' \
 	"screen: '2' shows special causes only"
 tmux send-keys -t "$S" 'q'
-sleep 1
-cap
+wait_screen 'grep -q "EXITED rc=" "$PANE"'
 ok 'grep -q "EXITED rc=0" "$PANE"' "screen: 'q' quits with status 0"
 is "$(alt)" 0 "screen: 'q' restores the terminal (alternate screen left)"
 tmux kill-session -t "$S" 2>/dev/null
 
 # SIGINT restores the terminal too.
 tmux new-session -d -s "$S" -x 120 -y 40 "$LATSNAP top -i 1s; echo EXITED rc=\$?; sleep 60"
-sleep 2
+# Its title drawn: the screen is set up, and so is the SIGINT handler, installed before.
+wait_screen 'grep -q "^latsnap top " "$PANE"' 20
 is "$(alt)" 1 "SIGINT: running in the alternate screen"
 tmux send-keys -t "$S" C-c
-sleep 1
-cap
+wait_screen 'grep -q "EXITED rc=" "$PANE"'
 ok 'grep -q "EXITED rc=0" "$PANE"' "SIGINT: exits with status 0"
 is "$(alt)" 0 "SIGINT: the terminal is restored"
 tmux kill-session -t "$S" 2>/dev/null
