@@ -15,7 +15,9 @@ require_latsnap
 require_workloads sleeper
 
 OUT=$TMPD/out ERR=$TMPD/err LOG=$TMPD/wl.log
-WL_LOG=$LOG record_json "$OUT" "$ERR" -- -t 50ms -- "$WL/sleeper" 100 1
+# --no-preload: the user stack below is the kernel's frame-pointer walk (the preload library's
+# unwound stacks are 90-unwind's).
+WL_LOG=$LOG record_json "$OUT" "$ERR" -- -t 50ms --no-preload -- "$WL/sleeper" 100 1
 is "$RC" 0 "record -t 50ms -- sleeper 100: exit 0"
 ok 'ndjson_ok "$OUT"' "stdout is NDJSON (one JSON object per line)" || diag_file "$OUT" "  stdout: "
 dump_outliers "$OUT"
