@@ -9,7 +9,7 @@
 #      connection time (pgbench -C: each connection a fork of the preloaded postmaster)
 #   4. the recorder: outlier end to summary.json on disk, snapshot size, latsnap's CPU and memory
 #   5. capture under bursts: 32 threads slow at once, repeated
-#   6. the preload library's unwind per signal (its latsnap:user_stack unwind_ns)
+#   6. the preload library's unwind per signal (its user_stack.unwind_ns)
 # Configurations are alternated (A B C ... A B C ...) so that the machine's drift lands on all of
 # them alike, each run right after an untraced one to which it is compared, and medians are
 # reported. A peer that cannot run is a row "not run: why".
@@ -482,41 +482,20 @@ fi
 
 if has 6; then
 	say "6: unwind per signal: $NAPS outliers at 2 depths of a program without frame pointers"
-	SESSIOND_PID=
-	UNWIND_SESSION=latsnap-bench-$$
-	# A session daemon of our own when none runs: in the foreground of a background job, so that its
-	# pid is ours for certain and cleanup stops that one only.
-	if command -v lttng-sessiond >/dev/null && ! pgrep -x lttng-sessiond >/dev/null; then
-		lttng-sessiond --no-kernel >/dev/null 2>&1 &
-		SESSIOND_PID=$!
-		BG_PIDS+=("$SESSIOND_PID")
-		for ((i = 0; i < 100; i++)); do
-			lttng list >/dev/null 2>&1 && break
-			sleep 0.1
-		done
-	fi
 	# unwind_run DEPTH: DEPTH extra recursive frames on top of the workload's fixed chain; one
-	# "FRAMES UNWIND_NS" line per signal into $TMP/unwind-DEPTH.
+	# "FRAMES UNWIND_NS" line per signal into $TMP/unwind-DEPTH, from the outliers' unwound
+	# stacks (the library reports them through the kernel: no LTTng session needed).
 	unwind_run() {
-		local depth=$1 dir=$TMP/unwind-trace-$1
-		lttng create "$UNWIND_SESSION" --output="$dir" >/dev/null 2>&1 || return 0
-		lttng enable-event -u -s "$UNWIND_SESSION" 'latsnap:user_stack' >/dev/null 2>&1 &&
-			lttng start "$UNWIND_SESSION" >/dev/null 2>&1 &&
-			"$LATSNAP" record --no-snapshot -t 2ms -- "$WLD/unwind-nofp" 5 "$NAPS" "$depth" \
-				>/dev/null 2>&1 || true
-		lttng stop "$UNWIND_SESSION" >/dev/null 2>&1 || true
-		lttng destroy "$UNWIND_SESSION" >/dev/null 2>&1 || true
-		babeltrace2 "$dir" 2>/dev/null |
-			perl -ne 'print "$1 $2\n" if /depth = (\d+),.*unwind_ns = (\d+)/' >"$TMP/unwind-$depth" || true
+		local depth=$1
+		"$LATSNAP" record --no-snapshot --json -t 2ms -- "$WLD/unwind-nofp" 5 "$NAPS" "$depth" \
+			2>/dev/null |
+			jq -r 'select(.user_stack.source == "unwind") |
+				"\(.user_stack.frames | length) \(.user_stack.unwind_ns)"' \
+				>"$TMP/unwind-$depth" 2>/dev/null || true
 	}
-	if command -v lttng >/dev/null && command -v babeltrace2 >/dev/null; then
+	if command -v jq >/dev/null; then
 		unwind_run 0
 		unwind_run 50
-	fi
-	if [ -n "$SESSIOND_PID" ]; then
-		kill -TERM "$SESSIOND_PID" 2>/dev/null || true
-		wait "$SESSIOND_PID" 2>/dev/null || true
-		forget "$SESSIOND_PID"
 	fi
 fi
 
@@ -710,7 +689,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 	fi
 	if has 6; then
 		echo
-		echo "## 6. The preload library's unwind per signal (latsnap:user_stack unwind_ns): $NAPS outliers per row, 5 ms naps, \`record -t 2ms\`, code without frame pointers"
+		echo "## 6. The preload library's unwind per signal (user_stack.unwind_ns): $NAPS outliers per row, 5 ms naps, \`record -t 2ms\`, code without frame pointers"
 		echo
 		echo "| stack | median (µs) | p90 (µs) | max (µs) | frames | signals |"
 		echo "|---|---:|---:|---:|---:|---:|"
@@ -723,7 +702,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 					printf "| %s | %.1f | %.1f | %.1f | %d | %d |\n", l, v[int((NR + 1) / 2)] / 1e3,
 						v[int(NR * 0.9 + 0.5)] / 1e3, v[NR] / 1e3, f, NR }'
 			else
-				echo "| $label | failed: no latsnap:user_stack event in the trace | | | | |"
+				echo "| $label | failed: no unwound stack in the outliers | | | | |"
 			fi
 		done
 	fi
