@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# The preload library's unwinder, end to end, in a real LTTng trace: a slow
-# syscall of a registered process gets latsnap's signal and the handler's
-# latsnap:user_stack event walks code without frame pointers (unwind-nofp)
-# up to main(), where the kernel's frame-pointer walk in the JSON cannot;
-# LATSNAP_DEPTH caps the walk; fork children register again, exec'd images
-# only when they load the library (one that does not must not be signalled,
-# its default action would kill it); processes preloaded before latsnap
-# started are found and signalled; --signal picks another signal and a bad
-# one is a usage error.
+# The preload library's unwinder, end to end: a slow syscall of a registered process gets
+# latsnap's signal, the handler unwinds and reports the stack through the kernel, and the
+# outlier's JSON carries it (user_stack.source "unwind"), even with --no-snapshot. It walks code
+# without frame pointers (unwind-nofp) up to main(), where the kernel's frame-pointer walk (what
+# the JSON holds without the library) cannot; LATSNAP_DEPTH caps the walk; fork children are
+# signalled (the BPF side carries the registration over), exec'd images only when they load the
+# library (one that does not must not be signalled, its default action would kill it); processes
+# preloaded before latsnap started are found and signalled; --signal picks another signal and a
+# bad one is a usage error; with snapshots, latsnap itself records the stack and the mappings in
+# its own trace (latsnap:user_stack, latsnap:bin_info), and the target emits nothing to LTTng.
+# Frames are checked by address, against the runtime addresses the workload logs (not only by
+# the symbols latsnap gives them), so a symbolizer's mistake cannot pass for an unwinder's walk.
 # A latsnap run alongside that tracks every registered process (no target, or -a) signals these
 # workloads too, and one of the two then finds the signal pending (signal-blocked): failures of
 # the "signalled" checks name any such run.
@@ -29,16 +32,12 @@ FORKEXEC=$WL/forkexec
 CHAIN_RE='^(\? ){1,2}inner_fn descend middle_fn outer_fn main( \?)*$'
 UNWIND_NS=
 
-# traced N OUT ERR ARGS...: record_json OUT ERR ARGS... inside a fresh LTTng session; the
-# session's user_stack events (see user_stacks) end up in $TMPD/usN.
-traced() {
-	local n=$1 out=$2 err=$3 name="latsnap-90-$$-$1"
-	shift 3
-	lttng_trace_start "$name" "$TMPD/trace$n" || fail "LTTng session $name starts"
+# run N OUT ERR ARGS...: record_json OUT ERR ARGS..., noting the other latsnap runs (see others).
+run() {
+	local out=$1 err=$2
+	shift 2
 	OTHERS=$(pgrep -a -x latsnap)
 	record_json "$out" "$err" "$@"
-	lttng_trace_stop "$name"
-	user_stacks "$TMPD/trace$n" >"$TMPD/us$n"
 }
 
 # others: diag the latsnap processes that ran when the last record began (not this file's).
@@ -48,51 +47,43 @@ others() {
 	return 0
 }
 
-# events USFILE TID: the user_stack lines of thread TID.
-events() {
-	awk -v t="$2" '$1 == t' "$1"
-}
-
-# names BIN LOG LINE: the functions of BIN (addresses from LOG) the IPs of one user_stacks
-# line fall in, space-separated, "?" for any other code.
-names() {
-	local bin=$1 log=$2
-	# shellcheck disable=SC2086 # split the line into its fields
-	set -- $3
-	shift 5
-	[ $# -gt 0 ] && ips_to_functions "$bin" "$log" "$@" | paste -sd' '
-}
-
-# show_events USFILE TID BIN LOG: each event of TID and its frames' names, as diag lines.
-show_events() {
-	local line
-	diag "user_stack events of tid $2 (tid depth truncated status unwind_ns ips...):"
-	[ -s "$1" ] || diag "  (no user_stack event at all in the trace)"
-	events "$1" "$2" | while IFS= read -r line; do
-		diag "  $line" "    = $(names "$3" "$4" "$line")"
-	done
-	[ -s "$1" ] && [ -z "$(events "$1" "$2")" ] &&
-		diag "  (none; all the trace holds:)" && diag_file "$1" "    " 10
-	others
-}
-
-# nap_sel PID [MORE]: the jq filter of PID's nanosleep/clock_nanosleep outliers (and MORE). Not
-# any outlier of PID: a preloaded process may also wait in lttng-ust's constructor (a futex, for
-# the session daemon) before the library registers, an outlier that is never signalled.
+# nap_sel PID [MORE]: the jq filter of PID's nanosleep/clock_nanosleep outliers (and MORE).
 nap_sel() {
 	printf 'select(.pid == %s and .kind == "syscall" and %s %s)' "${1:-0}" \
 		'(.syscall // "" | test("^(clock_)?nanosleep$"))' "${2:-}"
 }
 
-# field LINE N: field N (1-based) of a user_stacks line.
-field() {
-	awk -v n="$2" '{ print $n }' <<<"$1"
+# show_stack OUT SEL BIN LOG: the selected outliers' user stacks, frames named both ways, as diag.
+show_stack() {
+	local out=$1 sel=$2 i n
+	n=$(jcount "$out" "$sel")
+	diag "user_stack of the $n selected outliers (source status truncated unwind_ns; flags):"
+	for ((i = 0; i < n && i < 5; i++)); do
+		diag "  $(jq -s -c "[.[] | $sel][$i] | [.user_stack.source, .user_stack.status, .user_stack.truncated, .user_stack.unwind_ns, .flags]" "$out")" \
+			"    by address: $(stack_names "$3" "$4" "$out" "$sel" $i)" \
+			"    by symbol:  $(stack_symbols "$out" "$sel" $i)"
+	done
+	[ "$n" = 0 ] && dump_outliers "$out"
+	others
+}
+
+# unwound_check TAG OUT SEL BIN LOG: the first outlier SEL selects carries an unwound stack (not
+# the frame-pointer walk's), complete: status 0, not truncated, no flag saying otherwise.
+unwound_check() {
+	local tag=$1 out=$2 sel=$3
+	is "$(jfirst "$out" "$sel" .user_stack.source)" '"unwind"' \
+		"$tag) its JSON user_stack is the unwound one (source unwind)" || show_stack "${@:2}"
+	is "$(jfirst "$out" "$sel" '[.user_stack.status, .user_stack.truncated] | map(tostring) | join("/")')" '"0/null"' \
+		"$tag) status 0 (walked to the end), not truncated"
+	is "$(jfirst "$out" "$sel" '[.flags[] | select(test("^(user-stack-partial|no-unwound-stack|user-stack-truncated):"))] | length')" 0 \
+		"$tag) no user-stack-partial, no-unwound-stack or user-stack-truncated flag" ||
+		diag "flags: $(jfirst "$out" "$sel" .flags)"
 }
 
 # --- a) the unwinder walks what frame pointers cannot -------------------------
 OUT=$TMPD/a.out ERR=$TMPD/a.err LOG=$TMPD/a.log
-WL_LOG=$LOG traced a "$OUT" "$ERR" -- -t 20ms -- "$NOFP" 60 1
-is "$RC" 0 "a) record -t 20ms -- unwind-nofp 60 1: exit 0"
+WL_LOG=$LOG run "$OUT" "$ERR" -- -t 20ms -- "$NOFP" 60 1
+is "$RC" 0 "a) record --no-snapshot -t 20ms -- unwind-nofp 60 1: exit 0"
 ok 'ndjson_ok "$OUT"' "a) stdout is NDJSON" || diag_file "$OUT" "  stdout: "
 PID=$(wl_log_get "$LOG" pid)
 NAP_TID=$(wl_log_get "$LOG" nap)
@@ -105,60 +96,74 @@ is "$(jfirst "$OUT" "$SEL" .signalled)" true "a) the outlier says signalled: tru
 	{ diag "flags: $(jfirst "$OUT" "$SEL" .flags)"; others; }
 is "$(jfirst "$OUT" "$SEL" '[.flags[] | select(startswith("signal-"))] | length')" 0 \
 	"a) no signal-displaced/blocked/busy flag" || { diag "flags: $(jfirst "$OUT" "$SEL" .flags)"; others; }
-US=$TMPD/usa
-is "$(events "$US" "$TID" | grep -c '')" 1 "a) exactly one user_stack event with the outlier's tid" ||
-	show_events "$US" "$TID" "$NOFP" "$LOG"
-EV=$(events "$US" "$TID" | head -n 1)
-NAMES=$(names "$NOFP" "$LOG" "$EV")
-is "$(field "$EV" 4)/$(field "$EV" 3)" 0/0 "a) the event has status 0 (walked to the end), truncated 0"
-is "$(field "$EV" 2)" "$(($(wc -w <<<"$EV") - 5))" "a) its depth is the number of IPs it holds"
+unwound_check a "$OUT" "$SEL" "$NOFP" "$LOG"
+NAMES=$(stack_names "$NOFP" "$LOG" "$OUT" "$SEL")
 like "$NAMES" "$CHAIN_RE" \
-	"a) its IPs map to libc, inner_fn, descend, middle_fn, outer_fn, main, in this order" ||
-	show_events "$US" "$TID" "$NOFP" "$LOG"
-diag "unwound: $NAMES (depth $(field "$EV" 2), unwind_ns $(field "$EV" 5))"
-UNWIND_NS="depth $(field "$EV" 2): $(field "$EV" 5) ns"
-# The JSON's user stack is the kernel's frame-pointer walk: it cannot get past the workload's
-# functions, which keep no frame pointers. Only the unwinder sees middle_fn and outer_fn.
-is "$(jfirst "$OUT" "$SEL" '.user_stack.source')" '"frame-pointer"' \
-	"a) the JSON user_stack comes from the frame-pointer walk"
-mapfile -t FP_ADDRS < <(jq -r "$SEL | .user_stack.frames[]?.addr" "$OUT" 2>/dev/null)
-FP_NAMES=$( ((${#FP_ADDRS[@]})) && ips_to_functions "$NOFP" "$LOG" "${FP_ADDRS[@]}" | paste -sd' ')
+	"a) its frames' addresses fall in libc, inner_fn, descend, middle_fn, outer_fn, main, in this order" ||
+	show_stack "$OUT" "$SEL" "$NOFP" "$LOG"
+# The symbols latsnap gave the workload's frames are the functions their addresses fall in.
+SYMS=$(stack_symbols "$OUT" "$SEL")
+read -ra N_ARR <<<"$NAMES"
+read -ra S_ARR <<<"$SYMS"
+MISNAMED=
+for i in "${!N_ARR[@]}"; do
+	[ "${N_ARR[$i]}" != "?" ] && [ "${N_ARR[$i]}" != "${S_ARR[$i]:-}" ] && MISNAMED="$MISNAMED $i:${S_ARR[$i]:-none}/${N_ARR[$i]}"
+done
+ok '[ ${#N_ARR[@]} -gt 0 ] && [ ${#N_ARR[@]} = ${#S_ARR[@]} ] && [ -z "$MISNAMED" ]' \
+	"a) latsnap's symbols for the workload's frames are those functions" ||
+	diag "by address: $NAMES" "by symbol:  $SYMS" "mismatches (index:symbol/function):${MISNAMED:- none}"
+UNS=$(jfirst "$OUT" "$SEL" .user_stack.unwind_ns)
+# It arrived, so the walk took less than the 200 ms latsnap holds an outlier for its stack.
+between "$UNS" 1 200000000 "a) user_stack.unwind_ns is the walk's time: 1 ns .. 200 ms ($UNS)"
+diag "unwound: $NAMES ($SYMS)"
+UNWIND_NS="depth $(wc -w <<<"$NAMES"): $UNS ns"
+
+# The control: without the library the JSON's user stack is the kernel's frame-pointer walk, and
+# it cannot get past the workload's functions, which keep no frame pointers. Only the unwinder
+# sees middle_fn and outer_fn, so the chain above is the unwinder's work.
+OUT=$TMPD/a0.out LOG=$TMPD/a0.log
+WL_LOG=$LOG run "$OUT" "$TMPD/a0.err" -- -t 20ms --no-preload -- "$NOFP" 60 1
+SEL=$(nap_sel "$(wl_log_get "$LOG" pid)")
+is "$RC/$(jfirst "$OUT" "$SEL" '[.signalled, .user_stack.source] | map(tostring) | join("/")')" '0/"false/frame-pointer"' \
+	"a) control, --no-preload: exit 0, not signalled, the user_stack is the frame-pointer walk" ||
+	dump_outliers "$OUT"
+FP_NAMES=$(stack_names "$NOFP" "$LOG" "$OUT" "$SEL")
 ok '! [[ " $FP_NAMES " =~ " "(middle_fn|outer_fn)" " ]]' \
-	"a) the frame-pointer stack in the JSON holds neither middle_fn nor outer_fn" ||
-	diag "frame-pointer frames: ${FP_ADDRS[*]:-none}" "  = $FP_NAMES"
-FP_SYMS=$(jq -r "$SEL | [.user_stack.frames[]? | .symbol // .addr] | join(\" < \")" "$OUT" 2>/dev/null)
-diag "frame-pointer walk: $FP_SYMS = ${FP_NAMES:-(no frames)}"
+	"a) control: the frame-pointer stack holds neither middle_fn nor outer_fn" ||
+	diag "frame-pointer frames: $FP_NAMES"
+diag "frame-pointer walk: $(stack_symbols "$OUT" "$SEL") = ${FP_NAMES:-(no frames)}"
 
 # --- b) a stack deeper than the limit: innermost frames kept, truncated -------
 # DEPTH 100 is 100 more descend frames: about 110 in all, beyond the default 64.
 deep_check() {
-	local tag=$1 want=$2 out=$TMPD/$1.out log=$TMPD/$1.log us=$TMPD/us$1 pid ev n
+	local tag=$1 want=$2 out=$TMPD/$1.out log=$TMPD/$1.log pid sel names
 	pid=$(wl_log_get "$log" pid)
+	sel=$(nap_sel "$pid" 'and .signalled == true')
 	is "$RC" 0 "$tag) exit 0"
-	is "$(jcount "$out" "$(nap_sel "$pid" 'and .signalled == true')")" 1 \
-		"$tag) one signalled nanosleep outlier for the deep workload's pid" ||
+	is "$(jcount "$out" "$sel")" 1 "$tag) one signalled nanosleep outlier for the deep workload's pid" ||
 		{ dump_outliers "$out"; others; }
-	n=$(events "$us" "${pid:-0}" | grep -c '')
-	is "$n" 1 "$tag) one user_stack event for its tid" || show_events "$us" "${pid:-0}" "$NOFP" "$log"
-	ev=$(events "$us" "${pid:-0}" | head -n 1)
-	is "$(field "$ev" 2)/$(field "$ev" 3)/$(field "$ev" 4)" "$want/1/0" \
-		"$tag) depth $want, truncated 1, status 0"
-	is "$(($(wc -w <<<"$ev") - 5))" "$want" "$tag) it holds $want IPs"
+	is "$(jfirst "$out" "$sel" '[.user_stack.source, .user_stack.status, .user_stack.truncated, (.user_stack.frames | length)] | map(tostring) | join("/")')" \
+		"\"unwind/0/true/$want\"" "$tag) its user_stack: source unwind, status 0, truncated true, $want frames" ||
+		show_stack "$out" "$sel" "$NOFP" "$log"
+	is "$(jfirst "$out" "$sel" "[.flags[] | select(startswith(\"user-stack-truncated:\") and test(\" $want frames\"))] | length")" 1 \
+		"$tag) flag user-stack-truncated, at $want frames" || diag "flags: $(jfirst "$out" "$sel" .flags)"
 	# What the limit cuts is the outer end: the innermost frames are all there.
-	like "$(names "$NOFP" "$log" "$ev")" '^(\? ){1,2}inner_fn( descend)+$' \
+	names=$(stack_names "$NOFP" "$log" "$out" "$sel")
+	like "$names" '^(\? ){1,2}inner_fn( descend)+$' \
 		"$tag) the kept frames are the innermost: libc, inner_fn, then descend only" ||
-		show_events "$us" "${pid:-0}" "$NOFP" "$log"
-	UNWIND_NS="$UNWIND_NS; depth $(field "$ev" 2): $(field "$ev" 5) ns"
+		show_stack "$out" "$sel" "$NOFP" "$log"
+	UNWIND_NS="$UNWIND_NS; depth $want: $(jfirst "$out" "$sel" .user_stack.unwind_ns) ns"
 }
-WL_LOG=$TMPD/b.log traced b "$TMPD/b.out" "$TMPD/b.err" -- -t 20ms -- "$NOFP" 60 1 100
+WL_LOG=$TMPD/b.log run "$TMPD/b.out" "$TMPD/b.err" -- -t 20ms -- "$NOFP" 60 1 100
 deep_check b 64
 # LATSNAP_DEPTH in latsnap's environment reaches COMMAND's library.
-LATSNAP_DEPTH=10 WL_LOG=$TMPD/b10.log traced b10 "$TMPD/b10.out" "$TMPD/b10.err" -- -t 20ms -- "$NOFP" 60 1 100
+LATSNAP_DEPTH=10 WL_LOG=$TMPD/b10.log run "$TMPD/b10.out" "$TMPD/b10.err" -- -t 20ms -- "$NOFP" 60 1 100
 deep_check b10 10
 
-# --- c) a fork child registers again ------------------------------------------
+# --- c) a fork child is signalled and unwound -----------------------------------
+# It inherits its parent's registration (the BPF side, at fork): no wrapper, no new prctl.
 OUT=$TMPD/c.out LOG=$TMPD/c.log
-WL_LOG=$LOG traced c "$OUT" "$TMPD/c.err" -- -t 50ms -- "$FORKEXEC" fork 100
+WL_LOG=$LOG run "$OUT" "$TMPD/c.err" -- -t 50ms -- "$FORKEXEC" fork 100
 is "$RC" 0 "c) record -- forkexec fork 100: exit 0"
 CHILD=$(wl_log_get "$LOG" child)
 ok '[ -n "$CHILD" ]' "c) forkexec forked a child ($CHILD)"
@@ -167,15 +172,13 @@ SEL=$(nap_sel "$CHILD")
 is "$(jcount "$OUT" "$SEL")" 1 "c) one nanosleep outlier for the child's pid" || dump_outliers "$OUT"
 is "$(jfirst "$OUT" "$SEL" .signalled)" true "c) the child's outlier says signalled: true" ||
 	{ diag "flags: $(jfirst "$OUT" "$SEL" .flags)"; others; }
-is "$(events "$TMPD/usc" "${CHILD:-0}" | grep -c '')" 1 "c) one user_stack event with the child's tid" ||
-	show_events "$TMPD/usc" "${CHILD:-0}" "$FORKEXEC" "$LOG"
-NAMES=$(names "$FORKEXEC" "$LOG" "$(events "$TMPD/usc" "${CHILD:-0}" | head -n 1)")
-like "$NAMES" '^(\? ){1,2}child_nap ' "c) its innermost workload frame is child_nap (after libc)" ||
-	show_events "$TMPD/usc" "${CHILD:-0}" "$FORKEXEC" "$LOG"
+unwound_check c "$OUT" "$SEL" "$FORKEXEC" "$LOG"
+like "$(stack_names "$FORKEXEC" "$LOG" "$OUT" "$SEL")" '^(\? ){1,2}child_nap ' \
+	"c) its innermost workload frame is child_nap (after libc)" || show_stack "$OUT" "$SEL" "$FORKEXEC" "$LOG"
 
 # --- d) exec of a preloaded image: it registers again --------------------------
 OUT=$TMPD/d.out ERR=$TMPD/d.err LOG=$TMPD/d.log
-WL_LOG=$LOG traced d "$OUT" "$ERR" -- -v -t 50ms -- "$FORKEXEC" exec-keep 100 "$WL/sleeper"
+WL_LOG=$LOG run "$OUT" "$ERR" -- -v -t 50ms -- "$FORKEXEC" exec-keep 100 "$WL/sleeper"
 is "$RC" 0 "d) record -- forkexec exec-keep 100 sleeper: exit 0"
 CHILD=$(wl_log_get "$LOG" child)
 ok '[ -n "$CHILD" ]' "d) forkexec forked a child ($CHILD)"
@@ -186,15 +189,16 @@ SEL=$(nap_sel "$CHILD" 'and .comm == "sleeper"')
 is "$(jcount "$OUT" "$SEL")" 1 "d) one nanosleep outlier for the exec'd sleeper" || dump_outliers "$OUT"
 is "$(jfirst "$OUT" "$SEL" .signalled)" true "d) the sleeper's outlier says signalled: true" ||
 	{ diag "flags: $(jfirst "$OUT" "$SEL" .flags)"; others; }
-is "$(events "$TMPD/usd" "${CHILD:-0}" | grep -c '')" 1 "d) one user_stack event with the sleeper's tid" ||
-	diag_file "$TMPD/usd" "  user_stacks: " 10
+unwound_check d "$OUT" "$SEL" "$WL/sleeper" "$LOG"
+# The sleeper logs no addresses: its symbols, from the new image's mappings, say where it was.
+like "$(stack_symbols "$OUT" "$SEL")" '(^| )slow_nap( .*)? main( |$)' \
+	"d) its frames are named in the new image: slow_nap, then main" || show_stack "$OUT" "$SEL" "$WL/sleeper" "$LOG"
 
 # --- e) exec of an image without the library: never signalled ------------------
 # The registration must go with the old image: the default action of signal 60 kills.
 for mode in exec-drop self-exec-drop; do
 	OUT=$TMPD/$mode.out LOG=$TMPD/$mode.log
-	WL_LOG=$LOG traced "$mode" "$OUT" "$TMPD/$mode.err" -- -v -t 50ms -- \
-		"$FORKEXEC" "$mode" 100 "$WL/sleeper"
+	WL_LOG=$LOG run "$OUT" "$TMPD/$mode.err" -- -v -t 50ms -- "$FORKEXEC" "$mode" 100 "$WL/sleeper"
 	is "$RC" 0 "e) record -- forkexec $mode 100 sleeper: exit 0 (the sleeper was not killed)"
 	if [ "$mode" = exec-drop ]; then
 		SPID=$(wl_log_get "$LOG" child)
@@ -210,56 +214,52 @@ for mode in exec-drop self-exec-drop; do
 	is "$(jcount "$OUT" "$SEL")" 1 "e) $mode: one nanosleep outlier for the sleeper" || dump_outliers "$OUT"
 	is "$(jfirst "$OUT" "$SEL" .signalled)" false "e) $mode: the sleeper's outlier says signalled: false" ||
 		{ diag "flags: $(jfirst "$OUT" "$SEL" .flags)"; others; }
-	is "$(events "$TMPD/us$mode" "${SPID:-0}" | grep -c '')" 0 "e) $mode: no user_stack event for it" ||
-		show_events "$TMPD/us$mode" "${SPID:-0}" "$FORKEXEC" "$LOG"
+	# Nothing came back from a handler it does not have, and latsnap waited for nothing.
+	is "$(jfirst "$OUT" "$SEL" '[(.user_stack.source == "unwind"), (.flags | any(startswith("no-unwound-stack")))] | map(tostring) | join("/")')" \
+		'"false/false"' "e) $mode: no unwound stack for it, and no no-unwound-stack flag" ||
+		show_stack "$OUT" "$SEL" "$WL/sleeper" "$LOG"
 done
 
 # --- f) a process preloaded before latsnap started -------------------------------
-# preexisting TAG [-p]: unwind-nofp 100 30 (3 s of 100 ms naps) started with the library in
+# preexisting TAG [-p]: unwind-nofp 100 80 (8 s of 100 ms naps) started with the library in
 # LD_PRELOAD, then `latsnap record [-p PID] -v -t 50ms -d 1500ms`.
 preexisting() {
-	local tag=$1 name="latsnap-90-$$-$1" log=$TMPD/$1.log out=$TMPD/$1.out err=$TMPD/$1.err
-	local us=$TMPD/us$1 pid n sig naps ev bad=0 pidarg=()
+	local tag=$1 log=$TMPD/$1.log out=$TMPD/$1.out err=$TMPD/$1.err pid n sig unw i names bad=0 sel
 	shift
-	lttng_trace_start "$name" "$TMPD/trace$tag" || fail "$tag) LTTng session $name starts"
 	LD_PRELOAD=$BUILD/liblatsnap.so WL_LOG=$log "$NOFP" 100 80 </dev/null >/dev/null \
 		2>"$TMPD/$tag.wl.err" &
 	pid=$!
 	track_bg $pid
 	# Its library registers in the constructor; latsnap has to find it in /proc.
 	sleep 0.3
-	[ "${1:-}" = -p ] && pidarg=(-p "$pid")
-	OTHERS=$(pgrep -a -x latsnap)
-	record_json "$out" "$err" -- "${pidarg[@]}" -v -t 50ms -d 1500ms
-	lttng_trace_stop "$name"
+	[ "${1:-}" = -p ] && set -- -p "$pid"
+	run "$out" "$err" -- "$@" -v -t 50ms -d 1500ms
 	kill -0 $pid 2>/dev/null
 	ok $? "$tag) the workload still ran when latsnap stopped (pid $pid)"
 	kill -TERM $pid 2>/dev/null
 	wait $pid 2>/dev/null
-	user_stacks "$TMPD/trace$tag" >"$us"
-	is "$RC" 0 "$tag) record${pidarg[*]:+ ${pidarg[*]}} -v -t 50ms -d 1500ms: exit 0"
+	is "$RC" 0 "$tag) record${1:+ $*} -v -t 50ms -d 1500ms: exit 0"
 	ok 'grep -q "pid $pid registered before latsnap started, signal 60" "$err"' \
 		"$tag) -v says: pid $pid registered before latsnap started, signal 60" ||
 		diag_file "$err" "  stderr: "
-	n=$(jcount "$out" "$(nap_sel $pid)")
+	sel=$(nap_sel $pid)
+	n=$(jcount "$out" "$sel")
 	between "$n" 5 16 "$tag) 5-16 nanosleep outliers for its pid in 1.5 s of 100 ms naps" || dump_outliers "$out"
 	sig=$(jcount "$out" "$(nap_sel $pid 'and .signalled == true')")
 	is "$sig" "$n" "$tag) every one says signalled: true" || { dump_outliers "$out"; others; }
-	# Every signal made an event, and no nap more than one. (The trace holds the whole life of
-	# the workload: a latsnap run alongside that tracks every registered process, a test of
-	# another file, may have signalled it too, and for naps this run did not see.)
-	naps=$(grep -c '^nap ' "$log")
-	between "$(events "$us" $pid | grep -c '')" "$sig" "$naps" \
-		"$tag) a user_stack event with its tid per signalled outlier, at most one a nap ($naps naps)" ||
-		show_events "$us" $pid "$NOFP" "$log"
-	while IFS= read -r ev; do
-		[[ $(names "$NOFP" "$log" "$ev") =~ $CHAIN_RE ]] && [ "$(field "$ev" 3)/$(field "$ev" 4)" = 0/0 ] ||
+	unw=$(jcount "$out" "$(nap_sel $pid 'and .user_stack.source == "unwind"')")
+	is "$unw" "$n" "$tag) every one carries an unwound stack (user_stack.source unwind)" || show_stack "$out" "$sel" "$NOFP" "$log"
+	for ((i = 0; i < n; i++)); do
+		names=$(stack_names "$NOFP" "$log" "$out" "$sel" $i)
+		[[ $names =~ $CHAIN_RE ]] &&
+			[ "$(jq -s -c "[.[] | $sel][$i] | [.user_stack.status, .user_stack.truncated]" "$out")" = '[0,null]' ] ||
 			bad=$((bad + 1))
-	done < <(events "$us" $pid)
-	is "$bad" 0 "$tag) every event is complete (status 0, truncated 0) and maps to inner_fn .. main" ||
-		show_events "$us" $pid "$NOFP" "$log"
+	done
+	ok '[ "$n" -gt 0 ] && [ "$bad" = 0 ]' \
+		"$tag) every stack is complete (status 0, not truncated) and maps to inner_fn .. main ($bad of $n not)" ||
+		show_stack "$out" "$sel" "$NOFP" "$log"
 	[ "$tag" = f ] &&
-		diag "unwind_ns of the events, depth 10: $(events "$us" $pid | awk '{ print $5 }' | paste -sd' ')"
+		diag "unwind_ns of the stacks, depth 10: $(jq -r "$sel | .user_stack.unwind_ns" "$out" | paste -sd' ')"
 }
 # No target: latsnap tracks whatever registered, found by scanning /proc.
 preexisting f
@@ -269,7 +269,7 @@ preexisting fp -p
 # --- g) another signal ----------------------------------------------------------
 # Were the signal still 60, a process with a handler only for 39 would die of it (exit 188).
 OUT=$TMPD/g.out ERR=$TMPD/g.err LOG=$TMPD/g.log
-WL_LOG=$LOG traced g "$OUT" "$ERR" -- --signal RTMIN+5 -v -t 20ms -- "$NOFP" 60 1
+WL_LOG=$LOG run "$OUT" "$ERR" -- --signal RTMIN+5 -v -t 20ms -- "$NOFP" 60 1
 is "$RC" 0 "g) record --signal RTMIN+5 -- unwind-nofp 60 1: exit 0"
 PID=$(wl_log_get "$LOG" pid)
 ok 'grep -q "pid ${PID:-x} (unwind-nofp) registered through the preload library, signal 39$" "$ERR"' \
@@ -279,10 +279,9 @@ SEL=$(nap_sel "$PID")
 is "$(jcount "$OUT" "$SEL")" 1 "g) one nanosleep outlier for its pid" || dump_outliers "$OUT"
 is "$(jfirst "$OUT" "$SEL" .signalled)" true "g) it says signalled: true" ||
 	{ diag "flags: $(jfirst "$OUT" "$SEL" .flags)"; others; }
-is "$(events "$TMPD/usg" "${PID:-0}" | grep -c '')" 1 "g) one user_stack event with its tid" ||
-	show_events "$TMPD/usg" "${PID:-0}" "$NOFP" "$LOG"
-like "$(names "$NOFP" "$LOG" "$(events "$TMPD/usg" "${PID:-0}" | head -n 1)")" "$CHAIN_RE" \
-	"g) the event maps to inner_fn .. main" || show_events "$TMPD/usg" "${PID:-0}" "$NOFP" "$LOG"
+unwound_check g "$OUT" "$SEL" "$NOFP" "$LOG"
+like "$(stack_names "$NOFP" "$LOG" "$OUT" "$SEL")" "$CHAIN_RE" \
+	"g) its frames map to inner_fn .. main" || show_stack "$OUT" "$SEL" "$NOFP" "$LOG"
 
 # --- h) a signal latsnap must not take is a usage error -------------------------------
 for bad in KILL 9 nope RTMIN+99 SEGV; do
@@ -296,6 +295,66 @@ for bad in KILL 9 nope RTMIN+99 SEGV; do
 		diag_file "$TMPD/h.err" "  stderr: "
 	fi
 done
+
+# --- i) the snapshot's trace: latsnap records the stack, the target emits nothing ---------
+# With snapshots, latsnap writes the stack it got into its own session (latsnap:user_stack) and
+# the target's mappings (latsnap:bin_info), so the trace alone can be symbolized. The target
+# runs no lttng-ust: a private session with the emitter's pid as context, alongside, sees
+# latsnap's copy, never an event from the target itself.
+T=$TMPD/i LOG=$TMPD/i.log PRIV="latsnap-90-$$-i"
+mkdir -p "$T"
+_lttng_sessions="$_lttng_sessions $PRIV"
+lttng create "$PRIV" --output="$T/priv" >/dev/null &&
+	lttng enable-event -u -s "$PRIV" 'latsnap:*' >/dev/null &&
+	lttng add-context -u -s "$PRIV" -t vpid -t procname >/dev/null &&
+	lttng start "$PRIV" >/dev/null
+ok $? "i) a private LTTng session for latsnap:* events, with vpid and procname, started"
+OTHERS=$(pgrep -a -x latsnap)
+t0=$(date +%s%N)
+WL_LOG=$LOG timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record -o "$T/out" -t 20ms -- "$NOFP" 60 1 \
+	>"$T/stdout" 2>"$T/err"
+RC=$?
+lttng_trace_stop "$PRIV"
+is "$RC" 0 "i) record -o DIR -t 20ms -- unwind-nofp 60 1: exit 0" || diag_file "$T/err" "  stderr: "
+PID=$(wl_log_get "$LOG" pid)
+mapfile -t SNAPS < <(find "$T/out" -mindepth 2 -maxdepth 2 -name summary.json 2>/dev/null)
+is "${#SNAPS[@]}" 1 "i) one snapshot" || diag_file "$T/err" "  stderr: "
+SUM=${SNAPS[0]:-$T/none}
+SNAPDIR=$(dirname "$SUM")
+jq -c '.outliers[]' "$SUM" >"$T/outliers" 2>/dev/null
+SEL=$(nap_sel "${PID:-0}")
+is "$(jcount "$T/outliers" "$SEL | select(.signalled and .user_stack.source == \"unwind\")")" 1 \
+	"i) summary.json: the nap's outlier, signalled, with its unwound stack" || dump_outliers "$T/outliers"
+user_stacks "$SNAPDIR/trace" >"$T/stacks"
+is "$(awk -v t="${PID:-x}" '$1 == t' "$T/stacks" | wc -l)" 1 \
+	"i) the trace holds one latsnap:user_stack event for the napping thread" || diag_file "$T/stacks" "  user_stack: " 10
+EV=$(awk -v t="${PID:-x}" '$1 == t' "$T/stacks" | head -n 1)
+# shellcheck disable=SC2086 # split the event into its fields
+set -- $EV
+WANT_IPS=$(jfirst "$T/outliers" "$SEL" '[.user_stack.frames[].addr] | join(" ")' | tr -d '"')
+is "${2:-}/${3:-}/${4:-}" "$(wc -w <<<"$WANT_IPS")/0/0" "i) the event: depth = the summary's frame count, truncated 0, status 0"
+shift 5 2>/dev/null
+is "$*" "$WANT_IPS" "i) its IPs are the summary's frames, in order" || diag "summary: $WANT_IPS"
+like "$( (($#)) && ips_to_functions "$NOFP" "$LOG" "$@" | paste -sd' ')" "$CHAIN_RE" "i) they map to inner_fn .. main"
+# Who wrote it: latsnap's process (the context fields), not the target.
+EMITTER=$(babeltrace2 "$SNAPDIR/trace" 2>/dev/null |
+	grep -E "latsnap:user_stack: .*\{ tid = ${PID:-x}, " | grep -oE 'vpid = [0-9]+, vtid = [0-9]+, procname = "[^"]*"' | head -n 1)
+like "$EMITTER" "procname = \"latsnap\"" "i) the event was emitted by latsnap ($EMITTER)"
+ok '[ -n "$EMITTER" ] && ! [[ $EMITTER =~ vpid\ =\ ${PID:-x}, ]]' "i) not by the target (pid $PID)"
+# The target's own executable, mapped where its main is: enough to symbolize from the trace alone.
+MAIN=$(awk '$1 == "fn" && $2 == "main" { print $3 }' "$LOG")
+BININFO=$(babeltrace2 "$SNAPDIR/trace" 2>/dev/null | grep 'latsnap:bin_info:' |
+	grep -E "\{ pid = ${PID:-x}, .*path = \"$NOFP\"" | head -n 1)
+ok '[ -n "$BININFO" ] && [[ $BININFO =~ baddr\ =\ (0x[0-9A-Fa-f]+),\ memsz\ =\ ([0-9]+) ]] &&
+	(( MAIN >= BASH_REMATCH[1] && MAIN < BASH_REMATCH[1] + BASH_REMATCH[2] ))' \
+	"i) a latsnap:bin_info event maps $NOFP in pid $PID over its main ($MAIN)" ||
+	diag "bin_info of pid $PID: $(babeltrace2 "$SNAPDIR/trace" 2>/dev/null | grep -c "latsnap:bin_info: .*{ pid = ${PID:-x}, ") events; $BININFO"
+babeltrace2 "$T/priv" 2>/dev/null >"$T/priv.txt"
+is "$(grep -c -E "vpid = ${PID:-x}, " "$T/priv.txt")" 0 "i) the private session holds no event from the target process" ||
+	grep -E "vpid = ${PID:-x}, " "$T/priv.txt" | head -3 | while IFS= read -r line; do diag "  $line"; done
+is "$(grep -E "latsnap:user_stack: .*procname = \"latsnap\" \}, \{ tid = ${PID:-x}, " "$T/priv.txt" | grep -c '')" 1 \
+	"i) it holds latsnap's copy of the stack (the session saw latsnap's events at all)" ||
+	{ diag_file "$T/priv.txt" "  private: " 5; others; }
 
 diag "unwind_ns: $UNWIND_NS"
 done_testing

@@ -429,3 +429,21 @@ ips_to_functions() {
 			print "$name\n";
 		}' "$bin" "$log" "$@"
 }
+
+# --- unwound stacks in the JSON (user_stack of source "unwind") ---
+
+# stack_names BIN WL_LOG OUT FILTER [INDEX]: the functions of BIN (addresses from WL_LOG, as
+# ips_to_functions) that the frames[].addr of the user_stack of outlier INDEX (default 0) among
+# those FILTER selects in the NDJSON file OUT fall in, innermost first, space-separated, "?" for
+# other code; empty when it has no frames. Whatever the stack's source: check .user_stack.source.
+stack_names() {
+	local bin=$1 log=$2 out=$3 filter=$4 idx=${5:-0} addrs
+	mapfile -t addrs < <(jq -s -r "[.[] | $filter][$idx].user_stack.frames[]?.addr" "$out" 2>/dev/null)
+	((${#addrs[@]})) && ips_to_functions "$bin" "$log" "${addrs[@]}" | paste -sd' '
+}
+
+# stack_symbols OUT FILTER [INDEX]: the symbols latsnap gave those frames, space-separated, "?"
+# for a frame it could not name.
+stack_symbols() {
+	jq -s -r "[.[] | $2][${3:-0}] | [.user_stack.frames[]? | .symbol // \"?\"] | join(\" \")" "$1" 2>/dev/null
+}

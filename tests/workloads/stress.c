@@ -17,9 +17,13 @@
  *  - 1 thread dlopens and dlcloses a system library nothing else loads
  *    (libz.so.1), calling into it each time: openat, read, mmap and munmap
  *    inside the dynamic loader, with its lock held.
- *  - 1 thread forks children that _exit(0) at once and reaps them: fork() goes
- *    through the library's wrapper and lttng-ust's fork handling, and every
- *    child registers again. With EXEC_PATH, every other child execs it instead
+ *  - 1 thread forks children that _exit(0) at once and reaps them: each child
+ *    inherits the registration in the kernel (the library wraps no fork). A
+ *    child that exits while this thread is in the library's handler (which
+ *    blocks every asynchronous signal) has its SIGCHLD queued, not discarded,
+ *    and the kernel wakes a napping worker for it: the nap is interrupted and
+ *    restarted unseen, unless latsnap's signal comes at that restart, when the
+ *    worker sees EINTR. With EXEC_PATH, every other child execs it instead
  *    ("exec ok|bad DONE 0": children that exec'd and exited 0).
  * Under a low threshold (-t 100us) those syscalls are outliers too, and the
  * signal lands inside malloc, the loader and fork. A watchdog thread, with
@@ -223,9 +227,9 @@ static void *malloc_main(void *arg)
 /*
  * The program keeps its own dlopen/dlclose and its forks apart, as a multithreaded program that
  * forks without exec must for its child to use the loader: glibc 2.36 does not reset the loader's
- * write lock in the child, and lttng-ust's fork handling (the library's, as liblttng-ust-fork's)
- * walks the loaded objects there. latsnap's own part, its handlers unwinding in other threads
- * during a fork, is what this workload checks.
+ * write lock in the child (and lttng-ust's fork handling, which the library had until it dropped
+ * lttng-ust, walked the loaded objects there). latsnap's own part, its handlers unwinding in other
+ * threads during a fork, is what this workload checks.
  */
 static pthread_mutex_t loader_fork_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -8,7 +8,8 @@
  * inner_fn -> nanosleep(MS). Known cause: a timer sleep. The kernel's
  * frame-pointer walk cannot get from libc's syscall wrapper back through
  * these functions; the preload library's unwinder (DWARF CFI) can, so under
- * `latsnap record` its latsnap:user_stack event holds inner_fn, descend,
+ * `latsnap record` the outlier's unwound user_stack (and, with snapshots, the
+ * latsnap:user_stack event latsnap records) holds inner_fn, descend,
  * middle_fn, outer_fn and main in that order. A large DEPTH makes a stack
  * deeper than the unwinder's limit (truncated).
  * WL_LOG lines: "pid P", "fn NAME 0xADDR" (runtime address) for main,
