@@ -23,6 +23,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define SIGKILL 9
 #define SIGSTOP 19
 #define EBUSY 16
+#define EPERM 1
 
 /* Settings, fixed between open and load. */
 const volatile __u64 threshold_ns = 50000000;
@@ -101,6 +102,12 @@ struct task_state {
 	char out_next_comm[LS_TASK_COMM_LEN];
 	__s32 sc_nr;
 	__u8 sc_active;
+	/*
+	 * The user ip where the off-CPU interval outside any syscall that began at sleep_start
+	 * left user code, read at its switch-out (see save_user_ip()).
+	 */
+	__u64 sleep_start;
+	__u64 sleep_uip;
 };
 
 struct {
@@ -252,6 +259,19 @@ static __always_inline void verdict_forget(struct task_struct *task)
 		v->task = 0;
 	}
 }
+
+/*
+ * Per CPU, a thread just switched in whose signal the kernel would not send from its
+ * predecessor's context: ls_sched_exit() sends it from the thread's own, at the end of the same
+ * switch. One cache line per CPU, as verdicts.
+ */
+struct ls_owed_signal {
+	__u64 task;
+	__u32 sig;
+	__u8 pad[52];
+};
+
+static struct ls_owed_signal owed_signals[LS_VERDICT_CPUS];
 
 static __always_inline void stat_inc(__u32 key)
 {
@@ -588,19 +608,42 @@ static __always_inline void fill_event(struct ls_event *e, struct task_struct *t
 }
 
 /*
+ * save_user_ip - where a tracked thread left user code, at the switch-out that begins an off-CPU
+ * interval outside any syscall, for the sleep outlier it may become: at its switch-in, where a
+ * sleep ends, the kernel walks no other task's user stack. Only the interrupted ip, from its
+ * saved user registers: a frame-pointer walk here, on every such switch-out, cost 1 to 5 us in a
+ * pipe ping-pong preempted at syscall exit (reads through rbp in code without frame pointers
+ * fault), against two loads for the ip. The rest of the stack is the preload library's: it is
+ * signalled at the switch-in. The ip stays valid until then, since the thread runs no user code
+ * while off CPU.
+ */
+static __always_inline void save_user_ip(struct task_struct *task, struct task_state *s,
+					 __u64 start)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	s->sleep_start = start;
+	s->sleep_uip = BPF_CORE_READ(regs, ip);
+	stat_inc(LS_STAT_USER_WALKS);
+}
+
+/*
  * The user stack, walked by frame pointers: only binaries that keep them give more than a frame
  * or two, which is what the preload library's unwinder is for. A syscall ends in the thread's
- * own context; a sleep ends in its successor's, and then the walk is of a task not running.
+ * own context, where it is walked now; a sleep ends in its successor's, where the kernel refuses
+ * to walk it (another task's user memory): its innermost frame was kept at its switch-out.
  */
 static __always_inline void capture_user_stack(struct ls_event *e, struct task_struct *task,
-					       void *ctx, bool current)
+					       struct task_state *s, void *ctx, bool current)
 {
-	long len;
+	long len = 0;
 
 	if (current) {
 		len = bpf_get_stack(ctx, e->user.ips, sizeof(e->user.ips), BPF_F_USER_STACK);
-	} else {
-		len = bpf_get_task_stack(task, e->user.ips, sizeof(e->user.ips), BPF_F_USER_STACK);
+	} else if (s->sleep_start == s->start && s->sleep_uip) {
+		/* Not of this interval: its switch-out went unseen (or was before tracking). */
+		e->user.ips[0] = s->sleep_uip;
+		len = sizeof(e->user.ips[0]);
 	}
 	if (len > 0) {
 		e->user.nr = len / sizeof(__u64);
@@ -631,12 +674,21 @@ static __always_inline bool valid_signal(__u64 sig)
 }
 
 /*
- * signal_preload - ask the preload library in current to unwind its user stack. The signal goes
+ * Signals @task itself, where bpf_send_signal_thread() signals only current (kernel >= 6.13).
+ * Sent with si_code SI_KERNEL, as the helper's, which is what the library's handler answers.
+ */
+extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
+				__u64 value) __ksym __weak;
+
+/*
+ * signal_preload - ask the preload library in @task to unwind its user stack: current at the end
+ * of a syscall, or a thread being switched in after a sleep outlier, which has run no user code
+ * since it was switched out, so that the handler unwinds from where it stopped. The signal goes
  * only where the library's handler is still the one the kernel would run, and where the thread
  * neither blocks it nor has it pending: otherwise it would wait, or land on a handler that is not
  * ours, or on the default action. Returns the LS_EF_SIGNAL* flag saying what happened.
  */
-static __always_inline __u32 signal_preload(struct task_struct *task)
+static __always_inline __u32 signal_preload(struct task_struct *task, bool current)
 {
 	__u32 tgid = task->tgid, sig;
 	struct ls_registration *reg;
@@ -668,7 +720,30 @@ static __always_inline __u32 signal_preload(struct task_struct *task)
 		stat_inc(LS_STAT_SIGNAL_SKIPPED);
 		return LS_EF_SIGNAL_BLOCKED;
 	}
-	err = bpf_send_signal_thread(sig);
+	if (current) {
+		err = bpf_send_signal_thread(sig);
+	} else if (bpf_send_signal_task) {
+		/*
+		 * IRQs are off in the scheduler: like the helper's, the signal is deferred to an
+		 * irq_work, which runs before the thread returns to user space.
+		 */
+		err = bpf_send_signal_task(task, sig, PIDTYPE_PID, 0);
+		if (err == -EPERM) {
+			struct ls_owed_signal *o =
+				&owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+
+			/*
+			 * The kernel sends nothing while current has no user memory of its own
+			 * (a kernel thread, the idle task, an exiting thread): switched in from
+			 * one, the thread is signalled at the end of the switch, by itself.
+			 */
+			o->task = (__u64)task;
+			o->sig = sig;
+			return LS_EF_SIGNALLED;
+		}
+	} else {
+		return 0;
+	}
 	if (err == -EBUSY) {
 		stat_inc(LS_STAT_SIGNAL_BUSY);
 		return LS_EF_SIGNAL_BUSY;
@@ -690,10 +765,8 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	e = s->has_accum ? bpf_map_lookup_elem(&accum, &tid) : NULL;
 	if (e) {
 		fill_event(e, task, s, kind, end, ret);
-		capture_user_stack(e, task, ctx, current);
-		if (current) {
-			e->flags |= signal_preload(task);
-		}
+		capture_user_stack(e, task, s, ctx, current);
+		e->flags |= signal_preload(task, current);
 		if (bpf_ringbuf_output(&events, e, sizeof(*e), 0)) {
 			stat_inc(LS_STAT_RINGBUF_LOST);
 			return;
@@ -712,10 +785,8 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	e->flags = (s->accum_lost ? LS_EF_ACCUM_FULL : 0) |
 		   (s->unseen_switch ? LS_EF_SWITCH_UNSEEN : 0);
 	e->stacks_dropped = 0;
-	capture_user_stack(e, task, ctx, current);
-	if (current) {
-		e->flags |= signal_preload(task);
-	}
+	capture_user_stack(e, task, s, ctx, current);
+	e->flags |= signal_preload(task, current);
 	bpf_ringbuf_submit(e, 0);
 	stat_inc(LS_STAT_OUTLIERS);
 }
@@ -1016,6 +1087,7 @@ int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		} else {
 			/* An off-CPU interval outside any syscall starts here. */
 			accum_drop(ps, tid);
+			save_user_ip(prev, ps, now);
 			ps->start = now;
 			ps->on_cpu = 0;
 			ps->blocked = 0;
@@ -1062,6 +1134,35 @@ int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			submit(ctx, next, s, LS_KIND_SLEEP, now, 0);
 		}
 		accum_drop(s, tid);
+	}
+	return 0;
+}
+
+/*
+ * The end of __schedule(), in the context of the thread switched in: the signal it is owed (see
+ * struct ls_owed_signal) goes from here, before it runs user code again. Every other switch ends
+ * at the first test.
+ */
+SEC("tp_btf/sched_exit_tp")
+int BPF_PROG(ls_sched_exit, bool is_switch)
+{
+	struct ls_owed_signal *o = &owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+	long err;
+
+	if (!o->task) {
+		return 0;
+	}
+	if (o->task != (__u64)bpf_get_current_task_btf()) {
+		/* Not the thread it was for: that switch-in was undone before it ran. */
+		o->task = 0;
+		return 0;
+	}
+	o->task = 0;
+	err = bpf_send_signal_thread(o->sig);
+	if (err == -EBUSY) {
+		stat_inc(LS_STAT_SIGNAL_BUSY);
+	} else if (!err) {
+		stat_inc(LS_STAT_SIGNALS);
 	}
 	return 0;
 }

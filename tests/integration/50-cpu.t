@@ -4,7 +4,8 @@
 # 300 ms. Thread "victim" wakes from a 20 ms nanosleep while every CPU is
 # hogged, so its nanosleep is mostly runqueue time; thread "cruncher" spins
 # in user space and is preempted: a "sleep" outlier (outside any syscall),
-# mostly runqueue time.
+# mostly runqueue time, whose user stack shows crunch() (frame pointers, with
+# and without the preload library; unwound by the library with snapshots).
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -66,5 +67,49 @@ diag "cruncher: $(J '"dur=\(.duration_ns/1e6) on_cpu=\(.on_cpu_ns/1e6) blocked=\
 
 # The real-time spinners never leave the CPU: no outlier for them.
 is "$(jcount "$OUT" 'select(.comm | test("^spinner"))')" 0 "no outlier for the spinners"
+
+# user_stack_check FILE TAG SOURCE: the cruncher's sleep outlier in FILE (one JSON object per
+# outlier) has a user stack from SOURCE whose frames name crunch(), where it was preempted, and no
+# "no-user-stack" flag. Its stack is walked at its switch-out, while it is current: at its
+# switch-in, where a sleep ends, the kernel walks no other task's user stack.
+user_stack_check() {
+	local file=$1 tag=$2 source=$3 tid c o=$TMPD/us.json
+	tid=$(awk '$1 == "tid" && $2 == "cruncher" { print $3 }' "$TMPD/$tag.log" 2>/dev/null)
+	c="select(.tid == ${tid:-0} and .kind == \"sleep\")"
+	is "$(jcount "$file" "$c")" 1 "$tag: one sleep outlier of the cruncher"
+	jq -s -c "[.[] | $c] | .[0] // {}" "$file" >"$o" 2>/dev/null || echo '{}' >"$o"
+	is "$(jq -r '.user_stack.source' "$o")" "$source" "$tag: the cruncher's user stack comes from $source"
+	is "$(jq -r '[.user_stack.frames[]?.symbol // "" | select(test("^crunch($|[.])"))] | length > 0' "$o")" \
+		true "$tag: its user frames name crunch()"
+	is "$(jq -r '[.flags[]? | select(startswith("no-user-stack"))] | length' "$o")" 0 \
+		"$tag: no no-user-stack flag"
+	diag "$tag: cruncher user stack ($(jq -r '.user_stack.source' "$o")): $(jq -r '[.user_stack.frames[]?.symbol] | join(" < ")' "$o") flags=$(jq -c .flags "$o")"
+}
+
+# With the preload library, --no-snapshot: the frame-pointer stack walked at the switch-out.
+cp "$LOG" "$TMPD/fp-preload.log"
+user_stack_check "$OUT" fp-preload frame-pointer
+
+# Without it: the same walk (the cruncher keeps frame pointers; its innermost frame is the
+# interrupted ip, which needs none).
+OUT2=$TMPD/out2
+WL_LOG=$TMPD/fp-nopreload.log record_json "$OUT2" "$TMPD/err2" -- -t 50ms -s 50ms --no-preload \
+	-- "$WL/cpucontend" 300
+is "$RC" 0 "record --no-preload -- cpucontend 300: exit 0"
+user_stack_check "$OUT2" fp-nopreload frame-pointer
+
+# With snapshots, the library is signalled at the cruncher's switch-in, before it runs user code
+# again, and its unwind (latsnap:user_stack) replaces the frame-pointer stack in summary.json.
+if ! command -v lttng-sessiond >/dev/null || ! command -v babeltrace2 >/dev/null; then
+	skip_tests 5 "snapshot: LTTng not installed"
+else
+	require_lttng
+	SNAPS=$TMPD/snaps
+	WL_LOG=$TMPD/unwind.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record -t 50ms -s 50ms \
+		-o "$SNAPS" -- "$WL/cpucontend" 300 >/dev/null 2>"$TMPD/err3"
+	is "$?" 0 "record -o DIR -- cpucontend 300 (snapshots): exit 0"
+	jq -c '.outliers[]' "$SNAPS"/*/summary.json >"$TMPD/out3" 2>/dev/null
+	user_stack_check "$TMPD/out3" unwind unwind
+fi
 
 done_testing
