@@ -23,6 +23,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define SIGKILL 9
 #define SIGSTOP 19
 #define EBUSY 16
+#define EPERM 1
 
 /* Settings, fixed between open and load. */
 const volatile __u64 threshold_ns = 50000000;
@@ -101,6 +102,15 @@ struct task_state {
 	char out_next_comm[LS_TASK_COMM_LEN];
 	__s32 sc_nr;
 	__u8 sc_active;
+	/*
+	 * The user ip where the off-CPU interval outside any syscall that began at sleep_start
+	 * left user code, read at its switch-out (see save_user_ip()).
+	 */
+	__u64 sleep_start;
+	__u64 sleep_uip;
+	/* Its frame-pointer walk, when it was interrupted in user code (see save_user_ip()). */
+	__u32 sleep_nr;
+	__u64 sleep_ips[LS_MAX_USER_DEPTH];
 	/* Signalled to unwind, not heard from since: its next stack report is taken. */
 	__u8 unwind_owed;
 };
@@ -254,6 +264,19 @@ static __always_inline void verdict_forget(struct task_struct *task)
 		v->task = 0;
 	}
 }
+
+/*
+ * Per CPU, a thread just switched in whose signal the kernel would not send from its
+ * predecessor's context: ls_sched_exit() sends it from the thread's own, at the end of the same
+ * switch. One cache line per CPU, as verdicts.
+ */
+struct ls_owed_signal {
+	__u64 task;
+	__u32 sig;
+	__u8 pad[52];
+};
+
+static struct ls_owed_signal owed_signals[LS_VERDICT_CPUS];
 
 static __always_inline void stat_inc(__u32 key)
 {
@@ -590,19 +613,54 @@ static __always_inline void fill_event(struct ls_event *e, struct task_struct *t
 }
 
 /*
+ * save_user_ip - where a tracked thread left user code, at the switch-out that begins an off-CPU
+ * interval outside any syscall, for the sleep outlier it may become: at its switch-in, where a
+ * sleep ends, the kernel walks no other task's user stack. The interrupted ip always (two loads).
+ * The frame-pointer walk only when an interrupt took it out of user code (orig_ax < 0): a thread
+ * computing, preempted by the tick or an IPI, at most a few hundred times a second. Not when it
+ * is preempted on its way out of a syscall or in a fault (orig_ax >= 0): a pipe ping-pong does
+ * that ~46k times a second, and a walk there cost 1 to 5 us (reads through rbp fault in code
+ * without frame pointers); the preload library, signalled at the switch-in, unwinds those.
+ */
+static __always_inline void save_user_ip(void *ctx, struct task_struct *task, struct task_state *s,
+					 __u64 start)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	long len;
+
+	s->sleep_start = start;
+	s->sleep_uip = BPF_CORE_READ(regs, ip);
+	s->sleep_nr = 0;
+	if ((long)BPF_CORE_READ(regs, orig_ax) < 0) {
+		len = bpf_get_stack(ctx, s->sleep_ips, sizeof(s->sleep_ips), BPF_F_USER_STACK);
+		if (len > 0) {
+			s->sleep_nr = len / sizeof(__u64);
+		}
+		stat_inc(LS_STAT_USER_WALKS);
+	}
+}
+
+/*
  * The user stack, walked by frame pointers: only binaries that keep them give more than a frame
  * or two, which is what the preload library's unwinder is for. A syscall ends in the thread's
- * own context; a sleep ends in its successor's, and then the walk is of a task not running.
+ * own context, where it is walked now; a sleep ends in its successor's, where the kernel refuses
+ * to walk it (another task's user memory): its innermost frame was kept at its switch-out.
  */
 static __always_inline void capture_user_stack(struct ls_event *e, struct task_struct *task,
-					       void *ctx, bool current)
+					       struct task_state *s, void *ctx, bool current)
 {
-	long len;
+	long len = 0;
 
 	if (current) {
 		len = bpf_get_stack(ctx, e->user.ips, sizeof(e->user.ips), BPF_F_USER_STACK);
-	} else {
-		len = bpf_get_task_stack(task, e->user.ips, sizeof(e->user.ips), BPF_F_USER_STACK);
+	} else if (s->sleep_start == s->start && s->sleep_nr) {
+		len = s->sleep_nr < LS_MAX_USER_DEPTH ? s->sleep_nr : LS_MAX_USER_DEPTH;
+		len *= sizeof(__u64);
+		__builtin_memcpy(e->user.ips, s->sleep_ips, sizeof(e->user.ips));
+	} else if (s->sleep_start == s->start && s->sleep_uip) {
+		/* Not of this interval: its switch-out went unseen (or was before tracking). */
+		e->user.ips[0] = s->sleep_uip;
+		len = sizeof(e->user.ips[0]);
 	}
 	if (len > 0) {
 		e->user.nr = len / sizeof(__u64);
@@ -633,12 +691,21 @@ static __always_inline bool valid_signal(__u64 sig)
 }
 
 /*
- * signal_preload - ask the preload library in current to unwind its user stack. The signal goes
+ * Signals @task itself, where bpf_send_signal_thread() signals only current (kernel >= 6.13).
+ * Sent with si_code SI_KERNEL, as the helper's, which is what the library's handler answers.
+ */
+extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
+				__u64 value) __ksym __weak;
+
+/*
+ * signal_preload - ask the preload library in @task to unwind its user stack: current at the end
+ * of a syscall, or a thread being switched in after a sleep outlier, which has run no user code
+ * since it was switched out, so that the handler unwinds from where it stopped. The signal goes
  * only where the library's handler is still the one the kernel would run, and where the thread
  * neither blocks it nor has it pending: otherwise it would wait, or land on a handler that is not
  * ours, or on the default action. Returns the LS_EF_SIGNAL* flag saying what happened.
  */
-static __always_inline __u32 signal_preload(struct task_struct *task)
+static __always_inline __u32 signal_preload(struct task_struct *task, bool current)
 {
 	__u32 tgid = task->tgid, sig;
 	struct ls_registration *reg;
@@ -670,7 +737,31 @@ static __always_inline __u32 signal_preload(struct task_struct *task)
 		stat_inc(LS_STAT_SIGNAL_SKIPPED);
 		return LS_EF_SIGNAL_BLOCKED;
 	}
-	err = bpf_send_signal_thread(sig);
+	if (current) {
+		err = bpf_send_signal_thread(sig);
+	} else if (bpf_send_signal_task) {
+		/*
+		 * IRQs are off in the scheduler: like the helper's, the signal is deferred to an
+		 * irq_work, which runs before the thread returns to user space.
+		 */
+		err = bpf_send_signal_task(task, sig, PIDTYPE_PID, 0);
+		if (err == -EPERM) {
+			struct ls_owed_signal *o =
+				&owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+
+			/*
+			 * The kernel sends nothing while current has no user memory of its own:
+			 * the idle task (a thread picked up by an idle CPU, the common case), a
+			 * kernel thread, an exiting thread. The thread is then signalled at the
+			 * end of this switch, from its own context (ls_sched_exit()).
+			 */
+			o->task = (__u64)task;
+			o->sig = sig;
+			return LS_EF_SIGNALLED;
+		}
+	} else {
+		return 0;
+	}
 	if (err == -EBUSY) {
 		stat_inc(LS_STAT_SIGNAL_BUSY);
 		return LS_EF_SIGNAL_BUSY;
@@ -680,6 +771,17 @@ static __always_inline __u32 signal_preload(struct task_struct *task)
 	}
 	stat_inc(LS_STAT_SIGNALS);
 	return LS_EF_SIGNALLED;
+}
+
+/*
+ * A syscall that returns -ERESTART* is not over: a signal came for the thread, and the kernel
+ * restarts the call after it, unless a handler runs, in which case nanosleep(), poll() and the
+ * like (-ERESTARTNOHAND, -ERESTART_RESTARTBLOCK) return EINTR to the application instead. Our
+ * signal there would cut the application's call short: none is sent.
+ */
+static __always_inline bool restarting(long ret)
+{
+	return ret >= -516 && ret <= -512;
 }
 
 static __always_inline void submit(void *ctx, struct task_struct *task, struct task_state *s,
@@ -692,9 +794,9 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	e = s->has_accum ? bpf_map_lookup_elem(&accum, &tid) : NULL;
 	if (e) {
 		fill_event(e, task, s, kind, end, ret);
-		capture_user_stack(e, task, ctx, current);
-		if (current) {
-			e->flags |= signal_preload(task);
+		capture_user_stack(e, task, s, ctx, current);
+		if (!restarting(ret)) {
+			e->flags |= signal_preload(task, current);
 		}
 		s->unwind_owed = !!(e->flags & LS_EF_SIGNALLED);
 		if (bpf_ringbuf_output(&events, e, sizeof(*e), 0)) {
@@ -715,9 +817,9 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	e->flags = (s->accum_lost ? LS_EF_ACCUM_FULL : 0) |
 		   (s->unseen_switch ? LS_EF_SWITCH_UNSEEN : 0);
 	e->stacks_dropped = 0;
-	capture_user_stack(e, task, ctx, current);
-	if (current) {
-		e->flags |= signal_preload(task);
+	capture_user_stack(e, task, s, ctx, current);
+	if (!restarting(ret)) {
+		e->flags |= signal_preload(task, current);
 	}
 	s->unwind_owed = !!(e->flags & LS_EF_SIGNALLED);
 	bpf_ringbuf_submit(e, 0);
@@ -1067,6 +1169,7 @@ int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		} else {
 			/* An off-CPU interval outside any syscall starts here. */
 			accum_drop(ps, tid);
+			save_user_ip(ctx, prev, ps, now);
 			ps->start = now;
 			ps->on_cpu = 0;
 			ps->blocked = 0;
@@ -1113,6 +1216,39 @@ int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			submit(ctx, next, s, LS_KIND_SLEEP, now, 0);
 		}
 		accum_drop(s, tid);
+	}
+	return 0;
+}
+
+/*
+ * The end of __schedule(), in the context of the thread switched in: the signal it is owed (see
+ * struct ls_owed_signal) goes from here, before it runs user code again. Every other switch ends
+ * at the first test. Attached only when processes may carry the preload library (not with
+ * --no-preload and a COMMAND): it runs at every switch of the machine.
+ */
+SEC("tp_btf/sched_exit_tp")
+int BPF_PROG(ls_sched_exit, bool is_switch)
+{
+	struct ls_owed_signal *o = &owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+	long err;
+
+	if (!o->task) {
+		return 0;
+	}
+	if (o->task != (__u64)bpf_get_current_task_btf()) {
+		/* Not the thread it was for: that switch-in was undone before it ran. */
+		o->task = 0;
+		stat_inc(LS_STAT_SIGNAL_REFUSED);
+		return 0;
+	}
+	o->task = 0;
+	err = bpf_send_signal_thread(o->sig);
+	if (err == -EBUSY) {
+		stat_inc(LS_STAT_SIGNAL_BUSY);
+	} else if (err) {
+		stat_inc(LS_STAT_SIGNAL_REFUSED);
+	} else {
+		stat_inc(LS_STAT_SIGNALS);
 	}
 	return 0;
 }

@@ -138,12 +138,14 @@ enum ls_stat {
 	LS_STAT_STORAGE_FAILED, /* task storage could not be created */
 	LS_STAT_OUTLIERS, /* outliers submitted */
 	LS_STAT_SIGNALS, /* signals sent to the preload library */
-	LS_STAT_SIGNAL_BUSY, /* signals bpf_send_signal_thread() refused with -EBUSY */
+	LS_STAT_SIGNAL_BUSY, /* signals the kernel refused with -EBUSY (deferral slot taken) */
 	LS_STAT_SIGNAL_SKIPPED, /* registered, but the thread blocked the signal or had it pending */
 	LS_STAT_CTX_EVENTS, /* kernel context events streamed */
 	LS_STAT_CTX_LOST, /* kernel context events the stream's ring buffer had no room for */
 	LS_STAT_UNWOUND, /* unwound stacks the preload library reported */
 	LS_STAT_UNWOUND_REFUSED, /* stack reports from threads latsnap had not signalled */
+	LS_STAT_USER_WALKS, /* user stacks walked at a switch-out from interrupted user code */
+	LS_STAT_SIGNAL_REFUSED, /* owed signals the kernel would not send (see ls_sched_exit) */
 	LS_STAT_MAX,
 };
 

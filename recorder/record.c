@@ -818,6 +818,7 @@ int record_main(int argc, char **argv)
 	topts.track_registered = !opts.all && !opts.nr_pids && !opts.command;
 	topts.include_idle = opts.include_idle;
 	topts.ctx_floor_ns = opts.context_floor_ns;
+	topts.no_preload = opts.no_preload && opts.command && !opts.nr_pids && !opts.all;
 	memcpy(topts.idle_syscalls, opts.idle, sizeof(topts.idle_syscalls));
 	if (tracker_open(&tr, &topts, on_outlier, &st)) {
 		goto out;

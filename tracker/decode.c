@@ -221,9 +221,10 @@ static struct json_object *decode_user_stack(const struct ls_event *e, struct us
 	json_object_object_add(stack, "frames", frames);
 	if (!nr) {
 		add_flag(flags, "no-user-stack: %s",
-			 (e->flags & LS_EF_USER_STACK_FAILED) ?
-				 "the kernel could not walk its user stack" :
-				 "its user stack was empty");
+			 !(e->flags & LS_EF_USER_STACK_FAILED) ? "its user stack was empty" :
+			 e->kind == LS_KIND_SLEEP ?
+				 "its switch-out, where its user ip is kept, went unseen" :
+				 "the kernel could not walk its user stack");
 	} else if (err) {
 		add_flag(flags,
 			 "user-stack-unsymbolized: the mappings of pid %u could not be read "

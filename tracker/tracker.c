@@ -67,7 +67,7 @@ struct tracker {
 	bool keep_exited;
 	pid_t exited[256];
 	unsigned int nr_exited;
-	struct bpf_link *links[10];
+	struct bpf_link *links[12];
 	int nr_links;
 	struct parked parked[PARKED_MAX]; /* in arrival order */
 	unsigned int nr_parked;
@@ -469,6 +469,8 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 		tr->skel->rodata->ctx_floor_ns = opts->ctx_floor_ns;
 	}
 	tr->skel->rodata->tick_ns = tick_ns();
+	/* It runs at every switch of the machine, for the preload library's signals only. */
+	bpf_program__set_autoload(tr->skel->progs.ls_sched_exit, !opts->no_preload);
 	tr->track_registered = opts->track_registered;
 	memcpy((void *)tr->skel->rodata->idle_syscalls, opts->idle_syscalls,
 	       sizeof(opts->idle_syscalls));
@@ -655,6 +657,9 @@ int tracker_attach(struct tracker *tr)
 
 	bpf_object__for_each_program(prog, tr->skel->obj)
 	{
+		if (!bpf_program__autoload(prog)) {
+			continue;
+		}
 		link = bpf_program__attach(prog);
 		if (!link) {
 			err = -errno;

@@ -27,6 +27,8 @@ struct tracker_opts {
 	unsigned char idle_syscalls[LS_MAX_SYSCALLS];
 	/* Syscalls of the context stream shorter than this are not sent. */
 	uint64_t ctx_floor_ns;
+	/* No process can carry the preload library (--no-preload and a COMMAND): no signals. */
+	bool no_preload;
 };
 
 /* Totals of what was seen and what was lost, summed over CPUs. */

@@ -4,7 +4,9 @@
 # 300 ms. Thread "victim" wakes from a 20 ms nanosleep while every CPU is
 # hogged, so its nanosleep is mostly runqueue time; thread "cruncher" spins
 # in user space and is preempted: a "sleep" outlier (outside any syscall),
-# mostly runqueue time.
+# mostly runqueue time, whose user stack shows crunch(): walked by frame pointers at its
+# switch-out without the preload library, unwound by the library (signalled at its switch-in)
+# with it, in the JSON and in a snapshot's summary.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -64,7 +66,61 @@ if [ -n "${G0:-}" ]; then
 fi
 diag "cruncher: $(J '"dur=\(.duration_ns/1e6) on_cpu=\(.on_cpu_ns/1e6) blocked=\(.blocked_ns/1e6) rq=\(.runqueue_ns/1e6) cause=\(.cause) flags=\(.flags)"')"
 
-# The real-time spinners never leave the CPU: no outlier for them.
-is "$(jcount "$OUT" 'select(.comm | test("^spinner"))')" 0 "no outlier for the spinners"
+# The real-time spinners never leave the CPU while they spin: no outlier for them but their
+# wait for the release at the end (a futex).
+is "$(jcount "$OUT" 'select((.comm | test("^spinner")) and .syscall != "futex")')" 0 \
+	"no outlier for the spinners but their final futex wait"
+
+# user_stack_check FILE TAG SOURCE: the cruncher's sleep outlier in FILE (one JSON object per
+# outlier) has a user stack from SOURCE whose frames name crunch(), where it was preempted, and no
+# "no-user-stack" flag. Its stack is walked at its switch-out, while it is current: at its
+# switch-in, where a sleep ends, the kernel walks no other task's user stack.
+user_stack_check() {
+	local file=$1 tag=$2 source=$3 tid c o=$TMPD/us.json
+	tid=$(awk '$1 == "tid" && $2 == "cruncher" { print $3 }' "$TMPD/$tag.log" 2>/dev/null)
+	c="select(.tid == ${tid:-0} and .kind == \"sleep\")"
+	is "$(jcount "$file" "$c")" 1 "$tag: one sleep outlier of the cruncher"
+	jq -s -c "[.[] | $c] | .[0] // {}" "$file" >"$o" 2>/dev/null || echo '{}' >"$o"
+	if [ "$source" = unwind ] && [ "$(jq -r '[.flags[]? | select(startswith("signal-refused"))] | length' "$o")" != 0 ]; then
+		# Switched in from a kernel thread or the idle task: the kernel sends no signal from
+		# there, and the stack is the frame kept at the switch-out, said so.
+		is "$(jq -r '.user_stack.source + " " + (.signalled | tostring)' "$o")" "frame-pointer false" \
+			"$tag: signal refused at the switch-in: the frame-pointer frame, not signalled"
+	else
+		is "$(jq -r '.user_stack.source' "$o")" "$source" "$tag: the cruncher's user stack comes from $source"
+	fi
+	is "$(jq -r '[.user_stack.frames[]?.symbol // "" | select(test("^crunch($|[.])"))] | length > 0' "$o")" \
+		true "$tag: its user frames name crunch()"
+	is "$(jq -r '[.flags[]? | select(startswith("no-user-stack"))] | length' "$o")" 0 \
+		"$tag: no no-user-stack flag"
+	diag "$tag: cruncher user stack ($(jq -r '.user_stack.source' "$o")): $(jq -r '[.user_stack.frames[]?.symbol] | join(" < ")' "$o") flags=$(jq -c .flags "$o")"
+}
+
+# With the preload library, --no-snapshot: signalled at its switch-in, before it runs user code
+# again, the library unwinds from where it was preempted, and the stack reaches the outlier
+# through the kernel.
+cp "$LOG" "$TMPD/fp-preload.log"
+user_stack_check "$OUT" fp-preload unwind
+
+# Without it: the same walk (the cruncher keeps frame pointers; its innermost frame is the
+# interrupted ip, which needs none).
+OUT2=$TMPD/out2
+WL_LOG=$TMPD/fp-nopreload.log record_json "$OUT2" "$TMPD/err2" -- -t 50ms -s 50ms --no-preload \
+	-- "$WL/cpucontend" 300
+is "$RC" 0 "record --no-preload -- cpucontend 300: exit 0"
+user_stack_check "$OUT2" fp-nopreload frame-pointer
+
+# With snapshots: the same unwound stack in summary.json.
+if ! command -v lttng-sessiond >/dev/null || ! command -v babeltrace2 >/dev/null; then
+	skip_tests 5 "snapshot: LTTng not installed"
+else
+	require_lttng
+	SNAPS=$TMPD/snaps
+	WL_LOG=$TMPD/unwind.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record -t 50ms -s 50ms \
+		-o "$SNAPS" -- "$WL/cpucontend" 300 >/dev/null 2>"$TMPD/err3"
+	is "$?" 0 "record -o DIR -- cpucontend 300 (snapshots): exit 0"
+	jq -c '.outliers[]' "$SNAPS"/*/summary.json >"$TMPD/out3" 2>/dev/null
+	user_stack_check "$TMPD/out3" unwind unwind
+fi
 
 done_testing

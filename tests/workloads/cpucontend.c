@@ -16,6 +16,8 @@
  * RT throttling (sched_rt_runtime_us 950000 of 1000000) and the deferred
  * fair deadline server only let SCHED_OTHER threads run after ~950 ms of
  * RT hogging per second, so S up to ~900 ms gives a full-length starvation.
+ * After spinning, the spinners block on a futex until the end, the only outliers they have: the
+ * cruncher comes back on CPU after one that blocks, not one that exits.
  *
  * Needs CAP_SYS_NICE (root): exits 1 with a message if SCHED_FIFO is refused.
  * WL_LOG lines: "pid P", "tid victim T", "tid cruncher T",
@@ -31,9 +33,9 @@
 #define MAX_SPINNERS 1024
 
 static long spin_ms, victim_ms, lead_ms;
-static _Atomic int ready, victim_sleeping, cruncher_running, stop_cruncher;
+static _Atomic int ready, victim_sleeping, cruncher_running, stop_cruncher, spinners_done;
 static _Atomic int spin_error;
-static _Atomic uint32_t go;
+static _Atomic uint32_t go, release;
 static _Atomic uint64_t deadline_ns;
 
 struct spinner {
@@ -84,6 +86,14 @@ static void *spinner_main(void *arg)
 	s->t0 = wl_now_ns();
 	hog_cpu_until(deadline_ns);
 	s->t1 = wl_now_ns();
+	/*
+	 * Blocked, not gone, while the others take the CPU back: the thread switched in after
+	 * an exiting one has no user memory of its own to be signalled from, and the cruncher's
+	 * unwind is what is tested.
+	 */
+	spinners_done++;
+	while (!release)
+		futex(&release, FUTEX_WAIT_PRIVATE, 0);
 	return NULL;
 }
 
@@ -109,18 +119,44 @@ static void *victim_main(void *arg)
 	return NULL;
 }
 
-/* User-space only: vDSO clock reads, no system calls. */
+static inline uint64_t tsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi)::"memory");
+	return (uint64_t)hi << 32 | lo;
+}
+
+/*
+ * User-space only, and no clock read while it runs: it spins on the TSC in crunch() itself, so
+ * that it is preempted there. A clock read in the loop would be where it is preempted in a VM
+ * (the guest takes interrupts at its exits to the hypervisor, which the vDSO's clock read
+ * makes), and glibc's clock_gettime keeps no frame pointer: a frame-pointer walk from there
+ * skips crunch(). A gap in the TSC is turned into CLOCK_MONOTONIC times with a rate measured
+ * over 50 ms first.
+ */
 static __attribute__((noinline)) void crunch(uint64_t *gap_start, uint64_t *gap_end)
 {
-	uint64_t prev = wl_now_ns(), now, max = 0;
+	uint64_t t0 = wl_now_ns(), c0 = tsc(), t1, c1, prev, now, max = 0, ns;
+	double ns_per_tick;
 
+	while (wl_now_ns() - t0 < 50000000) {
+	}
+	t1 = wl_now_ns();
+	c1 = tsc();
+	ns_per_tick = (double)(t1 - t0) / (double)(c1 - c0);
 	cruncher_running = 1;
+	prev = tsc();
 	while (!stop_cruncher) {
-		now = wl_now_ns();
+		now = tsc();
 		if (now - prev > max) {
 			max = now - prev;
-			*gap_start = prev;
-			*gap_end = now;
+			/* Only after a gap worth the name: no clock read in the loop otherwise. */
+			if ((double)max * ns_per_tick > 1000000) {
+				ns = wl_now_ns();
+				*gap_end = ns;
+				*gap_start = ns - (uint64_t)((double)(tsc() - prev) * ns_per_tick);
+			}
 		}
 		prev = now;
 	}
@@ -193,13 +229,17 @@ int main(int argc, char **argv)
 	go = 1;
 	futex(&go, FUTEX_WAKE_PRIVATE, INT32_MAX);
 
-	for (i = 0; i < n; i++)
-		pthread_join(sp[i].th, NULL);
+	while (spinners_done < n)
+		wl_nanosleep_ms(1);
 	pthread_join(victim, NULL);
 	/* let the cruncher run again a little so that its gap has an end */
 	wl_nanosleep_ms(10);
 	stop_cruncher = 1;
 	pthread_join(cruncher, NULL);
+	release = 1;
+	futex(&release, FUTEX_WAKE_PRIVATE, INT32_MAX);
+	for (i = 0; i < n; i++)
+		pthread_join(sp[i].th, NULL);
 	for (i = 0; i < n; i++) {
 		wl_log("spin %d %llu %llu", sp[i].cpu, (unsigned long long)sp[i].t0,
 		       (unsigned long long)sp[i].t1);
