@@ -63,3 +63,9 @@ int empty_block_rq_complete(void *ctx)
 {
 	return 0;
 }
+
+SEC("tp_btf/sched_exit_tp")
+int empty_sched_exit(void *ctx)
+{
+	return 0;
+}

@@ -625,7 +625,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 		base=$(result pgconn untraced)
 		for cfg in untraced traced; do
 			v=$(result pgconn "$cfg")
-			label=$([ "$cfg" = traced ] && echo "latsnap record -t 200ms, snapshots on" || echo "no tracing")
+			label=$([ "$cfg" = traced ] && echo "connections, latsnap record -t 200ms" || echo "connections, no tracing")
 			runs=$(awk -v c="$cfg" '$1 == "pgconn" && $2 == c { printf "%s%.2f", sep, $3; sep = ", " }' "$RESULTS")
 			if [ -z "$v" ]; then
 				echo "| $label | $(why pgconn "$cfg") | | |"
