@@ -28,7 +28,7 @@
 struct event {
 	char name[64];
 	uint64_t ts_ns;
-	int64_t tid, depth, vpid, vtid;
+	int64_t tid, depth, vpid, vtid, end_ns;
 	char procname[32];
 	bool has_vpid, has_vtid, has_procname, tid_is_int;
 	size_t nips;
@@ -38,7 +38,7 @@ struct event {
 struct collect {
 	int calls;
 	/* Keep only the events of this process (0: all): other tests may trace concurrently. */
-	int64_t vpid;
+	int64_t tid; /* the events about this thread only, when set */
 	int n;
 	struct event ev[MAX_EVENTS];
 	/* Stop on this call (1-based) by returning stop_ret; 0: never. */
@@ -74,7 +74,7 @@ static int collect_fn(const struct ctf_event *ev, void *ctx)
 		c->out_of_order = true;
 	}
 	c->last_ns = ev->ts_ns;
-	if (c->vpid && field_int(ev->fields, "vpid", NULL) != c->vpid) {
+	if (c->tid && field_int(ev->fields, "tid", NULL) != c->tid) {
 		goto out;
 	}
 	if (c->n < MAX_EVENTS) {
@@ -84,6 +84,7 @@ static int collect_fn(const struct ctf_event *ev, void *ctx)
 		e->ts_ns = ev->ts_ns;
 		e->tid = field_int(ev->fields, "tid", &e->tid_is_int);
 		e->depth = field_int(ev->fields, "depth", NULL);
+		e->end_ns = field_int(ev->fields, "end_ns", NULL);
 		e->vpid = field_int(ev->fields, "vpid", &e->has_vpid);
 		e->vtid = field_int(ev->fields, "vtid", &e->has_vtid);
 		if (json_object_object_get_ex(ev->fields, "procname", &s) &&
@@ -505,8 +506,8 @@ out:
 	return wl->pid > 0;
 }
 
-/* The IPs of each latsnap:user_stack event of @vpid in the babeltrace2 CLI's text output. */
-static int cli_stacks(const char *trace, long long vpid, uint64_t ips[][MAX_IPS], size_t *nips,
+/* The IPs of each latsnap:user_stack event about thread @tid in the babeltrace2 CLI's output. */
+static int cli_stacks(const char *trace, long long tid, uint64_t ips[][MAX_IPS], size_t *nips,
 		      int max)
 {
 	char cmd[PATH_MAX + 64], want[64];
@@ -516,7 +517,7 @@ static int cli_stacks(const char *trace, long long vpid, uint64_t ips[][MAX_IPS]
 	FILE *f;
 
 	snprintf(cmd, sizeof(cmd), "babeltrace2 '%s' 2>/dev/null", trace);
-	snprintf(want, sizeof(want), "{ vpid = %lld,", vpid);
+	snprintf(want, sizeof(want), "{ tid = %lld,", tid);
 	f = popen(cmd, "r");
 	if (!f) {
 		n = -1;
@@ -562,7 +563,7 @@ static void good_trace_tests(const char *trace, const struct wl_log *wl)
 	static uint64_t cli_ips[MAX_EVENTS][MAX_IPS];
 	size_t cli_nips[MAX_EVENTS];
 	struct ctf_trace_info info = { 0 };
-	struct collect c = { .vpid = wl->pid }, s = { 0 };
+	struct collect c = { .tid = wl->pid }, s = { 0 };
 	struct count all = { 0 }, none = { 0 };
 	struct event *e;
 	int i, ret, ncli;
@@ -584,21 +585,25 @@ static void good_trace_tests(const char *trace, const struct wl_log *wl)
 		ok(e->tid_is_int, "event %d: tid is a json int", i);
 		is_int(e->tid, wl->pid, "event %d: tid is the sleeper's (%lld)", i, wl->pid);
 		is_int(e->tid, wl->tid[i], "event %d: tid is the napping thread", i);
-		if (!ok(e->ts_ns >= wl->t0[i] && e->ts_ns <= wl->t1[i] + SLACK_NS,
-			"event %d: ts_ns %" PRIu64 " lies in nap %d [%" PRIu64 ", %" PRIu64
+		/* Recorded by latsnap once the stack arrived: after the nap, naming its end. */
+		if (!ok(e->end_ns >= (int64_t)wl->t0[i] && e->end_ns <= (int64_t)(wl->t1[i] + SLACK_NS),
+			"event %d: end_ns %" PRId64 " lies in nap %d [%" PRIu64 ", %" PRIu64
 			" + 50 ms]",
-			i, e->ts_ns, i, wl->t0[i], wl->t1[i])) {
-			diag("ts_ns - T0 = %lld ns", (long long)(e->ts_ns - wl->t0[i]));
+			i, e->end_ns, i, wl->t0[i], wl->t1[i])) {
+			diag("end_ns - T0 = %lld ns", (long long)(e->end_ns - (int64_t)wl->t0[i]));
 		}
+		ok(e->ts_ns >= (uint64_t)e->end_ns, "event %d: recorded after the nap's end", i);
 		is_int(e->depth, (int64_t)e->nips, "event %d: depth equals the ips count", i);
 		ok(e->nips > 2, "event %d: more than 2 frames (%zu)", i, e->nips);
-		ok(e->has_vpid && e->vpid == wl->pid, "event %d: vpid context flattened in", i);
-		ok(e->has_vtid && e->vtid == wl->pid, "event %d: vtid context flattened in", i);
-		ok(e->has_procname && !strcmp(e->procname, "sleeper"),
-		   "event %d: procname context is 'sleeper' ('%s')", i, e->procname);
+		/* latsnap records the stacks its targets' library reports: its own contexts. */
+		ok(e->has_vpid && e->vpid > 0 && e->vpid != wl->pid,
+		   "event %d: vpid context flattened in (latsnap's)", i);
+		ok(e->has_vtid && e->vtid > 0, "event %d: vtid context flattened in", i);
+		ok(e->has_procname && !strcmp(e->procname, "latsnap"),
+		   "event %d: procname context is 'latsnap' ('%s')", i, e->procname);
 	}
 
-	ncli = cli_stacks(trace, wl->pid, cli_ips, cli_nips, MAX_EVENTS);
+	ncli = cli_stacks(trace, wl->tid[0], cli_ips, cli_nips, MAX_EVENTS);
 	if (is_int(ncli, c.n, "the babeltrace2 CLI shows as many user_stack events")) {
 		for (i = 0; i < c.n; i++) {
 			bool same = cli_nips[i] == c.ev[i].nips;
@@ -779,10 +784,13 @@ static bool record(const char *name, bool small, const char *threshold, int ms, 
 			 session);
 		snprintf(add, sizeof(add), "-c ch");
 	}
-	/* Only the sleeper: other tests may run programs with the preload library meanwhile. */
+	/*
+	 * latsnap's events (its own snapshots go to OUT/): latsnap:user_stack is recorded by latsnap
+	 * as its targets' library reports each stack, in every session that enables it.
+	 */
 	rc = sh("lttng create '%s' --output='%s/%s' >/dev/null && %s"
 		"lttng enable-event -u -s '%s' %s 'latsnap:*' "
-		"--filter '$ctx.procname == \"sleeper\"' >/dev/null && "
+		"--filter '$ctx.procname == \"latsnap\"' >/dev/null && "
 		"lttng add-context -u -s '%s' -t vpid -t vtid -t procname >/dev/null && "
 		"lttng start '%s' >/dev/null",
 		session, tmpdir, name, channel, session, add, session, session);
@@ -790,9 +798,9 @@ static bool record(const char *name, bool small, const char *threshold, int ms, 
 		    name)) {
 		goto out;
 	}
-	rc = sh("WL_LOG='%s/%s.log' timeout -k 5 20 '%s/latsnap' record --no-snapshot -t %s -- "
-		"'%s/workloads/sleeper' %d %d >/dev/null 2>'%s/%s.err'",
-		tmpdir, name, build, threshold, build, ms, naps, tmpdir, name);
+	rc = sh("WL_LOG='%s/%s.log' timeout -k 5 40 '%s/latsnap' record -o '%s/%s-out' "
+		"--max-snapshots 1 -t %s -- '%s/workloads/sleeper' %d %d >/dev/null 2>'%s/%s.err'",
+		tmpdir, name, build, tmpdir, name, threshold, build, ms, naps, tmpdir, name);
 	if (!is_int(rc, 0, "%s: latsnap record -t %s runs the sleeper (%d naps of %d ms)", name,
 		    threshold, naps, ms)) {
 		sh("sed 's/^/# record: /' '%s/%s.err' | head -n 20", tmpdir, name);
