@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "command.h"
@@ -25,6 +26,24 @@ extern char **environ;
 /* The shell execvp runs a file the kernel cannot execute (no #! line) with, as glibc does. */
 #define COMMAND_SHELL "/bin/sh"
 
+/*
+ * The kernel's sigaction, for every signal: glibc's refuses its own two (32 and 33, which it
+ * uses for thread cancellation and set*id), whose dispositions COMMAND must still get back.
+ * A system call, async-signal-safe.
+ */
+struct kernel_sigaction {
+	void (*handler)(int);
+	unsigned long flags;
+	void (*restorer)(void);
+	uint64_t mask;
+};
+
+static int kernel_sigaction(int sig, const struct kernel_sigaction *act,
+			    struct kernel_sigaction *old)
+{
+	return (int)syscall(SYS_rt_sigaction, sig, act, old, sizeof(act->mask));
+}
+
 /**
  * command_capture_signals - remember which signals are ignored and which are blocked now, at
  * latsnap's start, before latsnap sets handlers of its own (SIGINT, SIGTERM, SIGPIPE) or blocks
@@ -32,19 +51,15 @@ extern char **environ;
  */
 void command_capture_signals(struct command *cmd)
 {
-	struct sigaction sa;
+	struct kernel_sigaction sa;
 	int sig;
 
 	memset(cmd->ignored, 0, sizeof(cmd->ignored));
 	for (sig = 1; sig < NSIG; sig++) {
-		if (sig == SIGKILL || sig == SIGSTOP) {
+		if (sig == SIGKILL || sig == SIGSTOP || kernel_sigaction(sig, NULL, &sa)) {
 			continue;
 		}
-		/* glibc refuses its own signals (32, 33): those are never latsnap's to hand on. */
-		if (sigaction(sig, NULL, &sa)) {
-			continue;
-		}
-		cmd->ignored[sig] = !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_IGN;
+		cmd->ignored[sig] = sa.handler == SIG_IGN;
 	}
 	sigprocmask(SIG_SETMASK, NULL, &cmd->mask);
 }
@@ -252,7 +267,7 @@ static int exec_command(struct command *cmd)
  */
 pid_t command_start(struct command *cmd, int *gate_fd, int *exec_fd)
 {
-	struct sigaction sa;
+	struct kernel_sigaction sa = { 0 };
 	sigset_t all, saved;
 	int gate[2] = { -1, -1 }, status[2] = { -1, -1 };
 	pid_t pid = -1;
@@ -271,14 +286,12 @@ pid_t command_start(struct command *cmd, int *gate_fd, int *exec_fd)
 	sigprocmask(SIG_SETMASK, &all, &saved);
 	pid = fork();
 	if (pid == 0) {
-		memset(&sa, 0, sizeof(sa));
-		sigemptyset(&sa.sa_mask);
 		for (sig = 1; sig < NSIG; sig++) {
 			if (sig == SIGKILL || sig == SIGSTOP) {
 				continue;
 			}
-			sa.sa_handler = cmd->ignored[sig] ? SIG_IGN : SIG_DFL;
-			sigaction(sig, &sa, NULL);
+			sa.handler = cmd->ignored[sig] ? SIG_IGN : SIG_DFL;
+			kernel_sigaction(sig, &sa, NULL);
 		}
 		sigprocmask(SIG_SETMASK, &cmd->mask, NULL);
 		close(gate[1]);
