@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <libunwind.h>
 #include <link.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>

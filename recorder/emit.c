@@ -112,12 +112,9 @@ static void join_symbols(struct json_object *frames, char *buf, size_t size)
 	}
 }
 
-static void emit_stack(struct emit *em, struct json_object *outlier, const char *role,
-		       uint32_t index, uint64_t weight_ns, struct json_object *frames)
+/* The addresses of @frames (a FRAME array), at most EMIT_MAX_FRAMES; returns how many. */
+static size_t frames_to_ips(struct json_object *frames, uint64_t *ips)
 {
-	uint64_t ips[EMIT_MAX_FRAMES];
-	struct ls_ev_stack ev = { 0 };
-	char symbols[4096];
 	size_t i, n = frames ? json_object_array_length(frames) : 0;
 
 	if (n > EMIT_MAX_FRAMES) {
@@ -127,6 +124,17 @@ static void emit_stack(struct emit *em, struct json_object *outlier, const char 
 		ips[i] = strtoull(outlier_str(json_object_array_get_idx(frames, i), "addr", "0"),
 				  NULL, 16);
 	}
+	return n;
+}
+
+static void emit_stack(struct emit *em, struct json_object *outlier, const char *role,
+		       uint32_t index, uint64_t weight_ns, struct json_object *frames)
+{
+	uint64_t ips[EMIT_MAX_FRAMES];
+	struct ls_ev_stack ev = { 0 };
+	char symbols[4096];
+	size_t n = frames_to_ips(frames, ips);
+
 	join_symbols(frames, symbols, sizeof(symbols));
 	ev.role = role;
 	ev.symbols = symbols;
@@ -145,27 +153,17 @@ static void emit_stack(struct emit *em, struct json_object *outlier, const char 
  */
 static void emit_user_stack(struct emit *em, struct json_object *outlier)
 {
-	struct json_object *user = NULL, *frames;
+	struct json_object *user = NULL;
 	struct ls_ev_user_stack ev = { 0 };
 	uint64_t ips[EMIT_MAX_FRAMES];
-	size_t i, n;
 
 	if (em->ops->size < offsetof(struct ls_events, user_stack) + sizeof(em->ops->user_stack) ||
 	    !em->ops->user_stack || !json_object_object_get_ex(outlier, "user_stack", &user) ||
 	    strcmp(outlier_str(user, "source", ""), "unwind") != 0) {
 		return;
 	}
-	frames = json_object_object_get(user, "frames");
-	n = frames ? json_object_array_length(frames) : 0;
-	if (n > EMIT_MAX_FRAMES) {
-		n = EMIT_MAX_FRAMES;
-	}
-	for (i = 0; i < n; i++) {
-		ips[i] = strtoull(outlier_str(json_object_array_get_idx(frames, i), "addr", "0"),
-				  NULL, 16);
-	}
 	ev.ips = ips;
-	ev.nr = (uint32_t)n;
+	ev.nr = (uint32_t)frames_to_ips(json_object_object_get(user, "frames"), ips);
 	ev.pid = (int32_t)outlier_i64(outlier, "pid");
 	ev.tid = (int32_t)outlier_i64(outlier, "tid");
 	ev.end_ns = (uint64_t)outlier_i64(outlier, "end_ns");
