@@ -64,8 +64,26 @@ struct strset {
 	size_t nr;
 };
 
+/*
+ * The files mapped for earlier captures, by inode: the processes of one program (a server's
+ * workers, a backend forked per connection) share their objects' Elf instead of mapping each file
+ * again. Mapping and unmapping them per process cost PostgreSQL about 3 ms a connection: each
+ * munmap of latsnap's shot down the TLB of the CPU the server ran on (an IPI).
+ */
+#define USYMS_ELF_CACHE 256
+
+struct elf_entry {
+	dev_t dev; /* 0: a free slot */
+	ino_t ino;
+	off_t size;
+	struct timespec mtime; /* a file rewritten in place is another one */
+	Elf *elf; /* the cache's reference */
+	uint64_t last_use;
+};
+
 struct usyms {
 	struct usyms_proc procs[USYMS_MAX_PROCS];
+	struct elf_entry elves[USYMS_ELF_CACHE];
 	uint64_t tick;
 	uint64_t gen;
 	struct strset names;
@@ -78,6 +96,7 @@ struct vma {
 
 /* What usyms_find_elf() needs while a report opens the files of a process. */
 struct report_ctx {
+	struct usyms *us;
 	pid_t pid;
 	Dwfl *old; /* an earlier capture of the process, whose files can be shared; or NULL */
 	struct vma *vmas; /* the names in /proc/PID/map_files, sorted by start */
@@ -208,12 +227,11 @@ static void load_vmas(struct report_ctx *ctx)
  * another file in our mount namespace (a container). Needs CAP_SYS_ADMIN (or, since Linux 5.9,
  * CAP_CHECKPOINT_RESTORE); returns -1 without it.
  */
-static int open_mapped_file(struct report_ctx *ctx, uint64_t start)
+static int open_mapped_file(struct report_ctx *ctx, uint64_t start, struct stat *st)
 {
 	struct vma key = { .start = start };
 	const struct vma *v;
 	char path[96];
-	struct stat st;
 
 	if (!ctx->vmas_loaded) {
 		load_vmas(ctx);
@@ -226,10 +244,58 @@ static int open_mapped_file(struct report_ctx *ctx, uint64_t start)
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)ctx->pid,
 		 v->start, v->end);
 	/* Device mappings can block in open() or read(); like libdwfl, only take regular files. */
-	if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+	if (stat(path, st) || !S_ISREG(st->st_mode)) {
 		return -1;
 	}
 	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static bool same_file(const struct elf_entry *e, const struct stat *st)
+{
+	return e->dev == st->st_dev && e->ino == st->st_ino && e->size == st->st_size &&
+	       e->mtime.tv_sec == st->st_mtim.tv_sec && e->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* A new reference to the Elf of the file @st describes, if a capture mapped it already. */
+static Elf *cached_elf(struct usyms *us, const struct stat *st)
+{
+	struct elf_entry *e;
+	int i;
+
+	for (i = 0; i < USYMS_ELF_CACHE; i++) {
+		e = &us->elves[i];
+		if (e->elf && same_file(e, st)) {
+			e->last_use = ++us->tick;
+			return elf_begin(-1, ELF_C_READ_MMAP, e->elf);
+		}
+	}
+	return NULL;
+}
+
+/* Keep a reference to @elf, the file @st describes, for the next process that maps it. */
+static void cache_elf(struct usyms *us, const struct stat *st, Elf *elf)
+{
+	struct elf_entry *victim = &us->elves[0];
+	int i;
+
+	for (i = 0; i < USYMS_ELF_CACHE; i++) {
+		if (!us->elves[i].elf) {
+			victim = &us->elves[i];
+			break;
+		}
+		if (us->elves[i].last_use < victim->last_use) {
+			victim = &us->elves[i];
+		}
+	}
+	if (victim->elf) {
+		elf_end(victim->elf);
+	}
+	victim->dev = st->st_dev;
+	victim->ino = st->st_ino;
+	victim->size = st->st_size;
+	victim->mtime = st->st_mtim;
+	victim->elf = elf_begin(-1, ELF_C_READ_MMAP, elf);
+	victim->last_use = ++us->tick;
 }
 
 /*
@@ -292,6 +358,8 @@ static int usyms_find_elf(Dwfl_Module *mod, void **userdata, const char *name, D
 {
 	struct report_ctx *ctx = *userdata;
 	size_t len = strlen(name);
+	bool mapped = false;
+	struct stat st;
 	int fd = -1;
 
 	if (ctx) {
@@ -301,9 +369,17 @@ static int usyms_find_elf(Dwfl_Module *mod, void **userdata, const char *name, D
 		}
 	}
 	if (ctx && name[0] == '/') {
-		fd = open_mapped_file(ctx, base);
+		fd = open_mapped_file(ctx, base, &st);
+		mapped = fd >= 0;
 	}
-	if (fd >= 0) {
+	if (mapped) {
+		*elfp = cached_elf(ctx->us, &st);
+		if (*elfp) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd >= 0 || *elfp) {
 		/* The name serves the search for separate debug info, which works by path. */
 		if (len > sizeof(deleted_suffix) - 1 &&
 		    !strcmp(name + len - (sizeof(deleted_suffix) - 1), deleted_suffix)) {
@@ -315,6 +391,9 @@ static int usyms_find_elf(Dwfl_Module *mod, void **userdata, const char *name, D
 	}
 	if (fd >= 0) {
 		*elfp = elf_from_fd(fd);
+		if (mapped && *elfp) {
+			cache_elf(ctx->us, &st, *elfp);
+		}
 	}
 	if (!*elfp) {
 		/* Else libdwfl would try to open the name itself. */
@@ -414,9 +493,9 @@ static int count_module(Dwfl_Module *mod, void **userdata, const char *name, Dwa
  * @old (an earlier Dwfl of the process, or NULL) has. Returns 0 or -errno; *@dwflp is the Dwfl
  * or NULL.
  */
-static int report(pid_t pid, Dwfl *old, Dwfl **dwflp)
+static int report(struct usyms *us, pid_t pid, Dwfl *old, Dwfl **dwflp)
 {
-	struct report_ctx ctx = { .pid = pid, .old = old };
+	struct report_ctx ctx = { .us = us, .pid = pid, .old = old };
 	Dwfl *dwfl = dwfl_begin(&callbacks);
 	unsigned long long start_time;
 	int err, nr_modules = 0;
@@ -492,7 +571,7 @@ static struct usyms_proc *get_proc(struct usyms *us, pid_t pid, int *err)
 	if (*err) {
 		goto out;
 	}
-	*err = report(pid, NULL, &tmp.dwfl);
+	*err = report(us, pid, NULL, &tmp.dwfl);
 	if (*err) {
 		goto out;
 	}
@@ -537,7 +616,7 @@ static void refresh(struct usyms *us, struct usyms_proc *p)
 		p->final = true;
 		return;
 	}
-	err = report(p->pid, p->dwfl, &dwfl);
+	err = report(us, p->pid, p->dwfl, &dwfl);
 	p->reported_ns = now_ns();
 	if (err) {
 		p->final = err == -ESRCH;
@@ -579,6 +658,11 @@ void usyms_free(struct usyms *us)
 	for (i = 0; i < USYMS_MAX_PROCS; i++) {
 		if (us->procs[i].dwfl) {
 			drop_proc(&us->procs[i]);
+		}
+	}
+	for (i = 0; i < USYMS_ELF_CACHE; i++) {
+		if (us->elves[i].elf) {
+			elf_end(us->elves[i].elf);
 		}
 	}
 	strset_free(&us->names);
