@@ -5,8 +5,10 @@
 # the versions in the header.
 #   1. syscall cost: a getppid loop, ns per syscall
 #   2. context switches: a pipe ping-pong between two processes on one CPU
-#   3. PostgreSQL + pgbench, preloaded, under `latsnap record -t 200ms` with snapshots; and the
-#      connection time (pgbench -C: each connection a fork of the preloaded postmaster)
+#   3. PostgreSQL + pgbench, preloaded, under `latsnap record -t 200ms` with snapshots, with
+#      --no-snapshot, and the floor (empty programs on latsnap's hooks); the BPF run time per
+#      transaction per program (bpf_stats); issue 18's goals; and the connection time (pgbench
+#      -C: each connection a fork of the preloaded postmaster)
 #   4. the recorder: outlier end to summary.json on disk, snapshot size, latsnap's CPU and memory
 #   5. capture under bursts: 32 threads slow at once, repeated
 #   6. the preload library's unwind per signal (its user_stack.unwind_ns)
@@ -317,14 +319,30 @@ pg_round() {
 		-c synchronous_commit=off)
 	# In the bench's CPU-accounting cgroup (when there is one) from the start: the server, and
 	# latsnap when traced. Not pinned: the server would inherit it, and the untraced one has none.
+	local hooks=''
+	if [ "$cfg" = floor ]; then
+		# The floor: empty programs on latsnap's hooks, the server untraced.
+		"${PIN_TOOL[@]}" "$BB/empty-hooks" >"$TMP/pg-hooks.out" 2>&1 &
+		hooks=$!
+		BG_PIDS+=("$hooks")
+		wait_for "$TMP/pg-hooks.out" '^ready' 60 ||
+			note postgres floor "failed: empty-hooks did not start"
+	fi
 	(
 		[ -n "$PG_CG" ] && echo "$BASHPID" >"$PG_CG/cgroup.procs"
-		if [ "$cfg" = traced ]; then
+		case $cfg in
+		traced)
 			exec "$LATSNAP" record -t 200ms -o "$TMP/pg-snaps" -- \
 				runuser -u postgres -- "${server[@]}" >/dev/null 2>"$TMP/pg-latsnap.err"
-		else
+			;;
+		nosnap)
+			exec "$LATSNAP" record -t 200ms --no-snapshot -- \
+				runuser -u postgres -- "${server[@]}" >/dev/null 2>"$TMP/pg-latsnap.err"
+			;;
+		*)
 			exec runuser -u postgres -- "${server[@]}" >>"$PG_LOG" 2>&1
-		fi
+			;;
+		esac
 	) &
 	pid=$!
 	BG_PIDS+=("$pid")
@@ -337,8 +355,10 @@ pg_round() {
 	# A short run first: the server's own caches warm up alike in both configurations.
 	"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -c 4 -j 2 -T 1 postgres >/dev/null 2>&1 || true
 	[ -n "$PG_CG" ] && u0=$(cat "$PG_CG/cpuacct.usage")
+	bpf_runs >"$TMP/bpf0"
 	"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -c 4 -j 2 -T "$PG_SECONDS" postgres \
 		>"$TMP/pgbench.out" 2>&1 || true
+	bpf_runs >"$TMP/bpf1"
 	[ -n "$PG_CG" ] && u1=$(cat "$PG_CG/cpuacct.usage")
 	v=$(pg_tps "$TMP/pgbench.out")
 	txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$TMP/pgbench.out")
@@ -346,6 +366,14 @@ pg_round() {
 		record postgres "$cfg" "$v"
 	else
 		note postgres "$cfg" "failed: pgbench: $(tail -n 1 "$TMP/pgbench.out")"
+	fi
+	# BPF time per transaction, per program (kernel.bpf_stats_enabled, which adds ~35 ns a run).
+	if [ -n "$txns" ] && [ "$txns" -gt 0 ]; then
+		join "$TMP/bpf0" "$TMP/bpf1" 2>/dev/null | awk -v c="$cfg" -v n="$txns" '
+			{ runs = $4 - $2; ns = $5 - $3
+			  if (runs > 0) printf "pgbpf_runs %s:%s %.2f\npgbpf_ns %s:%s %.1f\n", c, $1, runs / n, c, $1, ns / runs
+			  total += ns }
+			END { if (NR) printf "pgbpf_total %s %.0f\n", c, total / n }' >>"$RESULTS"
 	fi
 	# CPU time of the server (and of latsnap, traced) per transaction, in microseconds: what
 	# other programs on the machine take does not count, unlike in tps.
@@ -371,9 +399,20 @@ pg_round() {
 	pg_stop
 	wait "$pid" 2>/dev/null || true
 	forget "$pid"
+	if [ -n "$hooks" ]; then
+		stop_bg "$hooks"
+	fi
 	if [ "$cfg" = traced ]; then
 		grep '^latsnap: [0-9]* outliers' "$TMP/pg-latsnap.err" | tail -n 1 >>"$TMP/pg-totals"
 	fi
+}
+
+# bpf_runs: "NAME RUN_CNT RUN_TIME_NS" of latsnap's programs (ls_*) and the floor's (empty_*),
+# sorted by name for join; nothing without bpftool.
+bpf_runs() {
+	bpftool -j prog show 2>/dev/null | jq -r '.[] | select(.name != null and
+		(.name | test("^(ls|empty)_"))) | "\(.name) \(.run_cnt // 0) \(.run_time_ns // 0)"' |
+		sort -k1,1 || true
 }
 
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
@@ -398,12 +437,16 @@ else
 		"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -i -q -s "$PG_SCALE" postgres \
 			>>"$PG_LOG" 2>&1; then
 		pg_stop
+		PG_STATS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+		sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null || true
 		for ((r = 1; r <= PG_PAIRS; r++)); do
-			for cfg in untraced traced; do
+			# Each configuration is compared with the round's untraced run.
+			for cfg in untraced floor traced nosnap; do
 				say "  round $r: $cfg"
 				pg_round "$cfg" || true
 			done
 		done
+		sysctl -q -w kernel.bpf_stats_enabled="$PG_STATS" 2>/dev/null || true
 	else
 		pg_stop
 		note postgres untraced "failed: set-up: $(tail -n 1 "$PG_LOG")"
@@ -600,9 +643,14 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 		echo "| configuration | tps | tps, × untraced | CPU µs per transaction | throughput from CPU, × untraced | each run (tps) |"
 		echo "|---|---:|---:|---:|---:|---|"
 		base=$(result postgres untraced)
-		for cfg in untraced traced; do
+		for cfg in untraced floor traced nosnap; do
 			v=$(result postgres "$cfg")
-			label=$([ "$cfg" = traced ] && echo "latsnap record -t 200ms, snapshots on" || echo "no tracing")
+			case $cfg in
+			traced) label="latsnap record -t 200ms, snapshots on" ;;
+			nosnap) label="latsnap record -t 200ms --no-snapshot" ;;
+			floor) label="the floor: empty programs on latsnap's hooks, the server untraced" ;;
+			*) label="no tracing" ;;
+			esac
 			runs=$(awk -v c="$cfg" '$1 == "postgres" && $2 == c { printf "%s%.0f", sep, $3; sep = ", " }' "$RESULTS")
 			cpu=$(result postgres_cpu "$cfg")
 			cpu=$([ -n "$cpu" ] && fmt "$cpu" %.1f || echo "not run: no cpuacct cgroup")
@@ -616,6 +664,43 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 				echo "| $label | $(fmt "$v" %.1f) | — | $cpu | $cr | $runs |"
 			fi
 		done
+		# Issue 18's goals, from the medians above.
+		fcpu=$(result postgres_r floor)
+		tcpu=$(result postgres_r traced)
+		ftot=$(result pgbpf_total floor)
+		ttot=$(result pgbpf_total traced)
+		goal() { # goal TEXT MET-AWK-EXPRESSION
+			if [ -z "$3" ]; then
+				echo "- $1: not measured"
+			elif awk "BEGIN { exit !($2) }"; then
+				echo "- $1: met ($3)"
+			else
+				echo "- $1: not met ($3)"
+			fi
+		}
+		echo
+		echo "Goals (issue 18), snapshots on:"
+		echo
+		goal "CPU per transaction ≥ 0.95× untraced" "${tcpu:-0} >= 0.95" "${tcpu:+$(fmt "$tcpu" %.3f)×}"
+		goal "CPU per transaction ≥ 0.98× the floor's" \
+			"${tcpu:-0} >= 0.98 * ${fcpu:-1}" "${tcpu:+$(awk -v t="$tcpu" -v f="${fcpu:-0}" 'BEGIN { printf "%.3f×", f ? t / f : 0 }')}"
+		goal "BPF ns per transaction ≤ 1.5× the floor's" "${ttot:-0} <= 1.5 * ${ftot:-0}" \
+			"${ttot:+$(awk -v t="$ttot" -v f="${ftot:-0}" 'BEGIN { printf "%.0f against %.0f ns, %.2f×", t, f, f ? t / f : 0 }')}"
+		echo
+		echo "BPF run time per transaction, per program (kernel.bpf_stats_enabled, which adds ~35 ns a run), medians:"
+		echo
+		echo "| program | floor: runs per txn | floor: ns per run | snapshots on: runs per txn | snapshots on: ns per run | --no-snapshot: ns per run |"
+		echo "|---|---:|---:|---:|---:|---:|"
+		for prog in sys_enter sys_exit sched_switch sched_waking sched_exit sched_process_fork sched_process_exec sched_process_exit block_rq_issue block_rq_complete; do
+			fr=$(result pgbpf_runs "floor:empty_$prog")
+			fn=$(result pgbpf_ns "floor:empty_$prog")
+			tr=$(result pgbpf_runs "traced:ls_$prog")
+			tn=$(result pgbpf_ns "traced:ls_$prog")
+			nn=$(result pgbpf_ns "nosnap:ls_$prog")
+			[ -z "$fr$tr" ] && continue
+			echo "| $prog | ${fr:+$(fmt "$fr" %.1f)} | ${fn:+$(fmt "$fn" %.1f)} | ${tr:+$(fmt "$tr" %.1f)} | ${tn:+$(fmt "$tn" %.1f)} | ${nn:+$(fmt "$nn" %.1f)} |"
+		done
+		echo "| total ns per transaction | ${ftot:-} | | ${ttot:-} | | $(result pgbpf_total nosnap) |"
 		echo
 		echo "Connections: \`pgbench -C -c 1 -T $PG_CONN_SECONDS\` running \`select 1\`, a new connection (a fork of the"
 		echo "postmaster, preloaded when traced) for each; pgbench's average connection time, median of the runs."
