@@ -15,8 +15,24 @@ require jq
 require_latsnap
 require_workloads cpucontend
 
+# crunched OUT LOG ERR ARGS...: record_json ARGS... with WL_LOG=LOG; once more if the cruncher's
+# sleep is not among the outliers, saying so. A switch the kernel's BPF recursion guard hides
+# (task storage busy on that CPU: a faultable syscall hook preempted there, by any BPF tool) ends
+# no interval: a documented loss, rare (about 1 run in 10 here), not the property tested.
+crunched() {
+	local out=$1 log=$2 err=$3 try
+	shift 3
+	for try in 1 2; do
+		rm -f "$log"
+		WL_LOG=$log WL_VERBOSE=1 record_json "$out" "$err" "$@"
+		awk '$1 == "tid" && $2 == "cruncher" { t = $3 } END { exit !t }' "$log" 2>/dev/null &&
+			grep -q "\"tid\":$(awk '$1 == "tid" && $2 == "cruncher" { print $3 }' "$log")," "$out" && return 0
+		diag "try $try: no outlier for the cruncher; latsnap said: $(grep '^latsnap: [0-9]* outliers' "$err")"
+	done
+}
+
 OUT=$TMPD/out ERR=$TMPD/err LOG=$TMPD/wl.log
-WL_LOG=$LOG WL_VERBOSE=1 record_json "$OUT" "$ERR" -- -t 50ms -s 50ms -- "$WL/cpucontend" 300
+crunched "$OUT" "$LOG" "$ERR" -- -t 50ms -s 50ms -- "$WL/cpucontend" 300
 is "$RC" 0 "record -t 50ms -s 50ms -- cpucontend 300: exit 0"
 ok 'ndjson_ok "$OUT"' "stdout is NDJSON"
 dump_outliers "$OUT"
@@ -66,10 +82,8 @@ if [ -n "${G0:-}" ]; then
 fi
 diag "cruncher: $(J '"dur=\(.duration_ns/1e6) on_cpu=\(.on_cpu_ns/1e6) blocked=\(.blocked_ns/1e6) rq=\(.runqueue_ns/1e6) cause=\(.cause) flags=\(.flags)"')"
 
-# The real-time spinners never leave the CPU while they spin: no outlier for them but their
-# wait for the release at the end (a futex).
-is "$(jcount "$OUT" 'select((.comm | test("^spinner")) and .syscall != "futex")')" 0 \
-	"no outlier for the spinners but their final futex wait"
+# The real-time spinners never leave the CPU: no outlier for them.
+is "$(jcount "$OUT" 'select(.comm | test("^spinner"))')" 0 "no outlier for the spinners"
 
 # user_stack_check FILE TAG SOURCE: the cruncher's sleep outlier in FILE (one JSON object per
 # outlier) has a user stack from SOURCE whose frames name crunch(), where it was preempted, and no
@@ -105,7 +119,7 @@ user_stack_check "$OUT" fp-preload unwind
 # Without it: the same walk (the cruncher keeps frame pointers; its innermost frame is the
 # interrupted ip, which needs none).
 OUT2=$TMPD/out2
-WL_LOG=$TMPD/fp-nopreload.log record_json "$OUT2" "$TMPD/err2" -- -t 50ms -s 50ms --no-preload \
+crunched "$OUT2" "$TMPD/fp-nopreload.log" "$TMPD/err2" -- -t 50ms -s 50ms --no-preload \
 	-- "$WL/cpucontend" 300
 is "$RC" 0 "record --no-preload -- cpucontend 300: exit 0"
 user_stack_check "$OUT2" fp-nopreload frame-pointer

@@ -16,8 +16,6 @@
  * RT throttling (sched_rt_runtime_us 950000 of 1000000) and the deferred
  * fair deadline server only let SCHED_OTHER threads run after ~950 ms of
  * RT hogging per second, so S up to ~900 ms gives a full-length starvation.
- * After spinning, the spinners block on a futex until the end, the only outliers they have: the
- * cruncher comes back on CPU after one that blocks, not one that exits.
  *
  * Needs CAP_SYS_NICE (root): exits 1 with a message if SCHED_FIFO is refused.
  * WL_LOG lines: "pid P", "tid victim T", "tid cruncher T",
@@ -33,9 +31,9 @@
 #define MAX_SPINNERS 1024
 
 static long spin_ms, victim_ms, lead_ms;
-static _Atomic int ready, victim_sleeping, cruncher_running, stop_cruncher, spinners_done;
+static _Atomic int ready, victim_sleeping, cruncher_running, stop_cruncher;
 static _Atomic int spin_error;
-static _Atomic uint32_t go, release;
+static _Atomic uint32_t go;
 static _Atomic uint64_t deadline_ns;
 
 struct spinner {
@@ -86,14 +84,6 @@ static void *spinner_main(void *arg)
 	s->t0 = wl_now_ns();
 	hog_cpu_until(deadline_ns);
 	s->t1 = wl_now_ns();
-	/*
-	 * Blocked, not gone, while the others take the CPU back: the thread switched in after
-	 * an exiting one has no user memory of its own to be signalled from, and the cruncher's
-	 * unwind is what is tested.
-	 */
-	spinners_done++;
-	while (!release)
-		futex(&release, FUTEX_WAIT_PRIVATE, 0);
 	return NULL;
 }
 
@@ -133,18 +123,24 @@ static inline uint64_t tsc(void)
  * (the guest takes interrupts at its exits to the hypervisor, which the vDSO's clock read
  * makes), and glibc's clock_gettime keeps no frame pointer: a frame-pointer walk from there
  * skips crunch(). A gap in the TSC is turned into CLOCK_MONOTONIC times with a rate measured
- * over 50 ms first.
+ * over 50 ms at start.
  */
-static __attribute__((noinline)) void crunch(uint64_t *gap_start, uint64_t *gap_end)
+static double ns_per_tick;
+
+/* The TSC's rate, over 50 ms, before any thread starts (the spinners' wait must stay short). */
+static void calibrate_tsc(void)
 {
-	uint64_t t0 = wl_now_ns(), c0 = tsc(), t1, c1, prev, now, max = 0, ns;
-	double ns_per_tick;
+	uint64_t t0 = wl_now_ns(), c0 = tsc();
 
 	while (wl_now_ns() - t0 < 50000000) {
 	}
-	t1 = wl_now_ns();
-	c1 = tsc();
-	ns_per_tick = (double)(t1 - t0) / (double)(c1 - c0);
+	ns_per_tick = (double)(wl_now_ns() - t0) / (double)(tsc() - c0);
+}
+
+static __attribute__((noinline)) void crunch(uint64_t *gap_start, uint64_t *gap_end)
+{
+	uint64_t prev, now, max = 0, ns;
+
 	cruncher_running = 1;
 	prev = tsc();
 	while (!stop_cruncher) {
@@ -193,6 +189,7 @@ int main(int argc, char **argv)
 	}
 	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
 		wl_die("sched_getaffinity", errno);
+	calibrate_tsc();
 
 	for (cpu = 0; cpu < CPU_SETSIZE && n < MAX_SPINNERS; cpu++) {
 		if (!CPU_ISSET(cpu, &allowed))
@@ -229,17 +226,13 @@ int main(int argc, char **argv)
 	go = 1;
 	futex(&go, FUTEX_WAKE_PRIVATE, INT32_MAX);
 
-	while (spinners_done < n)
-		wl_nanosleep_ms(1);
+	for (i = 0; i < n; i++)
+		pthread_join(sp[i].th, NULL);
 	pthread_join(victim, NULL);
 	/* let the cruncher run again a little so that its gap has an end */
 	wl_nanosleep_ms(10);
 	stop_cruncher = 1;
 	pthread_join(cruncher, NULL);
-	release = 1;
-	futex(&release, FUTEX_WAKE_PRIVATE, INT32_MAX);
-	for (i = 0; i < n; i++)
-		pthread_join(sp[i].th, NULL);
 	for (i = 0; i < n; i++) {
 		wl_log("spin %d %llu %llu", sp[i].cpu, (unsigned long long)sp[i].t0,
 		       (unsigned long long)sp[i].t1);
