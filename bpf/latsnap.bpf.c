@@ -103,12 +103,10 @@ struct task_state {
 	__s32 sc_nr;
 	__u8 sc_active;
 	/*
-	 * The user ip where the off-CPU interval outside any syscall that began at sleep_start
-	 * left user code, read at its switch-out (see save_user_ip()).
+	 * The user stack where the off-CPU interval outside any syscall that began at sleep_start
+	 * left user code, kept at its switch-out (see save_user_ip()): walked, or its one frame.
 	 */
 	__u64 sleep_start;
-	__u64 sleep_uip;
-	/* Its frame-pointer walk, when it was interrupted in user code (see save_user_ip()). */
 	__u32 sleep_nr;
 	__u64 sleep_ips[LS_MAX_USER_DEPTH];
 	/* Signalled to unwind, not heard from since: its next stack report is taken. */
@@ -626,17 +624,18 @@ static __always_inline void save_user_ip(void *ctx, struct task_struct *task, st
 					 __u64 start)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	long len;
+	long len = 0;
 
 	s->sleep_start = start;
-	s->sleep_uip = BPF_CORE_READ(regs, ip);
-	s->sleep_nr = 0;
 	if ((long)BPF_CORE_READ(regs, orig_ax) < 0) {
 		len = bpf_get_stack(ctx, s->sleep_ips, sizeof(s->sleep_ips), BPF_F_USER_STACK);
-		if (len > 0) {
-			s->sleep_nr = len / sizeof(__u64);
-		}
 		stat_inc(LS_STAT_USER_WALKS);
+	}
+	if (len > 0) {
+		s->sleep_nr = len / sizeof(__u64);
+	} else {
+		s->sleep_ips[0] = BPF_CORE_READ(regs, ip);
+		s->sleep_nr = s->sleep_ips[0] ? 1 : 0;
 	}
 }
 
@@ -654,13 +653,10 @@ static __always_inline void capture_user_stack(struct ls_event *e, struct task_s
 	if (current) {
 		len = bpf_get_stack(ctx, e->user.ips, sizeof(e->user.ips), BPF_F_USER_STACK);
 	} else if (s->sleep_start == s->start && s->sleep_nr) {
+		/* Else not of this interval: its switch-out went unseen (or was before tracking). */
 		len = s->sleep_nr < LS_MAX_USER_DEPTH ? s->sleep_nr : LS_MAX_USER_DEPTH;
 		len *= sizeof(__u64);
 		__builtin_memcpy(e->user.ips, s->sleep_ips, sizeof(e->user.ips));
-	} else if (s->sleep_start == s->start && s->sleep_uip) {
-		/* Not of this interval: its switch-out went unseen (or was before tracking). */
-		e->user.ips[0] = s->sleep_uip;
-		len = sizeof(e->user.ips[0]);
 	}
 	if (len > 0) {
 		e->user.nr = len / sizeof(__u64);
@@ -858,7 +854,6 @@ static __always_inline void report_unwound(struct task_struct *task, struct pt_r
 	if (u->nr > LS_UNWOUND_MAX_DEPTH) {
 		u->nr = LS_UNWOUND_MAX_DEPTH;
 	}
-	u->ts = bpf_ktime_get_ns();
 	/* The whole report: the library always passes one, its array full size. */
 	if (bpf_probe_read_user(&u->report, sizeof(u->report), (void *)BPF_CORE_READ(regs, dx))) {
 		u->nr = 0;

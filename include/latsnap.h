@@ -78,7 +78,6 @@ struct ls_unwound {
 	__u32 pid;
 	__u32 tid;
 	__u32 nr; /* valid entries in report.ips */
-	__u64 ts; /* when the handler reported */
 	struct ls_unwind_report report;
 };
 

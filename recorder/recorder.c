@@ -45,8 +45,6 @@
  * thousands a second would otherwise grow latsnap by hundreds of MB before its snapshot.
  */
 #define MAX_BATCH 1024
-/* How long after its syscall ends an unwound stack may come: the signal is immediate. */
-#define UNWIND_SLACK_NS 2000000000ull
 /* A latsnap:summary event carries at most this much of the summary (and half a sub-buffer). */
 #define SUMMARY_PART_MAX 65536
 
@@ -635,85 +633,30 @@ static int settle_trace_dir(int snap_fd)
 }
 
 
-struct unwind_match {
-	struct recorder *rec;
-	struct json_object *batch;
-	unsigned int merged;
-};
-
-/* A latsnap:user_stack event: the unwound stack of the batch's outlier that it follows. */
+/*
+ * A latsnap:user_stack event of the trace just written: latsnap recorded it for the outlier it
+ * names (tid, end_ns), whose unwound stack the tracker already put in. Say the trace holds its
+ * copy, which `show` then expects to find there.
+ */
 static int on_user_stack(const struct ctf_event *ev, void *ctx)
 {
-	struct unwind_match *m = ctx;
-	struct json_object *v, *ips, *o, *best = NULL, *stack;
-	uint64_t addrs[128], best_end = 0, end, end_field;
-	bool has_end;
-	size_t i, n = json_object_array_length(m->batch), nr;
-	char text[96];
-	int64_t tid;
+	struct json_object *batch = ctx, *tid, *end, *o;
+	size_t i, n = json_object_array_length(batch);
 
-	if (!json_object_object_get_ex(ev->fields, "tid", &v)) {
+	if (!json_object_object_get_ex(ev->fields, "tid", &tid) ||
+	    !json_object_object_get_ex(ev->fields, "end_ns", &end)) {
 		return 0;
 	}
-	tid = json_object_get_int64(v);
-	if (!json_object_object_get_ex(ev->fields, "ips", &ips) ||
-	    !json_object_is_type(ips, json_type_array)) {
-		return 0;
-	}
-	/* latsnap's own record names its outlier; an older trace's has only its time to go by. */
-	has_end = json_object_object_get_ex(ev->fields, "end_ns", &v);
-	end_field = has_end ? (uint64_t)json_object_get_int64(v) : 0;
 	for (i = 0; i < n; i++) {
-		o = json_object_array_get_idx(m->batch, i);
-		end = u64_of(o, "end_ns");
-		if ((int64_t)u64_of(o, "tid") != tid || (has_end && end != end_field) ||
-		    (!has_end && (end > ev->ts_ns || ev->ts_ns - end > UNWIND_SLACK_NS))) {
-			continue;
-		}
-		/* Only an outlier the library was signalled for has a stack coming, and only one. */
-		if (!json_object_get_boolean(json_object_object_get(o, "signalled"))) {
-			continue;
-		}
-		if (!best || end > best_end) {
-			best = o;
-			best_end = end;
+		o = json_object_array_get_idx(batch, i);
+		if ((int64_t)u64_of(o, "tid") == json_object_get_int64(tid) &&
+		    (int64_t)u64_of(o, "end_ns") == json_object_get_int64(end) &&
+		    !strcmp(str_of(json_object_object_get(o, "user_stack"), "source"), "unwind")) {
+			json_object_object_add(json_object_object_get(o, "user_stack"), "in_trace",
+					       json_object_new_boolean(1));
+			break;
 		}
 	}
-	if (!best) {
-		return 0;
-	}
-	stack = json_object_object_get(best, "user_stack");
-	if (!strcmp(str_of(stack, "source"), "unwind")) {
-		/* The tracker had it first, from the kernel: say the trace holds its copy too. */
-		json_object_object_add(stack, "in_trace", json_object_new_boolean(1));
-		return 0;
-	}
-	nr = json_object_array_length(ips);
-	if (nr > sizeof(addrs) / sizeof(addrs[0])) {
-		nr = sizeof(addrs) / sizeof(addrs[0]);
-	}
-	for (i = 0; i < nr; i++) {
-		addrs[i] = (uint64_t)json_object_get_int64(json_object_array_get_idx(ips, i));
-	}
-	stack = json_object_new_object();
-	json_object_object_add(stack, "source", json_object_new_string("unwind"));
-	json_object_object_add(stack, "in_trace", json_object_new_boolean(1));
-	json_object_object_add(stack, "frames",
-			       tracker_user_frames(m->rec->tracker, (pid_t)u64_of(best, "pid"),
-						   addrs, (unsigned int)nr));
-	/* What was said of the frame-pointer stack no longer holds. */
-	outlier_drop_flags(best, "no-user-stack:");
-	outlier_drop_flags(best, "user-stack-truncated:");
-	outlier_drop_flags(best, "no-unwound-stack:");
-	if (json_object_object_get_ex(ev->fields, "truncated", &v) && json_object_get_int64(v)) {
-		json_object_object_add(stack, "truncated", json_object_new_boolean(1));
-		snprintf(text, sizeof(text),
-			 "user-stack-truncated: the unwind stopped at %zu frames (LATSNAP_DEPTH)",
-			 nr);
-		outlier_add_flag(best, text);
-	}
-	json_object_object_add(best, "user_stack", stack);
-	m->merged++;
 	return 0;
 }
 
@@ -721,7 +664,6 @@ static int on_user_stack(const struct ctf_event *ev, void *ctx)
 static void read_back(struct recorder *rec, int snap_fd, const char *trace_path,
 		      struct json_object *flags)
 {
-	struct unwind_match m = { .rec = rec, .batch = rec->batch };
 	struct ctf_trace_info info = { 0 };
 	size_t i, n = json_object_array_length(rec->batch);
 	struct json_object *o, *v;
@@ -737,7 +679,7 @@ static void read_back(struct recorder *rec, int snap_fd, const char *trace_path,
 			json_object_array_add(flags, json_object_new_string(text));
 		}
 	}
-	ctf_read(trace_path, "latsnap:user_stack", on_user_stack, &m);
+	ctf_read(trace_path, "latsnap:user_stack", on_user_stack, rec->batch);
 	if (rec->streaming && chain_build(trace_path, rec->batch, rec->tracker)) {
 		json_object_array_add(flags,
 				      json_object_new_string(

@@ -93,13 +93,17 @@ static void add_tid(struct interest *in, int64_t tid)
 	in->tids[in->nr_tids++] = tid;
 }
 
+/* Integer field @name of @fields, 0 when missing; @found (may be NULL) says which. */
 static uint64_t field_u64(struct json_object *fields, const char *name, bool *found)
 {
 	struct json_object *v;
+	bool has = json_object_object_get_ex(fields, name, &v) &&
+		   json_object_is_type(v, json_type_int);
 
-	*found = json_object_object_get_ex(fields, name, &v) &&
-		 json_object_is_type(v, json_type_int);
-	return *found ? (uint64_t)json_object_get_int64(v) : 0;
+	if (found) {
+		*found = has;
+	}
+	return has ? (uint64_t)json_object_get_int64(v) : 0;
 }
 
 /* Statedump events: what each process had mapped, and the build-ids. */
@@ -249,7 +253,7 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 	ts = ev->ts_ns;
 	unwound_end = field_u64(ev->fields, "end_ns", &has_end);
 	if (has_end && !strcmp(ev->name, "latsnap:user_stack")) {
-		ts = unwound_end + field_u64(ev->fields, "unwind_ns", &has_end);
+		ts = unwound_end + field_u64(ev->fields, "unwind_ns", NULL);
 	}
 	for (i = 0; i < sc->nr && nr_tids; i++) {
 		in = &sc->in[i];

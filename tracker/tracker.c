@@ -62,7 +62,7 @@ struct tracker {
 	bool track_registered;
 	/*
 	 * Exited processes whose mappings are kept until tracker_release_exited(): the recorder
-	 * symbolizes their unwound stacks only once the snapshot is written.
+	 * records them in the trace (latsnap:bin_info) only as the snapshot is written.
 	 */
 	bool keep_exited;
 	pid_t exited[256];
@@ -71,7 +71,6 @@ struct tracker {
 	int nr_links;
 	struct parked parked[PARKED_MAX]; /* in arrival order */
 	unsigned int nr_parked;
-	uint64_t unwound_late; /* stacks that came after their outlier was handed over */
 };
 
 /*
@@ -294,7 +293,7 @@ static int on_unwound(struct tracker *tr, const struct ls_unwound *u)
 		}
 	}
 	if (i == tr->nr_parked) {
-		tr->unwound_late++;
+		/* Its outlier went on without it (overdue): nothing to add it to. */
 		return 0;
 	}
 	outlier = tr->parked[i].outlier;
@@ -312,7 +311,8 @@ static int on_unwound(struct tracker *tr, const struct ls_unwound *u)
 				       json_object_new_int64((int64_t)u->report.unwind_ns));
 		json_object_object_add(stack, "status", json_object_new_int(u->status));
 		json_object_object_add(stack, "frames",
-				       tracker_user_frames(tr, (pid_t)u->pid, (const uint64_t *)u->report.ips, nr));
+				       decode_user_frames(tr->usyms, (pid_t)u->pid,
+							  (const uint64_t *)u->report.ips, nr));
 		/* What was said of the frame-pointer stack no longer holds. */
 		outlier_drop_flags(outlier, "no-user-stack:");
 		outlier_drop_flags(outlier, "user-stack-truncated:");
@@ -601,16 +601,6 @@ void tracker_release_exited(struct tracker *tr)
 	while (tr->nr_exited > 0) {
 		usyms_forget(tr->usyms, tr->exited[--tr->nr_exited]);
 	}
-}
-
-/**
- * tracker_user_frames - symbolize @nr user addresses of @pid with the mappings latsnap captured
- * while it lived (so still right after it exited), as a FRAME array.
- */
-struct json_object *tracker_user_frames(struct tracker *tr, pid_t pid, const uint64_t *ips,
-					unsigned int nr)
-{
-	return decode_user_frames(tr->usyms, pid, ips, nr);
 }
 
 /**

@@ -67,8 +67,6 @@ int tracker_adopt_preloaded(struct tracker *tr, pid_t pid);
 int tracker_attach(struct tracker *tr);
 void tracker_keep_exited(struct tracker *tr, bool keep);
 void tracker_release_exited(struct tracker *tr);
-struct json_object *tracker_user_frames(struct tracker *tr, pid_t pid, const uint64_t *ips,
-					unsigned int nr);
 int tracker_user_modules(struct tracker *tr, pid_t pid, usyms_module_fn fn, void *ctx);
 int tracker_set_context(struct tracker *tr, enum ls_ctx_level level, tracker_context_fn fn,
 			void *ctx);
