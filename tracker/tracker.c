@@ -340,7 +340,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		const struct ls_notice *notice = data;
 
 		if (notice->kind == LS_NOTICE_MAPS) {
-			usyms_capture(tr->usyms, notice->pid);
+			/* It blocks in its own code: a capture taken while it loaded lacks libraries. */
+			usyms_recapture(tr->usyms, notice->pid);
 		} else if (notice->kind == LS_NOTICE_EXIT && tr->keep_exited) {
 			if (tr->nr_exited == sizeof(tr->exited) / sizeof(tr->exited[0])) {
 				usyms_forget(tr->usyms, tr->exited[0]);

@@ -599,17 +599,17 @@ out:
 }
 
 /*
- * A lookup missed every module: pick up objects mapped since the capture, if that may help. The
- * new Dwfl replaces the old one only once it is complete, so a process that exits meanwhile keeps
- * what was captured.
+ * A lookup missed every module (@force false), or the process is known to be past its loader:
+ * pick up objects mapped since the capture. The new Dwfl replaces the old one only once it is
+ * complete, so a process that exits meanwhile keeps what was captured.
  */
-static void refresh(struct usyms *us, struct usyms_proc *p)
+static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 {
 	unsigned long long start_time;
 	Dwfl *dwfl;
 	int err;
 
-	if (p->final || now_ns() - p->reported_ns < USYMS_REFRESH_NS) {
+	if (p->final || (!force && now_ns() - p->reported_ns < USYMS_REFRESH_NS)) {
 		return;
 	}
 	if (proc_stat(p->pid, &start_time) || start_time != p->start_time) {
@@ -693,6 +693,31 @@ int usyms_capture(struct usyms *us, pid_t pid)
 }
 
 /**
+ * usyms_recapture() - read the mappings of a process again now, or capture it the first time
+ * @us: the cache
+ * @pid: a process id (thread group id)
+ *
+ * A capture taken while the process was still loading (an outlier decoded right after its exec)
+ * lacks the libraries the loader maps next, and a process that exits soon after cannot be read
+ * again on the miss: call this when the process is known to be running its own code. Files
+ * already open are shared, not opened again.
+ *
+ * Return: 0, or the -errno of usyms_capture() when @pid was not cached and cannot be captured.
+ */
+int usyms_recapture(struct usyms *us, pid_t pid)
+{
+	struct usyms_proc *p = find_proc(us, pid);
+	int err = 0;
+
+	if (p) {
+		refresh(us, p, true);
+	} else {
+		get_proc(us, pid, &err);
+	}
+	return err;
+}
+
+/**
  * usyms_forget() - drop a cached process, after it exited (its pid may be reused) or exec'd
  * @us: the cache
  * @pid: the process id; nothing happens when it is not cached
@@ -745,7 +770,7 @@ int usyms_lookup(struct usyms *us, pid_t pid, uint64_t addr, struct usym *out)
 	}
 	mod = dwfl_addrmodule(p->dwfl, addr);
 	if (!mod) {
-		refresh(us, p);
+		refresh(us, p, false);
 		mod = dwfl_addrmodule(p->dwfl, addr);
 	}
 	/* Misses are not remembered: a later refresh may find the object. */
