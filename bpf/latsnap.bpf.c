@@ -39,6 +39,8 @@ const volatile bool track_registered = false;
 const volatile long prctl_nr = -1;
 /* The context stream: syscalls shorter than this are not sent. */
 const volatile __u64 ctx_floor_ns = 1000000;
+/* Events kept per CPU in ctx_ring, a power of two (from user space). */
+const volatile __u32 ctx_slots = 1;
 /* How long a thread stays streamed after it last woke, or was woken by, a tracked thread. */
 const volatile __u64 interest_ns = 10000000000ULL;
 /*
@@ -185,11 +187,17 @@ struct {
 	__uint(max_entries, 8 << 20);
 } events SEC(".maps");
 
-/* The context stream (struct ls_ctx_event), apart so that a flood of it never costs an outlier. */
+/*
+ * The context stream (struct ls_ctx_event): ctx_slots per CPU, CPU after CPU (the size is set by
+ * user space), apart from the outliers' ring buffer so that a flood of it never costs an outlier.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
-} ctx_events SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ls_ctx_event);
+} ctx_ring SEC(".maps");
 
 struct block_issue {
 	__u64 ts;
@@ -349,30 +357,38 @@ static __always_inline bool streamed(struct task_state *s, __u64 now)
 }
 
 /*
- * Sent without waking latsnap: every wakeup would be a switch of its own, streamed when a tracked
- * thread shares the CPU, and so on. latsnap reads the stream at least every 100 ms; a stream
- * filling up wakes it.
+ * The context stream stays in the kernel: per CPU, a ring of its last ctx_slots events in
+ * ctx_ring, which latsnap maps and reads only before a snapshot. Streaming every event to user
+ * space cost more than everything else (a ring buffer record, then latsnap's read and its
+ * lttng-ust event, for every switch of a tracked thread), while only the context of an outlier
+ * is ever kept. An event's seq is its place in its CPU's ring plus one, set once it is
+ * complete: the reader tells a slot being written, or written over, by it.
  */
+#define LS_CTX_SEQ_BUSY (1ULL << 63)
+
 static __always_inline void ctx_submit(struct ls_ctx_event *e)
 {
-	bool full = bpf_ringbuf_query(&ctx_events, BPF_RB_AVAIL_DATA) > (4 << 20);
-
-	bpf_ringbuf_submit(e, full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	asm volatile("" ::: "memory");
+	e->seq &= ~LS_CTX_SEQ_BUSY;
 }
 
+/* A slot of this CPU's ring; every slot holds a stack's room, so @with_stack is moot here. */
 static __always_inline struct ls_ctx_event *ctx_reserve(bool with_stack)
 {
+	__u32 cpu = bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1), idx;
 	struct ls_ctx_event *e;
+	__u64 head;
 
-	if (with_stack) {
-		e = bpf_ringbuf_reserve(&ctx_events, sizeof(*e), 0);
-	} else {
-		e = bpf_ringbuf_reserve(&ctx_events, LS_CTX_HEADER_SIZE, 0);
-	}
+	(void)with_stack;
+	head = __sync_fetch_and_add(&verdicts[cpu].ctx_head, 1);
+	idx = cpu * ctx_slots + (__u32)(head & (ctx_slots - 1));
+	e = bpf_map_lookup_elem(&ctx_ring, &idx);
 	if (!e) {
 		stat_inc(LS_STAT_CTX_LOST);
 		return NULL;
 	}
+	e->seq = (head + 1) | LS_CTX_SEQ_BUSY;
+	asm volatile("" ::: "memory");
 	stat_inc(LS_STAT_CTX_EVENTS);
 	return e;
 }
@@ -386,6 +402,7 @@ static __always_inline void ctx_fill(struct ls_ctx_event *e, __u8 kind, __u64 no
 	e->nr_ips = 0;
 	e->cpu = bpf_get_smp_processor_id();
 	e->ts = now;
+	e->at = now;
 	e->tid = task->pid;
 	e->pid = task->tgid;
 	bpf_probe_read_kernel(e->comm, sizeof(e->comm), task->comm);
@@ -1072,6 +1089,7 @@ static __always_inline void ctx_flush_out(struct task_struct *task, struct task_
 		ctx_fill(e, LS_CTX_SWITCH, s->out_ts, task, NULL);
 	}
 	e->cpu = s->out_cpu;
+	e->at = now; /* written now, about a switch at out_ts */
 	e->tid2 = s->out_next_tid;
 	e->pid2 = s->out_next_pid;
 	__builtin_memcpy(e->comm2, s->out_next_comm, sizeof(e->comm2));
@@ -1572,6 +1590,7 @@ int BPF_PROG(ls_block_rq_complete, struct request *rq, blk_status_t error, unsig
 		e->nr_ips = 0;
 		e->cpu = bpf_get_smp_processor_id();
 		e->ts = bpf_ktime_get_ns();
+		e->at = e->ts;
 		e->tid = issue->tid;
 		e->pid = issue->pid;
 		__builtin_memset(e->comm, 0, sizeof(e->comm));

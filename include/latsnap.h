@@ -231,7 +231,7 @@ enum ls_interest_reason {
 	LS_INTEREST_WAKEE = 2, /* a tracked thread woke it (a request to a server) */
 };
 
-/* One record of the context stream, on its own ring buffer; only nr_ips of ips are sent. */
+/* One record of the context stream, in its CPU's ring (ctx_ring); only nr_ips of ips count. */
 struct ls_ctx_event {
 	__u8 kind; /* enum ls_ctx_kind */
 	__u8 preempted; /* LS_CTX_SWITCH: prev was preempted */
@@ -247,6 +247,8 @@ struct ls_ctx_event {
 	__s64 nr;
 	__s64 arg;
 	__u64 start;
+	__u64 at; /* when it was written: ts, or later for a switch-out held back till the wakeup */
+	__u64 seq; /* its place in its CPU's ring, plus one; the top bit while being written */
 	__u64 ips[LS_MAX_DEPTH];
 };
 
@@ -258,7 +260,8 @@ struct ls_cpu_verdict {
 	__u64 task;
 	__u32 gen;
 	__u32 cold;
-	__u8 pad[48]; /* a cache line each */
+	__u64 ctx_head; /* context events this CPU wrote into its ring (see ctx_reserve()) */
+	__u8 pad[40]; /* a cache line each */
 };
 
 /* Values of the tracked-processes map. */

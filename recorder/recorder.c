@@ -47,6 +47,12 @@
 #define MAX_BATCH 1024
 /* A latsnap:summary event carries at most this much of the summary (and half a sub-buffer). */
 #define SUMMARY_PART_MAX 65536
+/*
+ * The kernel context a snapshot takes: from this long before its oldest outlier's start (what
+ * show's timeline puts before it, and the state each thread of a wait chain was in as the wait
+ * began) to now.
+ */
+#define CTX_MARGIN_NS (50 * 1000000ull)
 
 /* What a kept snapshot holds of one cause: its longest outlier, and whether it was the first. */
 struct kept_cause {
@@ -83,7 +89,6 @@ struct recorder {
 	uint64_t skipped_since; /* outliers no snapshot covers, since the previous snapshot */
 	uint64_t batch_over; /* of those, outliers that came when the batch held MAX_BATCH */
 	uint64_t lost_packets;
-	uint64_t ctx_lost; /* context events lost, as of the previous snapshot */
 	bool streaming; /* the BPF side streams the kernel context into the session */
 	bool session_gone; /* the session daemon died: outliers are printed, not persisted */
 	uid_t owner_uid; /* who gets what latsnap writes (sudo's caller), or -1 */
@@ -184,7 +189,7 @@ static void sudo_owner(uid_t *uid, gid_t *gid)
 	*gid = (gid_t)m;
 }
 
-/* An event of the BPF side's kernel context stream: into the trace. */
+/* An event of the BPF side's kernel context stream, read before a snapshot: into the trace. */
 static void on_context(const struct ls_ctx_event *e, void *ctx)
 {
 	struct recorder *rec = ctx;
@@ -859,6 +864,50 @@ static void emit_batch_mappings(struct recorder *rec)
 }
 
 /*
+ * The kernel context of the batch, kept in the kernel until now, into the trace: what was written
+ * from CTX_MARGIN_NS before the oldest outlier's start on, in time order. Half the channel's
+ * ring at most, so that the burst never overwrites what latsnap recorded of the outliers before.
+ */
+static void emit_context(struct recorder *rec, struct json_object *flags)
+{
+	size_t i, n = json_object_array_length(rec->batch);
+	uint64_t from = UINT64_MAX, start;
+	struct tracker_ctx_read r;
+	char text[200];
+
+	for (i = 0; i < n; i++) {
+		start = u64_of(json_object_array_get_idx(rec->batch, i), "start_ns");
+		if (start < from) {
+			from = start;
+		}
+	}
+	from = from > CTX_MARGIN_NS ? from - CTX_MARGIN_NS : 0;
+	if (tracker_read_context(rec->tracker, from, session_subbuf_size(rec->session) * 2, &r)) {
+		json_object_array_add(flags, json_object_new_string(
+						     "context-lost: no memory to read the kernel "
+						     "context"));
+		return;
+	}
+	ls_verbose("record: kernel context: %" PRIu64 " events (%" PRIu64 " bytes) from %.3f, %" PRIu64
+		   " left out for room, %" PRIu64 " torn",
+		   r.emitted, r.bytes, (double)from / 1e9, r.trimmed, r.torn);
+	if (r.trimmed) {
+		snprintf(text, sizeof(text),
+			 "context-lost: the %" PRIu64 " oldest kernel context events of the window "
+			 "did not fit in half the trace's ring (raise --buffer-size)",
+			 r.trimmed);
+		json_object_array_add(flags, json_object_new_string(text));
+	}
+	if (r.wrapped_ns) {
+		snprintf(text, sizeof(text),
+			 "context-lost: a CPU's context ring no longer held the first %.1f ms of the "
+			 "window",
+			 (double)r.wrapped_ns / 1e6);
+		json_object_array_add(flags, json_object_new_string(text));
+	}
+}
+
+/*
  * recorder_snapshot - persist the batch: snapshot, read back, summary. A failure (disk full,
  * the directory gone) is reported for this snapshot only; earlier ones stay as they are.
  */
@@ -882,10 +931,7 @@ int recorder_snapshot(struct recorder *rec)
 		goto reset;
 	}
 	if (rec->streaming) {
-		/*
-		 * The context stream wakes nobody: what it holds of the post window goes into the
-		 * trace now. Outliers that come with it join this batch.
-		 */
+		/* Outliers already in the ring buffer join this batch, and their context with it. */
 		tracker_drain(rec->tracker);
 		n = json_object_array_length(rec->batch);
 	}
@@ -930,6 +976,9 @@ int recorder_snapshot(struct recorder *rec)
 	}
 	snprintf(path, sizeof(path), "%s/%s/.lttng", rec->out_path, id);
 	emit_batch_mappings(rec);
+	if (rec->streaming) {
+		emit_context(rec, flags);
+	}
 	err = session_snapshot(rec->session, path);
 	if (err == -ENOTCONN) {
 		rec->session_gone = true;
@@ -947,22 +996,6 @@ int recorder_snapshot(struct recorder *rec)
 		ls_err("record: %s/%s: the snapshot left no trace directory: %s", rec->out_path, id,
 		       strerror(-err));
 		goto failed;
-	}
-	if (rec->streaming) {
-		struct tracker_totals t;
-
-		tracker_totals(rec->tracker, &t);
-		if (t.ctx_lost > rec->ctx_lost) {
-			char text[160];
-
-			snprintf(text, sizeof(text),
-				 "context-lost: %" PRIu64
-				 " kernel context events dropped since the "
-				 "previous snapshot (the stream's ring buffer was full)",
-				 t.ctx_lost - rec->ctx_lost);
-			json_object_array_add(flags, json_object_new_string(text));
-			rec->ctx_lost = t.ctx_lost;
-		}
 	}
 	lost = session_lost_packets(rec->session);
 	if (lost > rec->lost_packets) {

@@ -255,6 +255,15 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 	if (has_end && !strcmp(ev->name, "latsnap:user_stack")) {
 		ts = unwound_end + field_u64(ev->fields, "unwind_ns", NULL);
 	}
+	/*
+	 * The kernel context is kept in the kernel and recorded only before the snapshot, long
+	 * after it happened: its payload says when.
+	 */
+	if (!strncmp(ev->name, "latsnap_kernel:", 15)) {
+		uint64_t when = field_u64(ev->fields, "ts_ns", &has_end);
+
+		ts = has_end ? when : ts;
+	}
 	for (i = 0; i < sc->nr && nr_tids; i++) {
 		in = &sc->in[i];
 		if (ts < in->from_ns || ts > in->to_ns) {
@@ -315,6 +324,17 @@ out:
 		sc->err = ret;
 	}
 	return ret;
+}
+
+/* Timeline events by time: the kernel context was recorded after the events around it. */
+static int by_ts(const void *a, const void *b)
+{
+	int64_t x = json_object_get_int64(
+		json_object_object_get(*(struct json_object *const *)a, "ts_ns"));
+	int64_t y = json_object_get_int64(
+		json_object_object_get(*(struct json_object *const *)b, "ts_ns"));
+
+	return x < y ? -1 : x > y;
 }
 
 static uint64_t parse_addr(struct json_object *frame)
@@ -784,6 +804,7 @@ int show_main(int argc, char **argv)
 	}
 	for (i = 0; i < n; i++) {
 		o = sc.in[i].outlier;
+		json_object_array_sort(sc.in[i].timeline, by_ts);
 		json_object_object_add(o, "timeline", have_trace ? sc.in[i].timeline : NULL);
 		if (!have_trace) {
 			json_object_put(sc.in[i].timeline);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,6 +55,15 @@ struct tracker {
 	tracker_context_fn ctx_fn; /* the kernel context stream's consumer */
 	void *ctx_ctx;
 	int ncpus;
+	/*
+	 * The BPF side's context rings (ctx_ring), mapped. Every event of CPU c below ctx_done[c]
+	 * written at or after ctx_low[c] was handed over already.
+	 */
+	const struct ls_ctx_event *ctx_ring;
+	size_t ctx_ring_size;
+	uint32_t ctx_slots;
+	uint64_t *ctx_done;
+	uint64_t *ctx_low;
 	uint64_t received;
 	/* Losses already reported in an outlier's flags. */
 	struct tracker_totals reported;
@@ -201,18 +211,127 @@ static const char *comm_of(pid_t pid, char *buf, size_t size)
 	return buf;
 }
 
-/* An event of the kernel context stream: to its consumer, if there is one yet. */
-static int handle_context(void *ctx, void *data, size_t size)
+/* Context events kept per CPU: 16384 (7 MB), or fewer for all CPUs to stay under 256 MB. */
+static uint32_t ctx_slots_for(int ncpus)
 {
-	struct tracker *tr = ctx;
-	const struct ls_ctx_event *e = data;
+	uint64_t cap = (256ULL << 20) / sizeof(struct ls_ctx_event) / (uint64_t)ncpus;
+	uint32_t slots = 16384;
 
-	if (size < LS_CTX_HEADER_SIZE || size < LS_CTX_HEADER_SIZE + e->nr_ips * sizeof(__u64) ||
-	    e->nr_ips > LS_MAX_DEPTH || !tr->ctx_fn) {
+	while (slots > 256 && slots > cap) {
+		slots /= 2;
+	}
+	return slots;
+}
+
+/*
+ * tracker_ctx_event_size - about what @e takes in the trace as a latsnap_kernel:* event (the
+ * header, the payload, the stack): the byte budget of tracker_read_context() counts in it.
+ */
+uint64_t tracker_ctx_event_size(const struct ls_ctx_event *e)
+{
+	return 160 + (uint64_t)e->nr_ips * sizeof(__u64);
+}
+
+static int ctx_by_time(const void *a, const void *b)
+{
+	const struct ls_ctx_event *x = *(const struct ls_ctx_event *const *)a;
+	const struct ls_ctx_event *y = *(const struct ls_ctx_event *const *)b;
+
+	if (x->ts != y->ts) {
+		return x->ts < y->ts ? -1 : 1;
+	}
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/*
+ * tracker_read_context - hand the consumer, in time order across CPUs, the context events the
+ * BPF side kept that were written at or after @from_ns and not handed over before: call right
+ * before a snapshot. At most @max_bytes of them (tracker_ctx_event_size()), the newest: the
+ * consumer writes them all at once into one CPU's LTTng ring, which overwrites its oldest
+ * sub-buffers, latsnap's outlier events among them, once a burst is larger than it. A slot
+ * being written, or written over while copied, is left out (counted in @r->torn).
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int tracker_read_context(struct tracker *tr, uint64_t from_ns, uint64_t max_bytes,
+			 struct tracker_ctx_read *r)
+{
+	const struct ls_ctx_event *slot;
+	struct ls_ctx_event *copy = NULL, **order = NULL;
+	uint64_t head, i, seq, oldest, bytes = 0;
+	size_t n = 0, cap, k, first;
+	int cpu, err = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (!tr->ctx_ring || !tr->ctx_fn) {
 		return 0;
 	}
-	tr->ctx_fn(e, tr->ctx_ctx);
-	return 0;
+	cap = (size_t)tr->ncpus * tr->ctx_slots;
+	copy = malloc(cap * sizeof(*copy));
+	order = malloc(cap * sizeof(*order));
+	if (!copy || !order) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (cpu = 0; cpu < tr->ncpus && cpu < LS_VERDICT_CPUS; cpu++) {
+		head = __atomic_load_n(&tr->skel->bss->verdicts[cpu].ctx_head, __ATOMIC_ACQUIRE);
+		i = head > tr->ctx_slots ? head - tr->ctx_slots : 0;
+		oldest = UINT64_MAX;
+		for (; i < head; i++) {
+			slot = &tr->ctx_ring[(size_t)cpu * tr->ctx_slots + (i & (tr->ctx_slots - 1))];
+			seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
+			if (seq != i + 1 || slot->nr_ips > LS_MAX_DEPTH) {
+				r->torn++;
+				continue;
+			}
+			memcpy(&copy[n], slot, LS_CTX_HEADER_SIZE + slot->nr_ips * sizeof(__u64));
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != seq ||
+			    copy[n].nr_ips > LS_MAX_DEPTH) {
+				r->torn++;
+				continue;
+			}
+			if (copy[n].at < oldest) {
+				oldest = copy[n].at;
+			}
+			/* Handed over by an earlier read, or older than the window. */
+			if (copy[n].at < from_ns || (i < tr->ctx_done[cpu] &&
+						     copy[n].at >= tr->ctx_low[cpu])) {
+				continue;
+			}
+			order[n] = &copy[n];
+			n++;
+		}
+		/* The ring went round inside the window: its start is gone. */
+		if (head > tr->ctx_slots && oldest != UINT64_MAX && oldest > from_ns &&
+		    oldest - from_ns > r->wrapped_ns) {
+			r->wrapped_ns = oldest - from_ns;
+		}
+		tr->ctx_done[cpu] = head;
+		tr->ctx_low[cpu] = from_ns;
+	}
+	ls_sort(order, n, sizeof(*order), ctx_by_time);
+	/* The newest that fit: a wait's end, and its wakeup, matter most. */
+	first = n;
+	while (first > 0) {
+		uint64_t size = tracker_ctx_event_size(order[first - 1]);
+
+		if (bytes + size > max_bytes) {
+			break;
+		}
+		bytes += size;
+		first--;
+	}
+	r->trimmed = first;
+	r->bytes = bytes;
+	for (k = first; k < n; k++) {
+		tr->ctx_fn(order[k], tr->ctx_ctx);
+		r->emitted++;
+	}
+out:
+	free(order);
+	free(copy);
+	return err;
 }
 
 /* Hand @outlier to the callback, which borrows it; the reference passes to us. */
@@ -470,6 +589,15 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 		tr->skel->rodata->ctx_floor_ns = opts->ctx_floor_ns;
 	}
 	tr->skel->rodata->tick_ns = tick_ns();
+	tr->ctx_slots = ctx_slots_for(tr->ncpus);
+	tr->skel->rodata->ctx_slots = tr->ctx_slots;
+	bpf_map__set_max_entries(tr->skel->maps.ctx_ring, (__u32)tr->ncpus * tr->ctx_slots);
+	tr->ctx_done = calloc((size_t)tr->ncpus, sizeof(*tr->ctx_done));
+	tr->ctx_low = calloc((size_t)tr->ncpus, sizeof(*tr->ctx_low));
+	if (!tr->ctx_done || !tr->ctx_low) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	/* It runs at every switch of the machine, for the preload library's signals only. */
 	bpf_program__set_autoload(tr->skel->progs.ls_sched_exit, !opts->no_preload);
 	tr->track_registered = opts->track_registered;
@@ -506,10 +634,13 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 		ls_err("tracker: cannot open the ring buffer: %s", strerror(errno));
 		goto fail;
 	}
-	err = ring_buffer__add(tr->ring, bpf_map__fd(tr->skel->maps.ctx_events), handle_context,
-			       tr);
-	if (err) {
-		ls_err("tracker: cannot open the context ring buffer: %s", strerror(-err));
+	tr->ctx_ring_size = (size_t)tr->ncpus * tr->ctx_slots * sizeof(struct ls_ctx_event);
+	tr->ctx_ring = mmap(NULL, tr->ctx_ring_size, PROT_READ, MAP_SHARED,
+			    bpf_map__fd(tr->skel->maps.ctx_ring), 0);
+	if (tr->ctx_ring == MAP_FAILED) {
+		err = -errno;
+		tr->ctx_ring = NULL;
+		ls_err("tracker: cannot map the context rings: %s", strerror(errno));
 		goto fail;
 	}
 	*trackerp = tr;
@@ -726,11 +857,6 @@ int tracker_poll(struct tracker *tr, int timeout_ms)
 	n = ring_buffer__poll(tr->ring, timeout_ms);
 	if (n == -EAGAIN) {
 		n = POLL_BUDGET;
-	} else if (n >= 0 && tr->ctx_fn) {
-		/* The context stream does not wake us (see ctx_submit()): read it on every turn. */
-		int more = ring_buffer__consume(tr->ring);
-
-		n = more == -EAGAIN ? POLL_BUDGET : more > 0 ? n + more : n;
 	}
 	tr->budget = 0;
 	if (!tr->cb_status) {
@@ -801,6 +927,11 @@ void tracker_close(struct tracker *tr)
 		json_object_put(tr->parked[--tr->nr_parked].outlier);
 	}
 	ring_buffer__free(tr->ring);
+	if (tr->ctx_ring) {
+		munmap((void *)tr->ctx_ring, tr->ctx_ring_size);
+	}
+	free(tr->ctx_done);
+	free(tr->ctx_low);
 	latsnap_bpf__destroy(tr->skel);
 	ksyms_free(tr->ksyms);
 	usyms_free(tr->usyms);

@@ -49,8 +49,8 @@ struct tracker_totals {
 };
 
 /*
- * Called for every event of the kernel context stream (tracker_set_context()), from
- * tracker_poll(). @size is how much of @e is valid: the header and e->nr_ips addresses.
+ * Called for every event of the kernel context stream (tracker_set_context()) that
+ * tracker_read_context() hands over, in time order; the header and e->nr_ips addresses are valid.
  */
 typedef void (*tracker_context_fn)(const struct ls_ctx_event *e, void *ctx);
 
@@ -75,6 +75,19 @@ int tracker_wake_context(struct tracker *tr, const uint64_t *ips, unsigned int n
 			 unsigned int *own);
 int tracker_poll(struct tracker *tr, int timeout_ms);
 int tracker_drain(struct tracker *tr);
+
+/* What one tracker_read_context() did. */
+struct tracker_ctx_read {
+	uint64_t emitted; /* handed to the consumer */
+	uint64_t trimmed; /* in the window, left out, oldest first, to stay under the byte budget */
+	uint64_t torn; /* written over while read, or still being written */
+	uint64_t wrapped_ns; /* the longest stretch of the window that some CPU's ring no longer held */
+	uint64_t bytes; /* the size of what was handed over, as tracker_ctx_event_size() counts */
+};
+
+uint64_t tracker_ctx_event_size(const struct ls_ctx_event *e);
+int tracker_read_context(struct tracker *tr, uint64_t from_ns, uint64_t max_bytes,
+			 struct tracker_ctx_read *r);
 int tracker_settle(struct tracker *tr, int timeout_ms);
 void tracker_totals(struct tracker *tr, struct tracker_totals *totals);
 void tracker_state_left(struct tracker *tr, unsigned int *processes, unsigned int *in_flight);
