@@ -113,6 +113,8 @@ struct task_state {
 	__u64 sleep_ips[LS_MAX_USER_DEPTH];
 	/* Signalled to unwind, not heard from since: its next stack report is taken. */
 	__u8 unwind_owed;
+	/* Its process's LS_NOTICE_MAPS went out (since its exec): no map lookup at each wait. */
+	__u8 maps_told;
 };
 
 struct {
@@ -393,6 +395,18 @@ static __always_inline struct ls_ctx_event *ctx_reserve(bool with_stack)
 	return e;
 }
 
+/*
+ * A task's comm, read straight through its BTF pointer (two loads the JIT guards with an
+ * exception entry), not with bpf_probe_read_kernel(): a helper call on every context event.
+ */
+static __always_inline void copy_comm(char *dst, const struct task_struct *task)
+{
+	const __u64 *src = (const __u64 *)task->comm;
+
+	((__u64 *)dst)[0] = src[0];
+	((__u64 *)dst)[1] = src[1];
+}
+
 /* The header of a context event about @task (and @other, which may be NULL). */
 static __always_inline void ctx_fill(struct ls_ctx_event *e, __u8 kind, __u64 now,
 				     struct task_struct *task, struct task_struct *other)
@@ -405,11 +419,11 @@ static __always_inline void ctx_fill(struct ls_ctx_event *e, __u8 kind, __u64 no
 	e->at = now;
 	e->tid = task->pid;
 	e->pid = task->tgid;
-	bpf_probe_read_kernel(e->comm, sizeof(e->comm), task->comm);
+	copy_comm(e->comm, task);
 	if (other) {
 		e->tid2 = other->pid;
 		e->pid2 = other->tgid;
-		bpf_probe_read_kernel(e->comm2, sizeof(e->comm2), other->comm);
+		copy_comm(e->comm2, other);
 	} else {
 		e->tid2 = 0;
 		e->pid2 = 0;
@@ -483,10 +497,14 @@ static __always_inline void notify(__u8 kind, __u32 pid, __u32 arg)
 	bpf_ringbuf_submit(n, 0);
 }
 
-static __always_inline void notice_maps_once(__u32 tgid)
+static __always_inline void notice_maps_once(struct task_state *s, __u32 tgid)
 {
 	__u8 one = 1;
 
+	if (s->maps_told) {
+		return;
+	}
+	s->maps_told = 1;
 	if (bpf_map_lookup_elem(&maps_noticed, &tgid)) {
 		return;
 	}
@@ -1135,7 +1153,7 @@ static __always_inline void ctx_switch(struct task_struct *prev, struct task_sta
 		ps->out_cpu = bpf_get_smp_processor_id();
 		ps->out_next_tid = next->pid;
 		ps->out_next_pid = next->tgid;
-		bpf_probe_read_kernel(ps->out_next_comm, sizeof(ps->out_next_comm), next->comm);
+		copy_comm(ps->out_next_comm, next);
 		return;
 	}
 	e = ctx_reserve(false);
@@ -1194,7 +1212,7 @@ int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		ps->run_state = runnable ? RS_RUNNABLE : RS_BLOCKED;
 		ps->cur_slot = -1;
 		if (!runnable) {
-			notice_maps_once(prev->tgid);
+			notice_maps_once(ps, prev->tgid);
 		}
 		if (!runnable && wait_is_long(ps, now)) {
 			acc = accum_get(ps, prev);
@@ -1516,9 +1534,13 @@ int BPF_PROG(ls_sched_process_exit, struct task_struct *task, bool group_dead)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(ls_sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
+	struct task_state *s = any_state(p, false);
 	__u32 tgid = p->tgid;
 
 	ctx_task_event(LS_CTX_EXEC, p, NULL);
+	if (s) {
+		s->maps_told = 0; /* the new image's mappings are told at its first wait */
+	}
 	/* The new image is not ready for the signal until it registers itself. */
 	bpf_map_delete_elem(&registered, &tgid);
 	if (bpf_map_delete_elem(&maps_noticed, &tgid) == 0) {
