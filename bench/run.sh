@@ -5,8 +5,9 @@
 # the versions in the header.
 #   1. syscall cost: a getppid loop, ns per syscall
 #   2. context switches: a pipe ping-pong between two processes on one CPU
-#   3. PostgreSQL + pgbench, preloaded, under `latsnap record -t 200ms` with snapshots, with
-#      --no-snapshot, and the floor (empty programs on latsnap's hooks); the BPF run time per
+#   3. PostgreSQL + pgbench, preloaded, under `latsnap record -t 200ms` with snapshots (each
+#      --context level), with -a (every thread), with --no-snapshot, and the floor (empty
+#      programs on latsnap's hooks); the BPF run time per
 #      transaction per program (bpf_stats); issue 18's goals; and the connection time (pgbench
 #      -C: each connection a fork of the preloaded postmaster)
 #   4. the recorder: outlier end to summary.json on disk, snapshot size, latsnap's CPU and memory
@@ -18,8 +19,9 @@
 # QUICK=1: short runs and one round of everything (make check, about 30 s), no timing claims.
 # Knobs (environment): ROUNDS, N (getppid calls), PP_N (round trips), PG_PAIRS, PG_SECONDS,
 # PG_SCALE, REC_N (outliers for 4.), BURST_ROUNDS, NAPS (outliers per depth for 6.), BENCH_OUT;
-# SECTIONS (which of the six to run, default "1 2 3 4 5 6"; 1 and 2 run together) and CONFIGS (the
-# configurations of 1 and 2, default all), to measure a change quickly.
+# SECTIONS (which of the six to run, default "1 2 3 4 5 6"; 1 and 2 run together), CONFIGS (the
+# configurations of 1 and 2, default all) and PG_CONFIGS (of 3: untraced floor traced ctxsched
+# ctxnone all nosnap), to measure a change quickly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -40,6 +42,8 @@ fi
 PERF_DIV=${PERF_DIV:-50}
 BENCH_OUT=${BENCH_OUT:-build/bench.md}
 SECTIONS=${SECTIONS:-1 2 3 4 5 6}
+# Section 3's configurations, each run paired with the untraced one before it.
+PG_CONFIGS=${PG_CONFIGS:-untraced floor traced ctxsched ctxnone all nosnap}
 has() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 BUILD=${LATSNAP_BUILD:-$ROOT/build}
@@ -328,6 +332,20 @@ pg_round() {
 		wait_for "$TMP/pg-hooks.out" '^ready' 60 ||
 			note postgres floor "failed: empty-hooks did not start"
 	fi
+	local all=''
+	if [ "$cfg" = all ]; then
+		# -a: every thread of the machine tracked (pgbench too), no preload library; latsnap in
+		# the server's cgroup.
+		: >"$TMP/pg-latsnap.err"
+		(
+			[ -n "$PG_CG" ] && echo "$BASHPID" >"$PG_CG/cgroup.procs"
+			exec "$LATSNAP" record -v -a -t 200ms -o "$TMP/pg-snaps" >/dev/null 2>"$TMP/pg-latsnap.err"
+		) &
+		all=$!
+		BG_PIDS+=("$all")
+		wait_for "$TMP/pg-latsnap.err" 'tracking every thread' 60 ||
+			note postgres all "failed: latsnap record -a did not start: $(tail -n 1 "$TMP/pg-latsnap.err")"
+	fi
 	(
 		[ -n "$PG_CG" ] && echo "$BASHPID" >"$PG_CG/cgroup.procs"
 		case $cfg in
@@ -337,6 +355,10 @@ pg_round() {
 			;;
 		nosnap)
 			exec "$LATSNAP" record -t 200ms --no-snapshot -- \
+				runuser -u postgres -- "${server[@]}" >/dev/null 2>"$TMP/pg-latsnap.err"
+			;;
+		ctxsched | ctxnone)
+			exec "$LATSNAP" record -t 200ms --context "${cfg#ctx}" -o "$TMP/pg-snaps" -- \
 				runuser -u postgres -- "${server[@]}" >/dev/null 2>"$TMP/pg-latsnap.err"
 			;;
 		*)
@@ -402,9 +424,14 @@ pg_round() {
 	if [ -n "$hooks" ]; then
 		stop_bg "$hooks"
 	fi
-	if [ "$cfg" = traced ]; then
-		grep '^latsnap: [0-9]* outliers' "$TMP/pg-latsnap.err" | tail -n 1 >>"$TMP/pg-totals"
+	if [ -n "$all" ]; then
+		stop_bg "$all"
 	fi
+	case $cfg in
+	traced | ctx* | all)
+		sed -n "s/^latsnap: [0-9]* outliers/$cfg: &/p" "$TMP/pg-latsnap.err" | tail -n 1 >>"$TMP/pg-totals"
+		;;
+	esac
 }
 
 # bpf_runs: "NAME RUN_CNT RUN_TIME_NS" of latsnap's programs (ls_*) and the floor's (empty_*),
@@ -441,7 +468,7 @@ else
 		sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null || true
 		for ((r = 1; r <= PG_PAIRS; r++)); do
 			# Each configuration is compared with the round's untraced run.
-			for cfg in untraced floor traced nosnap; do
+			for cfg in $PG_CONFIGS; do
 				say "  round $r: $cfg"
 				pg_round "$cfg" || true
 			done
@@ -643,10 +670,13 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 		echo "| configuration | tps | tps, × untraced | CPU µs per transaction | throughput from CPU, × untraced | each run (tps) |"
 		echo "|---|---:|---:|---:|---:|---|"
 		base=$(result postgres untraced)
-		for cfg in untraced floor traced nosnap; do
+		for cfg in $PG_CONFIGS; do
 			v=$(result postgres "$cfg")
 			case $cfg in
-			traced) label="latsnap record -t 200ms, snapshots on" ;;
+			traced) label="latsnap record -t 200ms, snapshots on (--context full, the default)" ;;
+			ctxsched) label="latsnap record -t 200ms, snapshots on, --context sched" ;;
+			ctxnone) label="latsnap record -t 200ms, snapshots on, --context none" ;;
+			all) label="latsnap record -a -t 200ms, snapshots on (every thread tracked, no preload)" ;;
 			nosnap) label="latsnap record -t 200ms --no-snapshot" ;;
 			floor) label="the floor: empty programs on latsnap's hooks, the server untraced" ;;
 			*) label="no tracing" ;;
@@ -686,21 +716,34 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 			"${tcpu:-0} >= 0.98 * ${fcpu:-1}" "${tcpu:+$(awk -v t="$tcpu" -v f="${fcpu:-0}" 'BEGIN { printf "%.3f×", f ? t / f : 0 }')}"
 		goal "BPF ns per transaction ≤ 1.5× the floor's" "${ttot:-0} <= 1.5 * ${ftot:-0}" \
 			"${ttot:+$(awk -v t="$ttot" -v f="${ftot:-0}" 'BEGIN { printf "%.0f against %.0f ns, %.2f×", t, f, f ? t / f : 0 }')}"
+		acpu=$(result postgres_r all)
+		atot=$(result pgbpf_total all)
+		echo
+		echo "Goals (issue 18), with -a (every thread of the machine tracked, pgbench's too):"
+		echo
+		goal "CPU per transaction ≥ 0.95× untraced" "${acpu:-0} >= 0.95" "${acpu:+$(fmt "$acpu" %.3f)×}"
+		goal "CPU per transaction ≥ 0.98× the floor's" \
+			"${acpu:-0} >= 0.98 * ${fcpu:-1}" "${acpu:+$(awk -v t="$acpu" -v f="${fcpu:-0}" 'BEGIN { printf "%.3f×", f ? t / f : 0 }')}"
+		goal "BPF ns per transaction ≤ 1.5× the floor's" "${atot:-0} <= 1.5 * ${ftot:-0}" \
+			"${atot:+$(awk -v t="$atot" -v f="${ftot:-0}" 'BEGIN { printf "%.0f against %.0f ns, %.2f×", t, f, f ? t / f : 0 }')}"
 		echo
 		echo "BPF run time per transaction, per program (kernel.bpf_stats_enabled, which adds ~35 ns a run), medians:"
 		echo
-		echo "| program | floor: runs per txn | floor: ns per run | snapshots on: runs per txn | snapshots on: ns per run | --no-snapshot: ns per run |"
-		echo "|---|---:|---:|---:|---:|---:|"
+		echo "| program | floor: runs per txn | floor: ns per run | snapshots on: runs per txn | snapshots on: ns per run | --context sched | --context none | -a | --no-snapshot: ns per run |"
+		echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 		for prog in sys_enter sys_exit sched_switch sched_waking sched_exit sched_process_fork sched_process_exec sched_process_exit block_rq_issue block_rq_complete; do
 			fr=$(result pgbpf_runs "floor:empty_$prog")
 			fn=$(result pgbpf_ns "floor:empty_$prog")
 			tr=$(result pgbpf_runs "traced:ls_$prog")
 			tn=$(result pgbpf_ns "traced:ls_$prog")
 			nn=$(result pgbpf_ns "nosnap:ls_$prog")
+			sn=$(result pgbpf_ns "ctxsched:ls_$prog")
+			zn=$(result pgbpf_ns "ctxnone:ls_$prog")
+			an=$(result pgbpf_ns "all:ls_$prog")
 			[ -z "$fr$tr" ] && continue
-			echo "| $prog | ${fr:+$(fmt "$fr" %.1f)} | ${fn:+$(fmt "$fn" %.1f)} | ${tr:+$(fmt "$tr" %.1f)} | ${tn:+$(fmt "$tn" %.1f)} | ${nn:+$(fmt "$nn" %.1f)} |"
+			echo "| $prog | ${fr:+$(fmt "$fr" %.1f)} | ${fn:+$(fmt "$fn" %.1f)} | ${tr:+$(fmt "$tr" %.1f)} | ${tn:+$(fmt "$tn" %.1f)} | ${sn:+$(fmt "$sn" %.1f)} | ${zn:+$(fmt "$zn" %.1f)} | ${an:+$(fmt "$an" %.1f)} | ${nn:+$(fmt "$nn" %.1f)} |"
 		done
-		echo "| total ns per transaction | ${ftot:-} | | ${ttot:-} | | $(result pgbpf_total nosnap) |"
+		echo "| total ns per transaction | ${ftot:-} | | ${ttot:-} | | $(result pgbpf_total ctxsched) | $(result pgbpf_total ctxnone) | ${atot:-} | $(result pgbpf_total nosnap) |"
 		echo
 		echo "Connections: \`pgbench -C -c 1 -T $PG_CONN_SECONDS\` running \`select 1\`, a new connection (a fork of the"
 		echo "postmaster, preloaded when traced) for each; pgbench's average connection time, median of the runs."
