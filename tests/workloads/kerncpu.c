@@ -51,7 +51,6 @@ int main(int argc, char **argv)
 		wl_die("open(/dev/urandom)", errno);
 	for (i = 0; i < n; i++)
 		kernel_work(fd, buf, len);
-	close(fd);
-	free(buf);
+	/* No free(): the munmap of a large buffer takes milliseconds, an outlier of its own. */
 	return 0;
 }
