@@ -254,13 +254,34 @@ static __always_inline bool verdict_cold(struct task_struct *task)
 	return v->task == (__u64)task && v->gen == tracking_gen && v->cold;
 }
 
+static __always_inline struct ls_cpu_verdict *this_verdict(void)
+{
+	return &verdicts[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+}
+
 static __always_inline void verdict_set(struct task_struct *task, __u32 gen, bool cold)
 {
-	struct ls_cpu_verdict *v = &verdicts[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+	struct ls_cpu_verdict *v = this_verdict();
 
 	v->task = (__u64)task;
 	v->gen = gen;
 	v->cold = cold;
+	v->fast = 0;
+	v->sc_task = 0;
+}
+
+/*
+ * After its state changed in task storage: may the next syscall of @task, running here, start
+ * in the per-CPU cache (syscall_enter_fast())? Only a tracked thread with no outlier in the
+ * making (whose entry would have an accumulation to drop).
+ */
+static __always_inline void verdict_fast(struct task_struct *task, struct task_state *s)
+{
+	struct ls_cpu_verdict *v = this_verdict();
+
+	if (v->task == (__u64)task && v->gen == s->gen) {
+		v->fast = s->tracked && !s->has_accum;
+	}
 }
 
 /* @task stops being cold: the entry of the CPU it last ran on no longer says so. */
@@ -955,18 +976,83 @@ static __always_inline void handle_prctl(struct task_struct *task, struct pt_reg
 	notify(LS_NOTICE_REGISTERED, tgid, sig);
 }
 
+static __always_inline bool idle_syscall(long id)
+{
+	return id >= 0 && id < LS_MAX_SYSCALLS && idle_syscalls[id & (LS_MAX_SYSCALLS - 1)];
+}
+
+/*
+ * syscall_enter_fast - the entry of a syscall of a tracked thread, kept in its CPU's cache and
+ * not in task storage: most syscalls end without leaving the CPU, and a task storage lookup
+ * costs about as much as the rest of the hook (65 ns here). The thread's switch-out moves it to
+ * task storage (syscall_flush()); its exit finds it here if it never left.
+ */
+static __always_inline void syscall_enter_fast(struct ls_cpu_verdict *v, struct task_struct *task,
+					       long id)
+{
+	v->sc_task = 0;
+	asm volatile("" ::: "memory");
+	v->sc_nr = id;
+	v->sc_quiet = idle_syscall(id) && !include_idle;
+	v->sc_start = bpf_ktime_get_ns();
+	v->sc_jiffies = bpf_jiffies64();
+	asm volatile("" ::: "memory");
+	v->sc_task = (__u64)task;
+}
+
+/*
+ * syscall_flush - @task leaves the CPU (or ends a long syscall) inside the syscall its CPU's
+ * cache holds: into its task storage, as a slow entry would have written it. @s may be NULL
+ * (no storage reachable): the syscall is then not seen.
+ */
+static __always_inline void syscall_flush(struct ls_cpu_verdict *v, struct task_struct *task,
+					  struct task_state *s)
+{
+	if (v->sc_task != (__u64)task) {
+		return;
+	}
+	v->sc_task = 0;
+	if (!s || !s->tracked) {
+		return;
+	}
+	s->in_syscall = 1;
+	s->quiet = v->sc_quiet;
+	s->nr = v->sc_nr;
+	s->start = v->sc_start;
+	s->start_jiffies = v->sc_jiffies;
+	s->last = s->start;
+	s->run_state = RS_RUNNING;
+	s->on_cpu = 0;
+	s->blocked = 0;
+	s->runq = 0;
+	s->switches = 0;
+	s->cur_slot = -1;
+	s->unseen_switch = 0;
+	if (ctx_level == LS_CTX_FULL) {
+		s->sc_start = s->start;
+		s->sc_nr = s->nr;
+		s->sc_active = 1;
+	}
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct ls_cpu_verdict *v = this_verdict();
 	struct task_state *s;
 	__u64 now = 0;
-	bool idle;
 
 	if (id == prctl_nr) {
 		handle_prctl(task, regs);
-	} else if (verdict_cold(task)) {
-		return 0;
+	} else if (v->task == (__u64)task && v->gen == tracking_gen) {
+		if (v->cold) {
+			return 0;
+		}
+		if (v->fast) {
+			syscall_enter_fast(v, task, id);
+			return 0;
+		}
 	}
 	s = any_state(task, true);
 	if (!s) {
@@ -985,10 +1071,9 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 	if (!s->tracked) {
 		return 0;
 	}
-	idle = id >= 0 && id < LS_MAX_SYSCALLS && idle_syscalls[id & (LS_MAX_SYSCALLS - 1)];
 	accum_drop(s, task->pid);
 	s->in_syscall = 1;
-	s->quiet = idle && !include_idle;
+	s->quiet = idle_syscall(id) && !include_idle;
 	s->nr = id;
 	s->start = now ? now : bpf_ktime_get_ns();
 	s->start_jiffies = bpf_jiffies64();
@@ -1012,20 +1097,61 @@ static __always_inline bool dying(struct task_struct *task)
 	return BPF_CORE_READ(task, pending.signal.sig[0]) & (1ULL << (SIGKILL - 1));
 }
 
+/*
+ * syscall_exit_fast - the end of a syscall that started in the CPU's cache and never left the
+ * CPU. Returns false when it is long enough to be an outlier: the caller then takes the slow
+ * way, through task storage.
+ */
+static __always_inline bool syscall_exit_fast(void *ctx, struct ls_cpu_verdict *v,
+					      struct task_struct *task, long ret)
+{
+	struct ls_ctx_event *e;
+	__u64 now = 0;
+
+	if (ctx_level == LS_CTX_FULL) {
+		now = bpf_ktime_get_ns();
+	}
+	/* As in ls_sys_exit: two ticks more than it counted. */
+	if (!v->sc_quiet && (now ? now - v->sc_start >= threshold_ns :
+			     (bpf_jiffies64() - v->sc_jiffies + 2) * tick_ns >= threshold_ns)) {
+		return false;
+	}
+	v->sc_task = 0;
+	if (now && now - v->sc_start >= ctx_floor_ns) {
+		e = ctx_reserve(false);
+		if (e) {
+			ctx_fill(e, LS_CTX_SYSCALL, now, task, NULL);
+			e->nr = v->sc_nr;
+			e->start = v->sc_start;
+			e->arg = ret;
+			ctx_submit(e);
+		}
+	}
+	return true;
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct ls_cpu_verdict *v = this_verdict();
 	struct task_state *s;
 	__u64 now = 0;
 
-	if (verdict_cold(task)) {
-		return 0;
+	if (v->task == (__u64)task && v->gen == tracking_gen) {
+		if (v->cold) {
+			return 0;
+		}
+		if (v->sc_task == (__u64)task && syscall_exit_fast(ctx, v, task, ret)) {
+			return 0;
+		}
 	}
 	s = any_state(task, false);
 	if (!s) {
 		return 0;
 	}
+	/* A long syscall that never left the CPU: in task storage now, ended as any other. */
+	syscall_flush(v, task, s);
 	if (s->sc_active) {
 		s->sc_active = 0;
 		now = bpf_ktime_get_ns();
@@ -1051,6 +1177,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 		/* Short for sure: nothing of it is kept, no precise clock needed. */
 		s->run_state = RS_RUNNING;
 		accum_drop(s, task->pid);
+		verdict_fast(task, s);
 		return 0;
 	}
 	if (!now) {
@@ -1063,6 +1190,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 		submit(ctx, task, s, LS_KIND_SYSCALL, now, ret);
 	}
 	accum_drop(s, task->pid);
+	verdict_fast(task, s);
 	return 0;
 }
 
@@ -1179,6 +1307,7 @@ int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	int slot;
 
 	ps = (prev->flags & PF_EXITING) || verdict_cold(prev) ? NULL : any_state(prev, true);
+	syscall_flush(this_verdict(), prev, ps);
 	s = any_state(next, false);
 	if (s) {
 		verdict_set(next, s->gen, state_cold(s));
@@ -1238,7 +1367,7 @@ int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	} else {
 		s->run_state = RS_RUNNING;
 		s->last = now;
-		return 0;
+		goto out;
 	}
 	s->run_state = RS_RUNNING;
 	s->last = now;
@@ -1247,6 +1376,11 @@ int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			submit(ctx, next, s, LS_KIND_SLEEP, now, 0);
 		}
 		accum_drop(s, tid);
+	}
+out:
+	/* Back in a syscall it blocked in, it ends the slow way: its exit drops what it kept. */
+	if (!s->in_syscall) {
+		verdict_fast(next, s);
 	}
 	return 0;
 }

@@ -254,14 +254,25 @@ struct ls_ctx_event {
 
 #define LS_CTX_HEADER_SIZE __builtin_offsetof(struct ls_ctx_event, ips)
 
-/* The BPF side's per-CPU cache of whether the task running there is cold (see verdict_cold()). */
+/*
+ * The BPF side's per-CPU cache of the task running there: whether it is cold (see
+ * verdict_cold()), and the syscall it is in while that has not left the CPU (see
+ * syscall_enter_fast()).
+ */
 #define LS_VERDICT_CPUS 1024
 struct ls_cpu_verdict {
 	__u64 task;
 	__u32 gen;
-	__u32 cold;
+	__u8 cold;
+	__u8 fast; /* tracked, no outlier in the making: its syscalls may start here */
+	__u8 sc_quiet; /* the syscall below is on the idle list */
+	__u8 pad0;
 	__u64 ctx_head; /* context events this CPU wrote into its ring (see ctx_reserve()) */
-	__u8 pad[40]; /* a cache line each */
+	__u64 sc_task; /* the task whose syscall the next fields hold, set last; or 0 */
+	__u64 sc_start;
+	__u64 sc_jiffies;
+	__s64 sc_nr;
+	__u8 pad[8]; /* a cache line each */
 };
 
 /* Values of the tracked-processes map. */
