@@ -41,6 +41,8 @@ const volatile long prctl_nr = -1;
 const volatile __u64 ctx_floor_ns = 1000000;
 /* Events kept per CPU in ctx_ring, a power of two (from user space). */
 const volatile __u32 ctx_slots = 1;
+/* Stacks kept per CPU in ctx_stacks, a power of two (from user space). */
+const volatile __u32 ctx_stack_slots = 1;
 /* How long a thread stays streamed after it last woke, or was woken by, a tracked thread. */
 const volatile __u64 interest_ns = 10000000000ULL;
 /*
@@ -190,7 +192,7 @@ struct {
 } events SEC(".maps");
 
 /*
- * The context stream (struct ls_ctx_event): ctx_slots per CPU, CPU after CPU (the size is set by
+ * The context stream (struct ls_ctx_record): ctx_slots per CPU, CPU after CPU (the size is set by
  * user space), apart from the outliers' ring buffer so that a flood of it never costs an outlier.
  */
 struct {
@@ -198,8 +200,17 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct ls_ctx_event);
+	__type(value, struct ls_ctx_record);
 } ctx_ring SEC(".maps");
+
+/* The stacks of the context stream: ctx_stack_slots per CPU, as ctx_ring. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ls_ctx_stack);
+} ctx_stacks SEC(".maps");
 
 struct block_issue {
 	__u64 ts;
@@ -389,20 +400,19 @@ static __always_inline bool streamed(struct task_state *s, __u64 now)
  */
 #define LS_CTX_SEQ_BUSY (1ULL << 63)
 
-static __always_inline void ctx_submit(struct ls_ctx_event *e)
+static __always_inline void ctx_submit(struct ls_ctx_record *e)
 {
 	asm volatile("" ::: "memory");
 	e->seq &= ~LS_CTX_SEQ_BUSY;
 }
 
-/* A slot of this CPU's ring; every slot holds a stack's room, so @with_stack is moot here. */
-static __always_inline struct ls_ctx_event *ctx_reserve(bool with_stack)
+/* A slot of this CPU's ring. */
+static __always_inline struct ls_ctx_record *ctx_reserve(void)
 {
 	__u32 cpu = bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1), idx;
-	struct ls_ctx_event *e;
+	struct ls_ctx_record *e;
 	__u64 head;
 
-	(void)with_stack;
 	head = __sync_fetch_and_add(&verdicts[cpu].ctx_head, 1);
 	idx = cpu * ctx_slots + (__u32)(head & (ctx_slots - 1));
 	e = bpf_map_lookup_elem(&ctx_ring, &idx);
@@ -414,6 +424,34 @@ static __always_inline struct ls_ctx_event *ctx_reserve(bool with_stack)
 	asm volatile("" ::: "memory");
 	stat_inc(LS_STAT_CTX_EVENTS);
 	return e;
+}
+
+/*
+ * A slot of this CPU's stack ring for the stack of @e, a record reserved on this CPU; NULL when
+ * there is none (the record then goes without). ctx_stack_done() once the stack is in.
+ */
+static __always_inline struct ls_ctx_stack *ctx_stack_reserve(struct ls_ctx_record *e)
+{
+	__u32 cpu = bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1), idx;
+	struct ls_ctx_stack *st;
+	__u64 head;
+
+	head = __sync_fetch_and_add(&verdicts[cpu].ctx_stack_head, 1);
+	idx = cpu * ctx_stack_slots + (__u32)(head & (ctx_stack_slots - 1));
+	st = bpf_map_lookup_elem(&ctx_stacks, &idx);
+	if (!st) {
+		return NULL;
+	}
+	st->seq = (head + 1) | LS_CTX_SEQ_BUSY;
+	e->stack_seq = head + 1;
+	asm volatile("" ::: "memory");
+	return st;
+}
+
+static __always_inline void ctx_stack_done(struct ls_ctx_stack *st)
+{
+	asm volatile("" ::: "memory");
+	st->seq &= ~LS_CTX_SEQ_BUSY;
 }
 
 /*
@@ -429,7 +467,7 @@ static __always_inline void copy_comm(char *dst, const struct task_struct *task)
 }
 
 /* The header of a context event about @task (and @other, which may be NULL). */
-static __always_inline void ctx_fill(struct ls_ctx_event *e, __u8 kind, __u64 now,
+static __always_inline void ctx_fill(struct ls_ctx_record *e, __u8 kind, __u64 now,
 				     struct task_struct *task, struct task_struct *other)
 {
 	e->kind = kind;
@@ -453,13 +491,14 @@ static __always_inline void ctx_fill(struct ls_ctx_event *e, __u8 kind, __u64 no
 	e->nr = -1;
 	e->arg = 0;
 	e->start = 0;
+	e->stack_seq = 0;
 }
 
 /* A simple context event about @task, if it is streamed. */
 static __always_inline void ctx_task_event(__u8 kind, struct task_struct *task,
 					   struct task_struct *other)
 {
-	struct ls_ctx_event *e;
+	struct ls_ctx_record *e;
 	__u64 now;
 
 	if (ctx_level == LS_CTX_NONE) {
@@ -469,7 +508,7 @@ static __always_inline void ctx_task_event(__u8 kind, struct task_struct *task,
 	if (!streamed(any_state(task, false), now)) {
 		return;
 	}
-	e = ctx_reserve(false);
+	e = ctx_reserve();
 	if (e) {
 		ctx_fill(e, kind, now, task, other);
 		ctx_submit(e);
@@ -484,7 +523,7 @@ static __always_inline void ctx_interest(struct task_state *s, struct task_struc
 					 struct task_struct *other, __u64 now, __u64 until,
 					 __u32 reason)
 {
-	struct ls_ctx_event *e;
+	struct ls_ctx_record *e;
 	bool was = s->interest_until > now;
 
 	if (s->tracked || (task->flags & PF_KTHREAD) || !task->pid ||
@@ -496,7 +535,7 @@ static __always_inline void ctx_interest(struct task_state *s, struct task_struc
 		return;
 	}
 	verdict_forget(task);
-	e = ctx_reserve(false);
+	e = ctx_reserve();
 	if (e) {
 		ctx_fill(e, LS_CTX_INTEREST, now, task, other);
 		e->arg = reason;
@@ -1105,7 +1144,7 @@ static __always_inline bool dying(struct task_struct *task)
 static __always_inline bool syscall_exit_fast(void *ctx, struct ls_cpu_verdict *v,
 					      struct task_struct *task, long ret)
 {
-	struct ls_ctx_event *e;
+	struct ls_ctx_record *e;
 	__u64 now = 0;
 
 	if (ctx_level == LS_CTX_FULL) {
@@ -1118,7 +1157,7 @@ static __always_inline bool syscall_exit_fast(void *ctx, struct ls_cpu_verdict *
 	}
 	v->sc_task = 0;
 	if (now && now - v->sc_start >= ctx_floor_ns) {
-		e = ctx_reserve(false);
+		e = ctx_reserve();
 		if (e) {
 			ctx_fill(e, LS_CTX_SYSCALL, now, task, NULL);
 			e->nr = v->sc_nr;
@@ -1156,7 +1195,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 		s->sc_active = 0;
 		now = bpf_ktime_get_ns();
 		if (ctx_level == LS_CTX_FULL && now - s->sc_start >= ctx_floor_ns) {
-			struct ls_ctx_event *e = ctx_reserve(false);
+			struct ls_ctx_record *e = ctx_reserve();
 
 			if (e) {
 				ctx_fill(e, LS_CTX_SYSCALL, now, task, NULL);
@@ -1211,23 +1250,28 @@ static __always_inline bool wait_is_long(struct task_state *s, __u64 now)
 static __always_inline void ctx_flush_out(struct task_struct *task, struct task_state *s, __u64 now,
 					  bool stack_readable)
 {
-	struct ls_ctx_event *e;
+	struct ls_ctx_record *e;
+	struct ls_ctx_stack *st;
 	long len;
 
 	if (!s->out_ts) {
 		return;
 	}
 	if (stack_readable && now - s->out_ts >= ctx_floor_ns) {
-		e = ctx_reserve(true);
+		e = ctx_reserve();
 		if (!e) {
 			s->out_ts = 0;
 			return;
 		}
-		len = bpf_get_task_stack(task, e->ips, sizeof(e->ips), 0);
 		ctx_fill(e, LS_CTX_SWITCH, s->out_ts, task, NULL);
-		e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
+		st = ctx_stack_reserve(e);
+		if (st) {
+			len = bpf_get_task_stack(task, st->ips, sizeof(st->ips), 0);
+			e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
+			ctx_stack_done(st);
+		}
 	} else {
-		e = ctx_reserve(false);
+		e = ctx_reserve();
 		if (!e) {
 			s->out_ts = 0;
 			return;
@@ -1255,7 +1299,7 @@ static __always_inline void ctx_switch(struct task_struct *prev, struct task_sta
 				       bool preempt, unsigned int prev_state, __u64 now)
 {
 	bool runnable = preempt || prev_state == TASK_RUNNING, prev_streamed;
-	struct ls_ctx_event *e;
+	struct ls_ctx_record *e;
 	__s64 nr = -1;
 
 	/* A switch-in whose wakeup went unseen: what was held back goes now, without a stack. */
@@ -1284,7 +1328,7 @@ static __always_inline void ctx_switch(struct task_struct *prev, struct task_sta
 		copy_comm(ps->out_next_comm, next);
 		return;
 	}
-	e = ctx_reserve(false);
+	e = ctx_reserve();
 	if (!e) {
 		return;
 	}
@@ -1507,8 +1551,9 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 				       __u64 now)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
+	struct ls_ctx_stack *st;
 	struct task_state *cs;
-	struct ls_ctx_event *e;
+	struct ls_ctx_record *e;
 	bool irq, long_wait;
 	long len;
 
@@ -1516,24 +1561,32 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 		long_wait = ps->out_ts && now - ps->out_ts >= ctx_floor_ns;
 		ctx_flush_out(p, ps, now, !p->on_cpu);
 		if (ctx_level == LS_CTX_FULL && long_wait) {
-			e = ctx_reserve(true);
+			e = ctx_reserve();
 			if (!e) {
 				return;
 			}
-			len = bpf_get_stack(ctx, e->ips, sizeof(e->ips), 0);
-			irq = len <= 0 || stack_in_interrupt(e->ips, len);
 			ctx_fill(e, LS_CTX_WAKEUP, now, p, cur);
-			e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
+			st = ctx_stack_reserve(e);
+			if (st) {
+				len = bpf_get_stack(ctx, st->ips, sizeof(st->ips), 0);
+				irq = len <= 0 || stack_in_interrupt(st->ips, len);
+				e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
+				ctx_stack_done(st);
+			} else {
+				irq = !cur->pid;
+			}
 			e->arg = irq;
 			ctx_submit(e);
 		} else {
 			/*
-			 * A short wait in the full stream gets no waker stack, and the interrupt
-			 * test without one: the idle task wakes no one itself. A short wait an
-			 * interrupt ends on a busy CPU is then taken for its current task's doing.
+			 * A wakeup without the waker's stack (a short wait, or --context sched)
+			 * gets the interrupt test without one: the idle task wakes no one itself. A
+			 * wait an interrupt ends on a busy CPU is then taken for its current task's
+			 * doing. Walking the stack to tell (waking_in_interrupt()) cost 3 us per
+			 * wakeup: --context sched cost more than full.
 			 */
-			irq = ctx_level == LS_CTX_FULL ? !cur->pid : waking_in_interrupt(ctx);
-			e = ctx_reserve(false);
+			irq = !cur->pid;
+			e = ctx_reserve();
 			if (!e) {
 				return;
 			}
@@ -1699,7 +1752,7 @@ int BPF_PROG(ls_block_rq_issue, struct request *rq)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct block_issue issue;
-	struct ls_ctx_event *e;
+	struct ls_ctx_record *e;
 	__u64 key = (__u64)rq, now;
 
 	if (ctx_level != LS_CTX_FULL) {
@@ -1713,7 +1766,7 @@ int BPF_PROG(ls_block_rq_issue, struct request *rq)
 	issue.tid = task->pid;
 	issue.pid = task->tgid;
 	bpf_map_update_elem(&block_issued, &key, &issue, BPF_ANY);
-	e = ctx_reserve(false);
+	e = ctx_reserve();
 	if (e) {
 		ctx_fill(e, LS_CTX_BLOCK_ISSUE, now, task, NULL);
 		e->arg = request_dev(rq);
@@ -1729,7 +1782,7 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(ls_block_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
 	struct block_issue *issue;
-	struct ls_ctx_event *e;
+	struct ls_ctx_record *e;
 	__u64 key = (__u64)rq;
 
 	if (ctx_level != LS_CTX_FULL) {
@@ -1739,7 +1792,7 @@ int BPF_PROG(ls_block_rq_complete, struct request *rq, blk_status_t error, unsig
 	if (!issue) {
 		return 0;
 	}
-	e = ctx_reserve(false);
+	e = ctx_reserve();
 	if (e) {
 		e->kind = LS_CTX_BLOCK_COMPLETE;
 		e->preempted = 0;

@@ -231,24 +231,48 @@ enum ls_interest_reason {
 	LS_INTEREST_WAKEE = 2, /* a tracked thread woke it (a request to a server) */
 };
 
-/* One record of the context stream, in its CPU's ring (ctx_ring); only nr_ips of ips count. */
+/*
+ * The fields of a record of the context stream. In the kernel, a record (struct ls_ctx_record)
+ * sits in its CPU's ring (ctx_ring) and its stack, if any, in the CPU's stack ring (ctx_stacks):
+ * records of a hundred bytes written one after the other stay cheap to write, where each with
+ * room for a stack cost a cache miss more per event (about 100 ns). User space reads both into
+ * one struct ls_ctx_event.
+ */
+#define LS_CTX_FIELDS                                                                              \
+	__u8 kind; /* enum ls_ctx_kind */                                                          \
+	__u8 preempted; /* LS_CTX_SWITCH: prev was preempted */                                    \
+	__u16 nr_ips;                                                                              \
+	__u32 cpu;                                                                                 \
+	__u64 ts;                                                                                  \
+	__u32 tid;                                                                                 \
+	__u32 pid;                                                                                 \
+	__u32 tid2;                                                                                \
+	__u32 pid2;                                                                                \
+	char comm[LS_TASK_COMM_LEN];                                                               \
+	char comm2[LS_TASK_COMM_LEN];                                                              \
+	__s64 nr;                                                                                  \
+	__s64 arg;                                                                                 \
+	__u64 start;                                                                               \
+	/* when it was written: ts, or later for a switch-out held back till the wakeup */         \
+	__u64 at;                                                                                  \
+	/* its place in its CPU's ring, plus one; the top bit while being written */               \
+	__u64 seq;                                                                                 \
+	/* with nr_ips: the seq of its stack in its CPU's stack ring */                            \
+	__u64 stack_seq;
+
+struct ls_ctx_record {
+	LS_CTX_FIELDS
+};
+
+/* A stack of the context stream, in its CPU's stack ring (ctx_stacks). */
+struct ls_ctx_stack {
+	__u64 seq; /* as ls_ctx_record.seq */
+	__u64 ips[LS_MAX_DEPTH];
+};
+
+/* A record of the context stream as user space hands it on: only nr_ips of ips count. */
 struct ls_ctx_event {
-	__u8 kind; /* enum ls_ctx_kind */
-	__u8 preempted; /* LS_CTX_SWITCH: prev was preempted */
-	__u16 nr_ips;
-	__u32 cpu;
-	__u64 ts;
-	__u32 tid;
-	__u32 pid;
-	__u32 tid2;
-	__u32 pid2;
-	char comm[LS_TASK_COMM_LEN];
-	char comm2[LS_TASK_COMM_LEN];
-	__s64 nr;
-	__s64 arg;
-	__u64 start;
-	__u64 at; /* when it was written: ts, or later for a switch-out held back till the wakeup */
-	__u64 seq; /* its place in its CPU's ring, plus one; the top bit while being written */
+	LS_CTX_FIELDS
 	__u64 ips[LS_MAX_DEPTH];
 };
 
@@ -272,8 +296,8 @@ struct ls_cpu_verdict {
 	__u64 sc_start;
 	__u64 sc_jiffies;
 	__s64 sc_nr;
-	__u8 pad[8]; /* a cache line each */
-};
+	__u64 ctx_stack_head; /* stacks this CPU wrote into its stack ring */
+}; /* 64 bytes: a cache line each */
 
 /* Values of the tracked-processes map. */
 enum ls_track_reason {

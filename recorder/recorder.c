@@ -889,13 +889,20 @@ static void emit_context(struct recorder *rec, struct json_object *flags)
 		return;
 	}
 	ls_verbose("record: kernel context: %" PRIu64 " events (%" PRIu64 " bytes) from %.3f, %" PRIu64
-		   " left out for room, %" PRIu64 " torn",
-		   r.emitted, r.bytes, (double)from / 1e9, r.trimmed, r.torn);
+		   " left out for room, %" PRIu64 " torn, %" PRIu64 " stacks lost",
+		   r.emitted, r.bytes, (double)from / 1e9, r.trimmed, r.torn, r.stacks_lost);
 	if (r.trimmed) {
 		snprintf(text, sizeof(text),
 			 "context-lost: the %" PRIu64 " oldest kernel context events of the window "
 			 "did not fit in half the trace's ring (raise --buffer-size)",
 			 r.trimmed);
+		json_object_array_add(flags, json_object_new_string(text));
+	}
+	if (r.stacks_lost) {
+		snprintf(text, sizeof(text),
+			 "context-lost: %" PRIu64 " stacks of the window's waits and wakeups were no "
+			 "longer in their CPU's stack ring",
+			 r.stacks_lost);
 		json_object_array_add(flags, json_object_new_string(text));
 	}
 	if (r.wrapped_ns) {

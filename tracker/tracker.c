@@ -59,9 +59,12 @@ struct tracker {
 	 * The BPF side's context rings (ctx_ring), mapped. Every event of CPU c below ctx_done[c]
 	 * written at or after ctx_low[c] was handed over already.
 	 */
-	const struct ls_ctx_event *ctx_ring;
+	const struct ls_ctx_record *ctx_ring;
 	size_t ctx_ring_size;
 	uint32_t ctx_slots;
+	const struct ls_ctx_stack *ctx_stacks; /* and their stacks (ctx_stacks) */
+	size_t ctx_stacks_size;
+	uint32_t ctx_stack_slots;
 	uint64_t *ctx_done;
 	uint64_t *ctx_low;
 	uint64_t received;
@@ -211,16 +214,47 @@ static const char *comm_of(pid_t pid, char *buf, size_t size)
 	return buf;
 }
 
-/* Context events kept per CPU: 16384 (7 MB), or fewer for all CPUs to stay under 256 MB. */
+/*
+ * Context records kept per CPU: 16384 (1.8 MB), and a stack for one in 16 (1024, 0.4 MB); fewer
+ * for all CPUs to stay under 256 MB.
+ */
 static uint32_t ctx_slots_for(int ncpus)
 {
-	uint64_t cap = (256ULL << 20) / sizeof(struct ls_ctx_event) / (uint64_t)ncpus;
+	uint64_t cap = (256ULL << 20) /
+		       (sizeof(struct ls_ctx_record) + sizeof(struct ls_ctx_stack) / 16) /
+		       (uint64_t)ncpus;
 	uint32_t slots = 16384;
 
 	while (slots > 256 && slots > cap) {
 		slots /= 2;
 	}
 	return slots;
+}
+
+/*
+ * The stack of record @e of @cpu's ring into @dst (e's copy): nr_ips is 0 when the stack ring
+ * went round since (counted in @r->stacks_lost).
+ */
+static void ctx_copy_stack(struct tracker *tr, int cpu, struct ls_ctx_event *dst,
+			   struct tracker_ctx_read *r)
+{
+	const struct ls_ctx_stack *st;
+	uint64_t seq = dst->stack_seq;
+
+	if (!dst->nr_ips) {
+		return;
+	}
+	st = &tr->ctx_stacks[(size_t)cpu * tr->ctx_stack_slots +
+			     ((seq - 1) & (tr->ctx_stack_slots - 1))];
+	if (seq && __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE) == seq) {
+		memcpy(dst->ips, st->ips, dst->nr_ips * sizeof(__u64));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&st->seq, __ATOMIC_RELAXED) == seq) {
+			return;
+		}
+	}
+	dst->nr_ips = 0;
+	r->stacks_lost++;
 }
 
 /*
@@ -256,7 +290,7 @@ static int ctx_by_time(const void *a, const void *b)
 int tracker_read_context(struct tracker *tr, uint64_t from_ns, uint64_t max_bytes,
 			 struct tracker_ctx_read *r)
 {
-	const struct ls_ctx_event *slot;
+	const struct ls_ctx_record *slot;
 	struct ls_ctx_event *copy = NULL, **order = NULL;
 	uint64_t head, i, seq, oldest, bytes = 0;
 	size_t n = 0, cap, k, first;
@@ -284,7 +318,7 @@ int tracker_read_context(struct tracker *tr, uint64_t from_ns, uint64_t max_byte
 				r->torn++;
 				continue;
 			}
-			memcpy(&copy[n], slot, LS_CTX_HEADER_SIZE + slot->nr_ips * sizeof(__u64));
+			memcpy(&copy[n], slot, sizeof(*slot));
 			__atomic_thread_fence(__ATOMIC_ACQUIRE);
 			if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != seq ||
 			    copy[n].nr_ips > LS_MAX_DEPTH) {
@@ -299,6 +333,7 @@ int tracker_read_context(struct tracker *tr, uint64_t from_ns, uint64_t max_byte
 						     copy[n].at >= tr->ctx_low[cpu])) {
 				continue;
 			}
+			ctx_copy_stack(tr, cpu, &copy[n], r);
 			order[n] = &copy[n];
 			n++;
 		}
@@ -592,6 +627,10 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	tr->ctx_slots = ctx_slots_for(tr->ncpus);
 	tr->skel->rodata->ctx_slots = tr->ctx_slots;
 	bpf_map__set_max_entries(tr->skel->maps.ctx_ring, (__u32)tr->ncpus * tr->ctx_slots);
+	tr->ctx_stack_slots = tr->ctx_slots / 16;
+	tr->skel->rodata->ctx_stack_slots = tr->ctx_stack_slots;
+	bpf_map__set_max_entries(tr->skel->maps.ctx_stacks,
+				 (__u32)tr->ncpus * tr->ctx_stack_slots);
 	tr->ctx_done = calloc((size_t)tr->ncpus, sizeof(*tr->ctx_done));
 	tr->ctx_low = calloc((size_t)tr->ncpus, sizeof(*tr->ctx_low));
 	if (!tr->ctx_done || !tr->ctx_low) {
@@ -634,13 +673,23 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 		ls_err("tracker: cannot open the ring buffer: %s", strerror(errno));
 		goto fail;
 	}
-	tr->ctx_ring_size = (size_t)tr->ncpus * tr->ctx_slots * sizeof(struct ls_ctx_event);
+	tr->ctx_ring_size = (size_t)tr->ncpus * tr->ctx_slots * sizeof(struct ls_ctx_record);
 	tr->ctx_ring = mmap(NULL, tr->ctx_ring_size, PROT_READ, MAP_SHARED,
 			    bpf_map__fd(tr->skel->maps.ctx_ring), 0);
 	if (tr->ctx_ring == MAP_FAILED) {
 		err = -errno;
 		tr->ctx_ring = NULL;
 		ls_err("tracker: cannot map the context rings: %s", strerror(errno));
+		goto fail;
+	}
+	tr->ctx_stacks_size =
+		(size_t)tr->ncpus * tr->ctx_stack_slots * sizeof(struct ls_ctx_stack);
+	tr->ctx_stacks = mmap(NULL, tr->ctx_stacks_size, PROT_READ, MAP_SHARED,
+			      bpf_map__fd(tr->skel->maps.ctx_stacks), 0);
+	if (tr->ctx_stacks == MAP_FAILED) {
+		err = -errno;
+		tr->ctx_stacks = NULL;
+		ls_err("tracker: cannot map the context stack rings: %s", strerror(errno));
 		goto fail;
 	}
 	*trackerp = tr;
@@ -927,6 +976,9 @@ void tracker_close(struct tracker *tr)
 		json_object_put(tr->parked[--tr->nr_parked].outlier);
 	}
 	ring_buffer__free(tr->ring);
+	if (tr->ctx_stacks) {
+		munmap((void *)tr->ctx_stacks, tr->ctx_stacks_size);
+	}
 	if (tr->ctx_ring) {
 		munmap((void *)tr->ctx_ring, tr->ctx_ring_size);
 	}

@@ -81,6 +81,7 @@ struct tracker_ctx_read {
 	uint64_t emitted; /* handed to the consumer */
 	uint64_t trimmed; /* in the window, left out, oldest first, to stay under the byte budget */
 	uint64_t torn; /* written over while read, or still being written */
+	uint64_t stacks_lost; /* stacks the stack ring no longer held: their events go without */
 	uint64_t wrapped_ns; /* the longest stretch of the window that some CPU's ring no longer held */
 	uint64_t bytes; /* the size of what was handed over, as tracker_ctx_event_size() counts */
 };
