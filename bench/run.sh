@@ -377,11 +377,25 @@ pg_round() {
 	# A short run first: the server's own caches warm up alike in both configurations.
 	"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -c 4 -j 2 -T 1 postgres >/dev/null 2>&1 || true
 	[ -n "$PG_CG" ] && u0=$(cat "$PG_CG/cpuacct.usage")
+	# latsnap's own CPU time (clock ticks) over the run: the subshell exec'd it, or -a's.
+	local lpid='' l0='' l1='' w0 w1
+	case $cfg in
+	traced | ctx* | nosnap) lpid=$pid ;;
+	all) lpid=$all ;;
+	esac
+	[ -n "$lpid" ] && l0=$(awk '{ print $14 + $15 }' "/proc/$lpid/stat" 2>/dev/null)
+	w0=$(date +%s%N)
 	bpf_runs >"$TMP/bpf0"
 	"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -c 4 -j 2 -T "$PG_SECONDS" postgres \
 		>"$TMP/pgbench.out" 2>&1 || true
 	bpf_runs >"$TMP/bpf1"
 	[ -n "$PG_CG" ] && u1=$(cat "$PG_CG/cpuacct.usage")
+	w1=$(date +%s%N)
+	[ -n "$lpid" ] && l1=$(awk '{ print $14 + $15 }' "/proc/$lpid/stat" 2>/dev/null)
+	if [ -n "$l0" ] && [ -n "$l1" ]; then
+		record pg_latcpu "$cfg" "$(awk -v a="$l0" -v b="$l1" -v t="$(getconf CLK_TCK)" \
+			-v w=$((w1 - w0)) 'BEGIN { printf "%.2f", (b - a) / t / (w / 1e9) * 100 }')"
+	fi
 	v=$(pg_tps "$TMP/pgbench.out")
 	txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$TMP/pgbench.out")
 	if [ -n "$v" ]; then
@@ -709,6 +723,15 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 			fi
 		}
 		echo
+		echo "latsnap's own CPU during the pgbench runs (no outlier: nothing slow), % of one CPU, medians:"
+		echo
+		echo "| configuration | latsnap's CPU |"
+		echo "|---|---:|"
+		for cfg in $PG_CONFIGS; do
+			v=$(result pg_latcpu "$cfg")
+			[ -n "$v" ] && echo "| $cfg | $(fmt "$v" %.2f)% |"
+		done
+		echo
 		echo "Goals (issue 18), snapshots on:"
 		echo
 		goal "CPU per transaction ≥ 0.95× untraced" "${tcpu:-0} >= 0.95" "${tcpu:+$(fmt "$tcpu" %.3f)×}"
@@ -716,6 +739,8 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 			"${tcpu:-0} >= 0.98 * ${fcpu:-1}" "${tcpu:+$(awk -v t="$tcpu" -v f="${fcpu:-0}" 'BEGIN { printf "%.3f×", f ? t / f : 0 }')}"
 		goal "BPF ns per transaction ≤ 1.5× the floor's" "${ttot:-0} <= 1.5 * ${ftot:-0}" \
 			"${ttot:+$(awk -v t="$ttot" -v f="${ftot:-0}" 'BEGIN { printf "%.0f against %.0f ns, %.2f×", t, f, f ? t / f : 0 }')}"
+		lcpu=$(result pg_latcpu traced)
+		goal "latsnap's own CPU while nothing is slow ≤ 1% of one CPU" "${lcpu:-100} <= 1" "${lcpu:+$(fmt "$lcpu" %.2f)%}"
 		acpu=$(result postgres_r all)
 		atot=$(result pgbpf_total all)
 		echo

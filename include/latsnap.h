@@ -276,7 +276,6 @@ struct ls_ctx_event {
 	__u64 ips[LS_MAX_DEPTH];
 };
 
-#define LS_CTX_HEADER_SIZE __builtin_offsetof(struct ls_ctx_event, ips)
 
 /*
  * The BPF side's per-CPU cache of the task running there: whether it is cold (see

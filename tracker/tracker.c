@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,16 +215,21 @@ static const char *comm_of(pid_t pid, char *buf, size_t size)
 	return buf;
 }
 
+/* A record, then the stack: tracker_read_context() copies the one into the other's head. */
+_Static_assert(offsetof(struct ls_ctx_event, ips) == sizeof(struct ls_ctx_record),
+	       "struct ls_ctx_event begins with struct ls_ctx_record's fields");
+_Static_assert(sizeof(struct ls_cpu_verdict) == 64, "struct ls_cpu_verdict is a cache line");
+
 /*
- * Context records kept per CPU: 16384 (1.8 MB), and a stack for one in 16 (1024, 0.4 MB); fewer
- * for all CPUs to stay under 256 MB.
+ * Context records kept per CPU: 65536 (7 MB, about 1.7 s of a busy PostgreSQL's switches and
+ * wakeups), and a stack for one in 16 (4096, 1.6 MB); fewer for all CPUs to stay under 256 MB.
  */
 static uint32_t ctx_slots_for(int ncpus)
 {
 	uint64_t cap = (256ULL << 20) /
 		       (sizeof(struct ls_ctx_record) + sizeof(struct ls_ctx_stack) / 16) /
 		       (uint64_t)ncpus;
-	uint32_t slots = 16384;
+	uint32_t slots = 65536;
 
 	while (slots > 256 && slots > cap) {
 		slots /= 2;
@@ -231,50 +237,143 @@ static uint32_t ctx_slots_for(int ncpus)
 	return slots;
 }
 
-/*
- * The stack of record @e of @cpu's ring into @dst (e's copy): nr_ips is 0 when the stack ring
- * went round since (counted in @r->stacks_lost).
- */
-static void ctx_copy_stack(struct tracker *tr, int cpu, struct ls_ctx_event *dst,
-			   struct tracker_ctx_read *r)
-{
-	const struct ls_ctx_stack *st;
-	uint64_t seq = dst->stack_seq;
+/* A record of the window a read hands over, with its stack (index into the read's stacks). */
+struct ctx_item {
+	struct ls_ctx_record rec;
+	long stack; /* or -1 */
+};
 
-	if (!dst->nr_ips) {
-		return;
+struct ctx_read {
+	struct ctx_item *items;
+	size_t nr, cap;
+	__u64 (*stacks)[LS_MAX_DEPTH];
+	size_t nr_stacks, cap_stacks;
+};
+
+static int grow(void **array, size_t *cap, size_t nr, size_t size)
+{
+	size_t want = *cap ? *cap * 2 : 1024;
+	void *p;
+
+	if (nr < *cap) {
+		return 0;
+	}
+	p = realloc(*array, want * size);
+	if (!p) {
+		return -ENOMEM;
+	}
+	*array = p;
+	*cap = want;
+	return 0;
+}
+
+/*
+ * The stack of @it, a record of @cpu's ring, into the read: it->stack stays -1 and nr_ips goes
+ * to 0 when the stack ring went round since (counted in @r->stacks_lost).
+ */
+static int ctx_copy_stack(struct tracker *tr, int cpu, struct ctx_read *cr, struct ctx_item *it,
+			  struct tracker_ctx_read *r)
+{
+	uint64_t seq = it->rec.stack_seq;
+	const struct ls_ctx_stack *st;
+	int err;
+
+	it->stack = -1;
+	if (!it->rec.nr_ips) {
+		return 0;
+	}
+	err = grow((void **)&cr->stacks, &cr->cap_stacks, cr->nr_stacks, sizeof(*cr->stacks));
+	if (err) {
+		return err;
 	}
 	st = &tr->ctx_stacks[(size_t)cpu * tr->ctx_stack_slots +
 			     ((seq - 1) & (tr->ctx_stack_slots - 1))];
 	if (seq && __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE) == seq) {
-		memcpy(dst->ips, st->ips, dst->nr_ips * sizeof(__u64));
+		memcpy(cr->stacks[cr->nr_stacks], st->ips, it->rec.nr_ips * sizeof(__u64));
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&st->seq, __ATOMIC_RELAXED) == seq) {
-			return;
+			it->stack = (long)cr->nr_stacks++;
+			return 0;
 		}
 	}
-	dst->nr_ips = 0;
+	it->rec.nr_ips = 0;
 	r->stacks_lost++;
+	return 0;
 }
 
 /*
- * tracker_ctx_event_size - about what @e takes in the trace as a latsnap_kernel:* event (the
- * header, the payload, the stack): the byte budget of tracker_read_context() counts in it.
+ * tracker_ctx_event_size - about what an event with @nr_ips addresses takes in the trace as a
+ * latsnap_kernel:* event (the header, the payload, the stack): the byte budget of
+ * tracker_read_context() counts in it.
  */
-uint64_t tracker_ctx_event_size(const struct ls_ctx_event *e)
+uint64_t tracker_ctx_event_size(unsigned int nr_ips)
 {
-	return 160 + (uint64_t)e->nr_ips * sizeof(__u64);
+	return 160 + (uint64_t)nr_ips * sizeof(__u64);
 }
 
 static int ctx_by_time(const void *a, const void *b)
 {
-	const struct ls_ctx_event *x = *(const struct ls_ctx_event *const *)a;
-	const struct ls_ctx_event *y = *(const struct ls_ctx_event *const *)b;
+	const struct ls_ctx_record *x = &(*(const struct ctx_item *const *)a)->rec;
+	const struct ls_ctx_record *y = &(*(const struct ctx_item *const *)b)->rec;
 
 	if (x->ts != y->ts) {
 		return x->ts < y->ts ? -1 : 1;
 	}
 	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* The records of @cpu's ring written at or after @from_ns and not handed over before. */
+static int ctx_read_cpu(struct tracker *tr, int cpu, uint64_t from_ns, struct ctx_read *cr,
+			struct tracker_ctx_read *r)
+{
+	uint64_t head, i, seq, oldest = UINT64_MAX;
+	const struct ls_ctx_record *slot;
+	struct ctx_item *it;
+	int err = 0;
+
+	head = __atomic_load_n(&tr->skel->bss->verdicts[cpu].ctx_head, __ATOMIC_ACQUIRE);
+	for (i = head > tr->ctx_slots ? head - tr->ctx_slots : 0; i < head; i++) {
+		err = grow((void **)&cr->items, &cr->cap, cr->nr, sizeof(*cr->items));
+		if (err) {
+			goto out;
+		}
+		it = &cr->items[cr->nr];
+		slot = &tr->ctx_ring[(size_t)cpu * tr->ctx_slots + (i & (tr->ctx_slots - 1))];
+		seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
+		if (seq != i + 1) {
+			r->torn++;
+			continue;
+		}
+		memcpy(&it->rec, slot, sizeof(*slot));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != seq ||
+		    it->rec.nr_ips > LS_MAX_DEPTH) {
+			r->torn++;
+			continue;
+		}
+		if (it->rec.at < oldest) {
+			oldest = it->rec.at;
+		}
+		/* Handed over by an earlier read, or older than the window. */
+		if (it->rec.at < from_ns ||
+		    (i < tr->ctx_done[cpu] && it->rec.at >= tr->ctx_low[cpu])) {
+			continue;
+		}
+		err = ctx_copy_stack(tr, cpu, cr, it, r);
+		if (err) {
+			goto out;
+		}
+		cr->nr++;
+	}
+	/* The ring went round inside the window: its start is gone. */
+	if (head > tr->ctx_slots && oldest != UINT64_MAX && oldest > from_ns &&
+	    oldest - from_ns > r->wrapped_ns) {
+		r->wrapped_ns = oldest - from_ns;
+	}
+	tr->ctx_done[cpu] = head;
+	tr->ctx_low[cpu] = from_ns;
+out:
+	return err;
 }
 
 /*
@@ -290,66 +389,33 @@ static int ctx_by_time(const void *a, const void *b)
 int tracker_read_context(struct tracker *tr, uint64_t from_ns, uint64_t max_bytes,
 			 struct tracker_ctx_read *r)
 {
-	const struct ls_ctx_record *slot;
-	struct ls_ctx_event *copy = NULL, **order = NULL;
-	uint64_t head, i, seq, oldest, bytes = 0;
-	size_t n = 0, cap, k, first;
+	struct ctx_read cr = { 0 };
+	struct ctx_item **order = NULL;
+	struct ls_ctx_event ev;
+	uint64_t bytes = 0;
+	size_t k, first;
 	int cpu, err = 0;
 
 	memset(r, 0, sizeof(*r));
 	if (!tr->ctx_ring || !tr->ctx_fn) {
 		return 0;
 	}
-	cap = (size_t)tr->ncpus * tr->ctx_slots;
-	copy = malloc(cap * sizeof(*copy));
-	order = malloc(cap * sizeof(*order));
-	if (!copy || !order) {
+	for (cpu = 0; cpu < tr->ncpus && cpu < LS_VERDICT_CPUS && !err; cpu++) {
+		err = ctx_read_cpu(tr, cpu, from_ns, &cr, r);
+	}
+	order = err ? NULL : malloc((cr.nr ? cr.nr : 1) * sizeof(*order));
+	if (!order) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (cpu = 0; cpu < tr->ncpus && cpu < LS_VERDICT_CPUS; cpu++) {
-		head = __atomic_load_n(&tr->skel->bss->verdicts[cpu].ctx_head, __ATOMIC_ACQUIRE);
-		i = head > tr->ctx_slots ? head - tr->ctx_slots : 0;
-		oldest = UINT64_MAX;
-		for (; i < head; i++) {
-			slot = &tr->ctx_ring[(size_t)cpu * tr->ctx_slots + (i & (tr->ctx_slots - 1))];
-			seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
-			if (seq != i + 1 || slot->nr_ips > LS_MAX_DEPTH) {
-				r->torn++;
-				continue;
-			}
-			memcpy(&copy[n], slot, sizeof(*slot));
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
-			if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != seq ||
-			    copy[n].nr_ips > LS_MAX_DEPTH) {
-				r->torn++;
-				continue;
-			}
-			if (copy[n].at < oldest) {
-				oldest = copy[n].at;
-			}
-			/* Handed over by an earlier read, or older than the window. */
-			if (copy[n].at < from_ns || (i < tr->ctx_done[cpu] &&
-						     copy[n].at >= tr->ctx_low[cpu])) {
-				continue;
-			}
-			ctx_copy_stack(tr, cpu, &copy[n], r);
-			order[n] = &copy[n];
-			n++;
-		}
-		/* The ring went round inside the window: its start is gone. */
-		if (head > tr->ctx_slots && oldest != UINT64_MAX && oldest > from_ns &&
-		    oldest - from_ns > r->wrapped_ns) {
-			r->wrapped_ns = oldest - from_ns;
-		}
-		tr->ctx_done[cpu] = head;
-		tr->ctx_low[cpu] = from_ns;
+	for (k = 0; k < cr.nr; k++) {
+		order[k] = &cr.items[k];
 	}
-	ls_sort(order, n, sizeof(*order), ctx_by_time);
+	ls_sort(order, cr.nr, sizeof(*order), ctx_by_time);
 	/* The newest that fit: a wait's end, and its wakeup, matter most. */
-	first = n;
+	first = cr.nr;
 	while (first > 0) {
-		uint64_t size = tracker_ctx_event_size(order[first - 1]);
+		uint64_t size = tracker_ctx_event_size(order[first - 1]->rec.nr_ips);
 
 		if (bytes + size > max_bytes) {
 			break;
@@ -359,13 +425,18 @@ int tracker_read_context(struct tracker *tr, uint64_t from_ns, uint64_t max_byte
 	}
 	r->trimmed = first;
 	r->bytes = bytes;
-	for (k = first; k < n; k++) {
-		tr->ctx_fn(order[k], tr->ctx_ctx);
+	for (k = first; k < cr.nr; k++) {
+		memcpy(&ev, &order[k]->rec, sizeof(order[k]->rec));
+		if (order[k]->stack >= 0) {
+			memcpy(ev.ips, cr.stacks[order[k]->stack], ev.nr_ips * sizeof(__u64));
+		}
+		tr->ctx_fn(&ev, tr->ctx_ctx);
 		r->emitted++;
 	}
 out:
 	free(order);
-	free(copy);
+	free(cr.items);
+	free(cr.stacks);
 	return err;
 }
 

@@ -86,7 +86,7 @@ struct tracker_ctx_read {
 	uint64_t bytes; /* the size of what was handed over, as tracker_ctx_event_size() counts */
 };
 
-uint64_t tracker_ctx_event_size(const struct ls_ctx_event *e);
+uint64_t tracker_ctx_event_size(unsigned int nr_ips);
 int tracker_read_context(struct tracker *tr, uint64_t from_ns, uint64_t max_bytes,
 			 struct tracker_ctx_read *r);
 int tracker_settle(struct tracker *tr, int timeout_ms);
