@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,15 +166,30 @@ static int add_contexts(struct lttng_handle *handle, const char *channel)
 	return 0;
 }
 
+/*
+ * latsnap's own providers are recorded from this process only: with per-UID buffers, every
+ * process of the user that hits a tracepoint writes into every session that enabled it, so a
+ * second latsnap's outliers and kernel context would land in this one's snapshots.
+ */
+static bool own_provider(const char *pattern)
+{
+	return !strcmp(pattern, "latsnap:*") || !strcmp(pattern, "latsnap_kernel:*");
+}
+
 static int enable_ust_event(struct lttng_handle *handle, const char *pattern)
 {
 	struct lttng_event ev;
+	char filter[64];
 
 	memset(&ev, 0, sizeof(ev));
 	ev.type = LTTNG_EVENT_TRACEPOINT;
 	ev.loglevel_type = LTTNG_EVENT_LOGLEVEL_ALL;
 	snprintf(ev.name, sizeof(ev.name), "%s", pattern);
-	return ctl_err(lttng_enable_event(handle, &ev, CHANNEL_NAME), pattern);
+	if (!own_provider(pattern)) {
+		return ctl_err(lttng_enable_event(handle, &ev, CHANNEL_NAME), pattern);
+	}
+	snprintf(filter, sizeof(filter), "$ctx.vpid == %d", (int)getpid());
+	return ctl_err(lttng_enable_event_with_filter(handle, &ev, CHANNEL_NAME, filter), pattern);
 }
 
 /*

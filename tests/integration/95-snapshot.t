@@ -695,5 +695,30 @@ ok '[[ " $KEPT2 " == *" ${NAPS[2]:-x} "* ]]' "h) the worst nap (800 ms), which c
 diag "h) policy, with room for 2; totals: $(totals "$TMPD/h2.err") (outliers snapshots skipped):"
 policy "$TMPD/h2.out" "$H2"
 
+# --- i) two latsnaps at once -------------------------------------------------------------------
+# Per-UID buffers: a process that hits an enabled tracepoint writes into every session of its
+# user. Each latsnap records its own providers' events only: the outliers, stacks and kernel
+# context of the other one stay out of its snapshots.
+IA=$TMPD/ia.d IB=$TMPD/ib.d
+snap ia -t 20ms --post 200ms -o "$IA" -- sh -c "'$WL/sleeper' 150 3 30" &
+IAPID=$!
+sleep 0.2
+snap ib -t 20ms --post 100ms -o "$IB" -- sh -c "'$WL/sleeper' 60 6 20"
+wait "$IAPID"
+is "$(complete "$IA" | grep -c '')$(complete "$IB" | grep -c '')" "$(dirs "$IA" | grep -c '')$(dirs "$IB" | grep -c '')" \
+	"i) both wrote complete snapshots"
+for t in ia ib; do
+	D=$TMPD/$t.d
+	babeltrace2 "$D"/*/trace >"$TMPD/$t.bt" 2>/dev/null
+	# The vpid of the latsnap_kernel and latsnap events, one per line.
+	VPIDS=$(grep -E "^\[[^]]*\] \([^)]*\) [^ ]+ latsnap(_kernel)?:" "$TMPD/$t.bt" |
+		grep -o 'vpid = [0-9]*' | awk '{ print $3 }' | sort -u | paste -sd' ')
+	ok '[ -n "$VPIDS" ] && [ "$(wc -w <<<"$VPIDS")" = 1 ]' \
+		"i) $t: its latsnap and latsnap_kernel events all come from one process ($VPIDS)"
+done
+OTHER=$(jq -r .tid "$TMPD/ib.out" 2>/dev/null | sort -u | paste -sd'|')
+ok '[ -n "$OTHER" ] && ! grep -qE " latsnap(_kernel)?:[a-z_]+: .*[ _](tid|prev_tid|next_tid) = ($OTHER)[,} ]" "$TMPD/ia.bt"' \
+	"i) ia's trace has no event about ib's sleeper ($OTHER)"
+
 diag "wall time: $((($(date +%s%N) - T_START) / 1000000)) ms"
 done_testing
