@@ -753,8 +753,13 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 		t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped, t.ringbuf_lost,
 		t.stack_failed, t.stacks_dropped, t.accum_full, t.runs_skipped);
 	ls_verbose("record: signals to the preload library: %" PRIu64 " sent, %" PRIu64
-		   " not sent (blocked or pending), %" PRIu64 " refused by the kernel (busy)",
-		   t.signals, t.signal_skipped, t.signal_busy);
+		   " not sent (blocked or pending), %" PRIu64 " refused by the kernel (busy), %" PRIu64
+		   " owed at a switch and refused; %" PRIu64 " stacks reported back, %" PRIu64
+		   " reports refused (not signalled)",
+		   t.signals, t.signal_skipped, t.signal_busy, t.signal_refused, t.unwound,
+		   t.unwound_refused);
+	ls_verbose("record: user stacks walked at a switch-out from user code: %" PRIu64,
+		   t.user_walks);
 	if (t.ctx_events || t.ctx_lost) {
 		ls_verbose("record: kernel context stream: %" PRIu64 " events, %" PRIu64
 			   " lost (no slot in its ring)",

@@ -160,6 +160,10 @@ void tracker_totals(struct tracker *tr, struct tracker_totals *totals)
 	totals->signal_skipped = stat_sum(tr, LS_STAT_SIGNAL_SKIPPED);
 	totals->ctx_events = stat_sum(tr, LS_STAT_CTX_EVENTS);
 	totals->ctx_lost = stat_sum(tr, LS_STAT_CTX_LOST);
+	totals->unwound = stat_sum(tr, LS_STAT_UNWOUND);
+	totals->unwound_refused = stat_sum(tr, LS_STAT_UNWOUND_REFUSED);
+	totals->user_walks = stat_sum(tr, LS_STAT_USER_WALKS);
+	totals->signal_refused = stat_sum(tr, LS_STAT_SIGNAL_REFUSED);
 }
 
 static void flag_new_loss(struct json_object *flags, const char *what, uint64_t now, uint64_t *seen)

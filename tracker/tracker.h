@@ -46,6 +46,10 @@ struct tracker_totals {
 	uint64_t signal_skipped; /* not sent: the thread blocked it or had it pending */
 	uint64_t ctx_events; /* sent on the kernel context stream */
 	uint64_t ctx_lost; /* the context stream had no room for */
+	uint64_t unwound; /* stacks the preload library reported */
+	uint64_t unwound_refused; /* reports from threads latsnap had not signalled */
+	uint64_t user_walks; /* user stacks walked at a switch-out from user code */
+	uint64_t signal_refused; /* owed signals the kernel would not send */
 };
 
 /*
