@@ -732,25 +732,24 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 			[ -n "$v" ] && echo "| $cfg | $(fmt "$v" %.2f)% |"
 		done
 		echo
+		# run_goals CPU-RATIO BPF-TOTAL: the three goals every configuration of issue 18 has.
+		run_goals() {
+			goal "CPU per transaction ≥ 0.95× untraced" "${1:-0} >= 0.95" "${1:+$(fmt "$1" %.3f)×}"
+			goal "CPU per transaction ≥ 0.98× the floor's" \
+				"${1:-0} >= 0.98 * ${fcpu:-1}" "${1:+$(awk -v t="$1" -v f="${fcpu:-0}" 'BEGIN { printf "%.3f×", f ? t / f : 0 }')}"
+			goal "BPF ns per transaction ≤ 1.5× the floor's" "${2:-0} <= 1.5 * ${ftot:-0}" \
+				"${2:+$(awk -v t="$2" -v f="${ftot:-0}" 'BEGIN { printf "%.0f against %.0f ns, %.2f×", t, f, f ? t / f : 0 }')}"
+		}
 		echo "Goals (issue 18), snapshots on:"
 		echo
-		goal "CPU per transaction ≥ 0.95× untraced" "${tcpu:-0} >= 0.95" "${tcpu:+$(fmt "$tcpu" %.3f)×}"
-		goal "CPU per transaction ≥ 0.98× the floor's" \
-			"${tcpu:-0} >= 0.98 * ${fcpu:-1}" "${tcpu:+$(awk -v t="$tcpu" -v f="${fcpu:-0}" 'BEGIN { printf "%.3f×", f ? t / f : 0 }')}"
-		goal "BPF ns per transaction ≤ 1.5× the floor's" "${ttot:-0} <= 1.5 * ${ftot:-0}" \
-			"${ttot:+$(awk -v t="$ttot" -v f="${ftot:-0}" 'BEGIN { printf "%.0f against %.0f ns, %.2f×", t, f, f ? t / f : 0 }')}"
+		run_goals "$tcpu" "$ttot"
 		lcpu=$(result pg_latcpu traced)
 		goal "latsnap's own CPU while nothing is slow ≤ 1% of one CPU" "${lcpu:-100} <= 1" "${lcpu:+$(fmt "$lcpu" %.2f)%}"
-		acpu=$(result postgres_r all)
 		atot=$(result pgbpf_total all)
 		echo
 		echo "Goals (issue 18), with -a (every thread of the machine tracked, pgbench's too):"
 		echo
-		goal "CPU per transaction ≥ 0.95× untraced" "${acpu:-0} >= 0.95" "${acpu:+$(fmt "$acpu" %.3f)×}"
-		goal "CPU per transaction ≥ 0.98× the floor's" \
-			"${acpu:-0} >= 0.98 * ${fcpu:-1}" "${acpu:+$(awk -v t="$acpu" -v f="${fcpu:-0}" 'BEGIN { printf "%.3f×", f ? t / f : 0 }')}"
-		goal "BPF ns per transaction ≤ 1.5× the floor's" "${atot:-0} <= 1.5 * ${ftot:-0}" \
-			"${atot:+$(awk -v t="$atot" -v f="${ftot:-0}" 'BEGIN { printf "%.0f against %.0f ns, %.2f×", t, f, f ? t / f : 0 }')}"
+		run_goals "$(result postgres_r all)" "$atot"
 		echo
 		echo "BPF run time per transaction, per program (kernel.bpf_stats_enabled, which adds ~35 ns a run), medians:"
 		echo

@@ -1039,6 +1039,25 @@ static __always_inline void syscall_enter_fast(struct ls_cpu_verdict *v, struct 
 	v->sc_task = (__u64)task;
 }
 
+/* A tracked thread's syscall @nr began at @start (@jiffies): its state starts over. */
+static __always_inline void syscall_begin(struct task_state *s, long nr, bool quiet, __u64 start,
+					  __u64 jiffies)
+{
+	s->in_syscall = 1;
+	s->quiet = quiet;
+	s->nr = nr;
+	s->start = start;
+	s->start_jiffies = jiffies;
+	s->last = start;
+	s->run_state = RS_RUNNING;
+	s->on_cpu = 0;
+	s->blocked = 0;
+	s->runq = 0;
+	s->switches = 0;
+	s->cur_slot = -1;
+	s->unseen_switch = 0;
+}
+
 /*
  * syscall_flush - @task leaves the CPU (or ends a long syscall) inside the syscall its CPU's
  * cache holds: into its task storage, as a slow entry would have written it. @s may be NULL
@@ -1054,19 +1073,7 @@ static __always_inline void syscall_flush(struct ls_cpu_verdict *v, struct task_
 	if (!s || !s->tracked) {
 		return;
 	}
-	s->in_syscall = 1;
-	s->quiet = v->sc_quiet;
-	s->nr = v->sc_nr;
-	s->start = v->sc_start;
-	s->start_jiffies = v->sc_jiffies;
-	s->last = s->start;
-	s->run_state = RS_RUNNING;
-	s->on_cpu = 0;
-	s->blocked = 0;
-	s->runq = 0;
-	s->switches = 0;
-	s->cur_slot = -1;
-	s->unseen_switch = 0;
+	syscall_begin(s, v->sc_nr, v->sc_quiet, v->sc_start, v->sc_jiffies);
 	if (ctx_level == LS_CTX_FULL) {
 		s->sc_start = s->start;
 		s->sc_nr = s->nr;
@@ -1111,19 +1118,8 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	}
 	accum_drop(s, task->pid);
-	s->in_syscall = 1;
-	s->quiet = idle_syscall(id) && !include_idle;
-	s->nr = id;
-	s->start = now ? now : bpf_ktime_get_ns();
-	s->start_jiffies = bpf_jiffies64();
-	s->last = s->start;
-	s->run_state = RS_RUNNING;
-	s->on_cpu = 0;
-	s->blocked = 0;
-	s->runq = 0;
-	s->switches = 0;
-	s->cur_slot = -1;
-	s->unseen_switch = 0;
+	syscall_begin(s, id, idle_syscall(id) && !include_idle, now ? now : bpf_ktime_get_ns(),
+		      bpf_jiffies64());
 	return 0;
 }
 

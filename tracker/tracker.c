@@ -219,6 +219,19 @@ static const char *comm_of(pid_t pid, char *buf, size_t size)
 	return buf;
 }
 
+/* @size bytes of the mmapable array @map, to read; NULL with *err set on failure, said. */
+static void *map_read_only(const struct bpf_map *map, size_t size, int *err)
+{
+	void *p = mmap(NULL, size, PROT_READ, MAP_SHARED, bpf_map__fd(map), 0);
+
+	if (p == MAP_FAILED) {
+		*err = -errno;
+		ls_err("tracker: cannot map %s: %s", bpf_map__name(map), strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
 /* A record, then the stack: tracker_read_context() copies the one into the other's head. */
 _Static_assert(offsetof(struct ls_ctx_event, ips) == sizeof(struct ls_ctx_record),
 	       "struct ls_ctx_event begins with struct ls_ctx_record's fields");
@@ -749,22 +762,14 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 		goto fail;
 	}
 	tr->ctx_ring_size = (size_t)tr->ncpus * tr->ctx_slots * sizeof(struct ls_ctx_record);
-	tr->ctx_ring = mmap(NULL, tr->ctx_ring_size, PROT_READ, MAP_SHARED,
-			    bpf_map__fd(tr->skel->maps.ctx_ring), 0);
-	if (tr->ctx_ring == MAP_FAILED) {
-		err = -errno;
-		tr->ctx_ring = NULL;
-		ls_err("tracker: cannot map the context rings: %s", strerror(errno));
+	tr->ctx_ring = map_read_only(tr->skel->maps.ctx_ring, tr->ctx_ring_size, &err);
+	if (!tr->ctx_ring) {
 		goto fail;
 	}
 	tr->ctx_stacks_size =
 		(size_t)tr->ncpus * tr->ctx_stack_slots * sizeof(struct ls_ctx_stack);
-	tr->ctx_stacks = mmap(NULL, tr->ctx_stacks_size, PROT_READ, MAP_SHARED,
-			      bpf_map__fd(tr->skel->maps.ctx_stacks), 0);
-	if (tr->ctx_stacks == MAP_FAILED) {
-		err = -errno;
-		tr->ctx_stacks = NULL;
-		ls_err("tracker: cannot map the context stack rings: %s", strerror(errno));
+	tr->ctx_stacks = map_read_only(tr->skel->maps.ctx_stacks, tr->ctx_stacks_size, &err);
+	if (!tr->ctx_stacks) {
 		goto fail;
 	}
 	*trackerp = tr;

@@ -360,32 +360,45 @@ static void test_deleted_binary(struct usyms *us, bool unlink_first)
  * A library loaded after the capture is found on the next miss. In a target process: this one
  * maps the ELF files of the processes it captures, itself included, which muddles its own maps.
  */
+static const char *const dlopen_libs[][2] = {
+	{ "libm.so.6", "cbrt" },
+	/* Not libresolv or libanl: glibc 2.34 moved their functions into libc. */
+	{ "libcrypt.so.1", "crypt" },
+	{ "libffi.so.8", "ffi_call" },
+};
+
+/*
+ * Has the target dlopen the next library of dlopen_libs from *@i on that it can: its name and
+ * the address of its function. Returns 0 when none could be.
+ */
+static uint64_t target_dlopen(struct target *t, size_t *i, const char **lib)
+{
+	uint64_t fn = 0;
+
+	for (; *i < sizeof(dlopen_libs) / sizeof(dlopen_libs[0]) && !fn; (*i)++) {
+		*lib = dlopen_libs[*i][0];
+		fprintf(t->to, "%s %s\n", *lib, dlopen_libs[*i][1]);
+		fflush(t->to);
+		if (target_read_addr(t, &fn)) {
+			return 0;
+		}
+	}
+	return fn;
+}
+
 static void test_dlopen(struct usyms *us)
 {
-	static const char *const libs[][2] = {
-		{ "libm.so.6", "cbrt" },
-		/* Not libresolv or libanl: glibc 2.34 moved their functions into libc. */
-		{ "libcrypt.so.1", "crypt" },
-		{ "libffi.so.8", "ffi_call" },
-	};
 	uint64_t addr, fn = 0, fn2 = 0;
 	const char *lib = NULL, *lib2 = NULL;
 	struct target t;
 	struct usym s;
-	size_t i;
+	size_t i = 0;
 
 	if (target_start(&t, self_path, &addr)) {
 		bail_out("cannot run %s --target", self_path);
 	}
 	is_int(usyms_capture(us, t.pid), 0, "dlopen: target captured");
-	for (i = 0; i < sizeof(libs) / sizeof(libs[0]) && !fn; i++) {
-		lib = libs[i][0];
-		fprintf(t.to, "%s %s\n", lib, libs[i][1]);
-		fflush(t.to);
-		if (target_read_addr(&t, &fn)) {
-			break;
-		}
-	}
+	fn = target_dlopen(&t, &i, &lib);
 	if (!fn) {
 		skip("the target could not dlopen any library");
 		goto out;
@@ -403,14 +416,7 @@ static void test_dlopen(struct usyms *us)
 	 * exec's outlier was decoded), the process gone before the miss: only a recapture while it
 	 * lived finds it.
 	 */
-	for (; i < sizeof(libs) / sizeof(libs[0]) && !fn2; i++) {
-		lib2 = libs[i][0];
-		fprintf(t.to, "%s %s\n", lib2, libs[i][1]);
-		fflush(t.to);
-		if (target_read_addr(&t, &fn2)) {
-			break;
-		}
-	}
+	fn2 = target_dlopen(&t, &i, &lib2);
 	if (!fn2) {
 		skip("the target could not dlopen a second library");
 		goto out;
