@@ -20,12 +20,15 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 PRELOAD_CFLAGS ?= $(CFLAGS)
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -Iinclude -Ilib -Itracker -Irecorder \
-	-Ireview -Ievents -I$(BUILD) $(PKG_CFLAGS) -DLS_LIBDIR='"$(LIBDIR)"'
+# Headers are named from the top of the tree ("tracker/ksyms.h"), so that an include says which
+# layer it reaches into (README, Hacking); only generated headers come bare from $(BUILD).
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(BUILD) $(PKG_CFLAGS) \
+	-DLS_LIBDIR='"$(LIBDIR)"'
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
 	-Wno-unused-function -Wno-missing-declarations -Wno-compare-distinct-pointer-types
 
-CORE_SRCS := $(wildcard lib/*.c tracker/*.c recorder/*.c review/*.c)
+LAYERS := lib trace classify tracker recorder review top
+CORE_SRCS := $(wildcard $(patsubst %,%/*.c,$(LAYERS)))
 CORE_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(CORE_SRCS))
 CLI_OBJS := $(OBJ)/cli/latsnap.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -67,14 +70,14 @@ $(BUILD)/vmlinux.h: | $(DEPS_STAMP)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
 $(BUILD)/latsnap.bpf.o: bpf/latsnap.bpf.c include/latsnap.h $(BUILD)/vmlinux.h
-	$(CLANG) $(BPF_CFLAGS) -Iinclude -I$(BUILD) -c $< -o $@
+	$(CLANG) $(BPF_CFLAGS) -I. -I$(BUILD) -c $< -o $@
 
 $(BUILD)/latsnap.skel.h: $(BUILD)/latsnap.bpf.o
 	$(BPFTOOL) gen skeleton $< name latsnap_bpf > $@
 
 # `latsnap top`'s own program, loaded only by it.
 $(BUILD)/top.bpf.o: bpf/top.bpf.c include/top.h $(BUILD)/vmlinux.h
-	$(CLANG) $(BPF_CFLAGS) -Iinclude -I$(BUILD) -c $< -o $@
+	$(CLANG) $(BPF_CFLAGS) -I. -I$(BUILD) -c $< -o $@
 
 $(BUILD)/top.skel.h: $(BUILD)/top.bpf.o
 	$(BPFTOOL) gen skeleton $< name top_bpf > $@
@@ -82,8 +85,8 @@ $(BUILD)/top.skel.h: $(BUILD)/top.bpf.o
 $(BUILD)/syscalls_gen.h: scripts/gen-syscalls.sh | $(DEPS_STAMP)
 	scripts/gen-syscalls.sh $@
 
-$(OBJ)/%.o: %.c $(GEN_HDRS) $(wildcard include/*.h lib/*.h tracker/*.h recorder/*.h \
-	review/*.h events/*.h) | $(DEPS_STAMP)
+$(OBJ)/%.o: %.c $(GEN_HDRS) $(wildcard include/*.h events/*.h $(patsubst %,%/*.h,$(LAYERS))) \
+	| $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -96,14 +99,14 @@ $(BUILD)/latsnap: $(CLI_OBJS) $(BUILD)/libcore.a
 # The preload library: hidden by default, bound at load (no lazy binding in the signal path).
 $(PRELOAD): $(PRELOAD_SRCS) include/latsnap.h lib/signame.h | $(DEPS_STAMP)
 	$(CC) -std=gnu11 $(WARN) $(PRELOAD_CFLAGS) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
-		-Iinclude -Ilib -Ipreload -o $@ $(PRELOAD_SRCS) -lunwind -ldl \
+		-I. -o $@ $(PRELOAD_SRCS) -lunwind -ldl \
 		-Wl,-z,defs -Wl,-z,now
 
 # latsnap's own events: loaded by `record` once its LTTng session exists (recorder/emit.c).
 $(EVENTS): events/events.c events/events-tp.h events/kernel-tp.h \
 	events/events.h include/latsnap.h | $(DEPS_STAMP)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
-		-Ievents -Iinclude -o $@ events/events.c -llttng-ust -ldl \
+		-I. -Ievents -o $@ events/events.c -llttng-ust -ldl \
 		-Wl,-z,defs -Wl,-z,now
 
 $(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(BUILD)/libcore.a
@@ -202,11 +205,11 @@ bench: $(BENCH_NEEDS) $(BENCH_DEPS_STAMP)
 FUZZ_TIME ?= 60
 FUZZERS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_NAMES))
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CFLAGS = -std=gnu11 $(WARN) -g -O1 -D_GNU_SOURCE -Iinclude -Ilib -Itracker -Irecorder \
-	-Ireview -Ievents -I$(BUILD) -Ifuzz $(PKG_CFLAGS) -DLS_LIBDIR='"$(LIBDIR)"'
+FUZZ_CFLAGS = -std=gnu11 $(WARN) -g -O1 -D_GNU_SOURCE -I. -I$(BUILD) -Ifuzz $(PKG_CFLAGS) \
+	-DLS_LIBDIR='"$(LIBDIR)"'
 FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(CORE_SRCS))
-$(BUILD)/fuzz/obj/%.o: %.c $(GEN_HDRS) $(wildcard include/*.h lib/*.h tracker/*.h recorder/*.h \
-	review/*.h events/*.h) | $(DEPS_STAMP)
+$(BUILD)/fuzz/obj/%.o: %.c $(GEN_HDRS) \
+	$(wildcard include/*.h events/*.h $(patsubst %,%/*.h,$(LAYERS))) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
 

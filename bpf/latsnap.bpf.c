@@ -13,7 +13,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "latsnap.h"
+#include "include/latsnap.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

@@ -18,7 +18,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "top.h"
+#include "include/top.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

@@ -5,13 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "flame.h"
-#include "record.h"
-#include "report.h"
-#include "rules.h"
-#include "show.h"
-#include "top-view.h"
-#include "util.h"
+#include "review/flame.h"
+#include "recorder/record.h"
+#include "review/report.h"
+#include "classify/rules.h"
+#include "review/show.h"
+#include "top/top.h"
+#include "lib/util.h"
 
 
 struct command {

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <lttng/tracepoint.h>
 
-#include "events.h"
+#include "events/events.h"
 
 /* latsnap:outlier - an outlier's times, split, cause, waker and flags. */
 LTTNG_UST_TRACEPOINT_EVENT(latsnap, outlier,

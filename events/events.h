@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 
-#include "latsnap.h"
+#include "include/latsnap.h"
 
 /*
  * Bumped whenever a structure below or struct ls_events changes. Members are only ever added at

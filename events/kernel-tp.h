@@ -21,7 +21,7 @@
 #include <linux/types.h>
 #include <lttng/tracepoint.h>
 
-#include "latsnap.h"
+#include "include/latsnap.h"
 
 /* sched_switch: prev leaves the CPU (prev_state 0 or preempted: still runnable), next runs. */
 LTTNG_UST_TRACEPOINT_EVENT(latsnap_kernel, sched_switch,

@@ -8,7 +8,7 @@
  * parser on its own, and an accepted duration must format into LS_DURATION_BUFSZ bytes. The
  * harness never reads a file: -c/--config arguments are dropped.
  */
-#include "../recorder/record.c"
+#include "recorder/record.c"
 
 #include "fuzz_common.h"
 

@@ -7,7 +7,7 @@
  * record.c is included for its static option table and callback; the harness calls nothing that
  * starts tracing.
  */
-#include "../recorder/record.c"
+#include "recorder/record.c"
 
 #include "fuzz_common.h"
 

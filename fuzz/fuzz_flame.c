@@ -13,8 +13,8 @@
 #include <json-c/json.h>
 #include <libxml/parser.h>
 
-#include "flame.h"
-#include "snapshots.h"
+#include "review/flame.h"
+#include "review/snapshots.h"
 
 static void silent(void *ctx, const char *msg, ...)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "ksyms.h"
+#include "tracker/ksyms.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
-#include "report.h"
+#include "review/report.h"
 
 #define SEPARATOR "\n%%\n"
 

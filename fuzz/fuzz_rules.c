@@ -14,7 +14,7 @@
 #include <json-c/json.h>
 
 #include "fuzz_common.h"
-#include "rules.h"
+#include "classify/rules.h"
 
 static const char fixed_outlier[] =
 	"{\"kind\":\"syscall\",\"syscall\":\"read\",\"duration_ns\":100000000,"

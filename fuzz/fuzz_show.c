@@ -8,11 +8,11 @@
  * is not under test here.
  *
  * Input: summary.json, a line "%%", then one event per line: {"n": NAME, "t": TS_NS, "f":
- * {FIELDS}} (the line format of review/ctf.c's reading process). Without the "%%" line the trace
+ * {FIELDS}} (the line format of trace/ctf.c's reading process). Without the "%%" line the trace
  * cannot be read. The first byte's low bit picks --json.
  */
 #define ctf_read fuzz_ctf_read
-#include "../review/show.c"
+#include "review/show.c"
 #undef ctf_read
 
 #include <fcntl.h>

@@ -12,7 +12,7 @@
 
 #include <json-c/json.h>
 
-#include "snapshots.h"
+#include "review/snapshots.h"
 
 static void walk_frames(struct json_object *frames)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * top.h - what bpf/top.bpf.c and review/top.c share: the key and value of the wait aggregates
+ * top.h - what bpf/top.bpf.c and top/top.c share: the key and value of the wait aggregates
  * of `latsnap top`. Plain types only.
  */
 #ifndef LATSNAP_TOP_H

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "config.h"
-#include "util.h"
+#include "lib/config.h"
+#include "lib/util.h"
 
 /* ls_is_blank - a blank of a settings or rules line (not a newline: lines come without). */
 bool ls_is_blank(char c)

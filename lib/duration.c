@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "duration.h"
+#include "lib/duration.h"
 
 struct dur_unit {
 	const char *name;

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "duration.h"
-#include "outlier.h"
+#include "lib/duration.h"
+#include "lib/outlier.h"
 
 /**
  * outlier_i64 - integer member @key of @obj; 0 when @obj or the member is missing or null.

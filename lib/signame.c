@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "signame.h"
+#include "lib/signame.h"
 
 /* Signals that must never be ours: they cannot be caught, or the program depends on them. */
 static int usable(int sig)

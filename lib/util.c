@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 bool ls_verbose_enabled;
 

@@ -33,8 +33,8 @@
 #include <unistd.h>
 
 #include <linux/types.h>
-#include "latsnap.h"
-#include "signame.h"
+#include "include/latsnap.h"
+#include "lib/signame.h"
 
 #define LS_PRELOAD_MAX_DEPTH LS_UNWOUND_MAX_DEPTH
 #define LS_PRELOAD_DEFAULT_DEPTH 64

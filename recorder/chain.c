@@ -16,11 +16,11 @@
 
 #include <json-c/json.h>
 
-#include "chain.h"
-#include "ctf.h"
-#include "outlier.h"
-#include "tracker.h"
-#include "util.h"
+#include "recorder/chain.h"
+#include "trace/ctf.h"
+#include "lib/outlier.h"
+#include "tracker/tracker.h"
+#include "lib/util.h"
 
 enum kev_kind {
 	KEV_SWITCH,

@@ -18,8 +18,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "command.h"
-#include "util.h"
+#include "recorder/command.h"
+#include "lib/util.h"
 
 extern char **environ;
 

@@ -17,12 +17,12 @@
 
 #include <json-c/json.h>
 
-#include "emit.h"
-#include "events.h"
-#include "outlier.h"
-#include "syscalls.h"
-#include "tracker.h"
-#include "util.h"
+#include "recorder/emit.h"
+#include "events/events.h"
+#include "lib/outlier.h"
+#include "classify/syscalls.h"
+#include "tracker/tracker.h"
+#include "lib/util.h"
 
 #define EMIT_LIBRARY "liblatsnap-events.so"
 #define EMIT_MAX_FRAMES 128

@@ -16,19 +16,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "command.h"
-#include "config.h"
-#include "duration.h"
-#include "outlier.h"
-#include "record.h"
-#include "recorder.h"
-#include "rules.h"
-#include "session.h"
-#include "signame.h"
-#include "stacklog.h"
-#include "syscalls.h"
-#include "tracker.h"
-#include "util.h"
+#include "recorder/command.h"
+#include "lib/config.h"
+#include "lib/duration.h"
+#include "lib/outlier.h"
+#include "recorder/record.h"
+#include "recorder/recorder.h"
+#include "classify/rules.h"
+#include "recorder/session.h"
+#include "lib/signame.h"
+#include "recorder/stacklog.h"
+#include "classify/syscalls.h"
+#include "tracker/tracker.h"
+#include "lib/util.h"
 
 #define DEFAULT_CONFIG "/etc/latsnap.conf"
 #define MAX_PIDS 64

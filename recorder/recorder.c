@@ -30,14 +30,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "chain.h"
-#include "ctf.h"
-#include "emit.h"
-#include "outlier.h"
-#include "recorder.h"
-#include "session.h"
-#include "tracker.h"
-#include "util.h"
+#include "recorder/chain.h"
+#include "trace/ctf.h"
+#include "recorder/emit.h"
+#include "lib/outlier.h"
+#include "recorder/recorder.h"
+#include "recorder/session.h"
+#include "tracker/tracker.h"
+#include "lib/util.h"
 
 #define MAX_KEPT 4096
 /*

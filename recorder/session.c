@@ -21,8 +21,8 @@
 
 #include <lttng/lttng.h>
 
-#include "session.h"
-#include "util.h"
+#include "recorder/session.h"
+#include "lib/util.h"
 
 #define CHANNEL_NAME "latsnap"
 #define KERNEL_CHANNEL_NAME "latsnap-kernel"

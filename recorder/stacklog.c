@@ -14,10 +14,10 @@
 
 #include <json-c/json.h>
 
-#include "outlier.h"
-#include "rules.h"
-#include "stacklog.h"
-#include "util.h"
+#include "lib/outlier.h"
+#include "classify/rules.h"
+#include "recorder/stacklog.h"
+#include "lib/util.h"
 
 /* Distinct stacks remembered; beyond, the log says so once and stops growing. */
 #define STACKLOG_MAX_SEEN 10000

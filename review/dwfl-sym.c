@@ -25,8 +25,8 @@
 #include <gelf.h>
 #include <libelf.h>
 
-#include "dwfl-sym.h"
-#include "util.h"
+#include "review/dwfl-sym.h"
+#include "lib/util.h"
 
 #define BUILD_ID_MAX 64
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"

@@ -18,10 +18,10 @@
 
 #include <json-c/json.h>
 
-#include "dwfl-sym.h"
-#include "flame.h"
-#include "snapshots.h"
-#include "util.h"
+#include "review/dwfl-sym.h"
+#include "review/flame.h"
+#include "review/snapshots.h"
+#include "lib/util.h"
 
 #define SVG_WIDTH 1200
 #define SVG_ROW 16

@@ -16,10 +16,10 @@
 
 #include <json-c/json.h>
 
-#include "duration.h"
-#include "report.h"
-#include "snapshots.h"
-#include "util.h"
+#include "lib/duration.h"
+#include "review/report.h"
+#include "review/snapshots.h"
+#include "lib/util.h"
 
 #define HIST_BUCKETS 65
 #define HIST_WIDTH 40

@@ -6,7 +6,7 @@
  * story (outermost user frame at the top, down to the kernel function it waited in), who woke
  * it, its wait chain, and a timeline of the trace's events of the threads involved around it.
  *
- * The trace is read once with libbabeltrace2 (review/ctf.c): the statedump events give the
+ * The trace is read once with libbabeltrace2 (trace/ctf.c): the statedump events give the
  * mappings and build-ids that symbolize user frames now (review/dwfl-sym.c), every other event
  * of a thread of interest inside an outlier's window goes to that outlier's timeline. Which
  * events those are is not fixed here: whatever latsnap or the application adds to the trace
@@ -22,12 +22,12 @@
 
 #include <json-c/json.h>
 
-#include "ctf.h"
-#include "duration.h"
-#include "dwfl-sym.h"
-#include "show.h"
-#include "snapshots.h"
-#include "util.h"
+#include "trace/ctf.h"
+#include "lib/duration.h"
+#include "review/dwfl-sym.h"
+#include "review/show.h"
+#include "review/snapshots.h"
+#include "lib/util.h"
 
 #define BEFORE_NS_DEFAULT (10 * 1000000ULL)
 #define AFTER_NS_DEFAULT (5 * 1000000ULL)

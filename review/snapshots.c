@@ -24,9 +24,9 @@
 
 #include <json-c/json.h>
 
-#include "ctf.h"
-#include "snapshots.h"
-#include "util.h"
+#include "trace/ctf.h"
+#include "review/snapshots.h"
+#include "lib/util.h"
 
 /* How deep below the directory given a snapshot may be: lttng-relayd's HOST/SESSION/SNAPSHOT. */
 #define RELAY_DEPTH 2

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # gen-syscalls.sh OUTPUT - write the syscall name table of the target architecture as
-# designated initializers ("[0] = "read",") for tracker/syscalls.c to include.
+# designated initializers ("[0] = "read",") for classify/syscalls.c to include.
 #
 # The numbers come from <asm/unistd.h> as the compiler sees it ($CC, default gcc, which may carry
 # flags such as -m32), so this works on any architecture. Some define numbers through other

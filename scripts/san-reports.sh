@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # san-reports.sh DIR: the verdict of make check-asan over the sanitizer reports in DIR.
 # A report fails the run, except a crash inside libbabeltrace2 (its innermost frame there) in
-# the process that review/ctf.c forks to read a trace: tests/integration/98-corrupt-trace.t
+# the process that trace/ctf.c forks to read a trace: tests/integration/98-corrupt-trace.t
 # feeds it damaged traces on purpose, and that child exists so that such a crash of the
 # third-party reader costs `show` only its timeline. Those are listed, not counted.
 set -u
@@ -12,7 +12,7 @@ contained=0
 for f in "$dir"/*; do
 	[ -e "$f" ] || continue
 	if grep -m1 ' #0 ' "$f" | grep -Eq 'libbabeltrace2\.so|/babeltrace2/plugins/' &&
-		grep -q ' in child_main .*review/ctf\.c' "$f"; then
+		grep -q ' in child_main .*trace/ctf\.c' "$f"; then
 		contained=$((contained + 1))
 		continue
 	fi

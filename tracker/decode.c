@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "decode.h"
-#include "ksyms.h"
-#include "syscalls.h"
-#include "usyms.h"
+#include "tracker/decode.h"
+#include "tracker/ksyms.h"
+#include "classify/syscalls.h"
+#include "tracker/usyms.h"
 
 static struct json_object *json_u64(uint64_t value)
 {

@@ -5,7 +5,7 @@
 #include <linux/types.h>
 #include <json-c/json.h>
 
-#include "latsnap.h"
+#include "include/latsnap.h"
 
 struct ksyms;
 struct usyms;

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ksyms.h"
+#include "tracker/ksyms.h"
 
 /*
  * While loading, names live in a growing arena that realloc() may move, so entries hold offsets;

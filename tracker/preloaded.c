@@ -19,7 +19,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "preloaded.h"
+#include "tracker/preloaded.h"
 
 #define LIB_NAME "liblatsnap.so"
 

@@ -7,7 +7,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
-#include "latsnap.h"
+#include "include/latsnap.h"
 
 int preloaded_read(pid_t pid, struct ls_preload_abi *abi);
 int preloaded_scan(int (*fn)(pid_t pid, const struct ls_preload_abi *abi, void *ctx), void *ctx);

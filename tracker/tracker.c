@@ -19,14 +19,14 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "decode.h"
-#include "ksyms.h"
-#include "outlier.h"
+#include "tracker/decode.h"
+#include "tracker/ksyms.h"
+#include "lib/outlier.h"
 #include "latsnap.skel.h"
-#include "preloaded.h"
-#include "tracker.h"
-#include "usyms.h"
-#include "util.h"
+#include "tracker/preloaded.h"
+#include "tracker/tracker.h"
+#include "tracker/usyms.h"
+#include "lib/util.h"
 
 /*
  * An outlier whose thread latsnap signalled, held back until the preload library reports the

@@ -11,8 +11,8 @@
 #include <linux/types.h>
 #include <json-c/json.h>
 
-#include "latsnap.h"
-#include "usyms.h"
+#include "include/latsnap.h"
+#include "tracker/usyms.h"
 
 struct tracker;
 

@@ -18,8 +18,8 @@
 #include <gelf.h>
 #include <libelf.h>
 
-#include "usyms.h"
-#include "util.h"
+#include "tracker/usyms.h"
+#include "lib/util.h"
 
 /*
  * A lookup that finds no module re-reads the mappings of a live process (a library may have been

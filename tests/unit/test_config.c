@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "util.h"
+#include "lib/config.h"
+#include "lib/util.h"
 #include "tap.h"
 
 /* What the callback saw: "key=value@line" entries joined by ';'. */

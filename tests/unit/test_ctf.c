@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "chain.h"
-#include "ctf.h"
+#include "recorder/chain.h"
+#include "trace/ctf.h"
 #include "tap.h"
 
 #define NAPS 3

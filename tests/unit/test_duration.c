@@ -5,7 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "duration.h"
+#include "lib/duration.h"
 #include "tap.h"
 
 static void parses(const char *text, uint64_t expected)

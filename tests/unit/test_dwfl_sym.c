@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dwfl-sym.h"
+#include "review/dwfl-sym.h"
 #include "tap.h"
 
 #define PID 4242

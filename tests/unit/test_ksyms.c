@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ksyms.h"
+#include "tracker/ksyms.h"
 #include "tap.h"
 
 /*

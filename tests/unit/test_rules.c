@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
-#include "rules.h"
+#include "classify/rules.h"
 #include "tap.h"
 
 /* Redirects @target (a descriptor) into a temporary file until capture_end(). */

@@ -2,7 +2,7 @@
 /* The signal names latsnap and the preload library accept, and those they must refuse. */
 #include <signal.h>
 
-#include "signame.h"
+#include "lib/signame.h"
 #include "tap.h"
 
 static void parses(const char *text, int expected)

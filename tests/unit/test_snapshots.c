@@ -10,9 +10,9 @@
 #include <limits.h>
 #include <sys/stat.h>
 
-#include "dwfl-sym.h"
-#include "flame.h"
-#include "snapshots.h"
+#include "review/dwfl-sym.h"
+#include "review/flame.h"
+#include "review/snapshots.h"
 #include "tap.h"
 
 /* One outlier with BPF glue on top of its kernel stack, a mangled user frame and a ';'. */

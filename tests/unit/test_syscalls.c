@@ -3,7 +3,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "syscalls.h"
+#include "classify/syscalls.h"
 #include "tap.h"
 
 /* The ones that must be in the idle list, whichever of them this architecture has. */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "top-view.h"
+#include "top/top.h"
 
 static struct top_wait waits[] = {
 	/* tgid, tid, count, sum, max, cause, special, object */

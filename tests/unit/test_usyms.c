@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "usyms.h"
+#include "tracker/usyms.h"
 #include "tap.h"
 
 #define NR_CHILDREN USYMS_MAX_PROCS

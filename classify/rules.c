@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "rules.h"
-#include "syscalls.h"
-#include "util.h"
+#include "lib/config.h"
+#include "classify/rules.h"
+#include "classify/syscalls.h"
+#include "lib/util.h"
 
 enum matcher_kind {
 	MATCH_KERNEL,

@@ -33,8 +33,8 @@
 #include <babeltrace2/babeltrace.h>
 #include <json-c/json.h>
 
-#include "ctf.h"
-#include "util.h"
+#include "trace/ctf.h"
+#include "lib/util.h"
 
 /* LTTng writes ust/uid/<uid>/64-bit/metadata: 4 levels below the trace dir; leave room. */
 #define CTF_SCAN_DEPTH 8

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "syscalls.h"
+#include "classify/syscalls.h"
 
 /* Indexed by number; holes (numbers the architecture never assigned) are NULL. */
 static const char *const syscall_names[] = {

@@ -5,7 +5,7 @@
  * Every kernel: glob here must match a function of the running kernel that can appear in the
  * stack of a sleeping thread; tests/unit/test_rules.c checks both against /proc/kallsyms.
  */
-#include "rules.h"
+#include "classify/rules.h"
 
 static const char builtin_text[] =
 	"# latsnap cause rules: the built-in set, as `latsnap rules` prints it. Save it,\n"

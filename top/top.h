@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * top-view.h - `latsnap top`: the live LatencyTOP view of every wait on the machine, from the
- * aggregates of bpf/top.bpf.c, named by the recorder's cause rules.
+ * top.h - `latsnap top`: the live LatencyTOP view of every wait on the machine, from the
+ * aggregates of bpf/top.bpf.c, named by the cause rules (classify/rules.c).
  */
-#ifndef LATSNAP_REVIEW_TOP_H
-#define LATSNAP_REVIEW_TOP_H
+#ifndef LATSNAP_TOP_TOP_H
+#define LATSNAP_TOP_TOP_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -51,4 +51,4 @@ size_t top_table(const struct top_wait *waits, size_t nr, uint32_t tgid, uint32_
 void top_format_ms(uint64_t ns, char *buf, size_t len);
 int top_main(int argc, char **argv);
 
-#endif /* LATSNAP_REVIEW_TOP_H */
+#endif /* LATSNAP_TOP_TOP_H */

@@ -24,15 +24,15 @@
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
 
-#include "decode.h"
-#include "duration.h"
-#include "ksyms.h"
-#include "rules.h"
-#include "syscalls.h"
+#include "tracker/decode.h"
+#include "lib/duration.h"
+#include "tracker/ksyms.h"
+#include "classify/rules.h"
+#include "classify/syscalls.h"
 #include "top.skel.h"
-#include "top-view.h"
-#include "top.h"
-#include "util.h"
+#include "top/top.h"
+#include "include/top.h"
+#include "lib/util.h"
 
 #define SYSTEM_ROWS 10
 #define PROCESS_ROWS 8
