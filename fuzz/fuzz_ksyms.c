@@ -40,8 +40,8 @@ static void check_lookup(const struct ksyms *ks, uint64_t addr)
 	if (sym->addr > addr || !sym->name) {
 		abort();
 	}
-	(void)ksyms_is_tracing_glue(sym->name);
-	(void)ksyms_sym_is_tracing_glue(sym);
+	(void)frames_is_tracing_glue(sym->name, NULL);
+	(void)ksyms_is_glue(sym);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ksyms_free(ks);
 	}
 	text = fuzz_strndup(data, size);
-	(void)ksyms_is_tracing_glue(text);
+	(void)frames_is_tracing_glue(text, NULL);
 	free(text);
 	return 0;
 }

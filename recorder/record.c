@@ -713,13 +713,6 @@ static int exit_status_of(int status)
 	return 1;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static bool targets_alive(const struct record_opts *opts)
 {
@@ -882,7 +875,7 @@ int record_main(int argc, char **argv)
 					    "the given pids",
 		   opts.threshold_ns, opts.sleep_threshold_ns);
 	if (opts.duration_ns) {
-		deadline = now_ns() + opts.duration_ns;
+		deadline = ls_now_ns() + opts.duration_ns;
 	}
 
 	while (!stop_signal) {
@@ -907,7 +900,7 @@ int record_main(int argc, char **argv)
 			ls_verbose("record: every tracked process has exited");
 			break;
 		}
-		if (deadline && now_ns() >= deadline) {
+		if (deadline && ls_now_ns() >= deadline) {
 			break;
 		}
 	}

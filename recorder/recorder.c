@@ -102,13 +102,6 @@ struct recorder {
 	struct recorder_totals totals;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * The output directory: created 0700 when missing, never through a symlink. An existing one is
@@ -288,7 +281,7 @@ void recorder_add(struct recorder *rec, struct json_object *outlier)
 		return;
 	}
 	if (n == 0) {
-		rec->batch_first_ns = mono_ns();
+		rec->batch_first_ns = ls_now_ns();
 	}
 	json_object_array_add(rec->batch, json_object_get(outlier));
 }
@@ -923,7 +916,7 @@ int recorder_snapshot(struct recorder *rec)
 	size_t n = json_object_array_length(rec->batch);
 	struct json_object *flags;
 	char id[64], path[PATH_MAX + 128], trace[PATH_MAX + 160];
-	uint64_t lost, t0 = mono_ns(), t_lttng = 0, t_read = 0, t_relay = 0;
+	uint64_t lost, t0 = ls_now_ns(), t_lttng = 0, t_read = 0, t_relay = 0;
 	char *json = NULL;
 	struct kept pending = { 0 };
 	bool notable;
@@ -997,7 +990,7 @@ int recorder_snapshot(struct recorder *rec)
 	if (err) {
 		goto failed;
 	}
-	t_lttng = mono_ns();
+	t_lttng = ls_now_ns();
 	err = settle_trace_dir(snap_fd);
 	if (err) {
 		ls_err("record: %s/%s: the snapshot left no trace directory: %s", rec->out_path, id,
@@ -1016,16 +1009,16 @@ int recorder_snapshot(struct recorder *rec)
 	}
 	snprintf(trace, sizeof(trace), "%s/%s/trace", rec->out_path, id);
 	read_back(rec, snap_fd, trace, flags);
-	t_read = mono_ns();
+	t_read = ls_now_ns();
 	err = write_summary(rec, snap_fd, id, flags, rec->opts.relay ? &json : NULL);
 	if (err) {
 		ls_err("record: %s/%s: summary: %s", rec->out_path, id, strerror(-err));
 		goto failed;
 	}
 	if (rec->opts.relay) {
-		t_relay = mono_ns();
+		t_relay = ls_now_ns();
 		err = send_to_relay(rec, id, json);
-		t_relay = mono_ns() - t_relay;
+		t_relay = ls_now_ns() - t_relay;
 		if (err && rec->staging) {
 			goto failed;
 		}
@@ -1050,7 +1043,7 @@ int recorder_snapshot(struct recorder *rec)
 	kept_free(&pending);
 	rec->totals.snapshots++;
 	rec->skipped_since = 0;
-	rec->last_snapshot_ns = mono_ns();
+	rec->last_snapshot_ns = ls_now_ns();
 	if (rec->staging) {
 		remove_tree(rec->out_fd, id);
 		fprintf(stderr, "latsnap: snapshot %s sent to %s: %zu outlier%s\n", id,
@@ -1064,8 +1057,8 @@ int recorder_snapshot(struct recorder *rec)
 	}
 	ls_verbose("record: snapshot %s took %.1f ms: LTTng %.1f ms, reading it back %.1f ms, "
 		   "summary %.1f ms, relay %.1f ms; %" PRIu64 " bytes",
-		   id, (mono_ns() - t0) / 1e6, (t_lttng - t0) / 1e6, (t_read - t_lttng) / 1e6,
-		   (mono_ns() - t_read - t_relay) / 1e6, t_relay / 1e6,
+		   id, (ls_now_ns() - t0) / 1e6, (t_lttng - t0) / 1e6, (t_read - t_lttng) / 1e6,
+		   (ls_now_ns() - t_read - t_relay) / 1e6, t_relay / 1e6,
 		   rec->nr_kept ? rec->kept[rec->nr_kept - 1].bytes : 0);
 	err = 0;
 	goto reset;
@@ -1109,7 +1102,7 @@ reset:
  */
 int recorder_poll(struct recorder *rec)
 {
-	uint64_t now = mono_ns(), due;
+	uint64_t now = ls_now_ns(), due;
 
 	if (json_object_array_length(rec->batch) == 0) {
 		return -1;

@@ -14,7 +14,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include <json-c/json.h>
 
 #include "trace/ctf.h"
+#include "classify/frames.h"
 #include "review/snapshots.h"
 #include "lib/util.h"
 
@@ -97,21 +97,8 @@ struct json_object *snapshots_arr(struct json_object *obj, const char *key)
  */
 bool snapshots_is_glue_frame(struct json_object *frame)
 {
-	static const char *const glue[] = { "__bpf_get_task_stack", "bpf_get_task_stack*",
-					    "bpf_get_stack*",	    "bpf_prog_*",
-					    "bpf_trace_run*",	    "__traceiter_*",
-					    "__bpf_trace_*",	    NULL };
-	const char *sym = snapshots_str(frame, "symbol", NULL);
-	bool ret = false;
-	size_t i;
-
-	for (i = 0; sym && glue[i]; i++) {
-		if (!fnmatch(glue[i], sym, 0)) {
-			ret = true;
-			break;
-		}
-	}
-	return ret;
+	return frames_is_tracing_glue(snapshots_str(frame, "symbol", NULL),
+				      snapshots_str(frame, "module", NULL));
 }
 
 /**

@@ -27,6 +27,7 @@
 #include "tracker/decode.h"
 #include "lib/duration.h"
 #include "tracker/ksyms.h"
+#include "tracker/libbpf-log.h"
 #include "classify/rules.h"
 #include "classify/syscalls.h"
 #include "top.skel.h"
@@ -118,23 +119,7 @@ static void on_stop(int sig)
 	stop_requested = 1;
 }
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	(void)level;
-	if (!ls_verbose_enabled) {
-		return 0;
-	}
-	fputs("latsnap: ", stderr);
-	return vfprintf(stderr, fmt, args);
-}
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /**
  * top_format_ms() - a duration as LatencyTOP writes it: milliseconds with one decimal
@@ -464,7 +449,7 @@ static int drain(struct top *t)
 	struct period p = { 0 };
 	struct top_value v;
 	const struct cause_entry *c;
-	uint64_t now = now_ns();
+	uint64_t now = ls_now_ns();
 	int ret = 0;
 
 	/* Only between periods: the waits of a period point to the cached texts. */
@@ -1014,7 +999,7 @@ static bool handle_key(struct top *t, int ch)
 
 static int run_screen(struct top *t)
 {
-	uint64_t next = now_ns() + t->opts.interval_ns, now;
+	uint64_t next = ls_now_ns() + t->opts.interval_ns, now;
 	int ch, ret = 0;
 
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
@@ -1031,7 +1016,7 @@ static int run_screen(struct top *t)
 	curs_set(0);
 	draw(t);
 	while (!stop_requested) {
-		now = now_ns();
+		now = ls_now_ns();
 		if (now >= next) {
 			ret = drain(t);
 			if (ret) {
@@ -1067,8 +1052,8 @@ static int run_batch(struct top *t)
 	int ret = 0;
 
 	for (i = 0; i < t->opts.batch && !stop_requested; i++) {
-		end = now_ns() + t->opts.interval_ns;
-		while (!stop_requested && (now = now_ns()) < end) {
+		end = ls_now_ns() + t->opts.interval_ns;
+		while (!stop_requested && (now = ls_now_ns()) < end) {
 			ts.tv_sec = (time_t)((end - now) / 1000000000ull);
 			ts.tv_nsec = (long)((end - now) % 1000000000ull);
 			nanosleep(&ts, NULL);
@@ -1126,7 +1111,7 @@ static int top_open(struct top *t)
 {
 	int err;
 
-	libbpf_set_print(libbpf_print);
+	libbpf_log_init();
 	t->ncpus = libbpf_num_possible_cpus();
 	if (t->ncpus <= 0) {
 		ls_err("top: cannot count possible CPUs");
@@ -1163,7 +1148,7 @@ static int top_open(struct top *t)
 		ls_err("top: cannot attach the BPF program: %s", strerror(-err));
 		return err;
 	}
-	t->last_drain_ns = now_ns();
+	t->last_drain_ns = ls_now_ns();
 	return 0;
 }
 

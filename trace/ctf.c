@@ -82,13 +82,6 @@ struct ctf_reader {
 	uint64_t last_write_ns;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void reader_fail(struct ctf_reader *r, int err, const char *why)
 {
@@ -575,7 +568,7 @@ static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_messag
 	 * Tell the parent we are alive while its filter or a long stretch of other messages keeps
 	 * us quiet. A failed write means the parent is gone; the next event's write says so.
 	 */
-	if (now_ns() - r->last_write_ns > CTF_HEARTBEAT_NS) {
+	if (ls_now_ns() - r->last_write_ns > CTF_HEARTBEAT_NS) {
 		send_line(r, "");
 	}
 	if (r->err) {
@@ -862,7 +855,7 @@ static int send_line(struct ctf_reader *r, const char *line)
 	if (!ret) {
 		ret = write_all(r->out_fd, "\n", 1);
 	}
-	r->last_write_ns = now_ns();
+	r->last_write_ns = ls_now_ns();
 	return ret;
 }
 
@@ -922,7 +915,7 @@ static void __attribute__((noreturn)) child_main(struct ctf_reader *r, int fd, p
 	}
 
 	r->out_fd = fd;
-	r->last_write_ns = now_ns();
+	r->last_write_ns = ls_now_ns();
 	if (r->fn) {
 		r->fn = emit_event;
 		r->ctx = r;
@@ -1054,14 +1047,14 @@ static int relay(struct ctf_reader *r, int fd, char *why, size_t len, bool *ende
 {
 	struct ctf_relay rl = { 0 };
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	uint64_t deadline = now_ns() + CTF_SILENCE_MS * 1000000ULL, now;
+	uint64_t deadline = ls_now_ns() + CTF_SILENCE_MS * 1000000ULL, now;
 	size_t start, i;
 	ssize_t n;
 	char *p;
 	int ret = 0;
 
 	while (!rl.done) {
-		now = now_ns();
+		now = ls_now_ns();
 		if (now >= deadline) {
 			ret = -ETIMEDOUT;
 			snprintf(why, len,
@@ -1120,7 +1113,7 @@ static int relay(struct ctf_reader *r, int fd, char *why, size_t len, bool *ende
 		memmove(rl.buf, rl.buf + start, rl.len - start);
 		rl.len -= start;
 		/* From now: the time the callback took is not the child's silence. */
-		deadline = now_ns() + CTF_SILENCE_MS * 1000000ULL;
+		deadline = ls_now_ns() + CTF_SILENCE_MS * 1000000ULL;
 	}
 out:
 	free(rl.buf);

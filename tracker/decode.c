@@ -63,7 +63,7 @@ struct json_object *decode_kernel_frames(const struct ksyms *ks, const __u64 *ip
 	for (i = 0; i < nr && ips[i]; i++) {
 		const struct ksym *sym = lookup(ks, ips[i]);
 
-		if (leading && sym && ksyms_sym_is_tracing_glue(sym)) {
+		if (leading && sym && ksyms_is_glue(sym)) {
 			continue;
 		}
 		leading = false;

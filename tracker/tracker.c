@@ -21,6 +21,7 @@
 
 #include "tracker/decode.h"
 #include "tracker/ksyms.h"
+#include "tracker/libbpf-log.h"
 #include "lib/outlier.h"
 #include "latsnap.skel.h"
 #include "tracker/preloaded.h"
@@ -95,16 +96,6 @@ struct tracker {
 #define POLL_BUDGET 512
 #define DRAIN_BUDGET 4096
 
-/* libbpf's own messages only with -v: without it, errors are one line of ours. */
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	(void)level;
-	if (!ls_verbose_enabled) {
-		return 0;
-	}
-	fputs("latsnap: ", stderr);
-	return vfprintf(stderr, fmt, args);
-}
 
 static uint64_t stat_sum(struct tracker *tr, enum ls_stat key)
 {
@@ -675,7 +666,7 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	int err;
 
 	*trackerp = NULL;
-	libbpf_set_print(libbpf_print);
+	libbpf_log_init();
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		ls_err("tracker: /sys/kernel/btf/vmlinux: %s (a kernel built with "
 		       "CONFIG_DEBUG_INFO_BTF is needed)",

@@ -413,13 +413,6 @@ static const Dwfl_Callbacks callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * Reads the state and start time of @pid. Returns 0, -ESRCH when it is gone or a zombie (it has
@@ -575,7 +568,7 @@ static struct usyms_proc *get_proc(struct usyms *us, pid_t pid, int *err)
 	if (*err) {
 		goto out;
 	}
-	tmp.reported_ns = now_ns();
+	tmp.reported_ns = ls_now_ns();
 	tmp.gen = ++us->gen;
 	for (i = 0; i < USYMS_MAX_PROCS; i++) {
 		if (!us->procs[i].dwfl) {
@@ -609,7 +602,7 @@ static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 	Dwfl *dwfl;
 	int err;
 
-	if (p->final || (!force && now_ns() - p->reported_ns < USYMS_REFRESH_NS)) {
+	if (p->final || (!force && ls_now_ns() - p->reported_ns < USYMS_REFRESH_NS)) {
 		return;
 	}
 	if (proc_stat(p->pid, &start_time) || start_time != p->start_time) {
@@ -617,7 +610,7 @@ static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 		return;
 	}
 	err = report(us, p->pid, p->dwfl, &dwfl);
-	p->reported_ns = now_ns();
+	p->reported_ns = ls_now_ns();
 	if (err) {
 		p->final = err == -ESRCH;
 		return;

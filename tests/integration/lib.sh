@@ -362,9 +362,15 @@ hang_summary() {
 		while IFS= read -r line; do diag "  $line"; done
 }
 
-# Frame regexes (jq test()).
+# Frame regexes (jq test()). GLUE_RE: the BPF tracing glue frames, built from the one list of
+# them, glue_patterns[] in classify/frames.c (one { "text", GLUE_KIND } entry per line).
 # shellcheck disable=SC2034 # used by the .t files
-GLUE_RE='^(bpf_|__traceiter|__bpf_trace|bpf_trace_run)'
+GLUE_RE=$(sed -nE 's/^[[:space:]]*\{ "([^"]+)", GLUE_(EXACT|PREFIX|HEX16|DIGITS) \},.*/\2 \1/p' \
+	"$ROOT/classify/frames.c" | awk '
+	$1 == "EXACT" { r = r sep "^" $2 "$" } $1 == "PREFIX" { r = r sep "^" $2 }
+	$1 == "HEX16" { r = r sep "^" $2 "[0-9a-f]{16}" } $1 == "DIGITS" { r = r sep "^" $2 "[0-9]" }
+	{ sep = "|" } END { print r }')
+[ -n "$GLUE_RE" ] || { echo "lib.sh: no glue patterns in classify/frames.c" >&2; exit 1; }
 
 # --- LTTng: a real session daemon and a real trace, read back with babeltrace2 ---
 

@@ -130,15 +130,15 @@ static void synthetic_tests(void)
 	ok(a && b && a->module == b->module, "symbols of one module share its name string");
 
 	/* Glue by module even when the name says nothing. */
-	ok(ksyms_sym_is_tracing_glue(ksyms_lookup(ks, 0xffffffffc0b01000ULL)),
+	ok(ksyms_is_glue(ksyms_lookup(ks, 0xffffffffc0b01000ULL)),
 	   "anything in module bpf is glue");
-	ok(ksyms_sym_is_tracing_glue(ksyms_lookup(ks, 0xffffffffc0b00800ULL)),
+	ok(ksyms_is_glue(ksyms_lookup(ks, 0xffffffffc0b00800ULL)),
 	   "a trampoline is glue");
-	ok(!ksyms_sym_is_tracing_glue(ksyms_lookup(ks, 0xffffffff81000500ULL)),
+	ok(!ksyms_is_glue(ksyms_lookup(ks, 0xffffffff81000500ULL)),
 	   "schedule is not glue");
-	ok(!ksyms_sym_is_tracing_glue(ksyms_lookup(ks, 0xffffffffc0a01000ULL)),
+	ok(!ksyms_is_glue(ksyms_lookup(ks, 0xffffffffc0a01000ULL)),
 	   "a symbol of another module is not glue");
-	ok(!ksyms_sym_is_tracing_glue(NULL), "a NULL symbol is not glue");
+	ok(!ksyms_is_glue(NULL), "a NULL symbol is not glue");
 
 out:
 	ksyms_free(ks);
@@ -264,12 +264,12 @@ static void glue_tests(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(glue) / sizeof(glue[0]); i++) {
-		ok(ksyms_is_tracing_glue(glue[i]), "%s is tracing glue", glue[i]);
+		ok(frames_is_tracing_glue(glue[i], NULL), "%s is tracing glue", glue[i]);
 	}
 	for (i = 0; i < sizeof(not_glue) / sizeof(not_glue[0]); i++) {
-		ok(!ksyms_is_tracing_glue(not_glue[i]), "'%s' is not tracing glue", not_glue[i]);
+		ok(!frames_is_tracing_glue(not_glue[i], NULL), "'%s' is not tracing glue", not_glue[i]);
 	}
-	ok(!ksyms_is_tracing_glue(NULL), "NULL is not tracing glue");
+	ok(!frames_is_tracing_glue(NULL, NULL), "NULL is not tracing glue");
 }
 
 /* Address of @name as the file lists it, or 0. */
@@ -378,7 +378,7 @@ static void real_kallsyms(void)
 
 	addr = find_in_file("/proc/kallsyms", "trace_call_bpf");
 	if (addr) {
-		ok(ksyms_sym_is_tracing_glue(ksyms_lookup(ks, addr)),
+		ok(ksyms_is_glue(ksyms_lookup(ks, addr)),
 		   "real trace_call_bpf is glue");
 	} else {
 		skip("no trace_call_bpf in this kernel");
