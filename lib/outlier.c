@@ -1,122 +1,730 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * outlier.c - print an OUTLIER object (the contract's JSON form) for people.
+ * outlier.c - the outlier struct: build it, free it, turn it into the contract's JSON form and
+ * back, and print it for people.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <json-c/json.h>
 
 #include "lib/duration.h"
 #include "lib/outlier.h"
 
-/**
- * outlier_i64 - integer member @key of @obj; 0 when @obj or the member is missing or null.
- */
-int64_t outlier_i64(struct json_object *obj, const char *key)
-{
-	struct json_object *value;
+static const char *const kind_names[] = {
+	[OUTLIER_SYSCALL] = "syscall",
+	[OUTLIER_SLEEP] = "sleep",
+};
 
-	if (!json_object_object_get_ex(obj, key, &value) || !value) {
-		return 0;
-	}
-	return json_object_get_int64(value);
+static const char *const source_names[] = {
+	[OUTLIER_USTACK_NONE] = "none",
+	[OUTLIER_USTACK_FRAME_POINTER] = "frame-pointer",
+	[OUTLIER_USTACK_UNWIND] = "unwind",
+};
+
+/**
+ * outlier_kind_name() - the contract's "kind" string of @kind
+ */
+const char *outlier_kind_name(enum outlier_kind kind)
+{
+	return kind <= OUTLIER_SLEEP ? kind_names[kind] : "?";
 }
 
 /**
- * outlier_add_flag - append @text to the "flags" array of @outlier, creating it if needed.
+ * outlier_ustack_source_name() - the contract's "source" string of a user stack
  */
-void outlier_add_flag(struct json_object *outlier, const char *text)
+const char *outlier_ustack_source_name(enum outlier_ustack_source source)
 {
-	struct json_object *flags;
-
-	if (!json_object_object_get_ex(outlier, "flags", &flags) || !flags) {
-		flags = json_object_new_array();
-		json_object_object_add(outlier, "flags", flags);
-	}
-	json_object_array_add(flags, json_object_new_string(text));
+	return source <= OUTLIER_USTACK_UNWIND ? source_names[source] : "?";
 }
 
 /**
- * outlier_drop_flags - remove every flag of @outlier that starts with @prefix: what was said of
- * a part that has been replaced since.
+ * outlier_new() - an empty outlier (kind syscall, no stacks, no flags); NULL without memory
  */
-void outlier_drop_flags(struct json_object *outlier, const char *prefix)
+struct outlier *outlier_new(void)
 {
-	struct json_object *flags;
-	size_t i, len = strlen(prefix);
+	return calloc(1, sizeof(struct outlier));
+}
 
-	if (!json_object_object_get_ex(outlier, "flags", &flags) || !flags) {
-		return;
-	}
-	for (i = json_object_array_length(flags); i-- > 0;) {
-		if (!strncmp(json_object_get_string(json_object_array_get_idx(flags, i)), prefix,
-			     len)) {
-			json_object_array_del_idx(flags, i, 1);
+/**
+ * outlier_set_str() - replace the string *@field with a copy of @text (NULL clears it)
+ *
+ * Return: 0 or -ENOMEM (the field then unchanged).
+ */
+int outlier_set_str(char **field, const char *text)
+{
+	char *copy = NULL;
+
+	if (text) {
+		copy = strdup(text);
+		if (!copy) {
+			return -ENOMEM;
 		}
 	}
+	free(*field);
+	*field = copy;
+	return 0;
 }
 
 /**
- * outlier_has_flag - does @outlier carry a flag that starts with @prefix?
+ * outlier_set_cause() - name the cause of @o
  */
-bool outlier_has_flag(struct json_object *outlier, const char *prefix)
+int outlier_set_cause(struct outlier *o, const char *cause)
 {
-	struct json_object *flags;
+	return outlier_set_str(&o->cause, cause);
+}
+
+/**
+ * outlier_frames_alloc() - room for @nr zeroed frames in @frames, which must be empty
+ */
+int outlier_frames_alloc(struct outlier_frames *frames, size_t nr)
+{
+	frames->nr = 0;
+	frames->v = nr ? calloc(nr, sizeof(*frames->v)) : NULL;
+	if (nr && !frames->v) {
+		return -ENOMEM;
+	}
+	frames->nr = nr;
+	return 0;
+}
+
+/**
+ * outlier_frame_set() - fill one frame; @symbol and @module may be NULL (unknown)
+ */
+int outlier_frame_set(struct outlier_frame *f, uint64_t addr, const char *symbol,
+		      uint64_t offset, const char *module)
+{
+	f->addr = addr;
+	f->offset = symbol ? offset : 0;
+	if (outlier_set_str(&f->symbol, symbol) || outlier_set_str(&f->module, module)) {
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * outlier_frames_free() - free the frames of @frames and leave it empty
+ */
+void outlier_frames_free(struct outlier_frames *frames)
+{
+	size_t i;
+
+	for (i = 0; i < frames->nr; i++) {
+		free(frames->v[i].symbol);
+		free(frames->v[i].module);
+	}
+	free(frames->v);
+	frames->v = NULL;
+	frames->nr = 0;
+}
+
+/**
+ * outlier_frames_move() - give the frames of @from to @to (whose own are freed); @from is left
+ *                         empty
+ */
+void outlier_frames_move(struct outlier_frames *to, struct outlier_frames *from)
+{
+	outlier_frames_free(to);
+	*to = *from;
+	from->v = NULL;
+	from->nr = 0;
+}
+
+/* Grow an array of @size-byte elements by one zeroed element; NULL without memory. */
+static void *grow(void **array, size_t *nr, size_t size)
+{
+	char *p = realloc(*array, (*nr + 1) * size);
+
+	if (!p) {
+		return NULL;
+	}
+	*array = p;
+	memset(p + *nr * size, 0, size);
+	return p + (*nr)++ * size;
+}
+
+/**
+ * outlier_add_kstack() - a new, empty kernel stack of @weight_ns at the end of @o's
+ *
+ * Return: the stack, or NULL without memory.
+ */
+struct outlier_kstack *outlier_add_kstack(struct outlier *o, uint64_t weight_ns)
+{
+	struct outlier_kstack *st;
+
+	st = grow((void **)&o->kernel_stacks, &o->nr_kernel_stacks, sizeof(*st));
+	if (st) {
+		st->weight_ns = weight_ns;
+	}
+	return st;
+}
+
+/**
+ * outlier_add_link() - a new, zeroed link at the end of @o's wait chain; NULL without memory
+ */
+struct outlier_link *outlier_add_link(struct outlier *o)
+{
+	return grow((void **)&o->wait_chain, &o->nr_links, sizeof(struct outlier_link));
+}
+
+/**
+ * outlier_links_free() - empty the wait chain of @o
+ */
+void outlier_links_free(struct outlier *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nr_links; i++) {
+		free(o->wait_chain[i].comm);
+		free(o->wait_chain[i].syscall);
+		outlier_frames_free(&o->wait_chain[i].frames);
+	}
+	free(o->wait_chain);
+	o->wait_chain = NULL;
+	o->nr_links = 0;
+}
+
+static void waker_free(struct outlier_waker *w)
+{
+	if (w) {
+		free(w->comm);
+		outlier_frames_free(&w->frames);
+		free(w);
+	}
+}
+
+/**
+ * outlier_free() - free @o and all it owns; NULL is a no-op
+ */
+void outlier_free(struct outlier *o)
+{
+	size_t i;
+
+	if (!o) {
+		return;
+	}
+	free(o->comm);
+	free(o->syscall);
+	free(o->cause);
+	for (i = 0; i < o->nr_kernel_stacks; i++) {
+		outlier_frames_free(&o->kernel_stacks[i].frames);
+	}
+	free(o->kernel_stacks);
+	outlier_frames_free(&o->user_stack.frames);
+	waker_free(o->waker);
+	outlier_links_free(o);
+	for (i = 0; i < o->nr_flags; i++) {
+		free(o->flags[i]);
+	}
+	free(o->flags);
+	free(o);
+}
+
+/**
+ * outlier_add_flag() - append a flag, formatted, to @o's
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int outlier_add_flag(struct outlier *o, const char *fmt, ...)
+{
+	char **slot;
+	va_list ap;
+	char *text;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		return -ENOMEM;
+	}
+	slot = grow((void **)&o->flags, &o->nr_flags, sizeof(*slot));
+	if (!slot) {
+		free(text);
+		return -ENOMEM;
+	}
+	*slot = text;
+	return 0;
+}
+
+/**
+ * outlier_drop_flags() - remove every flag of @o that starts with @prefix: what was said of a
+ *                        part that has been replaced since
+ */
+void outlier_drop_flags(struct outlier *o, const char *prefix)
+{
+	size_t i, kept = 0, len = strlen(prefix);
+
+	for (i = 0; i < o->nr_flags; i++) {
+		if (!strncmp(o->flags[i], prefix, len)) {
+			free(o->flags[i]);
+		} else {
+			o->flags[kept++] = o->flags[i];
+		}
+	}
+	o->nr_flags = kept;
+}
+
+/**
+ * outlier_has_flag() - does @o carry a flag that starts with @prefix?
+ */
+bool outlier_has_flag(const struct outlier *o, const char *prefix)
+{
 	size_t i, len = strlen(prefix);
 
-	if (!json_object_object_get_ex(outlier, "flags", &flags) || !flags) {
-		return false;
-	}
-	for (i = 0; i < json_object_array_length(flags); i++) {
-		if (!strncmp(json_object_get_string(json_object_array_get_idx(flags, i)), prefix,
-			     len)) {
+	for (i = 0; i < o->nr_flags; i++) {
+		if (!strncmp(o->flags[i], prefix, len)) {
 			return true;
 		}
 	}
 	return false;
 }
 
-/**
- * outlier_str - string member @key of @obj; @fallback when @obj or the member is missing or not
- * a string.
- */
-const char *outlier_str(struct json_object *obj, const char *key, const char *fallback)
-{
-	struct json_object *value;
+/* --- to JSON ------------------------------------------------------------------------------- */
 
-	if (!json_object_object_get_ex(obj, key, &value) || !value ||
-	    !json_object_is_type(value, json_type_string)) {
-		return fallback;
-	}
-	return json_object_get_string(value);
+/* Unsigned values travel as the int64 of their bits, as everywhere in latsnap's JSON. */
+static struct json_object *json_u64(uint64_t value)
+{
+	return json_object_new_int64((int64_t)value);
 }
 
-static void print_share(FILE *out, const char *label, int64_t part, int64_t whole)
+static struct json_object *json_str(const char *text)
+{
+	return text ? json_object_new_string(text) : NULL;
+}
+
+/**
+ * outlier_frames_to_json() - [FRAME, ...] of @frames; NULL without memory
+ */
+struct json_object *outlier_frames_to_json(const struct outlier_frames *frames)
+{
+	struct json_object *arr = json_object_new_array_ext((int)frames->nr), *f;
+	char hex[24];
+	size_t i;
+
+	for (i = 0; arr && i < frames->nr; i++) {
+		const struct outlier_frame *fr = &frames->v[i];
+
+		f = json_object_new_object();
+		snprintf(hex, sizeof(hex), "0x%" PRIx64, fr->addr);
+		if (!f || json_object_array_add(arr, f)) {
+			json_object_put(f);
+			goto fail;
+		}
+		json_object_object_add(f, "addr", json_object_new_string(hex));
+		json_object_object_add(f, "symbol", json_str(fr->symbol));
+		json_object_object_add(f, "offset", json_u64(fr->offset));
+		json_object_object_add(f, "module", json_str(fr->module));
+	}
+	return arr;
+fail:
+	json_object_put(arr);
+	return NULL;
+}
+
+static struct json_object *user_stack_to_json(const struct outlier_ustack *u)
+{
+	struct json_object *obj = json_object_new_object();
+
+	if (!obj) {
+		return NULL;
+	}
+	json_object_object_add(obj, "source",
+			       json_object_new_string(outlier_ustack_source_name(u->source)));
+	if (u->unwound) {
+		json_object_object_add(obj, "unwind_ns", json_u64(u->unwind_ns));
+		json_object_object_add(obj, "status", json_object_new_int(u->status));
+	}
+	json_object_object_add(obj, "frames", outlier_frames_to_json(&u->frames));
+	if (u->truncated) {
+		json_object_object_add(obj, "truncated", json_object_new_boolean(1));
+	}
+	if (u->in_trace) {
+		json_object_object_add(obj, "in_trace", json_object_new_boolean(1));
+	}
+	return obj;
+}
+
+static struct json_object *link_to_json(const struct outlier_link *l)
+{
+	struct json_object *obj = json_object_new_object();
+
+	if (!obj) {
+		return NULL;
+	}
+	json_object_object_add(obj, "depth", json_object_new_int((int)l->depth));
+	json_object_object_add(obj, "pid", json_object_new_int(l->pid));
+	json_object_object_add(obj, "tid", json_object_new_int(l->tid));
+	json_object_object_add(obj, "comm", json_object_new_string(l->comm ? l->comm : ""));
+	json_object_object_add(obj, "from_ns", json_u64(l->from_ns));
+	json_object_object_add(obj, "to_ns", json_u64(l->to_ns));
+	json_object_object_add(obj, "on_cpu_ns", json_u64(l->on_cpu_ns));
+	json_object_object_add(obj, "blocked_ns", json_u64(l->blocked_ns));
+	json_object_object_add(obj, "runqueue_ns", json_u64(l->runqueue_ns));
+	if (l->unknown_ns) {
+		json_object_object_add(obj, "unknown_ns", json_u64(l->unknown_ns));
+	}
+	json_object_object_add(obj, "syscall", json_str(l->syscall));
+	json_object_object_add(obj, "frames", outlier_frames_to_json(&l->frames));
+	return obj;
+}
+
+/**
+ * outlier_to_json() - the contract's OUTLIER object of @o (with latsnap's additions: the user
+ *                     stack's unwind_ns, status and in_trace, and "signalled")
+ *
+ * Return: a new object, or NULL without memory.
+ */
+struct json_object *outlier_to_json(const struct outlier *o)
+{
+	struct json_object *obj = json_object_new_object(), *arr, *st, *w = NULL;
+	size_t i;
+
+	if (!obj) {
+		return NULL;
+	}
+	json_object_object_add(obj, "kind", json_object_new_string(outlier_kind_name(o->kind)));
+	json_object_object_add(obj, "pid", json_object_new_int(o->pid));
+	json_object_object_add(obj, "tid", json_object_new_int(o->tid));
+	json_object_object_add(obj, "comm", json_object_new_string(o->comm ? o->comm : ""));
+	json_object_object_add(obj, "syscall", json_str(o->syscall));
+	json_object_object_add(obj, "syscall_nr",
+			       o->syscall ? json_object_new_int(o->syscall_nr) : NULL);
+	json_object_object_add(obj, "start_ns", json_u64(o->start_ns));
+	json_object_object_add(obj, "end_ns", json_u64(o->end_ns));
+	json_object_object_add(obj, "duration_ns", json_u64(o->duration_ns));
+	json_object_object_add(obj, "on_cpu_ns", json_u64(o->on_cpu_ns));
+	json_object_object_add(obj, "blocked_ns", json_u64(o->blocked_ns));
+	json_object_object_add(obj, "runqueue_ns", json_u64(o->runqueue_ns));
+	json_object_object_add(obj, "switches", json_object_new_int((int)o->switches));
+	json_object_object_add(obj, "cause", json_object_new_string(o->cause ? o->cause : ""));
+
+	arr = json_object_new_array_ext((int)o->nr_kernel_stacks);
+	for (i = 0; arr && i < o->nr_kernel_stacks; i++) {
+		st = json_object_new_object();
+		json_object_object_add(st, "weight_ns", json_u64(o->kernel_stacks[i].weight_ns));
+		json_object_object_add(st, "frames",
+				       outlier_frames_to_json(&o->kernel_stacks[i].frames));
+		json_object_array_add(arr, st);
+	}
+	json_object_object_add(obj, "kernel_stacks", arr);
+	json_object_object_add(obj, "user_stack", user_stack_to_json(&o->user_stack));
+	if (o->waker) {
+		w = json_object_new_object();
+		json_object_object_add(w, "pid", json_object_new_int(o->waker->pid));
+		json_object_object_add(w, "tid", json_object_new_int(o->waker->tid));
+		json_object_object_add(w, "comm",
+				       json_object_new_string(o->waker->comm ? o->waker->comm : ""));
+		json_object_object_add(w, "frames", outlier_frames_to_json(&o->waker->frames));
+	}
+	json_object_object_add(obj, "waker", w);
+	arr = json_object_new_array_ext((int)o->nr_links);
+	for (i = 0; arr && i < o->nr_links; i++) {
+		json_object_array_add(arr, link_to_json(&o->wait_chain[i]));
+	}
+	json_object_object_add(obj, "wait_chain", arr);
+	json_object_object_add(obj, "signalled", json_object_new_boolean(o->signalled));
+	arr = json_object_new_array_ext((int)o->nr_flags);
+	for (i = 0; arr && i < o->nr_flags; i++) {
+		json_object_array_add(arr, json_object_new_string(o->flags[i]));
+	}
+	json_object_object_add(obj, "flags", arr);
+	return obj;
+}
+
+/* --- from JSON ----------------------------------------------------------------------------- */
+
+/*
+ * The readers below take a checked OUTLIER (review/snapshots.c checks a summary before anything
+ * reads it): a member of the wrong type is refused, a missing one is left at its zero.
+ */
+static int get_u64(struct json_object *obj, const char *key, uint64_t *out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(obj, key, &v) || !v) {
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_int)) {
+		return -EINVAL;
+	}
+	*out = (uint64_t)json_object_get_int64(v);
+	return 0;
+}
+
+static int get_i32(struct json_object *obj, const char *key, int32_t *out)
+{
+	uint64_t v = 0;
+	int ret = get_u64(obj, key, &v);
+
+	*out = (int32_t)v;
+	return ret;
+}
+
+static int get_str(struct json_object *obj, const char *key, char **out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(obj, key, &v) || !v) {
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_string)) {
+		return -EINVAL;
+	}
+	return outlier_set_str(out, json_object_get_string(v));
+}
+
+static struct json_object *get_typed(struct json_object *obj, const char *key, json_type type,
+				     int *err)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(obj, key, &v) || !v) {
+		return NULL;
+	}
+	if (!json_object_is_type(v, type)) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	return v;
+}
+
+/**
+ * outlier_frames_from_json() - read [FRAME, ...] (NULL: none) into the empty @frames
+ *
+ * Return: 0, -EINVAL for a frame that is not one, or -ENOMEM.
+ */
+int outlier_frames_from_json(struct json_object *arr, struct outlier_frames *frames)
+{
+	size_t i, n;
+	int ret = 0;
+
+	if (!arr) {
+		return 0;
+	}
+	if (!json_object_is_type(arr, json_type_array)) {
+		return -EINVAL;
+	}
+	n = json_object_array_length(arr);
+	ret = outlier_frames_alloc(frames, n);
+	for (i = 0; !ret && i < n; i++) {
+		struct json_object *f = json_object_array_get_idx(arr, i), *addr;
+		struct outlier_frame *fr = &frames->v[i];
+
+		if (!json_object_is_type(f, json_type_object)) {
+			ret = -EINVAL;
+			break;
+		}
+		addr = get_typed(f, "addr", json_type_string, &ret);
+		if (addr) {
+			fr->addr = strtoull(json_object_get_string(addr), NULL, 16);
+		}
+		ret = ret ?: get_str(f, "symbol", &fr->symbol);
+		ret = ret ?: get_u64(f, "offset", &fr->offset);
+		ret = ret ?: get_str(f, "module", &fr->module);
+	}
+	return ret;
+}
+
+static int user_stack_from_json(struct json_object *obj, struct outlier_ustack *u)
+{
+	struct json_object *v;
+	uint64_t status = 0;
+	int ret = 0;
+	size_t s;
+
+	if (!obj) {
+		return 0;
+	}
+	if (!json_object_is_type(obj, json_type_object)) {
+		return -EINVAL;
+	}
+	v = get_typed(obj, "source", json_type_string, &ret);
+	for (s = 0; v && s <= OUTLIER_USTACK_UNWIND; s++) {
+		if (!strcmp(json_object_get_string(v), source_names[s])) {
+			u->source = (enum outlier_ustack_source)s;
+		}
+	}
+	u->unwound = json_object_object_get_ex(obj, "unwind_ns", NULL);
+	ret = ret ?: get_u64(obj, "unwind_ns", &u->unwind_ns);
+	ret = ret ?: get_u64(obj, "status", &status);
+	u->status = (int)status;
+	v = get_typed(obj, "truncated", json_type_boolean, &ret);
+	u->truncated = v && json_object_get_boolean(v);
+	v = get_typed(obj, "in_trace", json_type_boolean, &ret);
+	u->in_trace = v && json_object_get_boolean(v);
+	return ret ?: outlier_frames_from_json(get_typed(obj, "frames", json_type_array, &ret),
+					       &u->frames);
+}
+
+static int waker_from_json(struct json_object *obj, struct outlier_waker **wp)
+{
+	struct outlier_waker *w;
+	int ret;
+
+	if (!obj) {
+		return 0;
+	}
+	if (!json_object_is_type(obj, json_type_object)) {
+		return -EINVAL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		return -ENOMEM;
+	}
+	*wp = w;
+	ret = get_i32(obj, "pid", &w->pid);
+	ret = ret ?: get_i32(obj, "tid", &w->tid);
+	ret = ret ?: get_str(obj, "comm", &w->comm);
+	return ret ?: outlier_frames_from_json(json_object_object_get(obj, "frames"), &w->frames);
+}
+
+static int link_from_json(struct json_object *obj, struct outlier_link *l)
+{
+	uint64_t depth = 0;
+	int ret;
+
+	if (!json_object_is_type(obj, json_type_object)) {
+		return -EINVAL;
+	}
+	ret = get_u64(obj, "depth", &depth);
+	l->depth = (unsigned int)depth;
+	ret = ret ?: get_i32(obj, "pid", &l->pid);
+	ret = ret ?: get_i32(obj, "tid", &l->tid);
+	ret = ret ?: get_str(obj, "comm", &l->comm);
+	ret = ret ?: get_u64(obj, "from_ns", &l->from_ns);
+	ret = ret ?: get_u64(obj, "to_ns", &l->to_ns);
+	ret = ret ?: get_u64(obj, "on_cpu_ns", &l->on_cpu_ns);
+	ret = ret ?: get_u64(obj, "blocked_ns", &l->blocked_ns);
+	ret = ret ?: get_u64(obj, "runqueue_ns", &l->runqueue_ns);
+	ret = ret ?: get_u64(obj, "unknown_ns", &l->unknown_ns);
+	ret = ret ?: get_str(obj, "syscall", &l->syscall);
+	return ret ?: outlier_frames_from_json(json_object_object_get(obj, "frames"), &l->frames);
+}
+
+static int lists_from_json(struct json_object *obj, struct outlier *o)
+{
+	struct json_object *arr, *v;
+	struct outlier_kstack *st;
+	size_t i, n;
+	int ret = 0;
+
+	arr = get_typed(obj, "kernel_stacks", json_type_array, &ret);
+	n = arr ? json_object_array_length(arr) : 0;
+	for (i = 0; !ret && i < n; i++) {
+		v = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(v, json_type_object)) {
+			ret = -EINVAL;
+			break;
+		}
+		st = outlier_add_kstack(o, 0);
+		ret = st ? get_u64(v, "weight_ns", &st->weight_ns) : -ENOMEM;
+		ret = ret ?: outlier_frames_from_json(json_object_object_get(v, "frames"),
+						      &st->frames);
+	}
+	arr = ret ? NULL : get_typed(obj, "wait_chain", json_type_array, &ret);
+	n = arr ? json_object_array_length(arr) : 0;
+	for (i = 0; !ret && i < n; i++) {
+		struct outlier_link *l = outlier_add_link(o);
+
+		ret = l ? link_from_json(json_object_array_get_idx(arr, i), l) : -ENOMEM;
+	}
+	arr = ret ? NULL : get_typed(obj, "flags", json_type_array, &ret);
+	n = arr ? json_object_array_length(arr) : 0;
+	for (i = 0; !ret && i < n; i++) {
+		v = json_object_array_get_idx(arr, i);
+		ret = json_object_is_type(v, json_type_string) ?
+			      outlier_add_flag(o, "%s", json_object_get_string(v)) :
+			      -EINVAL;
+	}
+	return ret;
+}
+
+/**
+ * outlier_from_json() - read an OUTLIER object
+ * @obj: the object, checked as review/snapshots.c checks a summary's outliers
+ * @outp: the new outlier, on success (free it with outlier_free())
+ *
+ * Return: 0, -EINVAL for a member of the wrong type, or -ENOMEM.
+ */
+int outlier_from_json(struct json_object *obj, struct outlier **outp)
+{
+	struct outlier *o = NULL;
+	struct json_object *v;
+	uint64_t switches = 0;
+	int ret = -EINVAL;
+
+	if (!json_object_is_type(obj, json_type_object)) {
+		goto out;
+	}
+	o = outlier_new();
+	if (!o) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = 0;
+	v = get_typed(obj, "kind", json_type_string, &ret);
+	o->kind = v && !strcmp(json_object_get_string(v), "sleep") ? OUTLIER_SLEEP :
+								      OUTLIER_SYSCALL;
+	ret = ret ?: get_i32(obj, "pid", &o->pid);
+	ret = ret ?: get_i32(obj, "tid", &o->tid);
+	ret = ret ?: get_str(obj, "comm", &o->comm);
+	ret = ret ?: get_str(obj, "syscall", &o->syscall);
+	ret = ret ?: get_i32(obj, "syscall_nr", &o->syscall_nr);
+	ret = ret ?: get_u64(obj, "start_ns", &o->start_ns);
+	ret = ret ?: get_u64(obj, "end_ns", &o->end_ns);
+	ret = ret ?: get_u64(obj, "duration_ns", &o->duration_ns);
+	ret = ret ?: get_u64(obj, "on_cpu_ns", &o->on_cpu_ns);
+	ret = ret ?: get_u64(obj, "blocked_ns", &o->blocked_ns);
+	ret = ret ?: get_u64(obj, "runqueue_ns", &o->runqueue_ns);
+	ret = ret ?: get_u64(obj, "switches", &switches);
+	o->switches = (uint32_t)switches;
+	ret = ret ?: get_str(obj, "cause", &o->cause);
+	v = ret ? NULL : get_typed(obj, "signalled", json_type_boolean, &ret);
+	o->signalled = v && json_object_get_boolean(v);
+	ret = ret ?: user_stack_from_json(json_object_object_get(obj, "user_stack"),
+					  &o->user_stack);
+	ret = ret ?: waker_from_json(json_object_object_get(obj, "waker"), &o->waker);
+	ret = ret ?: lists_from_json(obj, o);
+out:
+	if (ret) {
+		outlier_free(o);
+		o = NULL;
+	}
+	*outp = o;
+	return ret;
+}
+
+/* --- for people ---------------------------------------------------------------------------- */
+
+static void print_share(FILE *out, const char *label, uint64_t part, uint64_t whole)
 {
 	char text[LS_DURATION_BUFSZ];
 
-	ls_format_duration(part < 0 ? 0 : (uint64_t)part, text, sizeof(text));
-	fprintf(out, "  %s %s (%.1f%%)", label, text, whole > 0 ? 100.0 * part / whole : 0.0);
+	ls_format_duration(part, text, sizeof(text));
+	fprintf(out, "  %s %s (%.1f%%)", label, text, whole ? 100.0 * (double)part / whole : 0.0);
 }
 
-static void print_frames(FILE *out, struct json_object *frames, const char *indent)
+static void print_frames(FILE *out, const struct outlier_frames *frames, const char *indent)
 {
-	size_t i, n = frames ? json_object_array_length(frames) : 0;
+	size_t i;
 
-	if (!n) {
+	if (!frames->nr) {
 		fprintf(out, "%s(no frames)\n", indent);
 		return;
 	}
-	for (i = 0; i < n; i++) {
-		struct json_object *frame = json_object_array_get_idx(frames, i);
-		const char *symbol = outlier_str(frame, "symbol", NULL);
-		const char *module = outlier_str(frame, "module", "?");
+	for (i = 0; i < frames->nr; i++) {
+		const struct outlier_frame *f = &frames->v[i];
+		const char *module = f->module ? f->module : "?";
 
-		if (symbol) {
-			fprintf(out, "%s%s+0x%" PRIx64, indent, symbol,
-				(uint64_t)outlier_i64(frame, "offset"));
+		if (f->symbol) {
+			fprintf(out, "%s%s+0x%" PRIx64, indent, f->symbol, f->offset);
 		} else {
-			fprintf(out, "%s%s", indent, outlier_str(frame, "addr", "?"));
+			fprintf(out, "%s0x%" PRIx64, indent, f->addr);
 		}
 		if (strcmp(module, "kernel")) {
 			fprintf(out, " (%s)", module);
@@ -125,117 +733,91 @@ static void print_frames(FILE *out, struct json_object *frames, const char *inde
 	}
 }
 
-/**
- * outlier_print_text - one block for @outlier: what, how long, the split, where it waited, who
- * woke it, and what is missing.
- */
 /*
  * The wait chain as flightbox put it: "read() 101.0 ms: srvhog 2666 ran 89.8 ms on CPU", then
  * each link's split, and on what it was blocked.
  */
-static void print_wait_chain(FILE *out, struct json_object *outlier)
+static void print_wait_chain(FILE *out, const struct outlier *o)
 {
-	struct json_object *chain = NULL, *link, *frames = NULL;
-	size_t i, n;
-	int64_t span;
+	uint64_t span;
+	size_t i;
 
-	json_object_object_get_ex(outlier, "wait_chain", &chain);
-	n = chain ? json_object_array_length(chain) : 0;
-	if (!n) {
+	if (!o->nr_links) {
 		return;
 	}
 	fputs("  wait chain (who held it up, nearest first):\n", out);
-	for (i = 0; i < n; i++) {
-		link = json_object_array_get_idx(chain, i);
-		span = outlier_i64(link, "to_ns") - outlier_i64(link, "from_ns");
-		fprintf(out,
-			"  %*s%" PRId64 ". %s [pid %" PRId64 " tid %" PRId64 "], over %.1f ms:",
-			(int)(2 * outlier_i64(link, "depth")) - 2, "", outlier_i64(link, "depth"),
-			outlier_str(link, "comm", "?"), outlier_i64(link, "pid"),
-			outlier_i64(link, "tid"), span / 1e6);
-		print_share(out, "ran", outlier_i64(link, "on_cpu_ns"), span);
+	for (i = 0; i < o->nr_links; i++) {
+		const struct outlier_link *l = &o->wait_chain[i];
+
+		span = l->to_ns > l->from_ns ? l->to_ns - l->from_ns : 0;
+		fprintf(out, "  %*s%u. %s [pid %d tid %d], over %.1f ms:", (int)(2 * l->depth) - 2,
+			"", l->depth, l->comm ? l->comm : "?", l->pid, l->tid, span / 1e6);
+		print_share(out, "ran", l->on_cpu_ns, span);
 		fputs(" on CPU,", out);
-		print_share(out, "blocked", outlier_i64(link, "blocked_ns"), span);
-		if (json_object_get_string(json_object_object_get(link, "syscall"))) {
-			fprintf(out, " in %s()", outlier_str(link, "syscall", "?"));
+		print_share(out, "blocked", l->blocked_ns, span);
+		if (l->syscall) {
+			fprintf(out, " in %s()", l->syscall);
 		}
 		fputc(',', out);
-		print_share(out, "runqueue", outlier_i64(link, "runqueue_ns"), span);
-		if (outlier_i64(link, "unknown_ns")) {
+		print_share(out, "runqueue", l->runqueue_ns, span);
+		if (l->unknown_ns) {
 			fputc(',', out);
-			print_share(out, "not followed", outlier_i64(link, "unknown_ns"), span);
+			print_share(out, "not followed", l->unknown_ns, span);
 		}
 		fputc('\n', out);
-		json_object_object_get_ex(link, "frames", &frames);
-		if (frames && json_object_array_length(frames)) {
-			print_frames(out, frames, "        ");
+		if (l->frames.nr) {
+			print_frames(out, &l->frames, "        ");
 		}
 	}
 }
 
-void outlier_print_text(FILE *out, struct json_object *outlier)
+/**
+ * outlier_print_text() - one block for @o: what, how long, the split, where it waited, who woke
+ *                        it, who held it up, and what is missing
+ */
+void outlier_print_text(FILE *out, const struct outlier *o)
 {
-	struct json_object *stacks = NULL, *waker = NULL, *flags = NULL, *user = NULL;
-	int64_t duration = outlier_i64(outlier, "duration_ns");
 	char text[LS_DURATION_BUFSZ];
-	size_t i, n;
+	size_t i;
 
-	ls_format_duration(duration < 0 ? 0 : (uint64_t)duration, text, sizeof(text));
-	fprintf(out,
-		"%s %s  %s[pid %" PRId64 " tid %" PRId64 "]  %s  at %" PRId64 ".%09" PRId64 "\n",
-		outlier_str(outlier, "kind", "?"), outlier_str(outlier, "syscall", "off-cpu"),
-		outlier_str(outlier, "comm", "?"), outlier_i64(outlier, "pid"),
-		outlier_i64(outlier, "tid"), text, outlier_i64(outlier, "start_ns") / 1000000000,
-		outlier_i64(outlier, "start_ns") % 1000000000);
-	print_share(out, "on-cpu", outlier_i64(outlier, "on_cpu_ns"), duration);
-	print_share(out, "blocked", outlier_i64(outlier, "blocked_ns"), duration);
-	print_share(out, "runqueue", outlier_i64(outlier, "runqueue_ns"), duration);
-	fprintf(out, "  switches %" PRId64 "\n", outlier_i64(outlier, "switches"));
-	fprintf(out, "  cause: %s\n", outlier_str(outlier, "cause", "unknown"));
+	ls_format_duration(o->duration_ns, text, sizeof(text));
+	fprintf(out, "%s %s  %s[pid %d tid %d]  %s  at %" PRIu64 ".%09" PRIu64 "\n",
+		outlier_kind_name(o->kind), o->syscall ? o->syscall : "off-cpu",
+		o->comm ? o->comm : "?", o->pid, o->tid, text, o->start_ns / 1000000000,
+		o->start_ns % 1000000000);
+	print_share(out, "on-cpu", o->on_cpu_ns, o->duration_ns);
+	print_share(out, "blocked", o->blocked_ns, o->duration_ns);
+	print_share(out, "runqueue", o->runqueue_ns, o->duration_ns);
+	fprintf(out, "  switches %u\n", o->switches);
+	fprintf(out, "  cause: %s\n", o->cause ? o->cause : "unknown");
 
-	json_object_object_get_ex(outlier, "kernel_stacks", &stacks);
-	n = stacks ? json_object_array_length(stacks) : 0;
-	for (i = 0; i < n; i++) {
-		struct json_object *stack = json_object_array_get_idx(stacks, i), *frames = NULL;
-		int64_t weight = outlier_i64(stack, "weight_ns");
+	for (i = 0; i < o->nr_kernel_stacks; i++) {
+		const struct outlier_kstack *st = &o->kernel_stacks[i];
 
-		ls_format_duration(weight < 0 ? 0 : (uint64_t)weight, text, sizeof(text));
-		fprintf(out, "  kernel stack %zu of %zu, waited %s (%.1f%%):\n", i + 1, n, text,
-			duration > 0 ? 100.0 * weight / duration : 0.0);
-		json_object_object_get_ex(stack, "frames", &frames);
-		print_frames(out, frames, "    ");
+		ls_format_duration(st->weight_ns, text, sizeof(text));
+		fprintf(out, "  kernel stack %zu of %zu, waited %s (%.1f%%):\n", i + 1,
+			o->nr_kernel_stacks, text,
+			o->duration_ns ? 100.0 * (double)st->weight_ns / o->duration_ns : 0.0);
+		print_frames(out, &st->frames, "    ");
 	}
-
-	json_object_object_get_ex(outlier, "user_stack", &user);
-	if (user && strcmp(outlier_str(user, "source", "none"), "none")) {
-		struct json_object *frames = NULL;
-
-		fprintf(out, "  user stack (%s):\n", outlier_str(user, "source", "?"));
-		json_object_object_get_ex(user, "frames", &frames);
-		print_frames(out, frames, "    ");
+	if (o->user_stack.source != OUTLIER_USTACK_NONE) {
+		fprintf(out, "  user stack (%s):\n",
+			outlier_ustack_source_name(o->user_stack.source));
+		print_frames(out, &o->user_stack.frames, "    ");
 	}
-
-	if (json_object_object_get_ex(outlier, "waker", &waker) && waker) {
-		struct json_object *frames = NULL;
-
-		if (outlier_i64(waker, "tid")) {
-			fprintf(out, "  woken by %s[pid %" PRId64 " tid %" PRId64 "]:\n",
-				outlier_str(waker, "comm", "?"), outlier_i64(waker, "pid"),
-				outlier_i64(waker, "tid"));
+	if (o->waker) {
+		if (o->waker->tid) {
+			fprintf(out, "  woken by %s[pid %d tid %d]:\n",
+				o->waker->comm ? o->waker->comm : "?", o->waker->pid,
+				o->waker->tid);
 		} else {
-			fprintf(out, "  woken by %s:\n", outlier_str(waker, "comm", "?"));
+			fprintf(out, "  woken by %s:\n", o->waker->comm ? o->waker->comm : "?");
 		}
-		json_object_object_get_ex(waker, "frames", &frames);
-		print_frames(out, frames, "    ");
+		print_frames(out, &o->waker->frames, "    ");
 	}
-
-	print_wait_chain(out, outlier);
-
-	json_object_object_get_ex(outlier, "flags", &flags);
-	n = flags ? json_object_array_length(flags) : 0;
-	for (i = 0; i < n; i++) {
-		fprintf(out, "  ! %s\n",
-			json_object_get_string(json_object_array_get_idx(flags, i)));
+	print_wait_chain(out, o);
+	for (i = 0; i < o->nr_flags; i++) {
+		fprintf(out, "  ! %s\n", o->flags[i]);
 	}
 	fputc('\n', out);
 }

@@ -1,17 +1,160 @@
 /* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * outlier.h - an outlier as it travels from the tracker to the summary: one typed struct, with
+ * the contract's JSON form (OUTLIER in summary.json and `record --json`) at the edges only.
+ */
 #ifndef LATSNAP_OUTLIER_H
 #define LATSNAP_OUTLIER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <json-c/json.h>
 
-int64_t outlier_i64(struct json_object *obj, const char *key);
-const char *outlier_str(struct json_object *obj, const char *key, const char *fallback);
-void outlier_add_flag(struct json_object *outlier, const char *text);
-void outlier_drop_flags(struct json_object *outlier, const char *prefix);
-bool outlier_has_flag(struct json_object *outlier, const char *prefix);
-void outlier_print_text(FILE *out, struct json_object *outlier);
+struct json_object;
+
+enum outlier_kind {
+	OUTLIER_SYSCALL,
+	OUTLIER_SLEEP,
+};
+
+/* Where the user stack came from: the contract's "source" strings, in this order. */
+enum outlier_ustack_source {
+	OUTLIER_USTACK_NONE,
+	OUTLIER_USTACK_FRAME_POINTER,
+	OUTLIER_USTACK_UNWIND,
+};
+
+/**
+ * struct outlier_frame - FRAME
+ * @addr: the instruction address
+ * @symbol: its function, or NULL when unknown
+ * @offset: from the start of @symbol (0 without one)
+ * @module: "kernel", a kernel module, the path of a user object, or NULL when unknown
+ */
+struct outlier_frame {
+	uint64_t addr;
+	char *symbol;
+	uint64_t offset;
+	char *module;
+};
+
+/* A stack, innermost frame first. */
+struct outlier_frames {
+	struct outlier_frame *v;
+	size_t nr;
+};
+
+struct outlier_kstack {
+	uint64_t weight_ns;
+	struct outlier_frames frames;
+};
+
+/**
+ * struct outlier_ustack - "user_stack"
+ * @unwound: the preload library's report was taken: @unwind_ns and @status are its own
+ * @truncated: the unwind stopped at its depth limit (LATSNAP_DEPTH)
+ * @in_trace: the snapshot's trace holds its latsnap:user_stack event
+ */
+struct outlier_ustack {
+	enum outlier_ustack_source source;
+	bool unwound;
+	uint64_t unwind_ns;
+	int status;
+	bool truncated;
+	bool in_trace;
+	struct outlier_frames frames;
+};
+
+/* "waker": pid and tid 0 for an interrupt, whose comm then names it ("[hardirq]"). */
+struct outlier_waker {
+	int32_t pid;
+	int32_t tid;
+	char *comm;
+	struct outlier_frames frames;
+};
+
+/**
+ * struct outlier_link - LINK: one thread of the wait chain and what it did meanwhile
+ * @syscall: the syscall it was in, or NULL
+ * @unknown_ns: the part of [from_ns, to_ns] its events do not cover
+ */
+struct outlier_link {
+	unsigned int depth;
+	int32_t pid;
+	int32_t tid;
+	char *comm;
+	uint64_t from_ns;
+	uint64_t to_ns;
+	uint64_t on_cpu_ns;
+	uint64_t blocked_ns;
+	uint64_t runqueue_ns;
+	uint64_t unknown_ns;
+	char *syscall;
+	struct outlier_frames frames;
+};
+
+/**
+ * struct outlier - OUTLIER
+ * @syscall: its name, NULL for a sleep; @syscall_nr is meaningful only with it
+ * @waker: NULL when nobody is known to have woken it
+ * @signalled: latsnap asked the preload library for the user stack
+ *
+ * Strings and arrays are owned: outlier_free() frees them. Build one with outlier_new() and the
+ * outlier_*() setters below, or read one with outlier_from_json().
+ */
+struct outlier {
+	enum outlier_kind kind;
+	int32_t pid;
+	int32_t tid;
+	char *comm;
+	char *syscall;
+	int32_t syscall_nr;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t duration_ns;
+	uint64_t on_cpu_ns;
+	uint64_t blocked_ns;
+	uint64_t runqueue_ns;
+	uint32_t switches;
+	char *cause;
+	struct outlier_kstack *kernel_stacks;
+	size_t nr_kernel_stacks;
+	struct outlier_ustack user_stack;
+	struct outlier_waker *waker;
+	struct outlier_link *wait_chain;
+	size_t nr_links;
+	char **flags;
+	size_t nr_flags;
+	bool signalled;
+};
+
+struct outlier *outlier_new(void);
+void outlier_free(struct outlier *o);
+int outlier_set_str(char **field, const char *text);
+int outlier_set_cause(struct outlier *o, const char *cause);
+int outlier_frames_alloc(struct outlier_frames *frames, size_t nr);
+int outlier_frame_set(struct outlier_frame *f, uint64_t addr, const char *symbol,
+		      uint64_t offset, const char *module);
+void outlier_frames_free(struct outlier_frames *frames);
+void outlier_frames_move(struct outlier_frames *to, struct outlier_frames *from);
+struct outlier_kstack *outlier_add_kstack(struct outlier *o, uint64_t weight_ns);
+struct outlier_link *outlier_add_link(struct outlier *o);
+void outlier_links_free(struct outlier *o);
+
+int outlier_add_flag(struct outlier *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void outlier_drop_flags(struct outlier *o, const char *prefix);
+bool outlier_has_flag(const struct outlier *o, const char *prefix);
+
+const char *outlier_kind_name(enum outlier_kind kind);
+const char *outlier_ustack_source_name(enum outlier_ustack_source source);
+
+struct json_object *outlier_to_json(const struct outlier *o);
+struct json_object *outlier_frames_to_json(const struct outlier_frames *frames);
+int outlier_from_json(struct json_object *obj, struct outlier **outp);
+int outlier_frames_from_json(struct json_object *arr, struct outlier_frames *frames);
+
+void outlier_print_text(FILE *out, const struct outlier *o);
 
 #endif /* LATSNAP_OUTLIER_H */

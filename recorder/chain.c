@@ -18,7 +18,7 @@
 
 #include "recorder/chain.h"
 #include "trace/ctf.h"
-#include "lib/outlier.h"
+#include "lib/ojson.h"
 #include "tracker/tracker.h"
 #include "lib/util.h"
 
@@ -110,28 +110,28 @@ static int collect(const struct ctf_event *ev, void *ctx)
 	}
 	k = &ks->v[ks->n];
 	memset(k, 0, sizeof(*k));
-	k->ts = (uint64_t)outlier_i64(f, "ts_ns");
+	k->ts = (uint64_t)ojson_i64(f, "ts_ns");
 	if (!strcmp(name, "sched_switch")) {
 		k->kind = KEV_SWITCH;
-		k->tid = (int32_t)outlier_i64(f, "prev_tid");
-		k->pid = (int32_t)outlier_i64(f, "prev_pid");
-		k->tid2 = (int32_t)outlier_i64(f, "next_tid");
-		k->pid2 = (int32_t)outlier_i64(f, "next_pid");
-		k->prev_state = outlier_i64(f, "prev_state");
-		k->preempted = (uint8_t)outlier_i64(f, "preempted");
+		k->tid = (int32_t)ojson_i64(f, "prev_tid");
+		k->pid = (int32_t)ojson_i64(f, "prev_pid");
+		k->tid2 = (int32_t)ojson_i64(f, "next_tid");
+		k->pid2 = (int32_t)ojson_i64(f, "next_pid");
+		k->prev_state = ojson_i64(f, "prev_state");
+		k->preempted = (uint8_t)ojson_i64(f, "preempted");
 		str_into(f, "prev_comm", k->comm, sizeof(k->comm));
 		str_into(f, "next_comm", k->comm2, sizeof(k->comm2));
 		str_into(f, "prev_syscall", k->syscall, sizeof(k->syscall));
 		k->nr_ips = ips_of(f, "prev_stack", &k->ips);
 	} else if (!strcmp(name, "sched_wakeup")) {
 		k->kind = KEV_WAKEUP;
-		k->tid = (int32_t)outlier_i64(f, "tid");
-		k->pid = (int32_t)outlier_i64(f, "pid");
-		k->tid2 = (int32_t)outlier_i64(f, "waker_tid");
-		k->pid2 = (int32_t)outlier_i64(f, "waker_pid");
+		k->tid = (int32_t)ojson_i64(f, "tid");
+		k->pid = (int32_t)ojson_i64(f, "pid");
+		k->tid2 = (int32_t)ojson_i64(f, "waker_tid");
+		k->pid2 = (int32_t)ojson_i64(f, "waker_pid");
 		str_into(f, "comm", k->comm, sizeof(k->comm));
 		str_into(f, "waker_comm", k->comm2, sizeof(k->comm2));
-		k->in_irq = outlier_i64(f, "in_irq") != 0;
+		k->in_irq = ojson_i64(f, "in_irq") != 0;
 		if (!k->in_irq && ips_of(f, "waker_stack", &ips)) {
 			k->in_irq = tracker_wake_context(
 					    ks->tr, ips,
@@ -142,15 +142,15 @@ static int collect(const struct ctf_event *ev, void *ctx)
 		}
 	} else if (!strcmp(name, "syscall")) {
 		k->kind = KEV_SYSCALL;
-		k->tid = (int32_t)outlier_i64(f, "tid");
-		k->pid = (int32_t)outlier_i64(f, "pid");
-		k->start = (uint64_t)outlier_i64(f, "start_ns");
+		k->tid = (int32_t)ojson_i64(f, "tid");
+		k->pid = (int32_t)ojson_i64(f, "pid");
+		k->start = (uint64_t)ojson_i64(f, "start_ns");
 		str_into(f, "comm", k->comm, sizeof(k->comm));
 		str_into(f, "name", k->syscall, sizeof(k->syscall));
 	} else if (!strcmp(name, "interest")) {
 		k->kind = KEV_INTEREST;
-		k->tid = (int32_t)outlier_i64(f, "tid");
-		k->pid = (int32_t)outlier_i64(f, "pid");
+		k->tid = (int32_t)ojson_i64(f, "tid");
+		k->pid = (int32_t)ojson_i64(f, "pid");
 		str_into(f, "comm", k->comm, sizeof(k->comm));
 	} else {
 		return 0;
@@ -385,9 +385,9 @@ static struct json_object *link_json(const struct kevs *ks, const struct link *l
 static struct json_object *chain_of(const struct kevs *ks, struct json_object *outlier)
 {
 	struct json_object *chain = json_object_new_array();
-	int32_t tid = (int32_t)outlier_i64(outlier, "tid"), seen[CHAIN_MAX_DEPTH + 1];
-	uint64_t from = (uint64_t)outlier_i64(outlier, "start_ns"),
-		 to = (uint64_t)outlier_i64(outlier, "end_ns");
+	int32_t tid = (int32_t)ojson_i64(outlier, "tid"), seen[CHAIN_MAX_DEPTH + 1];
+	uint64_t from = (uint64_t)ojson_i64(outlier, "start_ns"),
+		 to = (uint64_t)ojson_i64(outlier, "end_ns");
 
 	/* Each link spans from the start of the wait it explains to the wakeup that ended it. */
 	const struct kev *wake;
@@ -422,7 +422,7 @@ static struct json_object *chain_of(const struct kevs *ks, struct json_object *o
 				"wait-chain-partial: %s (tid %d) was followed only from %.1f ms into "
 				"the wait, when it became of interest",
 				l.comm, l.tid, (double)(l.unknown_until - l.from) / 1e6);
-			outlier_add_flag(outlier, text);
+			ojson_add_flag(outlier, text);
 		}
 		/* Followed further only through a wait that matters to this window. */
 		if (!l.block_wake || (l.block_to - l.block_from) * 10 < l.to - l.from) {

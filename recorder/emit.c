@@ -19,7 +19,7 @@
 
 #include "recorder/emit.h"
 #include "events/events.h"
-#include "lib/outlier.h"
+#include "lib/ojson.h"
 #include "classify/syscalls.h"
 #include "tracker/tracker.h"
 #include "lib/util.h"
@@ -97,13 +97,13 @@ static void join_symbols(struct json_object *frames, char *buf, size_t size)
 	buf[0] = '\0';
 	for (i = 0; i < n && used < size; i++) {
 		f = json_object_array_get_idx(frames, i);
-		if (strcmp(outlier_str(f, "symbol", ""), "") != 0) {
+		if (strcmp(ojson_str(f, "symbol", ""), "") != 0) {
 			len = snprintf(buf + used, size - used, "%s%s+0x%" PRIx64, i ? ";" : "",
-				       outlier_str(f, "symbol", ""),
-				       (uint64_t)outlier_i64(f, "offset"));
+				       ojson_str(f, "symbol", ""),
+				       (uint64_t)ojson_i64(f, "offset"));
 		} else {
 			len = snprintf(buf + used, size - used, "%s%s", i ? ";" : "",
-				       outlier_str(f, "addr", "?"));
+				       ojson_str(f, "addr", "?"));
 		}
 		if (len < 0) {
 			break;
@@ -121,7 +121,7 @@ static size_t frames_to_ips(struct json_object *frames, uint64_t *ips)
 		n = EMIT_MAX_FRAMES;
 	}
 	for (i = 0; i < n; i++) {
-		ips[i] = strtoull(outlier_str(json_object_array_get_idx(frames, i), "addr", "0"),
+		ips[i] = strtoull(ojson_str(json_object_array_get_idx(frames, i), "addr", "0"),
 				  NULL, 16);
 	}
 	return n;
@@ -140,8 +140,8 @@ static void emit_stack(struct emit *em, struct json_object *outlier, const char 
 	ev.symbols = symbols;
 	ev.ips = ips;
 	ev.nr = (uint32_t)n;
-	ev.end_ns = (uint64_t)outlier_i64(outlier, "end_ns");
-	ev.tid = (int32_t)outlier_i64(outlier, "tid");
+	ev.end_ns = (uint64_t)ojson_i64(outlier, "end_ns");
+	ev.tid = (int32_t)ojson_i64(outlier, "tid");
 	ev.index = index;
 	ev.weight_ns = weight_ns;
 	em->ops->kernel_stack(&ev);
@@ -159,16 +159,16 @@ static void emit_user_stack(struct emit *em, struct json_object *outlier)
 
 	if (em->ops->size < offsetof(struct ls_events, user_stack) + sizeof(em->ops->user_stack) ||
 	    !em->ops->user_stack || !json_object_object_get_ex(outlier, "user_stack", &user) ||
-	    strcmp(outlier_str(user, "source", ""), "unwind") != 0) {
+	    strcmp(ojson_str(user, "source", ""), "unwind") != 0) {
 		return;
 	}
 	ev.ips = ips;
 	ev.nr = (uint32_t)frames_to_ips(json_object_object_get(user, "frames"), ips);
-	ev.pid = (int32_t)outlier_i64(outlier, "pid");
-	ev.tid = (int32_t)outlier_i64(outlier, "tid");
-	ev.end_ns = (uint64_t)outlier_i64(outlier, "end_ns");
-	ev.unwind_ns = (uint64_t)outlier_i64(user, "unwind_ns");
-	ev.status = (uint8_t)outlier_i64(user, "status");
+	ev.pid = (int32_t)ojson_i64(outlier, "pid");
+	ev.tid = (int32_t)ojson_i64(outlier, "tid");
+	ev.end_ns = (uint64_t)ojson_i64(outlier, "end_ns");
+	ev.unwind_ns = (uint64_t)ojson_i64(user, "unwind_ns");
+	ev.status = (uint8_t)ojson_i64(user, "status");
 	ev.truncated = json_object_get_boolean(json_object_object_get(user, "truncated"));
 	em->ops->user_stack(&ev);
 }
@@ -241,25 +241,25 @@ void emit_outlier(struct emit *em, struct json_object *outlier)
 		}
 		used += (size_t)len;
 	}
-	ev.kind = outlier_str(outlier, "kind", "");
-	ev.comm = outlier_str(outlier, "comm", "");
-	ev.syscall = outlier_str(outlier, "syscall", "");
-	ev.cause = outlier_str(outlier, "cause", "");
+	ev.kind = ojson_str(outlier, "kind", "");
+	ev.comm = ojson_str(outlier, "comm", "");
+	ev.syscall = ojson_str(outlier, "syscall", "");
+	ev.cause = ojson_str(outlier, "cause", "");
 	ev.flags = flag_text;
-	ev.waker_comm = outlier_str(waker, "comm", "");
-	ev.pid = (int32_t)outlier_i64(outlier, "pid");
-	ev.tid = (int32_t)outlier_i64(outlier, "tid");
-	ev.waker_pid = (int32_t)outlier_i64(waker, "pid");
-	ev.waker_tid = (int32_t)outlier_i64(waker, "tid");
+	ev.waker_comm = ojson_str(waker, "comm", "");
+	ev.pid = (int32_t)ojson_i64(outlier, "pid");
+	ev.tid = (int32_t)ojson_i64(outlier, "tid");
+	ev.waker_pid = (int32_t)ojson_i64(waker, "pid");
+	ev.waker_tid = (int32_t)ojson_i64(waker, "tid");
 	ev.syscall_nr = json_object_object_get(outlier, "syscall_nr") ?
-				outlier_i64(outlier, "syscall_nr") :
+				ojson_i64(outlier, "syscall_nr") :
 				-1;
-	ev.start_ns = (uint64_t)outlier_i64(outlier, "start_ns");
-	ev.end_ns = (uint64_t)outlier_i64(outlier, "end_ns");
-	ev.on_cpu_ns = (uint64_t)outlier_i64(outlier, "on_cpu_ns");
-	ev.blocked_ns = (uint64_t)outlier_i64(outlier, "blocked_ns");
-	ev.runqueue_ns = (uint64_t)outlier_i64(outlier, "runqueue_ns");
-	ev.switches = (uint32_t)outlier_i64(outlier, "switches");
+	ev.start_ns = (uint64_t)ojson_i64(outlier, "start_ns");
+	ev.end_ns = (uint64_t)ojson_i64(outlier, "end_ns");
+	ev.on_cpu_ns = (uint64_t)ojson_i64(outlier, "on_cpu_ns");
+	ev.blocked_ns = (uint64_t)ojson_i64(outlier, "blocked_ns");
+	ev.runqueue_ns = (uint64_t)ojson_i64(outlier, "runqueue_ns");
+	ev.switches = (uint32_t)ojson_i64(outlier, "switches");
 	ev.signalled = json_object_get_boolean(json_object_object_get(outlier, "signalled"));
 	em->ops->outlier(&ev);
 
@@ -267,7 +267,7 @@ void emit_outlier(struct emit *em, struct json_object *outlier)
 	for (i = 0; i < n; i++) {
 		st = json_object_array_get_idx(stacks, i);
 		frames = json_object_object_get(st, "frames");
-		emit_stack(em, outlier, "wait", (uint32_t)i, (uint64_t)outlier_i64(st, "weight_ns"),
+		emit_stack(em, outlier, "wait", (uint32_t)i, (uint64_t)ojson_i64(st, "weight_ns"),
 			   frames);
 	}
 	if (waker && json_object_object_get_ex(waker, "frames", &frames)) {

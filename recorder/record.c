@@ -19,7 +19,7 @@
 #include "recorder/command.h"
 #include "lib/config.h"
 #include "lib/duration.h"
-#include "lib/outlier.h"
+#include "lib/ojson.h"
 #include "recorder/record.h"
 #include "recorder/recorder.h"
 #include "classify/rules.h"
@@ -664,7 +664,7 @@ static int on_outlier(struct json_object *outlier, void *ctx)
 		fputs(json_object_to_json_string_ext(outlier, JSON_C_TO_STRING_PLAIN), stdout);
 		fputc('\n', stdout);
 	} else {
-		outlier_print_text(stdout, outlier);
+		ojson_print_text(stdout, outlier);
 	}
 	fflush(stdout);
 	return 0;

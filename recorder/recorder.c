@@ -33,7 +33,7 @@
 #include "recorder/chain.h"
 #include "trace/ctf.h"
 #include "recorder/emit.h"
-#include "lib/outlier.h"
+#include "lib/ojson.h"
 #include "recorder/recorder.h"
 #include "recorder/session.h"
 #include "tracker/tracker.h"
@@ -687,7 +687,7 @@ static void read_back(struct recorder *rec, int snap_fd, const char *trace_path,
 	for (i = 0; i < n; i++) {
 		o = json_object_array_get_idx(rec->batch, i);
 		if (info.events && u64_of(o, "start_ns") < info.first_ns) {
-			outlier_add_flag(
+			ojson_add_flag(
 				o,
 				"trace-starts-later: the ring buffer no longer held the start of "
 				"this outlier (raise --buffer-size)");
@@ -695,8 +695,8 @@ static void read_back(struct recorder *rec, int snap_fd, const char *trace_path,
 		if (json_object_object_get_ex(o, "signalled", &v) && json_object_get_boolean(v) &&
 		    json_object_object_get_ex(o, "user_stack", &v) &&
 		    strcmp(str_of(v, "source"), "unwind") != 0 &&
-		    !outlier_has_flag(o, "no-unwound-stack:")) {
-			outlier_add_flag(
+		    !ojson_has_flag(o, "no-unwound-stack:")) {
+			ojson_add_flag(
 				o, "no-unwound-stack: the preload library was signalled, but its "
 				   "latsnap:user_stack event is not in the snapshot");
 		}
@@ -780,7 +780,7 @@ static int write_summary(struct recorder *rec, int snap_fd, const char *id,
 	}
 	for (i = 0; i < n; i++) {
 		fputc('\n', mem);
-		outlier_print_text(mem, json_object_array_get_idx(rec->batch, i));
+		ojson_print_text(mem, json_object_array_get_idx(rec->batch, i));
 	}
 	fclose(mem);
 	err = write_atomic(snap_fd, "summary.txt", text, len);

@@ -14,7 +14,7 @@
 
 #include <json-c/json.h>
 
-#include "lib/outlier.h"
+#include "lib/ojson.h"
 #include "classify/rules.h"
 #include "recorder/stacklog.h"
 #include "lib/util.h"
@@ -107,7 +107,7 @@ static void join_frames(struct json_object *frames, FILE *out)
 	for (i = 0; i < n; i++) {
 		f = json_object_array_get_idx(frames, i);
 		fprintf(out, "%s%s", i ? " < " : "",
-			outlier_str(f, "symbol", outlier_str(f, "addr", "?")));
+			ojson_str(f, "symbol", ojson_str(f, "addr", "?")));
 	}
 }
 
@@ -147,7 +147,7 @@ static const char *innermost_symbol(struct json_object *frames)
 	const char *sym;
 
 	for (i = 0; i < n; i++) {
-		sym = outlier_str(json_object_array_get_idx(frames, i), "symbol", NULL);
+		sym = ojson_str(json_object_array_get_idx(frames, i), "symbol", NULL);
 		if (sym) {
 			return sym;
 		}
@@ -173,7 +173,7 @@ void stacklog_outlier(struct stacklog *log, struct json_object *outlier,
 	    (!match->categorized && log->mode == STACKLOG_CATEGORIZED)) {
 		return;
 	}
-	syscall = outlier_str(outlier, "syscall", NULL);
+	syscall = ojson_str(outlier, "syscall", NULL);
 	json_object_object_get_ex(outlier, "kernel_stacks", &stacks);
 	json_object_object_get_ex(outlier, "user_stack", &user);
 	n = stacks ? json_object_array_length(stacks) : 0;
@@ -198,7 +198,7 @@ void stacklog_outlier(struct stacklog *log, struct json_object *outlier,
 		fprintf(log->out,
 			"# %s: %s, %.1f ms waited here by %s (pid %d, tid %d): cause \"%s\"",
 			category, syscall ? syscall : "off CPU outside a syscall",
-			(double)json_object_get_int64(v) / 1e6, outlier_str(outlier, "comm", "?"),
+			(double)json_object_get_int64(v) / 1e6, ojson_str(outlier, "comm", "?"),
 			json_object_get_int(json_object_object_get(outlier, "pid")),
 			json_object_get_int(json_object_object_get(outlier, "tid")), match->cause);
 		if (match->categorized && match->priority) {

@@ -22,7 +22,7 @@
 #include "tracker/decode.h"
 #include "tracker/ksyms.h"
 #include "tracker/libbpf-log.h"
-#include "lib/outlier.h"
+#include "lib/ojson.h"
 #include "latsnap.skel.h"
 #include "tracker/preloaded.h"
 #include "tracker/tracker.h"
@@ -476,15 +476,15 @@ static int park(struct tracker *tr, struct json_object *outlier)
 	int err = 0;
 
 	if (tr->nr_parked == PARKED_MAX) {
-		outlier_add_flag(tr->parked[0].outlier,
+		ojson_add_flag(tr->parked[0].outlier,
 				 "no-unwound-stack: too many outliers waited for their unwound "
 				 "stacks at once");
 		err = unpark(tr, 0);
 	}
 	p = &tr->parked[tr->nr_parked++];
 	p->outlier = outlier;
-	p->pid = (pid_t)outlier_i64(outlier, "pid");
-	p->tid = (pid_t)outlier_i64(outlier, "tid");
+	p->pid = (pid_t)ojson_i64(outlier, "pid");
+	p->tid = (pid_t)ojson_i64(outlier, "tid");
 	p->until_ns = ls_now_ns() + UNWIND_WAIT_NS;
 	return err;
 }
@@ -496,7 +496,7 @@ static int unpark_overdue(struct tracker *tr, bool all)
 	int err = 0;
 
 	while (tr->nr_parked && !err && (all || tr->parked[0].until_ns <= now)) {
-		outlier_add_flag(tr->parked[0].outlier,
+		ojson_add_flag(tr->parked[0].outlier,
 				 "no-unwound-stack: the preload library was signalled, but reported "
 				 "no stack within 200 ms (the thread did not return to user space, or "
 				 "its process ended)");
@@ -535,7 +535,7 @@ static int on_unwound(struct tracker *tr, const struct ls_unwound *u)
 		snprintf(text, sizeof(text), "%s: %s",
 			 nr ? "user-stack-partial" : "no-unwound-stack",
 			 unwind_status_text[u->status]);
-		outlier_add_flag(outlier, text);
+		ojson_add_flag(outlier, text);
 	}
 	if (nr) {
 		stack = json_object_new_object();
@@ -547,15 +547,15 @@ static int on_unwound(struct tracker *tr, const struct ls_unwound *u)
 				       decode_user_frames(tr->usyms, (pid_t)u->pid,
 							  (const uint64_t *)u->report.ips, nr));
 		/* What was said of the frame-pointer stack no longer holds. */
-		outlier_drop_flags(outlier, "no-user-stack:");
-		outlier_drop_flags(outlier, "user-stack-truncated:");
+		ojson_drop_flags(outlier, "no-user-stack:");
+		ojson_drop_flags(outlier, "user-stack-truncated:");
 		if (u->truncated) {
 			json_object_object_add(stack, "truncated", json_object_new_boolean(1));
 			snprintf(text, sizeof(text),
 				 "user-stack-truncated: the unwind stopped at %u frames "
 				 "(LATSNAP_DEPTH)",
 				 nr);
-			outlier_add_flag(outlier, text);
+			ojson_add_flag(outlier, text);
 		}
 		json_object_object_add(outlier, "user_stack", stack);
 	}
