@@ -43,10 +43,12 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 PRELOAD := $(BUILD)/liblatsnap.so
 PRELOAD_SRCS := preload/preload.c lib/signame.c
 EVENTS := $(BUILD)/liblatsnap-events.so
+# The process latsnap reads CTF traces in (trace/ctf.c starts it; cli/trace-reader.c).
+TRACE_READER := $(BUILD)/latsnap-trace-reader
 # bench/run.sh (make bench, and its quick mode in make check) and what it runs.
 BENCH_BINS := $(BUILD)/bench/empty-hooks $(BUILD)/bench/pingpong $(BUILD)/bench/getppid \
 	$(BUILD)/bench/burst
-BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(BUILD)/workloads/sleeper \
+BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(BUILD)/workloads/sleeper \
 	$(BUILD)/workloads/unwind-nofp $(BENCH_BINS)
 BENCH_DEPS_STAMP := $(BUILD)/.bench-deps-ok
 
@@ -54,7 +56,7 @@ BENCH_DEPS_STAMP := $(BUILD)/.bench-deps-ok
 	format fuzz stress
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS)
+all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER)
 
 # Installs missing Debian packages first, so each target works as the first command on a fresh
 # machine; the stamp keeps the check to once per build tree.
@@ -96,6 +98,9 @@ $(BUILD)/libcore.a: $(CORE_OBJS)
 $(BUILD)/latsnap: $(CLI_OBJS) $(BUILD)/libcore.a
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
 
+$(TRACE_READER): $(OBJ)/cli/trace-reader.o $(BUILD)/libcore.a
+	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
+
 # The preload library: hidden by default, bound at load (no lazy binding in the signal path).
 $(PRELOAD): $(PRELOAD_SRCS) include/latsnap.h lib/signame.h | $(DEPS_STAMP)
 	$(CC) -std=gnu11 $(WARN) $(PRELOAD_CFLAGS) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
@@ -109,7 +114,7 @@ $(EVENTS): events/events.c events/events-tp.h events/kernel-tp.h \
 		-I. -Ievents -o $@ events/events.c -llttng-ust -ldl \
 		-Wl,-z,defs -Wl,-z,now
 
-$(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(BUILD)/libcore.a
+$(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(BUILD)/libcore.a | $(TRACE_READER)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(BUILD)/libcore.a $(PKG_LIBS)
 
@@ -124,17 +129,17 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(DE
 unit: $(UNIT_BINS)
 	prove -v --exec '' $(UNIT_BINS)
 
-integration: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(WORKLOADS) $(BENCH_NEEDS) \
+integration: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(WORKLOADS) $(BENCH_NEEDS) \
 	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY)
 	prove -v tests/integration/
 
-check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(UNIT_BINS) $(WORKLOADS) $(BENCH_NEEDS) \
+check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(UNIT_BINS) $(WORKLOADS) $(BENCH_NEEDS) \
 	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY)
 	prove --exec '' $(UNIT_BINS)
 	prove -v tests/integration/
 
 # The faults test with its outlier storm a minute long (make check runs it for a few seconds).
-stress: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(WORKLOADS)
+stress: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(WORKLOADS)
 	STORM_SECONDS=60 nice -n 19 prove -v tests/integration/94-faults.t
 
 # The whole suite again against build-asan/: latsnap, the events library and the unit tests
@@ -162,13 +167,13 @@ check-asan:
 
 # valgrind memcheck over record, report and show (scripts/check-valgrind.sh); slow under
 # valgrind (the BPF load alone takes most of a minute), so not part of make check.
-check-valgrind: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(WORKLOADS)
+check-valgrind: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(WORKLOADS)
 	scripts/check-valgrind.sh
 
 $(BUILD)/latsnap-demo: demo/latsnap-demo.c | $(DEPS_STAMP)
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -pthread -o $@ $<
 
-demo: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(BUILD)/latsnap-demo
+demo: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(BUILD)/latsnap-demo
 	scripts/demo.sh
 
 # The bench's extra Debian packages (the peers and PostgreSQL), installed once per build tree.
@@ -216,7 +221,7 @@ $(BUILD)/fuzz/obj/%.o: %.c $(GEN_HDRS) \
 $(BUILD)/fuzz/libcore.a: $(FUZZ_OBJS)
 	$(AR) rcs $@ $^
 
-$(BUILD)/fuzz/%: fuzz/%.c fuzz/fuzz_common.h $(BUILD)/fuzz/libcore.a | $(DEPS_STAMP)
+$(BUILD)/fuzz/%: fuzz/%.c fuzz/fuzz_common.h $(BUILD)/fuzz/libcore.a | $(DEPS_STAMP) $(TRACE_READER)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \
 		$(shell pkg-config --cflags libxml-2.0) -o $@ $< $(BUILD)/fuzz/libcore.a \
@@ -224,7 +229,7 @@ $(BUILD)/fuzz/%: fuzz/%.c fuzz/fuzz_common.h $(BUILD)/fuzz/libcore.a | $(DEPS_ST
 
 # The same harnesses without libFuzzer, built like the rest of $(BUILD) (with the sanitizers in
 # check-asan): tests/integration/11-fuzz-corpus.t replays the seeds and fuzz/regress/ with them.
-$(BUILD)/fuzz-replay/%: fuzz/%.c fuzz/replay.c fuzz/fuzz_common.h $(BUILD)/libcore.a
+$(BUILD)/fuzz-replay/%: fuzz/%.c fuzz/replay.c fuzz/fuzz_common.h $(BUILD)/libcore.a | $(TRACE_READER)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Ifuzz $(shell pkg-config --cflags libxml-2.0) -o $@ $< fuzz/replay.c \
 		$(BUILD)/libcore.a $(PKG_LIBS) $(shell pkg-config --libs libxml-2.0)
@@ -239,8 +244,9 @@ fuzz: $(FUZZERS)
 			exit 1; \
 	done
 
-install: $(BUILD)/latsnap $(PRELOAD) $(EVENTS)
+install: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER)
 	install -D -m 0755 $(BUILD)/latsnap $(DESTDIR)$(PREFIX)/bin/latsnap
+	install -D -m 0755 $(TRACE_READER) $(DESTDIR)$(LIBDIR)/latsnap-trace-reader
 	install -D -m 0755 $(PRELOAD) $(DESTDIR)$(LIBDIR)/liblatsnap.so
 	install -D -m 0755 $(EVENTS) $(DESTDIR)$(LIBDIR)/liblatsnap-events.so
 	install -D -m 0644 man/latsnap.1 $(DESTDIR)$(PREFIX)/share/man/man1/latsnap.1

@@ -17,6 +17,7 @@
 
 #include "lib/config.h"
 #include "classify/rules.h"
+#include "lib/outlier.h"
 #include "classify/syscalls.h"
 #include "lib/util.h"
 
@@ -569,23 +570,15 @@ bool rules_glob_match(const char *glob, const char *symbol)
 /* What the syscall: and user: matchers look at, the same for every stack of an outlier. */
 struct outlier_view {
 	const char *syscall; /* NULL outside any syscall */
-	struct json_object *user_frames;
+	const struct outlier_frames *user_frames;
 };
 
-static bool frames_match(struct json_object *frames, const char *glob)
+static bool frames_match(const struct outlier_frames *frames, const char *glob)
 {
-	struct json_object *frame, *symbol;
-	size_t i, n;
+	size_t i;
 
-	if (!json_object_is_type(frames, json_type_array)) {
-		return false;
-	}
-	n = json_object_array_length(frames);
-	for (i = 0; i < n; i++) {
-		frame = json_object_array_get_idx(frames, i);
-		if (json_object_object_get_ex(frame, "symbol", &symbol) &&
-		    json_object_is_type(symbol, json_type_string) &&
-		    rules_glob_match(glob, json_object_get_string(symbol))) {
+	for (i = 0; frames && i < frames->nr; i++) {
+		if (frames->v[i].symbol && rules_glob_match(glob, frames->v[i].symbol)) {
 			return true;
 		}
 	}
@@ -603,7 +596,7 @@ static bool syscall_matches(const char *glob, const char *syscall)
 
 /* @kframes: the frames of one kernel stack, or NULL for an outlier without stacks. */
 static bool rule_matches(const struct rules *rules, const struct rule *rule,
-			 const struct outlier_view *view, struct json_object *kframes)
+			 const struct outlier_view *view, const struct outlier_frames *kframes)
 {
 	const struct matcher *m;
 	size_t i;
@@ -636,7 +629,7 @@ static bool rule_matches(const struct rules *rules, const struct rule *rule,
 
 /* The highest-priority rule that matches, the first in the file on a tie; NULL for none. */
 static const struct rule *best_rule(const struct rules *rules, const struct outlier_view *view,
-				    struct json_object *kframes)
+				    const struct outlier_frames *kframes)
 {
 	size_t i;
 
@@ -654,20 +647,14 @@ static const struct rule *best_rule(const struct rules *rules, const struct outl
 struct classify_ctx {
 	const struct rules *rules;
 	struct outlier_view view;
-	struct json_object *stacks;
+	const struct outlier *outlier;
 	const struct rule *cache[STACK_CACHE];
 };
 
 static const struct rule *stack_rule_uncached(struct classify_ctx *ctx, size_t i)
 {
-	struct json_object *stack = json_object_array_get_idx(ctx->stacks, i), *frames = NULL;
-
 	/* A stack without frames still exists: its syscall: and user: rules can match. */
-	if (!json_object_object_get_ex(stack, "frames", &frames) ||
-	    !json_object_is_type(frames, json_type_array)) {
-		frames = NULL;
-	}
-	return best_rule(ctx->rules, &ctx->view, frames);
+	return best_rule(ctx->rules, &ctx->view, &ctx->outlier->kernel_stacks[i].frames);
 }
 
 static const struct rule *stack_rule(struct classify_ctx *ctx, size_t i)
@@ -675,21 +662,9 @@ static const struct rule *stack_rule(struct classify_ctx *ctx, size_t i)
 	return i < STACK_CACHE ? ctx->cache[i] : stack_rule_uncached(ctx, i);
 }
 
-static uint64_t get_u64(struct json_object *obj, const char *key)
-{
-	struct json_object *v;
-	int64_t n;
-
-	if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_int)) {
-		return 0;
-	}
-	n = json_object_get_int64(v);
-	return n > 0 ? (uint64_t)n : 0;
-}
-
 static uint64_t stack_weight(struct classify_ctx *ctx, size_t i)
 {
-	return get_u64(json_object_array_get_idx(ctx->stacks, i), "weight_ns");
+	return ctx->outlier->kernel_stacks[i].weight_ns;
 }
 
 /*
@@ -732,19 +707,13 @@ static bool weigh_cause(struct classify_ctx *ctx, size_t i, size_t n, const stru
 }
 
 /* The cause when no rule names one: the syscall's name, which outlives the outlier if known. */
-static const char *fallback_cause(const char *syscall, struct json_object *outlier)
+static const char *fallback_cause(const char *syscall, const struct outlier *outlier)
 {
-	struct json_object *kind;
 	const char *name;
 	int nr;
 
 	if (!syscall) {
-		if (json_object_object_get_ex(outlier, "kind", &kind) &&
-		    json_object_is_type(kind, json_type_string) &&
-		    !strcmp(json_object_get_string(kind), "syscall")) {
-			return "unknown syscall";
-		}
-		return RULES_CAUSE_SLEEP;
+		return outlier->kind == OUTLIER_SYSCALL ? "unknown syscall" : RULES_CAUSE_SLEEP;
 	}
 	nr = syscall_number(syscall);
 	name = nr >= 0 ? syscall_name(nr) : NULL;
@@ -754,8 +723,8 @@ static const char *fallback_cause(const char *syscall, struct json_object *outli
 /**
  * rules_classify() - name the cause of one outlier
  * @rules: the rules; NULL classifies with no rule at all
- * @outlier: an OUTLIER object of the contract (kind, syscall, duration_ns, runqueue_ns,
- *	     kernel_stacks, user_stack); missing members count as empty or zero
+ * @outlier: the outlier (its kind, syscall, duration_ns, runqueue_ns, kernel_stacks and
+ *	     user_stack are read)
  * @match: receives the verdict
  *
  * An outlier runnable more than half of its duration is RULES_CAUSE_CPU, whatever its stacks.
@@ -769,36 +738,26 @@ static const char *fallback_cause(const char *syscall, struct json_object *outli
  * @match->cause lives as long as @rules, except the name of a syscall that latsnap's table does
  * not know (an uncategorized outlier from another architecture), which lives in @outlier.
  */
-void rules_classify(const struct rules *rules, struct json_object *outlier,
+void rules_classify(const struct rules *rules, const struct outlier *outlier,
 		    struct rules_match *match)
 {
-	struct classify_ctx ctx = { .rules = rules };
-	struct json_object *v;
+	struct classify_ctx ctx = { .rules = rules, .outlier = outlier };
 	const struct rule *best = NULL, *rep;
 	uint64_t best_weight = 0, weight;
 	int best_priority = 0, priority;
-	size_t i, n = 0;
+	size_t i, n = outlier->nr_kernel_stacks;
 
-	if (json_object_object_get_ex(outlier, "syscall", &v) &&
-	    json_object_is_type(v, json_type_string)) {
-		ctx.view.syscall = json_object_get_string(v);
-	}
-	if (json_object_object_get_ex(outlier, "user_stack", &v)) {
-		json_object_object_get_ex(v, "frames", &ctx.view.user_frames);
-	}
+	ctx.view.syscall = outlier->syscall;
+	ctx.view.user_frames = &outlier->user_stack.frames;
 
 	/* Runnable time dominates: no stack explains waiting for a CPU. */
-	if (get_u64(outlier, "runqueue_ns") * 2 > get_u64(outlier, "duration_ns")) {
+	if (outlier->runqueue_ns * 2 > outlier->duration_ns) {
 		match->cause = RULES_CAUSE_CPU;
 		match->priority = 0;
 		match->categorized = true;
 		return;
 	}
 
-	if (json_object_object_get_ex(outlier, "kernel_stacks", &ctx.stacks) &&
-	    json_object_is_type(ctx.stacks, json_type_array)) {
-		n = json_object_array_length(ctx.stacks);
-	}
 	if (!n) {
 		best = best_rule(rules, &ctx.view, NULL);
 		best_priority = best ? best->priority : 0;

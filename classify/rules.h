@@ -8,7 +8,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <json-c/json.h>
 
 #define RULES_PRIORITY_MIN 1
 #define RULES_PRIORITY_MAX 1000
@@ -47,7 +46,9 @@ const char *rules_builtin_text(void);
 void rules_free(struct rules *rules);
 size_t rules_count(const struct rules *rules);
 bool rules_glob_match(const char *glob, const char *symbol);
-void rules_classify(const struct rules *rules, struct json_object *outlier,
+struct outlier;
+
+void rules_classify(const struct rules *rules, const struct outlier *outlier,
 		    struct rules_match *match);
 int rules_main(int argc, char **argv);
 

@@ -15,6 +15,7 @@
 
 #include "fuzz_common.h"
 #include "classify/rules.h"
+#include "lib/outlier.h"
 
 static const char fixed_outlier[] =
 	"{\"kind\":\"syscall\",\"syscall\":\"read\",\"duration_ns\":100000000,"
@@ -38,7 +39,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void check_match(const struct rules *rules, struct json_object *outlier)
+static void check_match(const struct rules *rules, const struct outlier *outlier)
 {
 	struct rules_match m = { 0 };
 
@@ -59,19 +60,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *nul = memchr(data, '\0', size);
 	size_t rules_len = nul ? (size_t)(nul - data) : size;
-	struct json_object *outlier = NULL;
+	struct json_object *obj = NULL;
+	struct outlier *outlier = NULL;
 	struct rules *rules = NULL;
 	json_tokener *tok;
 	int ret;
 
 	if (nul) {
 		tok = json_tokener_new_ex(32);
-		outlier = json_tokener_parse_ex(tok, (const char *)nul + 1,
-						(int)(size - rules_len - 1));
+		obj = json_tokener_parse_ex(tok, (const char *)nul + 1, (int)(size - rules_len - 1));
 		json_tokener_free(tok);
 	}
-	if (!outlier) {
-		outlier = json_tokener_parse(fixed_outlier);
+	/* An outlier of the wrong shape never reaches the rules: outlier_from_json() refuses it. */
+	if (!obj || outlier_from_json(obj, &outlier)) {
+		json_object_put(obj);
+		obj = json_tokener_parse(fixed_outlier);
+		if (outlier_from_json(obj, &outlier)) {
+			abort();
+		}
 	}
 
 	ret = rules_load(fuzz_input_path(data, rules_len), &rules);
@@ -89,6 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	check_match(builtin, outlier);
 	check_match(NULL, outlier);
-	json_object_put(outlier);
+	outlier_free(outlier);
+	json_object_put(obj);
 	return 0;
 }

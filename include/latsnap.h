@@ -60,6 +60,8 @@ enum ls_prctl_op {
 
 /* The most frames the preload library unwinds, and so reports. */
 #define LS_UNWOUND_MAX_DEPTH 128
+/* The deepest stack of any outlier or event latsnap writes: the unwound ones. */
+#define LS_MAX_FRAMES LS_UNWOUND_MAX_DEPTH
 #define LS_UNWOUND_ARG(nr, status, truncated)                                                   \
 	((unsigned long)(nr) | ((unsigned long)(status) << 16) | ((unsigned long)(truncated) << 24))
 

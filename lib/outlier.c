@@ -668,8 +668,8 @@ int outlier_from_json(struct json_object *obj, struct outlier **outp)
 	}
 	ret = 0;
 	v = get_typed(obj, "kind", json_type_string, &ret);
-	o->kind = v && !strcmp(json_object_get_string(v), "sleep") ? OUTLIER_SLEEP :
-								      OUTLIER_SYSCALL;
+	o->kind = v && !strcmp(json_object_get_string(v), "syscall") ? OUTLIER_SYSCALL :
+									OUTLIER_SLEEP;
 	ret = ret ?: get_i32(obj, "pid", &o->pid);
 	ret = ret ?: get_i32(obj, "tid", &o->tid);
 	ret = ret ?: get_str(obj, "comm", &o->comm);

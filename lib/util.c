@@ -108,6 +108,35 @@ int ls_parse_pid(const char *text, int *pid)
 	return 0;
 }
 
+/*
+ * find_file - the path of latsnap's file @name, @mode-accessible: in the directory of the
+ * running binary, then (@parent_too) the one above it, else in LS_LIBDIR.
+ */
+static const char *find_file(const char *name, int mode, bool parent_too, char *buf, size_t size)
+{
+	char exe[PATH_MAX], *slash;
+	ssize_t len;
+	int up;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len > 0) {
+		exe[len] = '\0';
+		for (up = 0; up <= (parent_too ? 1 : 0); up++) {
+			slash = strrchr(exe, '/');
+			if (!slash) {
+				break;
+			}
+			*slash = '\0';
+			snprintf(buf, size, "%s/%s", exe, name);
+			if (access(buf, mode) == 0) {
+				return buf;
+			}
+		}
+	}
+	snprintf(buf, size, "%s/%s", LS_LIBDIR, name);
+	return access(buf, mode) == 0 ? buf : NULL;
+}
+
 /**
  * ls_find_library - the path of latsnap's library @name: next to the latsnap binary (a build
  * tree) first, else in LS_LIBDIR where `make install` puts it. Returns @buf, or NULL when neither
@@ -115,23 +144,17 @@ int ls_parse_pid(const char *text, int *pid)
  */
 const char *ls_find_library(const char *name, char *buf, size_t size)
 {
-	char exe[PATH_MAX], *slash;
-	ssize_t len;
+	return find_file(name, R_OK, false, buf, size);
+}
 
-	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len > 0) {
-		exe[len] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(buf, size, "%s/%s", exe, name);
-			if (access(buf, R_OK) == 0) {
-				return buf;
-			}
-		}
-	}
-	snprintf(buf, size, "%s/%s", LS_LIBDIR, name);
-	return access(buf, R_OK) == 0 ? buf : NULL;
+/**
+ * ls_find_helper - the path of latsnap's helper program @name: next to the running binary, or
+ * one directory up (the tests and fuzzers of a build tree live in its subdirectories), else in
+ * LS_LIBDIR. Returns @buf, or NULL when none is executable.
+ */
+const char *ls_find_helper(const char *name, char *buf, size_t size)
+{
+	return find_file(name, X_OK, true, buf, size);
 }
 
 /**

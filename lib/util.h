@@ -18,6 +18,7 @@ void ls_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ls_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int ls_parse_pid(const char *text, int *pid);
 const char *ls_find_library(const char *name, char *buf, size_t size);
+const char *ls_find_helper(const char *name, char *buf, size_t size);
 void ls_relay_name(const char *id, char *buf, size_t size);
 uint64_t ls_now_ns(void);
 void ls_sort(void *base, size_t nmemb, size_t size, int (*cmp)(const void *, const void *));

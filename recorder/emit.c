@@ -15,17 +15,15 @@
 #include <string.h>
 #include <time.h>
 
-#include <json-c/json.h>
 
 #include "recorder/emit.h"
 #include "events/events.h"
-#include "lib/ojson.h"
+#include "lib/outlier.h"
 #include "classify/syscalls.h"
 #include "tracker/tracker.h"
 #include "lib/util.h"
 
 #define EMIT_LIBRARY "liblatsnap-events.so"
-#define EMIT_MAX_FRAMES 128
 
 struct emit {
 	void *handle;
@@ -88,22 +86,21 @@ out:
 }
 
 /* "symbol+0xoff;..." of @frames, innermost first, into @buf. */
-static void join_symbols(struct json_object *frames, char *buf, size_t size)
+static void join_symbols(const struct outlier_frames *frames, char *buf, size_t size)
 {
-	size_t i, n = frames ? json_object_array_length(frames) : 0, used = 0;
-	struct json_object *f;
+	size_t i, used = 0;
 	int len;
 
 	buf[0] = '\0';
-	for (i = 0; i < n && used < size; i++) {
-		f = json_object_array_get_idx(frames, i);
-		if (strcmp(ojson_str(f, "symbol", ""), "") != 0) {
+	for (i = 0; i < frames->nr && used < size; i++) {
+		const struct outlier_frame *f = &frames->v[i];
+
+		if (f->symbol && f->symbol[0]) {
 			len = snprintf(buf + used, size - used, "%s%s+0x%" PRIx64, i ? ";" : "",
-				       ojson_str(f, "symbol", ""),
-				       (uint64_t)ojson_i64(f, "offset"));
+				       f->symbol, f->offset);
 		} else {
-			len = snprintf(buf + used, size - used, "%s%s", i ? ";" : "",
-				       ojson_str(f, "addr", "?"));
+			len = snprintf(buf + used, size - used, "%s0x%" PRIx64, i ? ";" : "",
+				       f->addr);
 		}
 		if (len < 0) {
 			break;
@@ -112,25 +109,21 @@ static void join_symbols(struct json_object *frames, char *buf, size_t size)
 	}
 }
 
-/* The addresses of @frames (a FRAME array), at most EMIT_MAX_FRAMES; returns how many. */
-static size_t frames_to_ips(struct json_object *frames, uint64_t *ips)
+/* The addresses of @frames, at most LS_MAX_FRAMES; returns how many. */
+static size_t frames_to_ips(const struct outlier_frames *frames, uint64_t *ips)
 {
-	size_t i, n = frames ? json_object_array_length(frames) : 0;
+	size_t i, n = frames->nr > LS_MAX_FRAMES ? LS_MAX_FRAMES : frames->nr;
 
-	if (n > EMIT_MAX_FRAMES) {
-		n = EMIT_MAX_FRAMES;
-	}
 	for (i = 0; i < n; i++) {
-		ips[i] = strtoull(ojson_str(json_object_array_get_idx(frames, i), "addr", "0"),
-				  NULL, 16);
+		ips[i] = frames->v[i].addr;
 	}
 	return n;
 }
 
-static void emit_stack(struct emit *em, struct json_object *outlier, const char *role,
-		       uint32_t index, uint64_t weight_ns, struct json_object *frames)
+static void emit_stack(struct emit *em, const struct outlier *outlier, const char *role,
+		       uint32_t index, uint64_t weight_ns, const struct outlier_frames *frames)
 {
-	uint64_t ips[EMIT_MAX_FRAMES];
+	uint64_t ips[LS_MAX_FRAMES];
 	struct ls_ev_stack ev = { 0 };
 	char symbols[4096];
 	size_t n = frames_to_ips(frames, ips);
@@ -140,8 +133,8 @@ static void emit_stack(struct emit *em, struct json_object *outlier, const char 
 	ev.symbols = symbols;
 	ev.ips = ips;
 	ev.nr = (uint32_t)n;
-	ev.end_ns = (uint64_t)ojson_i64(outlier, "end_ns");
-	ev.tid = (int32_t)ojson_i64(outlier, "tid");
+	ev.end_ns = outlier->end_ns;
+	ev.tid = outlier->tid;
 	ev.index = index;
 	ev.weight_ns = weight_ns;
 	em->ops->kernel_stack(&ev);
@@ -151,25 +144,24 @@ static void emit_stack(struct emit *em, struct json_object *outlier, const char 
  * The unwound stack of @outlier, if it has one: the target's library reports it through the
  * kernel, and this is its place in the trace.
  */
-static void emit_user_stack(struct emit *em, struct json_object *outlier)
+static void emit_user_stack(struct emit *em, const struct outlier *outlier)
 {
-	struct json_object *user = NULL;
+	const struct outlier_ustack *user = &outlier->user_stack;
 	struct ls_ev_user_stack ev = { 0 };
-	uint64_t ips[EMIT_MAX_FRAMES];
+	uint64_t ips[LS_MAX_FRAMES];
 
 	if (em->ops->size < offsetof(struct ls_events, user_stack) + sizeof(em->ops->user_stack) ||
-	    !em->ops->user_stack || !json_object_object_get_ex(outlier, "user_stack", &user) ||
-	    strcmp(ojson_str(user, "source", ""), "unwind") != 0) {
+	    !em->ops->user_stack || user->source != OUTLIER_USTACK_UNWIND) {
 		return;
 	}
 	ev.ips = ips;
-	ev.nr = (uint32_t)frames_to_ips(json_object_object_get(user, "frames"), ips);
-	ev.pid = (int32_t)ojson_i64(outlier, "pid");
-	ev.tid = (int32_t)ojson_i64(outlier, "tid");
-	ev.end_ns = (uint64_t)ojson_i64(outlier, "end_ns");
-	ev.unwind_ns = (uint64_t)ojson_i64(user, "unwind_ns");
-	ev.status = (uint8_t)ojson_i64(user, "status");
-	ev.truncated = json_object_get_boolean(json_object_object_get(user, "truncated"));
+	ev.nr = (uint32_t)frames_to_ips(&user->frames, ips);
+	ev.pid = outlier->pid;
+	ev.tid = outlier->tid;
+	ev.end_ns = outlier->end_ns;
+	ev.unwind_ns = user->unwind_ns;
+	ev.status = (uint8_t)user->status;
+	ev.truncated = user->truncated;
 	em->ops->user_stack(&ev);
 }
 
@@ -213,65 +205,56 @@ void emit_mappings(struct emit *em, struct tracker *tr, pid_t pid)
 }
 
 /**
- * emit_outlier - record @outlier (an OUTLIER object, its cause set) in the trace: one
+ * emit_outlier - record @outlier (its cause set) in the trace: one
  * latsnap:outlier event, then one latsnap:kernel_stack per wait stack and one for the waker, and
  * latsnap:user_stack for its unwound stack.
  */
-void emit_outlier(struct emit *em, struct json_object *outlier)
+void emit_outlier(struct emit *em, const struct outlier *outlier)
 {
-	struct json_object *waker = NULL, *stacks = NULL, *flags = NULL, *st, *frames;
+	const struct outlier_waker *waker = outlier->waker;
 	struct ls_ev_outlier ev = { 0 };
 	char flag_text[2048];
-	size_t i, n, used = 0;
+	size_t i, used = 0;
 	int len;
 
 	if (!em) {
 		return;
 	}
-	json_object_object_get_ex(outlier, "waker", &waker);
-	json_object_object_get_ex(outlier, "kernel_stacks", &stacks);
-	json_object_object_get_ex(outlier, "flags", &flags);
 	flag_text[0] = '\0';
-	n = flags ? json_object_array_length(flags) : 0;
-	for (i = 0; i < n && used < sizeof(flag_text); i++) {
+	for (i = 0; i < outlier->nr_flags && used < sizeof(flag_text); i++) {
 		len = snprintf(flag_text + used, sizeof(flag_text) - used, "%s%s", i ? "; " : "",
-			       json_object_get_string(json_object_array_get_idx(flags, i)));
+			       outlier->flags[i]);
 		if (len < 0) {
 			break;
 		}
 		used += (size_t)len;
 	}
-	ev.kind = ojson_str(outlier, "kind", "");
-	ev.comm = ojson_str(outlier, "comm", "");
-	ev.syscall = ojson_str(outlier, "syscall", "");
-	ev.cause = ojson_str(outlier, "cause", "");
+	ev.kind = outlier_kind_name(outlier->kind);
+	ev.comm = outlier->comm ? outlier->comm : "";
+	ev.syscall = outlier->syscall ? outlier->syscall : "";
+	ev.cause = outlier->cause ? outlier->cause : "";
 	ev.flags = flag_text;
-	ev.waker_comm = ojson_str(waker, "comm", "");
-	ev.pid = (int32_t)ojson_i64(outlier, "pid");
-	ev.tid = (int32_t)ojson_i64(outlier, "tid");
-	ev.waker_pid = (int32_t)ojson_i64(waker, "pid");
-	ev.waker_tid = (int32_t)ojson_i64(waker, "tid");
-	ev.syscall_nr = json_object_object_get(outlier, "syscall_nr") ?
-				ojson_i64(outlier, "syscall_nr") :
-				-1;
-	ev.start_ns = (uint64_t)ojson_i64(outlier, "start_ns");
-	ev.end_ns = (uint64_t)ojson_i64(outlier, "end_ns");
-	ev.on_cpu_ns = (uint64_t)ojson_i64(outlier, "on_cpu_ns");
-	ev.blocked_ns = (uint64_t)ojson_i64(outlier, "blocked_ns");
-	ev.runqueue_ns = (uint64_t)ojson_i64(outlier, "runqueue_ns");
-	ev.switches = (uint32_t)ojson_i64(outlier, "switches");
-	ev.signalled = json_object_get_boolean(json_object_object_get(outlier, "signalled"));
+	ev.waker_comm = waker && waker->comm ? waker->comm : "";
+	ev.pid = outlier->pid;
+	ev.tid = outlier->tid;
+	ev.waker_pid = waker ? waker->pid : 0;
+	ev.waker_tid = waker ? waker->tid : 0;
+	ev.syscall_nr = outlier->syscall ? outlier->syscall_nr : -1;
+	ev.start_ns = outlier->start_ns;
+	ev.end_ns = outlier->end_ns;
+	ev.on_cpu_ns = outlier->on_cpu_ns;
+	ev.blocked_ns = outlier->blocked_ns;
+	ev.runqueue_ns = outlier->runqueue_ns;
+	ev.switches = outlier->switches;
+	ev.signalled = outlier->signalled;
 	em->ops->outlier(&ev);
 
-	n = stacks ? json_object_array_length(stacks) : 0;
-	for (i = 0; i < n; i++) {
-		st = json_object_array_get_idx(stacks, i);
-		frames = json_object_object_get(st, "frames");
-		emit_stack(em, outlier, "wait", (uint32_t)i, (uint64_t)ojson_i64(st, "weight_ns"),
-			   frames);
+	for (i = 0; i < outlier->nr_kernel_stacks; i++) {
+		emit_stack(em, outlier, "wait", (uint32_t)i, outlier->kernel_stacks[i].weight_ns,
+			   &outlier->kernel_stacks[i].frames);
 	}
-	if (waker && json_object_object_get_ex(waker, "frames", &frames)) {
-		emit_stack(em, outlier, "waker", 0, 0, frames);
+	if (waker) {
+		emit_stack(em, outlier, "waker", 0, 0, &waker->frames);
 	}
 	emit_user_stack(em, outlier);
 }

@@ -8,12 +8,12 @@
 #include <sys/types.h>
 
 struct emit;
-struct json_object;
+struct outlier;
 struct ls_ctx_event;
 struct tracker;
 
 int emit_open(struct emit **emp, char *why, unsigned long why_size);
-void emit_outlier(struct emit *em, struct json_object *outlier);
+void emit_outlier(struct emit *em, const struct outlier *outlier);
 void emit_mappings(struct emit *em, struct tracker *tr, pid_t pid);
 void emit_kernel_event(struct emit *em, const struct ls_ctx_event *e);
 int emit_summary(struct emit *em, const char *id, const char *json, unsigned long len,

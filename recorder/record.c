@@ -16,10 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "recorder/command.h"
 #include "lib/config.h"
 #include "lib/duration.h"
-#include "lib/ojson.h"
+#include "lib/outlier.h"
 #include "recorder/record.h"
 #include "recorder/recorder.h"
 #include "classify/rules.h"
@@ -648,25 +650,40 @@ struct record_state {
 	uint64_t outliers;
 };
 
-static int on_outlier(struct json_object *outlier, void *ctx)
+/* The printed form of @outlier: NDJSON with --json (the edge where it becomes JSON), or text. */
+static void print_outlier(const struct record_opts *opts, const struct outlier *outlier)
+{
+	struct json_object *obj;
+
+	if (opts->json) {
+		obj = outlier_to_json(outlier);
+		if (obj) {
+			fputs(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN), stdout);
+			fputc('\n', stdout);
+		}
+		json_object_put(obj);
+	} else {
+		outlier_print_text(stdout, outlier);
+	}
+	fflush(stdout);
+}
+
+static int on_outlier(struct outlier *outlier, void *ctx)
 {
 	struct record_state *st = ctx;
 	struct rules_match match;
 
 	st->outliers++;
 	rules_classify(st->rules, outlier, &match);
-	json_object_object_add(outlier, "cause", json_object_new_string(match.cause));
+	outlier_set_cause(outlier, match.cause);
 	stacklog_outlier(st->stacklog, outlier, &match);
+	/* Printed before the recorder takes it: a snapshot adds to it later (chain, flags). */
+	print_outlier(st->opts, outlier);
 	if (st->recorder) {
 		recorder_add(st->recorder, outlier);
-	}
-	if (st->opts->json) {
-		fputs(json_object_to_json_string_ext(outlier, JSON_C_TO_STRING_PLAIN), stdout);
-		fputc('\n', stdout);
 	} else {
-		ojson_print_text(stdout, outlier);
+		outlier_free(outlier);
 	}
-	fflush(stdout);
 	return 0;
 }
 

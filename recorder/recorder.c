@@ -19,6 +19,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -30,16 +31,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "recorder/chain.h"
 #include "trace/ctf.h"
 #include "recorder/emit.h"
-#include "lib/ojson.h"
+#include "lib/outlier.h"
+#include "recorder/retention.h"
 #include "recorder/recorder.h"
 #include "recorder/session.h"
 #include "tracker/tracker.h"
 #include "lib/util.h"
 
-#define MAX_KEPT 4096
 /*
  * Outliers one snapshot holds. Each costs tens of kB as JSON (its frames), so a storm of
  * thousands a second would otherwise grow latsnap by hundreds of MB before its snapshot.
@@ -54,26 +57,6 @@
  */
 #define CTX_MARGIN_NS (50 * 1000000ull)
 
-/* What a kept snapshot holds of one cause: its longest outlier, and whether it was the first. */
-struct kept_cause {
-	char *cause;
-	uint64_t worst_ns;
-	bool first;
-};
-
-struct kept {
-	char id[64];
-	uint64_t bytes;
-	struct kept_cause *causes;
-	unsigned int nr_causes;
-};
-
-/* The first and the worst (longest) outlier persisted for one cause. */
-struct cause_seen {
-	char *cause;
-	uint64_t worst_ns;
-};
-
 struct recorder {
 	struct recorder_opts opts;
 	struct session *session;
@@ -83,7 +66,8 @@ struct recorder {
 	int out_fd;
 	char out_path[PATH_MAX];
 	bool staging; /* out_path is latsnap's own, removed at the end (relay without a local copy) */
-	struct json_object *batch; /* outliers waiting for the post window */
+	struct outlier **batch; /* outliers waiting for the post window, MAX_BATCH at most */
+	size_t nr_batch;
 	uint64_t batch_first_ns; /* monotonic time the first of them arrived */
 	uint64_t last_snapshot_ns;
 	uint64_t skipped_since; /* outliers no snapshot covers, since the previous snapshot */
@@ -94,11 +78,7 @@ struct recorder {
 	uid_t owner_uid; /* who gets what latsnap writes (sudo's caller), or -1 */
 	gid_t owner_gid;
 	unsigned int seq;
-	struct kept kept[MAX_KEPT];
-	unsigned int nr_kept;
-	uint64_t kept_bytes;
-	struct cause_seen *causes;
-	unsigned int nr_causes;
+	struct retention retention;
 	struct recorder_totals totals;
 };
 
@@ -209,7 +189,13 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	rec->tracker = tr;
 	tracker_keep_exited(tr, true);
 	rec->out_fd = -1;
-	rec->batch = json_object_new_array();
+	rec->batch = calloc(MAX_BATCH, sizeof(*rec->batch));
+	if (!rec->batch) {
+		err = -ENOMEM;
+		goto out;
+	}
+	rec->retention.max_snapshots = opts->max_snapshots;
+	rec->retention.max_size = opts->max_size;
 	sudo_owner(&rec->owner_uid, &rec->owner_gid);
 	if (!opts->output) {
 		char stage[PATH_MAX];
@@ -266,119 +252,33 @@ out:
 }
 
 /**
- * recorder_add - an outlier for the next snapshot. Takes a reference.
+ * recorder_add() - an outlier for the next snapshot; the recorder owns it from now on
  */
-void recorder_add(struct recorder *rec, struct json_object *outlier)
+void recorder_add(struct recorder *rec, struct outlier *outlier)
 {
-	size_t n = json_object_array_length(rec->batch);
-
 	rec->totals.outliers++;
 	emit_outlier(rec->emit, outlier);
-	if (n >= MAX_BATCH) {
+	if (rec->nr_batch >= MAX_BATCH) {
 		rec->skipped_since++;
 		rec->totals.skipped++;
 		rec->batch_over++;
+		outlier_free(outlier);
 		return;
 	}
-	if (n == 0) {
+	if (rec->nr_batch == 0) {
 		rec->batch_first_ns = ls_now_ns();
 	}
-	json_object_array_add(rec->batch, json_object_get(outlier));
+	rec->batch[rec->nr_batch++] = outlier;
 }
 
-static struct cause_seen *cause_find(struct recorder *rec, const char *cause)
+/* The batch as the retention policy sees it (@items has room for MAX_BATCH). */
+static void batch_items(const struct recorder *rec, struct retention_item *items)
 {
-	unsigned int i;
+	size_t i;
 
-	for (i = 0; i < rec->nr_causes; i++) {
-		if (!strcmp(rec->causes[i].cause, cause)) {
-			return &rec->causes[i];
-		}
-	}
-	return NULL;
-}
-
-static const char *str_of(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
-		       json_object_get_string(v) :
-		       "";
-}
-
-static uint64_t u64_of(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) ? (uint64_t)json_object_get_int64(v) : 0;
-}
-
-/* Does the batch hold the first outlier of a cause, or one worse than any kept of its cause? */
-static bool batch_notable(struct recorder *rec)
-{
-	size_t i, n = json_object_array_length(rec->batch);
-	struct json_object *o;
-	struct cause_seen *c;
-
-	for (i = 0; i < n; i++) {
-		o = json_object_array_get_idx(rec->batch, i);
-		c = cause_find(rec, str_of(o, "cause"));
-		if (!c || u64_of(o, "duration_ns") > c->worst_ns) {
-			return true;
-		}
-	}
-	return false;
-}
-
-/* File the batch's causes under @k, and raise the worst seen of each cause. */
-static void remember_causes(struct recorder *rec, struct kept *k)
-{
-	size_t i, n = json_object_array_length(rec->batch);
-	struct cause_seen *c, *grown;
-	struct kept_cause *kc;
-	struct json_object *o;
-	const char *cause;
-	unsigned int j;
-	uint64_t dur;
-
-	for (i = 0; i < n; i++) {
-		o = json_object_array_get_idx(rec->batch, i);
-		dur = u64_of(o, "duration_ns");
-		cause = str_of(o, "cause");
-		c = cause_find(rec, cause);
-		for (j = 0; k && j < k->nr_causes && strcmp(k->causes[j].cause, cause); j++) {
-		}
-		if (k && j == k->nr_causes) {
-			kc = realloc(k->causes, (k->nr_causes + 1) * sizeof(*kc));
-			if (kc) {
-				k->causes = kc;
-				kc[j].cause = strdup(cause);
-				kc[j].worst_ns = dur;
-				kc[j].first = !c;
-				if (kc[j].cause) {
-					k->nr_causes++;
-				}
-			}
-		} else if (k && dur > k->causes[j].worst_ns) {
-			k->causes[j].worst_ns = dur;
-		}
-		if (c) {
-			if (dur > c->worst_ns) {
-				c->worst_ns = dur;
-			}
-			continue;
-		}
-		grown = realloc(rec->causes, (rec->nr_causes + 1) * sizeof(*grown));
-		if (!grown) {
-			continue;
-		}
-		rec->causes = grown;
-		rec->causes[rec->nr_causes].cause = strdup(str_of(o, "cause"));
-		rec->causes[rec->nr_causes].worst_ns = dur;
-		if (rec->causes[rec->nr_causes].cause) {
-			rec->nr_causes++;
-		}
+	for (i = 0; i < rec->nr_batch; i++) {
+		items[i].cause = rec->batch[i]->cause ? rec->batch[i]->cause : "";
+		items[i].duration_ns = rec->batch[i]->duration_ns;
 	}
 }
 
@@ -520,69 +420,29 @@ static int remove_tree(int fd, const char *name)
 	return unlinkat(fd, name, AT_REMOVEDIR) ? -errno : 0;
 }
 
-static void kept_free(struct kept *k)
-{
-	unsigned int i;
-
-	for (i = 0; i < k->nr_causes; i++) {
-		free(k->causes[i].cause);
-	}
-	free(k->causes);
-	k->causes = NULL;
-	k->nr_causes = 0;
-}
-
-/* Does @k still hold the first outlier of a cause, or the worst one seen of it? */
-static bool kept_notable(struct recorder *rec, const struct kept *k)
-{
-	struct cause_seen *c;
-	unsigned int i;
-
-	for (i = 0; i < k->nr_causes; i++) {
-		c = cause_find(rec, k->causes[i].cause);
-		if (k->causes[i].first || !c || k->causes[i].worst_ns >= c->worst_ns) {
-			return true;
-		}
-	}
-	return false;
-}
-
-static bool over_limits(struct recorder *rec)
-{
-	return (rec->opts.max_snapshots && rec->nr_kept + 1 > rec->opts.max_snapshots) ||
-	       (rec->opts.max_size && rec->kept_bytes >= rec->opts.max_size) ||
-	       rec->nr_kept >= MAX_KEPT;
-}
-
 /*
- * make_room - within the limits after adding one snapshot? If not, evict the oldest snapshot
+ * make_room - within the limits after adding one snapshot? If not, remove the oldest snapshot
  * that no longer holds a first or a worst case (the worst seen so far already counts the batch).
  * Returns false when nothing can make room.
  */
 static bool make_room(struct recorder *rec)
 {
-	unsigned int i;
+	struct retention *r = &rec->retention;
+	int i;
 
-	for (;;) {
-		if (!over_limits(rec)) {
-			return true;
-		}
-		for (i = 0; i < rec->nr_kept && kept_notable(rec, &rec->kept[i]); i++) {
-		}
-		if (i == rec->nr_kept) {
+	while (retention_over_limits(r)) {
+		i = retention_victim(r);
+		if (i < 0) {
 			return false;
 		}
 		ls_verbose(
 			"record: removing snapshot %s to make room for a new cause or worst case",
-			rec->kept[i].id);
-		remove_tree(rec->out_fd, rec->kept[i].id);
-		rec->kept_bytes -= rec->kept[i].bytes;
-		kept_free(&rec->kept[i]);
+			r->kept[i].id);
+		remove_tree(rec->out_fd, r->kept[i].id);
+		retention_drop(r, (unsigned int)i);
 		rec->totals.evicted++;
-		memmove(&rec->kept[i], &rec->kept[i + 1],
-			(rec->nr_kept - i - 1) * sizeof(rec->kept[0]));
-		rec->nr_kept--;
 	}
+	return true;
 }
 
 /* A new snapshot id: UTC time to the millisecond and a sequence number, so ids sort by time. */
@@ -631,76 +491,99 @@ static int settle_trace_dir(int snap_fd)
 }
 
 
+/* What one reading of a snapshot's trace collects. */
+struct read_back {
+	struct recorder *rec;
+	struct chain_events chain;
+	int err; /* of the collection (memory), not of the reading */
+};
+
 /*
  * A latsnap:user_stack event of the trace just written: latsnap recorded it for the outlier it
  * names (tid, end_ns), whose unwound stack the tracker already put in. Say the trace holds its
  * copy, which `show` then expects to find there.
  */
-static int on_user_stack(const struct ctf_event *ev, void *ctx)
+static void on_user_stack(struct recorder *rec, const struct ctf_event *ev)
 {
-	struct json_object *batch = ctx, *tid, *end, *o;
-	size_t i, n = json_object_array_length(batch);
+	struct json_object *tid, *end;
+	struct outlier *o;
+	size_t i;
 
 	if (!json_object_object_get_ex(ev->fields, "tid", &tid) ||
 	    !json_object_object_get_ex(ev->fields, "end_ns", &end)) {
-		return 0;
+		return;
 	}
-	for (i = 0; i < n; i++) {
-		o = json_object_array_get_idx(batch, i);
-		if ((int64_t)u64_of(o, "tid") == json_object_get_int64(tid) &&
-		    (int64_t)u64_of(o, "end_ns") == json_object_get_int64(end) &&
-		    !strcmp(str_of(json_object_object_get(o, "user_stack"), "source"), "unwind")) {
-			json_object_object_add(json_object_object_get(o, "user_stack"), "in_trace",
-					       json_object_new_boolean(1));
+	for (i = 0; i < rec->nr_batch; i++) {
+		o = rec->batch[i];
+		if (o->tid == json_object_get_int64(tid) &&
+		    (int64_t)o->end_ns == json_object_get_int64(end) &&
+		    o->user_stack.source == OUTLIER_USTACK_UNWIND) {
+			o->user_stack.in_trace = true;
 			break;
 		}
+	}
+}
+
+static int on_trace_event(const struct ctf_event *ev, void *ctx)
+{
+	struct read_back *rb = ctx;
+
+	if (!strcmp(ev->name, "latsnap:user_stack")) {
+		on_user_stack(rb->rec, ev);
+	} else if (rb->rec->streaming && !rb->err) {
+		rb->err = chain_add_ctf(&rb->chain, ev);
 	}
 	return 0;
 }
 
-/* What the trace says about each outlier: its unwound stack, and whether it reaches back. */
-static void read_back(struct recorder *rec, int snap_fd, const char *trace_path,
-		      struct json_object *flags)
+/* The flags the trace's reading gives each outlier. */
+static void flag_outliers(struct recorder *rec, const struct ctf_trace_info *info)
 {
-	struct ctf_trace_info info = { 0 };
-	size_t i, n = json_object_array_length(rec->batch);
-	struct json_object *o, *v;
-	char text[160];
+	struct outlier *o;
+	size_t i;
 
-	(void)snap_fd;
-	if (ctf_trace_info(trace_path, &info) == 0) {
-		if (info.discarded_events || info.discarded_packets) {
-			snprintf(text, sizeof(text),
-				 "trace-lost: the ring buffer discarded %" PRIu64
-				 " events and %" PRIu64 " packets",
-				 info.discarded_events, info.discarded_packets);
-			json_object_array_add(flags, json_object_new_string(text));
+	for (i = 0; i < rec->nr_batch; i++) {
+		o = rec->batch[i];
+		if (info->events && o->start_ns < info->first_ns) {
+			outlier_add_flag(o, "trace-starts-later: the ring buffer no longer held the "
+					    "start of this outlier (raise --buffer-size)");
+		}
+		if (o->signalled && o->user_stack.source != OUTLIER_USTACK_UNWIND &&
+		    !outlier_has_flag(o, "no-unwound-stack:")) {
+			outlier_add_flag(o, "no-unwound-stack: the preload library was signalled, "
+					    "but its latsnap:user_stack event is not in the snapshot");
 		}
 	}
-	ctf_read(trace_path, "latsnap:user_stack", on_user_stack, rec->batch);
-	if (rec->streaming && chain_build(trace_path, rec->batch, rec->tracker)) {
+}
+
+/*
+ * read_back - what the trace says about each outlier: its unwound stack, its wait chain, and
+ * whether it reaches back. The trace is read once, for all three.
+ */
+static void read_back(struct recorder *rec, const char *trace_path, struct json_object *flags)
+{
+	struct read_back rb = { .rec = rec, .chain = { .tr = rec->tracker } };
+	struct ctf_trace_info info = { 0 };
+	char text[160];
+	int err;
+
+	err = ctf_read_info(trace_path, "latsnap", on_trace_event, &rb, &info);
+	if (!err && (info.discarded_events || info.discarded_packets)) {
+		snprintf(text, sizeof(text),
+			 "trace-lost: the ring buffer discarded %" PRIu64 " events and %" PRIu64
+			 " packets",
+			 info.discarded_events, info.discarded_packets);
+		json_object_array_add(flags, json_object_new_string(text));
+	}
+	if (rec->streaming &&
+	    (err || rb.err || chain_build(&rb.chain, rec->batch, rec->nr_batch))) {
 		json_object_array_add(flags,
 				      json_object_new_string(
 					      "no-wait-chain: the kernel context events of the "
 					      "trace could not be read"));
 	}
-	for (i = 0; i < n; i++) {
-		o = json_object_array_get_idx(rec->batch, i);
-		if (info.events && u64_of(o, "start_ns") < info.first_ns) {
-			ojson_add_flag(
-				o,
-				"trace-starts-later: the ring buffer no longer held the start of "
-				"this outlier (raise --buffer-size)");
-		}
-		if (json_object_object_get_ex(o, "signalled", &v) && json_object_get_boolean(v) &&
-		    json_object_object_get_ex(o, "user_stack", &v) &&
-		    strcmp(str_of(v, "source"), "unwind") != 0 &&
-		    !ojson_has_flag(o, "no-unwound-stack:")) {
-			ojson_add_flag(
-				o, "no-unwound-stack: the preload library was signalled, but its "
-				   "latsnap:user_stack event is not in the snapshot");
-		}
-	}
+	chain_events_free(&rb.chain);
+	flag_outliers(rec, &info);
 }
 
 /* Write @text as @name under @fd atomically: a temporary file, fsync, rename. */
@@ -744,9 +627,9 @@ out:
 static int write_summary(struct recorder *rec, int snap_fd, const char *id,
 			 struct json_object *flags, char **json)
 {
-	struct json_object *summary = json_object_new_object();
+	struct json_object *summary = json_object_new_object(), *outliers;
 	char host[256] = "", created[32], *text = NULL;
-	size_t i, n = json_object_array_length(rec->batch), len = 0;
+	size_t i, n = rec->nr_batch, len = 0;
 	struct timespec ts;
 	struct tm tm;
 	FILE *mem;
@@ -761,7 +644,11 @@ static int write_summary(struct recorder *rec, int snap_fd, const char *id,
 	json_object_object_add(summary, "host", json_object_new_string(host));
 	json_object_object_add(summary, "created", json_object_new_string(created));
 	json_object_object_add(summary, "trace", json_object_new_string("trace"));
-	json_object_object_add(summary, "outliers", json_object_get(rec->batch));
+	outliers = json_object_new_array_ext((int)n);
+	for (i = 0; outliers && i < n; i++) {
+		json_object_array_add(outliers, outlier_to_json(rec->batch[i]));
+	}
+	json_object_object_add(summary, "outliers", outliers);
 	json_object_object_add(summary, "skipped",
 			       json_object_new_int64((int64_t)rec->skipped_since));
 	json_object_object_add(summary, "flags", json_object_get(flags));
@@ -780,7 +667,7 @@ static int write_summary(struct recorder *rec, int snap_fd, const char *id,
 	}
 	for (i = 0; i < n; i++) {
 		fputc('\n', mem);
-		ojson_print_text(mem, json_object_array_get_idx(rec->batch, i));
+		outlier_print_text(mem, rec->batch[i]);
 	}
 	fclose(mem);
 	err = write_atomic(snap_fd, "summary.txt", text, len);
@@ -840,20 +727,32 @@ static int send_to_relay(struct recorder *rec, const char *id, const char *json)
  */
 static void emit_batch_mappings(struct recorder *rec)
 {
-	size_t i, j, n = json_object_array_length(rec->batch);
-	uint64_t pid;
+	size_t i, j;
+	int32_t pid;
 
-	for (i = 0; i < n; i++) {
-		pid = u64_of(json_object_array_get_idx(rec->batch, i), "pid");
-		for (j = 0; j < i; j++) {
-			if (u64_of(json_object_array_get_idx(rec->batch, j), "pid") == pid) {
-				break;
-			}
+	for (i = 0; i < rec->nr_batch; i++) {
+		pid = rec->batch[i]->pid;
+		for (j = 0; j < i && rec->batch[j]->pid != pid; j++) {
 		}
 		if (j == i) {
 			emit_mappings(rec->emit, rec->tracker, (pid_t)pid);
 		}
 	}
+}
+
+static void add_flag(struct json_object *flags, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* A snapshot's own flag (summary.json "flags"), formatted. */
+static void add_flag(struct json_object *flags, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	json_object_array_add(flags, json_object_new_string(text));
 }
 
 /*
@@ -863,48 +762,222 @@ static void emit_batch_mappings(struct recorder *rec)
  */
 static void emit_context(struct recorder *rec, struct json_object *flags)
 {
-	size_t i, n = json_object_array_length(rec->batch);
-	uint64_t from = UINT64_MAX, start;
+	uint64_t from = UINT64_MAX;
 	struct tracker_ctx_read r;
-	char text[200];
+	size_t i;
 
-	for (i = 0; i < n; i++) {
-		start = u64_of(json_object_array_get_idx(rec->batch, i), "start_ns");
-		if (start < from) {
-			from = start;
+	for (i = 0; i < rec->nr_batch; i++) {
+		if (rec->batch[i]->start_ns < from) {
+			from = rec->batch[i]->start_ns;
 		}
 	}
 	from = from > CTX_MARGIN_NS ? from - CTX_MARGIN_NS : 0;
 	if (tracker_read_context(rec->tracker, from, session_subbuf_size(rec->session) * 2, &r)) {
-		json_object_array_add(flags, json_object_new_string(
-						     "context-lost: no memory to read the kernel "
-						     "context"));
+		add_flag(flags, "context-lost: no memory to read the kernel context");
 		return;
 	}
 	ls_verbose("record: kernel context: %" PRIu64 " events (%" PRIu64 " bytes) from %.3f, %" PRIu64
 		   " left out for room, %" PRIu64 " torn, %" PRIu64 " stacks lost",
 		   r.emitted, r.bytes, (double)from / 1e9, r.trimmed, r.torn, r.stacks_lost);
 	if (r.trimmed) {
-		snprintf(text, sizeof(text),
+		add_flag(flags,
 			 "context-lost: the %" PRIu64 " oldest kernel context events of the window "
 			 "did not fit in half the trace's ring (raise --buffer-size)",
 			 r.trimmed);
-		json_object_array_add(flags, json_object_new_string(text));
 	}
 	if (r.stacks_lost) {
-		snprintf(text, sizeof(text),
+		add_flag(flags,
 			 "context-lost: %" PRIu64 " stacks of the window's waits and wakeups were no "
 			 "longer in their CPU's stack ring",
 			 r.stacks_lost);
-		json_object_array_add(flags, json_object_new_string(text));
 	}
 	if (r.wrapped_ns) {
-		snprintf(text, sizeof(text),
+		add_flag(flags,
 			 "context-lost: a CPU's context ring no longer held the first %.1f ms of the "
 			 "window",
 			 (double)r.wrapped_ns / 1e6);
-		json_object_array_add(flags, json_object_new_string(text));
 	}
+}
+
+/* One snapshot in the making: where it goes, what it says of itself, and how long it took. */
+struct snap {
+	char id[64];
+	int fd;
+	struct json_object *flags;
+	struct retention_kept pending; /* the causes it holds, for the retention policy */
+	char *json; /* the summary.json text, for the relay */
+	uint64_t t0, t_lttng, t_read, t_relay;
+};
+
+/*
+ * snapshot_admit - may the batch become a snapshot under the limits? Makes room if it brings
+ * a new cause or worst case; otherwise counts it as skipped and says why (-v).
+ */
+static bool snapshot_admit(struct recorder *rec, struct snap *sn)
+{
+	struct retention_item items[MAX_BATCH];
+	size_t n = rec->nr_batch;
+	bool notable;
+
+	batch_items(rec, items);
+	notable = retention_notable(&rec->retention, items, n);
+	if (!retention_over_limits(&rec->retention)) {
+		return true;
+	}
+	if (notable) {
+		retention_remember(&rec->retention, items, n, &sn->pending);
+		if (make_room(rec)) {
+			return true;
+		}
+	}
+	rec->skipped_since += n;
+	rec->totals.skipped += n;
+	ls_verbose("record: %zu outlier%s skipped: the limits are reached and %s", n,
+		   n == 1 ? "" : "s",
+		   notable ? "every snapshot kept holds a first or worst case" :
+			     "no new cause or worst case is among them");
+	return false;
+}
+
+/* The snapshot's own flags known before LTTng writes it. */
+static void snapshot_start_flags(struct recorder *rec, struct snap *sn)
+{
+	if (rec->batch_over) {
+		add_flag(sn->flags,
+			 "batch-full: %" PRIu64 " more outliers came in this snapshot's window than "
+			 "the %d it holds: counted in skipped",
+			 rec->batch_over, MAX_BATCH);
+	}
+	if (!rec->emit) {
+		add_flag(sn->flags, "no-latsnap-events: %s", rec->emit_why);
+	}
+}
+
+/*
+ * snapshot_write_trace - OUTDIR/<id>/ and LTTng's snapshot of the ring buffer in it, as trace/,
+ * with what latsnap keeps in memory (mappings, kernel context) put in the ring buffer first.
+ */
+static int snapshot_write_trace(struct recorder *rec, struct snap *sn)
+{
+	char path[PATH_MAX + 128];
+	uint64_t lost;
+	int err;
+
+	make_id(rec, sn->id, sizeof(sn->id));
+	if (mkdirat(rec->out_fd, sn->id, 0700)) {
+		err = -errno;
+		ls_err("record: %s/%s: %s", rec->out_path, sn->id, strerror(errno));
+		return err;
+	}
+	sn->fd = openat(rec->out_fd, sn->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sn->fd < 0 || mkdirat(sn->fd, ".lttng", 0700)) {
+		err = -errno;
+		ls_err("record: %s/%s: %s", rec->out_path, sn->id, strerror(errno));
+		return err;
+	}
+	snprintf(path, sizeof(path), "%s/%s/.lttng", rec->out_path, sn->id);
+	emit_batch_mappings(rec);
+	if (rec->streaming) {
+		emit_context(rec, sn->flags);
+	}
+	err = session_snapshot(rec->session, path);
+	if (err == -ENOTCONN) {
+		rec->session_gone = true;
+		session_set_lost(rec->session);
+		ls_err("record: lttng-sessiond is gone: no more snapshots; outliers are still "
+		       "printed, and counted as skipped");
+	}
+	if (err) {
+		return err;
+	}
+	sn->t_lttng = ls_now_ns();
+	err = settle_trace_dir(sn->fd);
+	if (err) {
+		ls_err("record: %s/%s: the snapshot left no trace directory: %s", rec->out_path,
+		       sn->id, strerror(-err));
+		return err;
+	}
+	lost = session_lost_packets(rec->session);
+	if (lost > rec->lost_packets) {
+		add_flag(sn->flags,
+			 "lost-packets: LTTng lost %" PRIu64 " packets since the previous snapshot",
+			 lost - rec->lost_packets);
+		rec->lost_packets = lost;
+	}
+	return 0;
+}
+
+/* The snapshot is complete: count it under the retention policy and say where it is. */
+static void snapshot_kept(struct recorder *rec, struct snap *sn, int relay_err)
+{
+	struct retention_item items[MAX_BATCH];
+	size_t n = rec->nr_batch;
+
+	give_tree(rec, sn->fd);
+	if (!sn->pending.nr_causes) {
+		batch_items(rec, items);
+		retention_remember(&rec->retention, items, n, &sn->pending);
+	}
+	/* Without a local copy the staging directory gives its space back at once. */
+	retention_keep(&rec->retention, &sn->pending, sn->id, rec->staging ? 0 : tree_bytes(sn->fd));
+	rec->totals.snapshots++;
+	rec->skipped_since = 0;
+	rec->last_snapshot_ns = ls_now_ns();
+	if (rec->staging) {
+		remove_tree(rec->out_fd, sn->id);
+		fprintf(stderr, "latsnap: snapshot %s sent to %s: %zu outlier%s\n", sn->id,
+			rec->opts.relay, n, n == 1 ? "" : "s");
+	} else if (rec->opts.relay && !relay_err) {
+		fprintf(stderr, "latsnap: snapshot %s sent to %s, kept in %s/%s: %zu outlier%s\n",
+			sn->id, rec->opts.relay, rec->out_path, sn->id, n, n == 1 ? "" : "s");
+	} else {
+		fprintf(stderr, "latsnap: snapshot %s/%s: %zu outlier%s\n", rec->out_path, sn->id,
+			n, n == 1 ? "" : "s");
+	}
+	ls_verbose("record: snapshot %s took %.1f ms: LTTng %.1f ms, reading it back %.1f ms, "
+		   "summary %.1f ms, relay %.1f ms; %" PRIu64 " bytes",
+		   sn->id, (ls_now_ns() - sn->t0) / 1e6, (sn->t_lttng - sn->t0) / 1e6,
+		   (sn->t_read - sn->t_lttng) / 1e6, (ls_now_ns() - sn->t_read - sn->t_relay) / 1e6,
+		   sn->t_relay / 1e6,
+		   rec->retention.nr_kept ?
+			   rec->retention.kept[rec->retention.nr_kept - 1].bytes :
+			   0);
+}
+
+/* The snapshot could not be written: count its outliers as skipped, give its space back. */
+static void snapshot_failed(struct recorder *rec, struct snap *sn)
+{
+	size_t n = rec->nr_batch;
+	struct statvfs vfs;
+
+	rec->skipped_since += n;
+	rec->totals.skipped += n;
+	rec->totals.failed++;
+	if (sn->fd < 0) {
+		return;
+	}
+	if (fstatvfs(sn->fd, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < (1 << 20)) {
+		ls_err("record: %s: the file system is full: snapshot %s not kept, its %zu "
+		       "outlier%s counted as skipped",
+		       rec->out_path, sn->id, n, n == 1 ? "" : "s");
+	}
+	close(sn->fd);
+	sn->fd = -1;
+	/* Half a snapshot is no snapshot. */
+	remove_tree(rec->out_fd, sn->id);
+}
+
+/* Empty the batch for the next snapshot. */
+static void batch_reset(struct recorder *rec)
+{
+	size_t i;
+
+	for (i = 0; i < rec->nr_batch; i++) {
+		outlier_free(rec->batch[i]);
+	}
+	rec->nr_batch = 0;
+	rec->batch_over = 0;
+	tracker_release_exited(rec->tracker);
 }
 
 /*
@@ -913,185 +986,60 @@ static void emit_context(struct recorder *rec, struct json_object *flags)
  */
 int recorder_snapshot(struct recorder *rec)
 {
-	size_t n = json_object_array_length(rec->batch);
-	struct json_object *flags;
-	char id[64], path[PATH_MAX + 128], trace[PATH_MAX + 160];
-	uint64_t lost, t0 = ls_now_ns(), t_lttng = 0, t_read = 0, t_relay = 0;
-	char *json = NULL;
-	struct kept pending = { 0 };
-	bool notable;
-	int snap_fd = -1, err = 0;
+	struct snap sn = { .fd = -1, .t0 = ls_now_ns() };
+	char trace[PATH_MAX + 160];
+	int err = 0;
 
-	if (!n) {
+	if (!rec->nr_batch) {
 		return 0;
 	}
 	if (rec->session_gone) {
-		rec->skipped_since += n;
-		rec->totals.skipped += n;
-		goto reset;
+		rec->skipped_since += rec->nr_batch;
+		rec->totals.skipped += rec->nr_batch;
+		goto out;
 	}
 	if (rec->streaming) {
 		/* Outliers already in the ring buffer join this batch, and their context with it. */
 		tracker_drain(rec->tracker);
-		n = json_object_array_length(rec->batch);
 	}
-	notable = batch_notable(rec);
-	if (over_limits(rec) && (!notable || (remember_causes(rec, &pending), !make_room(rec)))) {
-		rec->skipped_since += n;
-		rec->totals.skipped += n;
-		ls_verbose("record: %zu outlier%s skipped: the limits are reached and %s", n,
-			   n == 1 ? "" : "s",
-			   notable ? "every snapshot kept holds a first or worst case" :
-				     "no new cause or worst case is among them");
-		kept_free(&pending);
-		goto reset;
+	if (!snapshot_admit(rec, &sn)) {
+		goto out;
 	}
-	flags = json_object_new_array();
-	if (rec->batch_over) {
-		char text[160];
-
-		snprintf(text, sizeof(text),
-			 "batch-full: %" PRIu64 " more outliers came in this snapshot's window than the "
-			 "%d it holds: counted in skipped",
-			 rec->batch_over, MAX_BATCH);
-		json_object_array_add(flags, json_object_new_string(text));
-	}
-	if (!rec->emit) {
-		char text[320];
-
-		snprintf(text, sizeof(text), "no-latsnap-events: %s", rec->emit_why);
-		json_object_array_add(flags, json_object_new_string(text));
-	}
-	make_id(rec, id, sizeof(id));
-	if (mkdirat(rec->out_fd, id, 0700)) {
-		err = -errno;
-		ls_err("record: %s/%s: %s", rec->out_path, id, strerror(errno));
-		goto failed;
-	}
-	snap_fd = openat(rec->out_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (snap_fd < 0 || mkdirat(snap_fd, ".lttng", 0700)) {
-		err = -errno;
-		ls_err("record: %s/%s: %s", rec->out_path, id, strerror(errno));
-		goto failed;
-	}
-	snprintf(path, sizeof(path), "%s/%s/.lttng", rec->out_path, id);
-	emit_batch_mappings(rec);
-	if (rec->streaming) {
-		emit_context(rec, flags);
-	}
-	err = session_snapshot(rec->session, path);
-	if (err == -ENOTCONN) {
-		rec->session_gone = true;
-		session_set_lost(rec->session);
-		ls_err("record: lttng-sessiond is gone: no more snapshots; outliers are still "
-		       "printed, and counted as skipped");
-		goto failed;
-	}
+	sn.flags = json_object_new_array();
+	snapshot_start_flags(rec, &sn);
+	err = snapshot_write_trace(rec, &sn);
 	if (err) {
 		goto failed;
 	}
-	t_lttng = ls_now_ns();
-	err = settle_trace_dir(snap_fd);
+	snprintf(trace, sizeof(trace), "%s/%s/trace", rec->out_path, sn.id);
+	read_back(rec, trace, sn.flags);
+	sn.t_read = ls_now_ns();
+	err = write_summary(rec, sn.fd, sn.id, sn.flags, rec->opts.relay ? &sn.json : NULL);
 	if (err) {
-		ls_err("record: %s/%s: the snapshot left no trace directory: %s", rec->out_path, id,
-		       strerror(-err));
-		goto failed;
-	}
-	lost = session_lost_packets(rec->session);
-	if (lost > rec->lost_packets) {
-		char text[128];
-
-		snprintf(text, sizeof(text),
-			 "lost-packets: LTTng lost %" PRIu64 " packets since the previous snapshot",
-			 lost - rec->lost_packets);
-		json_object_array_add(flags, json_object_new_string(text));
-		rec->lost_packets = lost;
-	}
-	snprintf(trace, sizeof(trace), "%s/%s/trace", rec->out_path, id);
-	read_back(rec, snap_fd, trace, flags);
-	t_read = ls_now_ns();
-	err = write_summary(rec, snap_fd, id, flags, rec->opts.relay ? &json : NULL);
-	if (err) {
-		ls_err("record: %s/%s: summary: %s", rec->out_path, id, strerror(-err));
+		ls_err("record: %s/%s: summary: %s", rec->out_path, sn.id, strerror(-err));
 		goto failed;
 	}
 	if (rec->opts.relay) {
-		t_relay = ls_now_ns();
-		err = send_to_relay(rec, id, json);
-		t_relay = ls_now_ns() - t_relay;
+		sn.t_relay = ls_now_ns();
+		err = send_to_relay(rec, sn.id, sn.json);
+		sn.t_relay = ls_now_ns() - sn.t_relay;
 		if (err && rec->staging) {
 			goto failed;
 		}
 	}
-	json_object_put(flags);
-	flags = NULL;
-	give_tree(rec, snap_fd);
-	if (!pending.nr_causes) {
-		remember_causes(rec, &pending);
-	}
-	if (rec->nr_kept < MAX_KEPT) {
-		struct kept *k = &rec->kept[rec->nr_kept++];
-
-		*k = pending;
-		pending.causes = NULL;
-		pending.nr_causes = 0;
-		snprintf(k->id, sizeof(k->id), "%s", id);
-		/* Without a local copy the staging directory gives its space back at once. */
-		k->bytes = rec->staging ? 0 : tree_bytes(snap_fd);
-		rec->kept_bytes += k->bytes;
-	}
-	kept_free(&pending);
-	rec->totals.snapshots++;
-	rec->skipped_since = 0;
-	rec->last_snapshot_ns = ls_now_ns();
-	if (rec->staging) {
-		remove_tree(rec->out_fd, id);
-		fprintf(stderr, "latsnap: snapshot %s sent to %s: %zu outlier%s\n", id,
-			rec->opts.relay, n, n == 1 ? "" : "s");
-	} else if (rec->opts.relay && !err) {
-		fprintf(stderr, "latsnap: snapshot %s sent to %s, kept in %s/%s: %zu outlier%s\n",
-			id, rec->opts.relay, rec->out_path, id, n, n == 1 ? "" : "s");
-	} else {
-		fprintf(stderr, "latsnap: snapshot %s/%s: %zu outlier%s\n", rec->out_path, id, n,
-			n == 1 ? "" : "s");
-	}
-	ls_verbose("record: snapshot %s took %.1f ms: LTTng %.1f ms, reading it back %.1f ms, "
-		   "summary %.1f ms, relay %.1f ms; %" PRIu64 " bytes",
-		   id, (ls_now_ns() - t0) / 1e6, (t_lttng - t0) / 1e6, (t_read - t_lttng) / 1e6,
-		   (ls_now_ns() - t_read - t_relay) / 1e6, t_relay / 1e6,
-		   rec->nr_kept ? rec->kept[rec->nr_kept - 1].bytes : 0);
+	snapshot_kept(rec, &sn, err);
 	err = 0;
-	goto reset;
-
+	goto out;
 failed:
-	json_object_put(flags);
-	kept_free(&pending);
-	rec->skipped_since += n;
-	rec->totals.skipped += n;
-	rec->totals.failed++;
-	if (snap_fd >= 0) {
-		struct statvfs vfs;
-
-		if (fstatvfs(snap_fd, &vfs) == 0 &&
-		    (uint64_t)vfs.f_bavail * vfs.f_frsize < (1 << 20)) {
-			ls_err("record: %s: the file system is full: snapshot %s not kept, its "
-			       "%zu outlier%s counted as skipped",
-			       rec->out_path, id, n, n == 1 ? "" : "s");
-		}
-		close(snap_fd);
-		snap_fd = -1;
-		/* Half a snapshot is no snapshot: give the space back. */
-		remove_tree(rec->out_fd, id);
+	snapshot_failed(rec, &sn);
+out:
+	json_object_put(sn.flags);
+	retention_kept_free(&sn.pending);
+	free(sn.json);
+	if (sn.fd >= 0) {
+		close(sn.fd);
 	}
-reset:
-	free(json);
-	if (snap_fd >= 0) {
-		close(snap_fd);
-	}
-	tracker_release_exited(rec->tracker);
-	json_object_put(rec->batch);
-	rec->batch = json_object_new_array();
-	rec->batch_over = 0;
+	batch_reset(rec);
 	return err;
 }
 
@@ -1104,7 +1052,7 @@ int recorder_poll(struct recorder *rec)
 {
 	uint64_t now = ls_now_ns(), due;
 
-	if (json_object_array_length(rec->batch) == 0) {
+	if (rec->nr_batch == 0) {
 		return -1;
 	}
 	due = rec->batch_first_ns + rec->opts.post_ns;
@@ -1150,13 +1098,10 @@ void recorder_close(struct recorder *rec)
 	if (rec->staging) {
 		remove_tree(AT_FDCWD, rec->out_path);
 	}
-	json_object_put(rec->batch);
-	for (i = 0; i < rec->nr_causes; i++) {
-		free(rec->causes[i].cause);
+	for (i = 0; rec->batch && i < rec->nr_batch; i++) {
+		outlier_free(rec->batch[i]);
 	}
-	free(rec->causes);
-	for (i = 0; i < rec->nr_kept; i++) {
-		kept_free(&rec->kept[i]);
-	}
+	free(rec->batch);
+	retention_free(&rec->retention);
 	free(rec);
 }

@@ -7,10 +7,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <json-c/json.h>
 
 #define RECORDER_MAX_EVENTS 8
 
+struct outlier;
 struct recorder;
 struct tracker;
 
@@ -37,7 +37,7 @@ struct recorder_totals {
 };
 
 int recorder_open(struct recorder **recp, const struct recorder_opts *opts, struct tracker *tr);
-void recorder_add(struct recorder *rec, struct json_object *outlier);
+void recorder_add(struct recorder *rec, struct outlier *outlier);
 int recorder_poll(struct recorder *rec);
 int recorder_snapshot(struct recorder *rec);
 void recorder_flush(struct recorder *rec);

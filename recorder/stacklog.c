@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
+#include <inttypes.h>
 
-#include "lib/ojson.h"
+#include "lib/outlier.h"
 #include "classify/rules.h"
 #include "recorder/stacklog.h"
 #include "lib/util.h"
@@ -99,15 +99,16 @@ out:
 }
 
 /* Frame names joined with " < ", innermost first; addresses where no symbol is known. */
-static void join_frames(struct json_object *frames, FILE *out)
+static void join_frames(const struct outlier_frames *frames, FILE *out)
 {
-	size_t i, n = frames ? json_object_array_length(frames) : 0;
-	struct json_object *f;
+	size_t i;
 
-	for (i = 0; i < n; i++) {
-		f = json_object_array_get_idx(frames, i);
-		fprintf(out, "%s%s", i ? " < " : "",
-			ojson_str(f, "symbol", ojson_str(f, "addr", "?")));
+	for (i = 0; i < frames->nr; i++) {
+		if (frames->v[i].symbol) {
+			fprintf(out, "%s%s", i ? " < " : "", frames->v[i].symbol);
+		} else {
+			fprintf(out, "%s0x%" PRIx64, i ? " < " : "", frames->v[i].addr);
+		}
 	}
 }
 
@@ -141,15 +142,13 @@ static bool first_time(struct stacklog *log, const char *key)
 }
 
 /* The innermost frame with a name: what a candidate rule matches on. */
-static const char *innermost_symbol(struct json_object *frames)
+static const char *innermost_symbol(const struct outlier_frames *frames)
 {
-	size_t i, n = frames ? json_object_array_length(frames) : 0;
-	const char *sym;
+	size_t i;
 
-	for (i = 0; i < n; i++) {
-		sym = ojson_str(json_object_array_get_idx(frames, i), "symbol", NULL);
-		if (sym) {
-			return sym;
+	for (i = 0; i < frames->nr; i++) {
+		if (frames->v[i].symbol) {
+			return frames->v[i].symbol;
 		}
 	}
 	return NULL;
@@ -159,13 +158,13 @@ static const char *innermost_symbol(struct json_object *frames)
  * stacklog_outlier - log the kernel stacks of @outlier not logged yet, if @match's category is
  * one the mode asks for.
  */
-void stacklog_outlier(struct stacklog *log, struct json_object *outlier,
+void stacklog_outlier(struct stacklog *log, const struct outlier *outlier,
 		      const struct rules_match *match)
 {
-	struct json_object *stacks = NULL, *stack, *frames, *user = NULL, *v;
 	const char *syscall, *category = match->categorized ? "categorized" : "uncategorized";
+	const struct outlier_frames *frames;
 	char *key = NULL;
-	size_t i, n, key_len = 0;
+	size_t i, key_len = 0;
 	FILE *mem;
 	const char *sym;
 
@@ -173,13 +172,9 @@ void stacklog_outlier(struct stacklog *log, struct json_object *outlier,
 	    (!match->categorized && log->mode == STACKLOG_CATEGORIZED)) {
 		return;
 	}
-	syscall = ojson_str(outlier, "syscall", NULL);
-	json_object_object_get_ex(outlier, "kernel_stacks", &stacks);
-	json_object_object_get_ex(outlier, "user_stack", &user);
-	n = stacks ? json_object_array_length(stacks) : 0;
-	for (i = 0; i < n; i++) {
-		stack = json_object_array_get_idx(stacks, i);
-		frames = json_object_object_get(stack, "frames");
+	syscall = outlier->syscall;
+	for (i = 0; i < outlier->nr_kernel_stacks; i++) {
+		frames = &outlier->kernel_stacks[i].frames;
 		mem = open_memstream(&key, &key_len);
 		if (!mem) {
 			return;
@@ -194,22 +189,20 @@ void stacklog_outlier(struct stacklog *log, struct json_object *outlier,
 		}
 		free(key);
 		key = NULL;
-		v = json_object_object_get(stack, "weight_ns");
 		fprintf(log->out,
 			"# %s: %s, %.1f ms waited here by %s (pid %d, tid %d): cause \"%s\"",
 			category, syscall ? syscall : "off CPU outside a syscall",
-			(double)json_object_get_int64(v) / 1e6, ojson_str(outlier, "comm", "?"),
-			json_object_get_int(json_object_object_get(outlier, "pid")),
-			json_object_get_int(json_object_object_get(outlier, "tid")), match->cause);
+			(double)outlier->kernel_stacks[i].weight_ns / 1e6,
+			outlier->comm ? outlier->comm : "?", outlier->pid, outlier->tid,
+			match->cause);
 		if (match->categorized && match->priority) {
 			fprintf(log->out, " (a rule of priority %d)", match->priority);
 		}
 		fputs("\n#   kernel: ", log->out);
 		join_frames(frames, log->out);
-		if (user && json_object_object_get_ex(user, "frames", &v) &&
-		    json_object_array_length(v)) {
+		if (outlier->user_stack.frames.nr) {
 			fputs("\n#   user: ", log->out);
-			join_frames(v, log->out);
+			join_frames(&outlier->user_stack.frames, log->out);
 		}
 		fputc('\n', log->out);
 		sym = innermost_symbol(frames);

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-struct json_object;
+struct outlier;
 struct rules_match;
 struct stacklog;
 
@@ -21,7 +21,7 @@ enum stacklog_mode {
 
 int stacklog_parse_mode(const char *text, enum stacklog_mode *mode);
 int stacklog_open(struct stacklog **logp, enum stacklog_mode mode, const char *path);
-void stacklog_outlier(struct stacklog *log, struct json_object *outlier,
+void stacklog_outlier(struct stacklog *log, const struct outlier *outlier,
 		      const struct rules_match *match);
 void stacklog_close(struct stacklog *log);
 

@@ -21,7 +21,7 @@ declare -A MAY=(
 	[recorder]="tracker trace classify events lib include"
 	[review]="trace classify lib include"
 	[top]="tracker classify lib include"
-	[cli]="recorder review top classify lib include"
+	[cli]="recorder review top trace classify lib include"
 	[bpf]="include"
 )
 # Headers generated into the build directory, which any layer that builds them may name bare.

@@ -29,6 +29,7 @@
 #include "tracker/ksyms.h"
 #include "tracker/libbpf-log.h"
 #include "classify/rules.h"
+#include "lib/outlier.h"
 #include "classify/syscalls.h"
 #include "top.skel.h"
 #include "top/top.h"
@@ -270,39 +271,37 @@ static bool is_futex(int32_t nr)
 }
 
 /*
- * The cause of a blocked wait, from the recorder's rules: an OUTLIER-shaped object with the
- * stack as its only kernel stack. *@cacheable is false when the stack was gone from the map.
+ * The cause of a blocked wait, from the cause rules: an outlier with the stack as its only
+ * kernel stack. *@cacheable is false when the stack was gone from the map.
  */
 static char *classify(struct top *t, uint64_t stack, int32_t nr, bool *cacheable)
 {
-	struct json_object *o = json_object_new_object(), *stacks, *st;
+	struct outlier *o = outlier_new();
+	struct outlier_kstack *st;
 	struct top_stack frames;
 	struct rules_match m;
-	const char *name = nr >= 0 ? syscall_name(nr) : NULL;
-	char *cause;
+	char *cause = NULL;
 
 	*cacheable = true;
-	json_object_object_add(o, "kind", json_object_new_string(nr >= 0 ? "syscall" : "sleep"));
-	json_object_object_add(o, "syscall", name ? json_object_new_string(name) : NULL);
-	json_object_object_add(o, "duration_ns", json_object_new_int64(1));
-	json_object_object_add(o, "runqueue_ns", json_object_new_int64(0));
-	stacks = json_object_new_array();
+	if (!o || outlier_set_str(&o->syscall, nr >= 0 ? syscall_name(nr) : NULL)) {
+		goto out;
+	}
+	o->kind = nr >= 0 ? OUTLIER_SYSCALL : OUTLIER_SLEEP;
+	o->duration_ns = 1;
 	if (stack && !bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.stacks), &stack, &frames)) {
-		st = json_object_new_object();
-		json_object_object_add(st, "weight_ns", json_object_new_int64(1));
-		json_object_object_add(st, "frames",
-				       decode_kernel_frames(t->ksyms, frames.ips,
-							    frames.nr < TOP_MAX_DEPTH ?
-								    frames.nr :
-								    TOP_MAX_DEPTH));
-		json_object_array_add(stacks, st);
+		st = outlier_add_kstack(o, 1);
+		if (!st || decode_kernel_frames(t->ksyms, frames.ips,
+						frames.nr < TOP_MAX_DEPTH ? frames.nr : TOP_MAX_DEPTH,
+						&st->frames)) {
+			goto out;
+		}
 	} else if (stack) {
 		*cacheable = false;
 	}
-	json_object_object_add(o, "kernel_stacks", stacks);
 	rules_classify(t->rules, o, &m);
 	cause = strdup(m.cause);
-	json_object_put(o);
+out:
+	outlier_free(o);
 	return cause;
 }
 

@@ -1,946 +1,49 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ctf.c - read a CTF trace written by LTTng with libbabeltrace2's graph API:
+ * ctf.c - read the CTF trace of a snapshot: events in time order, their fields as json-c
+ * objects, delivered in the caller's process and thread.
  *
- *	source.ctf.fs --(one port per stream)--> filter.utils.muxer --> our simple sink
- *
- * The muxer merges the per-CPU streams into one time-ordered flow; the sink turns each event
- * into a struct ctf_event and counts what the tracer says it discarded.
- *
- * All of it runs in a child process that sends the events up a pipe, one JSON line each. A
- * corrupt trace makes libbabeltrace2 2.0.4 abort on a failed assertion (a bad packet offset in
- * an index file), crash (a bad sequence length in a packet), spin forever (a truncated metadata
- * packet) or allocate without bound (a length field retyped by a bit flip in the metadata): the
- * child takes the blow and the caller, the long-running recorder included, gets an error.
+ * libbabeltrace2 itself runs in latsnap-trace-reader (trace/ctf-reader.c), a process of its own
+ * started with posix_spawn(), which sends the events up a pipe, one JSON line each: a corrupt
+ * trace that crashes, hangs or exhausts libbabeltrace2 costs the caller an error, never itself.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <babeltrace2/babeltrace.h>
 #include <json-c/json.h>
 
 #include "trace/ctf.h"
+#include "trace/ctf-reader.h"
 #include "lib/util.h"
 
-/* LTTng writes ust/uid/<uid>/64-bit/metadata: 4 levels below the trace dir; leave room. */
-#define CTF_SCAN_DEPTH 8
-/* Fields nest this deep at most: bounds our recursion whatever the metadata says. */
+/* Fields nest this deep at most (ctf-reader.c bounds them so); the lines two levels more. */
 #define CTF_FIELD_DEPTH 32
-/* bt_graph_run() retries on AGAIN; ctf.fs and the muxer never say it, but do not spin forever. */
-#define CTF_AGAIN_MAX 1000
-/* The child has hung when it says nothing this long; it says something each second at least. */
+/* The reader has hung when it says nothing this long; it says something each second at least. */
 #define CTF_SILENCE_MS 20000
-#define CTF_HEARTBEAT_NS 1000000000ULL
-/* No event line is this long; a longer one means the child has gone wrong. */
+/* No event line is this long; a longer one means the reader has gone wrong. */
 #define CTF_LINE_MAX (64U << 20)
 #define CTF_READ_CHUNK 65536U
-/* The child's address space: far above what reading a snapshot takes, far below the machine. */
-#define CTF_CHILD_AS_MAX (4ULL << 30)
-/*
- * AddressSanitizer maps terabytes of shadow memory: under it (make check-asan, the fuzzers) an
- * address-space cap only makes the child fail its first allocation.
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define CTF_CHILD_LIMIT_AS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CTF_CHILD_LIMIT_AS 0
-#endif
-#endif
-#ifndef CTF_CHILD_LIMIT_AS
-#define CTF_CHILD_LIMIT_AS 1
-#endif
 
+/* One ctf_read() call: what it asked for, and what became of it. */
 struct ctf_reader {
 	const char *dir;
 	const char *prefix;
-	size_t prefix_len;
 	ctf_event_fn fn;
 	void *ctx;
 	struct ctf_trace_info info;
-	/* Set by the sink: a negative errno of ours, with its reason, or the callback's value. */
-	int err;
-	char why[256];
 	int cb_ret;
 	bool stopped;
-	/* In the child: the pipe to the parent and when it was last written to. */
-	int out_fd;
-	uint64_t last_write_ns;
 };
-
-
-static void reader_fail(struct ctf_reader *r, int err, const char *why)
-{
-	if (!r->err) {
-		r->err = err;
-		snprintf(r->why, sizeof(r->why), "%s", why);
-	}
-}
-
-/*
- * Take the thread's libbabeltrace2 error (it must not linger into the next call) and describe
- * it as "@what: root cause". Cause 0 is the root one, appended first ("Failed to index CTF
- * stream file 'X'"); the later ones only say which caller gave up in turn, down to the graph's
- * "Component initialization method failed: ..." with a dozen internal fields.
- *
- * Return: whether the thread had an error.
- */
-static bool take_bt_error(char *buf, size_t len, const char *what)
-{
-	const bt_error *error = bt_current_thread_take_error();
-	const bt_error_cause *cause;
-	const char *msg = NULL;
-	uint64_t n;
-	char *p;
-
-	snprintf(buf, len, "%s", what);
-	if (!error) {
-		goto out;
-	}
-	n = bt_error_get_cause_count(error);
-	if (n == 0) {
-		goto out;
-	}
-	cause = bt_error_borrow_cause_by_index(error, 0);
-	msg = bt_error_cause_get_message(cause);
-	if (msg && *msg) {
-		snprintf(buf, len, "%s: %s", what, msg);
-	}
-	/* Error messages may span lines and quote the trace's bytes; ours is one clean line. */
-	for (p = buf; *p; p++) {
-		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-			*p = ' ';
-		}
-	}
-out:
-	if (error) {
-		bt_error_release(error);
-	}
-	return error != NULL;
-}
-
-/* The header of each packet of packetized CTF 1.8 metadata, as LTTng writes it. */
-struct ctf_metadata_header {
-	uint32_t magic;
-	uint8_t uuid[16];
-	uint32_t checksum;
-	uint32_t content_size;
-	uint32_t packet_size;
-	uint8_t compression_scheme;
-	uint8_t encryption_scheme;
-	uint8_t checksum_scheme;
-	uint8_t major;
-	uint8_t minor;
-} __attribute__((packed));
-
-#define CTF_TSDL_MAGIC 0x75d11d57U
-
-/*
- * check_metadata() - refuse packetized metadata whose last packet is cut short
- *
- * libbabeltrace2 2.0.4 spins forever on it: its metadata packet decoder reads the packet's
- * content until it has content_size bytes, and fread() at end of file gives it 0 bytes, no
- * error, again and again. So walk the packets as it does (the next one starts after the
- * padding, packet_size - content_size computed in 32 bits like it does) and check that each
- * packet's content lies within the file. Anything else wrong is left to libbabeltrace2, which
- * reports it.
- *
- * Return: 0, or -EBADMSG with @why set.
- */
-static int check_metadata(const char *path, char *why, size_t len)
-{
-	struct ctf_metadata_header h;
-	uint64_t off = 0, end;
-	struct stat st;
-	bool swap;
-	int fd, ret = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	/* Unopenable or too short to be packetized: libbabeltrace2 says what is wrong. */
-	if (fd < 0 || fstat(fd, &st) || pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
-		goto out;
-	}
-	if (h.magic != CTF_TSDL_MAGIC && h.magic != __builtin_bswap32(CTF_TSDL_MAGIC)) {
-		/* Plain-text metadata: the parser stops at end of file. */
-		goto out;
-	}
-	swap = h.magic != CTF_TSDL_MAGIC;
-	while (off + sizeof(h) <= (uint64_t)st.st_size) {
-		if (pread(fd, &h, sizeof(h), (off_t)off) != (ssize_t)sizeof(h)) {
-			goto out;
-		}
-		if (swap) {
-			h.content_size = __builtin_bswap32(h.content_size);
-			h.packet_size = __builtin_bswap32(h.packet_size);
-		}
-		if (h.content_size / 8 < sizeof(h)) {
-			/* libbabeltrace2 rejects this one itself. */
-			goto out;
-		}
-		end = off + h.content_size / 8;
-		if (end > (uint64_t)st.st_size) {
-			ret = -EBADMSG;
-			snprintf(why, len,
-				 "%s: metadata packet at offset %" PRIu64 " ends at %" PRIu64
-				 ", beyond the end of the file (%lld bytes): truncated",
-				 path, off, end, (long long)st.st_size);
-			goto out;
-		}
-		off = end + (uint32_t)(h.packet_size - h.content_size) / 8;
-	}
-out:
-	if (fd >= 0) {
-		close(fd);
-	}
-	return ret;
-}
-
-/*
- * add_traces() - append to the string array @inputs each directory at or below @path (down to
- * CTF_SCAN_DEPTH levels, which also ends symbolic link loops) that holds a regular file named
- * "metadata": what source.ctf.fs takes for a CTF trace. The component itself only opens the
- * directories it is given (the babeltrace2 CLI does the searching), and LTTng puts the trace
- * of a session in ust/uid/<uid>/64-bit/ below its output directory.
- *
- * Unreadable subdirectories are passed over: the trace may be complete without them.
- *
- * Return: 0, -ENOMEM, or -EBADMSG with @why set when a metadata file would hang the library.
- */
-static int add_traces(const char *path, int depth, bt_value *inputs, char *why, size_t len)
-{
-	struct dirent *de;
-	struct stat st;
-	char *sub = NULL;
-	int ret = 0;
-	DIR *d;
-
-	d = opendir(path);
-	if (!d) {
-		goto out;
-	}
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
-			continue;
-		}
-		if (fstatat(dirfd(d), de->d_name, &st, 0) ||
-		    !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
-			continue;
-		}
-		if ((S_ISREG(st.st_mode) && strcmp(de->d_name, "metadata")) ||
-		    (S_ISDIR(st.st_mode) && depth >= CTF_SCAN_DEPTH)) {
-			continue;
-		}
-		if (asprintf(&sub, "%s/%s", path, de->d_name) < 0) {
-			sub = NULL;
-			ret = -ENOMEM;
-			snprintf(why, len, "%s", strerror(ENOMEM));
-			goto out;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			ret = add_traces(sub, depth + 1, inputs, why, len);
-		} else {
-			ret = check_metadata(sub, why, len);
-			if (!ret && bt_value_array_append_string_element(inputs, path) !=
-					    BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK) {
-				ret = -ENOMEM;
-				snprintf(why, len, "%s", strerror(ENOMEM));
-			}
-		}
-		free(sub);
-		sub = NULL;
-		if (ret) {
-			goto out;
-		}
-	}
-out:
-	if (d) {
-		closedir(d);
-	}
-	return ret;
-}
-
-static int field_to_json(const bt_field *field, int depth, struct json_object **out);
-
-/* Add the members of structure @field to @obj; with @keep, keys already in @obj stay. */
-static int struct_to_json(struct json_object *obj, const bt_field *field, bool keep, int depth)
-{
-	const bt_field_class *fc = bt_field_borrow_class_const(field);
-	const bt_field_class_structure_member *member;
-	struct json_object *val;
-	const char *name;
-	uint64_t i, n;
-	int ret = 0;
-
-	n = bt_field_class_structure_get_member_count(fc);
-	for (i = 0; i < n; i++) {
-		member = bt_field_class_structure_borrow_member_by_index_const(fc, i);
-		name = bt_field_class_structure_member_get_name(member);
-		if (keep && json_object_object_get_ex(obj, name, NULL)) {
-			continue;
-		}
-		ret = field_to_json(bt_field_structure_borrow_member_field_by_index_const(field, i),
-				    depth + 1, &val);
-		if (ret) {
-			goto out;
-		}
-		if (json_object_object_add(obj, name, val)) {
-			/* A failed add leaves val to us. */
-			json_object_put(val);
-			ret = -ENOMEM;
-			goto out;
-		}
-	}
-out:
-	return ret;
-}
-
-static int array_to_json(struct json_object *arr, const bt_field *field, int depth)
-{
-	struct json_object *val;
-	uint64_t i, n;
-	int ret = 0;
-
-	n = bt_field_array_get_length(field);
-	for (i = 0; i < n; i++) {
-		ret = field_to_json(bt_field_array_borrow_element_field_by_index_const(field, i),
-				    depth + 1, &val);
-		if (ret) {
-			goto out;
-		}
-		if (json_object_array_add(arr, val)) {
-			json_object_put(val);
-			ret = -ENOMEM;
-			goto out;
-		}
-	}
-out:
-	return ret;
-}
-
-/*
- * field_to_json() - set *@out to a new json-c value for @field (the mapping is documented at
- * struct ctf_event). json-c's null is NULL, so a NULL *@out is a value, not a failure.
- *
- * The field class type decides which bt_field_*() accessor may be called: any other breaks a
- * libbabeltrace2 precondition, which is undefined behaviour outside its developer mode.
- *
- * Return: 0, -ENOMEM, or -E2BIG when fields nest deeper than CTF_FIELD_DEPTH.
- */
-static int field_to_json(const bt_field *field, int depth, struct json_object **out)
-{
-	bt_field_class_type type = bt_field_get_class_type(field);
-	const bt_field *sub;
-	struct json_object *val = NULL;
-	bool is_null = false;
-	int ret = 0;
-
-	if (depth > CTF_FIELD_DEPTH) {
-		ret = -E2BIG;
-		goto out;
-	}
-	if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_BOOL)) {
-		val = json_object_new_boolean(bt_field_bool_get_value(field));
-	} else if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_BIT_ARRAY)) {
-		val = json_object_new_int64(
-			(int64_t)bt_field_bit_array_get_value_as_integer(field));
-	} else if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER)) {
-		/* Unsigned enumerations too. Above INT64_MAX the bits are kept, not the value. */
-		val = json_object_new_int64((int64_t)bt_field_integer_unsigned_get_value(field));
-	} else if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER)) {
-		val = json_object_new_int64(bt_field_integer_signed_get_value(field));
-	} else if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_SINGLE_PRECISION_REAL)) {
-		val = json_object_new_double(bt_field_real_single_precision_get_value(field));
-	} else if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_DOUBLE_PRECISION_REAL)) {
-		val = json_object_new_double(bt_field_real_double_precision_get_value(field));
-	} else if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_STRING)) {
-		val = json_object_new_string(bt_field_string_get_value(field));
-	} else if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_STRUCTURE)) {
-		val = json_object_new_object();
-		if (val) {
-			ret = struct_to_json(val, field, false, depth);
-		}
-	} else if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_ARRAY)) {
-		val = json_object_new_array();
-		if (val) {
-			ret = array_to_json(val, field, depth);
-		}
-	} else if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_OPTION)) {
-		sub = bt_field_option_borrow_field_const(field);
-		is_null = !sub;
-		if (sub) {
-			ret = field_to_json(sub, depth + 1, &val);
-			/* The option's field may itself be null: that is no allocation failure. */
-			is_null = true;
-		}
-	} else if (bt_field_class_type_is(type, BT_FIELD_CLASS_TYPE_VARIANT)) {
-		ret = field_to_json(bt_field_variant_borrow_selected_option_field_const(field),
-				    depth + 1, &val);
-		is_null = true;
-	} else {
-		/* A field class type newer than this code: say null rather than fail the trace. */
-		is_null = true;
-	}
-	if (!ret && !val && !is_null) {
-		ret = -ENOMEM;
-	}
-out:
-	if (ret) {
-		json_object_put(val);
-		val = NULL;
-	}
-	*out = val;
-	return ret;
-}
-
-/* The payload first, then the contexts where the payload has no field of the same name. */
-static int event_fields(const bt_event *event, struct json_object **out)
-{
-	const bt_field *parts[3];
-	struct json_object *obj;
-	int i, ret = 0;
-
-	parts[0] = bt_event_borrow_payload_field_const(event);
-	parts[1] = bt_event_borrow_specific_context_field_const(event);
-	parts[2] = bt_event_borrow_common_context_field_const(event);
-	obj = json_object_new_object();
-	if (!obj) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < 3; i++) {
-		if (!parts[i] ||
-		    bt_field_get_class_type(parts[i]) != BT_FIELD_CLASS_TYPE_STRUCTURE) {
-			continue;
-		}
-		ret = struct_to_json(obj, parts[i], i > 0, 0);
-		if (ret) {
-			goto out;
-		}
-	}
-out:
-	if (ret) {
-		json_object_put(obj);
-		obj = NULL;
-	}
-	*out = obj;
-	return ret;
-}
-
-/* Cycles of a clock running at @freq Hz to ns, without overflow on the way. */
-static uint64_t cycles_to_ns(uint64_t cycles, uint64_t freq)
-{
-	unsigned __int128 ns = cycles;
-
-	/* LTTng's clock counts ns already; skip the division for it. */
-	if (freq != 1000000000ULL && freq != 0) {
-		ns = ns * 1000000000ULL / freq;
-	}
-	return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
-}
-
-static void handle_event(struct ctf_reader *r, const bt_message *msg)
-{
-	const bt_event *event = bt_message_event_borrow_event_const(msg);
-	const bt_clock_class *cc;
-	const bt_clock_snapshot *cs;
-	struct ctf_event ev = { 0 };
-	int ret;
-
-	/* Borrowing the snapshot of an event whose stream has no clock breaks a precondition. */
-	cc = bt_message_event_borrow_stream_class_default_clock_class_const(msg);
-	if (!cc) {
-		reader_fail(r, -EBADMSG, "an event has no timestamp (its stream has no clock)");
-		goto out;
-	}
-	cs = bt_message_event_borrow_default_clock_snapshot_const(msg);
-	/* The raw value: bt_clock_snapshot_get_ns_from_origin() would add LTTng's offset. */
-	ev.ts_ns = cycles_to_ns(bt_clock_snapshot_get_value(cs), bt_clock_class_get_frequency(cc));
-	ev.name = bt_event_class_get_name(bt_event_borrow_class_const(event));
-	if (!ev.name) {
-		ev.name = "";
-	}
-
-	if (!r->info.events || ev.ts_ns < r->info.first_ns) {
-		r->info.first_ns = ev.ts_ns;
-	}
-	if (!r->info.events || ev.ts_ns > r->info.last_ns) {
-		r->info.last_ns = ev.ts_ns;
-	}
-	r->info.events++;
-
-	if (!r->fn || (r->prefix && strncmp(ev.name, r->prefix, r->prefix_len))) {
-		goto out;
-	}
-	ret = event_fields(event, &ev.fields);
-	if (ret) {
-		reader_fail(r, ret,
-			    ret == -E2BIG ? "event fields nested too deeply" : strerror(-ret));
-		goto out;
-	}
-	ret = r->fn(&ev, r->ctx);
-	json_object_put(ev.fields);
-	if (ret) {
-		r->cb_ret = ret;
-		r->stopped = true;
-	}
-out:
-	return;
-}
-
-/* A count the library does not know still means data was lost: count at least one. */
-static uint64_t discarded_count(const bt_message *msg, bool events)
-{
-	bt_property_availability avail;
-	uint64_t n = 0;
-
-	if (events) {
-		avail = bt_message_discarded_events_get_count(msg, &n);
-	} else {
-		avail = bt_message_discarded_packets_get_count(msg, &n);
-	}
-	if (avail != BT_PROPERTY_AVAILABILITY_AVAILABLE || n == 0) {
-		n = 1;
-	}
-	return n;
-}
-
-static int send_line(struct ctf_reader *r, const char *line);
-
-static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_message_iterator *it,
-								       void *data)
-{
-	bt_graph_simple_sink_component_consume_func_status ret =
-		BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
-	struct ctf_reader *r = data;
-	bt_message_array_const msgs;
-	uint64_t i, count = 0;
-
-	switch (bt_message_iterator_next(it, &msgs, &count)) {
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
-		break;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
-		ret = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
-		goto out;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
-		ret = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
-		goto out;
-	case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
-		ret = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
-		goto out;
-	default:
-		ret = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
-		goto out;
-	}
-	for (i = 0; i < count; i++) {
-		if (!r->err && !r->stopped) {
-			switch (bt_message_get_type(msgs[i])) {
-			case BT_MESSAGE_TYPE_EVENT:
-				handle_event(r, msgs[i]);
-				break;
-			case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
-				r->info.discarded_events += discarded_count(msgs[i], true);
-				break;
-			case BT_MESSAGE_TYPE_DISCARDED_PACKETS:
-				r->info.discarded_packets += discarded_count(msgs[i], false);
-				break;
-			default:
-				break;
-			}
-		}
-		/* Every message of the batch is ours to release, used or not. */
-		bt_message_put_ref(msgs[i]);
-	}
-	/*
-	 * Tell the parent we are alive while its filter or a long stretch of other messages keeps
-	 * us quiet. A failed write means the parent is gone; the next event's write says so.
-	 */
-	if (ls_now_ns() - r->last_write_ns > CTF_HEARTBEAT_NS) {
-		send_line(r, "");
-	}
-	if (r->err) {
-		ret = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
-	} else if (r->stopped) {
-		/* The parent is gone or stopped: ending the only sink ends bt_graph_run(). */
-		ret = BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
-	}
-out:
-	return ret;
-}
-
-static int find_class(const char *plugin_name, const char *class_name, bool source,
-		      const bt_plugin **plugin, const void **cls, char *why, size_t len)
-{
-	bt_plugin_find_status st;
-	int ret = 0;
-
-	/*
-	 * Only the system's plugin directory (and plugins built in): we often run as root, and
-	 * BABELTRACE_PLUGIN_PATH or ~/.local would let anyone's shared object into the process.
-	 * A broken unrelated plugin there is no reason to fail.
-	 */
-	st = bt_plugin_find(plugin_name, BT_FALSE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, plugin);
-	if (st != BT_PLUGIN_FIND_STATUS_OK) {
-		ret = st == BT_PLUGIN_FIND_STATUS_MEMORY_ERROR ? -ENOMEM : -ENOENT;
-		snprintf(why, len, "libbabeltrace2 has no '%s' plugin (is babeltrace2 installed?)",
-			 plugin_name);
-		goto out;
-	}
-	if (source) {
-		*cls = bt_plugin_borrow_source_component_class_by_name_const(*plugin, class_name);
-	} else {
-		*cls = bt_plugin_borrow_filter_component_class_by_name_const(*plugin, class_name);
-	}
-	if (!*cls) {
-		ret = -ENOENT;
-		snprintf(why, len, "libbabeltrace2's '%s' plugin has no '%s' component class",
-			 plugin_name, class_name);
-	}
-out:
-	return ret;
-}
-
-/* The muxer adds an input port each time one gets connected: use the one still free. */
-static const bt_port_input *free_input_port(const bt_component_filter *mux)
-{
-	const bt_port_input *port = NULL;
-	uint64_t i, n;
-
-	n = bt_component_filter_get_input_port_count(mux);
-	for (i = 0; i < n; i++) {
-		port = bt_component_filter_borrow_input_port_by_index_const(mux, i);
-		if (!bt_port_is_connected(bt_port_input_as_port_const(port))) {
-			goto out;
-		}
-	}
-	port = NULL;
-out:
-	return port;
-}
-
-static int add_error(bt_graph_add_component_status st, char *why, size_t len, const char *what)
-{
-	take_bt_error(why, len, what);
-	return st == BT_GRAPH_ADD_COMPONENT_STATUS_MEMORY_ERROR ? -ENOMEM : -EBADMSG;
-}
-
-/*
- * run_graph() - build source.ctf.fs (one per trace) -> filter.utils.muxer -> our sink, run it
- * @r: the reader state the sink fills
- * @inputs: the trace directories
- * @why: on failure, why, in one line
- *
- * One source component per trace directory: given several, source.ctf.fs takes them for parts
- * of one trace and refuses traces with different UUIDs - and a snapshot holds one trace per
- * user id (ust/uid/0, ust/uid/101, ...) as soon as a process of another user traced.
- * @len: size of @why
- *
- * Return: 0, or a negative errno.
- */
-static int run_graph(struct ctf_reader *r, const bt_value *inputs, char *why, size_t len)
-{
-	bt_value *params = NULL, *one;
-	char name[32];
-	uint64_t k, nr_inputs = bt_value_array_get_length(inputs);
-	const bt_plugin *ctf_plugin = NULL, *utils_plugin = NULL;
-	const bt_component_class_source *src_cls = NULL;
-	const bt_component_class_filter *mux_cls = NULL;
-	const bt_component_source *src;
-	const bt_component_filter *mux;
-	const bt_component_sink *sink;
-	const bt_port_output *out_port;
-	const bt_port_input *in_port;
-	bt_logging_level level;
-	bt_graph_add_component_status add_st;
-	bt_graph_run_status run_st;
-	bt_graph *graph = NULL;
-	uint64_t i, n;
-	int again = 0;
-	int ret;
-
-	/* Their log lines would break our one-line errors; the error object carries the cause. */
-	level = ls_verbose_enabled ? BT_LOGGING_LEVEL_WARNING : BT_LOGGING_LEVEL_NONE;
-
-	ret = find_class("ctf", "fs", true, &ctf_plugin, (const void **)&src_cls, why, len);
-	if (ret) {
-		goto out;
-	}
-	ret = find_class("utils", "muxer", false, &utils_plugin, (const void **)&mux_cls, why, len);
-	if (ret) {
-		goto out;
-	}
-
-	graph = bt_graph_create(0);
-	if (!graph) {
-		ret = -ENOMEM;
-		snprintf(why, len, "%s", strerror(ENOMEM));
-		goto out;
-	}
-
-	add_st = bt_graph_add_filter_component(graph, mux_cls, "mux", NULL, level, &mux);
-	if (add_st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-		ret = add_error(add_st, why, len, "cannot create the muxer");
-		goto out;
-	}
-	add_st = bt_graph_add_simple_sink_component(graph, "sink", NULL, sink_consume, NULL, r,
-						    &sink);
-	if (add_st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-		ret = add_error(add_st, why, len, "cannot create the sink");
-		goto out;
-	}
-
-	for (k = 0; k < nr_inputs; k++) {
-		bt_value_put_ref(params);
-		params = bt_value_map_create();
-		if (!params ||
-		    bt_value_map_insert_empty_array_entry(params, "inputs", &one) !=
-			    BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
-		    bt_value_array_append_string_element(
-			    one, bt_value_string_get(bt_value_array_borrow_element_by_index_const(
-					 inputs, k))) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK) {
-			ret = -ENOMEM;
-			snprintf(why, len, "%s", strerror(ENOMEM));
-			goto out;
-		}
-		snprintf(name, sizeof(name), "src%" PRIu64, k);
-		/* ctf.fs reads the metadata here: a corrupt one fails now. */
-		add_st = bt_graph_add_source_component(graph, src_cls, name, params, level, &src);
-		if (add_st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-			ret = add_error(add_st, why, len, "cannot open the trace");
-			goto out;
-		}
-		/* One output port per stream (per CPU and channel for LTTng). */
-		n = bt_component_source_get_output_port_count(src);
-		for (i = 0; i < n; i++) {
-			out_port = bt_component_source_borrow_output_port_by_index_const(src, i);
-			in_port = free_input_port(mux);
-			if (!in_port || bt_graph_connect_ports(graph, out_port, in_port, NULL) !=
-						BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-				ret = -EBADMSG;
-				take_bt_error(why, len, "cannot connect a stream to the muxer");
-				goto out;
-			}
-		}
-	}
-	out_port = bt_component_filter_borrow_output_port_by_name_const(mux, "out");
-	in_port = bt_component_sink_borrow_input_port_by_index_const(sink, 0);
-	if (!out_port || !in_port ||
-	    bt_graph_connect_ports(graph, out_port, in_port, NULL) !=
-		    BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-		ret = -EBADMSG;
-		take_bt_error(why, len, "cannot connect the muxer to the sink");
-		goto out;
-	}
-
-	do {
-		run_st = bt_graph_run(graph);
-		if (run_st == BT_GRAPH_RUN_STATUS_AGAIN) {
-			usleep(1000);
-		}
-	} while (run_st == BT_GRAPH_RUN_STATUS_AGAIN && ++again < CTF_AGAIN_MAX);
-
-	if (r->err) {
-		/* Our sink's own failure; the library's error only says the sink failed. */
-		bt_current_thread_clear_error();
-		ret = r->err;
-		snprintf(why, len, "%s", r->why);
-	} else if (run_st == BT_GRAPH_RUN_STATUS_OK) {
-		ret = 0;
-		/*
-		 * 2.0.4's ctf.fs gives up on a packet it cannot decode, leaves the cause on the
-		 * thread and ends the stream as if all were well: the rest of the stream is lost.
-		 * Leaving the error would also make the next libbabeltrace2 call abort.
-		 */
-		if (take_bt_error(why, len, "cannot read the trace") && !r->stopped) {
-			ret = -EBADMSG;
-		}
-	} else if (run_st == BT_GRAPH_RUN_STATUS_AGAIN) {
-		ret = -ETIMEDOUT;
-		snprintf(why, len, "libbabeltrace2 kept asking to try again");
-	} else {
-		ret = run_st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR ? -ENOMEM : -EBADMSG;
-		take_bt_error(why, len, "cannot read the trace");
-	}
-out:
-	/* The graph holds references to the components and to their plugins' classes. */
-	bt_value_put_ref(params);
-	bt_graph_put_ref(graph);
-	bt_plugin_put_ref(utils_plugin);
-	bt_plugin_put_ref(ctf_plugin);
-	return ret;
-}
-
-/*
- * child_run() - read the trace of @r->dir, in the child
- * @why: on failure, why, in one line
- *
- * Return: 0 or a negative errno.
- */
-static int child_run(struct ctf_reader *r, char *why, size_t len)
-{
-	bt_value *params = NULL, *inputs;
-	int fd, ret;
-
-	/* Tell a missing or unreadable directory from one that holds no trace. */
-	fd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(why, len, "%s", strerror(-ret));
-		goto out;
-	}
-	close(fd);
-
-	params = bt_value_map_create();
-	if (!params || bt_value_map_insert_empty_array_entry(params, "inputs", &inputs) !=
-			       BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) {
-		ret = -ENOMEM;
-		snprintf(why, len, "%s", strerror(ENOMEM));
-		goto out;
-	}
-	ret = add_traces(r->dir, 0, inputs, why, len);
-	if (ret) {
-		goto out;
-	}
-	if (bt_value_array_is_empty(inputs)) {
-		ret = -ENODATA;
-		snprintf(why, len, "not a CTF trace (no metadata file in it)");
-		goto out;
-	}
-	ret = run_graph(r, inputs, why, len);
-out:
-	bt_value_put_ref(params);
-	return ret;
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-	int ret = 0;
-
-	while (len) {
-		n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR) {
-			continue;
-		}
-		if (n <= 0) {
-			ret = n < 0 ? -errno : -EIO;
-			goto out;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-out:
-	return ret;
-}
-
-/* One JSON line up the pipe; the newline is the record separator (JSON text escapes its own). */
-static int send_line(struct ctf_reader *r, const char *line)
-{
-	int ret;
-
-	ret = write_all(r->out_fd, line, strlen(line));
-	if (!ret) {
-		ret = write_all(r->out_fd, "\n", 1);
-	}
-	r->last_write_ns = ls_now_ns();
-	return ret;
-}
-
-/* The child's ctf_event_fn: {"n": name, "t": ts_ns as int64 bits, "f": fields}. */
-static int emit_event(const struct ctf_event *ev, void *ctx)
-{
-	struct ctf_reader *r = ctx;
-	struct json_object *line;
-	int ret = -ENOMEM;
-
-	line = json_object_new_object();
-	if (!line || json_object_object_add(line, "n", json_object_new_string(ev->name)) ||
-	    json_object_object_add(line, "t", json_object_new_int64((int64_t)ev->ts_ns)) ||
-	    json_object_object_add(line, "f", json_object_get(ev->fields))) {
-		goto out;
-	}
-	ret = send_line(r, json_object_to_json_string_ext(
-				   line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-out:
-	json_object_put(line);
-	return ret;
-}
-
-/*
- * child_main() - the child: read the trace, send each event, then one last line
- * {"end": 0 or -errno, "why": "...", "info": [first_ns, last_ns, events, discarded events,
- * discarded packets]}.
- */
-static void __attribute__((noreturn)) child_main(struct ctf_reader *r, int fd, pid_t parent)
-{
-	struct json_object *end = NULL, *info;
-	char why[512] = "";
-	struct rlimit lim;
-	int ret, null;
-
-	/*
-	 * Leave only through _exit(): exit() would flush the stdio buffers copied from the parent,
-	 * writing out its pending output a second time.
-	 *
-	 * Die with the parent instead of lingering in a hang nobody waits for.
-	 */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent) {
-		_exit(1);
-	}
-	/* Ctrl-C is for the parent, which decides whether to wait for the trace. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGPIPE, SIG_DFL);
-	/* libbabeltrace2's own assertion and log lines are not ours to show, unless asked. */
-	null = ls_verbose_enabled ? -1 : open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (null >= 0) {
-		dup2(null, STDERR_FILENO);
-		close(null);
-	}
-	if (CTF_CHILD_LIMIT_AS && !getrlimit(RLIMIT_AS, &lim) && lim.rlim_cur > CTF_CHILD_AS_MAX) {
-		lim.rlim_cur = CTF_CHILD_AS_MAX;
-		setrlimit(RLIMIT_AS, &lim);
-	}
-
-	r->out_fd = fd;
-	r->last_write_ns = ls_now_ns();
-	if (r->fn) {
-		r->fn = emit_event;
-		r->ctx = r;
-	}
-	ret = child_run(r, why, sizeof(why));
-
-	end = json_object_new_object();
-	info = json_object_new_array_ext(5);
-	if (!end || !info || json_object_object_add(end, "info", info) ||
-	    json_object_array_add(info, json_object_new_int64((int64_t)r->info.first_ns)) ||
-	    json_object_array_add(info, json_object_new_int64((int64_t)r->info.last_ns)) ||
-	    json_object_array_add(info, json_object_new_int64((int64_t)r->info.events)) ||
-	    json_object_array_add(info, json_object_new_int64((int64_t)r->info.discarded_events)) ||
-	    json_object_array_add(info,
-				  json_object_new_int64((int64_t)r->info.discarded_packets)) ||
-	    json_object_object_add(end, "why", json_object_new_string(why)) ||
-	    json_object_object_add(end, "end", json_object_new_int(ret))) {
-		_exit(1);
-	}
-	if (send_line(r, json_object_to_json_string_ext(end, JSON_C_TO_STRING_PLAIN))) {
-		_exit(1);
-	}
-	json_object_put(end);
-	_exit(0);
-}
 
 struct ctf_relay {
 	char *buf;
@@ -956,7 +59,7 @@ static uint64_t json_u64(struct json_object *obj)
 }
 
 /*
- * relay_line() - act on one line from the child: call the user's callback for an event, take
+ * relay_line() - act on one line from the reader: call the user's callback for an event, take
  * the result from the last line.
  *
  * Return: 0, or a negative errno with @why set; the callback's negative value as is.
@@ -1038,8 +141,8 @@ out:
 }
 
 /*
- * relay() - read the child's lines from @fd until its last one, a stop, an error, or silence
- * @ended: set when the child's last line came
+ * relay() - read the reader's lines from @fd until its last one, a stop, an error, or silence
+ * @ended: set when the reader's last line came
  *
  * Return: 0, or a negative errno with @why set; the callback's negative value as is.
  */
@@ -1091,7 +194,7 @@ static int relay(struct ctf_reader *r, int fd, char *why, size_t len, bool *ende
 			continue;
 		}
 		if (n <= 0) {
-			/* The child is gone without its last line: the caller finds out how. */
+			/* The reader is gone without its last line: the caller finds out how. */
 			if (n < 0) {
 				ret = -errno;
 				snprintf(why, len, "read: %s", strerror(errno));
@@ -1112,7 +215,7 @@ static int relay(struct ctf_reader *r, int fd, char *why, size_t len, bool *ende
 		rl.len += (size_t)n;
 		memmove(rl.buf, rl.buf + start, rl.len - start);
 		rl.len -= start;
-		/* From now: the time the callback took is not the child's silence. */
+		/* From now: the time the callback took is not the reader's silence. */
 		deadline = ls_now_ns() + CTF_SILENCE_MS * 1000000ULL;
 	}
 out:
@@ -1122,8 +225,55 @@ out:
 }
 
 /*
- * ctf_run() - read the trace in a child process, relaying its events to @r->fn, and print the
- * error line on failure.
+ * spawn_reader - start latsnap-trace-reader on @r->dir, its stdout the write end @out of a pipe
+ * @pid: its pid, on success
+ *
+ * posix_spawn(), not fork(): latsnap is threaded (lttng-ust, libbpf), and libbabeltrace2 in a
+ * forked copy of it could deadlock on a lock some other thread held at the fork. The reader
+ * starts with no signal blocked, and with latsnap's environment (the sanitizers' settings).
+ */
+static int spawn_reader(const struct ctf_reader *r, int out, pid_t *pid, char *why, size_t len)
+{
+	char path[4096], parent[24];
+	char *argv[7];
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none;
+	int ret, argc = 0;
+
+	if (!ls_find_helper(CTF_READER_NAME, path, sizeof(path))) {
+		snprintf(why, len, "%s: not found next to latsnap nor in %.300s", CTF_READER_NAME,
+			 LS_LIBDIR);
+		return -ENOENT;
+	}
+	snprintf(parent, sizeof(parent), "%d", (int)getpid());
+	argv[argc++] = path;
+	argv[argc++] = parent;
+	argv[argc++] = r->fn ? "1" : "0";
+	argv[argc++] = ls_verbose_enabled ? "1" : "0";
+	argv[argc++] = (char *)r->dir;
+	if (r->prefix) {
+		argv[argc++] = (char *)r->prefix;
+	}
+	argv[argc] = NULL;
+	sigemptyset(&none);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	posix_spawn_file_actions_adddup2(&fa, out, STDOUT_FILENO);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	ret = -posix_spawn(pid, path, &fa, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	if (ret) {
+		snprintf(why, len, "%.400s: %s", path, strerror(-ret));
+	}
+	return ret;
+}
+
+/*
+ * ctf_run() - read the trace in latsnap-trace-reader, relaying its events to @r->fn, and print
+ * the error line on failure.
  *
  * Return: 0, a negative errno, or the callback's negative value.
  */
@@ -1131,7 +281,7 @@ static int ctf_run(struct ctf_reader *r)
 {
 	char why[512] = "";
 	int fds[2] = { -1, -1 };
-	pid_t pid = -1, parent = getpid();
+	pid_t pid = -1;
 	bool ended = false, reaped;
 	int ret, status = 0, i;
 
@@ -1140,15 +290,9 @@ static int ctf_run(struct ctf_reader *r)
 		snprintf(why, sizeof(why), "pipe: %s", strerror(errno));
 		goto out;
 	}
-	pid = fork();
-	if (pid < 0) {
-		ret = -errno;
-		snprintf(why, sizeof(why), "fork: %s", strerror(errno));
+	ret = spawn_reader(r, fds[1], &pid, why, sizeof(why));
+	if (ret) {
 		goto out;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		child_main(r, fds[1], parent);
 	}
 	close(fds[1]);
 	fds[1] = -1;
@@ -1164,7 +308,7 @@ static int ctf_run(struct ctf_reader *r)
 		reaped = waitpid(pid, &status, 0) == pid;
 	} while (!reaped && errno == EINTR);
 	if (!ret && !ended && !r->stopped) {
-		/* The child died before its last line; say how (unless SIGCHLD is ignored). */
+		/* The reader died before its last line; say how (unless SIGCHLD is ignored). */
 		ret = -EBADMSG;
 		if (!reaped) {
 			snprintf(why, sizeof(why),
@@ -1201,9 +345,9 @@ out:
  * Events are merged across streams (one per CPU) by time. A trace found corrupt part-way has had
  * the events before the damage delivered already.
  *
- * libbabeltrace2 runs in a forked child process (see the top of this file); @fn runs in the
- * caller's process and thread. The child is the caller's for the duration of the call: a
- * SIGCHLD handler that reaps any child (waitpid(-1)) would take its exit status away.
+ * libbabeltrace2 runs in a process of its own (see the top of this file); @fn runs in the
+ * caller's process and thread. That process is the caller's child for the duration of the call:
+ * a SIGCHLD handler that reaps any child (waitpid(-1)) would take its exit status away.
  *
  * Return: 0; @fn's negative value when it stopped the reading with one; or a negative errno
  * after one "ctf: DIR: why" line on stderr: -ENOENT, -ENOTDIR, -EACCES (no such directory),
@@ -1215,10 +359,8 @@ int ctf_read(const char *trace_dir, const char *name_prefix, ctf_event_fn fn, vo
 	struct ctf_reader r = {
 		.dir = trace_dir,
 		.prefix = name_prefix,
-		.prefix_len = name_prefix ? strlen(name_prefix) : 0,
 		.fn = fn,
 		.ctx = ctx,
-		.out_fd = -1,
 	};
 	int ret;
 
@@ -1234,6 +376,37 @@ out:
 }
 
 /**
+ * ctf_read_info() - ctf_read(), and what ctf_trace_info() counts, in one reading of the trace
+ * @info: filled when the whole trace was read (0 returned), untouched otherwise
+ *
+ * Return: as ctf_read().
+ */
+int ctf_read_info(const char *trace_dir, const char *name_prefix, ctf_event_fn fn, void *ctx,
+		  struct ctf_trace_info *info)
+{
+	struct ctf_reader r = {
+		.dir = trace_dir,
+		.prefix = name_prefix,
+		.fn = fn,
+		.ctx = ctx,
+	};
+	int ret;
+
+	if (!trace_dir || !fn || !info) {
+		ret = -EINVAL;
+		ls_err("ctf: %s: no %s given", trace_dir ? trace_dir : "(null)",
+		       trace_dir ? "callback or result buffer" : "directory");
+		goto out;
+	}
+	ret = ctf_run(&r);
+	if (!ret && !r.stopped) {
+		*info = r.info;
+	}
+out:
+	return ret;
+}
+
+/**
  * ctf_trace_info() - count the events of a CTF trace and what it lost
  * @trace_dir: as for ctf_read()
  * @info: filled on success (see struct ctf_trace_info), untouched on failure
@@ -1244,7 +417,7 @@ out:
  */
 int ctf_trace_info(const char *trace_dir, struct ctf_trace_info *info)
 {
-	struct ctf_reader r = { .dir = trace_dir, .out_fd = -1 };
+	struct ctf_reader r = { .dir = trace_dir };
 	int ret;
 
 	if (!trace_dir || !info) {

@@ -66,5 +66,7 @@ typedef int (*ctf_event_fn)(const struct ctf_event *ev, void *ctx);
 
 int ctf_read(const char *trace_dir, const char *name_prefix, ctf_event_fn fn, void *ctx);
 int ctf_trace_info(const char *trace_dir, struct ctf_trace_info *info);
+int ctf_read_info(const char *trace_dir, const char *name_prefix, ctf_event_fn fn, void *ctx,
+		  struct ctf_trace_info *info);
 
 #endif /* LATSNAP_CTF_H */

@@ -1,22 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * decode.c - turn a kernel-side ls_event into the contract's OUTLIER JSON object.
+ * decode.c - turn a kernel-side ls_event into a struct outlier.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tracker/decode.h"
 #include "tracker/ksyms.h"
 #include "classify/syscalls.h"
 #include "tracker/usyms.h"
-
-static struct json_object *json_u64(uint64_t value)
-{
-	/* json-c keeps int64; every value here (ns since boot, counts) fits. */
-	return json_object_new_int64((int64_t)value);
-}
+#include "lib/outlier.h"
 
 /*
  * kallsyms has no sizes: an address far beyond the nearest symbol below it (past the end of the
@@ -31,45 +28,36 @@ static const struct ksym *lookup(const struct ksyms *ks, uint64_t addr)
 	return sym && addr - sym->addr < MAX_SYMBOL_SIZE ? sym : NULL;
 }
 
-static struct json_object *kernel_frame(const struct ksyms *ks, uint64_t addr)
-{
-	const struct ksym *sym = lookup(ks, addr);
-	struct json_object *frame = json_object_new_object();
-	char hex[24];
-
-	snprintf(hex, sizeof(hex), "0x%" PRIx64, addr);
-	json_object_object_add(frame, "addr", json_object_new_string(hex));
-	json_object_object_add(frame, "symbol", sym ? json_object_new_string(sym->name) : NULL);
-	json_object_object_add(frame, "offset", json_u64(sym ? addr - sym->addr : 0));
-	json_object_object_add(frame, "module", json_object_new_string("kernel"));
-	return frame;
-}
-
 /**
- * decode_kernel_frames - symbolize a kernel stack, innermost first, without the tracing glue.
+ * decode_kernel_frames() - symbolize a kernel stack, innermost first, without the tracing glue
+ * @frames: an empty stack, filled
  *
  * Stacks read from a BPF program start inside the program and the tracepoint plumbing that ran
  * it; those frames say nothing about the thread, so the leading ones are dropped.
+ *
+ * Return: 0 or -ENOMEM.
  */
-struct json_object *decode_kernel_frames(const struct ksyms *ks, const __u64 *ips, unsigned int nr)
+int decode_kernel_frames(const struct ksyms *ks, const __u64 *ips, unsigned int nr,
+			 struct outlier_frames *frames)
 {
-	struct json_object *frames = json_object_new_array();
-	bool leading = true;
-	unsigned int i;
+	const struct ksym *sym;
+	unsigned int i, first = 0, n;
+	int ret;
 
 	if (nr > LS_MAX_DEPTH) {
 		nr = LS_MAX_DEPTH;
 	}
-	for (i = 0; i < nr && ips[i]; i++) {
-		const struct ksym *sym = lookup(ks, ips[i]);
-
-		if (leading && sym && ksyms_is_glue(sym)) {
-			continue;
-		}
-		leading = false;
-		json_object_array_add(frames, kernel_frame(ks, ips[i]));
+	for (n = 0; n < nr && ips[n]; n++) {
 	}
-	return frames;
+	for (first = 0; first < n && ksyms_is_glue(lookup(ks, ips[first])); first++) {
+	}
+	ret = outlier_frames_alloc(frames, n - first);
+	for (i = first; !ret && i < n; i++) {
+		sym = lookup(ks, ips[i]);
+		ret = outlier_frame_set(&frames->v[i - first], ips[i], sym ? sym->name : NULL,
+					sym ? ips[i] - sym->addr : 0, "kernel");
+	}
+	return ret;
 }
 
 static const char *placeholder_cause(const struct ls_event *e, const char *syscall)
@@ -84,20 +72,6 @@ static const char *placeholder_cause(const struct ls_event *e, const char *sysca
 		return e->blocked_ns ? "off-CPU wait outside a syscall" : "preempted";
 	}
 	return syscall ? syscall : "unknown syscall";
-}
-
-static void add_flag(struct json_object *flags, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void add_flag(struct json_object *flags, const char *fmt, ...)
-{
-	char text[160];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	json_object_array_add(flags, json_object_new_string(text));
 }
 
 static bool has_prefix(const char *name, const char *prefix)
@@ -152,13 +126,18 @@ unsigned int decode_wake_context(const struct ksyms *ks, const __u64 *ips, unsig
 	return nr;
 }
 
-static struct json_object *decode_waker(const struct ls_event *e, const struct ksyms *ks,
-					struct json_object *flags)
+static int decode_waker(const struct ls_event *e, const struct ksyms *ks, struct outlier *o)
 {
-	struct json_object *waker = json_object_new_object();
 	char comm[LS_TASK_COMM_LEN + 1];
+	struct outlier_waker *waker;
 	enum wake_context ctx;
 	unsigned int nr;
+
+	waker = calloc(1, sizeof(*waker));
+	if (!waker) {
+		return -ENOMEM;
+	}
+	o->waker = waker;
 
 	nr = decode_wake_context(ks, e->waker.ips, e->waker.nr, &ctx);
 	if (ctx == WAKE_TASK) {
@@ -166,24 +145,22 @@ static struct json_object *decode_waker(const struct ls_event *e, const struct k
 	} else {
 		/* Whoever the interrupt landed on did not wake the thread: do not name it. */
 		snprintf(comm, sizeof(comm), ctx == WAKE_HARDIRQ ? "[hardirq]" : "[softirq]");
-		add_flag(flags, "waker-in-interrupt: woken from %s context, on top of %s (pid %u)",
-			 ctx == WAKE_HARDIRQ ? "hard interrupt" : "softirq", e->waker.comm,
-			 e->waker.pid);
+		outlier_add_flag(o, "waker-in-interrupt: woken from %s context, on top of %.*s (pid %u)",
+				 ctx == WAKE_HARDIRQ ? "hard interrupt" : "softirq",
+				 LS_TASK_COMM_LEN, e->waker.comm, e->waker.pid);
 	}
-	json_object_object_add(waker, "pid",
-			       json_object_new_int(ctx == WAKE_TASK ? (int)e->waker.pid : 0));
-	json_object_object_add(waker, "tid",
-			       json_object_new_int(ctx == WAKE_TASK ? (int)e->waker.tid : 0));
-	json_object_object_add(waker, "comm", json_object_new_string(comm));
-	json_object_object_add(waker, "frames", decode_kernel_frames(ks, e->waker.ips, nr));
-	return waker;
+	waker->pid = ctx == WAKE_TASK ? (int32_t)e->waker.pid : 0;
+	waker->tid = ctx == WAKE_TASK ? (int32_t)e->waker.tid : 0;
+	if (outlier_set_str(&waker->comm, comm)) {
+		return -ENOMEM;
+	}
+	return decode_kernel_frames(ks, e->waker.ips, nr, &waker->frames);
 }
 
-static struct json_object *user_frame(struct usyms *us, pid_t pid, uint64_t addr, bool caller)
+static int user_frame(struct usyms *us, pid_t pid, uint64_t addr, bool caller,
+		      struct outlier_frame *frame)
 {
-	struct json_object *frame = json_object_new_object();
 	struct usym sym = { 0 };
-	char hex[24];
 
 	/*
 	 * A caller's frame holds a return address, which may be the first byte of the next
@@ -192,194 +169,187 @@ static struct json_object *user_frame(struct usyms *us, pid_t pid, uint64_t addr
 	if (usyms_lookup(us, pid, caller ? addr - 1 : addr, &sym)) {
 		memset(&sym, 0, sizeof(sym));
 	}
-	snprintf(hex, sizeof(hex), "0x%" PRIx64, addr);
-	json_object_object_add(frame, "addr", json_object_new_string(hex));
-	json_object_object_add(frame, "symbol",
-			       sym.symbol ? json_object_new_string(sym.symbol) : NULL);
-	json_object_object_add(frame, "offset", json_u64(sym.symbol ? sym.offset + caller : 0));
-	json_object_object_add(frame, "module",
-			       sym.module ? json_object_new_string(sym.module) : NULL);
-	return frame;
+	return outlier_frame_set(frame, addr, sym.symbol, sym.offset + caller, sym.module);
 }
 
 /*
  * decode_user_stack - the frame-pointer user stack the kernel walked, symbolized with the
  * mappings of the process, read now: the sooner after the outlier, the likelier it still lives.
  */
-static struct json_object *decode_user_stack(const struct ls_event *e, struct usyms *us,
-					     struct json_object *flags)
+static int decode_user_stack(const struct ls_event *e, struct usyms *us, struct outlier *o)
 {
-	struct json_object *stack = json_object_new_object(), *frames = json_object_new_array();
-	unsigned int i, nr = e->user.nr > LS_MAX_USER_DEPTH ? LS_MAX_USER_DEPTH : e->user.nr;
-	int err = nr ? usyms_capture(us, e->pid) : 0;
+	unsigned int nr = e->user.nr > LS_MAX_USER_DEPTH ? LS_MAX_USER_DEPTH : e->user.nr;
+	int err = nr ? usyms_capture(us, e->pid) : 0, ret;
 
-	for (i = 0; i < nr && e->user.ips[i]; i++) {
-		json_object_array_add(frames, user_frame(us, e->pid, e->user.ips[i], i > 0));
-	}
-	json_object_object_add(stack, "source",
-			       json_object_new_string(nr ? "frame-pointer" : "none"));
-	json_object_object_add(stack, "frames", frames);
+	ret = decode_user_frames(us, e->pid, (const uint64_t *)e->user.ips, nr,
+				 &o->user_stack.frames);
+	o->user_stack.source = nr ? OUTLIER_USTACK_FRAME_POINTER : OUTLIER_USTACK_NONE;
 	if (!nr) {
-		add_flag(flags, "no-user-stack: %s",
+		outlier_add_flag(o, "no-user-stack: %s",
 			 !(e->flags & LS_EF_USER_STACK_FAILED) ? "its user stack was empty" :
 			 e->kind == LS_KIND_SLEEP ?
 				 "its switch-out, where its user ip is kept, went unseen" :
 				 "the kernel could not walk its user stack");
 	} else if (err) {
-		add_flag(flags,
-			 "user-stack-unsymbolized: the mappings of pid %u could not be read "
-			 "(%s)",
-			 e->pid, strerror(-err));
+		outlier_add_flag(o,
+				 "user-stack-unsymbolized: the mappings of pid %u could not be read "
+				 "(%s)",
+				 e->pid, strerror(-err));
 	}
 	if (nr == LS_MAX_USER_DEPTH) {
-		add_flag(flags, "user-stack-truncated: deeper than %d frames", LS_MAX_USER_DEPTH);
+		outlier_add_flag(o, "user-stack-truncated: deeper than %d frames",
+				 LS_MAX_USER_DEPTH);
 	}
-	return stack;
+	return ret;
 }
 
 /**
- * decode_user_frames - FRAME objects for @nr user addresses of @pid, innermost first (every
- * address after the first is a return address: its call is the byte before).
+ * decode_user_frames() - symbolize @nr user addresses of @pid, innermost first (every address
+ *                        after the first is a return address: its call is the byte before)
+ * @frames: an empty stack, filled
+ *
+ * Return: 0 or -ENOMEM.
  */
-struct json_object *decode_user_frames(struct usyms *us, pid_t pid, const uint64_t *ips,
-				       unsigned int nr)
+int decode_user_frames(struct usyms *us, pid_t pid, const uint64_t *ips, unsigned int nr,
+		       struct outlier_frames *frames)
 {
-	struct json_object *frames = json_object_new_array();
-	unsigned int i;
+	unsigned int i, n;
+	int ret;
 
-	for (i = 0; i < nr && ips[i]; i++) {
-		json_object_array_add(frames, user_frame(us, pid, ips[i], i > 0));
+	for (n = 0; n < nr && ips[n]; n++) {
 	}
-	return frames;
+	ret = outlier_frames_alloc(frames, n);
+	for (i = 0; !ret && i < n; i++) {
+		ret = user_frame(us, pid, ips[i], i > 0, &frames->v[i]);
+	}
+	return ret;
+}
+
+/* What the kernel side said was missing or uncertain about @e's stacks and signal. */
+static void decode_flags(const struct ls_event *e, struct outlier *o, uint64_t sampled,
+			 unsigned int truncated)
+{
+	if (e->flags & LS_EF_STACK_FAILED) {
+		outlier_add_flag(o, "kernel-stack-unreadable: a wait stack could not be read");
+	}
+	if (e->flags & LS_EF_STACKS_DROPPED) {
+		outlier_add_flag(o, "kernel-stacks-dropped: %u distinct stacks beyond the %d kept",
+				 e->stacks_dropped, LS_MAX_STACKS);
+	}
+	if (e->flags & LS_EF_ACCUM_FULL) {
+		outlier_add_flag(o, "kernel-stacks-lost: no room to keep this outlier's stacks and "
+				    "waker (too many long waits at once)");
+	} else if (e->blocked_ns && !o->nr_kernel_stacks) {
+		outlier_add_flag(o, "no-wait-stack: no single wait lasted half the threshold");
+	} else if (e->blocked_ns > sampled + 1000000) {
+		outlier_add_flag(o,
+				 "wait-stacks-partial: %" PRIu64 " of %" PRIu64
+				 " blocked ns were sampled",
+				 sampled, (uint64_t)e->blocked_ns);
+	}
+	if (truncated) {
+		outlier_add_flag(o,
+				 "kernel-stack-truncated: %u wait stack%s reached the %d-frame "
+				 "limit; the outermost frames are missing",
+				 truncated, truncated == 1 ? "" : "s", LS_MAX_DEPTH);
+	}
+	if (e->flags & LS_EF_WAKER_STACK_FAILED) {
+		outlier_add_flag(o, "waker-stack-unreadable");
+	} else if (e->has_waker && e->waker.nr >= LS_MAX_DEPTH) {
+		outlier_add_flag(o,
+				 "waker-stack-truncated: the waker's stack reached the %d-frame "
+				 "limit",
+				 LS_MAX_DEPTH);
+	}
+	if (e->flags & LS_EF_SIGNAL_DISPLACED) {
+		outlier_add_flag(o, "signal-displaced: the application handles latsnap's signal "
+				    "itself, so the preload library was not asked to unwind");
+	}
+	if (e->flags & LS_EF_SIGNAL_BLOCKED) {
+		outlier_add_flag(o, "signal-blocked: the thread blocked latsnap's signal (or had one "
+				    "pending), so the preload library was not asked to unwind");
+	}
+	if (e->flags & LS_EF_SWITCH_UNSEEN) {
+		outlier_add_flag(o, "split-uncertain: a switch back onto the CPU went unseen (the "
+				    "kernel's BPF recursion guard); the time since the wakeup is "
+				    "counted as runqueue, though its last part was on CPU");
+	}
+	if (e->flags & LS_EF_SIGNAL_BUSY) {
+		outlier_add_flag(o, "signal-busy: the kernel could not send latsnap's signal now");
+	}
 }
 
 /**
- * decode_event - the OUTLIER object for @e.
- * @lost_before: counters of losses since the previous outlier, already formatted as flags.
+ * decode_event() - the outlier of @e, its stacks symbolized
+ * @outp: the new outlier, on success (the caller frees it)
+ *
+ * Return: 0 or -ENOMEM.
  */
-struct json_object *decode_event(const struct ls_event *e, const struct ksyms *ks, struct usyms *us,
-				 struct json_object *lost_before)
+int decode_event(const struct ls_event *e, const struct ksyms *ks, struct usyms *us,
+		 struct outlier **outp)
 {
-	const char *syscall = NULL;
-	struct json_object *outlier, *stacks, *flags;
-	char comm[LS_TASK_COMM_LEN + 1];
 	unsigned int i, nr_stacks, truncated = 0;
+	char comm[LS_TASK_COMM_LEN + 1], unknown[32];
+	struct outlier_kstack *stack;
+	struct outlier *o;
 	uint64_t sampled = 0;
+	const char *syscall = NULL;
+	int ret = -ENOMEM;
 
-	outlier = json_object_new_object();
-	flags = json_object_new_array();
+	o = outlier_new();
+	if (!o) {
+		goto out;
+	}
+	o->kind = e->kind == LS_KIND_SYSCALL ? OUTLIER_SYSCALL : OUTLIER_SLEEP;
+	o->pid = (int32_t)e->pid;
+	o->tid = (int32_t)e->tid;
+	snprintf(comm, sizeof(comm), "%.*s", LS_TASK_COMM_LEN, e->comm);
+	if (outlier_set_str(&o->comm, comm)) {
+		goto out;
+	}
 	if (e->kind == LS_KIND_SYSCALL) {
 		syscall = syscall_name(e->syscall_nr);
-	}
-	snprintf(comm, sizeof(comm), "%.*s", LS_TASK_COMM_LEN, e->comm);
-
-	json_object_object_add(outlier, "kind",
-			       json_object_new_string(e->kind == LS_KIND_SYSCALL ? "syscall" :
-										   "sleep"));
-	json_object_object_add(outlier, "pid", json_object_new_int((int)e->pid));
-	json_object_object_add(outlier, "tid", json_object_new_int((int)e->tid));
-	json_object_object_add(outlier, "comm", json_object_new_string(comm));
-	if (e->kind == LS_KIND_SYSCALL) {
-		char unknown[32];
-
-		if (!syscall) {
-			snprintf(unknown, sizeof(unknown), "syscall_%d", e->syscall_nr);
+		snprintf(unknown, sizeof(unknown), "syscall_%d", e->syscall_nr);
+		o->syscall_nr = e->syscall_nr;
+		if (outlier_set_str(&o->syscall, syscall ? syscall : unknown)) {
+			goto out;
 		}
-		json_object_object_add(outlier, "syscall",
-				       json_object_new_string(syscall ? syscall : unknown));
-		json_object_object_add(outlier, "syscall_nr", json_object_new_int(e->syscall_nr));
-	} else {
-		json_object_object_add(outlier, "syscall", NULL);
-		json_object_object_add(outlier, "syscall_nr", NULL);
 	}
-	json_object_object_add(outlier, "start_ns", json_u64(e->start_ns));
-	json_object_object_add(outlier, "end_ns", json_u64(e->end_ns));
-	json_object_object_add(outlier, "duration_ns", json_u64(e->end_ns - e->start_ns));
-	json_object_object_add(outlier, "on_cpu_ns", json_u64(e->on_cpu_ns));
-	json_object_object_add(outlier, "blocked_ns", json_u64(e->blocked_ns));
-	json_object_object_add(outlier, "runqueue_ns", json_u64(e->runqueue_ns));
-	json_object_object_add(outlier, "switches", json_object_new_int((int)e->switches));
-	json_object_object_add(outlier, "cause",
-			       json_object_new_string(placeholder_cause(e, syscall)));
+	o->start_ns = e->start_ns;
+	o->end_ns = e->end_ns;
+	o->duration_ns = e->end_ns - e->start_ns;
+	o->on_cpu_ns = e->on_cpu_ns;
+	o->blocked_ns = e->blocked_ns;
+	o->runqueue_ns = e->runqueue_ns;
+	o->switches = e->switches;
+	if (outlier_set_cause(o, placeholder_cause(e, syscall))) {
+		goto out;
+	}
 
-	stacks = json_object_new_array();
 	nr_stacks = e->nr_stacks > LS_MAX_STACKS ? LS_MAX_STACKS : e->nr_stacks;
 	for (i = 0; i < nr_stacks; i++) {
 		const struct ls_stack *st = &e->stacks[i];
-		struct json_object *stack = json_object_new_object();
 
-		json_object_object_add(stack, "weight_ns", json_u64(st->weight_ns));
-		json_object_object_add(stack, "frames", decode_kernel_frames(ks, st->ips, st->nr));
-		json_object_array_add(stacks, stack);
+		stack = outlier_add_kstack(o, st->weight_ns);
+		if (!stack || decode_kernel_frames(ks, st->ips, st->nr, &stack->frames)) {
+			goto out;
+		}
 		sampled += st->weight_ns;
 		if (st->nr >= LS_MAX_DEPTH) {
 			truncated++;
 		}
 	}
-	json_object_object_add(outlier, "kernel_stacks", stacks);
-
-	json_object_object_add(outlier, "user_stack", decode_user_stack(e, us, flags));
-
-	json_object_object_add(outlier, "waker", e->has_waker ? decode_waker(e, ks, flags) : NULL);
-	json_object_object_add(outlier, "wait_chain", json_object_new_array());
-
-	if (e->flags & LS_EF_STACK_FAILED) {
-		add_flag(flags, "kernel-stack-unreadable: a wait stack could not be read");
+	if (decode_user_stack(e, us, o) || (e->has_waker && decode_waker(e, ks, o))) {
+		goto out;
 	}
-	if (e->flags & LS_EF_STACKS_DROPPED) {
-		add_flag(flags, "kernel-stacks-dropped: %u distinct stacks beyond the %d kept",
-			 e->stacks_dropped, LS_MAX_STACKS);
+	decode_flags(e, o, sampled, truncated);
+	o->signalled = !!(e->flags & LS_EF_SIGNALLED);
+	ret = 0;
+out:
+	if (ret) {
+		outlier_free(o);
+		o = NULL;
 	}
-	if (e->flags & LS_EF_ACCUM_FULL) {
-		add_flag(flags,
-			 "kernel-stacks-lost: no room to keep this outlier's stacks and waker "
-			 "(too many long waits at once)");
-	} else if (e->blocked_ns && !nr_stacks) {
-		add_flag(flags, "no-wait-stack: no single wait lasted half the threshold");
-	} else if (e->blocked_ns > sampled + 1000000) {
-		add_flag(flags,
-			 "wait-stacks-partial: %" PRIu64 " of %" PRIu64 " blocked ns were sampled",
-			 sampled, (uint64_t)e->blocked_ns);
-	}
-	if (truncated) {
-		add_flag(flags,
-			 "kernel-stack-truncated: %u wait stack%s reached the %d-frame limit; "
-			 "the outermost frames are missing",
-			 truncated, truncated == 1 ? "" : "s", LS_MAX_DEPTH);
-	}
-	if (e->flags & LS_EF_WAKER_STACK_FAILED) {
-		add_flag(flags, "waker-stack-unreadable");
-	} else if (e->has_waker && e->waker.nr >= LS_MAX_DEPTH) {
-		add_flag(flags,
-			 "waker-stack-truncated: the waker's stack reached the %d-frame limit",
-			 LS_MAX_DEPTH);
-	}
-	if (e->flags & LS_EF_SIGNAL_DISPLACED) {
-		add_flag(flags,
-			 "signal-displaced: the application handles latsnap's signal itself, "
-			 "so the preload library was not asked to unwind");
-	}
-	if (e->flags & LS_EF_SIGNAL_BLOCKED) {
-		add_flag(flags, "signal-blocked: the thread blocked latsnap's signal (or had one "
-				"pending), so the preload library was not asked to unwind");
-	}
-	if (e->flags & LS_EF_SWITCH_UNSEEN) {
-		add_flag(flags,
-			 "split-uncertain: a switch back onto the CPU went unseen (the "
-			 "kernel's BPF recursion guard); the time since the wakeup is counted as "
-			 "runqueue, though its last part was on CPU");
-	}
-	if (e->flags & LS_EF_SIGNAL_BUSY) {
-		add_flag(flags, "signal-busy: the kernel could not send latsnap's signal now");
-	}
-	if (lost_before) {
-		for (i = 0; i < json_object_array_length(lost_before); i++) {
-			json_object_array_add(
-				flags, json_object_get(json_object_array_get_idx(lost_before, i)));
-		}
-	}
-	json_object_object_add(outlier, "signalled",
-			       json_object_new_boolean(!!(e->flags & LS_EF_SIGNALLED)));
-	json_object_object_add(outlier, "flags", flags);
-	return outlier;
+	*outp = o;
+	return ret;
 }

@@ -22,7 +22,7 @@
 #include "tracker/decode.h"
 #include "tracker/ksyms.h"
 #include "tracker/libbpf-log.h"
-#include "lib/ojson.h"
+#include "lib/outlier.h"
 #include "latsnap.skel.h"
 #include "tracker/preloaded.h"
 #include "tracker/tracker.h"
@@ -34,7 +34,7 @@
  * stack it unwound (LS_KIND_UNWOUND), so that every consumer sees the outlier whole.
  */
 struct parked {
-	struct json_object *outlier;
+	struct outlier *outlier;
 	pid_t pid;
 	pid_t tid;
 	uint64_t until_ns; /* handed over without the stack from then on */
@@ -157,35 +157,27 @@ void tracker_totals(struct tracker *tr, struct tracker_totals *totals)
 	totals->signal_refused = stat_sum(tr, LS_STAT_SIGNAL_REFUSED);
 }
 
-static void flag_new_loss(struct json_object *flags, const char *what, uint64_t now, uint64_t *seen)
+static void flag_new_loss(struct outlier *o, const char *what, uint64_t now, uint64_t *seen)
 {
-	char text[160];
-
 	if (now <= *seen) {
 		return;
 	}
-	snprintf(text, sizeof(text), "lost-before: %" PRIu64 " %s since the previous outlier",
-		 now - *seen, what);
-	json_object_array_add(flags, json_object_new_string(text));
+	outlier_add_flag(o, "lost-before: %" PRIu64 " %s since the previous outlier", now - *seen,
+			 what);
 	*seen = now;
 }
 
-/* Losses that happened since the previous outlier, as flags for this one. */
-static struct json_object *losses_since_last(struct tracker *tr)
+/* Losses that happened since the previous outlier (counted at @now), as flags for @o. */
+static void flag_losses(struct tracker *tr, const struct tracker_totals *now, struct outlier *o)
 {
-	struct json_object *flags = json_object_new_array();
-	struct tracker_totals now;
-
-	tracker_totals(tr, &now);
-	flag_new_loss(flags, "outliers (ring buffer full)", now.ringbuf_lost,
+	flag_new_loss(o, "outliers (ring buffer full)", now->ringbuf_lost,
 		      &tr->reported.ringbuf_lost);
-	flag_new_loss(flags, "outliers lost their stacks (accumulator map full)", now.accum_full,
+	flag_new_loss(o, "outliers lost their stacks (accumulator map full)", now->accum_full,
 		      &tr->reported.accum_full);
-	flag_new_loss(flags, "threads untimed (task storage full)", now.storage_failed,
+	flag_new_loss(o, "threads untimed (task storage full)", now->storage_failed,
 		      &tr->reported.storage_failed);
-	flag_new_loss(flags, "BPF program runs skipped by the kernel", now.runs_skipped,
+	flag_new_loss(o, "BPF program runs skipped by the kernel", now->runs_skipped,
 		      &tr->reported.runs_skipped);
-	return flags;
 }
 
 /* The command name of @pid for messages, "?" once it is gone. */
@@ -448,12 +440,11 @@ out:
 	return err;
 }
 
-/* Hand @outlier to the callback, which borrows it; the reference passes to us. */
-static int deliver(struct tracker *tr, struct json_object *outlier)
+/* Hand @outlier to the callback, which owns it from now on. */
+static int deliver(struct tracker *tr, struct outlier *outlier)
 {
 	int err = tr->fn(outlier, tr->ctx);
 
-	json_object_put(outlier);
 	if (err) {
 		tr->cb_status = err;
 	}
@@ -463,28 +454,28 @@ static int deliver(struct tracker *tr, struct json_object *outlier)
 /* Hand over parked outlier @i as it is, and close the gap. */
 static int unpark(struct tracker *tr, unsigned int i)
 {
-	struct json_object *outlier = tr->parked[i].outlier;
+	struct outlier *outlier = tr->parked[i].outlier;
 
 	tr->nr_parked--;
 	memmove(tr->parked + i, tr->parked + i + 1, (tr->nr_parked - i) * sizeof(tr->parked[0]));
 	return deliver(tr, outlier);
 }
 
-static int park(struct tracker *tr, struct json_object *outlier)
+static int park(struct tracker *tr, struct outlier *outlier)
 {
 	struct parked *p;
 	int err = 0;
 
 	if (tr->nr_parked == PARKED_MAX) {
-		ojson_add_flag(tr->parked[0].outlier,
+		outlier_add_flag(tr->parked[0].outlier,
 				 "no-unwound-stack: too many outliers waited for their unwound "
 				 "stacks at once");
 		err = unpark(tr, 0);
 	}
 	p = &tr->parked[tr->nr_parked++];
 	p->outlier = outlier;
-	p->pid = (pid_t)ojson_i64(outlier, "pid");
-	p->tid = (pid_t)ojson_i64(outlier, "tid");
+	p->pid = outlier->pid;
+	p->tid = outlier->tid;
 	p->until_ns = ls_now_ns() + UNWIND_WAIT_NS;
 	return err;
 }
@@ -496,7 +487,7 @@ static int unpark_overdue(struct tracker *tr, bool all)
 	int err = 0;
 
 	while (tr->nr_parked && !err && (all || tr->parked[0].until_ns <= now)) {
-		ojson_add_flag(tr->parked[0].outlier,
+		outlier_add_flag(tr->parked[0].outlier,
 				 "no-unwound-stack: the preload library was signalled, but reported "
 				 "no stack within 200 ms (the thread did not return to user space, or "
 				 "its process ended)");
@@ -516,9 +507,9 @@ static const char *const unwind_status_text[] = {
  */
 static int on_unwound(struct tracker *tr, const struct ls_unwound *u)
 {
-	struct json_object *outlier, *stack;
 	unsigned int i, nr = u->nr < LS_UNWOUND_MAX_DEPTH ? u->nr : LS_UNWOUND_MAX_DEPTH;
-	char text[160];
+	struct outlier_frames frames = { 0 };
+	struct outlier *outlier;
 
 	for (i = 0; i < tr->nr_parked; i++) {
 		if (tr->parked[i].tid == (pid_t)u->tid && tr->parked[i].pid == (pid_t)u->pid) {
@@ -532,40 +523,36 @@ static int on_unwound(struct tracker *tr, const struct ls_unwound *u)
 	outlier = tr->parked[i].outlier;
 	if (u->status && u->status < sizeof(unwind_status_text) / sizeof(unwind_status_text[0]) &&
 	    unwind_status_text[u->status]) {
-		snprintf(text, sizeof(text), "%s: %s",
-			 nr ? "user-stack-partial" : "no-unwound-stack",
-			 unwind_status_text[u->status]);
-		ojson_add_flag(outlier, text);
+		outlier_add_flag(outlier, "%s: %s", nr ? "user-stack-partial" : "no-unwound-stack",
+				 unwind_status_text[u->status]);
 	}
-	if (nr) {
-		stack = json_object_new_object();
-		json_object_object_add(stack, "source", json_object_new_string("unwind"));
-		json_object_object_add(stack, "unwind_ns",
-				       json_object_new_int64((int64_t)u->report.unwind_ns));
-		json_object_object_add(stack, "status", json_object_new_int(u->status));
-		json_object_object_add(stack, "frames",
-				       decode_user_frames(tr->usyms, (pid_t)u->pid,
-							  (const uint64_t *)u->report.ips, nr));
+	if (nr && !decode_user_frames(tr->usyms, (pid_t)u->pid, (const uint64_t *)u->report.ips,
+				      nr, &frames)) {
+		outlier_frames_move(&outlier->user_stack.frames, &frames);
+		outlier->user_stack.source = OUTLIER_USTACK_UNWIND;
+		outlier->user_stack.unwound = true;
+		outlier->user_stack.unwind_ns = u->report.unwind_ns;
+		outlier->user_stack.status = u->status;
+		outlier->user_stack.truncated = u->truncated;
 		/* What was said of the frame-pointer stack no longer holds. */
-		ojson_drop_flags(outlier, "no-user-stack:");
-		ojson_drop_flags(outlier, "user-stack-truncated:");
+		outlier_drop_flags(outlier, "no-user-stack:");
+		outlier_drop_flags(outlier, "user-stack-truncated:");
 		if (u->truncated) {
-			json_object_object_add(stack, "truncated", json_object_new_boolean(1));
-			snprintf(text, sizeof(text),
-				 "user-stack-truncated: the unwind stopped at %u frames "
-				 "(LATSNAP_DEPTH)",
-				 nr);
-			ojson_add_flag(outlier, text);
+			outlier_add_flag(outlier,
+					 "user-stack-truncated: the unwind stopped at %u frames "
+					 "(LATSNAP_DEPTH)",
+					 nr);
 		}
-		json_object_object_add(outlier, "user_stack", stack);
 	}
+	outlier_frames_free(&frames);
 	return unpark(tr, i);
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct tracker *tr = ctx;
-	struct json_object *outlier, *lost;
+	struct tracker_totals now;
+	struct outlier *outlier;
 	char comm[32];
 	int err;
 
@@ -612,9 +599,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	tr->received++;
-	lost = losses_since_last(tr);
-	outlier = decode_event(data, tr->ksyms, tr->usyms, lost);
-	json_object_put(lost);
+	tracker_totals(tr, &now);
+	if (decode_event(data, tr->ksyms, tr->usyms, &outlier)) {
+		ls_err("tracker: an outlier could not be decoded: %s", strerror(ENOMEM));
+		return 0;
+	}
+	flag_losses(tr, &now, outlier);
 	if (((const struct ls_event *)data)->flags & LS_EF_SIGNALLED) {
 		err = park(tr, outlier);
 	} else {
@@ -933,12 +923,16 @@ int tracker_set_context(struct tracker *tr, enum ls_ctx_level level, tracker_con
 }
 
 /**
- * tracker_kernel_frames - FRAME objects for kernel addresses, innermost first, with the BPF and
- * tracepoint plumbing at the top left out.
+ * tracker_kernel_frames() - symbolize kernel addresses, innermost first, with the BPF and
+ *                           tracepoint plumbing at the top left out
+ * @frames: an empty stack, filled
+ *
+ * Return: 0 or -ENOMEM.
  */
-struct json_object *tracker_kernel_frames(struct tracker *tr, const uint64_t *ips, unsigned int nr)
+int tracker_kernel_frames(struct tracker *tr, const uint64_t *ips, unsigned int nr,
+			  struct outlier_frames *frames)
 {
-	return decode_kernel_frames(tr->ksyms, (const __u64 *)ips, nr);
+	return decode_kernel_frames(tr->ksyms, (const __u64 *)ips, nr, frames);
 }
 
 /**
@@ -1044,7 +1038,7 @@ void tracker_close(struct tracker *tr)
 		bpf_link__destroy(tr->links[--tr->nr_links]);
 	}
 	while (tr->nr_parked > 0) {
-		json_object_put(tr->parked[--tr->nr_parked].outlier);
+		outlier_free(tr->parked[--tr->nr_parked].outlier);
 	}
 	ring_buffer__free(tr->ring);
 	if (tr->ctx_stacks) {

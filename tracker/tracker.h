@@ -9,7 +9,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/types.h>
-#include <json-c/json.h>
 
 #include "include/latsnap.h"
 #include "tracker/usyms.h"
@@ -58,11 +57,14 @@ struct tracker_totals {
  */
 typedef void (*tracker_context_fn)(const struct ls_ctx_event *e, void *ctx);
 
+struct outlier;
+struct outlier_frames;
+
 /*
- * Called for every outlier, decoded into the contract's OUTLIER form. The callback borrows
- * @outlier; it must take a reference to keep it. A non-zero return stops tracker_poll().
+ * Called for every outlier, decoded. The callback owns @outlier from then on (outlier_free() it
+ * or hand it on). A non-zero return stops tracker_poll().
  */
-typedef int (*tracker_outlier_fn)(struct json_object *outlier, void *ctx);
+typedef int (*tracker_outlier_fn)(struct outlier *outlier, void *ctx);
 
 int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tracker_outlier_fn fn,
 		 void *ctx);
@@ -74,7 +76,8 @@ void tracker_release_exited(struct tracker *tr);
 int tracker_user_modules(struct tracker *tr, pid_t pid, usyms_module_fn fn, void *ctx);
 int tracker_set_context(struct tracker *tr, enum ls_ctx_level level, tracker_context_fn fn,
 			void *ctx);
-struct json_object *tracker_kernel_frames(struct tracker *tr, const uint64_t *ips, unsigned int nr);
+int tracker_kernel_frames(struct tracker *tr, const uint64_t *ips, unsigned int nr,
+			  struct outlier_frames *frames);
 int tracker_wake_context(struct tracker *tr, const uint64_t *ips, unsigned int nr,
 			 unsigned int *own);
 int tracker_poll(struct tracker *tr, int timeout_ms);

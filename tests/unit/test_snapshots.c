@@ -24,7 +24,7 @@ static const char good[] =
 	"\"blocked_ns\":180,\"runqueue_ns\":10,\"switches\":1,\"cause\":\"Reading from a pipe\","
 	"\"kernel_stacks\":["
 	"{\"weight_ns\":150,\"frames\":["
-	"{\"addr\":\"0xffffffff81000000\",\"symbol\":\"bpf_prog_abc_ls_sched_switch\",\"offset\":1,"
+	"{\"addr\":\"0xffffffff81000000\",\"symbol\":\"bpf_prog_6deef7357e7b4530_ls_sched_switch\",\"offset\":1,"
 	"\"module\":\"kernel\"},"
 	"{\"addr\":\"0xffffffff81000010\",\"symbol\":\"pipe_read\",\"offset\":2,"
 	"\"module\":\"kernel\"},"
