@@ -420,29 +420,15 @@ static int remove_tree(int fd, const char *name)
 	return unlinkat(fd, name, AT_REMOVEDIR) ? -errno : 0;
 }
 
-/*
- * make_room - within the limits after adding one snapshot? If not, remove the oldest snapshot
- * that no longer holds a first or a worst case (the worst seen so far already counts the batch).
- * Returns false when nothing can make room.
- */
-static bool make_room(struct recorder *rec)
+/* Room for a new cause or worst case: @k goes, files and all. */
+static void evict_snapshot(const struct retention_kept *k, void *ctx)
 {
-	struct retention *r = &rec->retention;
-	int i;
+	struct recorder *rec = ctx;
 
-	while (retention_over_limits(r)) {
-		i = retention_victim(r);
-		if (i < 0) {
-			return false;
-		}
-		ls_verbose(
-			"record: removing snapshot %s to make room for a new cause or worst case",
-			r->kept[i].id);
-		remove_tree(rec->out_fd, r->kept[i].id);
-		retention_drop(r, (unsigned int)i);
-		rec->totals.evicted++;
-	}
-	return true;
+	ls_verbose("record: removing snapshot %s to make room for a new cause or worst case",
+		   k->id);
+	remove_tree(rec->out_fd, k->id);
+	rec->totals.evicted++;
 }
 
 /* A new snapshot id: UTC time to the millisecond and a sequence number, so ids sort by time. */
@@ -820,15 +806,9 @@ static bool snapshot_admit(struct recorder *rec, struct snap *sn)
 	bool notable;
 
 	batch_items(rec, items);
-	notable = retention_notable(&rec->retention, items, n);
-	if (!retention_over_limits(&rec->retention)) {
+	if (retention_admit(&rec->retention, items, n, &sn->pending, evict_snapshot, rec,
+			    &notable)) {
 		return true;
-	}
-	if (notable) {
-		retention_remember(&rec->retention, items, n, &sn->pending);
-		if (make_room(rec)) {
-			return true;
-		}
 	}
 	rec->skipped_since += n;
 	rec->totals.skipped += n;

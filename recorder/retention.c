@@ -145,6 +145,49 @@ int retention_victim(const struct retention *r)
 }
 
 /**
+ * retention_admit() - may a batch become a snapshot under the limits?
+ * @items: the batch, @n outliers
+ * @pending: empty; receives the batch's causes when room had to be made (else it stays empty,
+ *	and retention_remember() files them once the snapshot is written)
+ * @evict: called with each kept snapshot removed to make room, before it is forgotten (the
+ *	caller removes its files)
+ * @notable: set when the batch brings a first or a worst case
+ *
+ * Under the limits, every batch is admitted. Over them, only one that brings a first or worst
+ * case, and only if the oldest snapshots that no longer hold one make enough room.
+ *
+ * Return: true when the batch is to be written.
+ */
+bool retention_admit(struct retention *r, const struct retention_item *items, size_t n,
+		     struct retention_kept *pending, retention_evict_fn evict, void *ctx,
+		     bool *notable)
+{
+	int victim;
+
+	*notable = retention_notable(r, items, n);
+	if (!retention_over_limits(r)) {
+		return true;
+	}
+	if (!*notable) {
+		return false;
+	}
+	/* The worst seen so far counts the batch before anything is chosen to go. */
+	retention_remember(r, items, n, pending);
+	while (retention_over_limits(r)) {
+		victim = retention_victim(r);
+		if (victim < 0) {
+			retention_kept_free(pending);
+			return false;
+		}
+		if (evict) {
+			evict(&r->kept[victim], ctx);
+		}
+		retention_drop(r, (unsigned int)victim);
+	}
+	return true;
+}
+
+/**
  * retention_kept_free() - free what @k holds and leave it empty
  */
 void retention_kept_free(struct retention_kept *k)

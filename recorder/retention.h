@@ -50,6 +50,12 @@ struct retention {
 	unsigned int nr_seen;
 };
 
+/* Called with a kept snapshot about to be forgotten to make room: remove its files. */
+typedef void (*retention_evict_fn)(const struct retention_kept *k, void *ctx);
+
+bool retention_admit(struct retention *r, const struct retention_item *items, size_t n,
+		     struct retention_kept *pending, retention_evict_fn evict, void *ctx,
+		     bool *notable);
 bool retention_notable(const struct retention *r, const struct retention_item *items, size_t n);
 void retention_remember(struct retention *r, const struct retention_item *items, size_t n,
 			struct retention_kept *pending);
