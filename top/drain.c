@@ -71,38 +71,144 @@ static void period_add(struct top *t, struct top_period *p, const struct top_key
 	p->nr++;
 }
 
-/*
- * Reads and empties the aggregate map into @p. Keys are listed first and then taken one by
- * one, so that waits ending meanwhile land in the next period rather than being lost.
- */
-static int drain_map(struct top *t, struct top_period *p)
-{
-	int fd = bpf_map__fd(t->skel->maps.agg);
-	size_t cap = bpf_map__max_entries(t->skel->maps.agg), nkeys = 0, i;
-	struct top_key *keys = calloc(cap, sizeof(*keys)), *prev = NULL;
-	struct top_value v;
-	int ret = 0;
+#ifndef ENOTSUPP
+/* The kernel's own "not supported" (include/linux/errno.h), which bpf() passes on. */
+#define ENOTSUPP 524
+#endif
 
-	p->waits = calloc(cap ? cap : 1, sizeof(*p->waits));
-	if (!keys || !p->waits) {
-		ret = -ENOMEM;
-		goto out;
+/* Batch operations unknown to the kernel (before 5.6), or not offered by the map's type. */
+static bool batch_unsupported(int err)
+{
+	return err == -EINVAL || err == -ENOTSUPP || err == -EOPNOTSUPP;
+}
+
+/*
+ * Takes the aggregates with BPF_MAP_LOOKUP_AND_DELETE_BATCH: each call walks the hash buckets
+ * from where the last one stopped, copying and deleting each bucket's entries under its lock,
+ * until the buffer is full or the last bucket is passed. The end is -ENOENT, with that last
+ * call's count still valid; -ENOSPC says the next bucket does not fit in what is left of the
+ * buffer, whose entries then wait for the next period. Any other error leaves the count as it
+ * was given (an unknown command does not touch it), so nothing is counted from that call.
+ *
+ * Return: 0 or a negative errno; *@nr is what was taken either way.
+ */
+static int take_batch(int fd, size_t cap, struct top_key *keys, struct top_value *values,
+		      size_t *nr)
+{
+	/* Where the walk is: a bucket index for a hash map, a key for other types. */
+	struct top_key pos;
+	void *in = NULL;
+	__u32 count;
+	int err = 0;
+
+	*nr = 0;
+	while (*nr < cap) {
+		count = (__u32)(cap - *nr);
+		err = bpf_map_lookup_and_delete_batch(fd, in, &pos, keys + *nr, values + *nr,
+						      &count, NULL);
+		if (err && err != -ENOENT) {
+			break;
+		}
+		*nr += count;
+		if (err || !count) {
+			err = 0;
+			break;
+		}
+		in = &pos;
 	}
+	return err == -ENOSPC ? 0 : err;
+}
+
+/*
+ * Takes the aggregates one syscall per key, after the first @nr. Keys are listed first and then
+ * taken one by one, so that waits ending meanwhile land in the next period rather than being
+ * lost.
+ */
+static void take_per_key(int fd, size_t cap, struct top_key *keys, struct top_value *values,
+			 size_t *nr)
+{
+	struct top_key *prev = NULL;
+	size_t nkeys = *nr, i, n = *nr;
+
 	while (nkeys < cap && !bpf_map_get_next_key(fd, prev, &keys[nkeys])) {
 		prev = &keys[nkeys++];
 	}
-	for (i = 0; i < nkeys; i++) {
-		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &v)) {
+	for (i = *nr; i < nkeys; i++) {
+		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &values[n])) {
 			continue;
 		}
-		if (!v.count) {
-			continue;
-		}
-		period_add(t, p, &keys[i], &v);
+		keys[n++] = keys[i];
 	}
-out:
-	free(keys);
-	return ret;
+	*nr = n;
+}
+
+/**
+ * top_drain_map() - takes (reads and deletes) the aggregates of a map, in as few syscalls as the
+ * kernel allows
+ * @fd: a hash map of struct top_key to struct top_value
+ * @cap: room in @keys and @values; what does not fit stays in the map
+ * @keys: receive the keys taken
+ * @values: receive their values, in the same order
+ * @batch_refused: true to take them one key at a time; set when the kernel or the map type
+ *		   refuses the batch operations, for the next calls to skip them
+ *
+ * A wait that ends while the map is read counts in this period or the next, never in both, and
+ * is never lost (but for the BPF program's own race between a lookup and its update).
+ *
+ * Return: how many were taken.
+ */
+size_t top_drain_map(int fd, size_t cap, struct top_key *keys, struct top_value *values,
+		     bool *batch_refused)
+{
+	size_t nr = 0;
+	int err;
+
+	if (!*batch_refused) {
+		err = take_batch(fd, cap, keys, values, &nr);
+		if (!err) {
+			return nr;
+		}
+		if (batch_unsupported(err) && !nr) {
+			*batch_refused = true;
+			ls_verbose(
+				"top: no batch operations on the aggregate map (%s): one syscall "
+				"per key",
+				strerror(-err));
+		} else {
+			ls_verbose("top: reading the aggregate map in batches: %s: one syscall per "
+				   "key for the rest",
+				   strerror(-err));
+		}
+	}
+	take_per_key(fd, cap, keys, values, &nr);
+	return nr;
+}
+
+/* Reads and empties the aggregate map into @p. */
+static int drain_map(struct top *t, struct top_period *p)
+{
+	size_t cap = bpf_map__max_entries(t->skel->maps.agg), nr, i;
+
+	if (!t->keys) {
+		t->keys = calloc(cap ? cap : 1, sizeof(*t->keys));
+	}
+	if (!t->values) {
+		t->values = calloc(cap ? cap : 1, sizeof(*t->values));
+	}
+	p->waits = calloc(cap ? cap : 1, sizeof(*p->waits));
+	if (!t->keys || !t->values || !p->waits) {
+		return -ENOMEM;
+	}
+	nr = top_drain_map(bpf_map__fd(t->skel->maps.agg), cap, t->keys, t->values,
+			   &t->batch_refused);
+	for (i = 0; i < nr; i++) {
+		/* Created by a wait whose update has not landed yet: nothing to show. */
+		if (!t->values[i].count) {
+			continue;
+		}
+		period_add(t, p, &t->keys[i], &t->values[i]);
+	}
+	return 0;
 }
 
 /**
@@ -142,10 +248,14 @@ out:
 }
 
 /**
- * top_drain_free() - frees the last period
- * @t: its period; no longer shown
+ * top_drain_free() - frees the last period and the drain's buffers
+ * @t: its period (no longer shown) and buffers
  */
 void top_drain_free(struct top *t)
 {
 	period_free(&t->cur);
+	free(t->keys);
+	t->keys = NULL;
+	free(t->values);
+	t->values = NULL;
 }

@@ -78,6 +78,10 @@ struct top {
 	uint64_t stats_seen[TOP_STAT_NR];
 	struct top_period cur;
 	uint64_t last_drain_ns;
+	/* What top_drain_map() takes, as large as the aggregate map: kept between refreshes. */
+	struct top_key *keys;
+	struct top_value *values;
+	bool batch_refused; /* the kernel has no batch operations: one syscall per key */
 	/* The screen. */
 	enum top_view view;
 	enum top_sort sort;
