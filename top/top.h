@@ -46,8 +46,14 @@ struct top_row {
 	uint64_t max_ns;
 };
 
+/* The key and value of bpf/top.bpf.c's aggregates (include/top.h). */
+struct top_key;
+struct top_value;
+
 size_t top_table(const struct top_wait *waits, size_t nr, uint32_t tgid, uint32_t tid,
 		 enum top_view view, enum top_sort sort, struct top_row **rowsp);
+size_t top_drain_map(int fd, size_t cap, struct top_key *keys, struct top_value *values,
+		     bool *batch_refused);
 void top_format_ms(uint64_t ns, char *buf, size_t len);
 int top_main(int argc, char **argv);
 

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * test_top.c - the tables of `latsnap top`: aggregates of a refresh grouped by cause or by
- * object, filtered by process, thread and view, sorted by each key; durations as shown.
+ * object, filtered by process, thread and view, sorted by each key; durations as shown. As root,
+ * the drain of a real BPF hash map: in batches and one key at a time, everything taken once,
+ * what does not fit left for the next drain, and the fallback when batches are refused.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <linux/types.h>
+#include <bpf/bpf.h>
 
 #include "tap.h"
+#include "include/top.h"
 #include "top/top.h"
 
 static struct top_wait waits[] = {
@@ -19,6 +24,141 @@ static struct top_wait waits[] = {
 	{ 30, 30, 1, 200, 200, "pipe", false, "pipe:[7]", "e", "e" },
 };
 #define NR (sizeof(waits) / sizeof(waits[0]))
+
+/* As bpf/top.bpf.c's aggregate map. */
+#define AGG_ENTRIES 16384
+/* More than a hash map walk finds in one bucket, fewer than the map holds. */
+#define FILLED 3000
+
+static struct top_key keys[AGG_ENTRIES];
+static struct top_value values[AGG_ENTRIES];
+
+/* Aggregates 0 to @n - 1, each with its own tid and a count of tid + 1. */
+static bool agg_fill(int fd, uint32_t n)
+{
+	struct top_key k;
+	struct top_value v;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		memset(&k, 0, sizeof(k));
+		memset(&v, 0, sizeof(v));
+		k.tgid = 1000 + i / 10;
+		k.tid = i;
+		k.stack = 0x9e3779b97f4a7c15ull * (i + 1);
+		k.nr = (__s32)(i % 300) - 1;
+		k.kind = TOP_WAIT_BLOCKED;
+		v.count = i + 1;
+		v.sum_ns = (i + 1) * 1000ull;
+		v.max_ns = 1000;
+		snprintf(v.comm, sizeof(v.comm), "t%u", i);
+		if (bpf_map_update_elem(fd, &k, &v, BPF_NOEXIST)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static size_t agg_left(int fd)
+{
+	struct top_key k, *prev = NULL;
+	size_t n = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &k)) {
+		prev = &k;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Drains until the map is empty, @cap at a time, checking each aggregate: Return: how many
+ * were taken in all, or 0 when one came twice or with another's value.
+ */
+static size_t agg_drain_all(int fd, size_t cap, bool *refused, size_t *first)
+{
+	static bool seen[FILLED];
+	size_t total = 0, n, i, calls = 0;
+
+	memset(seen, 0, sizeof(seen));
+	do {
+		n = top_drain_map(fd, cap, keys, values, refused);
+		if (!calls++) {
+			*first = n;
+		}
+		for (i = 0; i < n; i++) {
+			if (keys[i].tid >= FILLED || seen[keys[i].tid] ||
+			    values[i].count != keys[i].tid + 1ull ||
+			    values[i].sum_ns != (keys[i].tid + 1ull) * 1000) {
+				return 0;
+			}
+			seen[keys[i].tid] = true;
+		}
+		total += n;
+	} while (n && calls < FILLED);
+	return total;
+}
+
+static void drain_tests(void)
+{
+	bool refused;
+	size_t first, n;
+	int fd, afd;
+
+	if (geteuid() != 0) {
+		skip("not root: no BPF maps to drain");
+		return;
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "test_agg", sizeof(struct top_key),
+			    sizeof(struct top_value), AGG_ENTRIES, NULL);
+	if (fd < 0) {
+		skip("cannot create a BPF hash map");
+		return;
+	}
+
+	ok(agg_fill(fd, FILLED), "map filled with %d aggregates", FILLED);
+	refused = false;
+	n = agg_drain_all(fd, AGG_ENTRIES, &refused, &first);
+	ok(!refused, "batch: the kernel (5.6 or later) takes hash maps in batches");
+	is_int((int)first, FILLED,
+	       "batch: one drain takes them all (the count of the last call, "
+	       "which ends with ENOENT, counts)");
+	is_int((int)n, FILLED, "batch: each taken once, with its own value");
+	is_int((int)agg_left(fd), 0, "batch: the map is empty");
+
+	agg_fill(fd, FILLED);
+	refused = true;
+	n = agg_drain_all(fd, AGG_ENTRIES, &refused, &first);
+	is_int((int)first, FILLED, "one key at a time: one drain takes them all");
+	is_int((int)n, FILLED, "one key at a time: each taken once, with its own value");
+	is_int((int)agg_left(fd), 0, "one key at a time: the map is empty");
+
+	agg_fill(fd, FILLED);
+	refused = false;
+	n = agg_drain_all(fd, 1000, &refused, &first);
+	ok(first > 0 && first <= 1000, "batch, room for 1000: %zu taken (whole buckets that fit)",
+	   first);
+	is_int((int)n, FILLED, "batch, room for 1000: the rest in the next drains, each once");
+	agg_fill(fd, FILLED);
+	refused = true;
+	n = agg_drain_all(fd, 1000, &refused, &first);
+	is_int((int)first, 1000, "one key at a time, room for 1000: 1000 taken");
+	is_int((int)n, FILLED, "one key at a time, room for 1000: the rest in the next drains");
+	close(fd);
+
+	/* An array map has no lookup-and-delete batch (nor lookup-and-delete at all). */
+	afd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_arr", sizeof(__u32),
+			     sizeof(struct top_value), 16, NULL);
+	if (afd < 0) {
+		skip("cannot create a BPF array map");
+		return;
+	}
+	refused = false;
+	n = top_drain_map(afd, AGG_ENTRIES, keys, values, &refused);
+	ok(refused, "refused batches: remembered for the next drains");
+	is_int((int)n, 0, "refused batches: nothing counted from the refused call");
+	close(afd);
+}
 
 int main(void)
 {
@@ -82,5 +222,7 @@ int main(void)
 	is_str(buf, "45.6 usec", "under 0.1 ms in usec");
 	top_format_ms(100000, buf, sizeof(buf));
 	is_str(buf, "0.1 msec", "0.1 ms in msec");
+
+	drain_tests();
 	return tap_done();
 }

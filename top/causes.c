@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * causes.c - what each aggregate of `latsnap top` waited for: its cause, from the recorder's
+ * rules applied to its symbolized kernel stack and its syscall, cached per (stack, syscall);
+ * and its synchronization object (a futex address, or the pipe, socket or file behind an fd).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "classify/rules.h"
+#include "lib/outlier.h"
+#include "classify/syscalls.h"
+#include "tracker/decode.h"
+#include "top.skel.h"
+#include "top/top-int.h"
+
+static int cmp_cause(const void *a, const void *b)
+{
+	const struct top_cause *x = a, *y = b;
+
+	if (x->stack != y->stack) {
+		return x->stack < y->stack ? -1 : 1;
+	}
+	return x->nr < y->nr ? -1 : x->nr > y->nr;
+}
+
+static void free_cause(void *p)
+{
+	struct top_cause *e = p;
+
+	free(e->cause);
+	free(e);
+}
+
+static int cmp_string(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static bool is_futex(int32_t nr)
+{
+	const char *name = nr >= 0 ? syscall_name(nr) : NULL;
+
+	return name && !strncmp(name, "futex", 5);
+}
+
+/*
+ * The cause of a blocked wait, from the cause rules: an outlier with the stack as its only
+ * kernel stack. *@cacheable is false when the stack was gone from the map.
+ */
+static char *classify(struct top *t, uint64_t stack, int32_t nr, bool *cacheable)
+{
+	struct outlier *o = outlier_new();
+	struct outlier_kstack *st;
+	struct top_stack frames;
+	struct rules_match m;
+	char *cause = NULL;
+
+	*cacheable = true;
+	if (!o || outlier_set_str(&o->syscall, nr >= 0 ? syscall_name(nr) : NULL)) {
+		goto out;
+	}
+	o->kind = nr >= 0 ? OUTLIER_SYSCALL : OUTLIER_SLEEP;
+	o->duration_ns = 1;
+	if (stack && !bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.stacks), &stack, &frames)) {
+		st = outlier_add_kstack(o, 1);
+		if (!st || decode_kernel_frames(t->ksyms, frames.ips,
+						frames.nr < TOP_MAX_DEPTH ? frames.nr : TOP_MAX_DEPTH,
+						&st->frames)) {
+			goto out;
+		}
+	} else if (stack) {
+		*cacheable = false;
+	}
+	rules_classify(t->rules, o, &m);
+	cause = strdup(m.cause);
+out:
+	outlier_free(o);
+	return cause;
+}
+
+/*
+ * A cause whose stack was gone from the map: not cached, as the next refresh may find the
+ * stack. Its text is kept among a few interned ones (rule causes and syscall names), for the
+ * waits that point to it. Takes @e; NULL when memory ran out.
+ */
+static const struct top_cause *cause_uncached(struct top *t, struct top_cause *e)
+{
+	static struct top_cause uncached;
+	char **intern;
+
+	intern = tfind(e->cause, &t->uncached, cmp_string);
+	if (intern) {
+		free(e->cause);
+		e->cause = *intern;
+	} else if (!tsearch(e->cause, &t->uncached, cmp_string)) {
+		free_cause(e);
+		return NULL;
+	}
+	uncached.cause = e->cause;
+	uncached.special = e->special;
+	free(e);
+	return &uncached;
+}
+
+/**
+ * top_cause_of() - the cause of the waits of one aggregate, from the cache or the rules
+ * @t: the cache, the rules, the stacks map
+ * @k: the aggregate's key
+ *
+ * Return: the cause, valid until top_causes_clear(); never NULL ("(out of memory)" then).
+ */
+const struct top_cause *top_cause_of(struct top *t, const struct top_key *k)
+{
+	struct top_cause probe = { .stack = k->stack, .nr = k->nr }, *e, **found;
+	static struct top_cause cpu = { .cause = RULES_CAUSE_CPU, .special = true };
+	static struct top_cause oom = { .cause = "(out of memory)" };
+	const struct top_cause *c;
+	bool cacheable;
+
+	if (k->kind == TOP_WAIT_CPU) {
+		return &cpu;
+	}
+	found = tfind(&probe, &t->causes, cmp_cause);
+	if (found) {
+		return *found;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		return &oom;
+	}
+	*e = probe;
+	e->cause = classify(t, k->stack, k->nr, &cacheable);
+	if (!e->cause) {
+		free(e);
+		return &oom;
+	}
+	e->special = is_futex(k->nr) || strstr(e->cause, "contention") ||
+		     strstr(e->cause, "lock contention");
+	if (!cacheable) {
+		c = cause_uncached(t, e);
+		return c ? c : &oom;
+	}
+	if (!tsearch(e, &t->causes, cmp_cause)) {
+		free_cause(e);
+		return &oom;
+	}
+	t->nr_causes++;
+	return e;
+}
+
+/**
+ * top_causes_clear() - empties the cause cache (new stacks keep coming on a long run)
+ * @t: its cache; no wait may point to a cached text any more
+ */
+void top_causes_clear(struct top *t)
+{
+	if (t->causes) {
+		tdestroy(t->causes, free_cause);
+	}
+	t->causes = NULL;
+	t->nr_causes = 0;
+}
+
+/**
+ * top_causes_free() - frees the cause cache and the interned texts of uncached causes
+ * @t: its cache; no wait may point to either any more
+ */
+void top_causes_free(struct top *t)
+{
+	top_causes_clear(t);
+	if (t->uncached) {
+		tdestroy(t->uncached, free);
+	}
+	t->uncached = NULL;
+}
+
+/**
+ * top_object_of() - the synchronization object an aggregate waited on, as the screen names it
+ * @k: the aggregate's key
+ *
+ * Return: "futex 0x... (pid N)", "pipe:[123]", "socket:[456]", "PATH (pid N)", or "fd N of pid
+ * N" when the fd is closed since (free() it); NULL when the syscall names no object or memory
+ * ran out.
+ */
+char *top_object_of(const struct top_key *k)
+{
+	char path[64], target[256];
+	char *text = NULL;
+	ssize_t n;
+
+	if (k->obj_kind == TOP_OBJ_FUTEX) {
+		if (asprintf(&text, "futex 0x%" PRIx64 " (pid %u)", (uint64_t)k->obj, k->tgid) <
+		    0) {
+			text = NULL;
+		}
+		return text;
+	}
+	if (k->obj_kind != TOP_OBJ_FD || k->obj > INT_MAX) {
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/proc/%u/fd/%d", k->tid, (int)k->obj);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0) {
+		/* Closed since, or the process is gone. */
+		snprintf(target, sizeof(target), "fd %d of pid %u", (int)k->obj, k->tgid);
+	} else {
+		target[n] = '\0';
+	}
+	/* Pipes and sockets are named by inode, shared by every process that holds them. */
+	if (n >= 0 && target[0] != '/') {
+		text = strdup(target);
+	} else if (n >= 0) {
+		if (asprintf(&text, "%s (pid %u)", target, k->tgid) < 0) {
+			text = NULL;
+		}
+	} else {
+		text = strdup(target);
+	}
+	/* A path can hold anything: nothing below a space reaches the terminal. */
+	for (char *p = text; p && *p; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			*p = '?';
+		}
+	}
+	return text;
+}
