@@ -292,211 +292,17 @@ static int keep_value(struct record_opts *opts, const struct origin *where, int 
  * apply_option - set one option, from the command line (@value NULL for a flag) or a config
  * file (@value always given, "true"/"false" for flags).
  */
-static int apply_option(struct record_opts *opts, int id, const char *value,
-			const struct origin *where)
+/* The on/off options: a flag on the command line, true or false in a config file. */
+static int apply_flag(struct record_opts *opts, int id, const char *value,
+		      const struct origin *where)
 {
 	bool flag = true;
-	uint64_t ns;
-	int pid;
 
+	if (value && ls_parse_bool(value, &flag)) {
+		bad_value(where, id, value, "expected true or false");
+		return -EINVAL;
+	}
 	switch (id) {
-	case OPT_NO_SNAPSHOT:
-	case OPT_JSON:
-	case OPT_INCLUDE_IDLE:
-	case OPT_ALL:
-	case OPT_VERBOSE:
-	case OPT_NO_PRELOAD:
-		if (value && ls_parse_bool(value, &flag)) {
-			bad_value(where, id, value, "expected true or false");
-			return -EINVAL;
-		}
-		break;
-	default:
-		break;
-	}
-
-	switch (id) {
-	case OPT_POST:
-	case OPT_MIN_INTERVAL:
-	case OPT_CONTEXT_FLOOR:
-		if (ls_parse_duration(value, &ns) || (id == OPT_CONTEXT_FLOOR && !ns)) {
-			bad_value(where, id, value, duration_why);
-			return -EINVAL;
-		}
-		if (id == OPT_POST) {
-			opts->rec.post_ns = ns;
-		} else if (id == OPT_MIN_INTERVAL) {
-			opts->rec.min_interval_ns = ns;
-		} else {
-			opts->context_floor_ns = ns;
-		}
-		break;
-	case OPT_CONTEXT:
-		if (!strcmp(value, "none")) {
-			opts->rec.context_level = LS_CTX_NONE;
-		} else if (!strcmp(value, "sched")) {
-			opts->rec.context_level = LS_CTX_SCHED;
-		} else if (!strcmp(value, "full")) {
-			opts->rec.context_level = LS_CTX_FULL;
-		} else {
-			bad_value(where, id, value, "expected none, sched or full");
-			return -EINVAL;
-		}
-		break;
-	case OPT_BUFFER_SIZE:
-	case OPT_MAX_SIZE: {
-		uint64_t bytes;
-
-		if (parse_size(value, &bytes) || (id == OPT_BUFFER_SIZE && bytes < 16384)) {
-			bad_value(
-				where, id, value,
-				"expected bytes, optionally with K, M or G (at least 16K for a buffer)");
-			return -EINVAL;
-		}
-		if (id == OPT_BUFFER_SIZE) {
-			opts->rec.buffer_size = bytes;
-		} else {
-			opts->rec.max_size = bytes;
-		}
-		break;
-	}
-	case OPT_LOG_STACKS:
-		if (stacklog_parse_mode(value, &opts->log_stacks)) {
-			bad_value(where, id, value,
-				  "expected none, uncategorized, categorized or all");
-			return -EINVAL;
-		}
-		break;
-	case OPT_STACK_LOG:
-		if (where->file && keep_value(opts, where, id, &value)) {
-			return -EINVAL;
-		}
-		opts->stack_log = value;
-		break;
-	case OPT_MAX_SNAPSHOTS: {
-		char *end;
-		long n;
-
-		errno = 0;
-		n = strtol(value, &end, 10);
-		if (errno || end == value || *end || n < 1 || n > 100000) {
-			bad_value(where, id, value, "expected a count from 1 to 100000");
-			return -EINVAL;
-		}
-		opts->rec.max_snapshots = (unsigned int)n;
-		break;
-	}
-	case OPT_UST_EVENTS:
-		if (!*value || strlen(value) > 200 || strpbrk(value, " \t,")) {
-			bad_value(where, id, value,
-				  "expected one tracepoint name pattern, e.g. 'myapp:*'");
-			return -EINVAL;
-		}
-		if (opts->rec.nr_ust_events >= RECORDER_MAX_EVENTS) {
-			bad_value(where, id, value, "too many patterns (at most 8)");
-			return -EINVAL;
-		}
-		if (where->file && keep_value(opts, where, id, &value)) {
-			return -EINVAL;
-		}
-		opts->rec.ust_events[opts->rec.nr_ust_events++] = value;
-		break;
-	case OPT_THRESHOLD:
-	case OPT_SLEEP:
-	case OPT_DURATION:
-		if (ls_parse_duration(value, &ns) || ns == 0) {
-			bad_value(where, id, value,
-				  ns == 0 && !ls_parse_duration(value, &ns) ?
-					  "must be more than zero" :
-					  duration_why);
-			return -EINVAL;
-		}
-		if (id == OPT_THRESHOLD) {
-			opts->threshold_ns = ns;
-		} else if (id == OPT_SLEEP) {
-			opts->sleep_threshold_ns = ns;
-			opts->sleep_threshold_set = true;
-		} else {
-			opts->duration_ns = ns;
-		}
-		break;
-	case OPT_PID:
-		if (ls_parse_pid(value, &pid)) {
-			bad_value(where, id, value, "expected a process id");
-			return -EINVAL;
-		}
-		if (kill(pid, 0) && errno == ESRCH) {
-			bad_value(where, id, value, "no such process");
-			return -EINVAL;
-		}
-		if (!where->file && !opts->pids_from_cli) {
-			/* Pids on the command line replace those of the config file. */
-			opts->pids_from_cli = true;
-			opts->nr_pids = 0;
-		}
-		if (opts->nr_pids >= MAX_PIDS) {
-			bad_value(where, id, value, "too many pids (at most 64)");
-			return -EINVAL;
-		}
-		opts->pids[opts->nr_pids++] = pid;
-		break;
-	case OPT_IDLE_SYSCALLS: {
-		char bad[64];
-
-		memset(opts->idle, 0, sizeof(opts->idle));
-		if (syscall_parse_list(value, opts->idle, LS_MAX_SYSCALLS, bad, sizeof(bad))) {
-			char why[128];
-
-			snprintf(why, sizeof(why), "unknown syscall '%s'", bad);
-			bad_value(where, id, value, why);
-			return -EINVAL;
-		}
-		break;
-	}
-	case OPT_OUTPUT:
-	case OPT_KEEP_LOCAL:
-	case OPT_RULES:
-	case OPT_CONFIG:
-		if (!*value) {
-			bad_value(where, id, value, "expected a file name");
-			return -EINVAL;
-		}
-		if (id == OPT_OUTPUT && session_is_network_url(value)) {
-			char why[256];
-
-			if (session_check_url(value, why, sizeof(why))) {
-				bad_value(where, id, value, why);
-				return -EINVAL;
-			}
-		} else if (id == OPT_KEEP_LOCAL && session_is_network_url(value)) {
-			bad_value(where, id, value, "expected a directory, not a URL");
-			return -EINVAL;
-		}
-		if (where->file && keep_value(opts, where, id, &value)) {
-			return -EINVAL;
-		}
-		if (id == OPT_OUTPUT && session_is_network_url(value)) {
-			opts->relay = value;
-		} else if (id == OPT_OUTPUT) {
-			opts->output = value;
-			opts->relay = NULL;
-		} else if (id == OPT_KEEP_LOCAL) {
-			opts->keep_local = value;
-		} else if (id == OPT_RULES) {
-			opts->rules = value;
-		} else {
-			opts->config = value;
-		}
-		break;
-	case OPT_SIGNAL:
-		opts->signal = ls_parse_signal(value);
-		if (opts->signal < 0) {
-			bad_value(where, id, value,
-				  "expected a signal number or RTMIN+N, RTMAX-N, USR1, USR2 that "
-				  "programs can spare");
-			return -EINVAL;
-		}
-		break;
 	case OPT_NO_PRELOAD:
 		opts->no_preload = flag;
 		break;
@@ -512,13 +318,266 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 	case OPT_ALL:
 		opts->all = flag;
 		break;
-	case OPT_VERBOSE:
+	default:
 		opts->verbose = flag;
 		break;
+	}
+	return 0;
+}
+
+/* The durations: the thresholds and the run's (more than zero), the windows (zero allowed). */
+static int apply_duration(struct record_opts *opts, int id, const char *value,
+			  const struct origin *where)
+{
+	bool positive = id == OPT_THRESHOLD || id == OPT_SLEEP || id == OPT_DURATION ||
+			id == OPT_CONTEXT_FLOOR;
+	uint64_t ns;
+
+	if (ls_parse_duration(value, &ns)) {
+		bad_value(where, id, value, duration_why);
+		return -EINVAL;
+	}
+	if (positive && !ns) {
+		bad_value(where, id, value,
+			  id == OPT_CONTEXT_FLOOR ? duration_why : "must be more than zero");
+		return -EINVAL;
+	}
+	switch (id) {
+	case OPT_POST:
+		opts->rec.post_ns = ns;
+		break;
+	case OPT_MIN_INTERVAL:
+		opts->rec.min_interval_ns = ns;
+		break;
+	case OPT_CONTEXT_FLOOR:
+		opts->context_floor_ns = ns;
+		break;
+	case OPT_THRESHOLD:
+		opts->threshold_ns = ns;
+		break;
+	case OPT_SLEEP:
+		opts->sleep_threshold_ns = ns;
+		opts->sleep_threshold_set = true;
+		break;
+	default:
+		opts->duration_ns = ns;
+		break;
+	}
+	return 0;
+}
+
+/* The sizes and counts: --buffer-size, --max-size, --max-snapshots. */
+static int apply_amount(struct record_opts *opts, int id, const char *value,
+			const struct origin *where)
+{
+	uint64_t bytes;
+	char *end;
+	long n;
+
+	if (id == OPT_MAX_SNAPSHOTS) {
+		errno = 0;
+		n = strtol(value, &end, 10);
+		if (errno || end == value || *end || n < 1 || n > 100000) {
+			bad_value(where, id, value, "expected a count from 1 to 100000");
+			return -EINVAL;
+		}
+		opts->rec.max_snapshots = (unsigned int)n;
+		return 0;
+	}
+	if (parse_size(value, &bytes) || (id == OPT_BUFFER_SIZE && bytes < 16384)) {
+		bad_value(where, id, value,
+			  "expected bytes, optionally with K, M or G (at least 16K for a buffer)");
+		return -EINVAL;
+	}
+	if (id == OPT_BUFFER_SIZE) {
+		opts->rec.buffer_size = bytes;
+	} else {
+		opts->rec.max_size = bytes;
+	}
+	return 0;
+}
+
+/* The choices among names: --context, --log-stacks, --signal, --idle-syscalls. */
+static int apply_choice(struct record_opts *opts, int id, const char *value,
+			const struct origin *where)
+{
+	char bad[64], why[128];
+
+	switch (id) {
+	case OPT_CONTEXT:
+		if (!strcmp(value, "none")) {
+			opts->rec.context_level = LS_CTX_NONE;
+		} else if (!strcmp(value, "sched")) {
+			opts->rec.context_level = LS_CTX_SCHED;
+		} else if (!strcmp(value, "full")) {
+			opts->rec.context_level = LS_CTX_FULL;
+		} else {
+			bad_value(where, id, value, "expected none, sched or full");
+			return -EINVAL;
+		}
+		break;
+	case OPT_LOG_STACKS:
+		if (stacklog_parse_mode(value, &opts->log_stacks)) {
+			bad_value(where, id, value,
+				  "expected none, uncategorized, categorized or all");
+			return -EINVAL;
+		}
+		break;
+	case OPT_SIGNAL:
+		opts->signal = ls_parse_signal(value);
+		if (opts->signal < 0) {
+			bad_value(where, id, value,
+				  "expected a signal number or RTMIN+N, RTMAX-N, USR1, USR2 that "
+				  "programs can spare");
+			return -EINVAL;
+		}
+		break;
+	default:
+		memset(opts->idle, 0, sizeof(opts->idle));
+		if (syscall_parse_list(value, opts->idle, LS_MAX_SYSCALLS, bad, sizeof(bad))) {
+			snprintf(why, sizeof(why), "unknown syscall '%s'", bad);
+			bad_value(where, id, value, why);
+			return -EINVAL;
+		}
+		break;
+	}
+	return 0;
+}
+
+/* --pid, repeatable: those on the command line replace those of the config file. */
+static int apply_pid(struct record_opts *opts, int id, const char *value,
+		     const struct origin *where)
+{
+	int pid;
+
+	if (ls_parse_pid(value, &pid)) {
+		bad_value(where, id, value, "expected a process id");
+		return -EINVAL;
+	}
+	if (kill(pid, 0) && errno == ESRCH) {
+		bad_value(where, id, value, "no such process");
+		return -EINVAL;
+	}
+	if (!where->file && !opts->pids_from_cli) {
+		opts->pids_from_cli = true;
+		opts->nr_pids = 0;
+	}
+	if (opts->nr_pids >= MAX_PIDS) {
+		bad_value(where, id, value, "too many pids (at most 64)");
+		return -EINVAL;
+	}
+	opts->pids[opts->nr_pids++] = pid;
+	return 0;
+}
+
+/* --ust-events, repeatable: one tracepoint name pattern each. */
+static int apply_ust_events(struct record_opts *opts, int id, const char *value,
+			    const struct origin *where)
+{
+	if (!*value || strlen(value) > 200 || strpbrk(value, " \t,")) {
+		bad_value(where, id, value, "expected one tracepoint name pattern, e.g. 'myapp:*'");
+		return -EINVAL;
+	}
+	if (opts->rec.nr_ust_events >= RECORDER_MAX_EVENTS) {
+		bad_value(where, id, value, "too many patterns (at most 8)");
+		return -EINVAL;
+	}
+	if (where->file && keep_value(opts, where, id, &value)) {
+		return -EINVAL;
+	}
+	opts->rec.ust_events[opts->rec.nr_ust_events++] = value;
+	return 0;
+}
+
+/* The files: -o (a directory or a relay's URL), --keep-local, --rules, -c, --stack-log. */
+static int apply_path(struct record_opts *opts, int id, const char *value,
+		      const struct origin *where)
+{
+	bool url = session_is_network_url(value);
+	char why[256];
+
+	if (id != OPT_STACK_LOG && !*value) {
+		bad_value(where, id, value, "expected a file name");
+		return -EINVAL;
+	}
+	if (id == OPT_OUTPUT && url && session_check_url(value, why, sizeof(why))) {
+		bad_value(where, id, value, why);
+		return -EINVAL;
+	}
+	if (id == OPT_KEEP_LOCAL && url) {
+		bad_value(where, id, value, "expected a directory, not a URL");
+		return -EINVAL;
+	}
+	if (where->file && keep_value(opts, where, id, &value)) {
+		return -EINVAL;
+	}
+	switch (id) {
+	case OPT_OUTPUT:
+		opts->relay = url ? value : NULL;
+		if (!url) {
+			opts->output = value;
+		}
+		break;
+	case OPT_KEEP_LOCAL:
+		opts->keep_local = value;
+		break;
+	case OPT_RULES:
+		opts->rules = value;
+		break;
+	case OPT_CONFIG:
+		opts->config = value;
+		break;
+	default:
+		opts->stack_log = value;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * apply_option - set option @id from @value, given on the command line or in a config file
+ * (@where): each kind of value has its parser and its one error line.
+ */
+static int apply_option(struct record_opts *opts, int id, const char *value,
+			const struct origin *where)
+{
+	switch (id) {
+	case OPT_NO_SNAPSHOT:
+	case OPT_JSON:
+	case OPT_INCLUDE_IDLE:
+	case OPT_ALL:
+	case OPT_VERBOSE:
+	case OPT_NO_PRELOAD:
+		return apply_flag(opts, id, value, where);
+	case OPT_POST:
+	case OPT_MIN_INTERVAL:
+	case OPT_CONTEXT_FLOOR:
+	case OPT_THRESHOLD:
+	case OPT_SLEEP:
+	case OPT_DURATION:
+		return apply_duration(opts, id, value, where);
+	case OPT_BUFFER_SIZE:
+	case OPT_MAX_SIZE:
+	case OPT_MAX_SNAPSHOTS:
+		return apply_amount(opts, id, value, where);
+	case OPT_CONTEXT:
+	case OPT_LOG_STACKS:
+	case OPT_SIGNAL:
+	case OPT_IDLE_SYSCALLS:
+		return apply_choice(opts, id, value, where);
+	case OPT_PID:
+		return apply_pid(opts, id, value, where);
+	case OPT_UST_EVENTS:
+		return apply_ust_events(opts, id, value, where);
+	case OPT_OUTPUT:
+	case OPT_KEEP_LOCAL:
+	case OPT_RULES:
+	case OPT_CONFIG:
+	case OPT_STACK_LOG:
+		return apply_path(opts, id, value, where);
 	default:
 		return -EINVAL;
 	}
-	return 0;
 }
 
 static int config_line(const char *key, const char *value, const char *file, int line, void *ctx)
@@ -783,24 +842,183 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 	}
 }
 
+/* The run of COMMAND, when there is one: the child, its status, the pipes that start it. */
+struct record_child {
+	struct command cmd;
+	pid_t pid;
+	int gate_fd;
+	int exec_fd;
+	int status;
+	bool done;
+};
+
+/* The rules, the stack log, and COMMAND's environment: what record needs before the tracker. */
+static int record_prepare(struct record_opts *opts, struct record_state *st,
+			  struct record_child *ch)
+{
+	opts->rec.output = opts->relay ? opts->keep_local : opts->output;
+	opts->rec.relay = opts->relay;
+	if (opts->rules) {
+		if (rules_load(opts->rules, &st->rules)) {
+			return 2;
+		}
+	} else {
+		st->rules = rules_builtin();
+	}
+	if (stacklog_open(&st->stacklog, opts->log_stacks, opts->stack_log)) {
+		return 1;
+	}
+	/* Before the tracker, which changes latsnap's own environment (DEBUGINFOD_URLS). */
+	if (opts->command && prepare_command(opts, &ch->cmd)) {
+		return 1;
+	}
+	return 0;
+}
+
+static void tracker_opts_of(const struct record_opts *opts, struct tracker_opts *topts)
+{
+	topts->threshold_ns = opts->threshold_ns;
+	topts->sleep_threshold_ns = opts->sleep_threshold_ns;
+	topts->track_all = opts->all;
+	topts->track_registered = !opts->all && !opts->nr_pids && !opts->command;
+	topts->include_idle = opts->include_idle;
+	topts->ctx_floor_ns = opts->context_floor_ns;
+	topts->no_preload = opts->no_preload && opts->command && !opts->nr_pids && !opts->all;
+	memcpy(topts->idle_syscalls, opts->idle, sizeof(topts->idle_syscalls));
+}
+
+/*
+ * start_command - fork COMMAND, track it, then let it exec: tracking is live before its first
+ * instruction. Return: 0, 1 on failure, 127 when it could not be run.
+ */
+static int start_command(const struct record_opts *opts, struct tracker *tr,
+			 struct record_child *ch)
+{
+	int exec_err = 0;
+
+	ch->pid = command_start(&ch->cmd, &ch->gate_fd, &ch->exec_fd);
+	if (ch->pid < 0 || tracker_track_pid(tr, ch->pid)) {
+		return 1;
+	}
+	if (write(ch->gate_fd, "g", 1) != 1) {
+		ls_err("record: cannot start '%s': %s", opts->command[0], strerror(errno));
+		return 1;
+	}
+	close(ch->gate_fd);
+	ch->gate_fd = -1;
+	if (read(ch->exec_fd, &exec_err, sizeof(exec_err)) == sizeof(exec_err)) {
+		ls_err("record: cannot run '%s': %s", opts->command[0], strerror(exec_err));
+		waitpid(ch->pid, &ch->status, 0);
+		ch->pid = -1;
+		return 127;
+	}
+	return 0;
+}
+
+/* After attach: the processes that loaded the preload library before, and what is tracked. */
+static void adopt_and_say(const struct record_opts *opts, const struct tracker_opts *topts,
+			  struct tracker *tr)
+{
+	int i, n;
+
+	if (topts->track_registered) {
+		n = tracker_adopt_preloaded(tr, 0);
+		fprintf(stderr,
+			"latsnap: tracking every process that loads liblatsnap.so (%d running now); "
+			"Ctrl-C to stop\n",
+			n > 0 ? n : 0);
+	}
+	for (i = 0; i < opts->nr_pids; i++) {
+		tracker_adopt_preloaded(tr, opts->pids[i]);
+	}
+	ls_verbose("record: tracking %s; threshold %" PRIu64 " ns, sleep threshold %" PRIu64 " ns",
+		   opts->all		   ? "every thread" :
+		   opts->command	   ? opts->command[0] :
+		   topts->track_registered ? "processes with the preload library" :
+					     "the given pids",
+		   opts->threshold_ns, opts->sleep_threshold_ns);
+}
+
+/*
+ * record_loop - consume outliers and take snapshots until a signal, the end of COMMAND or of
+ * every tracked pid, or --duration. Return: 0, or 1 when the outliers could not be read.
+ */
+static int record_loop(const struct record_opts *opts, struct record_state *st,
+		       struct tracker *tr, struct record_child *ch)
+{
+	uint64_t deadline = opts->duration_ns ? ls_now_ns() + opts->duration_ns : 0;
+	int wait_ms, due, n;
+
+	while (!stop_signal) {
+		wait_ms = 100;
+		if (st->recorder) {
+			due = recorder_poll(st->recorder);
+			if (due >= 0 && due < wait_ms) {
+				wait_ms = due;
+			}
+		}
+		n = tracker_poll(tr, wait_ms);
+		if (n < 0 && n != -EINTR) {
+			ls_err("record: reading outliers: %s", strerror(-n));
+			return 1;
+		}
+		if (ch->pid > 0 && waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid) {
+			ch->done = true;
+			break;
+		}
+		if (opts->nr_pids && !opts->command && !targets_alive(opts)) {
+			ls_verbose("record: every tracked process has exited");
+			break;
+		}
+		if (deadline && ls_now_ns() >= deadline) {
+			break;
+		}
+	}
+	return 0;
+}
+
+/* The run is over: the last outliers, COMMAND ended if --duration ran out, the last snapshot. */
+static void record_finish(struct record_state *st, struct tracker *tr, struct record_child *ch)
+{
+	unsigned int processes, in_flight;
+
+	drain_all(tr);
+	/* Outliers still waiting for their unwound stacks: a last chance, then as they are. */
+	tracker_settle(tr, 250);
+	if (ch->pid > 0 && !ch->done && !stop_signal) {
+		/* --duration ran out with COMMAND still running: end it, as timeout(1) would. */
+		kill(ch->pid, SIGTERM);
+		waitpid(ch->pid, &ch->status, 0);
+		ch->done = true;
+		drain_all(tr);
+		tracker_settle(tr, 250);
+	}
+	if (st->recorder) {
+		/* The snapshot under way is finished, whatever stopped the run. */
+		recorder_flush(st->recorder);
+	}
+	print_totals(tr, st);
+	if (ls_verbose_enabled) {
+		tracker_state_left(tr, &processes, &in_flight);
+		ls_verbose("record: kernel state left: %u tracked processes, %u outliers in flight",
+			   processes, in_flight);
+	}
+}
+
 /**
  * record_main - `latsnap record`.
  */
 int record_main(int argc, char **argv)
 {
+	struct record_child ch = { .pid = -1, .gate_fd = -1, .exec_fd = -1 };
 	struct tracker_opts topts = { 0 };
 	struct record_state st = { 0 };
 	struct record_opts opts;
-	struct command cmd = { 0 };
 	struct tracker *tr = NULL;
-	int gate_fd = -1, exec_fd = -1, status = 0, exec_err = 0, i, n;
-	bool child_done = false;
-	uint64_t deadline = 0;
-	pid_t child = -1;
-	int ret = 1;
+	int ret = 1, i, n;
 
 	/* First: COMMAND starts with the dispositions and mask latsnap was started with. */
-	command_capture_signals(&cmd);
+	command_capture_signals(&ch.cmd);
 	memset(&opts, 0, sizeof(opts));
 	n = load_options(&opts, argc, argv);
 	if (n) {
@@ -809,40 +1027,18 @@ int record_main(int argc, char **argv)
 	}
 	ls_verbose_enabled = opts.verbose;
 	st.opts = &opts;
-	opts.rec.output = opts.relay ? opts.keep_local : opts.output;
-	opts.rec.relay = opts.relay;
-	if (opts.rules) {
-		if (rules_load(opts.rules, &st.rules)) {
-			ret = 2;
-			goto out;
-		}
-	} else {
-		st.rules = rules_builtin();
-	}
-	if (stacklog_open(&st.stacklog, opts.log_stacks, opts.stack_log)) {
+	ret = record_prepare(&opts, &st, &ch);
+	if (ret) {
 		goto out;
 	}
-	/* Before the tracker, which changes latsnap's own environment (DEBUGINFOD_URLS). */
-	if (opts.command && prepare_command(&opts, &cmd)) {
-		goto out;
-	}
-
-	topts.threshold_ns = opts.threshold_ns;
-	topts.sleep_threshold_ns = opts.sleep_threshold_ns;
-	topts.track_all = opts.all;
-	topts.track_registered = !opts.all && !opts.nr_pids && !opts.command;
-	topts.include_idle = opts.include_idle;
-	topts.ctx_floor_ns = opts.context_floor_ns;
-	topts.no_preload = opts.no_preload && opts.command && !opts.nr_pids && !opts.all;
-	memcpy(topts.idle_syscalls, opts.idle, sizeof(topts.idle_syscalls));
+	ret = 1;
+	tracker_opts_of(&opts, &topts);
 	if (tracker_open(&tr, &topts, on_outlier, &st)) {
 		goto out;
 	}
-
 	signal(SIGINT, on_stop_signal);
 	signal(SIGTERM, on_stop_signal);
 	signal(SIGPIPE, SIG_IGN);
-
 	for (i = 0; i < opts.nr_pids; i++) {
 		if (tracker_track_pid(tr, opts.pids[i])) {
 			goto out;
@@ -855,109 +1051,30 @@ int record_main(int argc, char **argv)
 		goto out;
 	}
 	if (opts.command) {
-		child = command_start(&cmd, &gate_fd, &exec_fd);
-		if (child < 0 || tracker_track_pid(tr, child)) {
+		ret = start_command(&opts, tr, &ch);
+		if (ret) {
 			goto out;
 		}
-		/* Tracking is live: let COMMAND exec. */
-		if (write(gate_fd, "g", 1) != 1) {
-			ls_err("record: cannot start '%s': %s", opts.command[0], strerror(errno));
-			goto out;
-		}
-		close(gate_fd);
-		gate_fd = -1;
-		if (read(exec_fd, &exec_err, sizeof(exec_err)) == sizeof(exec_err)) {
-			ls_err("record: cannot run '%s': %s", opts.command[0], strerror(exec_err));
-			waitpid(child, &status, 0);
-			child = -1;
-			ret = 127;
-			goto out;
-		}
+		ret = 1;
 	}
-	/* After attach: a process that registers meanwhile is seen by the BPF side. */
-	if (topts.track_registered) {
-		n = tracker_adopt_preloaded(tr, 0);
-		fprintf(stderr,
-			"latsnap: tracking every process that loads liblatsnap.so (%d running now); "
-			"Ctrl-C to stop\n",
-			n > 0 ? n : 0);
+	adopt_and_say(&opts, &topts, tr);
+	if (record_loop(&opts, &st, tr, &ch)) {
+		goto out;
 	}
-	for (i = 0; i < opts.nr_pids; i++) {
-		tracker_adopt_preloaded(tr, opts.pids[i]);
-	}
-	ls_verbose("record: tracking %s; threshold %" PRIu64 " ns, sleep threshold %" PRIu64 " ns",
-		   opts.all		  ? "every thread" :
-		   opts.command		  ? opts.command[0] :
-		   topts.track_registered ? "processes with the preload library" :
-					    "the given pids",
-		   opts.threshold_ns, opts.sleep_threshold_ns);
-	if (opts.duration_ns) {
-		deadline = ls_now_ns() + opts.duration_ns;
-	}
-
-	while (!stop_signal) {
-		int wait_ms = 100, due;
-
-		if (st.recorder) {
-			due = recorder_poll(st.recorder);
-			if (due >= 0 && due < wait_ms) {
-				wait_ms = due;
-			}
-		}
-		n = tracker_poll(tr, wait_ms);
-		if (n < 0 && n != -EINTR) {
-			ls_err("record: reading outliers: %s", strerror(-n));
-			goto out;
-		}
-		if (child > 0 && waitpid(child, &status, WNOHANG) == child) {
-			child_done = true;
-			break;
-		}
-		if (opts.nr_pids && !opts.command && !targets_alive(&opts)) {
-			ls_verbose("record: every tracked process has exited");
-			break;
-		}
-		if (deadline && ls_now_ns() >= deadline) {
-			break;
-		}
-	}
-	drain_all(tr);
-	/* Outliers still waiting for their unwound stacks: a last chance, then as they are. */
-	tracker_settle(tr, 250);
-	if (child > 0 && !child_done && !stop_signal) {
-		/* --duration ran out with COMMAND still running: end it, as timeout(1) would. */
-		kill(child, SIGTERM);
-		waitpid(child, &status, 0);
-		child_done = true;
-		drain_all(tr);
-		tracker_settle(tr, 250);
-	}
-	if (st.recorder) {
-		/* The snapshot under way is finished, whatever stopped the run. */
-		recorder_flush(st.recorder);
-	}
-	print_totals(tr, &st);
-	if (ls_verbose_enabled) {
-		unsigned int processes, in_flight;
-
-		tracker_state_left(tr, &processes, &in_flight);
-		ls_verbose("record: kernel state left: %u tracked processes, %u outliers in flight",
-			   processes, in_flight);
-	}
-	ret = child_done ? exit_status_of(status) : 0;
-
+	record_finish(&st, tr, &ch);
+	ret = ch.done ? exit_status_of(ch.status) : 0;
 out:
-	if (gate_fd >= 0) {
-		close(gate_fd);
+	if (ch.gate_fd >= 0) {
+		close(ch.gate_fd);
 	}
-	if (exec_fd >= 0) {
-		close(exec_fd);
+	if (ch.exec_fd >= 0) {
+		close(ch.exec_fd);
 	}
 	recorder_close(st.recorder);
 	tracker_close(tr);
 	stacklog_close(st.stacklog);
 	rules_free(st.rules);
-	command_free(&cmd);
+	command_free(&ch.cmd);
 	for (i = 0; i < opts.nr_owned; i++) {
 		free(opts.owned[i]);
 	}
