@@ -334,6 +334,26 @@ out:
 	return ret;
 }
 
+/*
+ * read_trace - the three readers below: check what was given (@r->fn when @need_fn), read, and
+ * fill @info (when not NULL) from a whole reading.
+ */
+static int read_trace(struct ctf_reader *r, bool need_fn, struct ctf_trace_info *info)
+{
+	int ret;
+
+	if (!r->dir || (need_fn && !r->fn)) {
+		ls_err("ctf: %s: no %s given", r->dir ? r->dir : "(null)",
+		       r->dir ? "callback" : "directory");
+		return -EINVAL;
+	}
+	ret = ctf_run(r);
+	if (!ret && info && !r->stopped) {
+		*info = r->info;
+	}
+	return ret;
+}
+
 /**
  * ctf_read() - call @fn for each event of the CTF trace in @trace_dir, in time order
  * @trace_dir: a directory holding one or more CTF traces at any depth (a snapshot's trace/,
@@ -356,60 +376,29 @@ out:
  */
 int ctf_read(const char *trace_dir, const char *name_prefix, ctf_event_fn fn, void *ctx)
 {
-	struct ctf_reader r = {
-		.dir = trace_dir,
-		.prefix = name_prefix,
-		.fn = fn,
-		.ctx = ctx,
-	};
-	int ret;
+	struct ctf_reader r = { .dir = trace_dir, .prefix = name_prefix, .fn = fn, .ctx = ctx };
 
-	if (!trace_dir || !fn) {
-		ret = -EINVAL;
-		ls_err("ctf: %s: no %s given", trace_dir ? trace_dir : "(null)",
-		       trace_dir ? "callback" : "directory");
-		goto out;
-	}
-	ret = ctf_run(&r);
-out:
-	return ret;
+	return read_trace(&r, true, NULL);
 }
 
 /**
  * ctf_read_info() - ctf_read(), and what ctf_trace_info() counts, in one reading of the trace
- * @info: filled when the whole trace was read (0 returned), untouched otherwise
+ * @info: filled when the whole trace was read (0 returned), untouched otherwise; may be NULL
  *
  * Return: as ctf_read().
  */
 int ctf_read_info(const char *trace_dir, const char *name_prefix, ctf_event_fn fn, void *ctx,
 		  struct ctf_trace_info *info)
 {
-	struct ctf_reader r = {
-		.dir = trace_dir,
-		.prefix = name_prefix,
-		.fn = fn,
-		.ctx = ctx,
-	};
-	int ret;
+	struct ctf_reader r = { .dir = trace_dir, .prefix = name_prefix, .fn = fn, .ctx = ctx };
 
-	if (!trace_dir || !fn || !info) {
-		ret = -EINVAL;
-		ls_err("ctf: %s: no %s given", trace_dir ? trace_dir : "(null)",
-		       trace_dir ? "callback or result buffer" : "directory");
-		goto out;
-	}
-	ret = ctf_run(&r);
-	if (!ret && !r.stopped) {
-		*info = r.info;
-	}
-out:
-	return ret;
+	return read_trace(&r, true, info);
 }
 
 /**
  * ctf_trace_info() - count the events of a CTF trace and what it lost
  * @trace_dir: as for ctf_read()
- * @info: filled on success (see struct ctf_trace_info), untouched on failure
+ * @info: filled on success (see struct ctf_trace_info), untouched on failure; may be NULL
  *
  * Reads the whole trace, without building the events' fields.
  *
@@ -418,18 +407,6 @@ out:
 int ctf_trace_info(const char *trace_dir, struct ctf_trace_info *info)
 {
 	struct ctf_reader r = { .dir = trace_dir };
-	int ret;
 
-	if (!trace_dir || !info) {
-		ret = -EINVAL;
-		ls_err("ctf: %s: no %s given", trace_dir ? trace_dir : "(null)",
-		       trace_dir ? "result buffer" : "directory");
-		goto out;
-	}
-	ret = ctf_run(&r);
-	if (!ret) {
-		*info = r.info;
-	}
-out:
-	return ret;
+	return read_trace(&r, false, info);
 }
