@@ -144,6 +144,18 @@ int retention_victim(const struct retention *r)
 	return -1;
 }
 
+static void causes_free(struct retention_cause **causes, unsigned int *nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < *nr; i++) {
+		free((*causes)[i].cause);
+	}
+	free(*causes);
+	*causes = NULL;
+	*nr = 0;
+}
+
 /**
  * retention_admit() - may a batch become a snapshot under the limits?
  * @items: the batch, @n outliers
@@ -192,14 +204,7 @@ bool retention_admit(struct retention *r, const struct retention_item *items, si
  */
 void retention_kept_free(struct retention_kept *k)
 {
-	unsigned int i;
-
-	for (i = 0; i < k->nr_causes; i++) {
-		free(k->causes[i].cause);
-	}
-	free(k->causes);
-	k->causes = NULL;
-	k->nr_causes = 0;
+	causes_free(&k->causes, &k->nr_causes);
 }
 
 /**
@@ -242,12 +247,7 @@ void retention_free(struct retention *r)
 {
 	unsigned int i;
 
-	for (i = 0; i < r->nr_seen; i++) {
-		free(r->seen[i].cause);
-	}
-	free(r->seen);
-	r->seen = NULL;
-	r->nr_seen = 0;
+	causes_free(&r->seen, &r->nr_seen);
 	for (i = 0; i < r->nr_kept; i++) {
 		retention_kept_free(&r->kept[i]);
 	}
