@@ -648,25 +648,107 @@ static int add_error(bt_graph_add_component_status st, char *why, size_t len, co
  *
  * Return: 0, or a negative errno.
  */
+/*
+ * add_source - a ctf.fs source on trace @path, named src@k, each of its streams (one per CPU
+ * and channel for LTTng) into a free input port of @mux
+ */
+static int add_source(bt_graph *graph, const bt_component_class_source *src_cls,
+		      const char *path, uint64_t k, bt_logging_level level,
+		      const bt_component_filter *mux, char *why, size_t len)
+{
+	const bt_component_source *src;
+	const bt_port_output *out_port;
+	const bt_port_input *in_port;
+	bt_graph_add_component_status add_st;
+	bt_value *params, *one;
+	char name[32];
+	uint64_t i, n;
+	int ret = 0;
+
+	params = bt_value_map_create();
+	if (!params ||
+	    bt_value_map_insert_empty_array_entry(params, "inputs", &one) !=
+		    BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
+	    bt_value_array_append_string_element(one, path) !=
+		    BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK) {
+		ret = -ENOMEM;
+		snprintf(why, len, "%s", strerror(ENOMEM));
+		goto out;
+	}
+	snprintf(name, sizeof(name), "src%" PRIu64, k);
+	/* ctf.fs reads the metadata here: a corrupt one fails now. */
+	add_st = bt_graph_add_source_component(graph, src_cls, name, params, level, &src);
+	if (add_st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+		ret = add_error(add_st, why, len, "cannot open the trace");
+		goto out;
+	}
+	n = bt_component_source_get_output_port_count(src);
+	for (i = 0; i < n; i++) {
+		out_port = bt_component_source_borrow_output_port_by_index_const(src, i);
+		in_port = free_input_port(mux);
+		if (!in_port || bt_graph_connect_ports(graph, out_port, in_port, NULL) !=
+					BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
+			ret = -EBADMSG;
+			take_bt_error(why, len, "cannot connect a stream to the muxer");
+			goto out;
+		}
+	}
+out:
+	bt_value_put_ref(params);
+	return ret;
+}
+
+/* Run the connected @graph to its end, and tell what became of the reading. */
+static int run_to_end(struct ctf_reader *r, bt_graph *graph, char *why, size_t len)
+{
+	bt_graph_run_status run_st;
+	int again = 0, ret;
+
+	do {
+		run_st = bt_graph_run(graph);
+		if (run_st == BT_GRAPH_RUN_STATUS_AGAIN) {
+			usleep(1000);
+		}
+	} while (run_st == BT_GRAPH_RUN_STATUS_AGAIN && ++again < CTF_AGAIN_MAX);
+
+	if (r->err) {
+		/* Our sink's own failure; the library's error only says the sink failed. */
+		bt_current_thread_clear_error();
+		ret = r->err;
+		snprintf(why, len, "%s", r->why);
+	} else if (run_st == BT_GRAPH_RUN_STATUS_OK) {
+		ret = 0;
+		/*
+		 * 2.0.4's ctf.fs gives up on a packet it cannot decode, leaves the cause on the
+		 * thread and ends the stream as if all were well: the rest of the stream is lost.
+		 * Leaving the error would also make the next libbabeltrace2 call abort.
+		 */
+		if (take_bt_error(why, len, "cannot read the trace") && !r->stopped) {
+			ret = -EBADMSG;
+		}
+	} else if (run_st == BT_GRAPH_RUN_STATUS_AGAIN) {
+		ret = -ETIMEDOUT;
+		snprintf(why, len, "libbabeltrace2 kept asking to try again");
+	} else {
+		ret = run_st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR ? -ENOMEM : -EBADMSG;
+		take_bt_error(why, len, "cannot read the trace");
+	}
+	return ret;
+}
+
 static int run_graph(struct ctf_reader *r, const bt_value *inputs, char *why, size_t len)
 {
-	bt_value *params = NULL, *one;
-	char name[32];
 	uint64_t k, nr_inputs = bt_value_array_get_length(inputs);
 	const bt_plugin *ctf_plugin = NULL, *utils_plugin = NULL;
 	const bt_component_class_source *src_cls = NULL;
 	const bt_component_class_filter *mux_cls = NULL;
-	const bt_component_source *src;
 	const bt_component_filter *mux;
 	const bt_component_sink *sink;
 	const bt_port_output *out_port;
 	const bt_port_input *in_port;
 	bt_logging_level level;
 	bt_graph_add_component_status add_st;
-	bt_graph_run_status run_st;
 	bt_graph *graph = NULL;
-	uint64_t i, n;
-	int again = 0;
 	int ret;
 
 	/* Their log lines would break our one-line errors; the error object carries the cause. */
@@ -699,38 +781,13 @@ static int run_graph(struct ctf_reader *r, const bt_value *inputs, char *why, si
 		ret = add_error(add_st, why, len, "cannot create the sink");
 		goto out;
 	}
-
 	for (k = 0; k < nr_inputs; k++) {
-		bt_value_put_ref(params);
-		params = bt_value_map_create();
-		if (!params ||
-		    bt_value_map_insert_empty_array_entry(params, "inputs", &one) !=
-			    BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK ||
-		    bt_value_array_append_string_element(
-			    one, bt_value_string_get(bt_value_array_borrow_element_by_index_const(
-					 inputs, k))) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK) {
-			ret = -ENOMEM;
-			snprintf(why, len, "%s", strerror(ENOMEM));
+		ret = add_source(graph, src_cls,
+				 bt_value_string_get(
+					 bt_value_array_borrow_element_by_index_const(inputs, k)),
+				 k, level, mux, why, len);
+		if (ret) {
 			goto out;
-		}
-		snprintf(name, sizeof(name), "src%" PRIu64, k);
-		/* ctf.fs reads the metadata here: a corrupt one fails now. */
-		add_st = bt_graph_add_source_component(graph, src_cls, name, params, level, &src);
-		if (add_st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-			ret = add_error(add_st, why, len, "cannot open the trace");
-			goto out;
-		}
-		/* One output port per stream (per CPU and channel for LTTng). */
-		n = bt_component_source_get_output_port_count(src);
-		for (i = 0; i < n; i++) {
-			out_port = bt_component_source_borrow_output_port_by_index_const(src, i);
-			in_port = free_input_port(mux);
-			if (!in_port || bt_graph_connect_ports(graph, out_port, in_port, NULL) !=
-						BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
-				ret = -EBADMSG;
-				take_bt_error(why, len, "cannot connect a stream to the muxer");
-				goto out;
-			}
 		}
 	}
 	out_port = bt_component_filter_borrow_output_port_by_name_const(mux, "out");
@@ -742,39 +799,9 @@ static int run_graph(struct ctf_reader *r, const bt_value *inputs, char *why, si
 		take_bt_error(why, len, "cannot connect the muxer to the sink");
 		goto out;
 	}
-
-	do {
-		run_st = bt_graph_run(graph);
-		if (run_st == BT_GRAPH_RUN_STATUS_AGAIN) {
-			usleep(1000);
-		}
-	} while (run_st == BT_GRAPH_RUN_STATUS_AGAIN && ++again < CTF_AGAIN_MAX);
-
-	if (r->err) {
-		/* Our sink's own failure; the library's error only says the sink failed. */
-		bt_current_thread_clear_error();
-		ret = r->err;
-		snprintf(why, len, "%s", r->why);
-	} else if (run_st == BT_GRAPH_RUN_STATUS_OK) {
-		ret = 0;
-		/*
-		 * 2.0.4's ctf.fs gives up on a packet it cannot decode, leaves the cause on the
-		 * thread and ends the stream as if all were well: the rest of the stream is lost.
-		 * Leaving the error would also make the next libbabeltrace2 call abort.
-		 */
-		if (take_bt_error(why, len, "cannot read the trace") && !r->stopped) {
-			ret = -EBADMSG;
-		}
-	} else if (run_st == BT_GRAPH_RUN_STATUS_AGAIN) {
-		ret = -ETIMEDOUT;
-		snprintf(why, len, "libbabeltrace2 kept asking to try again");
-	} else {
-		ret = run_st == BT_GRAPH_RUN_STATUS_MEMORY_ERROR ? -ENOMEM : -EBADMSG;
-		take_bt_error(why, len, "cannot read the trace");
-	}
+	ret = run_to_end(r, graph, why, len);
 out:
 	/* The graph holds references to the components and to their plugins' classes. */
-	bt_value_put_ref(params);
 	bt_graph_put_ref(graph);
 	bt_plugin_put_ref(utils_plugin);
 	bt_plugin_put_ref(ctf_plugin);
@@ -902,6 +929,8 @@ void __attribute__((noreturn)) ctf_reader_main(const char *dir, const char *pref
 	char why[512] = "";
 	struct rlimit lim;
 	int ret, null;
+
+	ls_verbose_enabled = verbose;
 
 	/* Die with the parent instead of lingering in a hang nobody waits for. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent) {
