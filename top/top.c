@@ -25,6 +25,7 @@
 #include <json-c/json.h>
 
 #include "tracker/decode.h"
+#include "tracker/kernel.h"
 #include "lib/duration.h"
 #include "tracker/ksyms.h"
 #include "tracker/libbpf-log.h"
@@ -1112,6 +1113,9 @@ static int top_open(struct top *t)
 	int err;
 
 	libbpf_log_init();
+	if (kernel_check("top", KERNEL_FOR_TOP)) {
+		return -ENOTSUP;
+	}
 	t->ncpus = libbpf_num_possible_cpus();
 	if (t->ncpus <= 0) {
 		ls_err("top: cannot count possible CPUs");

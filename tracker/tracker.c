@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "tracker/decode.h"
+#include "tracker/kernel.h"
 #include "tracker/ksyms.h"
 #include "tracker/libbpf-log.h"
 #include "lib/outlier.h"
@@ -667,6 +668,12 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 
 	*trackerp = NULL;
 	libbpf_log_init();
+	/* Before any other complaint (no BTF, the verifier's), which would hide an old kernel. */
+	err = kernel_check("record",
+			   KERNEL_FOR_RECORD | (opts->no_preload ? 0 : KERNEL_FOR_PRELOAD));
+	if (err) {
+		return err;
+	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		ls_err("tracker: /sys/kernel/btf/vmlinux: %s (a kernel built with "
 		       "CONFIG_DEBUG_INFO_BTF is needed)",
