@@ -706,14 +706,31 @@ static __always_inline void fill_event(struct ls_event *e, struct task_struct *t
 }
 
 /*
+ * The syscall number in a thread's saved user registers @regs. libbpf names the argument and
+ * return registers of each architecture, not this one. On x86 (orig_ax) and arm64 (syscallno)
+ * alike, an entry from user space by an interrupt or an exception stores -1 there.
+ */
+static __always_inline long user_syscall_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(regs, orig_ax);
+#elif defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(regs, syscallno);
+#else
+#error "latsnap.bpf.c knows the saved user registers of x86 and arm64 only"
+#endif
+}
+
+/*
  * save_user_ip - where a tracked thread left user code, at the switch-out that begins an off-CPU
  * interval outside any syscall, for the sleep outlier it may become: at its switch-in, where a
  * sleep ends, the kernel walks no other task's user stack. The interrupted ip always (two loads).
- * The frame-pointer walk only when an interrupt took it out of user code (orig_ax < 0): a thread
- * computing, preempted by the tick or an IPI, at most a few hundred times a second. Not when it
- * is preempted on its way out of a syscall or in a fault (orig_ax >= 0): a pipe ping-pong does
- * that ~46k times a second, and a walk there cost 1 to 5 us (reads through rbp fault in code
- * without frame pointers); the preload library, signalled at the switch-in, unwinds those.
+ * The frame-pointer walk only when an interrupt or an exception took it out of user code (no
+ * syscall number): a thread computing, preempted by the tick or an IPI, at most a few hundred
+ * times a second. Not when it is preempted on its way out of a syscall (its number is still
+ * there): a pipe ping-pong does that ~46k times a second, and a walk there cost 1 to 5 us (reads
+ * through rbp fault in code without frame pointers); the preload library, signalled at the
+ * switch-in, unwinds those.
  */
 static __always_inline void save_user_ip(void *ctx, struct task_struct *task, struct task_state *s,
 					 __u64 start)
@@ -722,14 +739,14 @@ static __always_inline void save_user_ip(void *ctx, struct task_struct *task, st
 	long len = 0;
 
 	s->sleep_start = start;
-	if ((long)BPF_CORE_READ(regs, orig_ax) < 0) {
+	if (user_syscall_nr(regs) < 0) {
 		len = bpf_get_stack(ctx, s->sleep_ips, sizeof(s->sleep_ips), BPF_F_USER_STACK);
 		stat_inc(LS_STAT_USER_WALKS);
 	}
 	if (len > 0) {
 		s->sleep_nr = len / sizeof(__u64);
 	} else {
-		s->sleep_ips[0] = BPF_CORE_READ(regs, ip);
+		s->sleep_ips[0] = PT_REGS_IP_CORE(regs);
 		s->sleep_nr = s->sleep_ips[0] ? 1 : 0;
 	}
 }
@@ -926,6 +943,7 @@ static __always_inline void report_unwound(struct task_struct *task, struct pt_r
 {
 	struct task_state *s = bpf_task_storage_get(&states, task, NULL, 0);
 	struct ls_unwound *u;
+	void *report;
 	__u64 arg;
 
 	if (!s || !s->unwind_owed) {
@@ -938,7 +956,7 @@ static __always_inline void report_unwound(struct task_struct *task, struct pt_r
 		stat_inc(LS_STAT_RINGBUF_LOST);
 		return;
 	}
-	arg = BPF_CORE_READ(regs, r10);
+	arg = PT_REGS_PARM4_CORE_SYSCALL(regs);
 	u->kind = LS_KIND_UNWOUND;
 	u->status = (arg >> 16) & 0xff;
 	u->truncated = (arg >> 24) & 1;
@@ -950,7 +968,8 @@ static __always_inline void report_unwound(struct task_struct *task, struct pt_r
 		u->nr = LS_UNWOUND_MAX_DEPTH;
 	}
 	/* The whole report: the library always passes one, its array full size. */
-	if (bpf_probe_read_user(&u->report, sizeof(u->report), (void *)BPF_CORE_READ(regs, dx))) {
+	report = (void *)PT_REGS_PARM3_CORE_SYSCALL(regs);
+	if (bpf_probe_read_user(&u->report, sizeof(u->report), report)) {
 		u->nr = 0;
 		u->status = LS_UNWIND_FAILED;
 		u->report.unwind_ns = 0;
@@ -961,7 +980,8 @@ static __always_inline void report_unwound(struct task_struct *task, struct pt_r
 
 /*
  * A registration call from the preload library (see LS_PRCTL_OPTION). The caller is current:
- * it can register, unregister or quiet only itself.
+ * it can register, unregister or quiet only itself. Its arguments are read with libbpf's syscall
+ * macros, which know where each architecture passes them (x86 the fourth in r10, not rcx).
  */
 static __always_inline void handle_prctl(struct task_struct *task, struct pt_regs *regs)
 {
@@ -971,11 +991,11 @@ static __always_inline void handle_prctl(struct task_struct *task, struct pt_reg
 	__u64 op, sig;
 	__u8 one = 1;
 
-	if (BPF_CORE_READ(regs, di) != LS_PRCTL_OPTION ||
-	    BPF_CORE_READ(regs, r8) != LS_ABI_VERSION) {
+	if (PT_REGS_PARM1_CORE_SYSCALL(regs) != LS_PRCTL_OPTION ||
+	    PT_REGS_PARM5_CORE_SYSCALL(regs) != LS_ABI_VERSION) {
 		return;
 	}
-	op = BPF_CORE_READ(regs, si);
+	op = PT_REGS_PARM2_CORE_SYSCALL(regs);
 	if (op == LS_PRCTL_UNREGISTER) {
 		bpf_map_delete_elem(&registered, &tgid);
 		return;
@@ -995,8 +1015,8 @@ static __always_inline void handle_prctl(struct task_struct *task, struct pt_reg
 	if (op != LS_PRCTL_REGISTER) {
 		return;
 	}
-	sig = BPF_CORE_READ(regs, dx);
-	reg.handler = BPF_CORE_READ(regs, r10);
+	sig = PT_REGS_PARM3_CORE_SYSCALL(regs);
+	reg.handler = PT_REGS_PARM4_CORE_SYSCALL(regs);
 	/* SIG_DFL (0) and SIG_IGN (1) are no handlers: they would "match" a signal left alone. */
 	if (!valid_signal(sig) || reg.handler <= 1 || installed_handler(task, sig) != reg.handler) {
 		if (bpf_map_update_elem(&refused_noticed, &tgid, &one, BPF_NOEXIST) == 0) {
@@ -1732,11 +1752,29 @@ int BPF_PROG(ls_sched_process_exec, struct task_struct *p, pid_t old_pid, struct
 	return 0;
 }
 
-/* The device number of a request's disk, as the kernel's disk_devt() makes it. */
+/*
+ * struct request as it was before Linux 5.17, which named its disk itself: the disk is reached
+ * through the request's queue (request_queue->disk, Linux 5.15) since. libbpf matches this flavour
+ * to the kernel's struct request and drops the "___old" suffix.
+ */
+struct request___old {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+/*
+ * The device number of a request's disk, as the kernel's disk_devt() makes it. Which layout the
+ * kernel has is a constant at load, so the other branch is left out by the verifier.
+ */
 static __always_inline __u64 request_dev(struct request *rq)
 {
-	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+	struct request___old *old = (struct request___old *)rq;
+	struct gendisk *disk;
 
+	if (bpf_core_field_exists(old->rq_disk)) {
+		disk = BPF_CORE_READ(old, rq_disk);
+	} else {
+		disk = BPF_CORE_READ(rq, q, disk);
+	}
 	if (!disk) {
 		return 0;
 	}

@@ -181,14 +181,33 @@ static __always_inline void end_wait(struct task_struct *task, struct task_wait 
 }
 
 /*
- * The syscall @task blocks in, from its saved user registers: on x86 the entry code stores
- * -ENOSYS as the return value until the syscall returns, which tells a syscall from an
- * exception (whose orig_ax is an error code) or an interrupt (a negative vector).
+ * The syscall a thread is in, from its saved user registers @regs, or -1. libbpf names the
+ * argument and return registers of each architecture, not the number's. An entry from user space
+ * by an interrupt or an exception stores -1 as the number (x86 orig_ax, arm64 syscallno); on x86
+ * the entry code also keeps -ENOSYS as the return value until the syscall returns, which leaves
+ * out a thread on its way out of one (whose orig_ax keeps the number).
+ */
+static __always_inline long syscall_of(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return PT_REGS_RC(regs) == (unsigned long)-ENOSYS ? (long)regs->orig_ax : -1;
+#elif defined(__TARGET_ARCH_arm64)
+	return regs->syscallno;
+#else
+#error "top.bpf.c knows the saved user registers of x86 and arm64 only"
+#endif
+}
+
+/*
+ * The syscall @task blocks in and, for those that name one, the object it waits on (its first
+ * argument). The registers are loaded directly (relocated by CO-RE all the same), not read with
+ * the _CORE macros' bpf_probe_read_kernel(): bpf_task_pt_regs() gives a pointer the verifier
+ * knows, and this runs at every blocking switch of the machine.
  */
 static __always_inline void note_syscall(struct task_struct *task, struct task_wait *w)
 {
 	struct pt_regs *regs;
-	long nr = -1;
+	long nr;
 	__u8 kind;
 
 	w->nr = -1;
@@ -201,13 +220,7 @@ static __always_inline void note_syscall(struct task_struct *task, struct task_w
 	if (!regs) {
 		return;
 	}
-#if defined(__TARGET_ARCH_x86)
-	if (regs->ax == (unsigned long)-ENOSYS) {
-		nr = regs->orig_ax;
-	}
-#elif defined(__TARGET_ARCH_arm64)
-	nr = regs->syscallno;
-#endif
+	nr = syscall_of(regs);
 	if (nr < 0 || nr >= TOP_MAX_SYSCALLS) {
 		return;
 	}
@@ -215,11 +228,7 @@ static __always_inline void note_syscall(struct task_struct *task, struct task_w
 	kind = obj_syscalls[nr & (TOP_MAX_SYSCALLS - 1)];
 	if (kind != TOP_OBJ_NONE) {
 		w->obj_kind = kind;
-#if defined(__TARGET_ARCH_x86)
-		w->obj = regs->di;
-#elif defined(__TARGET_ARCH_arm64)
-		w->obj = regs->orig_x0;
-#endif
+		w->obj = PT_REGS_PARM1_SYSCALL(regs);
 	}
 }
 

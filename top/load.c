@@ -10,6 +10,7 @@
 
 #include "classify/syscalls.h"
 #include "lib/util.h"
+#include "tracker/kernel.h"
 #include "tracker/ksyms.h"
 #include "tracker/libbpf-log.h"
 #include "top.skel.h"
@@ -53,6 +54,9 @@ int top_load(struct top *t)
 	int err;
 
 	libbpf_log_init();
+	if (kernel_check("top", KERNEL_FOR_TOP)) {
+		return -ENOTSUP;
+	}
 	t->ncpus = libbpf_num_possible_cpus();
 	if (t->ncpus <= 0) {
 		ls_err("top: cannot count possible CPUs");

@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "tracker/decode.h"
+#include "tracker/kernel.h"
 #include "tracker/ksyms.h"
 #include "tracker/libbpf-log.h"
 #include "lib/outlier.h"
@@ -82,8 +83,6 @@ struct tracker {
 	bool keep_exited;
 	pid_t exited[256];
 	unsigned int nr_exited;
-	struct bpf_link *links[12];
-	int nr_links;
 	struct parked parked[PARKED_MAX]; /* in arrival order */
 	unsigned int nr_parked;
 };
@@ -657,6 +656,12 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 
 	*trackerp = NULL;
 	libbpf_log_init();
+	/* Before any other complaint (no BTF, the verifier's), which would hide an old kernel. */
+	err = kernel_check("record",
+			   KERNEL_FOR_RECORD | (opts->no_preload ? 0 : KERNEL_FOR_PRELOAD));
+	if (err) {
+		return err;
+	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		ls_err("tracker: /sys/kernel/btf/vmlinux: %s (a kernel built with "
 		       "CONFIG_DEBUG_INFO_BTF is needed)",
@@ -878,35 +883,44 @@ void tracker_state_left(struct tracker *tr, unsigned int *processes, unsigned in
 	*in_flight = map_entries(bpf_map__fd(tr->skel->maps.accum));
 }
 
+/*
+ * The program the skeleton failed to attach: it attaches in order and stops at the first failure,
+ * so that is the first one it would attach that has no link.
+ */
+static struct bpf_program *first_unattached(const struct bpf_object_skeleton *s)
+{
+	struct bpf_program *prog;
+	int i;
+
+	for (i = 0; i < s->prog_cnt; i++) {
+		prog = *s->progs[i].prog;
+		if (bpf_program__autoload(prog) && bpf_program__autoattach(prog) &&
+		    !*s->progs[i].link) {
+			return prog;
+		}
+	}
+	return NULL;
+}
+
 /**
- * tracker_attach - start tracing: attach every program, naming the hook that is missing.
+ * tracker_attach - start tracing: attach every program loaded, naming the hook that is missing.
  */
 int tracker_attach(struct tracker *tr)
 {
 	struct bpf_program *prog;
-	struct bpf_link *link;
 	int err;
 
-	bpf_object__for_each_program(prog, tr->skel->obj)
-	{
-		if (!bpf_program__autoload(prog)) {
-			continue;
-		}
-		link = bpf_program__attach(prog);
-		if (!link) {
-			err = -errno;
+	err = latsnap_bpf__attach(tr->skel);
+	if (err) {
+		prog = first_unattached(tr->skel->skeleton);
+		if (prog) {
 			ls_err("tracker: cannot attach %s (%s): %s", bpf_program__name(prog),
-			       bpf_program__section_name(prog), strerror(errno));
-			return err;
+			       bpf_program__section_name(prog), strerror(-err));
+		} else {
+			ls_err("tracker: cannot attach the BPF programs: %s", strerror(-err));
 		}
-		if (tr->nr_links >= (int)(sizeof(tr->links) / sizeof(tr->links[0]))) {
-			bpf_link__destroy(link);
-			ls_err("tracker: too many BPF programs");
-			return -E2BIG;
-		}
-		tr->links[tr->nr_links++] = link;
 	}
-	return 0;
+	return err;
 }
 
 /**
@@ -1034,8 +1048,9 @@ void tracker_close(struct tracker *tr)
 	if (!tr) {
 		return;
 	}
-	while (tr->nr_links > 0) {
-		bpf_link__destroy(tr->links[--tr->nr_links]);
+	/* First, so that every hook of the machine stops paying for latsnap while the rest goes. */
+	if (tr->skel) {
+		latsnap_bpf__detach(tr->skel);
 	}
 	while (tr->nr_parked > 0) {
 		outlier_free(tr->parked[--tr->nr_parked].outlier);

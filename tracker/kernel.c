@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kernel.c - the kernel features latsnap's BPF programs use, each with the release that brought
+ * it, probed with libbpf before a program is loaded: distributions backport BPF features, so the
+ * kernel's version number alone would refuse kernels that work.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "lib/util.h"
+#include "tracker/kernel.h"
+
+/*
+ * What the programs use that a kernel may lack, oldest first: the first one missing is the one
+ * named. Not probed, because every kernel with bpf_task_pt_regs() has them: BTF-typed tracepoint
+ * programs (tp_btf), mmapable arrays, bpf_probe_read_kernel/user(), bpf_send_signal_thread() and
+ * bpf_jiffies64() (5.5), BPF atomics that return the old value (5.12), task storage from tracing
+ * programs (5.12). bpf_send_signal_task() (6.13) is optional: a weak kfunc, dead code without it
+ * (kernels before 5.16 refuse such a call even as dead code when libbpf is older than 1.2, which
+ * matters to --no-preload only).
+ */
+const struct kernel_feature kernel_features[] = {
+	{ .what = "BPF ring buffers",
+	  .since = KERNEL_LINUX(5, 8),
+	  .users = KERNEL_FOR_RECORD,
+	  .probe = KERNEL_PROBE_MAP,
+	  .arg = BPF_MAP_TYPE_RINGBUF },
+	{ .what = "bpf_get_task_stack()",
+	  .since = KERNEL_LINUX(5, 9),
+	  .users = KERNEL_FOR_RECORD | KERNEL_FOR_TOP,
+	  .probe = KERNEL_PROBE_HELPER,
+	  .arg = BPF_FUNC_get_task_stack },
+	{ .what = "BPF task storage",
+	  .since = KERNEL_LINUX(5, 11),
+	  .users = KERNEL_FOR_RECORD | KERNEL_FOR_TOP,
+	  .probe = KERNEL_PROBE_MAP,
+	  .arg = BPF_MAP_TYPE_TASK_STORAGE },
+	{ .what = "bpf_get_current_task_btf()",
+	  .since = KERNEL_LINUX(5, 11),
+	  .users = KERNEL_FOR_RECORD,
+	  .probe = KERNEL_PROBE_HELPER,
+	  .arg = BPF_FUNC_get_current_task_btf },
+	{ .what = "bpf_task_pt_regs()",
+	  .since = KERNEL_LINUX(5, 15),
+	  .users = KERNEL_FOR_RECORD | KERNEL_FOR_TOP,
+	  .probe = KERNEL_PROBE_HELPER,
+	  .arg = BPF_FUNC_task_pt_regs },
+	/*
+	 * The end of __schedule(): ls_sched_exit() sends from there the signals that the switch
+	 * itself could not (switched in from the idle task or a kernel thread).
+	 */
+	{ .what = "the sched_exit_tp tracepoint",
+	  .since = KERNEL_LINUX(6, 15),
+	  .users = KERNEL_FOR_PRELOAD,
+	  .probe = KERNEL_PROBE_HOOK,
+	  .hook = "sched_exit_tp" },
+};
+
+const size_t kernel_nr_features = sizeof(kernel_features) / sizeof(kernel_features[0]);
+
+/**
+ * kernel_min_version - the first release with every feature @users need, as KERNEL_LINUX().
+ */
+unsigned int kernel_min_version(unsigned int users)
+{
+	unsigned int min = 0;
+	size_t i;
+
+	for (i = 0; i < kernel_nr_features; i++) {
+		if ((kernel_features[i].users & users) && kernel_features[i].since > min) {
+			min = kernel_features[i].since;
+		}
+	}
+	return min;
+}
+
+/**
+ * kernel_first_missing - the oldest feature @users need that @probe says the kernel lacks.
+ *
+ * A probe that cannot tell (a negative errno) counts as present: loading will say what is wrong.
+ *
+ * Return: the feature, or NULL when none is missing.
+ */
+const struct kernel_feature *kernel_first_missing(unsigned int users, kernel_probe_fn probe)
+{
+	size_t i;
+
+	for (i = 0; i < kernel_nr_features; i++) {
+		if ((kernel_features[i].users & users) && probe(&kernel_features[i]) == 0) {
+			return &kernel_features[i];
+		}
+	}
+	return NULL;
+}
+
+/**
+ * kernel_missing_message - the one line that says this kernel (@release) lacks @f, for @who
+ * ("record", "top") with @users; what the preload library alone needs says how to do without.
+ *
+ * Return: what snprintf() returns.
+ */
+int kernel_missing_message(char *buf, size_t size, const char *who, const char *release,
+			   const struct kernel_feature *f, unsigned int users)
+{
+	unsigned int need = kernel_min_version(users);
+	unsigned int without = kernel_min_version(users & ~KERNEL_FOR_PRELOAD);
+	char alt[80] = "";
+
+	if (!(f->users & users & ~KERNEL_FOR_PRELOAD) && without < need) {
+		snprintf(alt, sizeof(alt), ", or %u.%u with --no-preload and a COMMAND",
+			 KERNEL_MAJOR(without), KERNEL_MINOR(without));
+	}
+	return snprintf(buf, size,
+			"%s: this kernel (%s) lacks %s (Linux %u.%u): latsnap %s needs Linux %u.%u "
+			"or later%s",
+			who, release, f->what, KERNEL_MAJOR(f->since), KERNEL_MINOR(f->since), who,
+			KERNEL_MAJOR(need), KERNEL_MINOR(need), alt);
+}
+
+/*
+ * Whether a program can attach to the tracepoint @name, without attaching one: the program reads
+ * the 12th argument, which no tracepoint probed here has. The kernel looks the tracepoint up
+ * first (ENOENT when there is none), then refuses a program that reads beyond its arguments
+ * (EINVAL) before registering anything, so that no tracepoint is enabled, even for a moment.
+ */
+static int probe_hook(const char *name)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_LDX | BPF_MEM | BPF_DW,
+		  .dst_reg = BPF_REG_0,
+		  .src_reg = BPF_REG_1,
+		  .off = 11 * sizeof(__u64) },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int prog, link, ret;
+
+	prog = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL, "GPL", insns,
+			     sizeof(insns) / sizeof(insns[0]), NULL);
+	if (prog < 0) {
+		return -errno;
+	}
+	link = bpf_raw_tracepoint_open(name, prog);
+	if (link >= 0) {
+		ret = 1;
+		close(link);
+	} else {
+		ret = errno == EINVAL ? 1 : errno == ENOENT ? 0 : -errno;
+	}
+	close(prog);
+	return ret;
+}
+
+/**
+ * kernel_probe - whether the running kernel has @f: 1 if so, 0 if not, a negative errno when it
+ * cannot tell (without privilege, say).
+ *
+ * Helpers are probed in raw tracepoint programs, which have the tracing helpers of tp_btf ones:
+ * libbpf cannot probe BPF_PROG_TYPE_TRACING (-EOPNOTSUPP).
+ */
+int kernel_probe(const struct kernel_feature *f)
+{
+	switch (f->probe) {
+	case KERNEL_PROBE_MAP:
+		return libbpf_probe_bpf_map_type(f->arg, NULL);
+	case KERNEL_PROBE_HELPER:
+		return libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, f->arg, NULL);
+	case KERNEL_PROBE_HOOK:
+		return probe_hook(f->hook);
+	}
+	return -EINVAL;
+}
+
+/**
+ * kernel_check - probe what @users need of the running kernel, before a program is loaded.
+ * @who: the command, for the message ("record", "top")
+ *
+ * Return: 0 when the kernel has everything, or when the probes cannot tell (loading then says
+ * why); -ENOTSUP after a one-line error that names the first feature missing.
+ */
+int kernel_check(const char *who, unsigned int users)
+{
+	const struct kernel_feature *f;
+	struct utsname uts;
+	char msg[256];
+
+	/*
+	 * Every kernel with BPF has arrays: without privilege, or with BPF turned off, this fails
+	 * too, and every other probe would blame a feature the kernel may well have.
+	 */
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARRAY, NULL) != 1) {
+		return 0;
+	}
+	f = kernel_first_missing(users, kernel_probe);
+	if (!f) {
+		return 0;
+	}
+	if (uname(&uts)) {
+		snprintf(uts.release, sizeof(uts.release), "?");
+	}
+	kernel_missing_message(msg, sizeof(msg), who, uts.release, f, users);
+	ls_err("%s", msg);
+	return -ENOTSUP;
+}
