@@ -15,7 +15,10 @@
 #include "review/snapshots.h"
 #include "tap.h"
 
-/* One outlier with BPF glue on top of its kernel stack, a mangled user frame and a ';'. */
+/*
+ * One outlier with BPF glue on top of its kernel stack (a JIT-ed program: bpf_prog_ and its
+ * 16-hex-digit tag, as classify/frames.c has it), a mangled user frame and a ';'.
+ */
 static const char good[] =
 	"{\"version\":1,\"id\":\"A\",\"host\":\"h\",\"created\":\"2026-01-01T00:00:00Z\","
 	"\"trace\":\"trace\",\"skipped\":2,\"flags\":[],\"outliers\":["
@@ -24,7 +27,8 @@ static const char good[] =
 	"\"blocked_ns\":180,\"runqueue_ns\":10,\"switches\":1,\"cause\":\"Reading from a pipe\","
 	"\"kernel_stacks\":["
 	"{\"weight_ns\":150,\"frames\":["
-	"{\"addr\":\"0xffffffff81000000\",\"symbol\":\"bpf_prog_abc_ls_sched_switch\",\"offset\":1,"
+	"{\"addr\":\"0xffffffff81000000\","
+	"\"symbol\":\"bpf_prog_6deef7357e7b4530_ls_sched_switch\",\"offset\":1,"
 	"\"module\":\"kernel\"},"
 	"{\"addr\":\"0xffffffff81000010\",\"symbol\":\"pipe_read\",\"offset\":2,"
 	"\"module\":\"kernel\"},"
