@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
 #include <libxml/parser.h>
 
 #include "review/flame.h"
@@ -55,7 +54,7 @@ static void check_folded(const char *text, size_t len, size_t nr)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct json_object *summary = NULL;
+	struct summary *summary = NULL;
 	struct flame f = { 0 };
 	char why[512], *buf = NULL;
 	size_t len = 0;
@@ -88,6 +87,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	xmlFreeDoc(doc);
 	free(buf);
 	flame_free(&f);
-	json_object_put(summary);
+	summary_free(summary);
 	return 0;
 }

@@ -3,8 +3,9 @@
  * fuzz_summary.c - libFuzzer harness of the summary.json reader (snapshots_parse_summary()).
  *
  * Whatever the bytes, the reader must return 0 with a summary or an error with a reason that
- * names the file, and a summary it accepts must be safe to walk with the accessors that report,
- * show and flame use without re-checking types.
+ * names the file, and a summary it accepts must be typed whole: every outlier read into its
+ * struct outlier, safe to walk as report, show and flame do, and written back by
+ * summary_outlier_to_json() into an OUTLIER that outlier_from_json() reads again.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,31 +13,60 @@
 
 #include <json-c/json.h>
 
+#include "lib/outlier.h"
 #include "review/snapshots.h"
 
-static void walk_frames(struct json_object *frames)
+static void walk_frames(const struct outlier_frames *frames)
 {
-	size_t i, n = frames ? json_object_array_length(frames) : 0;
-	struct json_object *f;
+	size_t i;
 
-	for (i = 0; i < n; i++) {
-		f = json_object_array_get_idx(frames, i);
-		if (!snapshots_str(f, "addr", NULL) || !snapshots_str(f, "module", NULL)) {
+	for (i = 0; i < frames->nr; i++) {
+		/* The checks make module a string; symbol may be null. */
+		if (!frames->v[i].module) {
 			abort();
 		}
-		(void)snapshots_str(f, "symbol", NULL);
-		(void)snapshots_is_glue_frame(f);
+		(void)snapshots_is_glue_frame(&frames->v[i]);
 	}
-	if (snapshots_kernel_skip(frames) > n) {
+	if (snapshots_kernel_skip(frames) > frames->nr) {
 		abort();
 	}
 }
 
+static void walk_outlier(const struct summary *s, size_t idx)
+{
+	const struct outlier *o = s->outliers[idx];
+	struct json_object *obj;
+	struct outlier *back;
+	size_t j;
+
+	if (!o || !o->comm || !o->cause || (int64_t)o->duration_ns < 0) {
+		abort();
+	}
+	for (j = 0; j < o->nr_kernel_stacks; j++) {
+		walk_frames(&o->kernel_stacks[j].frames);
+	}
+	walk_frames(&o->user_stack.frames);
+	if (o->waker) {
+		walk_frames(&o->waker->frames);
+	}
+	for (j = 0; j < o->nr_links; j++) {
+		walk_frames(&o->wait_chain[j].frames);
+	}
+	/* What show --json writes of it reads back. */
+	obj = summary_outlier_to_json(s, idx);
+	if (!obj || outlier_from_json(obj, &back)) {
+		abort();
+	}
+	outlier_free(back);
+	json_object_put(obj);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct json_object *summary = NULL, *outliers, *o, *stacks, *user = NULL;
+	struct summary *summary = NULL;
+	struct json_object *obj;
 	char why[512] = "";
-	size_t i, j, n;
+	size_t i;
 	int ret;
 
 	ret = snapshots_parse_summary((const char *)data, size, "F", &summary, why, sizeof(why));
@@ -47,25 +77,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		return 0;
 	}
-	outliers = snapshots_arr(summary, "outliers");
-	if (!outliers || snapshots_i64(summary, "version") != 1) {
+	if (!summary->id || !summary->host) {
 		abort();
 	}
-	n = json_object_array_length(outliers);
-	for (i = 0; i < n; i++) {
-		o = json_object_array_get_idx(outliers, i);
-		if (snapshots_i64(o, "duration_ns") < 0 || !snapshots_str(o, "cause", NULL)) {
-			abort();
-		}
-		stacks = snapshots_arr(o, "kernel_stacks");
-		for (j = 0; stacks && j < json_object_array_length(stacks); j++) {
-			walk_frames(snapshots_arr(json_object_array_get_idx(stacks, j), "frames"));
-		}
-		if (!json_object_object_get_ex(o, "user_stack", &user) || !user) {
-			abort();
-		}
-		walk_frames(snapshots_arr(user, "frames"));
+	for (i = 0; i < summary->nr_outliers; i++) {
+		walk_outlier(summary, i);
 	}
-	json_object_put(summary);
+	for (i = 0; i < summary->nr_flags; i++) {
+		if (!summary->flags[i]) {
+			abort();
+		}
+	}
+	obj = summary_to_json(summary, NULL);
+	if (!obj) {
+		abort();
+	}
+	json_object_put(obj);
+	summary_free(summary);
 	return 0;
 }

@@ -772,13 +772,12 @@ static void print_wait_chain(FILE *out, const struct outlier *o)
 }
 
 /**
- * outlier_print_text() - one block for @o: what, how long, the split, where it waited, who woke
- *                        it, who held it up, and what is missing
+ * outlier_print_head() - the first lines of outlier_print_text(): what, who, how long, when,
+ *                        the split and the cause (show tells the rest its own way)
  */
-void outlier_print_text(FILE *out, const struct outlier *o)
+void outlier_print_head(FILE *out, const struct outlier *o)
 {
 	char text[LS_DURATION_BUFSZ];
-	size_t i;
 
 	ls_format_duration(o->duration_ns, text, sizeof(text));
 	fprintf(out, "%s %s  %s[pid %d tid %d]  %s  at %" PRIu64 ".%09" PRIu64 "\n",
@@ -790,7 +789,18 @@ void outlier_print_text(FILE *out, const struct outlier *o)
 	print_share(out, "runqueue", o->runqueue_ns, o->duration_ns);
 	fprintf(out, "  switches %u\n", o->switches);
 	fprintf(out, "  cause: %s\n", o->cause ? o->cause : "unknown");
+}
 
+/**
+ * outlier_print_text() - one block for @o: what, how long, the split, where it waited, who woke
+ *                        it, who held it up, and what is missing
+ */
+void outlier_print_text(FILE *out, const struct outlier *o)
+{
+	char text[LS_DURATION_BUFSZ];
+	size_t i;
+
+	outlier_print_head(out, o);
 	for (i = 0; i < o->nr_kernel_stacks; i++) {
 		const struct outlier_kstack *st = &o->kernel_stacks[i];
 

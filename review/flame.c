@@ -16,8 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
+#include "lib/outlier.h"
 #include "review/dwfl-sym.h"
 #include "review/flame.h"
 #include "review/snapshots.h"
@@ -112,29 +111,44 @@ out:
 }
 
 /* A frame's name: its symbol, demangled, or its address. */
-static int put_frame(char **buf, size_t *len, size_t *cap, struct json_object *frame)
+static int put_frame(char **buf, size_t *len, size_t *cap, const struct outlier_frame *frame)
 {
-	const char *sym = snapshots_str(frame, "symbol", NULL);
+	const char *sym = frame->symbol;
 	char *demangled = sym ? dwfl_sym_demangle(sym) : NULL;
+	char addr[24];
 	int ret;
 
 	if (!sym || !*sym) {
-		sym = snapshots_str(frame, "addr", "?");
+		snprintf(addr, sizeof(addr), "0x%" PRIx64, frame->addr);
+		sym = addr;
 	}
 	ret = put_name(buf, len, cap, demangled ? demangled : sym);
 	free(demangled);
 	return ret;
 }
 
-static bool user_matches(struct json_object *frames, const regex_t *grep)
+/* @frames, outermost first, from the @skip-th innermost one on. */
+static int put_frames(char **buf, size_t *len, size_t *cap, const struct outlier_frames *frames,
+		      size_t skip)
 {
-	size_t i, n = frames ? json_object_array_length(frames) : 0;
+	size_t k;
+	int ret = 0;
+
+	for (k = frames->nr; !ret && k > skip; k--) {
+		ret = put_frame(buf, len, cap, &frames->v[k - 1]);
+	}
+	return ret;
+}
+
+static bool user_matches(const struct outlier_frames *frames, const regex_t *grep)
+{
 	const char *sym;
 	char *demangled;
 	bool ret = false;
+	size_t i;
 
-	for (i = 0; i < n && !ret; i++) {
-		sym = snapshots_str(json_object_array_get_idx(frames, i), "symbol", NULL);
+	for (i = 0; i < frames->nr && !ret; i++) {
+		sym = frames->v[i].symbol;
 		if (!sym) {
 			continue;
 		}
@@ -163,87 +177,67 @@ static int push(struct flame *f, char *line, uint64_t weight)
 	return 0;
 }
 
+/* Fold the kernel stacks of @o, each under its comm and user frames. */
+static int add_outlier(struct flame *f, const struct outlier *o)
+{
+	const struct outlier_kstack *st;
+	size_t j, len = 0, cap = 256, base;
+	char *buf = malloc(cap);
+	int ret = -ENOMEM;
+
+	if (!buf) {
+		goto out;
+	}
+	/* The part shared by all its kernel stacks: comm and user frames. */
+	buf[0] = '\0';
+	ret = put_name(&buf, &len, &cap, o->comm ? o->comm : "?");
+	ret = ret ?: put_frames(&buf, &len, &cap, &o->user_stack.frames, 0);
+	ret = ret ?: put_name(&buf, &len, &cap, "-");
+	base = len;
+	for (j = 0; !ret && j < o->nr_kernel_stacks; j++) {
+		st = &o->kernel_stacks[j];
+		if (!st->weight_ns || !st->frames.nr) {
+			continue;
+		}
+		len = base;
+		buf[len] = '\0';
+		ret = put_frames(&buf, &len, &cap, &st->frames, snapshots_kernel_skip(&st->frames));
+		if (ret) {
+			break;
+		}
+		ret = push(f, strdup(buf), st->weight_ns);
+		if (ret || !f->stacks[f->nr - 1].line) {
+			ret = -ENOMEM;
+		}
+	}
+out:
+	free(buf);
+	return ret;
+}
+
 /**
- * flame_add_summary() - fold the stacks of every outlier of a checked summary
+ * flame_add_summary() - fold the stacks of every outlier of a summary
  * @f: where they go
- * @summary: a summary checked by snapshots_parse_summary()
+ * @summary: a summary read by snapshots_parse_summary()
  *
  * Each kernel stack with a weight becomes one line: the thread's comm, its user frames
  * outermost first, "-", the kernel frames outermost first (without the BPF glue on top).
  *
  * Return: 0 or -ENOMEM.
  */
-int flame_add_summary(struct flame *f, struct json_object *summary)
+int flame_add_summary(struct flame *f, const struct summary *summary)
 {
-	struct json_object *outliers = snapshots_arr(summary, "outliers"), *o, *user, *uframes,
-			   *stacks, *s, *kframes;
-	size_t i, j, k, n, ns, nu, nk, skip, len, cap, base;
-	char *buf = NULL;
-	uint64_t w;
+	const struct outlier *o;
+	size_t i;
 	int ret = 0;
 
-	n = outliers ? json_object_array_length(outliers) : 0;
-	for (i = 0; i < n; i++) {
-		o = json_object_array_get_idx(outliers, i);
-		user = NULL;
-		json_object_object_get_ex(o, "user_stack", &user);
-		uframes = snapshots_arr(user, "frames");
-		if (f->grep && !user_matches(uframes, f->grep)) {
+	for (i = 0; i < summary->nr_outliers && !ret; i++) {
+		o = summary->outliers[i];
+		if (f->grep && !user_matches(&o->user_stack.frames, f->grep)) {
 			continue;
 		}
-		/* The part shared by all its kernel stacks: comm and user frames. */
-		len = 0;
-		cap = 256;
-		buf = malloc(cap);
-		if (!buf) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		buf[0] = '\0';
-		ret = put_name(&buf, &len, &cap, snapshots_str(o, "comm", "?"));
-		nu = uframes ? json_object_array_length(uframes) : 0;
-		for (k = nu; !ret && k > 0; k--) {
-			ret = put_frame(&buf, &len, &cap,
-					json_object_array_get_idx(uframes, k - 1));
-		}
-		if (!ret) {
-			ret = put_name(&buf, &len, &cap, "-");
-		}
-		if (ret) {
-			goto out;
-		}
-		base = len;
-		stacks = snapshots_arr(o, "kernel_stacks");
-		ns = stacks ? json_object_array_length(stacks) : 0;
-		for (j = 0; j < ns; j++) {
-			s = json_object_array_get_idx(stacks, j);
-			w = (uint64_t)snapshots_i64(s, "weight_ns");
-			kframes = snapshots_arr(s, "frames");
-			nk = kframes ? json_object_array_length(kframes) : 0;
-			if (!w || !nk) {
-				continue;
-			}
-			len = base;
-			buf[len] = '\0';
-			skip = snapshots_kernel_skip(kframes);
-			for (k = nk; !ret && k > skip; k--) {
-				ret = put_frame(&buf, &len, &cap,
-						json_object_array_get_idx(kframes, k - 1));
-			}
-			if (ret) {
-				goto out;
-			}
-			ret = push(f, strdup(buf), w);
-			if (ret || !f->stacks[f->nr - 1].line) {
-				ret = -ENOMEM;
-				goto out;
-			}
-		}
-		free(buf);
-		buf = NULL;
+		ret = add_outlier(f, o);
 	}
-out:
-	free(buf);
 	return ret;
 }
 
@@ -424,6 +418,22 @@ static size_t split_frames(const char *line, const char **names, size_t *lens, s
 	return n;
 }
 
+/* The SVG's head: its size, the style of its frames, the background and @title. */
+static void svg_begin(FILE *out, int height, const char *title)
+{
+	fprintf(out,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"%d\" viewBox=\"0 0 %d %d\">\n"
+		"<style>text { font-family: monospace; font-size: 12px; fill: #000; "
+		"pointer-events: none; } rect:hover { stroke: #000; stroke-width: 0.5; }</style>\n"
+		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f0\"/>\n"
+		"<text x=\"%d\" y=\"22\" style=\"font-size: 16px\">",
+		SVG_WIDTH, height, SVG_WIDTH, height, SVG_WIDTH, height, SVG_PAD);
+	xml_text(out, title, strlen(title));
+	fputs("</text>\n", out);
+}
+
 /**
  * flame_write_svg() - draw the (finished) stacks as a flame graph
  * @out: where the SVG goes
@@ -439,7 +449,7 @@ int flame_write_svg(FILE *out, const struct flame *f, const char *title)
 	const char **names = NULL;
 	size_t *lens = NULL, max_frames = 1, i, n, d, common, open_nr = 0, sep;
 	uint64_t x = 0, total = 0;
-	int max_depth = 0, ret = 0, height;
+	int max_depth = 0, ret = 0;
 	const char *p;
 
 	for (i = 0; i < f->nr; i++) {
@@ -459,18 +469,7 @@ int flame_write_svg(FILE *out, const struct flame *f, const char *title)
 		ret = -ENOMEM;
 		goto out;
 	}
-	height = SVG_TOP + (max_depth + 1) * SVG_ROW + SVG_PAD;
-	fprintf(out,
-		"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
-		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-		"height=\"%d\" viewBox=\"0 0 %d %d\">\n"
-		"<style>text { font-family: monospace; font-size: 12px; fill: #000; "
-		"pointer-events: none; } rect:hover { stroke: #000; stroke-width: 0.5; }</style>\n"
-		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f0\"/>\n"
-		"<text x=\"%d\" y=\"22\" style=\"font-size: 16px\">",
-		SVG_WIDTH, height, SVG_WIDTH, height, SVG_WIDTH, height, SVG_PAD);
-	xml_text(out, title, strlen(title));
-	fputs("</text>\n", out);
+	svg_begin(out, SVG_TOP + (max_depth + 1) * SVG_ROW + SVG_PAD, title);
 	if (!total) {
 		fputs("<text x=\"10\" y=\"60\">no stacks</text>\n", out);
 		goto end;
@@ -548,6 +547,94 @@ void flame_free(struct flame *f)
 	f->nr = f->cap = 0;
 }
 
+struct flame_opts {
+	const char *svg;
+	const char *pattern;
+	const char *host;
+};
+
+/* The options into @opts: SNAPSHOTS_GO_ON, or the exit status to stop with. */
+static int parse_options(int argc, char **argv, struct flame_opts *opts)
+{
+	static const struct option longopts[] = {
+		{ "svg", required_argument, NULL, 's' },
+		{ "grep", required_argument, NULL, 'g' },
+		{ "host", required_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int id;
+
+	optind = 0;
+	opterr = 0;
+	while ((id = getopt_long(argc, argv, "+:s:g:H:h", longopts, NULL)) != -1) {
+		switch (id) {
+		case 's':
+			opts->svg = optarg;
+			break;
+		case 'H':
+			opts->host = optarg;
+			break;
+		case 'g':
+			opts->pattern = optarg;
+			break;
+		case 'h':
+			fputs(flame_usage, stdout);
+			return 0;
+		default:
+			snapshots_option_error("flame", id, optopt, argv, optind);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		ls_err("flame: %s (see latsnap flame --help)",
+		       optind == argc ? "DIR missing" : "one DIR only");
+		return 2;
+	}
+	return SNAPSHOTS_GO_ON;
+}
+
+/* The complete snapshots of @set into @f; the others are named on stderr. */
+static int add_snapshots(struct flame *f, const struct snapshot_set *set, size_t *complete)
+{
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < set->nr && !ret; i++) {
+		if (set->snaps[i].state != SNAPSHOT_COMPLETE) {
+			ls_err("flame: %s: %s", snapshots_state_name(set->snaps[i].state),
+			       set->snaps[i].why);
+			continue;
+		}
+		(*complete)++;
+		ret = flame_add_summary(f, set->snaps[i].summary);
+	}
+	return ret;
+}
+
+/* The flame graph of @f into the file @path; 0, or 1 after saying what failed. */
+static int write_svg_file(const char *path, const struct flame *f, const char *dir,
+			  const char *pattern)
+{
+	char title[512];
+	FILE *file;
+	int rc;
+
+	file = fopen(path, "we");
+	if (!file) {
+		ls_err("flame: %s: %s", path, strerror(errno));
+		return 1;
+	}
+	snprintf(title, sizeof(title), "latsnap: where the outliers of %s waited%s%s", dir,
+		 pattern ? ", through " : "", pattern ? pattern : "");
+	rc = flame_write_svg(file, f, title);
+	if (fclose(file) || rc) {
+		ls_err("flame: %s: %s", path, strerror(rc == -ENOMEM ? ENOMEM : EIO));
+		return 1;
+	}
+	return 0;
+}
+
 /**
  * flame_main() - `latsnap flame`
  * @argc: argument count, the command name included
@@ -558,56 +645,25 @@ void flame_free(struct flame *f)
  */
 int flame_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "svg", required_argument, NULL, 's' },
-		{ "grep", required_argument, NULL, 'g' },
-		{ "host", required_argument, NULL, 'H' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct flame_opts opts = { 0 };
 	struct snapshot_set set = { 0 };
 	struct flame f = { 0 };
-	const char *svg = NULL, *pattern = NULL, *host = NULL;
-	char title[512], err[256];
-	size_t i, complete = 0;
+	size_t complete = 0;
 	bool have_re = false;
-	FILE *file = NULL;
+	char err[256];
 	regex_t re;
-	int id, ret = 0, rc;
+	int ret, rc;
 
-	optind = 0;
-	opterr = 0;
-	while ((id = getopt_long(argc, argv, "+:s:g:H:h", opts, NULL)) != -1) {
-		switch (id) {
-		case 's':
-			svg = optarg;
-			break;
-		case 'H':
-			host = optarg;
-			break;
-		case 'g':
-			pattern = optarg;
-			break;
-		case 'h':
-			fputs(flame_usage, stdout);
-			goto out;
-		default:
-			snapshots_option_error("flame", id, optopt, argv, optind);
-			ret = 2;
-			goto out;
-		}
-	}
-	if (optind != argc - 1) {
-		ls_err("flame: %s (see latsnap flame --help)",
-		       optind == argc ? "DIR missing" : "one DIR only");
-		ret = 2;
+	ret = parse_options(argc, argv, &opts);
+	if (ret != SNAPSHOTS_GO_ON) {
 		goto out;
 	}
-	if (pattern) {
-		rc = regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
+	ret = 0;
+	if (opts.pattern) {
+		rc = regcomp(&re, opts.pattern, REG_EXTENDED | REG_NOSUB);
 		if (rc) {
 			regerror(rc, &re, err, sizeof(err));
-			ls_err("flame: --grep '%s': %s", pattern, err);
+			ls_err("flame: --grep '%s': %s", opts.pattern, err);
 			ret = 2;
 			goto out;
 		}
@@ -618,19 +674,11 @@ int flame_main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	snapshots_filter_host(&set, host);
-	for (i = 0; i < set.nr; i++) {
-		if (set.snaps[i].state != SNAPSHOT_COMPLETE) {
-			ls_err("flame: %s: %s", snapshots_state_name(set.snaps[i].state),
-			       set.snaps[i].why);
-			continue;
-		}
-		complete++;
-		if (flame_add_summary(&f, set.snaps[i].summary)) {
-			ls_err("flame: %s", strerror(ENOMEM));
-			ret = 1;
-			goto out;
-		}
+	snapshots_filter_host(&set, opts.host);
+	if (add_snapshots(&f, &set, &complete)) {
+		ls_err("flame: %s", strerror(ENOMEM));
+		ret = 1;
+		goto out;
 	}
 	if (!complete) {
 		ls_err("flame: %s: %s", set.dir,
@@ -644,20 +692,8 @@ int flame_main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	if (svg) {
-		file = fopen(svg, "we");
-		if (!file) {
-			ls_err("flame: %s: %s", svg, strerror(errno));
-			ret = 1;
-			goto out;
-		}
-		snprintf(title, sizeof(title), "latsnap: where the outliers of %s waited%s%s",
-			 set.dir, pattern ? ", through " : "", pattern ? pattern : "");
-		rc = flame_write_svg(file, &f, title);
-		if (fclose(file) || rc) {
-			ls_err("flame: %s: %s", svg, strerror(rc == -ENOMEM ? ENOMEM : EIO));
-			ret = 1;
-		}
+	if (opts.svg) {
+		ret = write_svg_file(opts.svg, &f, set.dir, opts.pattern);
 	}
 out:
 	if (have_re) {

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct json_object;
+struct summary;
 
 /**
  * struct flame_stack - one folded stack
@@ -32,7 +32,7 @@ struct flame {
 	const regex_t *grep;
 };
 
-int flame_add_summary(struct flame *f, struct json_object *summary);
+int flame_add_summary(struct flame *f, const struct summary *summary);
 void flame_finish(struct flame *f);
 int flame_write_folded(FILE *out, const struct flame *f);
 int flame_write_svg(FILE *out, const struct flame *f, const char *title);

@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "lib/duration.h"
+#include "lib/outlier.h"
 #include "review/report.h"
 #include "review/snapshots.h"
 #include "lib/util.h"
@@ -213,10 +214,10 @@ out:
 }
 
 /* The name of a process: its main thread's comm when that thread had an outlier. */
-static int process_name(struct process *p, struct json_object *o)
+static int process_name(struct process *p, const struct outlier *o)
 {
-	const char *comm = snapshots_str(o, "comm", "?");
-	bool main_thread = snapshots_i64(o, "tid") == p->pid;
+	const char *comm = o->comm ? o->comm : "?";
+	bool main_thread = o->tid == p->pid;
 	int ret = 0;
 	char *copy;
 
@@ -235,32 +236,30 @@ out:
 	return ret;
 }
 
-static void key_of(struct json_object *o, const char *host, enum group_by by, char *buf, size_t len)
+static void key_of(const struct outlier *o, const char *host, enum group_by by, char *buf,
+		   size_t len)
 {
-	const char *sys;
-
 	switch (by) {
 	case BY_HOST:
 		snprintf(buf, len, "%s", host);
 		break;
 	case BY_PROCESS:
 		/* Named later, once every thread is known; host and pid are the key. */
-		snprintf(buf, len, "%s/%" PRId64, host, snapshots_i64(o, "pid"));
+		snprintf(buf, len, "%s/%" PRId32, host, o->pid);
 		break;
 	case BY_SYSCALL:
-		sys = snapshots_str(o, "syscall", NULL);
-		snprintf(buf, len, "%s", sys ? sys : "(off-CPU, no syscall)");
+		snprintf(buf, len, "%s", o->syscall ? o->syscall : "(off-CPU, no syscall)");
 		break;
 	case BY_CAUSE:
 	default:
-		snprintf(buf, len, "%s", snapshots_str(o, "cause", "?"));
+		snprintf(buf, len, "%s", o->cause ? o->cause : "?");
 		break;
 	}
 }
 
-static int report_add(struct report *r, struct json_object *o, const char *host)
+static int report_add(struct report *r, const struct outlier *o, const char *host)
 {
-	uint64_t ns = (uint64_t)snapshots_i64(o, "duration_ns");
+	uint64_t ns = o->duration_ns;
 	enum group_by inner = r->by == BY_PROCESS || r->by == BY_HOST ? BY_CAUSE : r->by;
 	struct process *p;
 	char key[512];
@@ -274,14 +273,14 @@ static int report_add(struct report *r, struct json_object *o, const char *host)
 	if (ret) {
 		goto out;
 	}
-	p = process_get(r, host, snapshots_i64(o, "pid"));
+	p = process_get(r, host, o->pid);
 	if (!p) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	ret = process_name(p, o);
 	if (!ret) {
-		ret = process_add_tid(p, snapshots_i64(o, "tid"));
+		ret = process_add_tid(p, o->tid);
 	}
 	if (ret) {
 		goto out;
@@ -492,7 +491,7 @@ static struct json_object *table_json(const struct table *t)
 static struct json_object *report_json(const struct report *r, const struct snapshot_set *set)
 {
 	struct json_object *obj = json_object_new_object(), *snaps = json_object_new_array(), *s,
-			   *procs = json_object_new_array(), *p, *outliers;
+			   *procs = json_object_new_array(), *p;
 	size_t i;
 
 	json_object_object_add(obj, "dir", json_object_new_string(set->dir));
@@ -511,11 +510,9 @@ static struct json_object *report_json(const struct report *r, const struct snap
 		json_object_object_add(
 			s, "reason",
 			sn->state == SNAPSHOT_COMPLETE ? NULL : json_object_new_string(sn->why));
-		outliers = snapshots_arr(sn->summary, "outliers");
 		json_object_object_add(
 			s, "outliers",
-			json_object_new_int64(
-				outliers ? (int64_t)json_object_array_length(outliers) : 0));
+			json_object_new_int64(sn->summary ? (int64_t)sn->summary->nr_outliers : 0));
 		json_object_array_add(snaps, s);
 	}
 	json_object_object_add(obj, "snapshots", snaps);
@@ -548,6 +545,99 @@ static void report_free(struct report *r)
 	free(r->procs);
 }
 
+/* The options into @r, @json and @host: SNAPSHOTS_GO_ON, or the exit status to stop with. */
+static int parse_options(int argc, char **argv, struct report *r, bool *json, const char **host)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "by", required_argument, NULL, 'b' },
+		{ "host", required_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	size_t j;
+	int id;
+
+	optind = 0;
+	opterr = 0;
+	while ((id = getopt_long(argc, argv, "+:jb:H:h", opts, NULL)) != -1) {
+		switch (id) {
+		case 'j':
+			*json = true;
+			break;
+		case 'b':
+			for (j = 0; j < 4 && strcmp(optarg, by_names[j]); j++) {
+			}
+			if (j == 4) {
+				ls_err("report: --by: '%s' is not cause, process, syscall or host",
+				       optarg);
+				return 2;
+			}
+			r->by = (enum group_by)j;
+			break;
+		case 'H':
+			*host = optarg;
+			break;
+		case 'h':
+			fputs(report_usage, stdout);
+			return 0;
+		default:
+			snapshots_option_error("report", id, optopt, argv, optind);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		ls_err("report: %s (see latsnap report --help)",
+		       optind == argc ? "DIR missing" : "one DIR only");
+		return 2;
+	}
+	return SNAPSHOTS_GO_ON;
+}
+
+/* Every outlier of the complete snapshots of @set into @r; @complete counts those snapshots. */
+static int add_snapshots(struct report *r, const struct snapshot_set *set, uint64_t *complete)
+{
+	const struct summary *s;
+	size_t i, j;
+	int ret = 0;
+
+	for (i = 0; i < set->nr && !ret; i++) {
+		if (set->snaps[i].state == SNAPSHOT_CORRUPT) {
+			ls_err("report: %s", set->snaps[i].why);
+		}
+		if (set->snaps[i].state != SNAPSHOT_COMPLETE) {
+			continue;
+		}
+		(*complete)++;
+		s = set->snaps[i].summary;
+		r->skipped = sat_add(r->skipped, s->skipped);
+		for (j = 0; j < s->nr_outliers && !ret; j++) {
+			ret = report_add(r, s->outliers[j], set->snaps[i].host);
+		}
+	}
+	return ret;
+}
+
+/* The tables, largest total first; with --by process the system-wide keys named first. */
+static int sort_tables(struct report *r)
+{
+	size_t i;
+
+	if (r->by == BY_PROCESS && name_process_keys(r)) {
+		return -ENOMEM;
+	}
+	ls_sort(r->system.groups, r->system.nr, sizeof(*r->system.groups), cmp_group);
+	ls_sort(r->hosts.groups, r->hosts.nr, sizeof(*r->hosts.groups), cmp_group);
+	for (i = 0; i < r->nr_procs; i++) {
+		ls_sort(r->procs[i].table.groups, r->procs[i].table.nr, sizeof(struct group),
+			cmp_group);
+	}
+	if (r->nr_procs > 1) {
+		ls_sort(r->procs, r->nr_procs, sizeof(*r->procs), cmp_process);
+	}
+	return 0;
+}
+
 /**
  * report_main() - `latsnap report`
  * @argc: argument count, the command name included
@@ -558,83 +648,28 @@ static void report_free(struct report *r)
  */
 int report_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "by", required_argument, NULL, 'b' },
-		{ "host", required_argument, NULL, 'H' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct snapshot_set set = { 0 };
 	struct report r = { .by = BY_CAUSE };
-	struct json_object *outliers, *obj = NULL;
+	struct json_object *obj = NULL;
 	uint64_t complete = 0;
 	const char *host = NULL;
 	bool json = false;
-	size_t i, j, n;
-	int id, ret = 0;
+	int ret;
 
-	optind = 0;
-	opterr = 0;
-	while ((id = getopt_long(argc, argv, "+:jb:H:h", opts, NULL)) != -1) {
-		switch (id) {
-		case 'j':
-			json = true;
-			break;
-		case 'b':
-			for (j = 0; j < 4 && strcmp(optarg, by_names[j]); j++) {
-			}
-			if (j == 4) {
-				ls_err("report: --by: '%s' is not cause, process, syscall or host",
-				       optarg);
-				ret = 2;
-				goto out;
-			}
-			r.by = (enum group_by)j;
-			break;
-		case 'H':
-			host = optarg;
-			break;
-		case 'h':
-			fputs(report_usage, stdout);
-			goto out;
-		default:
-			snapshots_option_error("report", id, optopt, argv, optind);
-			ret = 2;
-			goto out;
-		}
-	}
-	if (optind != argc - 1) {
-		ls_err("report: %s (see latsnap report --help)",
-		       optind == argc ? "DIR missing" : "one DIR only");
-		ret = 2;
+	ret = parse_options(argc, argv, &r, &json, &host);
+	if (ret != SNAPSHOTS_GO_ON) {
 		goto out;
 	}
+	ret = 0;
 	if (snapshots_load(argv[optind], &set)) {
 		ret = 1;
 		goto out;
 	}
 	snapshots_filter_host(&set, host);
-	for (i = 0; i < set.nr; i++) {
-		if (set.snaps[i].state == SNAPSHOT_CORRUPT) {
-			ls_err("report: %s", set.snaps[i].why);
-		}
-		if (set.snaps[i].state != SNAPSHOT_COMPLETE) {
-			continue;
-		}
-		complete++;
-		r.skipped = sat_add(r.skipped,
-				    (uint64_t)snapshots_i64(set.snaps[i].summary, "skipped"));
-		outliers = snapshots_arr(set.snaps[i].summary, "outliers");
-		n = json_object_array_length(outliers);
-		for (j = 0; j < n; j++) {
-			if (report_add(&r, json_object_array_get_idx(outliers, j),
-				       set.snaps[i].host)) {
-				ls_err("report: %s", strerror(ENOMEM));
-				ret = 1;
-				goto out;
-			}
-		}
+	if (add_snapshots(&r, &set, &complete)) {
+		ls_err("report: %s", strerror(ENOMEM));
+		ret = 1;
+		goto out;
 	}
 	if (!set.nr) {
 		ls_err("report: %s: no snapshot%s%s in it", set.dir, host ? " of host " : "",
@@ -642,19 +677,10 @@ int report_main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	if (r.by == BY_PROCESS && name_process_keys(&r)) {
+	if (sort_tables(&r)) {
 		ls_err("report: %s", strerror(ENOMEM));
 		ret = 1;
 		goto out;
-	}
-	ls_sort(r.system.groups, r.system.nr, sizeof(*r.system.groups), cmp_group);
-	ls_sort(r.hosts.groups, r.hosts.nr, sizeof(*r.hosts.groups), cmp_group);
-	for (i = 0; i < r.nr_procs; i++) {
-		ls_sort(r.procs[i].table.groups, r.procs[i].table.nr, sizeof(struct group),
-			cmp_group);
-	}
-	if (r.nr_procs > 1) {
-		ls_sort(r.procs, r.nr_procs, sizeof(*r.procs), cmp_process);
 	}
 	if (json) {
 		obj = report_json(&r, &set);

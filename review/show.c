@@ -24,10 +24,11 @@
 
 #include "trace/ctf.h"
 #include "lib/duration.h"
+#include "lib/outlier.h"
+#include "lib/util.h"
 #include "review/dwfl-sym.h"
 #include "review/show.h"
 #include "review/snapshots.h"
-#include "lib/util.h"
 
 #define BEFORE_NS_DEFAULT (10 * 1000000ULL)
 #define AFTER_NS_DEFAULT (5 * 1000000ULL)
@@ -53,12 +54,25 @@ static const char show_usage[] =
 	"                       (then /usr/lib/debug/.build-id)\n"
 	"  -h, --help           this help\n";
 
+/* What symbolizing a user frame again found, for the text and --json. */
+struct frame_note {
+	const char *symbolized; /* "build-id", "recorded", or NULL: a kernel frame, not looked up */
+	const char *file; /* its source file, or NULL; lives as long as the symbolizer */
+	int line;
+};
+
+/* One note per frame of a stack, in the frames' order. */
+struct frame_notes {
+	struct frame_note *v;
+	size_t nr;
+};
+
 struct interest {
-	struct json_object *outlier;
+	struct outlier *outlier;
 	uint64_t from_ns, to_ns, start_ns;
 	int64_t tids[MAX_THREADS];
 	size_t nr_tids;
-	struct json_object *timeline; /* owned until attached */
+	struct json_object *timeline;
 	bool truncated;
 	/*
 	 * The preload library's latsnap:user_stack event of the outlier: the first of its thread
@@ -69,6 +83,16 @@ struct interest {
 	int64_t tid;
 	bool unwind_seen;
 	struct json_object *ips;
+	/* What resymbolize() found of the user stack's frames, and of each link's (@links). */
+	struct frame_notes user;
+	struct frame_notes *links;
+};
+
+struct show_opts {
+	bool json;
+	uint64_t before, after;
+	const char *debug_dir;
+	const char *path;
 };
 
 struct show_ctx {
@@ -76,6 +100,7 @@ struct show_ctx {
 	struct interest *in;
 	size_t nr;
 	int err;
+	bool have_trace;
 };
 
 static void add_tid(struct interest *in, int64_t tid)
@@ -106,14 +131,37 @@ static uint64_t field_u64(struct json_object *fields, const char *name, bool *fo
 	return has ? (uint64_t)json_object_get_int64(v) : 0;
 }
 
+/* String field @name of @fields, @fallback when missing or not a string. */
+static const char *field_str(struct json_object *fields, const char *name, const char *fallback)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(fields, name, &v) &&
+	    json_object_is_type(v, json_type_string)) {
+		return json_object_get_string(v);
+	}
+	return fallback;
+}
+
+/* The build-id of a statedump event (an array of bytes) to the mapping at @base of @pid. */
+static void add_build_id(struct show_ctx *sc, int64_t pid, uint64_t base, struct json_object *arr)
+{
+	size_t i, n = json_object_array_length(arr);
+	uint8_t id[64];
+
+	n = n < sizeof(id) ? n : sizeof(id);
+	for (i = 0; i < n; i++) {
+		id[i] = (uint8_t)json_object_get_int64(json_object_array_get_idx(arr, i));
+	}
+	dwfl_sym_add_build_id(sc->ds, pid, base, id, n);
+}
+
 /* Statedump events: what each process had mapped, and the build-ids. */
 static int on_statedump(struct show_ctx *sc, const struct ctf_event *ev)
 {
 	struct json_object *f = ev->fields, *arr, *path;
-	uint8_t id[64];
 	uint64_t pid, base, memsz;
 	bool has_pid, has_base, has_memsz;
-	size_t i, n;
 	int ret = 0;
 
 	/* latsnap:bin_info names its process; lttng-ust's statedump is the process's own. */
@@ -134,13 +182,7 @@ static int on_statedump(struct show_ctx *sc, const struct ctf_event *ev)
 		}
 		if (!ret && json_object_object_get_ex(f, "build_id", &arr) &&
 		    json_object_is_type(arr, json_type_array) && json_object_array_length(arr)) {
-			n = json_object_array_length(arr);
-			n = n < sizeof(id) ? n : sizeof(id);
-			for (i = 0; i < n; i++) {
-				id[i] = (uint8_t)json_object_get_int64(
-					json_object_array_get_idx(arr, i));
-			}
-			dwfl_sym_add_build_id(sc->ds, (int64_t)pid, base, id, n);
+			add_build_id(sc, (int64_t)pid, base, arr);
 		}
 	} else if (!strcmp(ev->name, "lttng_ust_statedump:bin_info")) {
 		memsz = field_u64(f, "memsz", &has_memsz);
@@ -152,12 +194,7 @@ static int on_statedump(struct show_ctx *sc, const struct ctf_event *ev)
 	} else if (!strcmp(ev->name, "lttng_ust_statedump:build_id") &&
 		   json_object_object_get_ex(f, "build_id", &arr) &&
 		   json_object_is_type(arr, json_type_array)) {
-		n = json_object_array_length(arr);
-		n = n < sizeof(id) ? n : sizeof(id);
-		for (i = 0; i < n; i++) {
-			id[i] = (uint8_t)json_object_get_int64(json_object_array_get_idx(arr, i));
-		}
-		dwfl_sym_add_build_id(sc->ds, (int64_t)pid, base, id, n);
+		add_build_id(sc, (int64_t)pid, base, arr);
 	}
 out:
 	return ret;
@@ -225,45 +262,90 @@ static void on_user_stack(struct show_ctx *sc, const struct ctf_event *ev)
 	}
 }
 
-static int on_event(const struct ctf_event *ev, void *ctx)
+/* When an event happened, which is not always when it was recorded. */
+static uint64_t event_ts(const struct ctf_event *ev)
 {
-	struct show_ctx *sc = ctx;
-	struct json_object *e, *fields;
-	struct interest *in;
-	struct json_object_iterator it, end;
-	int64_t tids[EVENT_TIDS];
-	size_t i, k, t, nr_tids;
-	uint64_t tid, unwound_end, ts;
-	const char *comm;
-	bool has_end, has_tid;
-	int ret = 0;
+	uint64_t ts = ev->ts_ns, when;
+	bool found;
 
-	if (!strncmp(ev->name, "lttng_ust_statedump:", 20) || !strcmp(ev->name, "latsnap:bin_info")) {
-		ret = on_statedump(sc, ev);
-		goto out;
-	}
-	if (!strcmp(ev->name, "latsnap:user_stack")) {
-		on_user_stack(sc, ev);
-	}
-	nr_tids = event_tids(ev->fields, tids);
 	/*
 	 * An unwound stack is recorded by latsnap once it arrives, a little later: it is placed
 	 * when the handler was done with it, right after the outlier's end.
 	 */
-	ts = ev->ts_ns;
-	unwound_end = field_u64(ev->fields, "end_ns", &has_end);
-	if (has_end && !strcmp(ev->name, "latsnap:user_stack")) {
-		ts = unwound_end + field_u64(ev->fields, "unwind_ns", NULL);
+	when = field_u64(ev->fields, "end_ns", &found);
+	if (found && !strcmp(ev->name, "latsnap:user_stack")) {
+		ts = when + field_u64(ev->fields, "unwind_ns", NULL);
 	}
 	/*
 	 * The kernel context is kept in the kernel and recorded only before the snapshot, long
 	 * after it happened: its payload says when.
 	 */
 	if (!strncmp(ev->name, "latsnap_kernel:", 15)) {
-		uint64_t when = field_u64(ev->fields, "ts_ns", &has_end);
-
-		ts = has_end ? when : ts;
+		when = field_u64(ev->fields, "ts_ns", &found);
+		ts = found ? when : ts;
 	}
+	return ts;
+}
+
+/* @ev, at @ts, as an entry of the timeline of @in, about its thread @tid. */
+static struct json_object *timeline_entry(const struct ctf_event *ev, uint64_t ts,
+					  const struct interest *in, uint64_t tid)
+{
+	struct json_object *e, *fields = json_object_new_object();
+	struct json_object_iterator it = json_object_iter_begin(ev->fields);
+	struct json_object_iterator end = json_object_iter_end(ev->fields);
+	const char *name, *comm;
+	bool has_tid;
+
+	/* The context fields are said once per event: tid and comm; keep the payload. */
+	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		name = json_object_iter_peek_name(&it);
+		if (strcmp(name, "vpid") && strcmp(name, "vtid") && strcmp(name, "procname")) {
+			json_object_object_add(fields, name,
+					       json_object_get(json_object_iter_peek_value(&it)));
+		}
+	}
+	e = json_object_new_object();
+	json_object_object_add(e, "ts_ns", json_object_new_int64((int64_t)ts));
+	json_object_object_add(e, "rel_ns", json_object_new_int64((int64_t)(ts - in->start_ns)));
+	json_object_object_add(e, "name", json_object_new_string(ev->name));
+	json_object_object_add(e, "tid", json_object_new_int64((int64_t)tid));
+	/* latsnap's own events are about another thread: its comm when they say it. */
+	comm = field_u64(ev->fields, "tid", &has_tid) == tid && has_tid ?
+		       field_str(ev->fields, "comm", NULL) :
+		       NULL;
+	if (!comm && tid == (uint64_t)in->tid) {
+		comm = in->outlier->comm;
+	}
+	json_object_object_add(
+		e, "comm",
+		json_object_new_string(comm ? comm : field_str(ev->fields, "procname", "?")));
+	json_object_object_add(e, "fields", fields);
+	return e;
+}
+
+static int on_event(const struct ctf_event *ev, void *ctx)
+{
+	struct show_ctx *sc = ctx;
+	int64_t tids[EVENT_TIDS];
+	size_t i, k, t, nr_tids;
+	struct interest *in;
+	uint64_t ts;
+	int ret = 0;
+
+	if (!strncmp(ev->name, "lttng_ust_statedump:", 20) ||
+	    !strcmp(ev->name, "latsnap:bin_info")) {
+		ret = on_statedump(sc, ev);
+		if (ret) {
+			sc->err = ret;
+		}
+		return ret;
+	}
+	if (!strcmp(ev->name, "latsnap:user_stack")) {
+		on_user_stack(sc, ev);
+	}
+	nr_tids = event_tids(ev->fields, tids);
+	ts = event_ts(ev);
 	for (i = 0; i < sc->nr && nr_tids; i++) {
 		in = &sc->in[i];
 		if (ts < in->from_ns || ts > in->to_ns) {
@@ -280,50 +362,14 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 		if (k == in->nr_tids) {
 			continue;
 		}
-		tid = (uint64_t)in->tids[k];
 		if (json_object_array_length(in->timeline) >= TIMELINE_MAX) {
 			in->truncated = true;
 			continue;
 		}
-		/* The context fields are said once per event: tid and comm; keep the payload. */
-		fields = json_object_new_object();
-		it = json_object_iter_begin(ev->fields);
-		end = json_object_iter_end(ev->fields);
-		for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
-			const char *name = json_object_iter_peek_name(&it);
-
-			if (strcmp(name, "vpid") && strcmp(name, "vtid") &&
-			    strcmp(name, "procname")) {
-				json_object_object_add(
-					fields, name,
-					json_object_get(json_object_iter_peek_value(&it)));
-			}
-		}
-		e = json_object_new_object();
-		json_object_object_add(e, "ts_ns", json_object_new_int64((int64_t)ts));
-		json_object_object_add(e, "rel_ns",
-				       json_object_new_int64((int64_t)(ts - in->start_ns)));
-		json_object_object_add(e, "name", json_object_new_string(ev->name));
-		json_object_object_add(e, "tid", json_object_new_int64((int64_t)tid));
-		/* latsnap's own events are about another thread: its comm when they say it. */
-		comm = field_u64(ev->fields, "tid", &has_tid) == tid && has_tid ?
-			       snapshots_str(ev->fields, "comm", NULL) :
-			       NULL;
-		if (!comm && tid == (uint64_t)in->tid) {
-			comm = snapshots_str(in->outlier, "comm", NULL);
-		}
-		json_object_object_add(
-			e, "comm",
-			json_object_new_string(comm ? comm :
-						      snapshots_str(ev->fields, "procname", "?")));
-		json_object_object_add(e, "fields", fields);
-		json_object_array_add(in->timeline, e);
+		json_object_array_add(in->timeline,
+				      timeline_entry(ev, ts, in, (uint64_t)in->tids[k]));
 	}
-out:
-	if (ret) {
-		sc->err = ret;
-	}
-	return ret;
+	return 0;
 }
 
 /* Timeline events by time: the kernel context was recorded after the events around it. */
@@ -337,102 +383,85 @@ static int by_ts(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static uint64_t parse_addr(struct json_object *frame)
-{
-	const char *a = snapshots_str(frame, "addr", "0");
-
-	return strtoull(a, NULL, 16);
-}
-
-/* Symbolize again the user frames of @frames (innermost first) of process @pid. */
-static void resymbolize(struct dwfl_sym *ds, struct json_object *frames, int64_t pid)
+/* Symbolize again the user frames of @frames (innermost first) of process @pid, into @notes. */
+static int resymbolize(struct dwfl_sym *ds, struct outlier_frames *frames,
+		       struct frame_notes *notes, int64_t pid)
 {
 	struct dwfl_sym_result res;
-	struct json_object *f;
-	size_t i, n = frames ? json_object_array_length(frames) : 0;
+	struct outlier_frame *f;
+	size_t i;
 
-	for (i = 0; i < n; i++) {
-		f = json_object_array_get_idx(frames, i);
-		if (!strcmp(snapshots_str(f, "module", "kernel"), "kernel")) {
+	notes->v = calloc(frames->nr ? frames->nr : 1, sizeof(*notes->v));
+	if (!notes->v) {
+		return -ENOMEM;
+	}
+	notes->nr = frames->nr;
+	for (i = 0; i < frames->nr; i++) {
+		f = &frames->v[i];
+		if (!f->module || !strcmp(f->module, "kernel")) {
 			continue;
 		}
-		if (dwfl_sym_lookup(ds, pid, parse_addr(f), i > 0, &res)) {
-			json_object_object_add(f, "symbolized", json_object_new_string("recorded"));
+		if (dwfl_sym_lookup(ds, pid, f->addr, i > 0, &res)) {
+			notes->v[i].symbolized = "recorded";
 			continue;
 		}
-		json_object_object_add(f, "symbol", json_object_new_string(res.symbol));
-		json_object_object_add(f, "offset", json_object_new_int64((int64_t)res.offset));
-		if (res.module) {
-			json_object_object_add(f, "module", json_object_new_string(res.module));
+		f->offset = res.offset;
+		if (outlier_set_str(&f->symbol, res.symbol) ||
+		    (res.module && outlier_set_str(&f->module, res.module))) {
+			return -ENOMEM;
 		}
-		if (res.file) {
-			json_object_object_add(f, "file", json_object_new_string(res.file));
-			json_object_object_add(f, "line", json_object_new_int(res.line));
-		}
-		json_object_object_add(f, "symbolized", json_object_new_string("build-id"));
+		notes->v[i].file = res.file;
+		notes->v[i].line = res.line;
+		notes->v[i].symbolized = "build-id";
 	}
-}
-
-static void add_flag(struct json_object *o, const char *text)
-{
-	struct json_object *flags = snapshots_arr(o, "flags");
-
-	if (!flags) {
-		flags = json_object_new_array();
-		json_object_object_add(o, "flags", flags);
-	}
-	json_object_array_add(flags, json_object_new_string(text));
+	return 0;
 }
 
 /*
  * The summary has no unwound stack, the trace has its event (the recorder missed it): use it.
  * Its frames get their symbols from resymbolize().
  */
-static void take_unwound(struct json_object *o, struct json_object *ips)
+static int take_unwound(struct outlier *o, struct json_object *ips)
 {
-	struct json_object *user = NULL, *stack, *frames, *f;
+	struct outlier_ustack *u = &o->user_stack;
 	size_t i, n = json_object_array_length(ips);
-	char addr[24];
+	int ret;
 
-	json_object_object_get_ex(o, "user_stack", &user);
-	if (user && !strcmp(snapshots_str(user, "source", ""), "unwind")) {
-		return;
+	if (u->source == OUTLIER_USTACK_UNWIND) {
+		return 0;
 	}
-	stack = json_object_new_object();
-	frames = json_object_new_array();
-	json_object_object_add(stack, "source", json_object_new_string("unwind"));
-	json_object_object_add(stack, "frames", frames);
-	for (i = 0; i < n; i++) {
-		snprintf(addr, sizeof(addr), "0x%" PRIx64,
-			 (uint64_t)json_object_get_int64(json_object_array_get_idx(ips, i)));
-		f = json_object_new_object();
-		json_object_object_add(f, "addr", json_object_new_string(addr));
-		json_object_object_add(f, "symbol", NULL);
-		json_object_object_add(f, "offset", json_object_new_int(0));
-		json_object_object_add(f, "module", json_object_new_string("?"));
-		json_object_array_add(frames, f);
+	outlier_frames_free(&u->frames);
+	*u = (struct outlier_ustack){ .source = OUTLIER_USTACK_UNWIND };
+	ret = outlier_frames_alloc(&u->frames, n);
+	for (i = 0; !ret && i < n; i++) {
+		ret = outlier_frame_set(
+			&u->frames.v[i],
+			(uint64_t)json_object_get_int64(json_object_array_get_idx(ips, i)), NULL, 0,
+			"?");
 	}
-	json_object_object_add(o, "user_stack", stack);
-	add_flag(o, "unwound-from-trace: the summary had no unwound stack; this one is the "
-		    "latsnap:user_stack event the trace holds for the outlier");
+	if (!ret) {
+		ret = outlier_add_flag(o,
+				       "unwound-from-trace: the summary had no unwound stack; "
+				       "this one is the latsnap:user_stack event the trace holds "
+				       "for the outlier");
+	}
+	return ret;
 }
 
-static void print_frame(FILE *out, struct json_object *f, bool user)
+static void print_frame(FILE *out, const struct outlier_frame *f, const struct frame_note *note,
+			bool user)
 {
-	const char *sym = snapshots_str(f, "symbol", NULL);
-	const char *module = snapshots_str(f, "module", "?");
-	const char *file = snapshots_str(f, "file", NULL);
+	const char *module = f->module ? f->module : "?";
 	const char *base = strrchr(module, '/');
-	char *demangled = sym ? dwfl_sym_demangle(sym) : NULL;
+	char *demangled = f->symbol ? dwfl_sym_demangle(f->symbol) : NULL;
 
-	if (sym) {
-		fprintf(out, "    %s+0x%" PRIx64, demangled ? demangled : sym,
-			(uint64_t)snapshots_i64(f, "offset"));
+	if (f->symbol) {
+		fprintf(out, "    %s+0x%" PRIx64, demangled ? demangled : f->symbol, f->offset);
 	} else {
-		fprintf(out, "    %s", snapshots_str(f, "addr", "?"));
+		fprintf(out, "    0x%" PRIx64, f->addr);
 	}
-	if (file) {
-		fprintf(out, "  %s:%" PRId64, file, snapshots_i64(f, "line"));
+	if (note && note->file) {
+		fprintf(out, "  %s:%d", note->file, note->line);
 	}
 	if (user) {
 		fprintf(out, "  (%s)", base ? base + 1 : module);
@@ -441,13 +470,18 @@ static void print_frame(FILE *out, struct json_object *f, bool user)
 	free(demangled);
 }
 
-/* Frames are stored innermost first; a story reads from the outermost down. */
-static void print_frames_outer_first(FILE *out, struct json_object *frames, size_t skip, bool user)
+/*
+ * Frames are stored innermost first; a story reads from the outermost down. @notes (NULL: none)
+ * says what symbolizing them again found; the @skip innermost ones are left out.
+ */
+static void print_frames_outer_first(FILE *out, const struct outlier_frames *frames,
+				     const struct frame_notes *notes, size_t skip, bool user)
 {
-	size_t n = frames ? json_object_array_length(frames) : 0, i;
+	size_t i;
 
-	for (i = n; i > skip; i--) {
-		print_frame(out, json_object_array_get_idx(frames, i - 1), user);
+	for (i = frames->nr; i > skip; i--) {
+		print_frame(out, &frames->v[i - 1],
+			    notes && i - 1 < notes->nr ? &notes->v[i - 1] : NULL, user);
 	}
 }
 
@@ -512,8 +546,8 @@ static struct json_object *fields_for_people(struct json_object *fields)
 
 static void print_timeline(FILE *out, const struct interest *in)
 {
-	struct json_object *tl = json_object_object_get(in->outlier, "timeline"), *e, *fields;
-	size_t i, n = tl ? json_object_array_length(tl) : 0, k;
+	size_t i, n = json_object_array_length(in->timeline), k;
+	struct json_object *e, *fields;
 	const char *text;
 
 	fprintf(out, "  timeline, threads");
@@ -525,21 +559,22 @@ static void print_timeline(FILE *out, const struct interest *in)
 	fprintf(out, " to ");
 	print_rel(out, (int64_t)(in->to_ns - in->start_ns));
 	fprintf(out, " (0 = the outlier's start, ");
-	print_rel(out, snapshots_i64(in->outlier, "duration_ns"));
+	print_rel(out, (int64_t)in->outlier->duration_ns);
 	fprintf(out, " its end):\n");
 	if (!n) {
 		fprintf(out, "    (no event of these threads in the trace then)\n");
 	}
 	for (i = 0; i < n; i++) {
-		e = json_object_array_get_idx(tl, i);
+		e = json_object_array_get_idx(in->timeline, i);
 		fputs("    ", out);
-		print_rel(out, snapshots_i64(e, "rel_ns"));
+		print_rel(out, (int64_t)field_u64(e, "rel_ns", NULL));
 		fields = fields_for_people(json_object_object_get(e, "fields"));
 		text = json_object_to_json_string_ext(
 			fields, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-		fprintf(out, "  %s[%" PRId64 "]  %s  %.*s%s\n", snapshots_str(e, "comm", "?"),
-			snapshots_i64(e, "tid"), snapshots_str(e, "name", "?"), FIELDS_TEXT_MAX,
-			text ? text : "", text && strlen(text) > FIELDS_TEXT_MAX ? "..." : "");
+		fprintf(out, "  %s[%" PRId64 "]  %s  %.*s%s\n", field_str(e, "comm", "?"),
+			(int64_t)field_u64(e, "tid", NULL), field_str(e, "name", "?"),
+			FIELDS_TEXT_MAX, text ? text : "",
+			text && strlen(text) > FIELDS_TEXT_MAX ? "..." : "");
 		json_object_put(fields);
 	}
 	if (in->truncated) {
@@ -547,93 +582,85 @@ static void print_timeline(FILE *out, const struct interest *in)
 	}
 }
 
-static void print_outlier(FILE *out, const struct interest *in, bool have_trace)
+/* The user stack and then the kernel's: one story, from the outermost user frame down. */
+static void print_stacks(FILE *out, const struct interest *in)
 {
-	struct json_object *o = in->outlier, *user = NULL, *uframes, *stacks, *s, *waker = NULL,
-			   *chain, *link, *flags;
-	int64_t duration = snapshots_i64(o, "duration_ns"), weight;
+	const struct outlier *o = in->outlier;
+	const struct outlier_kstack *st;
 	char text[LS_DURATION_BUFSZ];
-	size_t i, n;
+	size_t i, n = o->nr_kernel_stacks;
 
-	ls_format_duration((uint64_t)duration, text, sizeof(text));
-	fprintf(out,
-		"%s %s  %s[pid %" PRId64 " tid %" PRId64 "]  %s  at %" PRId64 ".%09" PRId64 "\n",
-		snapshots_str(o, "kind", "?"), snapshots_str(o, "syscall", "off-cpu"),
-		snapshots_str(o, "comm", "?"), snapshots_i64(o, "pid"), snapshots_i64(o, "tid"),
-		text, snapshots_i64(o, "start_ns") / 1000000000,
-		snapshots_i64(o, "start_ns") % 1000000000);
-	print_split(out, "on-cpu", snapshots_i64(o, "on_cpu_ns"), duration);
-	print_split(out, "blocked", snapshots_i64(o, "blocked_ns"), duration);
-	print_split(out, "runqueue", snapshots_i64(o, "runqueue_ns"), duration);
-	fprintf(out, "  switches %" PRId64 "\n", snapshots_i64(o, "switches"));
-	fprintf(out, "  cause: %s\n", snapshots_str(o, "cause", "?"));
-
-	json_object_object_get_ex(o, "user_stack", &user);
-	uframes = snapshots_arr(user, "frames");
-	fprintf(out, "  stack, outermost first: user (%s)\n", snapshots_str(user, "source", "?"));
-	if (!uframes || !json_object_array_length(uframes)) {
+	fprintf(out, "  stack, outermost first: user (%s)\n",
+		outlier_ustack_source_name(o->user_stack.source));
+	if (!o->user_stack.frames.nr) {
 		fprintf(out, "    (no user frames)\n");
 	}
-	print_frames_outer_first(out, uframes, 0, true);
-	stacks = snapshots_arr(o, "kernel_stacks");
-	n = stacks ? json_object_array_length(stacks) : 0;
+	print_frames_outer_first(out, &o->user_stack.frames, &in->user, 0, true);
 	if (!n) {
 		fprintf(out, "  -- kernel: no stack (it did not wait in the kernel long enough)\n");
 	}
 	for (i = 0; i < n; i++) {
-		s = json_object_array_get_idx(stacks, i);
-		weight = snapshots_i64(s, "weight_ns");
-		ls_format_duration((uint64_t)weight, text, sizeof(text));
+		st = &o->kernel_stacks[i];
+		ls_format_duration(st->weight_ns, text, sizeof(text));
 		fprintf(out, "  -- kernel%s, waited %s (%.1f%%) in:\n",
 			n > 1 ? (i == 0 ? " (1st way)" : " (another way)") : "", text,
-			duration > 0 ? 100.0 * weight / duration : 0.0);
-		print_frames_outer_first(out, snapshots_arr(s, "frames"),
-					 snapshots_kernel_skip(snapshots_arr(s, "frames")), false);
-	}
-	if (json_object_object_get_ex(o, "waker", &waker) && waker) {
-		if (snapshots_i64(waker, "tid")) {
-			fprintf(out,
-				"  woken by %s[pid %" PRId64 " tid %" PRId64
-				"], outermost first:\n",
-				snapshots_str(waker, "comm", "?"), snapshots_i64(waker, "pid"),
-				snapshots_i64(waker, "tid"));
-		} else {
-			fprintf(out, "  woken by %s, outermost first:\n",
-				snapshots_str(waker, "comm", "?"));
-		}
-		print_frames_outer_first(out, snapshots_arr(waker, "frames"),
-					 snapshots_kernel_skip(snapshots_arr(waker, "frames")),
+			o->duration_ns ? 100.0 * (double)st->weight_ns / (double)o->duration_ns :
+					 0.0);
+		print_frames_outer_first(out, &st->frames, NULL, snapshots_kernel_skip(&st->frames),
 					 false);
 	}
-	chain = snapshots_arr(o, "wait_chain");
-	n = chain ? json_object_array_length(chain) : 0;
-	if (n) {
+}
+
+/* Who woke it, and who held it up: each link's span relative to the outlier, and its split. */
+static void print_waker_and_chain(FILE *out, const struct interest *in)
+{
+	const struct outlier *o = in->outlier;
+	const struct outlier_waker *w = o->waker;
+	const struct outlier_link *l;
+	int64_t span;
+	size_t i;
+
+	if (w) {
+		if (w->tid) {
+			fprintf(out, "  woken by %s[pid %d tid %d], outermost first:\n",
+				w->comm ? w->comm : "?", w->pid, w->tid);
+		} else {
+			fprintf(out, "  woken by %s, outermost first:\n", w->comm ? w->comm : "?");
+		}
+		print_frames_outer_first(out, &w->frames, NULL, snapshots_kernel_skip(&w->frames),
+					 false);
+	}
+	if (o->nr_links) {
 		fprintf(out, "  wait chain, nearest first:\n");
 	}
-	for (i = 0; i < n; i++) {
-		link = json_object_array_get_idx(chain, i);
-		fprintf(out, "  %" PRId64 ". %s[pid %" PRId64 " tid %" PRId64 "] from ",
-			snapshots_i64(link, "depth"), snapshots_str(link, "comm", "?"),
-			snapshots_i64(link, "pid"), snapshots_i64(link, "tid"));
-		print_rel(out, snapshots_i64(link, "from_ns") - snapshots_i64(o, "start_ns"));
+	for (i = 0; i < o->nr_links; i++) {
+		l = &o->wait_chain[i];
+		fprintf(out, "  %u. %s[pid %d tid %d] from ", l->depth, l->comm ? l->comm : "?",
+			l->pid, l->tid);
+		print_rel(out, (int64_t)(l->from_ns - o->start_ns));
 		fprintf(out, " to ");
-		print_rel(out, snapshots_i64(link, "to_ns") - snapshots_i64(o, "start_ns"));
-		fprintf(out, "%s%s\n", snapshots_str(link, "syscall", NULL) ? ", in " : "",
-			snapshots_str(link, "syscall", ""));
-		print_split(out, "  on-cpu", snapshots_i64(link, "on_cpu_ns"),
-			    snapshots_i64(link, "to_ns") - snapshots_i64(link, "from_ns"));
-		print_split(out, "blocked", snapshots_i64(link, "blocked_ns"),
-			    snapshots_i64(link, "to_ns") - snapshots_i64(link, "from_ns"));
-		print_split(out, "runqueue", snapshots_i64(link, "runqueue_ns"),
-			    snapshots_i64(link, "to_ns") - snapshots_i64(link, "from_ns"));
+		print_rel(out, (int64_t)(l->to_ns - o->start_ns));
+		fprintf(out, "%s%s\n", l->syscall ? ", in " : "", l->syscall ? l->syscall : "");
+		span = (int64_t)(l->to_ns - l->from_ns);
+		print_split(out, "  on-cpu", (int64_t)l->on_cpu_ns, span);
+		print_split(out, "blocked", (int64_t)l->blocked_ns, span);
+		print_split(out, "runqueue", (int64_t)l->runqueue_ns, span);
 		fputc('\n', out);
-		print_frames_outer_first(out, snapshots_arr(link, "frames"), 0, true);
+		print_frames_outer_first(out, &l->frames, in->links ? &in->links[i] : NULL, 0,
+					 true);
 	}
-	flags = snapshots_arr(o, "flags");
-	n = flags ? json_object_array_length(flags) : 0;
-	for (i = 0; i < n; i++) {
-		fprintf(out, "  ! %s\n",
-			json_object_get_string(json_object_array_get_idx(flags, i)));
+}
+
+static void print_outlier(FILE *out, const struct interest *in, bool have_trace)
+{
+	const struct outlier *o = in->outlier;
+	size_t i;
+
+	outlier_print_head(out, o);
+	print_stacks(out, in);
+	print_waker_and_chain(out, in);
+	for (i = 0; i < o->nr_flags; i++) {
+		fprintf(out, "  ! %s\n", o->flags[i]);
 	}
 	if (have_trace) {
 		print_timeline(out, in);
@@ -650,6 +677,309 @@ static int parse_dur(const char *opt, const char *text, uint64_t *ns)
 	return 0;
 }
 
+/* The options into @opts: SNAPSHOTS_GO_ON, or the exit status to stop with. */
+static int parse_options(int argc, char **argv, struct show_opts *opts)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "before", required_argument, NULL, 'B' },
+		{ "after", required_argument, NULL, 'A' },
+		{ "debug-dir", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int id;
+
+	optind = 0;
+	opterr = 0;
+	while ((id = getopt_long(argc, argv, "+:jB:A:d:h", longopts, NULL)) != -1) {
+		switch (id) {
+		case 'j':
+			opts->json = true;
+			break;
+		case 'B':
+		case 'A':
+			if (parse_dur(id == 'B' ? "--before" : "--after", optarg,
+				      id == 'B' ? &opts->before : &opts->after)) {
+				return 2;
+			}
+			break;
+		case 'd':
+			opts->debug_dir = optarg;
+			break;
+		case 'h':
+			fputs(show_usage, stdout);
+			return 0;
+		default:
+			snapshots_option_error("show", id, optopt, argv, optind);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		ls_err("show: %s (see latsnap show --help)",
+		       optind == argc ? "DIR/ID missing" : "one DIR/ID only");
+		return 2;
+	}
+	opts->path = argv[optind];
+	return SNAPSHOTS_GO_ON;
+}
+
+/* The snapshot at @path into @snap: 0, or 1 after saying why it cannot be shown. */
+static int load_snapshot(const char *path, struct snapshot *snap)
+{
+	char hostname[256] = "";
+
+	if (access(path, F_OK)) {
+		ls_err("show: %s: %s", path, strerror(errno));
+		return 1;
+	}
+	if (snapshot_load(path, snap)) {
+		ls_err("show: %s: %s", path, strerror(ENOMEM));
+		return 1;
+	}
+	if (snap->state == SNAPSHOT_INCOMPLETE && !snap->relay &&
+	    (!snap->trace || access(snap->trace, F_OK))) {
+		/* Neither summary.json nor trace/: an output directory, or nothing of ours. */
+		ls_err("show: %s: not a snapshot (no summary.json, no trace/ in it): show takes "
+		       "one snapshot, DIR/ID",
+		       snap->path);
+		return 1;
+	}
+	if (snap->state != SNAPSHOT_COMPLETE) {
+		ls_err("show: %s", snap->why);
+		return 1;
+	}
+	if (!gethostname(hostname, sizeof(hostname) - 1) && strcmp(snap->summary->host, hostname)) {
+		ls_err("show: warning: %s%s: recorded on host %s, this is %s: user "
+		       "frames are symbolized only from files whose build-id is the recorded one",
+		       snap->path, snap->relay ? "" : "/summary.json", snap->summary->host,
+		       hostname);
+	}
+	return 0;
+}
+
+/* One interest per outlier of @s: its window, its threads (its own first), no events yet. */
+static int init_interests(struct show_ctx *sc, const struct summary *s,
+			  const struct show_opts *opts)
+{
+	const struct outlier *o;
+	struct interest *in;
+	uint64_t start, end;
+	size_t i, j;
+
+	sc->ds = dwfl_sym_new(opts->debug_dir);
+	sc->in = calloc(s->nr_outliers ? s->nr_outliers : 1, sizeof(*sc->in));
+	if (!sc->ds || !sc->in) {
+		return -ENOMEM;
+	}
+	sc->nr = s->nr_outliers;
+	for (i = 0; i < sc->nr; i++) {
+		o = s->outliers[i];
+		in = &sc->in[i];
+		start = o->start_ns;
+		end = o->end_ns;
+		in->outlier = s->outliers[i];
+		in->start_ns = start;
+		in->from_ns = start > opts->before ? start - opts->before : 0;
+		in->to_ns = end + opts->after < end ? UINT64_MAX : end + opts->after;
+		in->end_ns = end;
+		in->tid = o->tid;
+		in->next_start_ns = UINT64_MAX;
+		for (j = 0; j < sc->nr; j++) {
+			if (s->outliers[j]->tid == o->tid && s->outliers[j]->start_ns > start &&
+			    s->outliers[j]->start_ns < in->next_start_ns) {
+				in->next_start_ns = s->outliers[j]->start_ns;
+			}
+		}
+		in->timeline = json_object_new_array();
+		if (!in->timeline) {
+			return -ENOMEM;
+		}
+		add_tid(in, o->tid);
+		if (o->waker) {
+			add_tid(in, o->waker->tid);
+		}
+		for (j = 0; j < o->nr_links; j++) {
+			add_tid(in, o->wait_chain[j].tid);
+		}
+	}
+	return 0;
+}
+
+/* The trace of @snap, read once: 0, or 1 when it cannot be (the summary is still shown). */
+static int read_trace(struct show_ctx *sc, const struct snapshot *snap)
+{
+	size_t i;
+	int err;
+
+	/* ctf_read() prints "latsnap: ctf: DIR: why" itself. */
+	err = ctf_read(snap->trace, NULL, on_event, sc);
+	if (err) {
+		if (err == sc->err) {
+			ls_err("show: %s: %s", snap->trace, strerror(-err));
+		}
+		return 1;
+	}
+	sc->have_trace = true;
+	for (i = 0; i < sc->nr; i++) {
+		json_object_array_sort(sc->in[i].timeline, by_ts);
+	}
+	return 0;
+}
+
+/*
+ * What the trace says of each outlier: its unwound stack when the summary has none, its user
+ * frames symbolized again, and what the trace lacks (then *@status is 1: the trace is not the
+ * one the recorder read). Return: 0 or -ENOMEM.
+ */
+static int settle_outliers(struct show_ctx *sc, const struct snapshot *snap, int *status)
+{
+	struct interest *in;
+	struct outlier *o;
+	size_t i, j;
+	int err = 0;
+
+	for (i = 0; i < sc->nr && !err; i++) {
+		in = &sc->in[i];
+		o = in->outlier;
+		if (in->ips) {
+			err = take_unwound(o, in->ips);
+		}
+		err = err ?: resymbolize(sc->ds, &o->user_stack.frames, &in->user, o->pid);
+		in->links = err ? NULL : calloc(o->nr_links ? o->nr_links : 1, sizeof(*in->links));
+		err = err ?: in->links ? 0 : -ENOMEM;
+		for (j = 0; !err && j < o->nr_links; j++) {
+			err = resymbolize(sc->ds, &o->wait_chain[j].frames, &in->links[j],
+					  o->wait_chain[j].pid);
+		}
+		/*
+		 * The recorder found the unwound stack's event in this very trace: without it the
+		 * trace is not the one it read (a stream file lost or replaced since). A stack that
+		 * reached latsnap only through the kernel (a process not yet registered with the
+		 * session daemon) has no event to look for.
+		 */
+		if (!err && sc->have_trace && !in->unwind_seen &&
+		    o->user_stack.source == OUTLIER_USTACK_UNWIND && o->user_stack.in_trace) {
+			ls_err("show: %s: the latsnap:user_stack event of tid %" PRId32
+			       " that the summary's stack came from is not in the trace "
+			       "(a stream missing?)",
+			       snap->trace, o->tid);
+			*status = 1;
+		}
+		if (!err && sc->have_trace && !dwfl_sym_nr_mappings(sc->ds, o->pid)) {
+			err = outlier_add_flag(o, "no-statedump: the trace holds no mappings of "
+						  "this process: user frames as recorded");
+		}
+	}
+	return err;
+}
+
+static void print_text(const struct snapshot *snap, const struct show_ctx *sc)
+{
+	const struct summary *s = snap->summary;
+	size_t i;
+
+	printf("snapshot %s on %s, created %s: %zu outlier%s, %" PRIu64 " skipped\n", snap->id,
+	       s->host, s->created ? s->created : "?", s->nr_outliers,
+	       s->nr_outliers == 1 ? "" : "s", s->skipped);
+	for (i = 0; i < s->nr_flags; i++) {
+		printf("! %s\n", s->flags[i]);
+	}
+	putchar('\n');
+	for (i = 0; i < sc->nr; i++) {
+		print_outlier(stdout, &sc->in[i], sc->have_trace);
+	}
+}
+
+/* What symbolizing the frames of @frames (a --json array) again found, added to each. */
+static void add_notes(struct json_object *frames, const struct frame_notes *notes)
+{
+	struct json_object *f;
+	size_t i;
+
+	for (i = 0; i < notes->nr && i < json_object_array_length(frames); i++) {
+		f = json_object_array_get_idx(frames, i);
+		if (notes->v[i].file) {
+			json_object_object_add(f, "file", json_object_new_string(notes->v[i].file));
+			json_object_object_add(f, "line", json_object_new_int(notes->v[i].line));
+		}
+		if (notes->v[i].symbolized) {
+			json_object_object_add(f, "symbolized",
+					       json_object_new_string(notes->v[i].symbolized));
+		}
+	}
+}
+
+/* Outlier @i as --json has it: its OUTLIER form, source lines and timeline added. */
+static struct json_object *outlier_json(const struct snapshot *snap, const struct show_ctx *sc,
+					size_t i)
+{
+	struct json_object *obj = summary_outlier_to_json(snap->summary, i), *chain;
+	const struct interest *in = &sc->in[i];
+	size_t j;
+
+	if (!obj) {
+		return NULL;
+	}
+	add_notes(json_object_object_get(json_object_object_get(obj, "user_stack"), "frames"),
+		  &in->user);
+	chain = json_object_object_get(obj, "wait_chain");
+	for (j = 0; in->links && j < in->outlier->nr_links; j++) {
+		add_notes(json_object_object_get(json_object_array_get_idx(chain, j), "frames"),
+			  &in->links[j]);
+	}
+	json_object_object_add(obj, "timeline",
+			       sc->have_trace ? json_object_get(in->timeline) : NULL);
+	if (in->truncated) {
+		json_object_object_add(obj, "timeline_truncated", json_object_new_boolean(1));
+	}
+	return obj;
+}
+
+/* The summary with each outlier as outlier_json() has it. */
+static int print_json(const struct snapshot *snap, const struct show_ctx *sc)
+{
+	struct json_object *outliers = json_object_new_array_ext((int)sc->nr), *o, *obj = NULL;
+	size_t i;
+	int ret = -ENOMEM;
+
+	for (i = 0; outliers && i < sc->nr; i++) {
+		o = outlier_json(snap, sc, i);
+		if (!o || json_object_array_add(outliers, o)) {
+			json_object_put(o);
+			goto out;
+		}
+	}
+	obj = outliers ? summary_to_json(snap->summary, outliers) : NULL;
+	if (!obj) {
+		goto out;
+	}
+	puts(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
+							 JSON_C_TO_STRING_NOSLASHESCAPE));
+	ret = 0;
+out:
+	json_object_put(obj);
+	json_object_put(outliers);
+	return ret;
+}
+
+static void interests_free(struct show_ctx *sc)
+{
+	size_t i, j;
+
+	for (i = 0; i < sc->nr; i++) {
+		json_object_put(sc->in[i].timeline);
+		json_object_put(sc->in[i].ips);
+		free(sc->in[i].user.v);
+		for (j = 0; sc->in[i].links && j < sc->in[i].outlier->nr_links; j++) {
+			free(sc->in[i].links[j].v);
+		}
+		free(sc->in[i].links);
+	}
+	free(sc->in);
+	dwfl_sym_free(sc->ds);
+}
+
 /**
  * show_main() - `latsnap show`
  * @argc: argument count, the command name included
@@ -660,222 +990,46 @@ static int parse_dur(const char *opt, const char *text, uint64_t *ns)
  */
 int show_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "before", required_argument, NULL, 'B' },
-		{ "after", required_argument, NULL, 'A' },
-		{ "debug-dir", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	uint64_t before = BEFORE_NS_DEFAULT, after = AFTER_NS_DEFAULT, start, end;
-	struct json_object *outliers, *o, *user, *waker, *chain, *link, *flags;
+	struct show_opts opts = { .before = BEFORE_NS_DEFAULT, .after = AFTER_NS_DEFAULT };
 	struct snapshot snap = { 0 };
 	struct show_ctx sc = { 0 };
-	const char *debug_dir = NULL, *host;
-	char hostname[256] = "", trace[4096];
-	bool json = false, have_trace = false;
-	size_t i, j, n;
-	int id, ret = 0, err;
+	int ret, err;
 
-	optind = 0;
-	opterr = 0;
-	while ((id = getopt_long(argc, argv, "+:jB:A:d:h", opts, NULL)) != -1) {
-		switch (id) {
-		case 'j':
-			json = true;
-			break;
-		case 'B':
-		case 'A':
-			if (parse_dur(id == 'B' ? "--before" : "--after", optarg,
-				      id == 'B' ? &before : &after)) {
-				ret = 2;
-				goto out;
-			}
-			break;
-		case 'd':
-			debug_dir = optarg;
-			break;
-		case 'h':
-			fputs(show_usage, stdout);
-			goto out;
-		default:
-			snapshots_option_error("show", id, optopt, argv, optind);
-			ret = 2;
-			goto out;
-		}
-	}
-	if (optind != argc - 1) {
-		ls_err("show: %s (see latsnap show --help)",
-		       optind == argc ? "DIR/ID missing" : "one DIR/ID only");
-		ret = 2;
+	ret = parse_options(argc, argv, &opts);
+	if (ret != SNAPSHOTS_GO_ON) {
 		goto out;
 	}
-	if (access(argv[optind], F_OK)) {
-		ls_err("show: %s: %s", argv[optind], strerror(errno));
-		ret = 1;
+	ret = load_snapshot(opts.path, &snap);
+	if (ret) {
 		goto out;
 	}
-	if (snapshot_load(argv[optind], &snap)) {
-		ls_err("show: %s: %s", argv[optind], strerror(ENOMEM));
-		ret = 1;
-		goto out;
-	}
-	snprintf(trace, sizeof(trace), "%s", snap.trace ? snap.trace : "");
-	if (snap.state == SNAPSHOT_INCOMPLETE && !snap.relay && access(trace, F_OK)) {
-		/* Neither summary.json nor trace/: an output directory, or nothing of ours. */
-		ls_err("show: %s: not a snapshot (no summary.json, no trace/ in it): show takes "
-		       "one snapshot, DIR/ID",
-		       snap.path);
-		ret = 1;
-		goto out;
-	}
-	if (snap.state != SNAPSHOT_COMPLETE) {
-		ls_err("show: %s", snap.why);
-		ret = 1;
-		goto out;
-	}
-	host = snapshots_str(snap.summary, "host", "?");
-	if (!gethostname(hostname, sizeof(hostname) - 1) && strcmp(host, hostname)) {
-		ls_err("show: warning: %s%s: recorded on host %s, this is %s: user "
-		       "frames are symbolized only from files whose build-id is the recorded one",
-		       snap.path, snap.relay ? "" : "/summary.json", host, hostname);
-	}
-
-	outliers = snapshots_arr(snap.summary, "outliers");
-	n = json_object_array_length(outliers);
-	sc.ds = dwfl_sym_new(debug_dir);
-	sc.in = calloc(n ? n : 1, sizeof(*sc.in));
-	if (!sc.ds || !sc.in) {
-		ls_err("show: %s", strerror(ENOMEM));
-		ret = 1;
-		goto out;
-	}
-	sc.nr = n;
-	for (i = 0; i < n; i++) {
-		o = json_object_array_get_idx(outliers, i);
-		start = (uint64_t)snapshots_i64(o, "start_ns");
-		end = (uint64_t)snapshots_i64(o, "end_ns");
-		sc.in[i].outlier = o;
-		sc.in[i].start_ns = start;
-		sc.in[i].from_ns = start > before ? start - before : 0;
-		sc.in[i].to_ns = end + after < end ? UINT64_MAX : end + after;
-		sc.in[i].end_ns = end;
-		sc.in[i].tid = snapshots_i64(o, "tid");
-		sc.in[i].next_start_ns = UINT64_MAX;
-		for (j = 0; j < n; j++) {
-			link = json_object_array_get_idx(outliers, j);
-			if (snapshots_i64(link, "tid") == sc.in[i].tid &&
-			    (uint64_t)snapshots_i64(link, "start_ns") > start &&
-			    (uint64_t)snapshots_i64(link, "start_ns") < sc.in[i].next_start_ns) {
-				sc.in[i].next_start_ns = (uint64_t)snapshots_i64(link, "start_ns");
-			}
-		}
-		sc.in[i].timeline = json_object_new_array();
-		add_tid(&sc.in[i], snapshots_i64(o, "tid"));
-		if (json_object_object_get_ex(o, "waker", &waker) && waker) {
-			add_tid(&sc.in[i], snapshots_i64(waker, "tid"));
-		}
-		chain = snapshots_arr(o, "wait_chain");
-		for (j = 0; chain && j < json_object_array_length(chain); j++) {
-			link = json_object_array_get_idx(chain, j);
-			add_tid(&sc.in[i], snapshots_i64(link, "tid"));
-		}
-	}
-
-	snprintf(trace, sizeof(trace), "%s/%s", snap.path,
-		 snapshots_str(snap.summary, "trace", "trace"));
-	if (snap.relay) {
-		/* lttng-relayd's snapshot directory is the trace itself. */
-		snprintf(trace, sizeof(trace), "%s", snap.trace);
-	} else if (strchr(snapshots_str(snap.summary, "trace", "trace"), '/')) {
-		/* The trace is the snapshot's own: summary.json does not send us elsewhere. */
-		snprintf(trace, sizeof(trace), "%s/trace", snap.path);
-	}
-	/* ctf_read() prints "latsnap: ctf: DIR: why" itself. */
-	err = ctf_read(trace, NULL, on_event, &sc);
+	err = init_interests(&sc, snap.summary, &opts);
 	if (err) {
-		ret = 1;
-		if (err == sc.err) {
-			ls_err("show: %s: %s", trace, strerror(-err));
+		goto fail;
+	}
+	ret = read_trace(&sc, &snap);
+	err = settle_outliers(&sc, &snap, &ret);
+	if (err) {
+		goto fail;
+	}
+	if (opts.json) {
+		err = print_json(&snap, &sc);
+		if (err) {
+			goto fail;
 		}
 	} else {
-		have_trace = true;
-	}
-	for (i = 0; i < n; i++) {
-		o = sc.in[i].outlier;
-		json_object_array_sort(sc.in[i].timeline, by_ts);
-		json_object_object_add(o, "timeline", have_trace ? sc.in[i].timeline : NULL);
-		if (!have_trace) {
-			json_object_put(sc.in[i].timeline);
-		}
-		sc.in[i].timeline = NULL;
-		if (sc.in[i].truncated) {
-			json_object_object_add(o, "timeline_truncated", json_object_new_boolean(1));
-		}
-		if (sc.in[i].ips) {
-			take_unwound(o, sc.in[i].ips);
-		}
-		if (json_object_object_get_ex(o, "user_stack", &user) && user) {
-			resymbolize(sc.ds, snapshots_arr(user, "frames"), snapshots_i64(o, "pid"));
-		}
-		chain = snapshots_arr(o, "wait_chain");
-		for (j = 0; chain && j < json_object_array_length(chain); j++) {
-			link = json_object_array_get_idx(chain, j);
-			resymbolize(sc.ds, snapshots_arr(link, "frames"),
-				    snapshots_i64(link, "pid"));
-		}
-		/*
-		 * The recorder found the unwound stack's event in this very trace: without it the
-		 * trace is not the one it read (a stream file lost or replaced since). A stack that
-		 * reached latsnap only through the kernel (a process not yet registered with the
-		 * session daemon) has no event to look for.
-		 */
-		if (have_trace && !sc.in[i].unwind_seen &&
-		    json_object_object_get_ex(o, "user_stack", &user) &&
-		    !strcmp(snapshots_str(user, "source", ""), "unwind") &&
-		    json_object_get_boolean(json_object_object_get(user, "in_trace"))) {
-			ls_err("show: %s: the latsnap:user_stack event of tid %" PRId64
-			       " that the summary's stack came from is not in the trace "
-			       "(a stream missing?)",
-			       trace, snapshots_i64(o, "tid"));
-			ret = 1;
-		}
-		if (have_trace && !dwfl_sym_nr_mappings(sc.ds, snapshots_i64(o, "pid"))) {
-			add_flag(o,
-				 "no-statedump: the trace holds no mappings of this process: user "
-				 "frames as recorded");
-		}
-	}
-
-	if (json) {
-		puts(json_object_to_json_string_ext(
-			snap.summary, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-	} else {
-		flags = snapshots_arr(snap.summary, "flags");
-		printf("snapshot %s on %s, created %s: %zu outlier%s, %" PRId64 " skipped\n",
-		       snap.id, host, snapshots_str(snap.summary, "created", "?"), n,
-		       n == 1 ? "" : "s", snapshots_i64(snap.summary, "skipped"));
-		for (i = 0; flags && i < json_object_array_length(flags); i++) {
-			printf("! %s\n",
-			       json_object_get_string(json_object_array_get_idx(flags, i)));
-		}
-		putchar('\n');
-		for (i = 0; i < n; i++) {
-			print_outlier(stdout, &sc.in[i], have_trace);
-		}
+		print_text(&snap, &sc);
 	}
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		ls_err("show: writing to stdout: %s", strerror(errno));
 		ret = 1;
 	}
+	goto out;
+fail:
+	ls_err("show: %s", strerror(-err));
+	ret = 1;
 out:
-	for (i = 0; i < sc.nr; i++) {
-		json_object_put(sc.in[i].timeline);
-		json_object_put(sc.in[i].ips);
-	}
-	free(sc.in);
-	dwfl_sym_free(sc.ds);
+	interests_free(&sc);
 	snapshot_free(&snap);
 	return ret;
 }

@@ -2,10 +2,10 @@
 /*
  * snapshots.c - read OUTDIR/<id>/summary.json files and check them against the contract.
  *
- * A summary is checked whole before anyone looks at it, so that report, show and flame can read
- * its fields without re-checking each type: a file written by another version, cut short by a
- * full disk, or edited by hand is named as corrupt with the first thing wrong in it, and the
- * other snapshots are still read.
+ * A summary is checked whole, then read into a struct summary whose outliers are struct outlier
+ * (lib/outlier.h): report, show and flame read typed fields, and only this file walks the JSON.
+ * A file written by another version, cut short by a full disk, or edited by hand is named as
+ * corrupt with the first thing wrong in it, and the other snapshots are still read.
  *
  * A directory may also be an lttng-relayd output tree (HOST/SESSION-DATE-TIME/SNAPSHOT...):
  * there a snapshot is the trace itself, and its summary is the latsnap:summary events the
@@ -25,8 +25,9 @@
 
 #include "trace/ctf.h"
 #include "classify/frames.h"
-#include "review/snapshots.h"
+#include "lib/outlier.h"
 #include "lib/util.h"
+#include "review/snapshots.h"
 
 /* How deep below the directory given a snapshot may be: lttng-relayd's HOST/SESSION/SNAPSHOT. */
 #define RELAY_DEPTH 2
@@ -36,12 +37,11 @@
 /* A summary nests 6 levels (outliers, outlier, kernel_stacks, stack, frames, frame); leave room. */
 #define SUMMARY_DEPTH 16
 
-/**
- * snapshots_i64() - an integer member of a checked object, 0 when absent or of another type
- * @obj: a JSON object (or NULL)
- * @key: the member's name
+/*
+ * The members of a summary as read, for the checks below and the latsnap:summary events: once
+ * checked, a summary is read through its typed struct summary, never through these.
  */
-int64_t snapshots_i64(struct json_object *obj, const char *key)
+static int64_t get_i64(struct json_object *obj, const char *key)
 {
 	struct json_object *v;
 	int64_t ret = 0;
@@ -53,13 +53,7 @@ int64_t snapshots_i64(struct json_object *obj, const char *key)
 	return ret;
 }
 
-/**
- * snapshots_str() - a string member of an object
- * @obj: a JSON object (or NULL)
- * @key: the member's name
- * @fallback: returned when the member is absent, null or not a string
- */
-const char *snapshots_str(struct json_object *obj, const char *key, const char *fallback)
+static const char *get_str(struct json_object *obj, const char *key, const char *fallback)
 {
 	struct json_object *v;
 	const char *ret = fallback;
@@ -71,12 +65,7 @@ const char *snapshots_str(struct json_object *obj, const char *key, const char *
 	return ret;
 }
 
-/**
- * snapshots_arr() - an array member of an object, NULL when absent or not an array
- * @obj: a JSON object (or NULL)
- * @key: the member's name
- */
-struct json_object *snapshots_arr(struct json_object *obj, const char *key)
+static struct json_object *get_arr(struct json_object *obj, const char *key)
 {
 	struct json_object *v;
 	struct json_object *ret = NULL;
@@ -95,24 +84,23 @@ struct json_object *snapshots_arr(struct json_object *obj, const char *key)
  * frames on top of some stacks (PLATFORM.md): they say where latsnap looked, not where the
  * thread waited, and would split one wait into several stacks in a flame graph.
  */
-bool snapshots_is_glue_frame(struct json_object *frame)
+bool snapshots_is_glue_frame(const struct outlier_frame *frame)
 {
-	return frames_is_tracing_glue(snapshots_str(frame, "symbol", NULL),
-				      snapshots_str(frame, "module", NULL));
+	return frames_is_tracing_glue(frame->symbol, frame->module);
 }
 
 /**
  * snapshots_kernel_skip() - how many innermost frames of a kernel stack are BPF glue
- * @frames: a checked frames array, innermost first
+ * @frames: a kernel stack, innermost first
  */
-size_t snapshots_kernel_skip(struct json_object *frames)
+size_t snapshots_kernel_skip(const struct outlier_frames *frames)
 {
-	size_t n = frames ? json_object_array_length(frames) : 0, i;
+	size_t i;
 
-	for (i = 0; i < n && snapshots_is_glue_frame(json_object_array_get_idx(frames, i)); i++) {
+	for (i = 0; i < frames->nr && snapshots_is_glue_frame(&frames->v[i]); i++) {
 	}
 	/* A stack that is nothing but glue keeps its frames: better than none. */
-	return i == n ? 0 : i;
+	return i == frames->nr ? 0 : i;
 }
 
 static bool is_type(struct json_object *obj, const char *key, json_type type, bool nullable)
@@ -130,7 +118,7 @@ static bool is_type(struct json_object *obj, const char *key, json_type type, bo
 
 static bool is_count(struct json_object *obj, const char *key)
 {
-	return is_type(obj, key, json_type_int, false) && snapshots_i64(obj, key) >= 0;
+	return is_type(obj, key, json_type_int, false) && get_i64(obj, key) >= 0;
 }
 
 /* Checks a FRAME; on failure @why says what, after @where. */
@@ -164,43 +152,15 @@ out:
 	return ok;
 }
 
-static bool check_outlier(struct json_object *o, size_t idx, char *why, size_t len)
+static bool check_kernel_stacks(struct json_object *o, size_t idx, char *why, size_t len)
 {
-	static const char *const counts[] = { "pid",	    "tid",	   "start_ns",
-					      "end_ns",	    "duration_ns", "on_cpu_ns",
-					      "blocked_ns", "runqueue_ns", NULL };
-	struct json_object *v, *stacks, *s, *chain, *flags;
+	struct json_object *stacks = get_arr(o, "kernel_stacks"), *s;
 	char where[96];
-	bool ok = false;
 	size_t i, n;
 
-	snprintf(where, sizeof(where), "outlier %zu", idx);
-	if (!json_object_is_type(o, json_type_object)) {
-		snprintf(why, len, "%s is not an object", where);
-		goto out;
-	}
-	for (i = 0; counts[i]; i++) {
-		if (!is_count(o, counts[i])) {
-			snprintf(why, len, "%s: %s is not a non-negative integer", where,
-				 counts[i]);
-			goto out;
-		}
-	}
-	if (!is_type(o, "kind", json_type_string, false) ||
-	    !is_type(o, "comm", json_type_string, false) ||
-	    !is_type(o, "cause", json_type_string, false)) {
-		snprintf(why, len, "%s: kind, comm or cause is not a string", where);
-		goto out;
-	}
-	if (json_object_object_get_ex(o, "syscall", NULL) &&
-	    !is_type(o, "syscall", json_type_string, true)) {
-		snprintf(why, len, "%s: syscall is neither a string nor null", where);
-		goto out;
-	}
-	stacks = snapshots_arr(o, "kernel_stacks");
 	if (!stacks) {
-		snprintf(why, len, "%s: kernel_stacks is not an array", where);
-		goto out;
+		snprintf(why, len, "outlier %zu: kernel_stacks is not an array", idx);
+		return false;
 	}
 	n = json_object_array_length(stacks);
 	for (i = 0; i < n; i++) {
@@ -208,108 +168,153 @@ static bool check_outlier(struct json_object *o, size_t idx, char *why, size_t l
 		snprintf(where, sizeof(where), "outlier %zu: kernel stack %zu", idx, i);
 		if (!s || !json_object_is_type(s, json_type_object) || !is_count(s, "weight_ns")) {
 			snprintf(why, len, "%s: weight_ns is not a non-negative integer", where);
-			goto out;
+			return false;
 		}
-		if (!check_frames(snapshots_arr(s, "frames"), where, why, len)) {
-			goto out;
+		if (!check_frames(get_arr(s, "frames"), where, why, len)) {
+			return false;
 		}
 	}
+	return true;
+}
+
+/* The user stack, and the waker (null or absent: nobody known). */
+static bool check_user_and_waker(struct json_object *o, size_t idx, char *why, size_t len)
+{
+	struct json_object *v;
+	char where[96];
+
 	snprintf(where, sizeof(where), "outlier %zu: user_stack", idx);
 	if (!json_object_object_get_ex(o, "user_stack", &v) || !v ||
 	    !json_object_is_type(v, json_type_object) ||
 	    !is_type(v, "source", json_type_string, false) ||
-	    !check_frames(snapshots_arr(v, "frames"), where, why, len)) {
+	    !check_frames(get_arr(v, "frames"), where, why, len)) {
 		if (!*why) {
 			snprintf(why, len, "%s is not an object with a source and frames", where);
 		}
-		goto out;
+		return false;
 	}
 	snprintf(where, sizeof(where), "outlier %zu: waker", idx);
 	if (json_object_object_get_ex(o, "waker", &v) && v &&
 	    (!json_object_is_type(v, json_type_object) || !is_count(v, "tid") ||
 	     !is_count(v, "pid") || !is_type(v, "comm", json_type_string, false) ||
-	     !check_frames(snapshots_arr(v, "frames"), where, why, len))) {
+	     !check_frames(get_arr(v, "frames"), where, why, len))) {
 		if (!*why) {
 			snprintf(why, len, "%s is neither null nor a thread with frames", where);
 		}
-		goto out;
+		return false;
 	}
-	/* Absent from older summaries; when there, every link must be readable. */
-	if (json_object_object_get_ex(o, "wait_chain", &chain) && chain) {
-		if (!json_object_is_type(chain, json_type_array)) {
-			snprintf(why, len, "outlier %zu: wait_chain is not an array", idx);
-			goto out;
-		}
-		n = json_object_array_length(chain);
-		for (i = 0; i < n; i++) {
-			v = json_object_array_get_idx(chain, i);
-			snprintf(where, sizeof(where), "outlier %zu: wait_chain link %zu", idx, i);
-			if (!v || !json_object_is_type(v, json_type_object) ||
-			    !is_count(v, "tid") || !is_count(v, "pid") ||
-			    !is_type(v, "comm", json_type_string, false)) {
-				snprintf(why, len, "%s: tid, pid or comm missing", where);
-				goto out;
-			}
-			if (json_object_object_get_ex(v, "frames", NULL) &&
-			    !check_frames(snapshots_arr(v, "frames"), where, why, len)) {
-				goto out;
-			}
-		}
-	}
-	if (json_object_object_get_ex(o, "flags", &flags) && flags) {
-		if (!json_object_is_type(flags, json_type_array)) {
-			snprintf(why, len, "outlier %zu: flags is not an array", idx);
-			goto out;
-		}
-		n = json_object_array_length(flags);
-		for (i = 0; i < n; i++) {
-			if (!json_object_is_type(json_object_array_get_idx(flags, i),
-						 json_type_string)) {
-				snprintf(why, len, "outlier %zu: flag %zu is not a string", idx, i);
-				goto out;
-			}
-		}
-	}
-	ok = true;
-out:
-	return ok;
+	return true;
 }
 
-/**
- * snapshots_parse_summary() - parse and check the text of a summary.json
- * @text: the file's bytes (need not be NUL-terminated)
- * @len: their number
- * @name: the file's name, for @why
- * @out: receives the summary (the caller's reference) on success
- * @why: receives "NAME: what is wrong" on failure
- * @whylen: size of @why
- *
- * Return: 0, or -EBADMSG (not JSON, not version 1, or a member missing or of the wrong type),
- * or -ENOMEM.
- */
-int snapshots_parse_summary(const char *text, size_t len, const char *name,
-			    struct json_object **out, char *why, size_t whylen)
+/* Absent from older summaries; when there, every link must be readable. */
+static bool check_wait_chain(struct json_object *o, size_t idx, char *why, size_t len)
 {
-	struct json_object *obj = NULL, *outliers;
-	char what[384] = "";
+	struct json_object *chain, *v;
+	char where[96];
+	size_t i, n;
+
+	if (!json_object_object_get_ex(o, "wait_chain", &chain) || !chain) {
+		return true;
+	}
+	if (!json_object_is_type(chain, json_type_array)) {
+		snprintf(why, len, "outlier %zu: wait_chain is not an array", idx);
+		return false;
+	}
+	n = json_object_array_length(chain);
+	for (i = 0; i < n; i++) {
+		v = json_object_array_get_idx(chain, i);
+		snprintf(where, sizeof(where), "outlier %zu: wait_chain link %zu", idx, i);
+		if (!v || !json_object_is_type(v, json_type_object) || !is_count(v, "tid") ||
+		    !is_count(v, "pid") || !is_type(v, "comm", json_type_string, false)) {
+			snprintf(why, len, "%s: tid, pid or comm missing", where);
+			return false;
+		}
+		if (json_object_object_get_ex(v, "frames", NULL) &&
+		    !check_frames(get_arr(v, "frames"), where, why, len)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool check_flags(struct json_object *o, size_t idx, char *why, size_t len)
+{
+	struct json_object *flags;
+	size_t i, n;
+
+	if (!json_object_object_get_ex(o, "flags", &flags) || !flags) {
+		return true;
+	}
+	if (!json_object_is_type(flags, json_type_array)) {
+		snprintf(why, len, "outlier %zu: flags is not an array", idx);
+		return false;
+	}
+	n = json_object_array_length(flags);
+	for (i = 0; i < n; i++) {
+		if (!json_object_is_type(json_object_array_get_idx(flags, i), json_type_string)) {
+			snprintf(why, len, "outlier %zu: flag %zu is not a string", idx, i);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Checks outlier @idx against the contract; on failure @why says what is wrong first. */
+static bool check_outlier(struct json_object *o, size_t idx, char *why, size_t len)
+{
+	static const char *const counts[] = { "pid",	    "tid",	   "start_ns",
+					      "end_ns",	    "duration_ns", "on_cpu_ns",
+					      "blocked_ns", "runqueue_ns", NULL };
+	size_t i;
+
+	if (!json_object_is_type(o, json_type_object)) {
+		snprintf(why, len, "outlier %zu is not an object", idx);
+		return false;
+	}
+	for (i = 0; counts[i]; i++) {
+		if (!is_count(o, counts[i])) {
+			snprintf(why, len, "outlier %zu: %s is not a non-negative integer", idx,
+				 counts[i]);
+			return false;
+		}
+	}
+	if (!is_type(o, "kind", json_type_string, false) ||
+	    !is_type(o, "comm", json_type_string, false) ||
+	    !is_type(o, "cause", json_type_string, false)) {
+		snprintf(why, len, "outlier %zu: kind, comm or cause is not a string", idx);
+		return false;
+	}
+	if (json_object_object_get_ex(o, "syscall", NULL) &&
+	    !is_type(o, "syscall", json_type_string, true)) {
+		snprintf(why, len, "outlier %zu: syscall is neither a string nor null", idx);
+		return false;
+	}
+	return check_kernel_stacks(o, idx, why, len) && check_user_and_waker(o, idx, why, len) &&
+	       check_wait_chain(o, idx, why, len) && check_flags(o, idx, why, len);
+}
+
+/* The text of a summary.json into JSON (the caller's reference); @what says why not. */
+static int parse_json(const char *text, size_t len, struct json_object **out, char *what,
+		      size_t whylen)
+{
+	struct json_object *obj = NULL;
 	enum json_tokener_error jerr;
 	json_tokener *tok = NULL;
-	size_t i, n, end;
 	int ret = -EBADMSG;
+	size_t i, end;
 
-	*out = NULL;
 	if (len > SNAPSHOT_SUMMARY_MAX || len > (size_t)INT32_MAX) {
-		snprintf(what, sizeof(what), "larger than %u MiB", SNAPSHOT_SUMMARY_MAX >> 20);
+		snprintf(what, whylen, "larger than %u MiB", SNAPSHOT_SUMMARY_MAX >> 20);
 		goto out;
 	}
 	if (len == 0) {
-		snprintf(what, sizeof(what), "empty");
+		snprintf(what, whylen, "empty");
 		goto out;
 	}
 	tok = json_tokener_new_ex(SUMMARY_DEPTH);
 	if (!tok) {
 		ret = -ENOMEM;
-		snprintf(what, sizeof(what), "%s", strerror(ENOMEM));
+		snprintf(what, whylen, "%s", strerror(ENOMEM));
 		goto out;
 	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
@@ -317,67 +322,338 @@ int snapshots_parse_summary(const char *text, size_t len, const char *name,
 	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
 	if (jerr == json_tokener_continue) {
-		snprintf(what, sizeof(what), "not JSON: it ends in the middle (truncated?)");
+		snprintf(what, whylen, "not JSON: it ends in the middle (truncated?)");
 		goto out;
 	}
 	if (jerr != json_tokener_success) {
-		snprintf(what, sizeof(what), "not JSON: %s at byte %zu",
-			 json_tokener_error_desc(jerr), end);
+		snprintf(what, whylen, "not JSON: %s at byte %zu", json_tokener_error_desc(jerr),
+			 end);
 		goto out;
 	}
 	/* Trailing white space is fine; anything else after the object is not. */
 	for (i = end; i < len && strchr(" \t\r\n", text[i]) && text[i]; i++) {
 	}
 	if (i < len) {
-		snprintf(what, sizeof(what),
-			 "not JSON: trailing bytes after the object at byte %zu", i);
+		snprintf(what, whylen, "not JSON: trailing bytes after the object at byte %zu", i);
 		goto out;
-	}
-	if (!json_object_is_type(obj, json_type_object)) {
-		snprintf(what, sizeof(what), "not a JSON object");
-		goto out;
-	}
-	if (!is_type(obj, "version", json_type_int, false)) {
-		snprintf(what, sizeof(what), "no version");
-		goto out;
-	}
-	if (snapshots_i64(obj, "version") != 1) {
-		snprintf(what, sizeof(what), "version %" PRId64 ", this latsnap reads version 1",
-			 snapshots_i64(obj, "version"));
-		goto out;
-	}
-	if (!is_type(obj, "id", json_type_string, false) ||
-	    !is_type(obj, "host", json_type_string, false)) {
-		snprintf(what, sizeof(what), "id or host is not a string");
-		goto out;
-	}
-	if (json_object_object_get_ex(obj, "skipped", NULL) && !is_count(obj, "skipped")) {
-		snprintf(what, sizeof(what), "skipped is not a count");
-		goto out;
-	}
-	outliers = snapshots_arr(obj, "outliers");
-	if (!outliers) {
-		snprintf(what, sizeof(what), "outliers is not an array");
-		goto out;
-	}
-	n = json_object_array_length(outliers);
-	for (i = 0; i < n; i++) {
-		if (!check_outlier(json_object_array_get_idx(outliers, i), i, what, sizeof(what))) {
-			goto out;
-		}
 	}
 	*out = obj;
 	obj = NULL;
 	ret = 0;
 out:
-	if (ret) {
-		snprintf(why, whylen, "%s: %s", name, what);
-	}
 	json_object_put(obj);
 	if (tok) {
 		json_tokener_free(tok);
 	}
 	return ret;
+}
+
+/* Checks the summary against the contract; on failure @what says what is wrong first. */
+static bool check_summary(struct json_object *obj, char *what, size_t len)
+{
+	struct json_object *outliers;
+	bool ok = false;
+	size_t i, n;
+
+	if (!json_object_is_type(obj, json_type_object)) {
+		snprintf(what, len, "not a JSON object");
+		goto out;
+	}
+	if (!is_type(obj, "version", json_type_int, false)) {
+		snprintf(what, len, "no version");
+		goto out;
+	}
+	if (get_i64(obj, "version") != 1) {
+		snprintf(what, len, "version %" PRId64 ", this latsnap reads version 1",
+			 get_i64(obj, "version"));
+		goto out;
+	}
+	if (!is_type(obj, "id", json_type_string, false) ||
+	    !is_type(obj, "host", json_type_string, false)) {
+		snprintf(what, len, "id or host is not a string");
+		goto out;
+	}
+	if (json_object_object_get_ex(obj, "skipped", NULL) && !is_count(obj, "skipped")) {
+		snprintf(what, len, "skipped is not a count");
+		goto out;
+	}
+	outliers = get_arr(obj, "outliers");
+	if (!outliers) {
+		snprintf(what, len, "outliers is not an array");
+		goto out;
+	}
+	n = json_object_array_length(outliers);
+	for (i = 0; i < n; i++) {
+		if (!check_outlier(json_object_array_get_idx(outliers, i), i, what, len)) {
+			goto out;
+		}
+	}
+	ok = true;
+out:
+	return ok;
+}
+
+/*
+ * Members that struct outlier reads and the contract's checks above leave alone. Absent or null
+ * they read as zero; of another type, outlier_from_json() refuses them, so they are checked here
+ * too, after the checks above (a summary those refuse is refused with the same words as ever).
+ */
+struct member {
+	const char *key;
+	json_type type;
+};
+
+static const struct member outlier_members[] = {
+	{ "syscall_nr", json_type_int },
+	{ "switches", json_type_int },
+	{ "signalled", json_type_boolean },
+	{ NULL, json_type_null },
+};
+
+static const struct member user_stack_members[] = {
+	{ "unwind_ns", json_type_int },	    { "status", json_type_int },
+	{ "truncated", json_type_boolean }, { "in_trace", json_type_boolean },
+	{ NULL, json_type_null },
+};
+
+static const struct member link_members[] = {
+	{ "depth", json_type_int },	 { "from_ns", json_type_int },
+	{ "to_ns", json_type_int },	 { "on_cpu_ns", json_type_int },
+	{ "blocked_ns", json_type_int }, { "runqueue_ns", json_type_int },
+	{ "unknown_ns", json_type_int }, { "syscall", json_type_string },
+	{ NULL, json_type_null },
+};
+
+/* Is every member of @m that @obj has either null or of its type? If not, @what says which. */
+static bool check_members(struct json_object *obj, const struct member *m, const char *where,
+			  char *what, size_t len)
+{
+	struct json_object *v;
+
+	for (; m->key; m++) {
+		if (json_object_object_get_ex(obj, m->key, &v) && v &&
+		    !json_object_is_type(v, m->type)) {
+			snprintf(what, len, "%s: %s is not %s", where, m->key,
+				 m->type == json_type_int     ? "an integer" :
+				 m->type == json_type_boolean ? "a boolean" :
+								"a string");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The members of outlier @idx (checked by check_outlier()) that only struct outlier reads. */
+static bool check_typed(struct json_object *o, size_t idx, char *what, size_t len)
+{
+	struct json_object *user, *chain;
+	char where[96];
+	size_t i, n;
+
+	snprintf(where, sizeof(where), "outlier %zu", idx);
+	if (!check_members(o, outlier_members, where, what, len)) {
+		return false;
+	}
+	snprintf(where, sizeof(where), "outlier %zu: user_stack", idx);
+	json_object_object_get_ex(o, "user_stack", &user);
+	if (!check_members(user, user_stack_members, where, what, len)) {
+		return false;
+	}
+	chain = get_arr(o, "wait_chain");
+	n = chain ? json_object_array_length(chain) : 0;
+	for (i = 0; i < n; i++) {
+		snprintf(where, sizeof(where), "outlier %zu: wait_chain link %zu", idx, i);
+		if (!check_members(json_object_array_get_idx(chain, i), link_members, where, what,
+				   len)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * The snapshot's own flags. No check reads them (report and flame never do): a flag that is not
+ * a string is shown as its JSON text, as show always did, rather than the summary refused.
+ */
+static int flags_from_json(struct json_object *arr, struct summary *s)
+{
+	size_t i, n = arr ? json_object_array_length(arr) : 0;
+	const char *text;
+
+	s->flags = calloc(n ? n : 1, sizeof(*s->flags));
+	if (!s->flags) {
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		text = json_object_get_string(json_object_array_get_idx(arr, i));
+		s->flags[i] = strdup(text ? text : "null");
+		if (!s->flags[i]) {
+			return -ENOMEM;
+		}
+		s->nr_flags++;
+	}
+	return 0;
+}
+
+/* The typed summary of @obj, which check_summary() accepted. */
+static int summary_new(struct json_object *obj, struct summary **out, char *what, size_t len)
+{
+	struct json_object *outliers = get_arr(obj, "outliers"), *o;
+	size_t i, n = json_object_array_length(outliers);
+	struct summary *s;
+	int ret = -ENOMEM;
+
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		goto out;
+	}
+	s->json = json_object_get(obj);
+	s->skipped = (uint64_t)get_i64(obj, "skipped");
+	s->outliers = calloc(n ? n : 1, sizeof(*s->outliers));
+	if (!s->outliers || outlier_set_str(&s->id, get_str(obj, "id", NULL)) ||
+	    outlier_set_str(&s->host, get_str(obj, "host", NULL)) ||
+	    outlier_set_str(&s->created, get_str(obj, "created", NULL)) ||
+	    outlier_set_str(&s->trace, get_str(obj, "trace", NULL)) ||
+	    flags_from_json(get_arr(obj, "flags"), s)) {
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		o = json_object_array_get_idx(outliers, i);
+		if (!check_typed(o, i, what, len)) {
+			ret = -EBADMSG;
+			goto out;
+		}
+		ret = outlier_from_json(o, &s->outliers[i]);
+		if (ret == -EINVAL) {
+			/* Not expected after the checks; still a corrupt summary, not a crash. */
+			snprintf(what, len, "outlier %zu: a member is not of its type", i);
+			ret = -EBADMSG;
+		}
+		if (ret) {
+			goto out;
+		}
+		s->nr_outliers++;
+	}
+	*out = s;
+	s = NULL;
+	ret = 0;
+out:
+	if (ret == -ENOMEM) {
+		snprintf(what, len, "%s", strerror(ENOMEM));
+	}
+	summary_free(s);
+	return ret;
+}
+
+/**
+ * snapshots_parse_summary() - parse and check the text of a summary.json
+ * @text: the file's bytes (need not be NUL-terminated)
+ * @len: their number
+ * @name: the file's name, for @why
+ * @out: receives the summary on success (free it with summary_free())
+ * @why: receives "NAME: what is wrong" on failure
+ * @whylen: size of @why
+ *
+ * Return: 0, or -EBADMSG (not JSON, not version 1, or a member missing or of the wrong type),
+ * or -ENOMEM.
+ */
+int snapshots_parse_summary(const char *text, size_t len, const char *name, struct summary **out,
+			    char *why, size_t whylen)
+{
+	struct json_object *obj = NULL;
+	char what[384] = "";
+	int ret;
+
+	*out = NULL;
+	ret = parse_json(text, len, &obj, what, sizeof(what));
+	if (!ret && !check_summary(obj, what, sizeof(what))) {
+		ret = -EBADMSG;
+	}
+	if (!ret) {
+		ret = summary_new(obj, out, what, sizeof(what));
+	}
+	if (ret) {
+		snprintf(why, whylen, "%s: %s", name, what);
+	}
+	json_object_put(obj);
+	return ret;
+}
+
+/**
+ * summary_free() - free @s and all it owns; NULL is a no-op
+ */
+void summary_free(struct summary *s)
+{
+	size_t i;
+
+	if (!s) {
+		return;
+	}
+	for (i = 0; i < s->nr_outliers; i++) {
+		outlier_free(s->outliers[i]);
+	}
+	free(s->outliers);
+	for (i = 0; i < s->nr_flags; i++) {
+		free(s->flags[i]);
+	}
+	free(s->flags);
+	free(s->id);
+	free(s->host);
+	free(s->created);
+	free(s->trace);
+	json_object_put(s->json);
+	free(s);
+}
+
+/**
+ * summary_to_json() - the summary as read, its outliers replaced
+ * @s: the summary
+ * @outliers: the array that takes the place of its outliers (the caller keeps its reference)
+ *
+ * Every other member is the summary's own, in its order: those this latsnap does not know
+ * (written by a later one) pass through.
+ *
+ * Return: a new object, or NULL without memory.
+ */
+struct json_object *summary_to_json(const struct summary *s, struct json_object *outliers)
+{
+	struct json_object_iterator it = json_object_iter_begin(s->json);
+	struct json_object_iterator end = json_object_iter_end(s->json);
+	struct json_object *obj = json_object_new_object();
+	const char *key;
+
+	for (; obj && !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		key = json_object_iter_peek_name(&it);
+		json_object_object_add(obj, key,
+				       strcmp(key, "outliers") ?
+					       json_object_get(json_object_iter_peek_value(&it)) :
+					       json_object_get(outliers));
+	}
+	return obj;
+}
+
+/**
+ * summary_outlier_to_json() - outlier @i of @s as outlier_to_json() writes it, followed by the
+ *			       members of the summary's that it does not know (they pass through)
+ *
+ * Return: a new object, or NULL without memory.
+ */
+struct json_object *summary_outlier_to_json(const struct summary *s, size_t i)
+{
+	struct json_object *read = json_object_array_get_idx(get_arr(s->json, "outliers"), i);
+	struct json_object_iterator it = json_object_iter_begin(read);
+	struct json_object_iterator end = json_object_iter_end(read);
+	struct json_object *obj = outlier_to_json(s->outliers[i]);
+	const char *key;
+
+	for (; obj && !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		key = json_object_iter_peek_name(&it);
+		if (!json_object_object_get_ex(obj, key, NULL)) {
+			json_object_object_add(obj, key,
+					       json_object_get(json_object_iter_peek_value(&it)));
+		}
+	}
+	return obj;
 }
 
 /* Reads @path whole (a regular file, not through a symlink, at most the summary limit). */
@@ -471,9 +747,8 @@ static int on_summary(const struct ctf_event *ev, void *ctx)
 	struct relay_read *rr = ctx;
 	struct relay_summary *sum = NULL, *grown;
 	struct json_object *json;
-	const char *id = snapshots_str(ev->fields, "id", NULL);
-	int64_t part = snapshots_i64(ev->fields, "part"),
-		parts = snapshots_i64(ev->fields, "parts");
+	const char *id = get_str(ev->fields, "id", NULL);
+	int64_t part = get_i64(ev->fields, "part"), parts = get_i64(ev->fields, "parts");
 	size_t i;
 
 	if (!id || !json_object_object_get_ex(ev->fields, "json", &json) ||
@@ -619,6 +894,18 @@ out:
 	return ret;
 }
 
+/* The trace the summary of @snap names in the snapshot: summary.json sends us nowhere else. */
+static int summary_trace(struct snapshot *snap)
+{
+	char dir[4096];
+
+	if (strchr(snap->summary->trace, '/')) {
+		return 0;
+	}
+	snprintf(dir, sizeof(dir), "%s/%s", snap->path, snap->summary->trace);
+	return outlier_set_str(&snap->trace, dir);
+}
+
 /* The host directory lttng-relayd filed @path under: HOST/SESSION/SNAPSHOT. */
 static char *relay_host_of(const char *path)
 {
@@ -705,10 +992,13 @@ int snapshot_load(const char *path, struct snapshot *snap)
 		goto out;
 	}
 	ret = settle_summary(snap, text, len, file);
+	if (!ret && snap->summary && snap->summary->trace) {
+		ret = summary_trace(snap);
+	}
 out:
 	free(text);
 	if (!ret && snap->summary) {
-		snap->host = strdup(snapshots_str(snap->summary, "host", "?"));
+		snap->host = strdup(snap->summary->host);
 	} else if (!ret && snap->relay) {
 		snap->host = relay_host_of(snap->path);
 	}
@@ -727,7 +1017,7 @@ void snapshot_free(struct snapshot *snap)
 	free(snap->path);
 	free(snap->trace);
 	free(snap->host);
-	json_object_put(snap->summary);
+	summary_free(snap->summary);
 	memset(snap, 0, sizeof(*snap));
 }
 

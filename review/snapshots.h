@@ -11,6 +11,9 @@
 #include <stdint.h>
 
 struct json_object;
+struct outlier;
+struct outlier_frame;
+struct outlier_frames;
 
 /* A summary.json larger than this is refused as corrupt rather than read into memory. */
 #define SNAPSHOT_SUMMARY_MAX (256U << 20)
@@ -22,13 +25,39 @@ enum snapshot_state {
 };
 
 /**
+ * struct summary - a summary.json, checked, its outliers typed
+ * @id: the summary's id
+ * @host: the host it was recorded on
+ * @created: when, as written (RFC 3339 UTC), or NULL when the summary does not say
+ * @trace: the trace's directory in the snapshot as the summary names it, or NULL
+ * @skipped: outliers seen since the previous snapshot that no snapshot covers
+ * @outliers: its @nr_outliers outliers, in the summary's order
+ * @flags: its @nr_flags warnings about the snapshot as a whole
+ * @json: the summary as read; only snapshots.c reads it (summary_to_json() passes the members
+ *	this latsnap does not know through)
+ */
+struct summary {
+	char *id;
+	char *host;
+	char *created;
+	char *trace;
+	uint64_t skipped;
+	struct outlier **outliers;
+	size_t nr_outliers;
+	char **flags;
+	size_t nr_flags;
+	struct json_object *json;
+};
+
+/**
  * struct snapshot - one OUTDIR/<id>/
  * @id: the directory's name
  * @path: OUTDIR/<id>
  * @state: see enum snapshot_state
  * @why: for an incomplete or corrupt one, the reason, naming the file ("" otherwise)
- * @summary: the parsed summary.json when @state is SNAPSHOT_COMPLETE (owned), else NULL
- * @trace: the CTF trace: @path/trace, or @path itself for a snapshot as lttng-relayd wrote it
+ * @summary: the summary when @state is SNAPSHOT_COMPLETE (owned), else NULL
+ * @trace: the CTF trace: @path/trace (the summary's "trace" in @path when it names one there),
+ *	or @path itself for a snapshot as lttng-relayd wrote it
  * @host: the host it was recorded on: the summary's, or for a relay snapshot without one the
  *	host directory lttng-relayd filed it under; NULL when unknown
  * @relay: whether it is a snapshot of an lttng-relayd tree (its summary from latsnap:summary)
@@ -41,7 +70,7 @@ struct snapshot {
 	bool relay;
 	enum snapshot_state state;
 	char why[8192];
-	struct json_object *summary;
+	struct summary *summary;
 };
 
 /**
@@ -59,19 +88,22 @@ int snapshots_load(const char *dir, struct snapshot_set *set);
 void snapshots_free(struct snapshot_set *set);
 int snapshot_load(const char *path, struct snapshot *snap);
 void snapshot_free(struct snapshot *snap);
-int snapshots_parse_summary(const char *text, size_t len, const char *name,
-			    struct json_object **out, char *why, size_t whylen);
+int snapshots_parse_summary(const char *text, size_t len, const char *name, struct summary **out,
+			    char *why, size_t whylen);
+void summary_free(struct summary *s);
+struct json_object *summary_to_json(const struct summary *s, struct json_object *outliers);
+struct json_object *summary_outlier_to_json(const struct summary *s, size_t i);
 const char *snapshots_state_name(enum snapshot_state state);
 void snapshots_filter_host(struct snapshot_set *set, const char *host);
 
-/* Accessors of a checked summary: the checks guarantee the types these read. */
-int64_t snapshots_i64(struct json_object *obj, const char *key);
-const char *snapshots_str(struct json_object *obj, const char *key, const char *fallback);
-struct json_object *snapshots_arr(struct json_object *obj, const char *key);
-bool snapshots_is_glue_frame(struct json_object *frame);
-size_t snapshots_kernel_skip(struct json_object *frames);
+bool snapshots_is_glue_frame(const struct outlier_frame *frame);
+size_t snapshots_kernel_skip(const struct outlier_frames *frames);
 
-/* The commands' shared option handling (report, show, flame). */
+/*
+ * The commands' shared option handling (report, show, flame). Their option parsers return an
+ * exit status to stop with (--help, a usage error), or this to go on.
+ */
+#define SNAPSHOTS_GO_ON (-1)
 void snapshots_option_error(const char *cmd, int id, int opt, char **argv, int optind);
 
 #endif /* LATSNAP_SNAPSHOTS_H */

@@ -1,21 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The readers of latsnap report/show/flame without a trace: snapshots_parse_summary() on good
- * and broken summaries, snapshots_load() on a directory with complete, incomplete and corrupt
- * snapshots (and things that are not snapshots), the folded stacks and the SVG of a known
- * summary, and C++ demangling.
+ * and broken summaries and the typed summary it gives, the summary written back for show --json
+ * (members this latsnap does not know passed through), snapshots_load() on a directory with
+ * complete, incomplete and corrupt snapshots (and things that are not snapshots), the folded
+ * stacks and the SVG of a known summary, and C++ demangling.
  */
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <sys/stat.h>
 
+#include "lib/outlier.h"
 #include "review/dwfl-sym.h"
 #include "review/flame.h"
 #include "review/snapshots.h"
 #include "tap.h"
 
-/* One outlier with BPF glue on top of its kernel stack, a mangled user frame and a ';'. */
+/*
+ * One outlier with BPF glue on top of its kernel stack (a JIT-ed program: bpf_prog_ and its
+ * 16-hex-digit tag, as classify/frames.c has it), a mangled user frame and a ';'.
+ */
 static const char good[] =
 	"{\"version\":1,\"id\":\"A\",\"host\":\"h\",\"created\":\"2026-01-01T00:00:00Z\","
 	"\"trace\":\"trace\",\"skipped\":2,\"flags\":[],\"outliers\":["
@@ -24,7 +29,8 @@ static const char good[] =
 	"\"blocked_ns\":180,\"runqueue_ns\":10,\"switches\":1,\"cause\":\"Reading from a pipe\","
 	"\"kernel_stacks\":["
 	"{\"weight_ns\":150,\"frames\":["
-	"{\"addr\":\"0xffffffff81000000\",\"symbol\":\"bpf_prog_6deef7357e7b4530_ls_sched_switch\",\"offset\":1,"
+	"{\"addr\":\"0xffffffff81000000\","
+	"\"symbol\":\"bpf_prog_6deef7357e7b4530_ls_sched_switch\",\"offset\":1,"
 	"\"module\":\"kernel\"},"
 	"{\"addr\":\"0xffffffff81000010\",\"symbol\":\"pipe_read\",\"offset\":2,"
 	"\"module\":\"kernel\"},"
@@ -44,24 +50,30 @@ static const char good[] =
 
 static char tmpdir[64];
 
-static int parse(const char *text, struct json_object **out, char *why, size_t len)
+static int parse(const char *text, struct summary **out, char *why, size_t len)
 {
 	return snapshots_parse_summary(text, strlen(text), "S", out, why, len);
+}
+
+/* @base with its first @from replaced by @to. */
+static char *substitute(const char *base, const char *from, const char *to)
+{
+	const char *at = strstr(base, from);
+	char *s;
+
+	if (!at) {
+		bail_out("test bug: '%s' not in the summary", from);
+	}
+	if (asprintf(&s, "%.*s%s%s", (int)(at - base), base, to, at + strlen(from)) < 0) {
+		bail_out("out of memory");
+	}
+	return s;
 }
 
 /* @good with its first @from replaced by @to. */
 static char *variant(const char *from, const char *to)
 {
-	const char *at = strstr(good, from);
-	char *s;
-
-	if (!at) {
-		bail_out("test bug: '%s' not in the good summary", from);
-	}
-	if (asprintf(&s, "%.*s%s%s", (int)(at - good), good, to, at + strlen(from)) < 0) {
-		bail_out("out of memory");
-	}
-	return s;
+	return substitute(good, from, to);
 }
 
 static void test_parse(void)
@@ -84,14 +96,26 @@ static void test_parse(void)
 		{ "\"wait_chain\":[]", "\"wait_chain\":[{\"depth\":1}]",
 		  "S: outlier 0: wait_chain link 0: tid, pid or comm missing" },
 		{ "\"outliers\":[", "\"outliers\":{\"a\":[", NULL },
+		/* Members only the typed outlier reads: checked after the contract's. */
+		{ "\"switches\":1", "\"switches\":\"1\"",
+		  "S: outlier 0: switches is not an integer" },
+		{ "\"syscall_nr\":0", "\"syscall_nr\":1.5",
+		  "S: outlier 0: syscall_nr is not an integer" },
+		{ "\"source\":\"unwind\",", "\"source\":\"unwind\",\"in_trace\":1,",
+		  "S: outlier 0: user_stack: in_trace is not a boolean" },
+		{ "\"wait_chain\":[]",
+		  "\"wait_chain\":[{\"depth\":1,\"pid\":1,\"tid\":1,\"comm\":\"c\",\"to_ns\":\"9\"}]",
+		  "S: outlier 0: wait_chain link 0: to_ns is not an integer" },
+		{ "\"flags\":[]}]}", "\"flags\":[],\"signalled\":0}]}",
+		  "S: outlier 0: signalled is not a boolean" },
 	};
-	struct json_object *s = NULL;
+	struct summary *s = NULL;
 	char why[512], *text, cut[sizeof(good)];
 	size_t i;
 
 	is_int(parse(good, &s, why, sizeof(why)), 0, "the good summary is accepted");
-	ok(s && snapshots_i64(s, "skipped") == 2, "and read (skipped 2)");
-	json_object_put(s);
+	ok(s && s->skipped == 2, "and read (skipped 2)");
+	summary_free(s);
 	s = NULL;
 
 	is_int(parse("", &s, why, sizeof(why)), -EBADMSG, "an empty file is refused");
@@ -112,7 +136,7 @@ static void test_parse(void)
 		bail_out("out of memory");
 	}
 	is_int(parse(text, &s, why, sizeof(why)), 0, "trailing white space is fine");
-	json_object_put(s);
+	summary_free(s);
 	s = NULL;
 	free(text);
 
@@ -132,6 +156,88 @@ static void test_parse(void)
 		}
 		free(text);
 	}
+}
+
+/* What report, show and flame read: the typed summary and outliers. */
+static void test_typed(void)
+{
+	const struct outlier *o;
+	struct summary *s = NULL;
+	char why[512];
+
+	if (!is_int(parse(good, &s, why, sizeof(why)), 0, "typed: the good summary is read")) {
+		return;
+	}
+	is_str(s->id, "A", "  its id");
+	is_str(s->host, "h", "  its host");
+	is_str(s->created ? s->created : "(null)", "2026-01-01T00:00:00Z", "  when it was created");
+	is_str(s->trace ? s->trace : "(null)", "trace", "  its trace");
+	ok(s->nr_flags == 0 && s->nr_outliers == 1, "  no flags, one outlier");
+	o = s->outliers[0];
+	ok(o->kind == OUTLIER_SYSCALL && o->pid == 10 && o->tid == 11 && o->duration_ns == 200,
+	   "  the outlier: a syscall of pid 10 tid 11, 200 ns");
+	is_str(o->comm, "w;x", "  its comm");
+	is_str(o->syscall ? o->syscall : "(null)", "read", "  its syscall");
+	is_str(o->cause, "Reading from a pipe", "  its cause");
+	ok(o->nr_kernel_stacks == 3 && o->kernel_stacks[0].weight_ns == 150 &&
+		   o->kernel_stacks[0].frames.nr == 3,
+	   "  three kernel stacks, the first of 150 ns and 3 frames");
+	is_int((int)snapshots_kernel_skip(&o->kernel_stacks[0].frames), 1,
+	       "  its innermost frame (bpf_prog_<tag>_ls_sched_switch) is BPF glue");
+	ok(snapshots_is_glue_frame(&o->kernel_stacks[0].frames.v[0]) &&
+		   !snapshots_is_glue_frame(&o->kernel_stacks[0].frames.v[1]),
+	   "  and pipe_read is not");
+	is_int((int)snapshots_kernel_skip(&o->kernel_stacks[1].frames), 0,
+	       "  a stack without glue skips nothing");
+	ok(o->user_stack.source == OUTLIER_USTACK_UNWIND && o->user_stack.frames.nr == 3 &&
+		   !o->user_stack.frames.v[1].symbol && o->user_stack.frames.v[1].addr == 0x401100,
+	   "  the user stack: unwound, 3 frames, the second without a symbol at 0x401100");
+	ok(!o->waker && !o->nr_links && !o->nr_flags, "  no waker, no wait chain, no flags");
+	summary_free(s);
+}
+
+/* show --json writes the summary back: what this latsnap does not know passes through. */
+static void test_pass_through(void)
+{
+	struct json_object *outliers, *obj, *o, *v;
+	struct summary *s = NULL;
+	char why[512], *text, *later;
+
+	later = variant("\"trace\":\"trace\",", "\"trace\":\"trace\",\"later\":[1],");
+	text = substitute(later, "\"waker\":null,", "\"waker\":null,\"holder\":{\"pid\":3},");
+	free(later);
+	if (!is_int(parse(text, &s, why, sizeof(why)), 0,
+		    "a summary with unknown members is read")) {
+		free(text);
+		return;
+	}
+	o = summary_outlier_to_json(s, 0);
+	ok(o && json_object_object_get_ex(o, "holder", &v) &&
+		   json_object_get_int(json_object_object_get(v, "pid")) == 3,
+	   "  summary_outlier_to_json(): the outlier's unknown member passes through");
+	ok(o && json_object_object_get_ex(o, "signalled", NULL) &&
+		   json_object_object_get_ex(o, "wait_chain", NULL),
+	   "  with the members outlier_to_json() writes");
+	outliers = json_object_new_array();
+	json_object_array_add(outliers, o);
+	obj = summary_to_json(s, outliers);
+	ok(obj && json_object_object_get(obj, "outliers") == outliers,
+	   "  summary_to_json(): the outliers given take the summary's place");
+	ok(obj && json_object_object_get_ex(obj, "later", &v) &&
+		   json_object_is_type(v, json_type_array),
+	   "  the summary's unknown member passes through");
+	json_object_put(obj);
+	json_object_put(outliers);
+	outliers = json_object_new_array();
+	obj = summary_to_json(s, outliers);
+	is_str(obj ? json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN) : "",
+	       "{\"version\":1,\"id\":\"A\",\"host\":\"h\",\"created\":\"2026-01-01T00:00:00Z\","
+	       "\"trace\":\"trace\",\"later\":[1],\"skipped\":2,\"flags\":[],\"outliers\":[]}",
+	       "  in the summary's order");
+	json_object_put(obj);
+	json_object_put(outliers);
+	summary_free(s);
+	free(text);
 }
 
 static void write_file(const char *path, const char *text, size_t len)
@@ -217,7 +323,7 @@ static void test_flame(void)
 {
 	static const char want[] = "w:x;main;0x401100;foo::bar();-;schedule 60\n"
 				   "w:x;main;0x401100;foo::bar();-;vfs_read;pipe_read 300\n";
-	struct json_object *s = NULL;
+	struct summary *s = NULL;
 	struct flame f = { 0 };
 	char why[256], *buf = NULL, cmd[3 * PATH_MAX], path[PATH_MAX];
 	size_t len = 0;
@@ -270,7 +376,7 @@ static void test_flame(void)
 	is_int((int)f.nr, 0, "--grep '^nothere$' keeps none");
 	flame_free(&f);
 	regfree(&re);
-	json_object_put(s);
+	summary_free(s);
 }
 
 static void test_demangle(void)
@@ -298,6 +404,8 @@ int main(void)
 		bail_out("mkdtemp: %s", strerror(errno));
 	}
 	test_parse();
+	test_typed();
+	test_pass_through();
 	test_load();
 	test_flame();
 	test_demangle();
