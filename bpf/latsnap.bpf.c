@@ -14,16 +14,10 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "include/latsnap.h"
+#include "bpf/kernel-defs.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define PF_EXITING 0x00000004
-#define PF_KTHREAD 0x00200000
-#define TASK_RUNNING 0
-#define SIGKILL 9
-#define SIGSTOP 19
-#define EBUSY 16
-#define EPERM 1
 
 /* Settings, fixed between open and load. */
 const volatile __u64 threshold_ns = 50000000;

@@ -19,14 +19,10 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "include/top.h"
+#include "bpf/kernel-defs.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-#define PF_EXITING 0x00000004
-#define PF_KTHREAD 0x00200000
-#define TASK_RUNNING 0
-#define ENOSYS 38
-#define EEXIST 17
 
 /* Settings, fixed between open and load. */
 const volatile __u64 sample_below_ns = 1000000;
