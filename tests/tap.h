@@ -6,6 +6,11 @@
  *
  *	ok(cond, "fmt", ...);   is_int(got, expected, "fmt", ...);   is_u64(...);   is_str(...);
  *	skip("why");   diag("fmt", ...);   bail_out("fmt", ...);   return tap_done();
+ *
+ * And what several tests need around their checks: tap_as_nobody() runs a function as uid
+ * 65534; tap_capture_begin()/tap_capture_end() catch what the code under test prints;
+ * tap_write_temp()/tap_remove_temp() make a file of given contents; tap_fill_line() makes a line
+ * of a given length.
  */
 #ifndef LATSNAP_TAP_H
 #define LATSNAP_TAP_H
@@ -101,8 +106,14 @@ static inline __attribute__((format(printf, 4, 5))) bool tap_ok_(bool pass, cons
 	return pass;
 }
 
-static inline __attribute__((format(printf, 5, 6))) bool
-tap_is_int_(long long got, long long expected, const char *file, int line, const char *fmt, ...)
+/*
+ * is_int() and is_u64(): the two values as 64 bits, equal as signed numbers exactly when they are
+ * as unsigned ones; @is_signed only says how to print them.
+ */
+static inline __attribute__((format(printf, 6, 7))) bool tap_is_num_(bool is_signed, uint64_t got,
+								     uint64_t expected,
+								     const char *file, int line,
+								     const char *fmt, ...)
 {
 	va_list ap;
 	bool pass = got == expected;
@@ -110,26 +121,13 @@ tap_is_int_(long long got, long long expected, const char *file, int line, const
 	va_start(ap, fmt);
 	tap_vresult_(pass, file, line, fmt, ap);
 	va_end(ap);
-	if (!pass) {
-		printf("#          got: %lld\n#     expected: %lld\n", got, expected);
-		fflush(stdout);
-	}
-	return pass;
-}
-
-static inline __attribute__((format(printf, 5, 6))) bool
-tap_is_u64_(uint64_t got, uint64_t expected, const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-	bool pass = got == expected;
-
-	va_start(ap, fmt);
-	tap_vresult_(pass, file, line, fmt, ap);
-	va_end(ap);
-	if (!pass) {
+	if (!pass && is_signed) {
+		printf("#          got: %lld\n#     expected: %lld\n", (long long)got,
+		       (long long)expected);
+	} else if (!pass) {
 		printf("#          got: %" PRIu64 "\n#     expected: %" PRIu64 "\n", got, expected);
-		fflush(stdout);
 	}
+	fflush(stdout);
 	return pass;
 }
 
@@ -200,10 +198,11 @@ static inline int tap_done(void)
 
 /* The checks; each takes a printf-style test name and returns whether it passed. */
 #define ok(cond, ...) tap_ok_(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
-#define is_int(got, expected, ...) \
-	tap_is_int_((long long)(got), (long long)(expected), __FILE__, __LINE__, __VA_ARGS__)
+#define is_int(got, expected, ...)                                                               \
+	tap_is_num_(true, (uint64_t)(long long)(got), (uint64_t)(long long)(expected), __FILE__, \
+		    __LINE__, __VA_ARGS__)
 #define is_u64(got, expected, ...) \
-	tap_is_u64_((uint64_t)(got), (uint64_t)(expected), __FILE__, __LINE__, __VA_ARGS__)
+	tap_is_num_(false, (uint64_t)(got), (uint64_t)(expected), __FILE__, __LINE__, __VA_ARGS__)
 #define is_str(got, expected, ...) tap_is_str_((got), (expected), __FILE__, __LINE__, __VA_ARGS__)
 #define diag(...) tap_diag_(__VA_ARGS__)
 #define skip(why) tap_skip_(why)
@@ -239,6 +238,91 @@ static inline char tap_as_nobody(char (*fn)(void *), void *arg)
 	close(fds[0]);
 	waitpid(pid, NULL, 0);
 	return verdict;
+}
+
+/* A descriptor sent to a temporary file from tap_capture_begin() to tap_capture_end(). */
+struct tap_capture {
+	int target;
+	int saved;
+	int fd;
+};
+
+/* What the code under test writes to @target (STDOUT_FILENO, STDERR_FILENO) goes to a file. */
+static inline void tap_capture_begin(struct tap_capture *c, int target)
+{
+	char path[] = "/tmp/latsnap-test-capture.XXXXXX";
+
+	fflush(stdout);
+	fflush(stderr);
+	c->target = target;
+	c->fd = mkstemp(path);
+	if (c->fd < 0) {
+		tap_bail_("mkstemp: %s", strerror(errno));
+	}
+	unlink(path);
+	c->saved = dup(target);
+	dup2(c->fd, target);
+}
+
+/*
+ * tap_capture_end() - restore the descriptor; @out receives what was written, truncated to
+ * @len - 1 bytes and NUL-terminated.
+ *
+ * Return: how many bytes @out received (more may have been written).
+ */
+static inline size_t tap_capture_end(struct tap_capture *c, char *out, size_t len)
+{
+	ssize_t n;
+
+	fflush(stdout);
+	fflush(stderr);
+	dup2(c->saved, c->target);
+	close(c->saved);
+	n = pread(c->fd, out, len - 1, 0);
+	out[n > 0 ? n : 0] = '\0';
+	close(c->fd);
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* A new temporary file that holds the @len bytes of @data; returns its path, to tap_remove_temp(). */
+static inline char *tap_write_temp(const void *data, size_t len)
+{
+	char *path = strdup("/tmp/latsnap-test.XXXXXX");
+	int fd;
+
+	if (!path) {
+		tap_bail_("out of memory");
+	}
+	fd = mkstemp(path);
+	if (fd < 0) {
+		tap_bail_("mkstemp: %s", strerror(errno));
+	}
+	if (write(fd, data, len) != (ssize_t)len) {
+		tap_bail_("write %s: %s", path, strerror(errno));
+	}
+	close(fd);
+	return path;
+}
+
+static inline void tap_remove_temp(char *path)
+{
+	unlink(path);
+	free(path);
+}
+
+/*
+ * tap_fill_line() - a text of a chosen length: @head, then @fill up to @len characters, then
+ * @tail. @buf must hold @len + strlen(@tail) + 1 bytes.
+ *
+ * Return: @buf.
+ */
+static inline char *tap_fill_line(char *buf, size_t len, const char *head, char fill,
+				  const char *tail)
+{
+	memset(buf, fill, len);
+	memcpy(buf, head, strlen(head));
+	strcpy(buf + len, tail);
+	return buf;
 }
 
 #endif /* LATSNAP_TAP_H */

@@ -37,7 +37,7 @@ static void *burst_main(void *arg)
 	long r;
 
 	snprintf(name, sizeof(name), "burst%02ld", (long)(intptr_t)arg);
-	pthread_setname_np(pthread_self(), name);
+	wl_set_comm(name);
 	for (r = 0; r < rounds; r++) {
 		idle_until(start_ns + (uint64_t)(r * period_ms) * 1000000ull);
 		slow_together(nap_ms);
@@ -47,35 +47,17 @@ static void *burst_main(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_attr_t attr;
 	pthread_t *th;
-	long i;
-	int err;
 
-	wl_init("burst", "[N=32] [ROUNDS=10] [MS=100] [PERIOD_MS=300]", argc, argv);
-	nr_threads = wl_arg(1, 32, 1, 4096);
-	rounds = wl_arg(2, 10, 1, 1000000);
-	nap_ms = wl_arg(3, 100, 0, 3600000);
-	period_ms = wl_arg(4, 300, 1, 3600000);
-	th = calloc((size_t)nr_threads, sizeof(*th));
-	if (!th) {
-		wl_die("calloc", errno);
-	}
+	wl_init_knobs("burst", argc, argv, WL_KNOB("N", nr_threads, 32, 1, 4096),
+		      WL_KNOB("ROUNDS", rounds, 10, 1, 1000000), WL_MS("MS", nap_ms, 100),
+		      WL_KNOB("PERIOD_MS", period_ms, 300, 1, 3600000));
 	/* The first burst once every thread surely runs. */
 	start_ns = wl_now_ns() + 200000000ull;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	for (i = 0; i < nr_threads; i++) {
-		err = pthread_create(&th[i], &attr, burst_main, (void *)(intptr_t)i);
-		if (err) {
-			wl_die("pthread_create", err);
-		}
-	}
+	th = wl_spawn_all(nr_threads, burst_main);
 	/* Joined only once all naps are over, so that the join itself is no long wait. */
 	idle_until(start_ns + (uint64_t)((rounds - 1) * period_ms + nap_ms + 50) * 1000000ull);
-	for (i = 0; i < nr_threads; i++) {
-		pthread_join(th[i], NULL);
-	}
+	wl_join_all(th, nr_threads);
 	wl_say("%ld threads, %ld rounds of %ld ms naps: %ld naps in %.1f s", nr_threads, rounds,
 	       nap_ms, nr_threads * rounds, (double)(wl_now_ns() - start_ns) / 1e9);
 	return 0;

@@ -34,8 +34,7 @@ int main(int argc, char **argv)
 	uint64_t t0, t1, c0, c1;
 	long n;
 
-	wl_init("getppid", "[N=1000000]", argc, argv);
-	n = wl_arg(1, 1000000, 1, 1000000000000L);
+	wl_init_knobs("getppid", argc, argv, WL_KNOB("N", n, 1000000, 1, 1000000000000L));
 	t0 = wl_now_ns();
 	c0 = cpu_ns();
 	getppid_loop(n);

@@ -5,9 +5,7 @@
 # pass-through of `latsnap record -- COMMAND`.
 set -u
 . "$(dirname "$0")/lib.sh"
-# Not about LTTng: when some session daemon runs, lttng-ust's constructor in COMMAND would wait
-# for it to answer, a wait that can pass the threshold on a loaded machine.
-export LTTNG_UST_REGISTER_TIMEOUT=0
+no_ust_wait
 
 require_latsnap
 
@@ -57,30 +55,19 @@ usage_error "-p -3" record --no-snapshot -p -3 -d 1s
 usage_error "unknown subcommand" frobnicate
 
 # --- config files ---------------------------------------------------------
-CONF=$TMPD/bad1.conf
-printf '# latsnap settings\nthreshold = 5parsecs\njson = true\n' >"$CONF"
-usage_error "config: bad duration" record --no-snapshot -c "$CONF" -- true
-like "$ERRLINE" "$CONF:2:" "config: bad duration: message names $CONF:2:"
-
-CONF=$TMPD/bad2.conf
-printf 'threshold = 20ms\n\n# a comment\nno-such-key = 1\n' >"$CONF"
-usage_error "config: unknown key" record --no-snapshot -c "$CONF" -- true
-like "$ERRLINE" "$CONF:4:" "config: unknown key: message names $CONF:4:"
-
-CONF=$TMPD/bad3.conf
-printf '# only a comment\nthis line has no equals sign\n' >"$CONF"
-usage_error "config: line without =" record --no-snapshot -c "$CONF" -- true
-like "$ERRLINE" "$CONF:2:" "config: line without =: message names $CONF:2:"
-
-CONF=$TMPD/bad4.conf
-printf 'sleep-threshold = 10ms\nthreshold = \n' >"$CONF"
-usage_error "config: empty value" record --no-snapshot -c "$CONF" -- true
-like "$ERRLINE" "$CONF:2:" "config: empty value: message names $CONF:2:"
-
-CONF=$TMPD/bad5.conf
-printf 'threshold = 20ms\ninclude-idle = perhaps\n' >"$CONF"
-usage_error "config: bad boolean" record --no-snapshot -c "$CONF" -- true
-like "$ERRLINE" "$CONF:2:" "config: bad boolean: message names $CONF:2:"
+# bad_config N NAME LINE TEXT: a config file $TMPD/badN.conf of TEXT (printf escapes) is a usage
+# error whose message names it and its line LINE.
+bad_config() {
+	local conf=$TMPD/bad$1.conf name=$2 line=$3
+	printf '%b' "$4" >"$conf"
+	usage_error "config: $name" record --no-snapshot -c "$conf" -- true
+	like "$ERRLINE" "$conf:$line:" "config: $name: message names $conf:$line:"
+}
+bad_config 1 "bad duration" 2 '# latsnap settings\nthreshold = 5parsecs\njson = true\n'
+bad_config 2 "unknown key" 4 'threshold = 20ms\n\n# a comment\nno-such-key = 1\n'
+bad_config 3 "line without =" 2 '# only a comment\nthis line has no equals sign\n'
+bad_config 4 "empty value" 2 'sleep-threshold = 10ms\nthreshold = \n'
+bad_config 5 "bad boolean" 2 'threshold = 20ms\ninclude-idle = perhaps\n'
 
 MISSING=$TMPD/does-not-exist.conf
 usage_error "config: missing file" record --no-snapshot -c "$MISSING" -- true

@@ -5,14 +5,9 @@
 # stack and a waker; thresholds above the sleep give none.
 set -u
 . "$(dirname "$0")/lib.sh"
-# Not about LTTng: a session daemon running on the machine must not hold COMMAND at start-up
-# (lttng-ust waits up to 3 s to register, a futex outlier of its own).
-export LTTNG_UST_REGISTER_TIMEOUT=0
+no_ust_wait
 
-require_root
-require jq
-require_latsnap
-require_workloads sleeper
+require_record sleeper
 
 OUT=$TMPD/out ERR=$TMPD/err LOG=$TMPD/wl.log
 # --no-preload: the user stack below is the kernel's frame-pointer walk (the preload library's

@@ -7,12 +7,9 @@
 # the exit's clock read and a syscall event).
 set -u
 . "$(dirname "$0")/lib.sh"
-export LTTNG_UST_REGISTER_TIMEOUT=0
+no_ust_wait
 
-require_root
-require jq
-require_latsnap
-require_workloads kerncpu
+require_record kerncpu
 
 # check TAG OUT LOG FRAME: the three reads of kerncpu in OUT (one outlier per line), their user
 # stacks naming FRAME (a frame-pointer walk from libc's read() skips its caller, kernel_work()).

@@ -7,10 +7,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-require_root
-require jq
-require_latsnap
-require_workloads pipewait
+require_record pipewait
 
 OUT=$TMPD/out ERR=$TMPD/err LOG=$TMPD/wl.log
 WL_LOG=$LOG record_json "$OUT" "$ERR" -- -t 50ms -- "$WL/pipewait" 120

@@ -6,10 +6,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-require_root
-require jq
-require_latsnap
-require_workloads mutexwait
+require_record mutexwait
 
 OUT=$TMPD/out ERR=$TMPD/err
 

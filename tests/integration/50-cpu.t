@@ -10,10 +10,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-require_root
-require jq
-require_latsnap
-require_workloads cpucontend
+require_record cpucontend
 
 # crunched OUT LOG ERR ARGS...: record_json ARGS... with WL_LOG=LOG; once more if the cruncher's
 # sleep is not among the outliers, saying so. A switch the kernel's BPF recursion guard hides

@@ -4,14 +4,9 @@
 # waits (epoll_wait with a timeout) are not outliers unless --include-idle.
 set -u
 . "$(dirname "$0")/lib.sh"
-# Not about LTTng: a session daemon running on the machine must not hold COMMAND at start-up
-# (lttng-ust waits up to 3 s to register, a futex outlier of its own).
-export LTTNG_UST_REGISTER_TIMEOUT=0
+no_ust_wait
 
-require_root
-require jq
-require_latsnap
-require_workloads loop epollidle sleeper
+require_record loop epollidle sleeper
 
 OUT=$TMPD/out ERR=$TMPD/err
 

@@ -5,10 +5,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-require_root
-require jq
-require_latsnap
-require_workloads manythreads forker
+require_record manythreads forker
 
 N=32
 OUT=$TMPD/out ERR=$TMPD/err LOG=$TMPD/wl.log

@@ -6,10 +6,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-require_root
-require jq
-require_latsnap
-require_workloads sleeper forker
+require_record sleeper forker
 
 OUT=$TMPD/out ERR=$TMPD/err
 

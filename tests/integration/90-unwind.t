@@ -80,6 +80,22 @@ unwound_check() {
 		diag "flags: $(jfirst "$out" "$sel" .flags)"
 }
 
+# signalled_is OUT SEL WANT MSG: the first outlier SEL selects says signalled: WANT (true, false).
+signalled_is() {
+	is "$(jfirst "$1" "$2" .signalled)" "$3" "$4" ||
+		{ diag "flags: $(jfirst "$1" "$2" .flags)"; others; }
+}
+
+# one_signalled TAG OUT SEL BIN LOG WHO WHOSE: one outlier SEL selects ("one nanosleep outlier for
+# WHO"), which says signalled: true ("WHOSE says signalled: true"), its unwound stack complete
+# (unwound_check).
+one_signalled() {
+	local tag=$1 out=$2 sel=$3
+	is "$(jcount "$out" "$sel")" 1 "$tag) one nanosleep outlier for $6" || dump_outliers "$out"
+	signalled_is "$out" "$sel" true "$tag) $7 says signalled: true"
+	unwound_check "$tag" "$out" "$sel" "$4" "$5"
+}
+
 # --- a) the unwinder walks what frame pointers cannot -------------------------
 OUT=$TMPD/a.out ERR=$TMPD/a.err LOG=$TMPD/a.log
 WL_LOG=$LOG run "$OUT" "$ERR" -- -t 20ms -- "$NOFP" 60 1
@@ -92,8 +108,7 @@ SEL=$(nap_sel "$PID")
 is "$(jcount "$OUT" "$SEL")" 1 "a) one nanosleep/clock_nanosleep outlier for its pid" || dump_outliers "$OUT"
 TID=$(jfirst "$OUT" "$SEL" .tid)
 is "$TID" "${NAP_TID:-none}" "a) the outlier's tid is the napping thread's"
-is "$(jfirst "$OUT" "$SEL" .signalled)" true "a) the outlier says signalled: true" ||
-	{ diag "flags: $(jfirst "$OUT" "$SEL" .flags)"; others; }
+signalled_is "$OUT" "$SEL" true "a) the outlier says signalled: true"
 is "$(jfirst "$OUT" "$SEL" '[.flags[] | select(startswith("signal-"))] | length')" 0 \
 	"a) no signal-displaced/blocked/busy flag" || { diag "flags: $(jfirst "$OUT" "$SEL" .flags)"; others; }
 unwound_check a "$OUT" "$SEL" "$NOFP" "$LOG"
@@ -169,10 +184,7 @@ CHILD=$(wl_log_get "$LOG" child)
 ok '[ -n "$CHILD" ]' "c) forkexec forked a child ($CHILD)"
 is "$(wl_log_get "$LOG" child_status)" 0 "c) the child exited 0 (wait status 0)"
 SEL=$(nap_sel "$CHILD")
-is "$(jcount "$OUT" "$SEL")" 1 "c) one nanosleep outlier for the child's pid" || dump_outliers "$OUT"
-is "$(jfirst "$OUT" "$SEL" .signalled)" true "c) the child's outlier says signalled: true" ||
-	{ diag "flags: $(jfirst "$OUT" "$SEL" .flags)"; others; }
-unwound_check c "$OUT" "$SEL" "$FORKEXEC" "$LOG"
+one_signalled c "$OUT" "$SEL" "$FORKEXEC" "$LOG" "the child's pid" "the child's outlier"
 like "$(stack_names "$FORKEXEC" "$LOG" "$OUT" "$SEL")" '^(\? ){1,2}child_nap ' \
 	"c) its innermost workload frame is child_nap (after libc)" || show_stack "$OUT" "$SEL" "$FORKEXEC" "$LOG"
 
@@ -186,10 +198,7 @@ is "$(wl_log_get "$LOG" child_status)" 0 "d) the exec'd sleeper exited 0 (wait s
 ok 'grep -q "pid ${CHILD:-x} (sleeper) registered through the preload library" "$ERR"' \
 	"d) -v: the new image (sleeper) registered" || diag_file "$ERR" "  stderr: "
 SEL=$(nap_sel "$CHILD" 'and .comm == "sleeper"')
-is "$(jcount "$OUT" "$SEL")" 1 "d) one nanosleep outlier for the exec'd sleeper" || dump_outliers "$OUT"
-is "$(jfirst "$OUT" "$SEL" .signalled)" true "d) the sleeper's outlier says signalled: true" ||
-	{ diag "flags: $(jfirst "$OUT" "$SEL" .flags)"; others; }
-unwound_check d "$OUT" "$SEL" "$WL/sleeper" "$LOG"
+one_signalled d "$OUT" "$SEL" "$WL/sleeper" "$LOG" "the exec'd sleeper" "the sleeper's outlier"
 # The sleeper logs no addresses: its symbols, from the new image's mappings, say where it was.
 like "$(stack_symbols "$OUT" "$SEL")" '(^| )slow_nap( .*)? main( |$)' \
 	"d) its frames are named in the new image: slow_nap, then main" || show_stack "$OUT" "$SEL" "$WL/sleeper" "$LOG"
@@ -212,8 +221,7 @@ for mode in exec-drop self-exec-drop; do
 	ok 'grep -q "^nap " "$LOG"' "e) $mode: the sleeper finished its nap"
 	SEL=$(nap_sel "$SPID" 'and .comm == "sleeper"')
 	is "$(jcount "$OUT" "$SEL")" 1 "e) $mode: one nanosleep outlier for the sleeper" || dump_outliers "$OUT"
-	is "$(jfirst "$OUT" "$SEL" .signalled)" false "e) $mode: the sleeper's outlier says signalled: false" ||
-		{ diag "flags: $(jfirst "$OUT" "$SEL" .flags)"; others; }
+	signalled_is "$OUT" "$SEL" false "e) $mode: the sleeper's outlier says signalled: false"
 	# Nothing came back from a handler it does not have, and latsnap waited for nothing.
 	is "$(jfirst "$OUT" "$SEL" '[(.user_stack.source == "unwind"), (.flags | any(startswith("no-unwound-stack")))] | map(tostring) | join("/")')" \
 		'"false/false"' "e) $mode: no unwound stack for it, and no no-unwound-stack flag" ||
@@ -276,10 +284,7 @@ ok 'grep -q "pid ${PID:-x} (unwind-nofp) registered through the preload library,
 	"g) -v: pid $PID registered through the preload library, signal 39 (SIGRTMIN+5)" ||
 	diag_file "$ERR" "  stderr: "
 SEL=$(nap_sel "$PID")
-is "$(jcount "$OUT" "$SEL")" 1 "g) one nanosleep outlier for its pid" || dump_outliers "$OUT"
-is "$(jfirst "$OUT" "$SEL" .signalled)" true "g) it says signalled: true" ||
-	{ diag "flags: $(jfirst "$OUT" "$SEL" .flags)"; others; }
-unwound_check g "$OUT" "$SEL" "$NOFP" "$LOG"
+one_signalled g "$OUT" "$SEL" "$NOFP" "$LOG" "its pid" "it"
 like "$(stack_names "$NOFP" "$LOG" "$OUT" "$SEL")" "$CHAIN_RE" \
 	"g) its frames map to inner_fn .. main" || show_stack "$OUT" "$SEL" "$NOFP" "$LOG"
 

@@ -125,6 +125,27 @@ others() {
 	sort -u "$TMPD/others" | head -5 | while IFS= read -r line; do diag "    $line"; done
 }
 
+# naps_around PID NS: NAPS, the jq filter of PID's nanosleep outliers, and BEFORE and AFTER, those
+# of them that started before and after NS (CLOCK_MONOTONIC).
+naps_around() {
+	NAPS="select(.pid == ${1:-0} and (.syscall // \"\" | test(\"nanosleep\")))"
+	BEFORE="$NAPS | select(.start_ns < ${2:-0})"
+	AFTER="$NAPS | select(.start_ns > ${2:-0})"
+}
+
+# none_signalled_after TAG OUT PID WHEN FLAG MSG: the three naps AFTER ("three nanosleep outliers
+# WHEN") say signalled: false, with a FLAG flag; the only unwound user stack of PID is BEFORE's
+# (test MSG).
+none_signalled_after() {
+	local tag=$1 out=$2 pid=$3 when=$4 flag=$5 msg=$6
+	is "$(jcount "$out" "$AFTER")" 3 "$tag) three nanosleep outliers $when"
+	is "$(jq -s "[.[] | $AFTER | .signalled == false and (.flags | any(startswith(\"$flag\")))] | length > 0 and all" "$out")" \
+		true "$tag) every outlier $when is signalled false with a $flag flag" ||
+		dump_outlier_json "$out" "$AFTER | {start_ns, signalled, flags}"
+	is "$(unwound_count "$out" "$BEFORE")/$(unwound_count "$out" "select(.pid == $pid)")" 1/1 "$msg" ||
+		dump_outlier_json "$out" "select(.pid == $pid) | {start_ns, signalled, user_stack: .user_stack.source, flags}"
+}
+
 T0=$(date +%s%N)
 
 # --- a) the application installs its own handler for the signal ---------------------------------
@@ -142,18 +163,11 @@ is "$HANDLED" "$RAISED" "a) its handler ran exactly as often as it raised signal
 is "$(wl_log_get "$T/log" from_kernel)" 0 "a) none of its handler's calls came from the kernel (si_code SI_KERNEL)"
 is "$(grep -c -E "latsnap: tracker: pid ${PID:-x} \([^)]*\) installed its own handler for signal $SIG:" "$T/err")" 1 \
 	"a) stderr says exactly once that it installed its own handler for signal $SIG" || diag_file "$T/err" "  stderr: "
-NAPS="select(.pid == ${PID:-0} and (.syscall // \"\" | test(\"nanosleep\")))"
-BEFORE="$NAPS | select(.start_ns < ${SWITCH:-0})"
-AFTER="$NAPS | select(.start_ns > ${SWITCH:-0})"
+naps_around "$PID" "$SWITCH"
 is "$(jcount "$T/out" "$BEFORE")" 1 "a) one nanosleep outlier before the switch" || dump_outliers "$T/out"
 is "$(jfirst "$T/out" "$BEFORE" .signalled)" true "a) the outlier before the switch is signalled" || others
-is "$(jcount "$T/out" "$AFTER")" 3 "a) three nanosleep outliers after the switch"
-is "$(jq -s "[.[] | $AFTER | .signalled == false and (.flags | any(startswith(\"signal-displaced\")))] | length > 0 and all" "$T/out")" \
-	true "a) every outlier after the switch is signalled false with a signal-displaced flag" ||
-	dump_outlier_json "$T/out" "$AFTER | {start_ns, signalled, flags}"
-is "$(unwound_count "$T/out" "$BEFORE")/$(unwound_count "$T/out" "select(.pid == ${PID:-0})")" 1/1 \
-	"a) one unwound user stack in all: the nap's before the switch (none from the application's handler)" ||
-	dump_outlier_json "$T/out" "select(.pid == ${PID:-0}) | {start_ns, signalled, user_stack: .user_stack.source, flags}"
+none_signalled_after a "$T/out" "${PID:-0}" "after the switch" signal-displaced \
+	"a) one unwound user stack in all: the nap's before the switch (none from the application's handler)"
 
 # --- b) a thread that blocks the signal --------------------------------------------------------
 T=$TMPD/b
@@ -165,18 +179,11 @@ PID=$(wl_log_get "$T/log" pid)
 BLOCKED=$(wl_log_get "$T/log" blocked)
 is "$(wl_log_get "$T/log" pending)" 0 "b) signal $SIG is not pending in the thread that blocks it" ||
 	diag_file "$T/log" "  log: "
-NAPS="select(.pid == ${PID:-0} and (.syscall // \"\" | test(\"nanosleep\")))"
-BEFORE="$NAPS | select(.start_ns < ${BLOCKED:-0})"
-AFTER="$NAPS | select(.start_ns > ${BLOCKED:-0})"
+naps_around "$PID" "$BLOCKED"
 is "$(jfirst "$T/out" "$BEFORE" .signalled)" true "b) control: the nap before blocking is signalled" ||
 	{ dump_outliers "$T/out"; others; }
-is "$(jcount "$T/out" "$AFTER")" 3 "b) three nanosleep outliers while blocked"
-is "$(jq -s "[.[] | $AFTER | .signalled == false and (.flags | any(startswith(\"signal-blocked\")))] | length > 0 and all" "$T/out")" \
-	true "b) every outlier while blocked is signalled false with a signal-blocked flag" ||
-	dump_outlier_json "$T/out" "$AFTER | {start_ns, signalled, flags}"
-is "$(unwound_count "$T/out" "$BEFORE")/$(unwound_count "$T/out" "select(.pid == ${PID:-0})")" 1/1 \
-	"b) one unwound user stack in all (the control's): none while the signal is blocked" ||
-	dump_outlier_json "$T/out" "select(.pid == ${PID:-0}) | {start_ns, signalled, user_stack: .user_stack.source, flags}"
+none_signalled_after b "$T/out" "${PID:-0}" "while blocked" signal-blocked \
+	"b) one unwound user stack in all (the control's): none while the signal is blocked"
 diag "b) $(signals_line "$T/err")"
 
 # --- c) secure execution -----------------------------------------------------------------------

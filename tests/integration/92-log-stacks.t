@@ -6,14 +6,9 @@
 # only the sleep.
 set -u
 . "$(dirname "$0")/lib.sh"
-# Not about LTTng: when some session daemon runs, lttng-ust's constructor in COMMAND would wait
-# for it to answer, a wait that can pass the threshold on a loaded machine.
-export LTTNG_UST_REGISTER_TIMEOUT=0
+no_ust_wait
 
-require_root
-require jq
-require_latsnap
-require_workloads pipewait
+require_record pipewait
 
 RULES=$TMPD/sleep.rules
 printf '# only sleeps\n400 kernel:hrtimer_nanosleep = Requested sleep\n' >"$RULES"

@@ -14,16 +14,6 @@ require_latsnap
 require_lttng
 require_workloads tcpserver tcpclient chain3
 
-# run TAG ARGS...: latsnap record --json ARGS, snapshots in $TMPD/TAG.d.
-run() {
-	local tag=$1
-	shift
-	WL_LOG=$TMPD/$tag.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --json "$@" \
-		>"$TMPD/$tag.out" 2>"$TMPD/$tag.err"
-	RC=$?
-	[ "$RC" = 0 ] || diag_file "$TMPD/$tag.err" "  stderr: "
-}
-
 # outliers TAG: every OUTLIER of TAG's summaries, one per line.
 outliers() { cat "$TMPD/$1.d"/*/summary.json 2>/dev/null | jq -c '.outliers[]'; }
 
@@ -57,7 +47,7 @@ serve() {
 # --- compute: srvhog runs on a CPU for the whole wait ----------------------------------------
 serve tc 100 0
 ok '[ -n "$PORT" ]' "tcpserver 100 (compute) listens (port ${PORT:-none})"
-run tc -t 50ms -o "$TMPD/tc.d" -- "$WL/tcpclient" "${PORT:-1}" 3
+record_snap tc -t 50ms -o "$TMPD/tc.d" -- "$WL/tcpclient" "${PORT:-1}" 3
 is "$RC" 0 "record -- tcpclient PORT 3: exit 0"
 outliers tc | jq -c 'select(.syscall == "read")' >"$TMPD/tc.reads"
 is "$(grep -c '' "$TMPD/tc.reads")" 3 "three read outliers of the client in the summaries"
@@ -83,7 +73,7 @@ kill "$SRV_PID" 2>/dev/null
 
 # --- sleep: srvhog sleeps in nanosleep for the wait -----------------------------------------
 serve ts 100 1
-run ts -t 50ms -o "$TMPD/ts.d" -- "$WL/tcpclient" "${PORT:-1}" 3
+record_snap ts -t 50ms -o "$TMPD/ts.d" -- "$WL/tcpclient" "${PORT:-1}" 3
 is "$RC" 0 "record -- tcpclient PORT 3 (server sleeping): exit 0"
 outliers ts | jq -c 'select(.syscall == "read")' >"$TMPD/ts.reads"
 is "$(grep -c '' "$TMPD/ts.reads")" 3 "three read outliers"
@@ -97,7 +87,7 @@ is "$(jq '.wait_chain | length' <<<"$L")" 1 "the chain ends there: a timer woke 
 kill "$SRV_PID" 2>/dev/null
 
 # --- three processes: A waits on B, B on C, C sleeps ------------------------------------------
-run c3 -t 50ms -o "$TMPD/c3.d" -- "$WL/chain3" 100
+record_snap c3 -t 50ms -o "$TMPD/c3.d" -- "$WL/chain3" 100
 is "$RC" 0 "record -- chain3 100: exit 0"
 A=$(wl_log_get "$TMPD/c3.log" a)
 B=$(wl_log_get "$TMPD/c3.log" b)
@@ -127,7 +117,7 @@ for ev in sched_switch sched_wakeup syscall process_fork process_exit; do
 done
 
 # --- levels --------------------------------------------------------------------------------
-run cs -t 50ms --context sched -o "$TMPD/cs.d" -- "$WL/chain3" 100
+record_snap cs -t 50ms --context sched -o "$TMPD/cs.d" -- "$WL/chain3" 100
 is "$RC" 0 "--context sched: exit 0"
 read_traces cs
 is "$BT_RC" 0 "sched: complete snapshots, whose traces babeltrace2 reads" ||
@@ -142,7 +132,7 @@ T0=$(awk '$1 == "read" { print $3; exit }' "$TMPD/cs.log")
 is "$(outliers cs | jq -r "select(.tid == ${A:-0} and .syscall == \"read\" and .end_ns > ${T0:-0}) | [.wait_chain[].comm] | join(\" \")")" \
 	"chainB chainC" "sched: the chain still reaches chainC"
 
-run cn -t 50ms --context none -o "$TMPD/cn.d" -- "$WL/chain3" 100
+record_snap cn -t 50ms --context none -o "$TMPD/cn.d" -- "$WL/chain3" 100
 is "$RC" 0 "--context none: exit 0"
 read_traces cn
 is "$BT_RC" 0 "none: complete snapshots, whose traces babeltrace2 reads" ||

@@ -34,7 +34,7 @@ require_workloads stress sleeper
 NOBODY=65534
 SIG=60
 LIB=$BUILD/liblatsnap.so
-export LTTNG_UST_REGISTER_TIMEOUT=0
+no_ust_wait
 chmod 711 "$TMPD"
 
 # totals ERR: "OUTLIERS SNAPSHOTS SKIPPED LOST" from the totals line, or "none".
@@ -191,16 +191,23 @@ is "$(cat "$T/rc2")" 0 "b2) latsnap with a daemon it did not start: exit 0"
 ok '! grep -q "started lttng-sessiond" "$T/err2"' "b2) it started no daemon of its own"
 is "$(cat "$T/sd2.after")" alive "b2) the daemon it did not start is still running after it exited"
 
+# bg_snapshots NAPS: `latsnap record --json -t 50ms --post 20ms -o $T/mnt/out` (O) of the sleeper's
+# NAPS naps of 100 ms, 200 ms apart, in the background (L), its stdout, stderr and the sleeper's log
+# in $T/out, $T/err and $T/log; returns once a snapshot is written, the first of which is FIRST.
+bg_snapshots() {
+	O=$T/mnt/out
+	WL_LOG=$T/log timeout -k 5 60 "$LATSNAP" record --json -t 50ms --post 20ms -o "$O" \
+		-- "$WL/sleeper" 100 "$1" 200 >"$T/out" 2>"$T/err" &
+	L=$!
+	wait_for "$T/err" '^latsnap: snapshot ' 100
+	FIRST=$(complete "$O" | head -n 1)
+}
+
 # --- c) output directory removed mid-run ----------------------------------------
 T=$TMPD/c
 mkdir -p "$T/mnt"
 if mount -t tmpfs -o size=64m,mode=0755 latsnap-94 "$T/mnt"; then
-	O=$T/mnt/out
-	WL_LOG=$T/log timeout -k 5 60 "$LATSNAP" record --json -t 50ms --post 20ms -o "$O" \
-		-- "$WL/sleeper" 100 24 200 >"$T/out" 2>"$T/err" &
-	L=$!
-	wait_for "$T/err" '^latsnap: snapshot ' 100
-	FIRST=$(complete "$O" | head -n 1)
+	bg_snapshots 24
 	cp -a "$FIRST" "$T/first.copy" 2>/dev/null
 	rm -rf "$O"
 	wait_for "$T/err" "^latsnap: record: $O/[^ ]*: No such file" 50
@@ -223,12 +230,7 @@ fi
 T=$TMPD/c2
 mkdir -p "$T/mnt"
 if mount -t tmpfs -o size=64m,mode=0755 latsnap-94ro "$T/mnt"; then
-	O=$T/mnt/out
-	WL_LOG=$T/log timeout -k 5 60 "$LATSNAP" record --json -t 50ms --post 20ms -o "$O" \
-		-- "$WL/sleeper" 100 20 200 >"$T/out" 2>"$T/err" &
-	L=$!
-	wait_for "$T/err" '^latsnap: snapshot ' 100
-	FIRST=$(complete "$O" | head -n 1)
+	bg_snapshots 20
 	(cd "$FIRST" 2>/dev/null && find . -type f -exec md5sum {} + | sort -k2) >"$T/first.before"
 	mount -o remount,ro "$T/mnt"
 	RO=$?

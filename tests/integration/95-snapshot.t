@@ -42,22 +42,6 @@ _95_cleanup() {
 }
 trap _95_cleanup EXIT
 
-# snap TAG ARGS...: `latsnap record --json ARGS` (snapshot mode) with the time limit; stdout in
-# $TMPD/TAG.out, stderr in $TMPD/TAG.err, COMMAND's WL_LOG in $TMPD/TAG.log. Sets RC. Dumps
-# stderr when the status is not EXPECT_RC (default 0).
-snap() {
-	local tag=$1
-	shift
-	WL_LOG=$TMPD/$tag.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --json "$@" \
-		>"$TMPD/$tag.out" 2>"$TMPD/$tag.err"
-	RC=$?
-	if [ "$RC" != "${EXPECT_RC:-0}" ]; then
-		diag "latsnap record --json $* exited $RC$([ "$RC" = 124 ] && echo ' (timed out)'); its stderr:"
-		diag_file "$TMPD/$tag.err" "  stderr: "
-	fi
-	return 0
-}
-
 # dirs OUTDIR: the snapshot directories under OUTDIR (every entry that is a directory), sorted.
 dirs() {
 	[ -d "$1" ] || return 0
@@ -280,7 +264,7 @@ require_lttng
 
 # --- b) one outlier, end to end -----------------------------------------------------------------
 B=$TMPD/b.d
-snap b -t 20ms -o "$B" -- "$NOFP" 60 1
+record_snap b -t 20ms -o "$B" -- "$NOFP" 60 1
 is "$RC" 0 "b) record -t 20ms -o DIR -- unwind-nofp 60 1: exit 0"
 mapfile -t BD < <(dirs "$B")
 is "${#BD[@]}" 1 "b) exactly one snapshot directory" || show_snapshots "$B"
@@ -351,7 +335,7 @@ diag "b) $ID: $(O "$P" '"\(.syscall) \(.duration_ns / 1e6) ms, cause \(.cause), 
 
 # Without -o, snapshots go to ./latsnap-out (the contract's default).
 mkdir "$TMPD/cwd"
-(cd "$TMPD/cwd" && snap b2 -t 20ms -- "$WL/sleeper" 60)
+(cd "$TMPD/cwd" && record_snap b2 -t 20ms -- "$WL/sleeper" 60)
 ok '[ -f "$TMPD/cwd/latsnap-out/$(complete "$TMPD/cwd/latsnap-out" | head -n 1)/summary.json" ]' \
 	"b) without -o the snapshot is in ./latsnap-out" || diag_file "$TMPD/b2.err" "  stderr: "
 
@@ -398,21 +382,21 @@ switches_check() {
 }
 
 # Pipe read: pipewait's parent reads until its child writes, 120 ms later.
-snap cp -t 20ms -o "$TMPD/cp.d" -- "$WL/pipewait" 120
+record_snap cp -t 20ms -o "$TMPD/cp.d" -- "$WL/pipewait" 120
 is "$RC" 0 "c) record -- pipewait 120: exit 0"
 R=$(wl_log_get "$TMPD/cp.log" reader)
 cause_check cp "pipe read" "select(.tid == ${R:-0} and .syscall == \"read\")" '^Reading from a pipe$' \
 	'(anon_)?pipe_read|pipe_wait_readable' '^wait_for_pipe main' "$WL/pipewait"
 
 # Mutex: waiter blocks on the pthread mutex holder holds for 150 ms.
-snap cm -t 20ms -o "$TMPD/cm.d" -- "$WL/mutexwait" 150
+record_snap cm -t 20ms -o "$TMPD/cm.d" -- "$WL/mutexwait" 150
 is "$RC" 0 "c) record -- mutexwait 150: exit 0"
 W=$(awk '$1 == "tid" && $2 == "waiter" { print $3; exit }' "$TMPD/cm.log")
 cause_check cm "mutex" "select(.tid == ${W:-0} and .syscall == \"futex\")" 'lock contention' \
 	'futex_[a-z_]+' '^block_on_mutex waiter_main' "$WL/mutexwait"
 
 # CPU: victim wakes while SCHED_FIFO spinners hog every CPU for 300 ms.
-snap cc -t 20ms -o "$TMPD/cc.d" -- "$WL/cpucontend" 300
+record_snap cc -t 20ms -o "$TMPD/cc.d" -- "$WL/cpucontend" 300
 is "$RC" 0 "c) record -- cpucontend 300: exit 0"
 V=$(awk '$1 == "tid" && $2 == "victim" { print $3; exit }' "$TMPD/cc.log")
 cause_check cc "CPU contention" "select(.tid == ${V:-0}) | $NAP_SEL" '^waiting for CPU$' \
@@ -425,7 +409,7 @@ FSDIR=$TMPD
 if [ "$(stat -f -c %T "$FSDIR")" = tmpfs ]; then
 	skip_tests 6 "c) fsync: neither $TMPD nor $ROOT/build is on a disk filesystem"
 else
-	snap cf -t 5ms -o "$TMPD/cf.d" -- "$WL/fsyncer" "$FSDIR/latsnap-95-fsync.$$" 64
+	record_snap cf -t 5ms -o "$TMPD/cf.d" -- "$WL/fsyncer" "$FSDIR/latsnap-95-fsync.$$" 64
 	rm -f "$FSDIR/latsnap-95-fsync.$$"
 	is "$RC" 0 "c) record -t 5ms -- fsyncer FILE 64 ($(stat -f -c %T "$FSDIR")): exit 0"
 	read -r _ FS_T0 FS_T1 < <(awk '$1 == "fsync" { print $2, $3, $4; exit }' "$TMPD/cf.log")
@@ -443,7 +427,7 @@ fi
 # 20 threads nap 100 ms at the same moment (their pthread_join in main is one more outlier).
 # --post 1ms: outliers that arrive while a snapshot is written go into the next one.
 D=$TMPD/d.d
-snap d -t 20ms --post 1ms -o "$D" -- "$WL/manythreads" 20 100
+record_snap d -t 20ms --post 1ms -o "$D" -- "$WL/manythreads" 20 100
 is "$RC" 0 "d) record --post 1ms -- manythreads 20 100: exit 0"
 ok 'ndjson_ok "$TMPD/d.out"' "d) stdout is NDJSON (record --json in snapshot mode)"
 NOUT=$(jcount "$TMPD/d.out")
@@ -481,7 +465,7 @@ diag "d) $NOUT outliers in ${#DD[@]} snapshot(s): $(for d in "${DD[@]}"; do jq -
 # --- e) an app that exits right after its outlier ----------------------------------------------
 # sleeper naps 60 ms and exits; --post 300ms: the snapshot is taken well after it is gone.
 E=$TMPD/e.d
-snap e -t 20ms --post 300ms -o "$E" -- "$WL/sleeper" 60
+record_snap e -t 20ms --post 300ms -o "$E" -- "$WL/sleeper" 60
 is "$RC" 0 "e) record --post 300ms -- sleeper 60 (exits right after its nap): exit 0"
 PID=$(wl_log_get "$TMPD/e.log" pid)
 is "$(pick "$E" "select(.pid == ${PID:-0}) | $NAP_SEL")" 1 "e) the summary holds its nap" || show_snapshots "$E"
@@ -504,7 +488,7 @@ printf '%s\n' '400 kernel:hrtimer_nanosleep = A fine rule' '# a comment' 'this l
 for variant in new existing; do
 	F=$TMPD/f-$variant.d
 	[ $variant = existing ] && mkdir -m 0700 "$F"
-	EXPECT_RC=2 snap f -t 20ms --rules "$RULES" -o "$F" -- "$WL/sleeper" 60
+	RECORD_EXPECT_RC=2 record_snap f -t 20ms --rules "$RULES" -o "$F" -- "$WL/sleeper" 60
 	is "$RC" 2 "f) --rules with a bad line 3, -o a $variant directory: exit 2"
 	like "$(head -n 1 "$TMPD/f.err")" "^latsnap: $RULES:3: " "f) stderr names FILE:LINE ($RULES:3)" ||
 		diag_file "$TMPD/f.err" "  stderr: "
@@ -532,7 +516,7 @@ one_line() {
 # A symlink to a directory as -o: refused, nothing written through it.
 mkdir -m 0700 "$TMPD/g-real"
 ln -s "$TMPD/g-real" "$TMPD/g-link"
-EXPECT_RC=1 snap gl -t 20ms -o "$TMPD/g-link" -- "$WL/sleeper" 60
+RECORD_EXPECT_RC=1 record_snap gl -t 20ms -o "$TMPD/g-link" -- "$WL/sleeper" 60
 is "$RC" 1 "g) -o a symlink to a directory: exit 1"
 one_line "$TMPD/gl.err" "$TMPD/g-link.*(symlink|link)" "g) symlink: one 'latsnap: ' line naming the path and the symlink"
 is "$(ls -A "$TMPD/g-real" | paste -sd' ')" "" "g) symlink: nothing written through the link"
@@ -543,11 +527,11 @@ RO=$TMPD/g-ro
 mkdir -m 0700 "$RO"
 if mount --bind "$RO" "$RO" 2>/dev/null && _mounts="$RO $_mounts" &&
 	mount -o remount,ro,bind "$RO" 2>/dev/null; then
-	EXPECT_RC=1 snap gr -t 20ms -o "$RO/new" -- "$WL/sleeper" 60
+	RECORD_EXPECT_RC=1 record_snap gr -t 20ms -o "$RO/new" -- "$WL/sleeper" 60
 	is "$RC" 1 "g) -o a new directory in a read-only place: exit 1"
 	one_line "$TMPD/gr.err" "$RO/new.*Read-only file system" "g) read-only: one 'latsnap: ' line naming the path and why"
 	# An existing directory there: latsnap runs; each snapshot fails clearly and is counted.
-	snap gr2 -t 20ms -o "$RO" -- "$WL/sleeper" 60
+	record_snap gr2 -t 20ms -o "$RO" -- "$WL/sleeper" 60
 	is "$RC" 0 "g) -o an existing read-only directory: exit 0 (COMMAND's status)"
 	ok 'grep -q "^latsnap: .*$RO/[^ ]*: Read-only file system" "$TMPD/gr2.err"' \
 		"g) read-only existing: a 'latsnap: ' line names the snapshot path and why" || diag_file "$TMPD/gr2.err" "  stderr: "
@@ -655,7 +639,7 @@ policy() {
 }
 
 H=$TMPD/h.d
-snap h -v -t 50ms --max-snapshots 1 --post 20ms -o "$H" -- "$WL/sleeper" 80 5 30
+record_snap h -v -t 50ms --max-snapshots 1 --post 20ms -o "$H" -- "$WL/sleeper" 80 5 30
 is "$RC" 0 "h) record --max-snapshots 1 --post 20ms -- sleeper 80 5 30: exit 0"
 NOUT=$(jcount "$TMPD/h.out" "$NAP_SEL")
 is "$NOUT" 5 "h) 5 nap outliers printed"
@@ -680,7 +664,7 @@ policy "$TMPD/h.out" "$H"
 # (At -t 250ms: a preloaded process's wait to register with a busy session daemon, a futex
 # outlier of 40 to 200 ms, would be a new cause taking a place.)
 H2=$TMPD/h2.d
-snap h2 -v -t 250ms --max-snapshots 2 --post 20ms -o "$H2" -- \
+record_snap h2 -v -t 250ms --max-snapshots 2 --post 20ms -o "$H2" -- \
 	sh -c "'$WL/sleeper' 300 && '$WL/sleeper' 400 && '$WL/sleeper' 800"
 is "$RC" 0 "h) record --max-snapshots 2 -- sh -c 'sleeper 300; sleeper 400; sleeper 800': exit 0"
 mapfile -t NAPS < <(jq -s -r "[.[] | select(.comm == \"sleeper\") | $NAP_SEL] | sort_by(.end_ns) | .[] | \"\(.tid)/\(.start_ns)\"" "$TMPD/h2.out" 2>/dev/null)
@@ -700,10 +684,10 @@ policy "$TMPD/h2.out" "$H2"
 # user. Each latsnap records its own providers' events only: the outliers, stacks and kernel
 # context of the other one stay out of its snapshots.
 IA=$TMPD/ia.d IB=$TMPD/ib.d
-snap ia -t 20ms --post 200ms -o "$IA" -- sh -c "'$WL/sleeper' 150 3 30" &
+record_snap ia -t 20ms --post 200ms -o "$IA" -- sh -c "'$WL/sleeper' 150 3 30" &
 IAPID=$!
 sleep 0.2
-snap ib -t 20ms --post 100ms -o "$IB" -- sh -c "'$WL/sleeper' 60 6 20"
+record_snap ib -t 20ms --post 100ms -o "$IB" -- sh -c "'$WL/sleeper' 60 6 20"
 wait "$IAPID"
 is "$(complete "$IA" | grep -c '')$(complete "$IB" | grep -c '')" "$(dirs "$IA" | grep -c '')$(dirs "$IB" | grep -c '')" \
 	"i) both wrote complete snapshots"

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # Helpers for latsnap's integration tests: TAP output, prerequisites, and
-# running `latsnap record --no-snapshot --json` with a time limit.
+# running `latsnap record --json` (record_json: --no-snapshot; record_snap:
+# with snapshots) with a time limit.
 #
 # Each tests/integration/NN-name.t sources this file, then:
-#   require_root; require jq; require_latsnap; require_workloads sleeper
+#   require_record sleeper    # root, jq, latsnap and the workload
 #   record_json "$T/out" "$T/err" -- "$WL/sleeper" 100
 #   is "$(jcount "$T/out" 'select(.kind == "syscall")')" 1 "one outlier"
 #   done_testing
@@ -73,15 +74,20 @@ diag() {
 	done
 }
 
+# _tap_holds COND: whether COND, as ok takes it, passes.
+_tap_holds() {
+	if [[ $1 =~ ^[0-9]+$ ]]; then
+		[ "$1" -eq 0 ]
+	else
+		eval "$1"
+	fi
+}
+
 # todo_ok COND MSG: a test marked TODO (reported, never fails the file).
 todo_ok() {
 	local cond=$1; shift
 	local pass=0
-	if [[ $cond =~ ^[0-9]+$ ]]; then
-		[ "$cond" -eq 0 ] && pass=1
-	elif eval "$cond"; then
-		pass=1
-	fi
+	_tap_holds "$cond" && pass=1
 	_tap_n=$((_tap_n + 1))
 	_tap_started=1
 	if [ "$pass" = 1 ]; then
@@ -115,54 +121,47 @@ _tap_result() {
 	fi
 	_tap_failed=$((_tap_failed + 1))
 	echo "not ok $_tap_n - $*"
-	local caller=("${BASH_SOURCE[2]:-?}" "${BASH_LINENO[1]:-?}")
-	diag "  Failed test '$*'" "  at ${caller[0]##*/} line ${caller[1]}."
+	# Where the test is: the first caller outside this file.
+	local i=1 src
+	while [ "${BASH_SOURCE[$i]:-}" = "${BASH_SOURCE[0]}" ]; do i=$((i + 1)); done
+	src=${BASH_SOURCE[$i]:-?}
+	diag "  Failed test '$*'" "  at ${src##*/} line ${BASH_LINENO[$((i - 1))]:-?}."
+	return 1
+}
+
+# _tap_check PASS MSG DIAG...: the result of a check (PASS 1 or 0); a failed one adds the DIAG
+# lines, which say what was compared.
+_tap_check() {
+	local pass=$1 msg=$2; shift 2
+	_tap_result "$pass" "$msg" && return 0
+	diag "$@"
 	return 1
 }
 
 ok() {
 	local cond=$1; shift
 	local pass=0
-	if [[ $cond =~ ^[0-9]+$ ]]; then
-		[ "$cond" -eq 0 ] && pass=1
-	elif eval "$cond"; then
-		pass=1
-	fi
+	_tap_holds "$cond" && pass=1
 	_tap_result "$pass" "$*"
 }
 
 is() {
-	local got=$1 exp=$2; shift 2
-	if [ "$got" = "$exp" ]; then
-		_tap_result 1 "$*"
-	else
-		_tap_result 0 "$*"
-		diag "         got: '$got'" "    expected: '$exp'"
-		return 1
-	fi
+	local got=$1 exp=$2 pass=0; shift 2
+	[ "$got" = "$exp" ] && pass=1
+	_tap_check "$pass" "$*" "         got: '$got'" "    expected: '$exp'"
 }
 
 isnt() {
-	local got=$1 exp=$2; shift 2
-	if [ "$got" != "$exp" ]; then
-		_tap_result 1 "$*"
-	else
-		_tap_result 0 "$*"
-		diag "         got: '$got'" "    expected anything else"
-		return 1
-	fi
+	local got=$1 exp=$2 pass=0; shift 2
+	[ "$got" != "$exp" ] && pass=1
+	_tap_check "$pass" "$*" "         got: '$got'" "    expected anything else"
 }
 
 # like STRING REGEX MSG (bash extended regex)
 like() {
-	local got=$1 re=$2; shift 2
-	if [[ $got =~ $re ]]; then
-		_tap_result 1 "$*"
-	else
-		_tap_result 0 "$*"
-		diag "         got: '$got'" "    expected to match: /$re/"
-		return 1
-	fi
+	local got=$1 re=$2 pass=0; shift 2
+	[[ $got =~ $re ]] && pass=1
+	_tap_check "$pass" "$*" "         got: '$got'" "    expected to match: /$re/"
 }
 
 _is_number() { [[ $1 =~ ^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]]; }
@@ -177,13 +176,7 @@ between() {
 			awk -v v="$val" -v l="$lo" -v h="$hi" 'BEGIN { exit !(v + 0 >= l + 0 && v + 0 <= h + 0) }' && pass=1
 		fi
 	fi
-	if [ "$pass" = 1 ]; then
-		_tap_result 1 "$*"
-	else
-		_tap_result 0 "$*"
-		diag "         got: '$val'" "    expected: between $lo and $hi"
-		return 1
-	fi
+	_tap_check "$pass" "$*" "         got: '$val'" "    expected: between $lo and $hi"
 }
 
 pass() { _tap_result 1 "$*"; }
@@ -253,6 +246,20 @@ require_workloads() {
 	done
 }
 
+# require_record WORKLOAD...: what recording WORKLOADs and reading the JSON takes: root, jq, latsnap
+# and the workloads.
+require_record() {
+	require_root
+	require jq
+	require_latsnap
+	require_workloads "$@"
+}
+
+# no_ust_wait: for a test not about LTTng. When some session daemon runs on the machine,
+# lttng-ust's constructor in COMMAND waits for it to answer (up to 3 s), a futex outlier of its
+# own that can pass the threshold on a loaded machine.
+no_ust_wait() { export LTTNG_UST_REGISTER_TIMEOUT=0; }
+
 # record_json OUT ERR [--] ARGS...: runs
 #   $LATSNAP record --no-snapshot --json ARGS...
 # with a time limit, stdout to OUT, stderr to ERR. Sets RC to its exit status
@@ -272,6 +279,22 @@ record_json() {
 	if [ "$RC" != "${RECORD_EXPECT_RC:-0}" ]; then
 		diag "latsnap record --no-snapshot --json $* exited $RC after ${ELAPSED_MS} ms$([ "$RC" = 124 ] && echo ' (timed out)'); its stderr:"
 		diag_file "$err" "  stderr: "
+	fi
+	return 0
+}
+
+# record_snap TAG ARGS...: `latsnap record --json ARGS` (snapshot mode) with the time limit; stdout
+# in $TMPD/TAG.out, stderr in $TMPD/TAG.err, COMMAND's WL_LOG in $TMPD/TAG.log. Sets RC; dumps
+# stderr when the status is not RECORD_EXPECT_RC (default 0).
+record_snap() {
+	local tag=$1
+	shift
+	WL_LOG=$TMPD/$tag.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --json "$@" \
+		>"$TMPD/$tag.out" 2>"$TMPD/$tag.err"
+	RC=$?
+	if [ "$RC" != "${RECORD_EXPECT_RC:-0}" ]; then
+		diag "latsnap record --json $* exited $RC$([ "$RC" = 124 ] && echo ' (timed out)'); its stderr:"
+		diag_file "$TMPD/$tag.err" "  stderr: "
 	fi
 	return 0
 }

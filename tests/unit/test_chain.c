@@ -44,29 +44,43 @@ static struct chain_event wake(uint64_t ts, int32_t woken, int32_t waker, bool i
 	return e;
 }
 
-static struct outlier *outlier_of(int32_t tid, uint64_t start, uint64_t end)
+static struct outlier *outlier_of(uint64_t start, uint64_t end)
 {
 	struct outlier *o = outlier_new();
 
 	if (!o) {
 		bail_out("outlier_new: out of memory");
 	}
-	o->tid = o->pid = tid;
+	o->tid = o->pid = A;
 	o->start_ns = start;
 	o->end_ns = end;
 	o->duration_ns = end - start;
 	return o;
 }
 
+/*
+ * chain_build() of the @n events @evs (in any order) for @o, an outlier of A, which must succeed
+ * ("NAME: chain_build succeeds"). The links own copies of what they take from the events.
+ */
+static void build(const char *name, struct outlier *o, const struct chain_event *evs, size_t n)
+{
+	struct chain_events ce = { 0 };
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		add(&ce, evs[i]);
+	}
+	is_int(chain_build(&ce, &o, 1), 0, "%s: chain_build succeeds", name);
+	chain_events_free(&ce);
+}
+
 /* B runs all along and wakes A: one link, B on CPU for the whole of A's wait until the wakeup. */
 static void one_link(void)
 {
-	struct chain_events ce = { 0 };
-	struct outlier *o = outlier_of(A, 1000, 2000);
+	const struct chain_event evs[] = { sw(900, 1, 0, B, NULL), wake(1900, A, B, false) };
+	struct outlier *o = outlier_of(1000, 2000);
 
-	add(&ce, sw(900, 1, 0, B, NULL));
-	add(&ce, wake(1900, A, B, false));
-	is_int(chain_build(&ce, &o, 1), 0, "one link: chain_build succeeds");
+	build("one link", o, evs, sizeof(evs) / sizeof(evs[0]));
 	if (is_int((int)o->nr_links, 1, "one link: A's chain has 1 link")) {
 		struct outlier_link *l = &o->wait_chain[0];
 
@@ -79,7 +93,6 @@ static void one_link(void)
 		is_str(l->comm, "t200", "one link: B's comm from the wakeup");
 	}
 	outlier_free(o);
-	chain_events_free(&ce);
 }
 
 /*
@@ -89,19 +102,20 @@ static void one_link(void)
  */
 static void two_links(void)
 {
-	struct chain_events ce = { 0 };
-	struct outlier *o = outlier_of(A, 1000, 5000);
 	uint64_t ips[2] = { 0xffffffff81000010ULL, 0xffffffff81000020ULL };
-	struct chain_event blocked = sw(1100, B, 1, 7, "read");
-
-	blocked.ips = ips;
-	blocked.nr_ips = 2;
 	/* Given out of time order: chain_build sorts them. */
-	add(&ce, wake(4900, A, B, false));
-	add(&ce, blocked);
-	add(&ce, wake(4800, B, C, false));
-	add(&ce, sw(4850, 7, 0, B, NULL));
-	is_int(chain_build(&ce, &o, 1), 0, "two links: chain_build succeeds");
+	struct chain_event evs[] = {
+		wake(4900, A, B, false),
+		sw(1100, B, 1, 7, "read"),
+		wake(4800, B, C, false),
+		sw(4850, 7, 0, B, NULL),
+	};
+	struct outlier *o = outlier_of(1000, 5000);
+
+	/* B blocked in read(), with a kernel stack. */
+	evs[1].ips = ips;
+	evs[1].nr_ips = 2;
+	build("two links", o, evs, sizeof(evs) / sizeof(evs[0]));
 	if (is_int((int)o->nr_links, 2, "two links: A's chain has 2 links")) {
 		struct outlier_link *b = &o->wait_chain[0], *c = &o->wait_chain[1];
 
@@ -117,49 +131,42 @@ static void two_links(void)
 	}
 	is_int((int)o->nr_flags, 0, "two links: no flag");
 	outlier_free(o);
-	chain_events_free(&ce);
 }
 
 /* A woken by B, B's wait ended by A: the chain stops at the cycle, one link. */
 static void cycle(void)
 {
-	struct chain_events ce = { 0 };
-	struct outlier *o = outlier_of(A, 1000, 5000);
+	const struct chain_event evs[] = { sw(1100, B, 1, A, "futex"), wake(4800, B, A, false),
+					   sw(4850, A, 1, B, "futex"), wake(4900, A, B, false) };
+	struct outlier *o = outlier_of(1000, 5000);
 
-	add(&ce, sw(1100, B, 1, A, "futex"));
-	add(&ce, wake(4800, B, A, false));
-	add(&ce, sw(4850, A, 1, B, "futex"));
-	add(&ce, wake(4900, A, B, false));
-	is_int(chain_build(&ce, &o, 1), 0, "cycle: chain_build succeeds");
+	build("cycle", o, evs, sizeof(evs) / sizeof(evs[0]));
 	ok(o->nr_links == 1 && o->wait_chain[0].tid == B, "cycle: B only: A is not followed again");
 	outlier_free(o);
-	chain_events_free(&ce);
 }
 
 /* Woken from an interrupt: the task it landed on did not wake A, so no chain at all. */
 static void interrupt(void)
 {
-	struct chain_events ce = { 0 };
-	struct outlier *o = outlier_of(A, 1000, 2000);
+	const struct chain_event evs[] = { wake(1900, A, B, true) };
+	struct outlier *o = outlier_of(1000, 2000);
 
-	add(&ce, wake(1900, A, B, true));
-	is_int(chain_build(&ce, &o, 1), 0, "interrupt: chain_build succeeds");
+	build("interrupt", o, evs, 1);
 	is_int((int)o->nr_links, 0, "interrupt: no link");
 	outlier_free(o);
-	chain_events_free(&ce);
 }
 
 /* B became of interest at 1500 (it woke a tracked thread): before, its time is unknown. */
 static void interest(void)
 {
-	struct chain_events ce = { 0 };
-	struct outlier *o = outlier_of(A, 1000, 2000);
-	struct chain_event in = { .ts = 1500, .kind = CHAIN_INTEREST, .tid = B, .pid = B };
+	const struct chain_event evs[] = {
+		{ .ts = 1500, .kind = CHAIN_INTEREST, .tid = B, .pid = B },
+		sw(1600, 1, 0, B, NULL),
+		wake(1900, A, B, false),
+	};
+	struct outlier *o = outlier_of(1000, 2000);
 
-	add(&ce, in);
-	add(&ce, sw(1600, 1, 0, B, NULL));
-	add(&ce, wake(1900, A, B, false));
-	is_int(chain_build(&ce, &o, 1), 0, "interest: chain_build succeeds");
+	build("interest", o, evs, sizeof(evs) / sizeof(evs[0]));
 	if (is_int((int)o->nr_links, 1, "interest: one link")) {
 		is_u64(o->wait_chain[0].unknown_ns, 500, "interest: 500 ns before it was followed");
 		is_u64(o->wait_chain[0].runqueue_ns, 100, "interest: then runnable until 1600");
@@ -168,23 +175,20 @@ static void interest(void)
 	ok(outlier_has_flag(o, "wait-chain-partial: t200 (tid 200) was followed only from 0.0 ms"),
 	   "interest: the outlier says its chain is partial");
 	outlier_free(o);
-	chain_events_free(&ce);
 }
 
 /* Nobody the stream saw woke A: the chain is empty, and a stale one is replaced. */
 static void nobody(void)
 {
-	struct chain_events ce = { 0 };
-	struct outlier *o = outlier_of(A, 1000, 2000);
+	const struct chain_event evs[] = { sw(900, 1, 0, B, NULL) };
+	struct outlier *o = outlier_of(1000, 2000);
 
 	if (!outlier_add_link(o)) {
 		bail_out("outlier_add_link: out of memory");
 	}
-	add(&ce, sw(900, 1, 0, B, NULL));
-	is_int(chain_build(&ce, &o, 1), 0, "nobody: chain_build succeeds");
+	build("nobody", o, evs, 1);
 	is_int((int)o->nr_links, 0, "nobody: no link");
 	outlier_free(o);
-	chain_events_free(&ce);
 }
 
 int main(void)

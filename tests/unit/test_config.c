@@ -37,26 +37,6 @@ static int record_cb(const char *key, const char *value, const char *file, int l
 	return 0;
 }
 
-/* Writes @len bytes to a new temporary file; returns its malloc'ed path. */
-static char *write_temp(const void *data, size_t len)
-{
-	char *path = strdup("/tmp/latsnap-test-config.XXXXXX");
-	int fd;
-
-	if (!path) {
-		bail_out("out of memory");
-	}
-	fd = mkstemp(path);
-	if (fd < 0) {
-		bail_out("mkstemp: %s", strerror(errno));
-	}
-	if (write(fd, data, len) != (ssize_t)len) {
-		bail_out("write %s: %s", path, strerror(errno));
-	}
-	close(fd);
-	return path;
-}
-
 /*
  * Loads @text with stderr captured into @err; returns ls_config_load()'s value. @len < 0 means
  * strlen(text).
@@ -64,36 +44,21 @@ static char *write_temp(const void *data, size_t len)
 static int load_text(const char *text, long len, struct seen *s, char *err, size_t errlen,
 		     char **pathp)
 {
-	char *path = write_temp(text, len < 0 ? strlen(text) : (size_t)len);
-	char errpath[] = "/tmp/latsnap-test-stderr.XXXXXX";
-	int errfd, saved, ret;
-	ssize_t n;
+	char *path = tap_write_temp(text, len < 0 ? strlen(text) : (size_t)len);
+	struct tap_capture c;
+	int ret;
 
 	/* The caller sets stop_at and stop_with; the rest is per load. */
 	s->log[0] = '\0';
 	s->file[0] = '\0';
 	s->calls = 0;
-	errfd = mkstemp(errpath);
-	if (errfd < 0) {
-		bail_out("mkstemp: %s", strerror(errno));
-	}
-	fflush(stderr);
-	saved = dup(STDERR_FILENO);
-	dup2(errfd, STDERR_FILENO);
+	tap_capture_begin(&c, STDERR_FILENO);
 	ret = ls_config_load(path, record_cb, s);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-
-	n = pread(errfd, err, errlen - 1, 0);
-	err[n > 0 ? n : 0] = '\0';
-	close(errfd);
-	unlink(errpath);
+	tap_capture_end(&c, err, errlen);
 	if (pathp) {
 		*pathp = path;
 	} else {
-		unlink(path);
-		free(path);
+		tap_remove_temp(path);
 	}
 	return ret;
 }
@@ -121,8 +86,7 @@ static void fails(const char *name, const char *text, long len, int line, const 
 	snprintf(expected, sizeof(expected), "latsnap: %s:%d: %s\n", path, line, why);
 	is_int(ret, -EINVAL, "%s: fails with EINVAL", name);
 	is_str(err, expected, "%s: one error line naming FILE:%d", name, line);
-	unlink(path);
-	free(path);
+	tap_remove_temp(path);
 }
 
 /*
@@ -144,7 +108,7 @@ static char load_unreadable(void *arg)
 
 static void unreadable(struct seen *s)
 {
-	char *p = write_temp("a = 1\n", 6);
+	char *p = tap_write_temp("a = 1\n", 6);
 	struct unreadable_ctx ctx = { .path = p, .seen = s };
 	char verdict;
 
@@ -160,8 +124,7 @@ static void unreadable(struct seen *s)
 		ok(verdict == 'y', "unreadable gives -EACCES");
 	}
 out:
-	unlink(p);
-	free(p);
+	tap_remove_temp(p);
 }
 
 static void bools(void)
@@ -236,20 +199,18 @@ static void pids(void)
 /* ls_err() and ls_verbose() write exactly "latsnap: MSG\n" to stderr, and keep errno. */
 static void messages(void)
 {
-	char errpath[] = "/tmp/latsnap-test-stderr.XXXXXX", out[4096], *big;
-	int errfd = mkstemp(errpath), saved;
-	ssize_t n;
+	struct tap_capture c;
+	char out[4096], *big;
+	size_t n;
 
 	big = malloc(2001);
-	if (errfd < 0 || !big) {
+	if (!big) {
 		bail_out("setup: %s", strerror(errno));
 	}
 	memset(big, 'z', 2000);
 	big[2000] = '\0';
 
-	fflush(stderr);
-	saved = dup(STDERR_FILENO);
-	dup2(errfd, STDERR_FILENO);
+	tap_capture_begin(&c, STDERR_FILENO);
 	errno = ENOSPC;
 	ls_err("open %s: %s", "x.conf", "No such file");
 	is_int(errno, ENOSPC, "ls_err keeps errno");
@@ -259,18 +220,11 @@ static void messages(void)
 	ls_verbose("shown %d", 2);
 	ls_verbose_enabled = false;
 	ls_err("%s", big);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-
-	n = pread(errfd, out, sizeof(out) - 1, 0);
-	out[n > 0 ? n : 0] = '\0';
+	n = tap_capture_end(&c, out, sizeof(out));
 	ok(!strncmp(out, "latsnap: open x.conf: No such file\nlatsnap: shown 2\nlatsnap: ", 61),
 	   "ls_err and ls_verbose lines, verbose only when enabled");
 	ok(n == 61 + 2000 + 1 && !strncmp(out + 61, big, 2000) && out[n - 1] == '\n',
 	   "a message longer than the internal buffer is printed whole");
-	close(errfd);
-	unlink(errpath);
 	free(big);
 }
 
@@ -321,20 +275,14 @@ int main(void)
 		bail_out("out of memory");
 	}
 	/* Exactly the limit is fine, one more is not. */
-	memset(long_line, 'v', LS_CONFIG_MAX_LINE);
-	memcpy(long_line, "a = ", 4);
-	strcpy(long_line + LS_CONFIG_MAX_LINE, "\n");
+	tap_fill_line(long_line, LS_CONFIG_MAX_LINE, "a = ", 'v', "\n");
 	ret = load_text(long_line, -1, &s, err, sizeof(err), NULL);
 	is_int(ret, 0, "a %d-character line loads", LS_CONFIG_MAX_LINE);
 	is_int(s.calls, 1, "and is passed to the callback");
-	memset(long_line, 'v', LS_CONFIG_MAX_LINE + 1);
-	memcpy(long_line, "a = ", 4);
-	strcpy(long_line + LS_CONFIG_MAX_LINE + 1, "\n");
+	tap_fill_line(long_line, LS_CONFIG_MAX_LINE + 1, "a = ", 'v', "\n");
 	fails("line over the limit", long_line, -1, 1, "line too long (over 4095 characters)");
 	/* A long comment line is still too long: the limit is on the line, not the setting. */
-	memset(long_line, ' ', LS_CONFIG_MAX_LINE + 1);
-	long_line[0] = '#';
-	strcpy(long_line + LS_CONFIG_MAX_LINE + 1, "");
+	tap_fill_line(long_line, LS_CONFIG_MAX_LINE + 1, "#", ' ', "");
 	fails("long comment without newline", long_line, -1, 1,
 	      "line too long (over 4095 characters)");
 	free(long_line);
@@ -348,8 +296,7 @@ int main(void)
 	is_str(s.log, "a=1@1;b=2@2", "no callback after the failing one");
 	is_str(err, "", "ls_config_load prints nothing for a callback error");
 	is_str(s.file, path, "callback gets the file name");
-	unlink(path);
-	free(path);
+	tap_remove_temp(path);
 
 	memset(&s, 0, sizeof(s));
 	s.stop_at = 1;
@@ -366,13 +313,9 @@ int main(void)
 
 	/* Files that cannot be read: -errno and silence. */
 	{
-		char errpath[] = "/tmp/latsnap-test-stderr.XXXXXX";
-		int errfd = mkstemp(errpath), saved;
-		off_t size;
+		struct tap_capture c;
 
-		fflush(stderr);
-		saved = dup(STDERR_FILENO);
-		dup2(errfd, STDERR_FILENO);
+		tap_capture_begin(&c, STDERR_FILENO);
 		memset(&s, 0, sizeof(s));
 		is_int(ls_config_load("/nonexistent/latsnap.conf", record_cb, &s), -ENOENT,
 		       "missing file gives -ENOENT");
@@ -380,13 +323,8 @@ int main(void)
 		is_int(ls_config_load(NULL, record_cb, &s), -EINVAL, "NULL path gives -EINVAL");
 		is_int(s.calls, 0, "no callback calls");
 		unreadable(&s);
-		fflush(stderr);
-		dup2(saved, STDERR_FILENO);
-		close(saved);
-		size = lseek(errfd, 0, SEEK_END);
-		is_int(size, 0, "nothing printed for unreadable files");
-		close(errfd);
-		unlink(errpath);
+		is_int(tap_capture_end(&c, err, sizeof(err)), 0,
+		       "nothing printed for unreadable files");
 	}
 
 	bools();

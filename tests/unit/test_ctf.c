@@ -127,25 +127,12 @@ static __attribute__((format(printf, 1, 2))) int sh(const char *fmt, ...)
  */
 static int read_err(const char *dir, struct collect *c, char *msg, size_t len)
 {
-	char path[PATH_MAX];
-	int saved, fd, ret;
-	ssize_t n;
+	struct tap_capture cap;
+	int ret;
 
-	snprintf(path, sizeof(path), "%s/stderr", tmpdir);
-	fflush(stderr);
-	saved = dup(STDERR_FILENO);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (saved < 0 || fd < 0) {
-		bail_out("cannot redirect stderr: %s", strerror(errno));
-	}
-	dup2(fd, STDERR_FILENO);
+	tap_capture_begin(&cap, STDERR_FILENO);
 	ret = ctf_read(dir, NULL, collect_fn, c);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	n = pread(fd, msg, len - 1, 0);
-	msg[n > 0 ? n : 0] = '\0';
-	close(fd);
+	tap_capture_end(&cap, msg, len);
 	return ret;
 }
 
@@ -659,8 +646,12 @@ out:
 	return;
 }
 
-/* A copy of the trace at @copy, with the stream file holding the events found in @stream. */
-static bool copy_trace(const char *trace, const char *copy, char *stream, size_t len)
+/*
+ * A copy of the trace at @copy, with the stream file holding the events found in @stream, to break
+ * for the test of @what; when it cannot be made, that test fails.
+ */
+static bool copy_trace(const char *trace, const char *copy, char *stream, size_t len,
+		       const char *what)
 {
 	char cmd[3 * PATH_MAX];
 	FILE *f = NULL;
@@ -680,6 +671,9 @@ out:
 	if (f) {
 		pclose(f);
 	}
+	if (!found) {
+		ok(0, "copy of the trace for %s", what);
+	}
 	return found;
 }
 
@@ -694,23 +688,19 @@ static void broken_trace_tests(const char *trace)
 
 	snprintf(copy, sizeof(copy), "%s/broken", tmpdir);
 
-	if (copy_trace(trace, copy, stream, sizeof(stream))) {
+	if (copy_trace(trace, copy, stream, sizeof(stream), "the truncated stream")) {
 		cut_in_half(stream);
 		refused(copy, "a stream file cut in half", -EBADMSG);
-	} else {
-		ok(0, "copy of the trace for the truncated stream");
 	}
 
-	if (copy_trace(trace, copy, stream, sizeof(stream))) {
+	if (copy_trace(trace, copy, stream, sizeof(stream), "the truncated stream without index")) {
 		/* Without the index, the packets are found by reading the stream itself. */
 		sh("rm -rf '%s'/ust/uid/*/64-bit/index", copy);
 		cut_in_half(stream);
 		refused(copy, "a stream file cut in half, no index", -EBADMSG);
-	} else {
-		ok(0, "copy of the trace for the truncated stream without index");
 	}
 
-	if (copy_trace(trace, copy, stream, sizeof(stream))) {
+	if (copy_trace(trace, copy, stream, sizeof(stream), "the garbage metadata")) {
 		snprintf(meta, sizeof(meta), "%.*s/metadata", (int)(strrchr(stream, '/') - stream),
 			 stream);
 		srand(7);
@@ -719,21 +709,17 @@ static void broken_trace_tests(const char *trace)
 		}
 		write_file(meta, junk, sizeof(junk));
 		refused(copy, "garbage in the metadata file", -EBADMSG);
-	} else {
-		ok(0, "copy of the trace for the garbage metadata");
 	}
 
-	if (copy_trace(trace, copy, stream, sizeof(stream))) {
+	if (copy_trace(trace, copy, stream, sizeof(stream), "the truncated metadata")) {
 		snprintf(meta, sizeof(meta), "%.*s/metadata", (int)(strrchr(stream, '/') - stream),
 			 stream);
 		/* libbabeltrace2 2.0.4 alone spins forever on this one. */
 		cut_in_half(meta);
 		refused(copy, "a metadata file cut in half", -EBADMSG);
-	} else {
-		ok(0, "copy of the trace for the truncated metadata");
 	}
 
-	if (copy_trace(trace, copy, stream, sizeof(stream))) {
+	if (copy_trace(trace, copy, stream, sizeof(stream), "the broken index")) {
 		/*
 		 * The last packet's offset in the index (a 16-byte header, 72-byte entries, the
 		 * offset first, big-endian), far beyond the file: 2.0.4 fails an assertion when it
@@ -753,8 +739,6 @@ static void broken_trace_tests(const char *trace)
 		}
 		/* The events of the packets before it are delivered first. */
 		refused_after(copy, "an index entry pointing past the stream file", -EBADMSG, true);
-	} else {
-		ok(0, "copy of the trace for the broken index");
 	}
 	sh("rm -rf '%s'", copy);
 }

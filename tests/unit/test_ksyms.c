@@ -48,26 +48,6 @@ static const char synthetic[] = "ffffffffc0a01000 t mod_helper\t[e1000]\n"
 				"\n"
 				"ffffffff81005000 T last_func"; /* no final newline */
 
-static char *write_temp(const char *text)
-{
-	char *path = strdup("/tmp/latsnap-test-kallsyms.XXXXXX");
-	FILE *f;
-	int fd;
-
-	if (!path) {
-		bail_out("out of memory");
-	}
-	fd = mkstemp(path);
-	if (fd < 0) {
-		bail_out("mkstemp: %s", strerror(errno));
-	}
-	f = fdopen(fd, "w");
-	if (!f || fputs(text, f) == EOF || fclose(f)) {
-		bail_out("write %s: %s", path, strerror(errno));
-	}
-	return path;
-}
-
 static void expect(const struct ksyms *ks, uint64_t addr, const char *name, const char *module)
 {
 	const struct ksym *sym = ksyms_lookup(ks, addr);
@@ -87,7 +67,7 @@ static void expect(const struct ksyms *ks, uint64_t addr, const char *name, cons
 
 static void synthetic_tests(void)
 {
-	char *path = write_temp(synthetic);
+	char *path = tap_write_temp(synthetic, strlen(synthetic));
 	struct ksyms *ks = ksyms_load(path);
 	const struct ksym *a, *b;
 
@@ -142,55 +122,47 @@ static void synthetic_tests(void)
 
 out:
 	ksyms_free(ks);
-	unlink(path);
-	free(path);
+	tap_remove_temp(path);
 }
 
 static void load_errors(void)
 {
-	char *path;
+	/* Files ksyms_load() must refuse, and the errno it must say why with. */
+	static const struct {
+		const char *text;
+		int err;
+		const char *name;
+	} refused[] = {
+		/* What an unprivileged reader, or one under kptr_restrict, sees. */
+		{ "0000000000000000 T _text\n0000000000000000 T schedule\n"
+		  "0000000000000000 t foo\t[mod]\n0000000000000000 D data\n",
+		  EPERM, "all-zero addresses: NULL and EPERM" },
+		{ "0000000000000000 D only_data\n", EPERM,
+		  "all-zero data symbols only: still EPERM" },
+		{ "not kallsyms at all\n", ENODATA,
+		  "a file without symbol lines: NULL and ENODATA" },
+		{ "", ENODATA, "empty file: NULL and ENODATA" },
+	};
+	static const char data_only[] = "ffffffff81000000 D data\n";
 	struct ksyms *ks;
+	char *path;
+	size_t i;
 
 	errno = 0;
 	ks = ksyms_load("/nonexistent/kallsyms");
 	ok(!ks && errno == ENOENT, "missing file: NULL and ENOENT");
 
-	/* What an unprivileged reader, or one under kptr_restrict, sees. */
-	path = write_temp("0000000000000000 T _text\n0000000000000000 T schedule\n"
-			  "0000000000000000 t foo\t[mod]\n0000000000000000 D data\n");
-	errno = 0;
-	ks = ksyms_load(path);
-	ok(!ks && errno == EPERM, "all-zero addresses: NULL and EPERM");
-	ksyms_free(ks);
-	unlink(path);
-	free(path);
-
-	path = write_temp("0000000000000000 D only_data\n");
-	errno = 0;
-	ks = ksyms_load(path);
-	ok(!ks && errno == EPERM, "all-zero data symbols only: still EPERM");
-	ksyms_free(ks);
-	unlink(path);
-	free(path);
-
-	path = write_temp("not kallsyms at all\n");
-	errno = 0;
-	ks = ksyms_load(path);
-	ok(!ks && errno == ENODATA, "a file without symbol lines: NULL and ENODATA");
-	ksyms_free(ks);
-	unlink(path);
-	free(path);
-
-	path = write_temp("");
-	errno = 0;
-	ks = ksyms_load(path);
-	ok(!ks && errno == ENODATA, "empty file: NULL and ENODATA");
-	ksyms_free(ks);
-	unlink(path);
-	free(path);
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		path = tap_write_temp(refused[i].text, strlen(refused[i].text));
+		errno = 0;
+		ks = ksyms_load(path);
+		ok(!ks && errno == refused[i].err, "%s", refused[i].name);
+		ksyms_free(ks);
+		tap_remove_temp(path);
+	}
 
 	/* Only data symbols but real addresses: loads, with nothing to find. */
-	path = write_temp("ffffffff81000000 D data\n");
+	path = tap_write_temp(data_only, strlen(data_only));
 	ks = ksyms_load(path);
 	if (ok(ks, "data-only file loads")) {
 		is_int(ksyms_count(ks), 0, "with no text symbols");
@@ -200,8 +172,7 @@ static void load_errors(void)
 		skip("no table");
 	}
 	ksyms_free(ks);
-	unlink(path);
-	free(path);
+	tap_remove_temp(path);
 
 	ok(!ksyms_lookup(NULL, 1), "lookup in a NULL table gives NULL");
 	is_int(ksyms_count(NULL), 0, "a NULL table has no symbols");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,114 +15,86 @@
 #include "lib/outlier.h"
 #include "tap.h"
 
-/* Redirects @target (a descriptor) into a temporary file until capture_end(). */
-struct capture {
-	int target;
-	int saved;
-	int fd;
-};
-
-static void capture_begin(struct capture *c, int target)
+/* rules_load(@path) into @rules, with what it prints on stderr in @err. */
+static int load_caught(const char *path, struct rules **rules, char *err, size_t len)
 {
-	char path[] = "/tmp/latsnap-test-rules-out.XXXXXX";
+	struct tap_capture c;
+	int ret;
 
-	fflush(stdout);
-	fflush(stderr);
-	c->target = target;
-	c->fd = mkstemp(path);
-	if (c->fd < 0) {
-		bail_out("mkstemp: %s", strerror(errno));
-	}
-	unlink(path);
-	c->saved = dup(target);
-	dup2(c->fd, target);
-}
-
-/* Restores the descriptor; @out receives what was written, NUL-terminated and truncated. */
-static void capture_end(struct capture *c, char *out, size_t len)
-{
-	ssize_t n;
-
-	fflush(stdout);
-	fflush(stderr);
-	dup2(c->saved, c->target);
-	close(c->saved);
-	n = pread(c->fd, out, len - 1, 0);
-	out[n > 0 ? n : 0] = '\0';
-	close(c->fd);
-}
-
-static char *write_temp(const void *data, size_t len)
-{
-	char *path = strdup("/tmp/latsnap-test-rules.XXXXXX");
-	int fd;
-
-	if (!path) {
-		bail_out("out of memory");
-	}
-	fd = mkstemp(path);
-	if (fd < 0) {
-		bail_out("mkstemp: %s", strerror(errno));
-	}
-	if (write(fd, data, len) != (ssize_t)len) {
-		bail_out("write %s: %s", path, strerror(errno));
-	}
-	close(fd);
-	return path;
+	tap_capture_begin(&c, STDERR_FILENO);
+	ret = rules_load(path, rules);
+	tap_capture_end(&c, err, len);
+	return ret;
 }
 
 /* Parses @text, which must give @count rules and print nothing; returns them. */
 static struct rules *parses(const char *name, const char *text, size_t count)
 {
 	struct rules *rules = (struct rules *)1;
-	struct capture c;
+	struct tap_capture c;
 	char err[1024];
 	int ret;
 
-	capture_begin(&c, STDERR_FILENO);
+	tap_capture_begin(&c, STDERR_FILENO);
 	ret = rules_parse(text, "test.rules", &rules);
-	capture_end(&c, err, sizeof(err));
+	tap_capture_end(&c, err, sizeof(err));
 	is_int(ret, 0, "%s: parses", name);
 	is_int(rules_count(rules), count, "%s: %zu rules", name, count);
 	is_str(err, "", "%s: nothing on stderr", name);
 	return ret ? NULL : rules;
 }
 
-/* @text must fail with -EINVAL, printing exactly "latsnap: test.rules:@line: @why". */
-static void bad(const char *name, const char *text, int line, const char *why)
+/*
+ * rules_parse() of @text, or rules_load() of @path when @path is given, must fail with -EINVAL,
+ * printing exactly "latsnap: FILE:@line: @why", FILE "test.rules" or @path.
+ */
+static void refused(const char *name, const char *text, const char *path, int line, const char *why)
 {
 	struct rules *rules = (struct rules *)1;
-	char err[2048], expected[1024];
-	struct capture c;
+	char err[2048], expected[2048];
+	struct tap_capture c;
 	int ret;
 
-	capture_begin(&c, STDERR_FILENO);
-	ret = rules_parse(text, "test.rules", &rules);
-	capture_end(&c, err, sizeof(err));
-	snprintf(expected, sizeof(expected), "latsnap: test.rules:%d: %s\n", line, why);
+	if (path) {
+		ret = load_caught(path, &rules, err, sizeof(err));
+	} else {
+		tap_capture_begin(&c, STDERR_FILENO);
+		ret = rules_parse(text, "test.rules", &rules);
+		tap_capture_end(&c, err, sizeof(err));
+	}
+	snprintf(expected, sizeof(expected), "latsnap: %s:%d: %s\n", path ? path : "test.rules",
+		 line, why);
 	is_int(ret, -EINVAL, "%s: -EINVAL", name);
 	ok(!rules, "%s: no rules", name);
-	is_str(err, expected, "%s: one line naming test.rules:%d", name, line);
+	is_str(err, expected, "%s: one line naming %s:%d", name, path ? "FILE" : "test.rules",
+	       line);
+}
+
+/* What rules_parse() says of a line that is no rule, of a bad priority, of an unknown matcher. */
+#define NOT_A_RULE "expected 'PRIORITY MATCHER... = CAUSE', got '%s'"
+#define BAD_PRIORITY "bad priority '%s' (expected an integer from 1 to 1000)"
+#define BAD_MATCHER "unknown matcher '%s' (expected kernel:GLOB, syscall:GLOB or user:GLOB)"
+
+/* @text must be refused on @line, with the message @fmt makes. */
+static __attribute__((format(printf, 4, 5))) void bad(const char *name, const char *text, int line,
+						      const char *fmt, ...)
+{
+	char why[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	refused(name, text, NULL, line, why);
 }
 
 /* rules_load() of @len bytes of @data in a temporary file must fail as @why on @line. */
 static void bad_file(const char *name, const char *data, size_t len, int line, const char *why)
 {
-	char *path = write_temp(data, len);
-	struct rules *rules = (struct rules *)1;
-	char err[1024], expected[1024];
-	struct capture c;
-	int ret;
+	char *path = tap_write_temp(data, len);
 
-	capture_begin(&c, STDERR_FILENO);
-	ret = rules_load(path, &rules);
-	capture_end(&c, err, sizeof(err));
-	snprintf(expected, sizeof(expected), "latsnap: %s:%d: %s\n", path, line, why);
-	is_int(ret, -EINVAL, "%s: -EINVAL", name);
-	ok(!rules, "%s: no rules", name);
-	is_str(err, expected, "%s: one line naming FILE:%d", name, line);
-	unlink(path);
-	free(path);
+	refused(name, NULL, path, line, why);
+	tap_remove_temp(path);
 }
 
 /* The whole string literal @text, NUL bytes included. */
@@ -155,10 +128,7 @@ static void parser_good(void)
 		bail_out("out of memory");
 	}
 	/* Exactly the longest line: a long glob. */
-	memset(line, 'g', RULES_MAX_LINE);
-	memcpy(line, "1 kernel:", 9);
-	memcpy(line + RULES_MAX_LINE - 4, " = C", 4);
-	line[RULES_MAX_LINE] = '\0';
+	tap_fill_line(line, RULES_MAX_LINE - 4, "1 kernel:", 'g', " = C");
 	rules_free(parses("a line of the longest length", line, 1));
 	free(line);
 
@@ -167,56 +137,40 @@ static void parser_good(void)
 	if (!line) {
 		bail_out("out of memory");
 	}
-	strcpy(line, "1 kernel:a = ");
-	memset(line + strlen(line), 'c', RULES_MAX_CAUSE);
-	line[13 + RULES_MAX_CAUSE] = '\0';
+	tap_fill_line(line, 13 + RULES_MAX_CAUSE, "1 kernel:a = ", 'c', "");
 	rules_free(parses("a cause of the longest length", line, 1));
 	free(line);
 
 	/* A regular file loads, printing nothing. */
-	path = write_temp("10 kernel:a = A\n20 kernel:b = B\n", 32);
+	path = tap_write_temp("10 kernel:a = A\n20 kernel:b = B\n", 32);
 	rules = (struct rules *)1;
 	is_int(rules_load(path, &rules), 0, "a rules file loads");
 	is_int(rules_count(rules), 2, "with its two rules");
 	rules_free(rules);
-	unlink(path);
-	free(path);
+	tap_remove_temp(path);
 }
 
 static void parser_bad(void)
 {
 	char text[4096];
 
-	bad("no =", "10 kernel:foo Foo\n", 1,
-	    "expected 'PRIORITY MATCHER... = CAUSE', got '10 kernel:foo Foo'");
-	bad("= only inside a word", "10 kernel:foo=Foo\n", 1,
-	    "expected 'PRIORITY MATCHER... = CAUSE', got '10 kernel:foo=Foo'");
-	bad("the line number", "# ok\n10 kernel:a = A\n\nbogus\n", 4,
-	    "expected 'PRIORITY MATCHER... = CAUSE', got 'bogus'");
+	bad("no =", "10 kernel:foo Foo\n", 1, NOT_A_RULE, "10 kernel:foo Foo");
+	bad("= only inside a word", "10 kernel:foo=Foo\n", 1, NOT_A_RULE, "10 kernel:foo=Foo");
+	bad("the line number", "# ok\n10 kernel:a = A\n\nbogus\n", 4, NOT_A_RULE, "bogus");
 	bad("missing priority", "= Foo\n", 1, "missing priority before '='");
-	bad("priority 0", "0 kernel:a = A\n", 1,
-	    "bad priority '0' (expected an integer from 1 to 1000)");
-	bad("priority 1001", "1001 kernel:a = A\n", 1,
-	    "bad priority '1001' (expected an integer from 1 to 1000)");
-	bad("negative priority", "-5 kernel:a = A\n", 1,
-	    "bad priority '-5' (expected an integer from 1 to 1000)");
-	bad("priority with a sign", "+5 kernel:a = A\n", 1,
-	    "bad priority '+5' (expected an integer from 1 to 1000)");
-	bad("priority not a number", "high kernel:a = A\n", 1,
-	    "bad priority 'high' (expected an integer from 1 to 1000)");
-	bad("priority with junk", "10x kernel:a = A\n", 1,
-	    "bad priority '10x' (expected an integer from 1 to 1000)");
-	bad("huge priority", "99999999999999999999 kernel:a = A\n", 1,
-	    "bad priority '99999999999999999999' (expected an integer from 1 to 1000)");
-	bad("missing priority, matcher first", "kernel:a = A\n", 1,
-	    "bad priority 'kernel:a' (expected an integer from 1 to 1000)");
+	bad("priority 0", "0 kernel:a = A\n", 1, BAD_PRIORITY, "0");
+	bad("priority 1001", "1001 kernel:a = A\n", 1, BAD_PRIORITY, "1001");
+	bad("negative priority", "-5 kernel:a = A\n", 1, BAD_PRIORITY, "-5");
+	bad("priority with a sign", "+5 kernel:a = A\n", 1, BAD_PRIORITY, "+5");
+	bad("priority not a number", "high kernel:a = A\n", 1, BAD_PRIORITY, "high");
+	bad("priority with junk", "10x kernel:a = A\n", 1, BAD_PRIORITY, "10x");
+	bad("huge priority", "99999999999999999999 kernel:a = A\n", 1, BAD_PRIORITY,
+	    "99999999999999999999");
+	bad("missing priority, matcher first", "kernel:a = A\n", 1, BAD_PRIORITY, "kernel:a");
 	bad("no matcher", "10 = A\n", 1, "no matcher before '='");
-	bad("unknown matcher kind", "10 module:ext4 = A\n", 1,
-	    "unknown matcher 'module:ext4' (expected kernel:GLOB, syscall:GLOB or user:GLOB)");
-	bad("matcher kind is case-sensitive", "10 Kernel:a = A\n", 1,
-	    "unknown matcher 'Kernel:a' (expected kernel:GLOB, syscall:GLOB or user:GLOB)");
-	bad("a bare word", "10 foo = A\n", 1,
-	    "unknown matcher 'foo' (expected kernel:GLOB, syscall:GLOB or user:GLOB)");
+	bad("unknown matcher kind", "10 module:ext4 = A\n", 1, BAD_MATCHER, "module:ext4");
+	bad("matcher kind is case-sensitive", "10 Kernel:a = A\n", 1, BAD_MATCHER, "Kernel:a");
+	bad("a bare word", "10 foo = A\n", 1, BAD_MATCHER, "foo");
 	bad("empty kernel glob", "10 kernel: = A\n", 1, "empty glob in 'kernel:'");
 	bad("empty syscall glob", "10 kernel:a syscall: = A\n", 1, "empty glob in 'syscall:'");
 	bad("empty user glob", "10 user: = A\n", 1, "empty glob in 'user:'");
@@ -225,21 +179,16 @@ static void parser_bad(void)
 	bad("cause only a comment", "10 kernel:a = # none\n", 1, "missing cause after '='");
 	bad("control character in the cause", "10 kernel:a = A\x1b[31mred\n", 1,
 	    "control character in cause");
-	bad("the first bad line stops", "10 kernel:a = A\n0 kernel:b = B\nbogus\n", 2,
-	    "bad priority '0' (expected an integer from 1 to 1000)");
+	bad("the first bad line stops", "10 kernel:a = A\n0 kernel:b = B\nbogus\n", 2, BAD_PRIORITY,
+	    "0");
 
 	snprintf(text, sizeof(text), "1 kernel:a = %0*d\n", RULES_MAX_CAUSE + 1, 0);
 	bad("cause too long", text, 1, "cause too long (121 characters, at most 120)");
 
-	memset(text, 'g', RULES_MAX_LINE + 1);
-	memcpy(text, "1 kernel:", 9);
-	memcpy(text + RULES_MAX_LINE - 3, " = C", 4);
-	text[RULES_MAX_LINE + 1] = '\0';
+	tap_fill_line(text, RULES_MAX_LINE - 3, "1 kernel:", 'g', " = C");
 	bad("line too long", text, 1, "line too long (over 1024 characters)");
 	/* The limit is on the line: a long comment is too long as well. */
-	memset(text, ' ', RULES_MAX_LINE + 1);
-	text[0] = '#';
-	strcpy(text + RULES_MAX_LINE + 1, "\n10 kernel:a = A\n");
+	tap_fill_line(text, RULES_MAX_LINE + 1, "#", ' ', "\n10 kernel:a = A\n");
 	bad("long comment", text, 1, "line too long (over 1024 characters)");
 
 	BAD_FILE("NUL byte", "10 kernel:a = A\n20 kernel:\0b = B\n", 2, "NUL byte in line");
@@ -252,13 +201,10 @@ static void load_errors(void)
 {
 	char dir[] = "/tmp/latsnap-test-rules-dir.XXXXXX", fifo[256], err[1024], *big;
 	struct rules *rules = (struct rules *)1;
-	struct capture c;
 	char *path;
 	int ret;
 
-	capture_begin(&c, STDERR_FILENO);
-	ret = rules_load("/nonexistent/latsnap.rules", &rules);
-	capture_end(&c, err, sizeof(err));
+	ret = load_caught("/nonexistent/latsnap.rules", &rules, err, sizeof(err));
 	is_int(ret, -ENOENT, "missing file: -ENOENT");
 	ok(!rules, "missing file: no rules");
 	is_str(err, "latsnap: /nonexistent/latsnap.rules: No such file or directory\n",
@@ -267,9 +213,7 @@ static void load_errors(void)
 	if (!mkdtemp(dir)) {
 		bail_out("mkdtemp: %s", strerror(errno));
 	}
-	capture_begin(&c, STDERR_FILENO);
-	ret = rules_load(dir, &rules);
-	capture_end(&c, err, sizeof(err));
+	ret = load_caught(dir, &rules, err, sizeof(err));
 	is_int(ret, -EINVAL, "a directory: -EINVAL");
 	ok(strstr(err, ": not a regular file\n") && strstr(err, dir),
 	   "a directory: not a regular file");
@@ -279,17 +223,13 @@ static void load_errors(void)
 	if (mkfifo(fifo, 0600)) {
 		bail_out("mkfifo: %s", strerror(errno));
 	}
-	capture_begin(&c, STDERR_FILENO);
-	ret = rules_load(fifo, &rules);
-	capture_end(&c, err, sizeof(err));
+	ret = load_caught(fifo, &rules, err, sizeof(err));
 	is_int(ret, -EINVAL, "a FIFO: -EINVAL, without hanging");
 	ok(strstr(err, ": not a regular file\n") != NULL, "a FIFO: not a regular file");
 	unlink(fifo);
 	rmdir(dir);
 
-	capture_begin(&c, STDERR_FILENO);
-	ret = rules_load("/dev/null", &rules);
-	capture_end(&c, err, sizeof(err));
+	ret = load_caught("/dev/null", &rules, err, sizeof(err));
 	is_int(ret, -EINVAL, "/dev/null: -EINVAL");
 	is_str(err, "latsnap: /dev/null: not a regular file\n", "/dev/null: not a regular file");
 
@@ -298,15 +238,12 @@ static void load_errors(void)
 		bail_out("out of memory");
 	}
 	memset(big, '\n', RULES_MAX_FILE + 1);
-	path = write_temp(big, RULES_MAX_FILE + 1);
-	capture_begin(&c, STDERR_FILENO);
-	ret = rules_load(path, &rules);
-	capture_end(&c, err, sizeof(err));
+	path = tap_write_temp(big, RULES_MAX_FILE + 1);
+	ret = load_caught(path, &rules, err, sizeof(err));
 	is_int(ret, -EINVAL, "a file over the size limit: -EINVAL");
 	ok(strstr(err, ": too large for a rules file") != NULL,
 	   "a file over the size limit: says so");
-	unlink(path);
-	free(path);
+	tap_remove_temp(path);
 	free(big);
 
 	is_int(rules_parse(NULL, "x", &rules), -EINVAL, "NULL text: -EINVAL");
@@ -743,26 +680,26 @@ static void command(void)
 	static char *help[] = { "rules", "--help", NULL };
 	static char *extra[] = { "rules", "--bogus", NULL };
 	static char out[65536], err[1024];
-	struct capture co, ce;
+	struct tap_capture co, ce;
 	int ret;
 
-	capture_begin(&co, STDOUT_FILENO);
+	tap_capture_begin(&co, STDOUT_FILENO);
 	ret = rules_main(1, plain);
-	capture_end(&co, out, sizeof(out));
+	tap_capture_end(&co, out, sizeof(out));
 	is_int(ret, 0, "latsnap rules: exit 0");
 	is_str(out, rules_builtin_text(), "latsnap rules: prints the built-in text");
 
-	capture_begin(&co, STDOUT_FILENO);
+	tap_capture_begin(&co, STDOUT_FILENO);
 	ret = rules_main(2, help);
-	capture_end(&co, out, sizeof(out));
+	tap_capture_end(&co, out, sizeof(out));
 	is_int(ret, 0, "latsnap rules --help: exit 0");
 	ok(!strncmp(out, "Usage: latsnap rules", 20), "latsnap rules --help: a usage");
 
-	capture_begin(&co, STDOUT_FILENO);
-	capture_begin(&ce, STDERR_FILENO);
+	tap_capture_begin(&co, STDOUT_FILENO);
+	tap_capture_begin(&ce, STDERR_FILENO);
 	ret = rules_main(2, extra);
-	capture_end(&ce, err, sizeof(err));
-	capture_end(&co, out, sizeof(out));
+	tap_capture_end(&ce, err, sizeof(err));
+	tap_capture_end(&co, out, sizeof(out));
 	is_int(ret, 2, "latsnap rules --bogus: exit 2");
 	is_str(err, "latsnap: rules: unknown argument '--bogus' (see latsnap rules --help)\n",
 	       "latsnap rules --bogus: one line on stderr");

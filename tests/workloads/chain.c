@@ -33,8 +33,7 @@ static __attribute__((noinline)) void hold_and_read(void)
 static void *holder_main(void *arg)
 {
 	(void)arg;
-	pthread_setname_np(pthread_self(), "holder");
-	wl_log("tid holder %d", (int)wl_gettid());
+	wl_role("holder");
 	hold_and_read();
 	return NULL;
 }
@@ -51,8 +50,7 @@ static __attribute__((noinline)) void late_write(long ms)
 static void *writer_main(void *arg)
 {
 	(void)arg;
-	pthread_setname_np(pthread_self(), "writer");
-	wl_log("tid writer %d", (int)wl_gettid());
+	wl_role("writer");
 	pthread_barrier_wait(&ready);
 	late_write(delay_ms);
 	return NULL;
@@ -60,21 +58,15 @@ static void *writer_main(void *arg)
 
 static __attribute__((noinline)) void wait_behind_holder(void)
 {
-	uint64_t t0 = wl_now_ns(), t1;
+	uint64_t ns = wl_timed_lock(&lock);
 
-	pthread_mutex_lock(&lock);
-	t1 = wl_now_ns();
-	pthread_mutex_unlock(&lock);
-	wl_log("lock %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-	       (unsigned long long)t1);
-	wl_say("waited %.3f ms behind holder", (double)(t1 - t0) / 1e6);
+	wl_say("waited %.3f ms behind holder", (double)ns / 1e6);
 }
 
 static void *waiter_main(void *arg)
 {
 	(void)arg;
-	pthread_setname_np(pthread_self(), "waiter");
-	wl_log("tid waiter %d", (int)wl_gettid());
+	wl_role("waiter");
 	pthread_barrier_wait(&ready);
 	wait_behind_holder();
 	return NULL;
@@ -83,17 +75,14 @@ static void *waiter_main(void *arg)
 int main(int argc, char **argv)
 {
 	pthread_t h, w, x;
-	int err;
 
-	wl_init("chain", "[MS=150]", argc, argv);
-	delay_ms = wl_arg(1, 150, 0, 3600000);
+	wl_init_knobs("chain", argc, argv, WL_MS("MS", delay_ms, 150));
 	if (pipe(fds) != 0)
 		wl_die("pipe", errno);
 	pthread_barrier_init(&ready, NULL, 3);
-	if ((err = pthread_create(&h, NULL, holder_main, NULL)) ||
-	    (err = pthread_create(&x, NULL, writer_main, NULL)) ||
-	    (err = pthread_create(&w, NULL, waiter_main, NULL)))
-		wl_die("pthread_create", err);
+	wl_spawn(&h, holder_main, NULL, "pthread_create");
+	wl_spawn(&x, writer_main, NULL, "pthread_create");
+	wl_spawn(&w, waiter_main, NULL, "pthread_create");
 	pthread_join(w, NULL);
 	pthread_join(h, NULL);
 	pthread_join(x, NULL);

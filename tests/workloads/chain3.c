@@ -9,15 +9,7 @@
  * WL_LOG lines: "pid P", "a TID", "b TID", "c TID", "read TID START END" for A's read.
  */
 #include "wl_common.h"
-#include <sys/prctl.h>
 #include <sys/wait.h>
-
-static void name(const char *comm)
-{
-	if (prctl(PR_SET_NAME, comm, 0, 0, 0) != 0) {
-		wl_die("prctl(PR_SET_NAME)", errno);
-	}
-}
 
 static char get(int fd)
 {
@@ -34,6 +26,25 @@ static void put(int fd, char c)
 	if (write(fd, &c, 1) != 1) {
 		wl_die("write", errno);
 	}
+}
+
+/*
+ * fork() of chainB or chainC: the child, named @comm, logs "@key TID" and says on @ready that it
+ * runs. Returns the child's pid, or 0 in the child.
+ */
+static pid_t start_link(const char *comm, const char *key, int ready)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		wl_die("fork", errno);
+	}
+	if (pid == 0) {
+		wl_set_comm(comm);
+		wl_log("%s %d", key, (int)wl_gettid());
+		put(ready, key[0]);
+	}
+	return pid;
 }
 
 static __attribute__((noinline)) void slow_c(long ms)
@@ -55,8 +66,7 @@ static __attribute__((noinline)) char ask_b(int to_b, int from_b)
 	put(to_b, 'a');
 	c = get(from_b);
 	t1 = wl_now_ns();
-	wl_log("read %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-	       (unsigned long long)t1);
+	wl_log_span("read", t0, t1);
 	return c;
 }
 
@@ -66,34 +76,21 @@ int main(int argc, char **argv)
 	pid_t b, c;
 	long ms;
 
-	wl_init("chain3", "[MS=100]", argc, argv);
-	ms = wl_arg(1, 100, 0, 3600000);
+	wl_init_knobs("chain3", argc, argv, WL_MS("MS", ms, 100));
 	if (pipe(a2b) || pipe(b2a) || pipe(b2c) || pipe(c2b) || pipe(ready)) {
 		wl_die("pipe", errno);
 	}
-	c = fork();
-	if (c < 0) {
-		wl_die("fork", errno);
-	}
+	c = start_link("chainC", "c", ready[1]);
 	if (c == 0) {
-		name("chainC");
-		wl_log("c %d", (int)wl_gettid());
-		put(ready[1], 'c');
 		put(c2b[1], get(b2c[0]) == 0 ? 0 : (slow_c(ms), 'c'));
 		_exit(0);
 	}
-	b = fork();
-	if (b < 0) {
-		wl_die("fork", errno);
-	}
+	b = start_link("chainB", "b", ready[1]);
 	if (b == 0) {
-		name("chainB");
-		wl_log("b %d", (int)wl_gettid());
-		put(ready[1], 'b');
 		put(b2a[1], ask_c(b2c[1], c2b[0], get(a2b[0])));
 		_exit(0);
 	}
-	name("chainA");
+	wl_set_comm("chainA");
 	wl_log("a %d", (int)wl_gettid());
 	/*
 	 * Both children started (their preload library set up after fork), and a moment for them

@@ -61,7 +61,7 @@ static void *spinner_main(void *arg)
 	char name[16];
 
 	snprintf(name, sizeof(name), "spinner%d", s->cpu);
-	pthread_setname_np(pthread_self(), name);
+	wl_set_comm(name);
 	CPU_ZERO(&set);
 	CPU_SET(s->cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set) != 0) {
@@ -95,16 +95,14 @@ static __attribute__((noinline)) void victim_nap(long ms)
 	victim_sleeping = 1;
 	nanosleep(&ts, NULL);
 	t1 = wl_now_ns();
-	wl_log("victim %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-	       (unsigned long long)t1);
+	wl_log_span("victim", t0, t1);
 	wl_say("victim: nanosleep(%ld ms) took %.3f ms", ms, (double)(t1 - t0) / 1e6);
 }
 
 static void *victim_main(void *arg)
 {
 	(void)arg;
-	pthread_setname_np(pthread_self(), "victim");
-	wl_log("tid victim %d", (int)wl_gettid());
+	wl_role("victim");
 	victim_nap(victim_ms);
 	return NULL;
 }
@@ -163,11 +161,9 @@ static void *cruncher_main(void *arg)
 	uint64_t gs = 0, ge = 0;
 
 	(void)arg;
-	pthread_setname_np(pthread_self(), "cruncher");
-	wl_log("tid cruncher %d", (int)wl_gettid());
+	wl_role("cruncher");
 	crunch(&gs, &ge);
-	wl_log("cruncher_gap %d %llu %llu", (int)wl_gettid(), (unsigned long long)gs,
-	       (unsigned long long)ge);
+	wl_log_span("cruncher_gap", gs, ge);
 	wl_say("cruncher: longest time off CPU %.3f ms", (double)(ge - gs) / 1e6);
 	return NULL;
 }
@@ -177,12 +173,11 @@ int main(int argc, char **argv)
 	static struct spinner sp[MAX_SPINNERS];
 	pthread_t victim, cruncher;
 	cpu_set_t allowed;
-	int n = 0, cpu, i, err;
+	int n = 0, cpu, i;
 
-	wl_init("cpucontend", "[S=300] [VICTIM_MS=20] [LEAD_MS=5]", argc, argv);
-	spin_ms = wl_arg(1, 300, 1, 900);
-	victim_ms = wl_arg(2, 20, 0, 900);
-	lead_ms = wl_arg(3, 5, 0, 900);
+	wl_init_knobs("cpucontend", argc, argv, WL_KNOB("S", spin_ms, 300, 1, 900),
+		      WL_KNOB("VICTIM_MS", victim_ms, 20, 0, 900),
+		      WL_KNOB("LEAD_MS", lead_ms, 5, 0, 900));
 	if (lead_ms > victim_ms) {
 		fprintf(stderr, "cpucontend: LEAD_MS must not exceed VICTIM_MS\n");
 		return 2;
@@ -195,8 +190,7 @@ int main(int argc, char **argv)
 		if (!CPU_ISSET(cpu, &allowed))
 			continue;
 		sp[n].cpu = cpu;
-		if ((err = pthread_create(&sp[n].th, NULL, spinner_main, &sp[n])))
-			wl_die("pthread_create(spinner)", err);
+		wl_spawn(&sp[n].th, spinner_main, &sp[n], "pthread_create(spinner)");
 		n++;
 	}
 	while (ready < n)
@@ -210,12 +204,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	if ((err = pthread_create(&cruncher, NULL, cruncher_main, NULL)))
-		wl_die("pthread_create(cruncher)", err);
+	wl_spawn(&cruncher, cruncher_main, NULL, "pthread_create(cruncher)");
 	while (!cruncher_running)
 		wl_nanosleep_ms(1);
-	if ((err = pthread_create(&victim, NULL, victim_main, NULL)))
-		wl_die("pthread_create(victim)", err);
+	wl_spawn(&victim, victim_main, NULL, "pthread_create(victim)");
 	while (!victim_sleeping)
 		sched_yield();
 	wl_nanosleep_ms(lead_ms);

@@ -16,8 +16,7 @@ static __attribute__((noinline)) int idle_wait(int ep, long ms)
 	int r = epoll_wait(ep, &ev, 1, (int)ms);
 
 	t1 = wl_now_ns();
-	wl_log("epoll %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-	       (unsigned long long)t1);
+	wl_log_span("epoll", t0, t1);
 	return r;
 }
 
@@ -26,9 +25,7 @@ int main(int argc, char **argv)
 	long t, n, i;
 	int ep;
 
-	wl_init("epollidle", "[T=200] [N=3]", argc, argv);
-	t = wl_arg(1, 200, 0, 3600000);
-	n = wl_arg(2, 3, 0, 1000000);
+	wl_init_knobs("epollidle", argc, argv, WL_MS("T", t, 200), WL_COUNT("N", n, 3));
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ep < 0)
 		wl_die("epoll_create1", errno);

@@ -14,7 +14,6 @@
  */
 #include "wl_common.h"
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 
 static volatile sig_atomic_t fork_requests;
@@ -57,8 +56,7 @@ static __attribute__((noinline)) int spawn_child(long ms)
 		wl_die("fork", errno);
 	if (pid == 0) {
 		signal(SIGUSR1, SIG_IGN);
-		if (prctl(PR_SET_NAME, "forkchild", 0, 0, 0) != 0)
-			wl_die("prctl(PR_SET_NAME)", errno);
+		wl_set_comm("forkchild");
 		child_nap(ms);
 		_exit(0);
 	}
@@ -75,9 +73,8 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	long ms, max, i;
 
-	wl_init("forker", "[MS=100] [MAX=100]", argc, argv);
-	ms = wl_arg(1, 100, 0, 3600000);
-	max = wl_arg(2, 100, 0, 100000000);
+	wl_init_knobs("forker", argc, argv, WL_MS("MS", ms, 100),
+		      WL_KNOB("MAX", max, 100, 0, 100000000));
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr1;
 	sigemptyset(&sa.sa_mask);

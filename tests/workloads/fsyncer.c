@@ -42,8 +42,7 @@ static __attribute__((noinline)) void flush_file(int fd)
 	if (fsync(fd) != 0)
 		wl_die("fsync", errno);
 	t1 = wl_now_ns();
-	wl_log("fsync %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-	       (unsigned long long)t1);
+	wl_log_span("fsync", t0, t1);
 	wl_say("fsync took %.3f ms", (double)(t1 - t0) / 1e6);
 	__asm__ volatile("" ::: "memory"); /* keep the frame */
 }

@@ -37,9 +37,8 @@ int main(int argc, char **argv)
 	char *buf;
 	int fd;
 
-	wl_init("kerncpu", "[MB=32] [N=1]", argc, argv);
-	mb = wl_arg(1, 32, 1, 1024);
-	n = wl_arg(2, 1, 1, 1000);
+	wl_init_knobs("kerncpu", argc, argv, WL_KNOB("MB", mb, 32, 1, 1024),
+		      WL_KNOB("N", n, 1, 1, 1000));
 	len = (size_t)mb << 20;
 	buf = malloc(len);
 	if (!buf)

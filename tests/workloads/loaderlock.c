@@ -121,26 +121,17 @@ static void *watchdog_main(void *arg)
 int main(int argc, char **argv)
 {
 	pthread_t holder, iterator, watchdog;
-	int err;
 
-	wl_init("loaderlock", "[ROUNDS=3] [HOLD_MS=80]", argc, argv);
-	rounds = wl_arg(1, 3, 1, 1000);
-	hold_ms = wl_arg(2, 80, 4, 10000);
-	wl_log("fn holder_nap %p", (void *)holder_nap);
-	wl_log("fn holder_main %p", (void *)holder_main);
-	wl_log("fn take_app_lock %p", (void *)take_app_lock);
-	wl_log("fn iterator_main %p", (void *)iterator_main);
+	wl_init_knobs("loaderlock", argc, argv, WL_KNOB("ROUNDS", rounds, 3, 1, 1000),
+		      WL_KNOB("HOLD_MS", hold_ms, 80, 4, 10000));
+	wl_log_fn(holder_nap);
+	wl_log_fn(holder_main);
+	wl_log_fn(take_app_lock);
+	wl_log_fn(iterator_main);
 
-	err = pthread_create(&watchdog, NULL, watchdog_main, NULL);
-	if (!err) {
-		err = pthread_create(&holder, NULL, holder_main, NULL);
-	}
-	if (!err) {
-		err = pthread_create(&iterator, NULL, iterator_main, NULL);
-	}
-	if (err) {
-		wl_die("pthread_create", err);
-	}
+	wl_spawn(&watchdog, watchdog_main, NULL, "pthread_create");
+	wl_spawn(&holder, holder_main, NULL, "pthread_create");
+	wl_spawn(&iterator, iterator_main, NULL, "pthread_create");
 	pthread_join(holder, NULL);
 	pthread_join(iterator, NULL);
 	wl_log("done %ld", rounds);

@@ -23,8 +23,7 @@ static void *holder_main(void *arg)
 	long i;
 
 	(void)arg;
-	pthread_setname_np(pthread_self(), "holder");
-	wl_log("tid holder %d", (int)wl_gettid());
+	wl_role("holder");
 	for (i = 0; i < rounds; i++) {
 		pthread_mutex_lock(&lock);
 		pthread_barrier_wait(&held);
@@ -46,8 +45,7 @@ static void *waiter_main(void *arg)
 	long i;
 
 	(void)arg;
-	pthread_setname_np(pthread_self(), "waiter");
-	wl_log("tid waiter %d", (int)wl_gettid());
+	wl_role("waiter");
 	for (i = 0; i < rounds; i++) {
 		pthread_barrier_wait(&held);
 		block_on_mutex();
@@ -59,18 +57,14 @@ static void *waiter_main(void *arg)
 int main(int argc, char **argv)
 {
 	pthread_t h, w;
-	int err;
 
-	wl_init("lockloop", "[MS=50] [N=100]", argc, argv);
-	hold_ms = wl_arg(1, 50, 0, 3600000);
-	rounds = wl_arg(2, 100, 1, 100000000);
+	wl_init_knobs("lockloop", argc, argv, WL_MS("MS", hold_ms, 50),
+		      WL_KNOB("N", rounds, 100, 1, 100000000));
 	wl_log("mutex %p", (void *)&lock);
 	pthread_barrier_init(&held, NULL, 2);
 	pthread_barrier_init(&done, NULL, 2);
-	if ((err = pthread_create(&h, NULL, holder_main, NULL)))
-		wl_die("pthread_create(holder)", err);
-	if ((err = pthread_create(&w, NULL, waiter_main, NULL)))
-		wl_die("pthread_create(waiter)", err);
+	wl_spawn(&h, holder_main, NULL, "pthread_create(holder)");
+	wl_spawn(&w, waiter_main, NULL, "pthread_create(waiter)");
 	pthread_join(w, NULL);
 	pthread_join(h, NULL);
 	return 0;

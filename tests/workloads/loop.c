@@ -23,8 +23,7 @@ int main(int argc, char **argv)
 	long n;
 	uint64_t t0, t1;
 
-	wl_init("loop", "[N=10000000]", argc, argv);
-	n = wl_arg(1, 10000000, 0, 1000000000000L);
+	wl_init_knobs("loop", argc, argv, WL_KNOB("N", n, 10000000, 0, 1000000000000L));
 	t0 = wl_now_ns();
 	getppid_loop(n);
 	t1 = wl_now_ns();

@@ -16,13 +16,7 @@ static long nap_ms;
 
 static __attribute__((noinline)) void nap_together(long ms)
 {
-	struct timespec ts = wl_ms_to_ts(ms);
-	uint64_t t0 = wl_now_ns(), t1;
-
-	nanosleep(&ts, NULL);
-	t1 = wl_now_ns();
-	wl_log("nap %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-	       (unsigned long long)t1);
+	wl_timed_nap(ms);
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -31,7 +25,7 @@ static void *napper_main(void *arg)
 	char name[16];
 
 	snprintf(name, sizeof(name), "napper%02ld", (long)(intptr_t)arg);
-	pthread_setname_np(pthread_self(), name);
+	wl_set_comm(name);
 	pthread_barrier_wait(&start);
 	nap_together(nap_ms);
 	return NULL;
@@ -39,24 +33,11 @@ static void *napper_main(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t *th;
-	pthread_attr_t attr;
-	long n, i;
-	int err;
+	long n;
 
-	wl_init("manythreads", "[N=16] [MS=100]", argc, argv);
-	n = wl_arg(1, 16, 1, 4096);
-	nap_ms = wl_arg(2, 100, 0, 3600000);
-	th = calloc((size_t)n, sizeof(*th));
-	if (!th)
-		wl_die("calloc", errno);
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
+	wl_init_knobs("manythreads", argc, argv, WL_KNOB("N", n, 16, 1, 4096),
+		      WL_MS("MS", nap_ms, 100));
 	pthread_barrier_init(&start, NULL, (unsigned)n);
-	for (i = 0; i < n; i++)
-		if ((err = pthread_create(&th[i], &attr, napper_main, (void *)(intptr_t)i)))
-			wl_die("pthread_create", err);
-	for (i = 0; i < n; i++)
-		pthread_join(th[i], NULL);
+	wl_join_all(wl_spawn_all(n, napper_main), n);
 	return 0;
 }

@@ -15,8 +15,7 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t held;
-static long hold_ms;
-static int busy;
+static long hold_ms, busy;
 
 static __attribute__((noinline)) void hold_lock_for(long ms)
 {
@@ -33,8 +32,7 @@ static __attribute__((noinline)) void hold_lock_for(long ms)
 static void *holder_main(void *arg)
 {
 	(void)arg;
-	pthread_setname_np(pthread_self(), "holder");
-	wl_log("tid holder %d", (int)wl_gettid());
+	wl_role("holder");
 	pthread_mutex_lock(&lock);
 	pthread_barrier_wait(&held);
 	hold_lock_for(hold_ms);
@@ -44,21 +42,15 @@ static void *holder_main(void *arg)
 
 static __attribute__((noinline)) void block_on_mutex(void)
 {
-	uint64_t t0 = wl_now_ns(), t1;
+	uint64_t ns = wl_timed_lock(&lock);
 
-	pthread_mutex_lock(&lock);
-	t1 = wl_now_ns();
-	pthread_mutex_unlock(&lock);
-	wl_log("lock %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-	       (unsigned long long)t1);
-	wl_say("waited %.3f ms for the mutex", (double)(t1 - t0) / 1e6);
+	wl_say("waited %.3f ms for the mutex", (double)ns / 1e6);
 }
 
 static void *waiter_main(void *arg)
 {
 	(void)arg;
-	pthread_setname_np(pthread_self(), "waiter");
-	wl_log("tid waiter %d", (int)wl_gettid());
+	wl_role("waiter");
 	pthread_barrier_wait(&held);
 	block_on_mutex();
 	return NULL;
@@ -67,16 +59,12 @@ static void *waiter_main(void *arg)
 int main(int argc, char **argv)
 {
 	pthread_t h, w;
-	int err;
 
-	wl_init("mutexwait", "[MS=150] [BUSY=0]", argc, argv);
-	hold_ms = wl_arg(1, 150, 0, 3600000);
-	busy = (int)wl_arg(2, 0, 0, 1);
+	wl_init_knobs("mutexwait", argc, argv, WL_MS("MS", hold_ms, 150),
+		      WL_KNOB("BUSY", busy, 0, 0, 1));
 	pthread_barrier_init(&held, NULL, 2);
-	if ((err = pthread_create(&h, NULL, holder_main, NULL)))
-		wl_die("pthread_create(holder)", err);
-	if ((err = pthread_create(&w, NULL, waiter_main, NULL)))
-		wl_die("pthread_create(waiter)", err);
+	wl_spawn(&h, holder_main, NULL, "pthread_create(holder)");
+	wl_spawn(&w, waiter_main, NULL, "pthread_create(waiter)");
 	pthread_join(w, NULL);
 	pthread_join(h, NULL);
 	return 0;

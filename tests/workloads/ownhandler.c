@@ -19,50 +19,23 @@
 #include "wl_common.h"
 #include <signal.h>
 
-static volatile sig_atomic_t handled;
-static volatile sig_atomic_t from_kernel;
-
-static void on_own_signal(int sig, siginfo_t *info, void *uc)
-{
-	(void)sig;
-	(void)uc;
-	handled++;
-	if (info->si_code == SI_KERNEL)
-		from_kernel++;
-}
-
 static __attribute__((noinline)) void slow_nap(long ms)
 {
-	struct timespec ts = wl_ms_to_ts(ms);
-	uint64_t t0 = wl_now_ns(), t1;
-
-	nanosleep(&ts, NULL);
-	t1 = wl_now_ns();
-	wl_log("nap %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-	       (unsigned long long)t1);
+	wl_timed_nap(ms);
 	__asm__ volatile("" ::: "memory"); /* keep the frame */
 }
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa;
 	long ms, n, k, sig, i;
 
-	wl_init("ownhandler", "[MS=60] [N=3] [K=5] [SIG=60]", argc, argv);
-	ms = wl_arg(1, 60, 0, 3600000);
-	n = wl_arg(2, 3, 0, 1000000);
-	k = wl_arg(3, 5, 0, 1000000);
-	sig = wl_arg(4, 60, 1, 64);
+	wl_init_knobs("ownhandler", argc, argv, WL_MS("MS", ms, 60), WL_COUNT("N", n, 3),
+		      WL_COUNT("K", k, 5), WL_SIG("SIG", sig, 60));
 
 	/* With the library's handler still in place: latsnap may signal this one. */
 	slow_nap(ms);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_own_signal;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction((int)sig, &sa, NULL))
-		wl_die("sigaction", errno);
+	wl_count_signal((int)sig);
 	wl_log("switch %llu", (unsigned long long)wl_now_ns());
 
 	for (i = 0; i < n; i++)
@@ -77,9 +50,9 @@ int main(int argc, char **argv)
 			wl_die("tgkill", errno);
 	}
 	wl_log("raised %ld", k);
-	wl_log("handled %d", (int)handled);
-	wl_log("from_kernel %d", (int)from_kernel);
-	wl_say("raised %ld, handled %d, %d of them from the kernel", k, (int)handled,
-	       (int)from_kernel);
+	wl_log("handled %d", (int)wl_handled);
+	wl_log("from_kernel %d", (int)wl_from_kernel);
+	wl_say("raised %ld, handled %d, %d of them from the kernel", k, (int)wl_handled,
+	       (int)wl_from_kernel);
 	return 0;
 }

@@ -18,8 +18,7 @@ int main(int argc, char **argv)
 	pid_t child;
 	char c = 'p';
 
-	wl_init("pingpong", "[N=100000]", argc, argv);
-	n = wl_arg(1, 100000, 1, 1000000000);
+	wl_init_knobs("pingpong", argc, argv, WL_KNOB("N", n, 100000, 1, 1000000000));
 	if (pipe(ping) || pipe(pong)) {
 		wl_die("pipe", errno);
 	}

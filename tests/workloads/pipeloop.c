@@ -9,7 +9,6 @@
  * WL_LOG lines: "pid P", "writer PID", "pipe INODE".
  */
 #include <errno.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,8 +27,7 @@ static __attribute__((noinline)) void feeder_main(int fd, long ms, long n)
 	char c = 'x';
 	long i;
 
-	if (prctl(PR_SET_NAME, "pipefeeder", 0, 0, 0) != 0)
-		wl_die("prctl(PR_SET_NAME)", errno);
+	wl_set_comm("pipefeeder");
 	for (i = 0; i < n; i++) {
 		wl_nanosleep_ms(ms);
 		if (write(fd, &c, 1) != 1)
@@ -45,9 +43,8 @@ int main(int argc, char **argv)
 	int fds[2];
 	pid_t child;
 
-	wl_init("pipeloop", "[MS=50] [N=100]", argc, argv);
-	ms = wl_arg(1, 50, 0, 3600000);
-	n = wl_arg(2, 100, 1, 100000000);
+	wl_init_knobs("pipeloop", argc, argv, WL_MS("MS", ms, 50),
+		      WL_KNOB("N", n, 100, 1, 100000000));
 	if (pipe(fds))
 		wl_die("pipe", errno);
 	if (fstat(fds[0], &st))

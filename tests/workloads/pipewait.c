@@ -11,7 +11,6 @@
  * WL_LOG lines: "pid P", "reader TID", "writer PID", "read TID START END".
  */
 #include "wl_common.h"
-#include <sys/prctl.h>
 #include <sys/wait.h>
 
 static __attribute__((noinline)) void write_to_pipe(int fd)
@@ -24,8 +23,7 @@ static __attribute__((noinline)) void write_to_pipe(int fd)
 
 static __attribute__((noinline)) void pipewriter_main(int fd, long ms)
 {
-	if (prctl(PR_SET_NAME, "pipewriter", 0, 0, 0) != 0)
-		wl_die("prctl(PR_SET_NAME)", errno);
+	wl_set_comm("pipewriter");
 	wl_nanosleep_ms(ms);
 	write_to_pipe(fd);
 	_exit(0);
@@ -38,8 +36,7 @@ static __attribute__((noinline)) ssize_t wait_for_pipe(int fd)
 	ssize_t r = read(fd, &c, 1);
 
 	t1 = wl_now_ns();
-	wl_log("read %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-	       (unsigned long long)t1);
+	wl_log_span("read", t0, t1);
 	wl_say("read blocked %.3f ms", (double)(t1 - t0) / 1e6);
 	return r;
 }
@@ -50,8 +47,7 @@ int main(int argc, char **argv)
 	long ms;
 	pid_t child;
 
-	wl_init("pipewait", "[MS=120]", argc, argv);
-	ms = wl_arg(1, 120, 0, 3600000);
+	wl_init_knobs("pipewait", argc, argv, WL_MS("MS", ms, 120));
 	if (pipe(fds) != 0)
 		wl_die("pipe", errno);
 	child = fork();

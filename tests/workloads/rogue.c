@@ -31,18 +31,7 @@
 #include <linux/types.h>
 #include "../../include/latsnap.h"
 
-static volatile sig_atomic_t handled;
-static volatile sig_atomic_t from_kernel;
 static unsigned long victim;
-
-static void on_signal(int sig, siginfo_t *info, void *uc)
-{
-	(void)sig;
-	(void)uc;
-	handled++;
-	if (info->si_code == SI_KERNEL)
-		from_kernel++;
-}
 
 static void try_prctl(const char *what, unsigned long a1, unsigned long a2, unsigned long a3,
 		      unsigned long a4, unsigned long a5)
@@ -80,14 +69,10 @@ static void *quiet_attempts(void *arg)
 
 int main(int argc, char **argv)
 {
-	unsigned long handler = (unsigned long)(uintptr_t)on_signal;
+	unsigned long handler = (unsigned long)(uintptr_t)wl_on_signal;
 	unsigned long reg[5], unreg[5];
-	struct sigaction sa;
-	struct timespec ts;
 	pthread_t thread;
 	long ms, sig;
-	uint64_t t0;
-	int err;
 
 	wl_init("rogue", "VICTIM_PID [MS=100] [SIG=60]", argc, argv);
 	if (wl_argc < 2) {
@@ -106,12 +91,7 @@ int main(int argc, char **argv)
 	try_prctl("register-sig-dfl", LS_PRCTL_OPTION, LS_PRCTL_REGISTER, (unsigned long)sig,
 		  (unsigned long)(uintptr_t)SIG_DFL, LS_ABI_VERSION);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_signal;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction((int)sig, &sa, NULL))
-		wl_die("sigaction", errno);
+	wl_count_signal((int)sig);
 
 	/* An address that is code, but not the handler the kernel would run. */
 	try_prctl("register-wrong-handler", LS_PRCTL_OPTION, LS_PRCTL_REGISTER, (unsigned long)sig,
@@ -132,9 +112,7 @@ int main(int argc, char **argv)
 	victim_everywhere("unregister", unreg);
 
 	/* 3. Quiet requests from a thread of their own: it alone may be quieted. */
-	err = pthread_create(&thread, NULL, quiet_attempts, NULL);
-	if (err)
-		wl_die("pthread_create", err);
+	wl_spawn(&thread, quiet_attempts, NULL, "pthread_create");
 	pthread_join(thread, NULL);
 
 	/* 4. The one registration that is legitimate: our own handler, installed. */
@@ -142,13 +120,9 @@ int main(int argc, char **argv)
 		  LS_ABI_VERSION);
 	wl_log("registered");
 
-	ts = wl_ms_to_ts(ms);
-	t0 = wl_now_ns();
-	nanosleep(&ts, NULL);
-	wl_log("nap %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-	       (unsigned long long)wl_now_ns());
-	wl_log("handled %d", (int)handled);
-	wl_log("from_kernel %d", (int)from_kernel);
-	wl_say("handled %d signals, %d from the kernel", (int)handled, (int)from_kernel);
+	wl_timed_nap(ms);
+	wl_log("handled %d", (int)wl_handled);
+	wl_log("from_kernel %d", (int)wl_from_kernel);
+	wl_say("handled %d signals, %d from the kernel", (int)wl_handled, (int)wl_from_kernel);
 	return 0;
 }

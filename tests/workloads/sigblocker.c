@@ -18,13 +18,7 @@
 
 static __attribute__((noinline)) void slow_nap(long ms)
 {
-	struct timespec ts = wl_ms_to_ts(ms);
-	uint64_t t0 = wl_now_ns(), t1;
-
-	nanosleep(&ts, NULL);
-	t1 = wl_now_ns();
-	wl_log("nap %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-	       (unsigned long long)t1);
+	wl_timed_nap(ms);
 	__asm__ volatile("" ::: "memory"); /* keep the frame */
 }
 
@@ -34,11 +28,8 @@ int main(int argc, char **argv)
 	long ms, n, pre, sig, i;
 	int err;
 
-	wl_init("sigblocker", "[MS=60] [N=3] [PRE=0] [SIG=60]", argc, argv);
-	ms = wl_arg(1, 60, 0, 3600000);
-	n = wl_arg(2, 3, 0, 1000000);
-	pre = wl_arg(3, 0, 0, 1000000);
-	sig = wl_arg(4, 60, 1, 64);
+	wl_init_knobs("sigblocker", argc, argv, WL_MS("MS", ms, 60), WL_COUNT("N", n, 3),
+		      WL_COUNT("PRE", pre, 0), WL_SIG("SIG", sig, 60));
 
 	for (i = 0; i < pre; i++)
 		slow_nap(ms);

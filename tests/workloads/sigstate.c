@@ -27,14 +27,10 @@ int main(int argc, char **argv)
 {
 	const volatile struct ls_preload_abi *abi;
 	struct sigaction old;
-	struct timespec ts;
 	const char *disp;
 	long ms, sig;
-	uint64_t t0;
 
-	wl_init("sigstate", "[MS=100] [SIG=60]", argc, argv);
-	ms = wl_arg(1, 100, 0, 3600000);
-	sig = wl_arg(2, 60, 1, 64);
+	wl_init_knobs("sigstate", argc, argv, WL_MS("MS", ms, 100), WL_SIG("SIG", sig, 60));
 
 	wl_log("at_secure %lu", getauxval(AT_SECURE));
 	if (sigaction((int)sig, NULL, &old))
@@ -52,10 +48,6 @@ int main(int argc, char **argv)
 	wl_say("at_secure %lu, handler %s, abi_sig %d", getauxval(AT_SECURE), disp,
 	       abi ? (int)abi->sig : -1);
 
-	ts = wl_ms_to_ts(ms);
-	t0 = wl_now_ns();
-	nanosleep(&ts, NULL);
-	wl_log("nap %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-	       (unsigned long long)wl_now_ns());
+	wl_timed_nap(ms);
 	return 0;
 }

@@ -12,14 +12,9 @@
 
 static __attribute__((noinline)) void slow_nap(long ms)
 {
-	struct timespec ts = wl_ms_to_ts(ms);
-	uint64_t t0 = wl_now_ns(), t1;
+	uint64_t ns = wl_timed_nap(ms);
 
-	nanosleep(&ts, NULL);
-	t1 = wl_now_ns();
-	wl_log("nap %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-	       (unsigned long long)t1);
-	wl_say("slept %.3f ms", (double)(t1 - t0) / 1e6);
+	wl_say("slept %.3f ms", (double)ns / 1e6);
 	__asm__ volatile("" ::: "memory"); /* keep the frame */
 }
 
@@ -27,10 +22,8 @@ int main(int argc, char **argv)
 {
 	long ms, n, gap, i;
 
-	wl_init("sleeper", "[MS=100] [N=1] [GAP_MS=0]", argc, argv);
-	ms = wl_arg(1, 100, 0, 3600000);
-	n = wl_arg(2, 1, 0, 1000000);
-	gap = wl_arg(3, 0, 0, 3600000);
+	wl_init_knobs("sleeper", argc, argv, WL_MS("MS", ms, 100), WL_COUNT("N", n, 1),
+		      WL_MS("GAP_MS", gap, 0));
 	for (i = 0; i < n; i++) {
 		slow_nap(ms);
 		if (gap && i + 1 < n)

@@ -470,14 +470,6 @@ static void *watchdog_main(void *arg)
 	_exit(3);
 }
 
-static void start(pthread_t *t, void *(*fn)(void *), void *arg)
-{
-	int err = pthread_create(t, NULL, fn, arg);
-
-	if (err)
-		wl_die("pthread_create", err);
-}
-
 static int report(const char *what, const struct counter *c, int n)
 {
 	long ok = 0, bad = 0;
@@ -549,13 +541,13 @@ int main(int argc, char **argv)
 	slot_start(main_slot);
 
 	deadline_ns = wl_now_ns() + (uint64_t)seconds * 1000000000ull;
-	start(&watchdog, watchdog_main, watchdog_slot);
+	wl_spawn(&watchdog, watchdog_main, watchdog_slot, "pthread_create");
 	for (i = 0; i < nworkers; i++)
-		start(&workers[i].thread, worker_main, &workers[i]);
+		wl_spawn(&workers[i].thread, worker_main, &workers[i], "pthread_create");
 	for (i = 0; i < MALLOC_THREADS; i++)
-		start(&mallocs[i].thread, malloc_main, &mallocs[i]);
-	start(&dl.thread, dlopen_main, &dl);
-	start(&fk.thread, fork_main, &fk);
+		wl_spawn(&mallocs[i].thread, malloc_main, &mallocs[i], "pthread_create");
+	wl_spawn(&dl.thread, dlopen_main, &dl, "pthread_create");
+	wl_spawn(&fk.thread, fork_main, &fk, "pthread_create");
 
 	for (i = 0; i < nworkers; i++) {
 		struct worker *w = &workers[i];

@@ -20,8 +20,7 @@ static __attribute__((noinline)) void wait_for_reply(int fd)
 		wl_die("read", errno ? errno : EPIPE);
 	}
 	t1 = wl_now_ns();
-	wl_log("reply %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-	       (unsigned long long)t1);
+	wl_log_span("reply", t0, t1);
 	wl_say("reply after %.3f ms", (double)(t1 - t0) / 1e6);
 }
 

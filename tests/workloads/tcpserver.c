@@ -11,7 +11,6 @@
  */
 #include "wl_common.h"
 #include <netinet/in.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 
 static volatile uint64_t sink;
@@ -45,8 +44,7 @@ static void serve(int conn, long ms, long sleep)
 		} else {
 			compute_reply(ms);
 		}
-		wl_log("served %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-		       (unsigned long long)wl_now_ns());
+		wl_log_span("served", t0, wl_now_ns());
 		if (write(conn, &c, 1) != 1) {
 			break;
 		}
@@ -61,12 +59,9 @@ int main(int argc, char **argv)
 	long ms, sleep;
 	int fd, conn, one = 1;
 
-	wl_init("tcpserver", "[MS=100] [SLEEP=0]", argc, argv);
-	ms = wl_arg(1, 100, 0, 3600000);
-	sleep = wl_arg(2, 0, 0, 1);
-	if (prctl(PR_SET_NAME, "srvhog", 0, 0, 0) != 0) {
-		wl_die("prctl(PR_SET_NAME)", errno);
-	}
+	wl_init_knobs("tcpserver", argc, argv, WL_MS("MS", ms, 100),
+		      WL_KNOB("SLEEP", sleep, 0, 0, 1));
+	wl_set_comm("srvhog");
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		wl_die("socket", errno);

@@ -31,14 +31,9 @@
 
 static WL_FRAME void inner_fn(long ms)
 {
-	struct timespec ts = wl_ms_to_ts(ms);
-	uint64_t t0 = wl_now_ns(), t1;
+	uint64_t ns = wl_timed_nap(ms);
 
-	nanosleep(&ts, NULL);
-	t1 = wl_now_ns();
-	wl_log("nap %d %llu %llu", (int)wl_gettid(), (unsigned long long)t0,
-	       (unsigned long long)t1);
-	wl_say("slept %.3f ms", (double)(t1 - t0) / 1e6);
+	wl_say("slept %.3f ms", (double)ns / 1e6);
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -68,15 +63,13 @@ int main(int argc, char **argv)
 {
 	long ms, n, depth, i;
 
-	wl_init("unwind-nofp", "[MS=60] [N=1] [DEPTH=0]", argc, argv);
-	ms = wl_arg(1, 60, 0, 3600000);
-	n = wl_arg(2, 1, 0, 1000000);
-	depth = wl_arg(3, 0, 0, 100000);
-	wl_log("fn main %p", (void *)main);
-	wl_log("fn outer_fn %p", (void *)outer_fn);
-	wl_log("fn middle_fn %p", (void *)middle_fn);
-	wl_log("fn descend %p", (void *)descend);
-	wl_log("fn inner_fn %p", (void *)inner_fn);
+	wl_init_knobs("unwind-nofp", argc, argv, WL_MS("MS", ms, 60), WL_COUNT("N", n, 1),
+		      WL_KNOB("DEPTH", depth, 0, 0, 100000));
+	wl_log_fn(main);
+	wl_log_fn(outer_fn);
+	wl_log_fn(middle_fn);
+	wl_log_fn(descend);
+	wl_log_fn(inner_fn);
 	for (i = 0; i < n; i++) {
 		outer_fn(depth, ms);
 		__asm__ volatile("" ::: "memory");
