@@ -57,23 +57,10 @@ int chain_add(struct chain_events *ce, const struct chain_event *ev)
 	return 0;
 }
 
-static int64_t field_i64(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ?
-		       json_object_get_int64(v) :
-		       0;
-}
-
+/* String field @key of @o into @buf, "" when missing. */
 static void field_str(struct json_object *o, const char *key, char *buf, size_t size)
 {
-	struct json_object *v;
-
-	buf[0] = '\0';
-	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)) {
-		snprintf(buf, size, "%s", json_object_get_string(v));
-	}
+	snprintf(buf, size, "%s", ctf_field_str(o, key, ""));
 }
 
 /* The addresses of array @key of @o into @ips (LS_MAX_FRAMES of room; a longer stack is not
@@ -114,15 +101,15 @@ int chain_add_ctf(struct chain_events *ce, const struct ctf_event *ev)
 	if (strncmp(ev->name, prefix, strlen(prefix))) {
 		return 0;
 	}
-	k.ts = (uint64_t)field_i64(f, "ts_ns");
+	k.ts = ctf_field_u64(f, "ts_ns", NULL);
 	if (!strcmp(name, "sched_switch")) {
 		k.kind = CHAIN_SWITCH;
-		k.tid = (int32_t)field_i64(f, "prev_tid");
-		k.pid = (int32_t)field_i64(f, "prev_pid");
-		k.tid2 = (int32_t)field_i64(f, "next_tid");
-		k.pid2 = (int32_t)field_i64(f, "next_pid");
-		k.prev_state = field_i64(f, "prev_state");
-		k.preempted = (uint8_t)field_i64(f, "preempted");
+		k.tid = (int32_t)ctf_field_u64(f, "prev_tid", NULL);
+		k.pid = (int32_t)ctf_field_u64(f, "prev_pid", NULL);
+		k.tid2 = (int32_t)ctf_field_u64(f, "next_tid", NULL);
+		k.pid2 = (int32_t)ctf_field_u64(f, "next_pid", NULL);
+		k.prev_state = (int64_t)ctf_field_u64(f, "prev_state", NULL);
+		k.preempted = (uint8_t)ctf_field_u64(f, "preempted", NULL);
 		field_str(f, "prev_comm", k.comm, sizeof(k.comm));
 		field_str(f, "next_comm", k.comm2, sizeof(k.comm2));
 		field_str(f, "prev_syscall", k.syscall, sizeof(k.syscall));
@@ -130,28 +117,28 @@ int chain_add_ctf(struct chain_events *ce, const struct ctf_event *ev)
 		k.ips = ips;
 	} else if (!strcmp(name, "sched_wakeup")) {
 		k.kind = CHAIN_WAKEUP;
-		k.tid = (int32_t)field_i64(f, "tid");
-		k.pid = (int32_t)field_i64(f, "pid");
-		k.tid2 = (int32_t)field_i64(f, "waker_tid");
-		k.pid2 = (int32_t)field_i64(f, "waker_pid");
+		k.tid = (int32_t)ctf_field_u64(f, "tid", NULL);
+		k.pid = (int32_t)ctf_field_u64(f, "pid", NULL);
+		k.tid2 = (int32_t)ctf_field_u64(f, "waker_tid", NULL);
+		k.pid2 = (int32_t)ctf_field_u64(f, "waker_pid", NULL);
 		field_str(f, "comm", k.comm, sizeof(k.comm));
 		field_str(f, "waker_comm", k.comm2, sizeof(k.comm2));
-		k.in_irq = field_i64(f, "in_irq") != 0;
+		k.in_irq = ctf_field_u64(f, "in_irq", NULL) != 0;
 		nr = field_ips(f, "waker_stack", ips);
 		if (!k.in_irq && nr && ce->tr) {
 			k.in_irq = tracker_wake_context(ce->tr, ips, nr, &own) != 0;
 		}
 	} else if (!strcmp(name, "syscall")) {
 		k.kind = CHAIN_SYSCALL;
-		k.tid = (int32_t)field_i64(f, "tid");
-		k.pid = (int32_t)field_i64(f, "pid");
-		k.start = (uint64_t)field_i64(f, "start_ns");
+		k.tid = (int32_t)ctf_field_u64(f, "tid", NULL);
+		k.pid = (int32_t)ctf_field_u64(f, "pid", NULL);
+		k.start = ctf_field_u64(f, "start_ns", NULL);
 		field_str(f, "comm", k.comm, sizeof(k.comm));
 		field_str(f, "name", k.syscall, sizeof(k.syscall));
 	} else if (!strcmp(name, "interest")) {
 		k.kind = CHAIN_INTEREST;
-		k.tid = (int32_t)field_i64(f, "tid");
-		k.pid = (int32_t)field_i64(f, "pid");
+		k.tid = (int32_t)ctf_field_u64(f, "tid", NULL);
+		k.pid = (int32_t)ctf_field_u64(f, "pid", NULL);
 		field_str(f, "comm", k.comm, sizeof(k.comm));
 	} else {
 		return 0;

@@ -491,18 +491,15 @@ struct read_back {
  */
 static void on_user_stack(struct recorder *rec, const struct ctf_event *ev)
 {
-	struct json_object *tid, *end;
+	bool has_tid, has_end;
+	uint64_t tid = ctf_field_u64(ev->fields, "tid", &has_tid);
+	uint64_t end = ctf_field_u64(ev->fields, "end_ns", &has_end);
 	struct outlier *o;
 	size_t i;
 
-	if (!json_object_object_get_ex(ev->fields, "tid", &tid) ||
-	    !json_object_object_get_ex(ev->fields, "end_ns", &end)) {
-		return;
-	}
-	for (i = 0; i < rec->nr_batch; i++) {
+	for (i = 0; has_tid && has_end && i < rec->nr_batch; i++) {
 		o = rec->batch[i];
-		if (o->tid == json_object_get_int64(tid) &&
-		    (int64_t)o->end_ns == json_object_get_int64(end) &&
+		if ((uint64_t)(int64_t)o->tid == tid && o->end_ns == end &&
 		    o->user_stack.source == OUTLIER_USTACK_UNWIND) {
 			o->user_stack.in_trace = true;
 			break;

@@ -118,31 +118,6 @@ static void add_tid(struct interest *in, int64_t tid)
 	in->tids[in->nr_tids++] = tid;
 }
 
-/* Integer field @name of @fields, 0 when missing; @found (may be NULL) says which. */
-static uint64_t field_u64(struct json_object *fields, const char *name, bool *found)
-{
-	struct json_object *v;
-	bool has = json_object_object_get_ex(fields, name, &v) &&
-		   json_object_is_type(v, json_type_int);
-
-	if (found) {
-		*found = has;
-	}
-	return has ? (uint64_t)json_object_get_int64(v) : 0;
-}
-
-/* String field @name of @fields, @fallback when missing or not a string. */
-static const char *field_str(struct json_object *fields, const char *name, const char *fallback)
-{
-	struct json_object *v;
-
-	if (json_object_object_get_ex(fields, name, &v) &&
-	    json_object_is_type(v, json_type_string)) {
-		return json_object_get_string(v);
-	}
-	return fallback;
-}
-
 /* The build-id of a statedump event (an array of bytes) to the mapping at @base of @pid. */
 static void add_build_id(struct show_ctx *sc, int64_t pid, uint64_t base, struct json_object *arr)
 {
@@ -165,16 +140,16 @@ static int on_statedump(struct show_ctx *sc, const struct ctf_event *ev)
 	int ret = 0;
 
 	/* latsnap:bin_info names its process; lttng-ust's statedump is the process's own. */
-	pid = field_u64(f, "pid", &has_pid);
+	pid = ctf_field_u64(f, "pid", &has_pid);
 	if (!has_pid) {
-		pid = field_u64(f, "vpid", &has_pid);
+		pid = ctf_field_u64(f, "vpid", &has_pid);
 	}
-	base = field_u64(f, "baddr", &has_base);
+	base = ctf_field_u64(f, "baddr", &has_base);
 	if (!has_pid || !has_base) {
 		goto out;
 	}
 	if (!strcmp(ev->name, "latsnap:bin_info")) {
-		memsz = field_u64(f, "memsz", &has_memsz);
+		memsz = ctf_field_u64(f, "memsz", &has_memsz);
 		if (json_object_object_get_ex(f, "path", &path) &&
 		    json_object_is_type(path, json_type_string)) {
 			ret = dwfl_sym_add_mapping(sc->ds, (int64_t)pid, base, memsz,
@@ -185,7 +160,7 @@ static int on_statedump(struct show_ctx *sc, const struct ctf_event *ev)
 			add_build_id(sc, (int64_t)pid, base, arr);
 		}
 	} else if (!strcmp(ev->name, "lttng_ust_statedump:bin_info")) {
-		memsz = field_u64(f, "memsz", &has_memsz);
+		memsz = ctf_field_u64(f, "memsz", &has_memsz);
 		if (json_object_object_get_ex(f, "path", &path) &&
 		    json_object_is_type(path, json_type_string)) {
 			ret = dwfl_sym_add_mapping(sc->ds, (int64_t)pid, base, memsz,
@@ -226,7 +201,7 @@ static size_t event_tids(struct json_object *fields, int64_t *tids)
 		}
 	}
 	if (!n) {
-		tids[0] = (int64_t)field_u64(fields, "vtid", &found);
+		tids[0] = (int64_t)ctf_field_u64(fields, "vtid", &found);
 		n = found;
 	}
 	return n;
@@ -240,13 +215,13 @@ static void on_user_stack(struct show_ctx *sc, const struct ctf_event *ev)
 	bool found, has_end;
 	size_t i;
 
-	tid = field_u64(ev->fields, "tid", &found);
+	tid = ctf_field_u64(ev->fields, "tid", &found);
 	if (!found || !json_object_object_get_ex(ev->fields, "ips", &ips) ||
 	    !json_object_is_type(ips, json_type_array)) {
 		return;
 	}
 	/* latsnap's own record names its outlier; an older trace's has only its time to go by. */
-	end_field = field_u64(ev->fields, "end_ns", &has_end);
+	end_field = ctf_field_u64(ev->fields, "end_ns", &has_end);
 	for (i = 0; i < sc->nr; i++) {
 		in = &sc->in[i];
 		if (in->unwind_seen || in->tid != (int64_t)tid) {
@@ -272,16 +247,16 @@ static uint64_t event_ts(const struct ctf_event *ev)
 	 * An unwound stack is recorded by latsnap once it arrives, a little later: it is placed
 	 * when the handler was done with it, right after the outlier's end.
 	 */
-	when = field_u64(ev->fields, "end_ns", &found);
+	when = ctf_field_u64(ev->fields, "end_ns", &found);
 	if (found && !strcmp(ev->name, "latsnap:user_stack")) {
-		ts = when + field_u64(ev->fields, "unwind_ns", NULL);
+		ts = when + ctf_field_u64(ev->fields, "unwind_ns", NULL);
 	}
 	/*
 	 * The kernel context is kept in the kernel and recorded only before the snapshot, long
 	 * after it happened: its payload says when.
 	 */
 	if (!strncmp(ev->name, "latsnap_kernel:", 15)) {
-		when = field_u64(ev->fields, "ts_ns", &found);
+		when = ctf_field_u64(ev->fields, "ts_ns", &found);
 		ts = found ? when : ts;
 	}
 	return ts;
@@ -311,15 +286,15 @@ static struct json_object *timeline_entry(const struct ctf_event *ev, uint64_t t
 	json_object_object_add(e, "name", json_object_new_string(ev->name));
 	json_object_object_add(e, "tid", json_object_new_int64((int64_t)tid));
 	/* latsnap's own events are about another thread: its comm when they say it. */
-	comm = field_u64(ev->fields, "tid", &has_tid) == tid && has_tid ?
-		       field_str(ev->fields, "comm", NULL) :
+	comm = ctf_field_u64(ev->fields, "tid", &has_tid) == tid && has_tid ?
+		       ctf_field_str(ev->fields, "comm", NULL) :
 		       NULL;
 	if (!comm && tid == (uint64_t)in->tid) {
 		comm = in->outlier->comm;
 	}
 	json_object_object_add(
 		e, "comm",
-		json_object_new_string(comm ? comm : field_str(ev->fields, "procname", "?")));
+		json_object_new_string(comm ? comm : ctf_field_str(ev->fields, "procname", "?")));
 	json_object_object_add(e, "fields", fields);
 	return e;
 }
@@ -567,12 +542,12 @@ static void print_timeline(FILE *out, const struct interest *in)
 	for (i = 0; i < n; i++) {
 		e = json_object_array_get_idx(in->timeline, i);
 		fputs("    ", out);
-		print_rel(out, (int64_t)field_u64(e, "rel_ns", NULL));
+		print_rel(out, (int64_t)ctf_field_u64(e, "rel_ns", NULL));
 		fields = fields_for_people(json_object_object_get(e, "fields"));
 		text = json_object_to_json_string_ext(
 			fields, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-		fprintf(out, "  %s[%" PRId64 "]  %s  %.*s%s\n", field_str(e, "comm", "?"),
-			(int64_t)field_u64(e, "tid", NULL), field_str(e, "name", "?"),
+		fprintf(out, "  %s[%" PRId64 "]  %s  %.*s%s\n", ctf_field_str(e, "comm", "?"),
+			(int64_t)ctf_field_u64(e, "tid", NULL), ctf_field_str(e, "name", "?"),
 			FIELDS_TEXT_MAX, text ? text : "",
 			text && strlen(text) > FIELDS_TEXT_MAX ? "..." : "");
 		json_object_put(fields);

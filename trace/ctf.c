@@ -34,8 +34,8 @@
 #define CTF_LINE_MAX (64U << 20)
 #define CTF_READ_CHUNK 65536U
 
-/* One ctf_read() call: what it asked for, and what became of it. */
-struct ctf_reader {
+/* One reading (ctf_read() and its siblings): what it asked for, and what became of it. */
+struct ctf_call {
 	const char *dir;
 	const char *prefix;
 	ctf_event_fn fn;
@@ -64,7 +64,7 @@ static uint64_t json_u64(struct json_object *obj)
  *
  * Return: 0, or a negative errno with @why set; the callback's negative value as is.
  */
-static int relay_line(struct ctf_reader *r, struct ctf_relay *rl, const char *line, size_t n,
+static int relay_line(struct ctf_call *r, struct ctf_relay *rl, const char *line, size_t n,
 		      char *why, size_t len)
 {
 	struct json_object *obj = NULL, *name, *ts, *fields, *end, *info, *msg;
@@ -146,7 +146,7 @@ out:
  *
  * Return: 0, or a negative errno with @why set; the callback's negative value as is.
  */
-static int relay(struct ctf_reader *r, int fd, char *why, size_t len, bool *ended)
+static int relay(struct ctf_call *r, int fd, char *why, size_t len, bool *ended)
 {
 	struct ctf_relay rl = { 0 };
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
@@ -232,7 +232,7 @@ out:
  * forked copy of it could deadlock on a lock some other thread held at the fork. The reader
  * starts with no signal blocked, and with latsnap's environment (the sanitizers' settings).
  */
-static int spawn_reader(const struct ctf_reader *r, int out, pid_t *pid, char *why, size_t len)
+static int spawn_reader(const struct ctf_call *r, int out, pid_t *pid, char *why, size_t len)
 {
 	char path[4096], parent[24];
 	char *argv[7];
@@ -277,7 +277,7 @@ static int spawn_reader(const struct ctf_reader *r, int out, pid_t *pid, char *w
  *
  * Return: 0, a negative errno, or the callback's negative value.
  */
-static int ctf_run(struct ctf_reader *r)
+static int ctf_run(struct ctf_call *r)
 {
 	char why[512] = "";
 	int fds[2] = { -1, -1 };
@@ -334,11 +334,44 @@ out:
 	return ret;
 }
 
+/**
+ * ctf_field_u64() - integer field @name of an event's @fields, 0 when missing
+ * @found: may be NULL; says whether it was there (and an integer)
+ *
+ * Unsigned values travel as the int64 of their bits: the cast gives them back.
+ */
+uint64_t ctf_field_u64(struct json_object *fields, const char *name, bool *found)
+{
+	struct json_object *v;
+	bool has = json_object_object_get_ex(fields, name, &v) &&
+		   json_object_is_type(v, json_type_int);
+
+	if (found) {
+		*found = has;
+	}
+	return has ? (uint64_t)json_object_get_int64(v) : 0;
+}
+
+/**
+ * ctf_field_str() - string field @name of an event's @fields, @fallback when missing or not a
+ *                   string
+ */
+const char *ctf_field_str(struct json_object *fields, const char *name, const char *fallback)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(fields, name, &v) &&
+	    json_object_is_type(v, json_type_string)) {
+		return json_object_get_string(v);
+	}
+	return fallback;
+}
+
 /*
  * read_trace - the three readers below: check what was given (@r->fn when @need_fn), read, and
  * fill @info (when not NULL) from a whole reading.
  */
-static int read_trace(struct ctf_reader *r, bool need_fn, struct ctf_trace_info *info)
+static int read_trace(struct ctf_call *r, bool need_fn, struct ctf_trace_info *info)
 {
 	int ret;
 
@@ -376,7 +409,7 @@ static int read_trace(struct ctf_reader *r, bool need_fn, struct ctf_trace_info 
  */
 int ctf_read(const char *trace_dir, const char *name_prefix, ctf_event_fn fn, void *ctx)
 {
-	struct ctf_reader r = { .dir = trace_dir, .prefix = name_prefix, .fn = fn, .ctx = ctx };
+	struct ctf_call r = { .dir = trace_dir, .prefix = name_prefix, .fn = fn, .ctx = ctx };
 
 	return read_trace(&r, true, NULL);
 }
@@ -390,7 +423,7 @@ int ctf_read(const char *trace_dir, const char *name_prefix, ctf_event_fn fn, vo
 int ctf_read_info(const char *trace_dir, const char *name_prefix, ctf_event_fn fn, void *ctx,
 		  struct ctf_trace_info *info)
 {
-	struct ctf_reader r = { .dir = trace_dir, .prefix = name_prefix, .fn = fn, .ctx = ctx };
+	struct ctf_call r = { .dir = trace_dir, .prefix = name_prefix, .fn = fn, .ctx = ctx };
 
 	return read_trace(&r, true, info);
 }
@@ -406,7 +439,7 @@ int ctf_read_info(const char *trace_dir, const char *name_prefix, ctf_event_fn f
  */
 int ctf_trace_info(const char *trace_dir, struct ctf_trace_info *info)
 {
-	struct ctf_reader r = { .dir = trace_dir };
+	struct ctf_call r = { .dir = trace_dir };
 
 	return read_trace(&r, false, info);
 }

@@ -6,6 +6,7 @@
 #ifndef LATSNAP_CTF_H
 #define LATSNAP_CTF_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct json_object;
@@ -63,6 +64,9 @@ struct ctf_trace_info {
  * stops reading and ctf_read() returns it unchanged, printing nothing.
  */
 typedef int (*ctf_event_fn)(const struct ctf_event *ev, void *ctx);
+
+uint64_t ctf_field_u64(struct json_object *fields, const char *name, bool *found);
+const char *ctf_field_str(struct json_object *fields, const char *name, const char *fallback);
 
 int ctf_read(const char *trace_dir, const char *name_prefix, ctf_event_fn fn, void *ctx);
 int ctf_trace_info(const char *trace_dir, struct ctf_trace_info *info);
