@@ -787,6 +787,7 @@ struct snap {
 	char id[64];
 	int fd;
 	struct json_object *flags;
+	struct retention_item items[MAX_BATCH]; /* the batch, as the retention policy sees it */
 	struct retention_kept pending; /* the causes it holds, for the retention policy */
 	char *json; /* the summary.json text, for the relay */
 	uint64_t t0, t_lttng, t_read, t_relay;
@@ -798,12 +799,11 @@ struct snap {
  */
 static bool snapshot_admit(struct recorder *rec, struct snap *sn)
 {
-	struct retention_item items[MAX_BATCH];
 	size_t n = rec->nr_batch;
 	bool notable;
 
-	batch_items(rec, items);
-	if (retention_admit(&rec->retention, items, n, &sn->pending, evict_snapshot, rec,
+	batch_items(rec, sn->items);
+	if (retention_admit(&rec->retention, sn->items, n, &sn->pending, evict_snapshot, rec,
 			    &notable)) {
 		return true;
 	}
@@ -887,13 +887,11 @@ static int snapshot_write_trace(struct recorder *rec, struct snap *sn)
 /* The snapshot is complete: count it under the retention policy and say where it is. */
 static void snapshot_kept(struct recorder *rec, struct snap *sn, int relay_err)
 {
-	struct retention_item items[MAX_BATCH];
 	size_t n = rec->nr_batch;
 
 	give_tree(rec, sn->fd);
 	if (!sn->pending.nr_causes) {
-		batch_items(rec, items);
-		retention_remember(&rec->retention, items, n, &sn->pending);
+		retention_remember(&rec->retention, sn->items, n, &sn->pending);
 	}
 	/* Without a local copy the staging directory gives its space back at once. */
 	retention_keep(&rec->retention, &sn->pending, sn->id, rec->staging ? 0 : tree_bytes(sn->fd));
