@@ -197,6 +197,30 @@ static void waker_free(struct outlier_waker *w)
 	}
 }
 
+static void holder_free(struct outlier_holder *h)
+{
+	if (h) {
+		free(h->comm);
+		free(h->what);
+		free(h->state);
+		outlier_frames_free(&h->frames);
+		outlier_frames_free(&h->kernel_frames);
+		free(h);
+	}
+}
+
+/**
+ * outlier_set_holder() - give @o an empty holder, replacing any it had
+ *
+ * Return: the holder, or NULL on ENOMEM.
+ */
+struct outlier_holder *outlier_set_holder(struct outlier *o)
+{
+	holder_free(o->holder);
+	o->holder = calloc(1, sizeof(*o->holder));
+	return o->holder;
+}
+
 /**
  * outlier_free() - free @o and all it owns; NULL is a no-op
  */
@@ -216,6 +240,7 @@ void outlier_free(struct outlier *o)
 	free(o->kernel_stacks);
 	outlier_frames_free(&o->user_stack.frames);
 	waker_free(o->waker);
+	holder_free(o->holder);
 	outlier_links_free(o);
 	for (i = 0; i < o->nr_flags; i++) {
 		free(o->flags[i]);
@@ -349,6 +374,24 @@ static struct json_object *user_stack_to_json(const struct outlier_ustack *u)
 	return obj;
 }
 
+static struct json_object *holder_to_json(const struct outlier_holder *h)
+{
+	struct json_object *obj;
+
+	if (!h) {
+		return NULL;
+	}
+	obj = json_object_new_object();
+	json_object_object_add(obj, "pid", json_object_new_int(h->pid));
+	json_object_object_add(obj, "tid", json_object_new_int(h->tid));
+	json_object_object_add(obj, "comm", json_object_new_string(h->comm ? h->comm : ""));
+	json_object_object_add(obj, "what", h->what ? json_object_new_string(h->what) : NULL);
+	json_object_object_add(obj, "state", h->state ? json_object_new_string(h->state) : NULL);
+	json_object_object_add(obj, "frames", outlier_frames_to_json(&h->frames));
+	json_object_object_add(obj, "kernel_frames", outlier_frames_to_json(&h->kernel_frames));
+	return obj;
+}
+
 static struct json_object *link_to_json(const struct outlier_link *l)
 {
 	struct json_object *obj = json_object_new_object();
@@ -422,6 +465,7 @@ struct json_object *outlier_to_json(const struct outlier *o)
 		json_object_object_add(w, "frames", outlier_frames_to_json(&o->waker->frames));
 	}
 	json_object_object_add(obj, "waker", w);
+	json_object_object_add(obj, "holder", holder_to_json(o->holder));
 	arr = json_object_new_array_ext((int)o->nr_links);
 	for (i = 0; arr && i < o->nr_links; i++) {
 		json_object_array_add(arr, link_to_json(&o->wait_chain[i]));
@@ -583,6 +627,32 @@ static int waker_from_json(struct json_object *obj, struct outlier_waker **wp)
 	return ret ?: outlier_frames_from_json(json_object_object_get(obj, "frames"), &w->frames);
 }
 
+static int holder_from_json(struct json_object *obj, struct outlier_holder **hp)
+{
+	struct outlier_holder *h;
+	int ret;
+
+	if (!obj) {
+		return 0;
+	}
+	if (!json_object_is_type(obj, json_type_object)) {
+		return -EINVAL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		return -ENOMEM;
+	}
+	*hp = h;
+	ret = get_i32(obj, "pid", &h->pid);
+	ret = ret ?: get_i32(obj, "tid", &h->tid);
+	ret = ret ?: get_str(obj, "comm", &h->comm);
+	ret = ret ?: get_str(obj, "what", &h->what);
+	ret = ret ?: get_str(obj, "state", &h->state);
+	ret = ret ?: outlier_frames_from_json(json_object_object_get(obj, "frames"), &h->frames);
+	return ret ?: outlier_frames_from_json(json_object_object_get(obj, "kernel_frames"),
+					       &h->kernel_frames);
+}
+
 static int link_from_json(struct json_object *obj, struct outlier_link *l)
 {
 	uint64_t depth = 0;
@@ -689,6 +759,7 @@ int outlier_from_json(struct json_object *obj, struct outlier **outp)
 	ret = ret ?: user_stack_from_json(json_object_object_get(obj, "user_stack"),
 					  &o->user_stack);
 	ret = ret ?: waker_from_json(json_object_object_get(obj, "waker"), &o->waker);
+	ret = ret ?: holder_from_json(json_object_object_get(obj, "holder"), &o->holder);
 	ret = ret ?: lists_from_json(obj, o);
 out:
 	if (ret) {
@@ -824,6 +895,17 @@ void outlier_print_text(FILE *out, const struct outlier *o)
 			fprintf(out, "  woken by %s:\n", o->waker->comm ? o->waker->comm : "?");
 		}
 		print_frames(out, &o->waker->frames, "    ");
+	}
+	if (o->holder) {
+		fprintf(out, "  held up by %s[pid %d tid %d]%s%s%s%s:\n",
+			o->holder->comm ? o->holder->comm : "?", o->holder->pid, o->holder->tid,
+			o->holder->what ? ", holding " : "", o->holder->what ? o->holder->what : "",
+			o->holder->state ? ", " : "", o->holder->state ? o->holder->state : "");
+		print_frames(out, &o->holder->frames, "    ");
+		if (o->holder->kernel_frames.nr) {
+			fprintf(out, "    kernel:\n");
+			print_frames(out, &o->holder->kernel_frames, "      ");
+		}
 	}
 	print_wait_chain(out, o);
 	for (i = 0; i < o->nr_flags; i++) {

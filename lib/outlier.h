@@ -75,6 +75,23 @@ struct outlier_waker {
 };
 
 /**
+ * struct outlier_holder - "holder": who holds what a stalled thread waits for
+ * @what: what it holds ("pthread mutex 0x7f..", "pipe:[1234] write end"), or NULL
+ * @state: its own state when looked at ("running", "blocked in futex", ...), or NULL
+ * @frames: its user stack, innermost first (the contract's "frames")
+ * @kernel_frames: its kernel stack, innermost first, when it was off CPU
+ */
+struct outlier_holder {
+	int32_t pid;
+	int32_t tid;
+	char *comm;
+	char *what;
+	char *state;
+	struct outlier_frames frames;
+	struct outlier_frames kernel_frames;
+};
+
+/**
  * struct outlier_link - LINK: one thread of the wait chain and what it did meanwhile
  * @syscall: the syscall it was in, or NULL
  * @unknown_ns: the part of [from_ns, to_ns] its events do not cover
@@ -98,6 +115,7 @@ struct outlier_link {
  * struct outlier - OUTLIER
  * @syscall: its name, NULL for a sleep; @syscall_nr is meaningful only with it
  * @waker: NULL when nobody is known to have woken it
+ * @holder: who holds what it waits for (a stall, see --hang), NULL when not known
  * @signalled: latsnap asked the preload library for the user stack
  *
  * Strings and arrays are owned: outlier_free() frees them. Build one with outlier_new() and the
@@ -122,6 +140,7 @@ struct outlier {
 	size_t nr_kernel_stacks;
 	struct outlier_ustack user_stack;
 	struct outlier_waker *waker;
+	struct outlier_holder *holder;
 	struct outlier_link *wait_chain;
 	size_t nr_links;
 	char **flags;
@@ -141,6 +160,7 @@ void outlier_frames_move(struct outlier_frames *to, struct outlier_frames *from)
 struct outlier_kstack *outlier_add_kstack(struct outlier *o, uint64_t weight_ns);
 struct outlier_link *outlier_add_link(struct outlier *o);
 void outlier_links_free(struct outlier *o);
+struct outlier_holder *outlier_set_holder(struct outlier *o);
 
 int outlier_add_flag(struct outlier *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -35,6 +35,10 @@ static const char full[] =
 	"\"waker\":{\"pid\":3713,\"tid\":3714,\"comm\":\"writer\",\"frames\":["
 	"{\"addr\":\"0xffffffff8142a3a4\",\"symbol\":\"try_to_wake_up\",\"offset\":932,"
 	"\"module\":\"kernel\"}]},"
+	"\"holder\":{\"pid\":3713,\"tid\":3715,\"comm\":\"compute\","
+	"\"what\":\"pthread mutex 0x55667c6a4040\",\"state\":\"running\",\"frames\":["
+	"{\"addr\":\"0x55667c683400\",\"symbol\":\"crunch\",\"offset\":16,"
+	"\"module\":\"/usr/bin/latsnap-demo\"}],\"kernel_frames\":[]},"
 	"\"wait_chain\":[{\"depth\":1,\"pid\":3713,\"tid\":3714,\"comm\":\"writer\","
 	"\"from_ns\":4900760613963,\"to_ns\":4900880807806,\"on_cpu_ns\":100,"
 	"\"blocked_ns\":120000000,\"runqueue_ns\":193743,\"unknown_ns\":7,"
@@ -52,8 +56,8 @@ static const char sleep_outlier[] =
 	"{\"kind\":\"sleep\",\"pid\":7,\"tid\":8,\"comm\":\"s\",\"syscall\":null,"
 	"\"syscall_nr\":null,\"start_ns\":1,\"end_ns\":2,\"duration_ns\":1,\"on_cpu_ns\":0,"
 	"\"blocked_ns\":1,\"runqueue_ns\":0,\"switches\":0,\"cause\":\"\",\"kernel_stacks\":[],"
-	"\"user_stack\":{\"source\":\"none\",\"frames\":[]},\"waker\":null,\"wait_chain\":[],"
-	"\"signalled\":false,\"flags\":[]}";
+	"\"user_stack\":{\"source\":\"none\",\"frames\":[]},\"waker\":null,\"holder\":null,"
+	"\"wait_chain\":[],\"signalled\":false,\"flags\":[]}";
 
 static struct json_object *parse(const char *text)
 {
@@ -109,6 +113,10 @@ static void test_round_trip(void)
 		   o->user_stack.truncated && o->user_stack.in_trace,
 	   "  its user stack: unwound in 70726 ns, status -2, truncated, in the trace");
 	ok(o->waker && o->waker->tid == 3714 && o->waker->frames.nr == 1, "  its waker");
+	ok(o->holder && o->holder->tid == 3715 && o->holder->frames.nr == 1 &&
+		   !strcmp(o->holder->what, "pthread mutex 0x55667c6a4040") &&
+		   !strcmp(o->holder->state, "running") && !o->holder->kernel_frames.nr,
+	   "  its holder: tid, what it holds, its state and user frames");
 	ok(o->nr_links == 2 && o->wait_chain[0].unknown_ns == 7 && !o->wait_chain[1].unknown_ns &&
 		   !o->wait_chain[1].syscall,
 	   "  its wait chain: unknown_ns 7, then a link in no syscall");
@@ -138,6 +146,8 @@ static void test_wrong_type(void)
 		{ "\"truncated\":true", "\"truncated\":\"yes\"" },
 		{ "\"in_trace\":true", "\"in_trace\":1" },
 		{ "\"waker\":{\"pid\":3713", "\"waker\":{\"pid\":true" },
+		{ "\"holder\":{\"pid\":3713", "\"holder\":{\"pid\":[]" },
+		{ "\"state\":\"running\"", "\"state\":7" },
 		{ "\"unknown_ns\":7", "\"unknown_ns\":\"7\"" },
 		{ "\"syscall\":\"write\"", "\"syscall\":1" },
 		{ "\"wait_chain\":[{", "\"wait_chain\":[7,{" },
