@@ -1842,3 +1842,150 @@ int BPF_PROG(ls_block_rq_complete, struct request *rq, blk_status_t error, unsig
 	bpf_map_delete_elem(&block_issued, &key);
 	return 0;
 }
+
+/*
+ * The stall scan, run by user space every so often (see recorder/stall.c): stall_min_ns and
+ * stall_tid are set before each run. Nothing on any hot path: a thread stuck for good reaches no
+ * hook again, so only a walk over the tasks finds it.
+ */
+__u64 stall_min_ns = ~0ULL;
+/* Non-zero: report this thread only, whatever it does (a holder; its link iterates it alone). */
+__u32 stall_tid;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ls_stall);
+} stall_scratch SEC(".maps");
+
+static __always_inline void stall_regs(struct ls_stall *r, struct task_struct *task)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (!regs) {
+		return;
+	}
+#if defined(__TARGET_ARCH_x86)
+	r->regs[0] = BPF_CORE_READ(regs, ax);
+	r->regs[1] = BPF_CORE_READ(regs, dx);
+	r->regs[2] = BPF_CORE_READ(regs, cx);
+	r->regs[3] = BPF_CORE_READ(regs, bx);
+	r->regs[4] = BPF_CORE_READ(regs, si);
+	r->regs[5] = BPF_CORE_READ(regs, di);
+	r->regs[6] = BPF_CORE_READ(regs, bp);
+	r->regs[7] = BPF_CORE_READ(regs, sp);
+	r->regs[8] = BPF_CORE_READ(regs, r8);
+	r->regs[9] = BPF_CORE_READ(regs, r9);
+	r->regs[10] = BPF_CORE_READ(regs, r10);
+	r->regs[11] = BPF_CORE_READ(regs, r11);
+	r->regs[12] = BPF_CORE_READ(regs, r12);
+	r->regs[13] = BPF_CORE_READ(regs, r13);
+	r->regs[14] = BPF_CORE_READ(regs, r14);
+	r->regs[15] = BPF_CORE_READ(regs, r15);
+	r->regs[16] = BPF_CORE_READ(regs, ip);
+	r->args[0] = r->regs[5];
+	r->args[1] = r->regs[4];
+	r->args[2] = r->regs[1];
+	r->args[3] = r->regs[10];
+	r->args[4] = r->regs[8];
+	r->args[5] = r->regs[9];
+#endif
+	if (user_syscall_nr(regs) < 0) {
+		r->flags |= LS_STALL_IN_USER;
+	}
+	if (r->syscall_nr < 0 && r->in_syscall) {
+		r->syscall_nr = user_syscall_nr(regs);
+	}
+}
+
+SEC("iter/task")
+int ls_stall_scan(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct task_state *s = NULL;
+	struct ls_stall *r;
+	__u64 now, since;
+	__u32 zero = 0;
+	bool tracked;
+	long len;
+
+	if (!task) {
+		return 0;
+	}
+	if (!stall_tid) {
+		if (task->flags & (PF_KTHREAD | PF_EXITING)) {
+			return 0;
+		}
+		s = bpf_task_storage_get(&states, task, NULL, 0);
+		tracked = s && s->gen == tracking_gen ? s->tracked : decide_tracked(task);
+		if (!tracked) {
+			return 0;
+		}
+	} else if ((__u32)task->pid != stall_tid) {
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	r = bpf_map_lookup_elem(&stall_scratch, &zero);
+	if (!r) {
+		return 0;
+	}
+	r->flags = 0;
+	r->syscall_nr = -1;
+	r->in_syscall = 0;
+	r->run_state = 0;
+	r->start_ns = 0;
+	r->on_cpu_ns = 0;
+	r->blocked_ns = 0;
+	r->runqueue_ns = 0;
+	r->switches = 0;
+	if (s && !stall_tid) {
+		if ((s->run_state != RS_BLOCKED && s->run_state != RS_RUNNABLE) || s->quiet ||
+		    now - s->start < stall_min_ns) {
+			return 0;
+		}
+		since = now - s->last;
+		r->run_state = s->run_state;
+		r->in_syscall = s->in_syscall;
+		r->syscall_nr = s->in_syscall ? s->nr : -1;
+		r->start_ns = s->start;
+		r->on_cpu_ns = s->on_cpu;
+		r->blocked_ns = s->blocked + (s->run_state == RS_BLOCKED ? since : 0);
+		r->runqueue_ns = s->runq + (s->run_state == RS_RUNNABLE ? since : 0);
+		r->switches = s->switches;
+	} else if (!stall_tid) {
+		/*
+		 * Never switched out since it was tracked: it has waited since before. Only with
+		 * named targets (-p, COMMAND): with -a, every idle thread of the machine is here.
+		 */
+		if (track_all || task->__state == TASK_RUNNING) {
+			return 0;
+		}
+		r->flags |= LS_STALL_NO_STATE;
+		r->in_syscall = 1;
+	}
+	r->pid = task->tgid;
+	r->tid = task->pid;
+	bpf_probe_read_kernel_str(r->comm, sizeof(r->comm), task->comm);
+	r->task_state = task->__state;
+	r->now_ns = now;
+	r->nvcsw = task->nvcsw + task->nivcsw;
+	__builtin_memset(r->args, 0, sizeof(r->args));
+	__builtin_memset(r->regs, 0, sizeof(r->regs));
+	stall_regs(r, task);
+	if ((r->flags & LS_STALL_NO_STATE) && idle_syscall(r->syscall_nr) && !include_idle) {
+		return 0;
+	}
+	r->nr_kips = 0;
+	if (task->on_cpu) {
+		r->flags |= LS_STALL_ON_CPU;
+	} else if (stall_tid) {
+		/* A stack walk costs microseconds: only for a thread about to be reported. */
+		len = bpf_get_task_stack(task, r->kips, sizeof(r->kips), 0);
+		if (len > 0) {
+			r->nr_kips = len / sizeof(__u64);
+		}
+	}
+	bpf_seq_write(ctx->meta->seq, r, sizeof(*r));
+	return 0;
+}

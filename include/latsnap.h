@@ -300,6 +300,42 @@ struct ls_cpu_verdict {
 	__u64 ctx_stack_head; /* stacks this CPU wrote into its stack ring */
 }; /* 64 bytes: a cache line each */
 
+/*
+ * The stall scan (SEC("iter/task") ls_stall_scan): a record per tracked thread that has waited,
+ * off CPU or in one syscall, at least stall_min_ns, or per the one thread stall_tid names. A
+ * thread stuck for good never reaches a hook again: only a scan finds it.
+ */
+#define LS_NR_UREGS 17 /* x86-64 user registers in DWARF order: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */
+
+enum ls_stall_flag {
+	LS_STALL_NO_STATE = 1 << 0, /* no state: blocked since before it was tracked; start unknown */
+	LS_STALL_ON_CPU = 1 << 1, /* on a CPU: its registers are those of its last kernel entry */
+	LS_STALL_IN_USER = 1 << 2, /* its last kernel entry was not a syscall (interrupt, fault) */
+};
+
+struct ls_stall {
+	__u32 pid;
+	__u32 tid;
+	char comm[LS_TASK_COMM_LEN];
+	__u32 flags; /* enum ls_stall_flag */
+	__u32 task_state; /* task->__state: 0 runnable, TASK_INTERRUPTIBLE 1, UNINTERRUPTIBLE 2 */
+	__u8 run_state; /* latsnap's: 1 running, 2 blocked, 3 runnable (0 unknown) */
+	__u8 in_syscall;
+	__u16 nr_kips;
+	__s32 syscall_nr; /* the syscall it waits in, -1 for an off-CPU interval outside one */
+	__u32 switches;
+	__u32 pad;
+	__u64 start_ns; /* when the wait began (syscall entry or switch-out) */
+	__u64 now_ns; /* when the scan saw it */
+	__u64 on_cpu_ns; /* the split so far */
+	__u64 blocked_ns;
+	__u64 runqueue_ns;
+	__u64 nvcsw; /* the kernel's context switch count: unchanged between scans, the same wait */
+	__u64 args[6]; /* the syscall's arguments, from the saved user registers */
+	__u64 regs[LS_NR_UREGS];
+	__u64 kips[LS_MAX_DEPTH]; /* its kernel stack, innermost first (off CPU, stall_tid only) */
+};
+
 /* Values of the tracked-processes map. */
 enum ls_track_reason {
 	LS_TRACK_TARGET = 1, /* -p PID or the COMMAND latsnap started */

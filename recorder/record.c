@@ -28,6 +28,7 @@
 #include "recorder/session.h"
 #include "lib/signame.h"
 #include "recorder/stacklog.h"
+#include "recorder/stall.h"
 #include "classify/syscalls.h"
 #include "tracker/tracker.h"
 #include "lib/util.h"
@@ -46,6 +47,8 @@ struct record_opts {
 	bool json;
 	bool include_idle;
 	uint64_t duration_ns;
+	uint64_t hang_ns; /* 0: the default, from the threshold */
+	bool no_hang;
 	const char *config;
 	const char *rules;
 	bool verbose;
@@ -95,6 +98,7 @@ enum opt_id {
 	OPT_CONTEXT,
 	OPT_CONTEXT_FLOOR,
 	OPT_KEEP_LOCAL,
+	OPT_HANG,
 };
 
 static const struct option long_options[] = {
@@ -107,6 +111,7 @@ static const struct option long_options[] = {
 	{ "include-idle", no_argument, NULL, OPT_INCLUDE_IDLE },
 	{ "idle-syscalls", required_argument, NULL, OPT_IDLE_SYSCALLS },
 	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "hang", required_argument, NULL, OPT_HANG },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "rules", required_argument, NULL, OPT_RULES },
 	{ "log-stacks", required_argument, NULL, OPT_LOG_STACKS },
@@ -163,6 +168,9 @@ static const char usage_text[] =
 	"      --include-idle         also report syscalls that wait for work (epoll_wait, ...)\n"
 	"      --idle-syscalls LIST   the idle list, comma-separated syscall names\n"
 	"  -d, --duration DUR         stop after DUR (COMMAND then gets SIGTERM)\n"
+	"      --hang DUR|off         a thread waiting this long is reported while it still\n"
+	"                             waits, with who holds what it waits for; deadlocks named\n"
+	"                             (default 10 x the threshold, at least 1s)\n"
 	"  -p, --pid PID              track this process too (repeatable)\n"
 	"  -a, --all                  track every user thread on the machine\n"
 	"      --signal SIG           the signal COMMAND's preload library unwinds on: a number\n"
@@ -330,9 +338,13 @@ static int apply_duration(struct record_opts *opts, int id, const char *value,
 			  const struct origin *where)
 {
 	bool positive = id == OPT_THRESHOLD || id == OPT_SLEEP || id == OPT_DURATION ||
-			id == OPT_CONTEXT_FLOOR;
+			id == OPT_CONTEXT_FLOOR || id == OPT_HANG;
 	uint64_t ns;
 
+	if (id == OPT_HANG && !strcmp(value, "off")) {
+		opts->no_hang = true;
+		return 0;
+	}
 	if (ls_parse_duration(value, &ns)) {
 		bad_value(where, id, value, duration_why);
 		return -EINVAL;
@@ -358,6 +370,10 @@ static int apply_duration(struct record_opts *opts, int id, const char *value,
 	case OPT_SLEEP:
 		opts->sleep_threshold_ns = ns;
 		opts->sleep_threshold_set = true;
+		break;
+	case OPT_HANG:
+		opts->hang_ns = ns;
+		opts->no_hang = false;
 		break;
 	default:
 		opts->duration_ns = ns;
@@ -555,6 +571,7 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 	case OPT_THRESHOLD:
 	case OPT_SLEEP:
 	case OPT_DURATION:
+	case OPT_HANG:
 		return apply_duration(opts, id, value, where);
 	case OPT_BUFFER_SIZE:
 	case OPT_MAX_SIZE:
@@ -689,6 +706,10 @@ static int load_options(struct record_opts *opts, int argc, char **argv)
 	if (!opts->sleep_threshold_set) {
 		opts->sleep_threshold_ns = opts->threshold_ns;
 	}
+	if (!opts->hang_ns) {
+		opts->hang_ns = 10 * opts->threshold_ns > 1000000000 ? 10 * opts->threshold_ns :
+								       1000000000;
+	}
 	if (opts->keep_local && !opts->relay) {
 		ls_err("record: --keep-local goes with -o net://HOST (a relay daemon); without "
 		       "one, -o DIR is the local copy");
@@ -706,6 +727,7 @@ struct record_state {
 	struct rules *rules;
 	struct recorder *recorder;
 	struct stacklog *stacklog;
+	struct stall_check *stalls;
 	uint64_t outliers;
 };
 
@@ -727,14 +749,15 @@ static void print_outlier(const struct record_opts *opts, const struct outlier *
 	fflush(stdout);
 }
 
-static int on_outlier(struct outlier *outlier, void *ctx)
+/* An outlier the tracker found, or the stall check (@cause: a deadlock, or NULL). */
+static int take_outlier(struct outlier *outlier, const char *cause, void *ctx)
 {
 	struct record_state *st = ctx;
 	struct rules_match match;
 
 	st->outliers++;
 	rules_classify(st->rules, outlier, &match);
-	outlier_set_cause(outlier, match.cause);
+	outlier_set_cause(outlier, cause ? cause : match.cause);
 	stacklog_outlier(st->stacklog, outlier, &match);
 	/* Printed before the recorder takes it: a snapshot adds to it later (chain, flags). */
 	print_outlier(st->opts, outlier);
@@ -744,6 +767,11 @@ static int on_outlier(struct outlier *outlier, void *ctx)
 		outlier_free(outlier);
 	}
 	return 0;
+}
+
+static int on_outlier(struct outlier *outlier, void *ctx)
+{
+	return take_outlier(outlier, NULL, ctx);
 }
 
 /*
@@ -829,6 +857,17 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 		   t.unwound_refused);
 	ls_verbose("record: user stacks walked at a switch-out from user code: %" PRIu64,
 		   t.user_walks);
+	if (st->stalls) {
+		struct stall_totals s;
+
+		stall_totals(st->stalls, &s);
+		ls_verbose("record: stall checks: %" PRIu64 " scans, %.1f us each on average, "
+			   "%.1f us at most, %" PRIu64 " threads handed over; %" PRIu64
+			   " still blocked, %" PRIu64 " unfinished, %" PRIu64 " deadlocks",
+			   s.scans, s.scans ? s.scan_ns / 1e3 / (double)s.scans : 0.0,
+			   s.max_scan_ns / 1e3, s.records, s.still_blocked, s.unfinished,
+			   s.deadlocks);
+	}
 	if (t.ctx_events || t.ctx_lost) {
 		ls_verbose("record: kernel context stream: %" PRIu64 " events, %" PRIu64
 			   " lost (no slot in its ring)",
@@ -957,6 +996,12 @@ static int record_loop(const struct record_opts *opts, struct record_state *st,
 				wait_ms = due;
 			}
 		}
+		if (st->stalls) {
+			due = stall_poll(st->stalls);
+			if (due < wait_ms) {
+				wait_ms = due;
+			}
+		}
 		n = tracker_poll(tr, wait_ms);
 		if (n < 0 && n != -EINTR) {
 			ls_err("record: reading outliers: %s", strerror(-n));
@@ -985,6 +1030,10 @@ static void record_finish(struct record_state *st, struct tracker *tr, struct re
 	drain_all(tr);
 	/* Outliers still waiting for their unwound stacks: a last chance, then as they are. */
 	tracker_settle(tr, 250);
+	if (st->stalls) {
+		/* Before COMMAND is ended: what still waits now is unfinished, not dropped. */
+		stall_finish(st->stalls);
+	}
 	if (ch->pid > 0 && !ch->done && !stop_signal) {
 		/* --duration ran out with COMMAND still running: end it, as timeout(1) would. */
 		kill(ch->pid, SIGTERM);
@@ -1050,6 +1099,11 @@ int record_main(int argc, char **argv)
 	if (!opts.no_snapshot && recorder_open(&st.recorder, &opts.rec, tr)) {
 		goto out;
 	}
+	if (!opts.no_hang && stall_open(&st.stalls, tr, opts.hang_ns, opts.threshold_ns <
+			     opts.sleep_threshold_ns ? opts.threshold_ns : opts.sleep_threshold_ns,
+			     take_outlier, &st)) {
+		goto out;
+	}
 	if (opts.command) {
 		ret = start_command(&opts, tr, &ch);
 		if (ret) {
@@ -1070,6 +1124,7 @@ out:
 	if (ch.exec_fd >= 0) {
 		close(ch.exec_fd);
 	}
+	stall_close(st.stalls);
 	recorder_close(st.recorder);
 	tracker_close(tr);
 	stacklog_close(st.stacklog);

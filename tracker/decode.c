@@ -353,3 +353,111 @@ out:
 	*outp = o;
 	return ret;
 }
+
+/**
+ * decode_stall_user() - the user stack of a stalled thread, unwound from outside: from the user
+ *                       registers the kernel saved at its last entry, with the CFI of its objects
+ *                       and its memory read through /proc/PID/mem (it is not stopped)
+ * @frames: an empty stack, filled
+ *
+ * Return: 0, or a negative errno when no frame could be had.
+ */
+int decode_stall_user(const struct ls_stall *st, struct usyms *us, struct outlier_frames *frames)
+{
+	uint64_t ips[LS_MAX_FRAMES];
+	int nr;
+
+	if (!st->regs[16]) {
+		return -ENODATA;
+	}
+	nr = usyms_unwind(us, (pid_t)st->pid, (pid_t)st->tid, (const uint64_t *)st->regs, ips,
+			  LS_MAX_FRAMES);
+	if (nr <= 0) {
+		return nr < 0 ? nr : -ENODATA;
+	}
+	return decode_user_frames(us, (pid_t)st->pid, ips, (unsigned int)nr, frames);
+}
+
+/**
+ * decode_stall() - the outlier of a wait still under way, as far as it went: its kernel stack
+ *                  now (weighted with its blocked time so far) and its user stack unwound from
+ *                  outside; the caller says why it is reported (still-blocked, unfinished)
+ * @outp: the new outlier, on success (the caller frees it)
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int decode_stall(const struct ls_stall *st, const struct ksyms *ks, struct usyms *us,
+		 struct outlier **outp)
+{
+	char comm[LS_TASK_COMM_LEN + 1], unknown[32];
+	struct outlier_kstack *stack;
+	const char *syscall = NULL;
+	struct outlier *o;
+	int ret = -ENOMEM, err;
+
+	o = outlier_new();
+	if (!o) {
+		goto out;
+	}
+	o->kind = st->in_syscall ? OUTLIER_SYSCALL : OUTLIER_SLEEP;
+	o->pid = (int32_t)st->pid;
+	o->tid = (int32_t)st->tid;
+	snprintf(comm, sizeof(comm), "%.*s", LS_TASK_COMM_LEN, st->comm);
+	if (outlier_set_str(&o->comm, comm)) {
+		goto out;
+	}
+	if (st->in_syscall) {
+		syscall = syscall_name(st->syscall_nr);
+		snprintf(unknown, sizeof(unknown), "syscall_%d", st->syscall_nr);
+		o->syscall_nr = st->syscall_nr;
+		if (outlier_set_str(&o->syscall, syscall ? syscall : unknown)) {
+			goto out;
+		}
+	}
+	o->start_ns = st->start_ns;
+	o->end_ns = st->now_ns;
+	o->duration_ns = st->now_ns - st->start_ns;
+	o->on_cpu_ns = st->on_cpu_ns;
+	o->blocked_ns = st->blocked_ns;
+	o->runqueue_ns = st->runqueue_ns;
+	o->switches = st->switches;
+	if (outlier_set_cause(o, syscall ? syscall : "off-CPU")) {
+		goto out;
+	}
+	if (st->nr_kips) {
+		stack = outlier_add_kstack(o, st->blocked_ns ? st->blocked_ns : o->duration_ns);
+		if (!stack || decode_kernel_frames(ks, st->kips,
+						   st->nr_kips > LS_MAX_DEPTH ? LS_MAX_DEPTH :
+									       st->nr_kips,
+						   &stack->frames)) {
+			goto out;
+		}
+	} else {
+		outlier_add_flag(o, "no-wait-stack: its kernel stack could not be read");
+	}
+	usyms_capture(us, (pid_t)st->pid);
+	err = decode_stall_user(st, us, &o->user_stack.frames);
+	if (err == -ENOMEM) {
+		goto out;
+	}
+	if (o->user_stack.frames.nr) {
+		o->user_stack.source = OUTLIER_USTACK_UNWIND;
+		outlier_add_flag(o, "user-stack-remote: unwound from outside, from the registers "
+				    "saved at its syscall entry (it was not stopped)");
+	} else {
+		outlier_add_flag(o, "no-user-stack: its stack could not be unwound from outside (%s)",
+				 strerror(-err));
+	}
+	if (st->flags & LS_STALL_NO_STATE) {
+		outlier_add_flag(o, "start-unknown: it has waited since before latsnap tracked it; "
+				    "start and duration count from when latsnap first saw it");
+	}
+	ret = 0;
+out:
+	if (ret) {
+		outlier_free(o);
+		o = NULL;
+	}
+	*outp = o;
+	return ret;
+}

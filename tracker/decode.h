@@ -25,6 +25,9 @@ int decode_kernel_frames(const struct ksyms *ks, const __u64 *ips, unsigned int 
 			 struct outlier_frames *frames);
 int decode_event(const struct ls_event *e, const struct ksyms *ks, struct usyms *us,
 		 struct outlier **outp);
+int decode_stall(const struct ls_stall *st, const struct ksyms *ks, struct usyms *us,
+		 struct outlier **outp);
+int decode_stall_user(const struct ls_stall *st, struct usyms *us, struct outlier_frames *frames);
 int decode_user_frames(struct usyms *us, pid_t pid, const uint64_t *ips, unsigned int nr,
 		       struct outlier_frames *frames);
 

@@ -949,6 +949,120 @@ int tracker_kernel_frames(struct tracker *tr, const uint64_t *ips, unsigned int 
 	return decode_kernel_frames(tr->ksyms, (const __u64 *)ips, nr, frames);
 }
 
+/*
+ * stall_read - run the stall scan through @link and hand each record to @fn. A record can
+ * straddle two reads of the iterator's seq_file: they are put together in @buf.
+ */
+static int stall_read(struct bpf_link *link, tracker_stall_fn fn, void *ctx)
+{
+	struct ls_stall rec;
+	size_t have = 0;
+	ssize_t n;
+	int fd, ret = 0, cb = 0;
+
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	for (;;) {
+		n = read(fd, (char *)&rec + have, sizeof(rec) - have);
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		if (n == 0) {
+			break;
+		}
+		have += (size_t)n;
+		if (have == sizeof(rec)) {
+			have = 0;
+			if (!cb) {
+				cb = fn(&rec, ctx);
+			}
+		}
+	}
+	close(fd);
+	if (!ret) {
+		ret = cb;
+	}
+out:
+	return ret;
+}
+
+/**
+ * tracker_scan_stalls() - every tracked thread waiting (off CPU, or in one syscall while off
+ *                         CPU) for at least @min_ns now, one struct ls_stall each to @fn
+ *
+ * One walk over every task of the machine in the kernel (SEC("iter/task")): see the note on its
+ * cost in recorder/stall.c. Idle-list syscalls are left out unless --include-idle.
+ *
+ * Return: 0, a non-zero return of @fn, or a negative errno.
+ */
+int tracker_scan_stalls(struct tracker *tr, uint64_t min_ns, tracker_stall_fn fn, void *ctx)
+{
+	tr->skel->bss->stall_tid = 0;
+	tr->skel->bss->stall_min_ns = min_ns;
+	return stall_read(tr->skel->links.ls_stall_scan, fn, ctx);
+}
+
+static int stall_copy(const struct ls_stall *rec, void *ctx)
+{
+	memcpy(ctx, rec, sizeof(*rec));
+	return 1;
+}
+
+/**
+ * tracker_stall_thread() - the registers, kernel stack and state of thread @tid, whatever it
+ *                          does (a holder of what a stalled thread waits for)
+ *
+ * Return: 0, -ESRCH when there is no such thread, or a negative errno.
+ */
+int tracker_stall_thread(struct tracker *tr, pid_t tid, struct ls_stall *out)
+{
+	union bpf_iter_link_info linfo = { .task.tid = (__u32)tid };
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &linfo,
+		    .link_info_len = sizeof(linfo));
+	struct bpf_link *link;
+	int ret;
+
+	link = bpf_program__attach_iter(tr->skel->progs.ls_stall_scan, &opts);
+	if (!link) {
+		return -errno;
+	}
+	tr->skel->bss->stall_tid = (__u32)tid;
+	ret = stall_read(link, stall_copy, out);
+	tr->skel->bss->stall_tid = 0;
+	bpf_link__destroy(link);
+	return ret == 1 ? 0 : ret ? ret : -ESRCH;
+}
+
+/**
+ * tracker_stall_outlier() - the outlier of a stalled thread's wait so far, its stacks
+ *                           symbolized: the user stack unwound from outside, from its saved
+ *                           registers, without stopping it
+ *
+ * Return: 0 or a negative errno.
+ */
+int tracker_stall_outlier(struct tracker *tr, const struct ls_stall *st, struct outlier **outp)
+{
+	return decode_stall(st, tr->ksyms, tr->usyms, outp);
+}
+
+/**
+ * tracker_stall_user_frames() - @st's user stack, unwound from its saved registers
+ *
+ * Return: 0 or a negative errno.
+ */
+int tracker_stall_user_frames(struct tracker *tr, const struct ls_stall *st,
+			      struct outlier_frames *frames)
+{
+	return decode_stall_user(st, tr->usyms, frames);
+}
+
 /**
  * tracker_wake_context - where a wakeup ran, from the waker's kernel stack: 0 in the waker's
  * own context, 1 in a hard interrupt, 2 in a softirq (then the task it names is a bystander).
