@@ -4,9 +4,10 @@
  *
  * One folded line per distinct stack (the contract's form, which flamegraph.pl, inferno and
  * speedscope read), each kernel stack of each outlier weighted by the time the thread waited in
- * it, under the outlier's user stack: the user frames say what the code asked for, the kernel
- * frames where it waited. The SVG is drawn here rather than by flamegraph.pl so that a machine
- * without Perl scripts gets one; it is plain SVG with a <title> tooltip on each frame.
+ * it (a wait reported more than once, see record --hang, counted once), under the outlier's
+ * user stack: the user frames say what the code asked for, the kernel frames where it waited.
+ * The SVG is drawn here rather than by flamegraph.pl so that a machine without Perl scripts
+ * gets one; it is plain SVG with a <title> tooltip on each frame.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -215,29 +216,46 @@ out:
 	return ret;
 }
 
+/* Fold the waits @waits, those with a user frame through --grep when it is set. */
+static int add_waits(struct flame *f, const struct snapshot_wait *waits, size_t nr)
+{
+	const struct outlier *o;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < nr && !ret; i++) {
+		o = waits[i].o;
+		if (f->grep && !user_matches(&o->user_stack.frames, f->grep)) {
+			continue;
+		}
+		ret = add_outlier(f, o);
+	}
+	return ret;
+}
+
 /**
  * flame_add_summary() - fold the stacks of every outlier of a summary
  * @f: where they go
  * @summary: a summary read by snapshots_parse_summary()
  *
  * Each kernel stack with a weight becomes one line: the thread's comm, its user frames
- * outermost first, "-", the kernel frames outermost first (without the BPF glue on top).
+ * outermost first, "-", the kernel frames outermost first (without the BPF glue on top). A wait
+ * reported more than once (still-blocked, then ended or unfinished) is folded once, from the
+ * report that counts (summary_waits()).
  *
  * Return: 0 or -ENOMEM.
  */
 int flame_add_summary(struct flame *f, const struct summary *summary)
 {
-	const struct outlier *o;
-	size_t i;
-	int ret = 0;
+	struct snapshot_wait *waits = NULL;
+	size_t nr = 0;
+	int ret;
 
-	for (i = 0; i < summary->nr_outliers && !ret; i++) {
-		o = summary->outliers[i];
-		if (f->grep && !user_matches(&o->user_stack.frames, f->grep)) {
-			continue;
-		}
-		ret = add_outlier(f, o);
+	ret = summary_waits(summary, &waits, &nr);
+	if (!ret) {
+		ret = add_waits(f, waits, nr);
 	}
+	free(waits);
 	return ret;
 }
 
@@ -594,21 +612,29 @@ static int parse_options(int argc, char **argv, struct flame_opts *opts)
 	return SNAPSHOTS_GO_ON;
 }
 
-/* The complete snapshots of @set into @f; the others are named on stderr. */
+/*
+ * The complete snapshots of @set into @f, each wait once however many snapshots report it
+ * (snapshots_waits()); the others are named on stderr.
+ */
 static int add_snapshots(struct flame *f, const struct snapshot_set *set, size_t *complete)
 {
-	size_t i;
-	int ret = 0;
+	struct snapshot_wait *waits = NULL;
+	size_t i, nr = 0;
+	int ret;
 
-	for (i = 0; i < set->nr && !ret; i++) {
+	for (i = 0; i < set->nr; i++) {
 		if (set->snaps[i].state != SNAPSHOT_COMPLETE) {
 			ls_err("flame: %s: %s", snapshots_state_name(set->snaps[i].state),
 			       set->snaps[i].why);
 			continue;
 		}
 		(*complete)++;
-		ret = flame_add_summary(f, set->snaps[i].summary);
 	}
+	ret = snapshots_waits(set, &waits, &nr);
+	if (!ret) {
+		ret = add_waits(f, waits, nr);
+	}
+	free(waits);
 	return ret;
 }
 

@@ -6,6 +6,10 @@
  * count, average, maximum and share of the outlier time, largest total first; system-wide, then
  * per process. Each group's durations also go into a log2 histogram, printed like DTrace's
  * quantize(). Snapshots that cannot be read are listed with the reason and left out.
+ *
+ * A wait reported more than once (record --hang: still-blocked while it waited, then ended or
+ * unfinished) is counted once, by the report of it that counts (snapshots_waits()), and listed
+ * under "Stalls" with who held what it waited for; a deadlock's threads are listed together.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -58,6 +62,17 @@ struct process {
 	struct table table;
 };
 
+/*
+ * A stalled wait (struct snapshot_wait's @stalled). @cycle: the deadlock it is part of (its
+ * threads joined by their holders), numbered from 0 in the order the report lists them; -1 for
+ * a wait that is not in a deadlock. @pos: where it came among the waits.
+ */
+struct stall {
+	const struct snapshot_wait *w;
+	int cycle;
+	size_t pos;
+};
+
 struct report {
 	enum group_by by;
 	struct table system;
@@ -65,6 +80,11 @@ struct report {
 	struct process *procs;
 	size_t nr_procs, cap_procs;
 	uint64_t skipped;
+	struct snapshot_wait *waits; /* every wait once; they point into the snapshot set */
+	size_t nr_waits;
+	struct stall *stalls; /* deadlocks first, a cycle's threads together; then longest first */
+	size_t nr_stalls;
+	int nr_cycles;
 };
 
 static const char report_usage[] =
@@ -391,6 +411,227 @@ static void print_hist(FILE *out, const struct group *g)
 	fputc('\n', out);
 }
 
+/* --- stalls -------------------------------------------------------------------------------- */
+
+static const char *wait_host(const struct snapshot_wait *w)
+{
+	return w->snap && w->snap->host ? w->snap->host : "";
+}
+
+/* Is @h (a holder) the thread of the stall @st, on @host? */
+static bool is_holder(const struct outlier_holder *h, const char *host, const struct stall *st)
+{
+	return h && h->tid == st->w->o->tid && h->pid == st->w->o->pid &&
+	       !strcmp(host, wait_host(st->w));
+}
+
+static size_t find_root(size_t *root, size_t i)
+{
+	while (root[i] != i) {
+		root[i] = root[root[i]];
+		i = root[i];
+	}
+	return i;
+}
+
+static int cmp_stall(const void *a, const void *b)
+{
+	const struct stall *x = a, *y = b;
+
+	if ((x->cycle < 0) != (y->cycle < 0)) {
+		return x->cycle < 0 ? 1 : -1;
+	}
+	if (x->cycle != y->cycle) {
+		return x->cycle < y->cycle ? -1 : 1;
+	}
+	if (x->cycle < 0 && x->w->o->duration_ns != y->w->o->duration_ns) {
+		return x->w->o->duration_ns > y->w->o->duration_ns ? -1 : 1;
+	}
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/*
+ * The stalled waits of @r into @r->stalls; the deadlocked ones into cycles: a thread and the
+ * thread holding what it waits for, both deadlocked, are in the same one.
+ */
+static int find_stalls(struct report *r)
+{
+	size_t i, j, n = 0, *root = NULL;
+	int *cycle_of = NULL, ret = -ENOMEM;
+
+	r->stalls = calloc(r->nr_waits ? r->nr_waits : 1, sizeof(*r->stalls));
+	if (!r->stalls) {
+		goto out;
+	}
+	for (i = 0; i < r->nr_waits; i++) {
+		if (r->waits[i].stalled) {
+			r->stalls[n++] = (struct stall){ .w = &r->waits[i], .cycle = -1, .pos = i };
+		}
+	}
+	r->nr_stalls = n;
+	root = malloc((n ? n : 1) * sizeof(*root));
+	cycle_of = malloc((n ? n : 1) * sizeof(*cycle_of));
+	if (!root || !cycle_of) {
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		root[i] = i;
+		cycle_of[i] = -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (!snapshots_is_deadlock(r->stalls[i].w->o)) {
+			continue;
+		}
+		for (j = 0; j < n; j++) {
+			if (j != i && snapshots_is_deadlock(r->stalls[j].w->o) &&
+			    is_holder(r->stalls[i].w->holder, wait_host(r->stalls[i].w),
+				      &r->stalls[j])) {
+				root[find_root(root, i)] = find_root(root, j);
+			}
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (snapshots_is_deadlock(r->stalls[i].w->o)) {
+			j = find_root(root, i);
+			if (cycle_of[j] < 0) {
+				cycle_of[j] = r->nr_cycles++;
+			}
+			r->stalls[i].cycle = cycle_of[j];
+		}
+	}
+	ls_sort(r->stalls, n, sizeof(*r->stalls), cmp_stall);
+	ret = 0;
+out:
+	free(root);
+	free(cycle_of);
+	return ret;
+}
+
+static void print_who(FILE *out, const char *comm, int32_t pid, int32_t tid)
+{
+	fprintf(out, "%s[%" PRId32 "/%" PRId32 "]", comm ? comm : "?", pid, tid);
+}
+
+/* "comm[pid/tid] syscall, 2.000 s so far, still-blocked: cause; held by comm[pid/tid] (what)" */
+static void print_stall(FILE *out, const struct stall *st, const char *indent, bool many_hosts)
+{
+	const struct outlier *o = st->w->o;
+	const struct outlier_holder *h = st->w->holder;
+	enum snapshot_wait_state state = snapshots_wait_state(o);
+	char dur[LS_DURATION_BUFSZ];
+
+	ls_format_duration(o->duration_ns, dur, sizeof(dur));
+	fputs(indent, out);
+	print_who(out, o->comm, o->pid, o->tid);
+	if (many_hosts) {
+		fprintf(out, " on %s", wait_host(st->w));
+	}
+	fprintf(out, " %s, %s%s, %s: %s", o->syscall ? o->syscall : "off-cpu", dur,
+		state == SNAPSHOT_WAIT_ENDED ? "" : " so far", snapshots_wait_state_name(state),
+		o->cause ? o->cause : "unknown");
+	if (h) {
+		fputs("; held by ", out);
+		print_who(out, h->comm, h->pid, h->tid);
+		if (h->what) {
+			fprintf(out, " (%s)", h->what);
+		}
+	}
+	fputc('\n', out);
+}
+
+static void print_stall_who(FILE *out, const struct stall *st)
+{
+	print_who(out, st->w->o->comm, st->w->o->pid, st->w->o->tid);
+}
+
+/* Does the thread of @from wait for what the thread of @to holds? */
+static bool waits_for(const struct stall *from, const struct stall *to)
+{
+	return is_holder(from->w->holder, wait_host(from->w), to);
+}
+
+/*
+ * The deadlock of the stalls @st[0..@n): "Deadlock of N threads: a[1/2] -> b[1/3] -> a[1/2]",
+ * then each thread, in the order they wait for each other.
+ */
+static void print_cycle(FILE *out, const struct stall *st, size_t n, bool many_hosts)
+{
+	size_t *order = calloc(n, sizeof(*order)), placed = 0, i, k, cur, start = 0;
+	const struct outlier_holder *h;
+	bool *done = calloc(n, sizeof(*done)), linked;
+
+	if (!order || !done) {
+		/* Without memory for the order, the threads as they come. */
+		for (i = 0; i < n; i++) {
+			print_stall(out, &st[i], "  ", many_hosts);
+		}
+		goto out;
+	}
+	/* Each chain from its first thread on, along the holders. */
+	while (placed < n) {
+		for (cur = 0; done[cur]; cur++) {
+		}
+		for (;;) {
+			done[cur] = true;
+			order[placed++] = cur;
+			for (k = 0; k < n && (done[k] || !waits_for(&st[cur], &st[k])); k++) {
+			}
+			if (k == n) {
+				break;
+			}
+			cur = k;
+		}
+	}
+	fprintf(out, "  Deadlock of %zu thread%s: ", n, n == 1 ? "" : "s");
+	for (i = 0; i < n; i++) {
+		if (i) {
+			linked = waits_for(&st[order[i - 1]], &st[order[i]]);
+			fputs(linked ? " -> " : "; ", out);
+			start = linked ? start : i;
+		}
+		print_stall_who(out, &st[order[i]]);
+	}
+	h = st[order[n - 1]].w->holder;
+	if (waits_for(&st[order[n - 1]], &st[order[start]])) {
+		fputs(" -> ", out);
+		print_stall_who(out, &st[order[start]]);
+	} else if (h) {
+		fputs(" -> ", out);
+		print_who(out, h->comm, h->pid, h->tid);
+	}
+	fputc('\n', out);
+	for (i = 0; i < n; i++) {
+		print_stall(out, &st[order[i]], "    ", many_hosts);
+	}
+out:
+	free(order);
+	free(done);
+}
+
+/* "Stalls": the deadlocks, a cycle at a time, then the other stalled waits; nothing if none. */
+static void print_stalls(FILE *out, const struct report *r)
+{
+	bool many_hosts = r->hosts.nr > 1;
+	size_t i, j;
+
+	if (!r->nr_stalls) {
+		return;
+	}
+	fprintf(out, "Stalls (waits reported while still blocked, and deadlocks):\n");
+	for (i = 0; i < r->nr_stalls; i = j) {
+		for (j = i + 1; r->stalls[i].cycle >= 0 && j < r->nr_stalls &&
+				r->stalls[j].cycle == r->stalls[i].cycle;
+		     j++) {
+		}
+		if (r->stalls[i].cycle >= 0) {
+			print_cycle(out, &r->stalls[i], j - i, many_hosts);
+		} else {
+			print_stall(out, &r->stalls[i], "  ", many_hosts);
+		}
+	}
+	fputc('\n', out);
+}
+
 static void print_text(FILE *out, const struct report *r, const struct snapshot_set *set,
 		       uint64_t complete)
 {
@@ -414,6 +655,7 @@ static void print_text(FILE *out, const struct report *r, const struct snapshot_
 		print_table(out, &r->hosts, "Host");
 		fputc('\n', out);
 	}
+	print_stalls(out, r);
 	fprintf(out, "Distribution of each %s:\n", by_names[r->by]);
 	for (i = 0; i < r->system.nr; i++) {
 		print_hist(out, &r->system.groups[i]);
@@ -488,6 +730,64 @@ static struct json_object *table_json(const struct table *t)
 	return obj;
 }
 
+/* The stalls as --json has them, in the text's order. */
+static struct json_object *stalls_json(const struct report *r)
+{
+	struct json_object *arr = json_object_new_array(), *st, *h;
+	const struct outlier_holder *holder;
+	const struct outlier *o;
+	size_t i;
+
+	for (i = 0; arr && i < r->nr_stalls; i++) {
+		o = r->stalls[i].w->o;
+		holder = r->stalls[i].w->holder;
+		st = json_object_new_object();
+		json_object_object_add(st, "host",
+				       json_object_new_string(wait_host(r->stalls[i].w)));
+		json_object_object_add(st, "snapshot",
+				       r->stalls[i].w->snap ?
+					       json_object_new_string(r->stalls[i].w->snap->id) :
+					       NULL);
+		json_object_object_add(st, "pid", json_object_new_int(o->pid));
+		json_object_object_add(st, "tid", json_object_new_int(o->tid));
+		json_object_object_add(st, "comm", json_object_new_string(o->comm ? o->comm : "?"));
+		json_object_object_add(st, "syscall",
+				       o->syscall ? json_object_new_string(o->syscall) : NULL);
+		json_object_object_add(st, "start_ns", u64_json(o->start_ns));
+		json_object_object_add(st, "end_ns", u64_json(o->end_ns));
+		json_object_object_add(st, "duration_ns", u64_json(o->duration_ns));
+		json_object_object_add(
+			st, "state",
+			json_object_new_string(snapshots_wait_state_name(snapshots_wait_state(o))));
+		json_object_object_add(st, "cause",
+				       json_object_new_string(o->cause ? o->cause : ""));
+		json_object_object_add(st, "deadlock",
+				       json_object_new_boolean(r->stalls[i].cycle >= 0));
+		json_object_object_add(
+			st, "cycle",
+			r->stalls[i].cycle >= 0 ? json_object_new_int(r->stalls[i].cycle) : NULL);
+		json_object_object_add(st, "reports", u64_json(r->stalls[i].w->reports));
+		h = NULL;
+		if (holder) {
+			h = json_object_new_object();
+			json_object_object_add(h, "pid", json_object_new_int(holder->pid));
+			json_object_object_add(h, "tid", json_object_new_int(holder->tid));
+			json_object_object_add(h, "comm",
+					       json_object_new_string(holder->comm ? holder->comm :
+										     "?"));
+			json_object_object_add(h, "what",
+					       holder->what ? json_object_new_string(holder->what) :
+							      NULL);
+			json_object_object_add(
+				h, "state",
+				holder->state ? json_object_new_string(holder->state) : NULL);
+		}
+		json_object_object_add(st, "holder", h);
+		json_object_array_add(arr, st);
+	}
+	return arr;
+}
+
 static struct json_object *report_json(const struct report *r, const struct snapshot_set *set)
 {
 	struct json_object *obj = json_object_new_object(), *snaps = json_object_new_array(), *s,
@@ -527,6 +827,7 @@ static struct json_object *report_json(const struct report *r, const struct snap
 		json_object_array_add(procs, p);
 	}
 	json_object_object_add(obj, "processes", procs);
+	json_object_object_add(obj, "stalls", stalls_json(r));
 	return obj;
 }
 
@@ -543,6 +844,8 @@ static void report_free(struct report *r)
 		free(r->procs[i].tids);
 	}
 	free(r->procs);
+	free(r->waits);
+	free(r->stalls);
 }
 
 /* The options into @r, @json and @host: SNAPSHOTS_GO_ON, or the exit status to stop with. */
@@ -594,14 +897,16 @@ static int parse_options(int argc, char **argv, struct report *r, bool *json, co
 	return SNAPSHOTS_GO_ON;
 }
 
-/* Every outlier of the complete snapshots of @set into @r; @complete counts those snapshots. */
+/*
+ * Every wait of the complete snapshots of @set into @r, once however many times it was reported
+ * (snapshots_waits()), and the stalled ones into @r->stalls; @complete counts those snapshots.
+ */
 static int add_snapshots(struct report *r, const struct snapshot_set *set, uint64_t *complete)
 {
-	const struct summary *s;
-	size_t i, j;
-	int ret = 0;
+	size_t i;
+	int ret;
 
-	for (i = 0; i < set->nr && !ret; i++) {
+	for (i = 0; i < set->nr; i++) {
 		if (set->snaps[i].state == SNAPSHOT_CORRUPT) {
 			ls_err("report: %s", set->snaps[i].why);
 		}
@@ -609,13 +914,13 @@ static int add_snapshots(struct report *r, const struct snapshot_set *set, uint6
 			continue;
 		}
 		(*complete)++;
-		s = set->snaps[i].summary;
-		r->skipped = sat_add(r->skipped, s->skipped);
-		for (j = 0; j < s->nr_outliers && !ret; j++) {
-			ret = report_add(r, s->outliers[j], set->snaps[i].host);
-		}
+		r->skipped = sat_add(r->skipped, set->snaps[i].summary->skipped);
 	}
-	return ret;
+	ret = snapshots_waits(set, &r->waits, &r->nr_waits);
+	for (i = 0; i < r->nr_waits && !ret; i++) {
+		ret = report_add(r, r->waits[i].o, wait_host(&r->waits[i]));
+	}
+	return ret ?: find_stalls(r);
 }
 
 /* The tables, largest total first; with --by process the system-wide keys named first. */

@@ -3,8 +3,10 @@
  * show.c - `latsnap show [--json] [--before DUR] [--after DUR] [--debug-dir DIR] DIR/<id>`
  *
  * One snapshot for people: each outlier's split and cause, its user and kernel stacks as one
- * story (outermost user frame at the top, down to the kernel function it waited in), who woke
- * it, its wait chain, and a timeline of the trace's events of the threads involved around it.
+ * story (outermost user frame at the top, down to the kernel function it waited in), who held
+ * what it waited for (a stall, record --hang: then its header says STILL BLOCKED or
+ * UNFINISHED), who woke it, its wait chain, and a timeline of the trace's events of the threads
+ * involved around it.
  *
  * The trace is read once with libbabeltrace2 (trace/ctf.c): the statedump events give the
  * mappings and build-ids that symbolize user frames now (review/dwfl-sym.c), every other event
@@ -43,9 +45,10 @@ static const char show_usage[] =
 	"Usage: latsnap show [--json] [--before DUR] [--after DUR] [--debug-dir DIR] DIR/ID\n"
 	"\n"
 	"One snapshot for people: for each outlier its split, cause, user and kernel stacks (user\n"
-	"above kernel), waker and wait chain, then a timeline of the trace's events of the slow\n"
-	"thread, its waker and the wait chain's threads, from a little before the outlier to its\n"
-	"end. User frames are symbolized again from the mappings and build-ids in the trace.\n"
+	"above kernel), holder (of what a stalled thread waits for), waker and wait chain, then a\n"
+	"timeline of the trace's events of the slow thread, its holder, its waker and the wait\n"
+	"chain's threads, from a little before the outlier to its end. User frames are symbolized\n"
+	"again from the mappings and build-ids in the trace.\n"
 	"\n"
 	"  -j, --json           the snapshot's summary with timelines and source lines added\n"
 	"  -B, --before DUR     timeline start before the outlier (default 10ms)\n"
@@ -83,9 +86,13 @@ struct interest {
 	int64_t tid;
 	bool unwind_seen;
 	struct json_object *ips;
-	/* What resymbolize() found of the user stack's frames, and of each link's (@links). */
+	/*
+	 * What resymbolize() found of the user stack's frames, of each link's (@links), and of
+	 * the holder's user frames (@holder).
+	 */
 	struct frame_notes user;
 	struct frame_notes *links;
+	struct frame_notes holder;
 };
 
 struct show_opts {
@@ -626,13 +633,65 @@ static void print_waker_and_chain(FILE *out, const struct interest *in)
 	}
 }
 
+/*
+ * A wait reported while it still waited (record --hang): what the header says of it first, since
+ * its duration and end are then "so far".
+ */
+static void print_stall_state(FILE *out, const struct outlier *o)
+{
+	char text[LS_DURATION_BUFSZ];
+
+	ls_format_duration(o->duration_ns, text, sizeof(text));
+	switch (snapshots_wait_state(o)) {
+	case SNAPSHOT_WAIT_STILL_BLOCKED:
+		fprintf(out, "STILL BLOCKED (reported after %s while waiting)\n", text);
+		break;
+	case SNAPSHOT_WAIT_UNFINISHED:
+		fprintf(out, "UNFINISHED (the run ended while it waited, %s so far)\n", text);
+		break;
+	case SNAPSHOT_WAIT_ENDED:
+		break;
+	}
+}
+
+/* Who holds what it waits for: the thread, what it holds, its state, its user then kernel stack. */
+static void print_holder(FILE *out, const struct interest *in)
+{
+	const struct outlier_holder *h = in->outlier->holder;
+
+	if (!h) {
+		return;
+	}
+	fprintf(out, "  held by %s[pid %" PRId32 " tid %" PRId32 "]", h->comm ? h->comm : "?",
+		h->pid, h->tid);
+	if (h->what) {
+		fprintf(out, ", what: %s", h->what);
+	}
+	if (h->state) {
+		fprintf(out, ", state: %s", h->state);
+	}
+	fputc('\n', out);
+	fprintf(out, "  -- holder's user stack, outermost first:\n");
+	if (!h->frames.nr) {
+		fprintf(out, "    (no user frames)\n");
+	}
+	print_frames_outer_first(out, &h->frames, &in->holder, 0, true);
+	if (h->kernel_frames.nr) {
+		fprintf(out, "  -- holder's kernel stack, outermost first:\n");
+		print_frames_outer_first(out, &h->kernel_frames, NULL,
+					 snapshots_kernel_skip(&h->kernel_frames), false);
+	}
+}
+
 static void print_outlier(FILE *out, const struct interest *in, bool have_trace)
 {
 	const struct outlier *o = in->outlier;
 	size_t i;
 
+	print_stall_state(out, o);
 	outlier_print_head(out, o);
 	print_stacks(out, in);
+	print_holder(out, in);
 	print_waker_and_chain(out, in);
 	for (i = 0; i < o->nr_flags; i++) {
 		fprintf(out, "  ! %s\n", o->flags[i]);
@@ -777,6 +836,9 @@ static int init_interests(struct show_ctx *sc, const struct summary *s,
 		for (j = 0; j < o->nr_links; j++) {
 			add_tid(in, o->wait_chain[j].tid);
 		}
+		if (o->holder) {
+			add_tid(in, o->holder->tid);
+		}
 	}
 	return 0;
 }
@@ -826,6 +888,9 @@ static int settle_outliers(struct show_ctx *sc, const struct snapshot *snap, int
 		for (j = 0; !err && j < o->nr_links; j++) {
 			err = resymbolize(sc->ds, &o->wait_chain[j].frames, &in->links[j],
 					  o->wait_chain[j].pid);
+		}
+		if (!err && o->holder) {
+			err = resymbolize(sc->ds, &o->holder->frames, &in->holder, o->holder->pid);
 		}
 		/*
 		 * The recorder found the unwound stack's event in this very trace: without it the
@@ -903,6 +968,8 @@ static struct json_object *outlier_json(const struct snapshot *snap, const struc
 		add_notes(json_object_object_get(json_object_array_get_idx(chain, j), "frames"),
 			  &in->links[j]);
 	}
+	add_notes(json_object_object_get(json_object_object_get(obj, "holder"), "frames"),
+		  &in->holder);
 	json_object_object_add(obj, "timeline",
 			       sc->have_trace ? json_object_get(in->timeline) : NULL);
 	if (in->truncated) {
@@ -946,6 +1013,7 @@ static void interests_free(struct show_ctx *sc)
 		json_object_put(sc->in[i].timeline);
 		json_object_put(sc->in[i].ips);
 		free(sc->in[i].user.v);
+		free(sc->in[i].holder.v);
 		for (j = 0; sc->in[i].links && j < sc->in[i].outlier->nr_links; j++) {
 			free(sc->in[i].links[j].v);
 		}

@@ -7,6 +7,9 @@
  * A file written by another version, cut short by a full disk, or edited by hand is named as
  * corrupt with the first thing wrong in it, and the other snapshots are still read.
  *
+ * A wait reported while it still waited (record --hang) is in the summaries more than once;
+ * snapshots_waits() gives report and flame each wait once, by the report of it that counts.
+ *
  * A directory may also be an lttng-relayd output tree (HOST/SESSION-DATE-TIME/SNAPSHOT...):
  * there a snapshot is the trace itself, and its summary is the latsnap:summary events the
  * recorder put into the trace just before recording it.
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -443,6 +447,40 @@ static bool check_members(struct json_object *obj, const struct member *m, const
 	return true;
 }
 
+static const struct member holder_members[] = {
+	{ "pid", json_type_int },     { "tid", json_type_int },	     { "comm", json_type_string },
+	{ "what", json_type_string }, { "state", json_type_string }, { NULL, json_type_null },
+};
+
+/* "holder" (record --hang): absent or null, or a thread whose stacks are [FRAME, ...]. */
+static bool check_holder(struct json_object *o, size_t idx, char *what, size_t len)
+{
+	static const char *const stacks[] = { "frames", "kernel_frames" };
+	struct json_object *h, *v;
+	char where[96];
+	size_t i;
+
+	if (!json_object_object_get_ex(o, "holder", &h) || !h) {
+		return true;
+	}
+	snprintf(where, sizeof(where), "outlier %zu: holder", idx);
+	if (!json_object_is_type(h, json_type_object)) {
+		snprintf(what, len, "%s is neither null nor an object", where);
+		return false;
+	}
+	if (!check_members(h, holder_members, where, what, len)) {
+		return false;
+	}
+	for (i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++) {
+		snprintf(where, sizeof(where), "outlier %zu: holder's %s", idx, stacks[i]);
+		if (json_object_object_get_ex(h, stacks[i], &v) && v &&
+		    !check_frames(v, where, what, len)) {
+			return false;
+		}
+	}
+	return true;
+}
+
 /* The members of outlier @idx (checked by check_outlier()) that only struct outlier reads. */
 static bool check_typed(struct json_object *o, size_t idx, char *what, size_t len)
 {
@@ -468,7 +506,7 @@ static bool check_typed(struct json_object *o, size_t idx, char *what, size_t le
 			return false;
 		}
 	}
-	return true;
+	return check_holder(o, idx, what, len);
 }
 
 /*
@@ -1218,6 +1256,289 @@ void snapshots_free(struct snapshot_set *set)
 	free(set->snaps);
 	free(set->dir);
 	memset(set, 0, sizeof(*set));
+}
+
+/* --- one wait, counted once ---------------------------------------------------------------- */
+
+/* Does @o carry the flag @name ("name" alone, or "name: detail")? */
+static bool has_named_flag(const struct outlier *o, const char *name)
+{
+	size_t i, len = strlen(name);
+
+	for (i = 0; i < o->nr_flags; i++) {
+		if (!strncmp(o->flags[i], name, len) &&
+		    (o->flags[i][len] == '\0' || o->flags[i][len] == ':')) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/**
+ * snapshots_wait_state() - is @o a report of a wait that was over, or one reported while it
+ *			    still waited (still-blocked), or when the run ended (unfinished)?
+ */
+enum snapshot_wait_state snapshots_wait_state(const struct outlier *o)
+{
+	if (has_named_flag(o, "unfinished")) {
+		return SNAPSHOT_WAIT_UNFINISHED;
+	}
+	if (has_named_flag(o, "still-blocked")) {
+		return SNAPSHOT_WAIT_STILL_BLOCKED;
+	}
+	return SNAPSHOT_WAIT_ENDED;
+}
+
+/**
+ * snapshots_wait_state_name() - "ended", "still-blocked" or "unfinished"
+ */
+const char *snapshots_wait_state_name(enum snapshot_wait_state state)
+{
+	switch (state) {
+	case SNAPSHOT_WAIT_ENDED:
+		return "ended";
+	case SNAPSHOT_WAIT_STILL_BLOCKED:
+		return "still-blocked";
+	case SNAPSHOT_WAIT_UNFINISHED:
+		return "unfinished";
+	}
+	return "?";
+}
+
+/**
+ * snapshots_is_deadlock() - is @o's cause a deadlock ("Deadlock: pthread mutex cycle ...")?
+ */
+bool snapshots_is_deadlock(const struct outlier *o)
+{
+	return o->cause && !strncasecmp(o->cause, "deadlock", 8);
+}
+
+/* One report read, and where: @pos orders the reports as the summaries do. */
+struct wait_report {
+	const struct snapshot *snap;
+	const char *host;
+	const struct outlier *o;
+	size_t pos;
+	enum snapshot_wait_state state;
+	bool repeat; /* another report of the same wait counts instead */
+	const struct outlier_holder *holder;
+	unsigned int reports;
+	bool stalled;
+};
+
+static int cmp_wait_key(const struct wait_report *x, const struct wait_report *y)
+{
+	int c = strcmp(x->host, y->host);
+
+	if (c) {
+		return c;
+	}
+	if (x->o->pid != y->o->pid) {
+		return x->o->pid < y->o->pid ? -1 : 1;
+	}
+	if (x->o->tid != y->o->tid) {
+		return x->o->tid < y->o->tid ? -1 : 1;
+	}
+	if (x->o->start_ns != y->o->start_ns) {
+		return x->o->start_ns < y->o->start_ns ? -1 : 1;
+	}
+	return 0;
+}
+
+/* By wait, each wait's reports in the summaries' order. */
+static int cmp_wait_report(const void *a, const void *b)
+{
+	const struct wait_report *x = *(const struct wait_report *const *)a;
+	const struct wait_report *y = *(const struct wait_report *const *)b;
+	int c = cmp_wait_key(x, y);
+
+	return c ? c : x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Does report @x count rather than @y, of the same wait? */
+static bool counts_before(const struct wait_report *x, const struct wait_report *y)
+{
+	static const int rank[] = {
+		[SNAPSHOT_WAIT_ENDED] = 2,
+		[SNAPSHOT_WAIT_UNFINISHED] = 1,
+		[SNAPSHOT_WAIT_STILL_BLOCKED] = 0,
+	};
+
+	if (rank[x->state] != rank[y->state]) {
+		return rank[x->state] > rank[y->state];
+	}
+	if (x->o->duration_ns != y->o->duration_ns) {
+		return x->o->duration_ns > y->o->duration_ns;
+	}
+	if (x->o->end_ns != y->o->end_ns) {
+		return x->o->end_ns > y->o->end_ns;
+	}
+	return x->pos > y->pos;
+}
+
+/*
+ * The reports @v[@from..@to) of one wait: the one that counts gets what the others say of it,
+ * the others are repeats. Only a wait with a stall report among them is one reported more than
+ * once: any other outliers that happen to share a thread and start are left as they were.
+ */
+static void settle_wait(struct wait_report **v, size_t from, size_t to)
+{
+	struct wait_report *best = v[from];
+	bool stall = false;
+	size_t k;
+
+	for (k = from; k < to; k++) {
+		stall = stall || v[k]->state != SNAPSHOT_WAIT_ENDED;
+	}
+	if (!stall || to - from < 2) {
+		return;
+	}
+	for (k = from + 1; k < to; k++) {
+		if (counts_before(v[k], best)) {
+			best = v[k];
+		}
+	}
+	best->stalled = true;
+	best->reports = (unsigned int)(to - from);
+	/* The reports are in the summaries' order: the last one naming a holder is the latest. */
+	for (k = from; k < to; k++) {
+		if (v[k] != best) {
+			v[k]->repeat = true;
+			if (!best->o->holder && v[k]->o->holder) {
+				best->holder = v[k]->o->holder;
+			}
+		}
+	}
+}
+
+/* The waits of the reports @r (@nr of them, in the summaries' order) into *@waits. */
+static int collect_waits(struct wait_report *r, size_t nr, struct snapshot_wait **waits,
+			 size_t *nr_waits)
+{
+	struct wait_report **by_wait = NULL;
+	struct snapshot_wait *w = NULL;
+	size_t i, from, n = 0;
+	bool any_stall = false;
+	int ret = -ENOMEM;
+
+	for (i = 0; i < nr; i++) {
+		r[i].pos = i;
+		r[i].state = snapshots_wait_state(r[i].o);
+		r[i].holder = r[i].o->holder;
+		r[i].reports = 1;
+		r[i].stalled = r[i].state != SNAPSHOT_WAIT_ENDED || snapshots_is_deadlock(r[i].o);
+		any_stall = any_stall || r[i].state != SNAPSHOT_WAIT_ENDED;
+	}
+	if (any_stall) {
+		by_wait = malloc(nr * sizeof(*by_wait));
+		if (!by_wait) {
+			goto out;
+		}
+		for (i = 0; i < nr; i++) {
+			by_wait[i] = &r[i];
+		}
+		ls_sort(by_wait, nr, sizeof(*by_wait), cmp_wait_report);
+		for (from = 0, i = 1; i <= nr; i++) {
+			if (i == nr || cmp_wait_key(by_wait[from], by_wait[i])) {
+				settle_wait(by_wait, from, i);
+				from = i;
+			}
+		}
+	}
+	w = calloc(nr ? nr : 1, sizeof(*w));
+	if (!w) {
+		goto out;
+	}
+	for (i = 0; i < nr; i++) {
+		if (r[i].repeat) {
+			continue;
+		}
+		w[n++] = (struct snapshot_wait){
+			.snap = r[i].snap,
+			.o = r[i].o,
+			.holder = r[i].holder,
+			.reports = r[i].reports,
+			.stalled = r[i].stalled,
+		};
+	}
+	*waits = w;
+	*nr_waits = n;
+	w = NULL;
+	ret = 0;
+out:
+	free(w);
+	free(by_wait);
+	return ret;
+}
+
+/**
+ * snapshots_waits() - the waits of the complete snapshots of a set, each counted once
+ * @set: the snapshots
+ * @waits: receives the waits (free() it; they point into @set), in the summaries' order (a wait
+ *	reported more than once where the report that counts is)
+ * @nr: receives their number
+ *
+ * A wait reported more than once (see struct snapshot_wait) is one wait: what report and flame
+ * count. Any other outlier is a wait of its own, as it always was.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int snapshots_waits(const struct snapshot_set *set, struct snapshot_wait **waits, size_t *nr)
+{
+	struct wait_report *r;
+	size_t i, j, n = 0;
+	const struct summary *s;
+	int ret;
+
+	*waits = NULL;
+	*nr = 0;
+	for (i = 0; i < set->nr; i++) {
+		if (set->snaps[i].state == SNAPSHOT_COMPLETE) {
+			n += set->snaps[i].summary->nr_outliers;
+		}
+	}
+	r = calloc(n ? n : 1, sizeof(*r));
+	if (!r) {
+		return -ENOMEM;
+	}
+	for (i = 0, n = 0; i < set->nr; i++) {
+		if (set->snaps[i].state != SNAPSHOT_COMPLETE) {
+			continue;
+		}
+		s = set->snaps[i].summary;
+		for (j = 0; j < s->nr_outliers; j++, n++) {
+			r[n].snap = &set->snaps[i];
+			r[n].host = set->snaps[i].host ? set->snaps[i].host : "";
+			r[n].o = s->outliers[j];
+		}
+	}
+	ret = collect_waits(r, n, waits, nr);
+	free(r);
+	return ret;
+}
+
+/**
+ * summary_waits() - snapshots_waits() of one summary (the waits' @snap is NULL)
+ */
+int summary_waits(const struct summary *s, struct snapshot_wait **waits, size_t *nr)
+{
+	struct wait_report *r;
+	size_t j;
+	int ret;
+
+	*waits = NULL;
+	*nr = 0;
+	r = calloc(s->nr_outliers ? s->nr_outliers : 1, sizeof(*r));
+	if (!r) {
+		return -ENOMEM;
+	}
+	for (j = 0; j < s->nr_outliers; j++) {
+		r[j].host = "";
+		r[j].o = s->outliers[j];
+	}
+	ret = collect_waits(r, s->nr_outliers, waits, nr);
+	free(r);
+	return ret;
 }
 
 /**

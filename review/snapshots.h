@@ -14,6 +14,7 @@ struct json_object;
 struct outlier;
 struct outlier_frame;
 struct outlier_frames;
+struct outlier_holder;
 
 /* A summary.json larger than this is refused as corrupt rather than read into memory. */
 #define SNAPSHOT_SUMMARY_MAX (256U << 20)
@@ -95,6 +96,42 @@ struct json_object *summary_to_json(const struct summary *s, struct json_object 
 struct json_object *summary_outlier_to_json(const struct summary *s, size_t i);
 const char *snapshots_state_name(enum snapshot_state state);
 void snapshots_filter_host(struct snapshot_set *set, const char *host);
+
+/*
+ * A wait reported while it still waited (`record --hang`) is in the summaries more than once:
+ * still-blocked when it had waited DUR, then again when it ended, or unfinished when the run
+ * ended first, in the same snapshot or a later one (same host, pid, tid and start_ns).
+ */
+enum snapshot_wait_state {
+	SNAPSHOT_WAIT_ENDED, /* no still-blocked or unfinished flag: the wait is over */
+	SNAPSHOT_WAIT_STILL_BLOCKED, /* "still-blocked: ...": reported while it waited */
+	SNAPSHOT_WAIT_UNFINISHED, /* "unfinished: ...": the run ended while it waited */
+};
+
+/**
+ * struct snapshot_wait - one wait, counted once
+ * @snap: the snapshot of @o (NULL from summary_waits())
+ * @o: the report of the wait that counts: an ended one before an unfinished one before a
+ *	still-blocked one, then the longest, then the latest
+ * @holder: who held what it waited for: @o's holder, else that of the latest other report of
+ *	the wait that names one; NULL when none does
+ * @reports: how many reports of the wait were read (1 but for a stall)
+ * @stalled: a stall: some report of it is still-blocked or unfinished, or @o's cause is a
+ *	deadlock (snapshots_is_deadlock())
+ */
+struct snapshot_wait {
+	const struct snapshot *snap;
+	const struct outlier *o;
+	const struct outlier_holder *holder;
+	unsigned int reports;
+	bool stalled;
+};
+
+int snapshots_waits(const struct snapshot_set *set, struct snapshot_wait **waits, size_t *nr);
+int summary_waits(const struct summary *s, struct snapshot_wait **waits, size_t *nr);
+enum snapshot_wait_state snapshots_wait_state(const struct outlier *o);
+const char *snapshots_wait_state_name(enum snapshot_wait_state state);
+bool snapshots_is_deadlock(const struct outlier *o);
 
 bool snapshots_is_glue_frame(const struct outlier_frame *frame);
 size_t snapshots_kernel_skip(const struct outlier_frames *frames);
