@@ -15,6 +15,10 @@
  * The ELF files stay mapped in this process: in its own maps, and in those of a child it forks
  * without exec, they show up as extra mappings of those objects.
  *
+ * usyms_unwind() walks the user stack of a thread of a captured process from its saved registers,
+ * with the CFI of the captured objects, reading the stack through /proc/PID/mem: the thread is
+ * neither stopped nor signalled.
+ *
  * Not thread-safe: one struct usyms is used by one thread at a time.
  */
 #ifndef LATSNAP_USYMS_H
@@ -53,5 +57,17 @@ struct usyms_module {
 
 typedef void (*usyms_module_fn)(const struct usyms_module *m, void *ctx);
 int usyms_modules(struct usyms *us, pid_t pid, usyms_module_fn fn, void *ctx);
+
+/*
+ * The user registers of a thread, x86-64, in DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp,
+ * r8 to r15, rip (USYMS_REG_IP). What the kernel saved in struct pt_regs at the thread's last
+ * entry, reordered.
+ */
+#define USYMS_NR_REGS 17
+#define USYMS_REG_SP 7
+#define USYMS_REG_IP 16
+
+int usyms_unwind(struct usyms *us, pid_t pid, pid_t tid, const uint64_t regs[USYMS_NR_REGS],
+		 uint64_t *ips, unsigned int max);
 
 #endif /* LATSNAP_USYMS_H */
