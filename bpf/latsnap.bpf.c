@@ -1848,7 +1848,7 @@ int BPF_PROG(ls_block_rq_complete, struct request *rq, blk_status_t error, unsig
  * stall_tid are set before each run. Nothing on any hot path: a thread stuck for good reaches no
  * hook again, so only a walk over the tasks finds it.
  */
-__u64 stall_min_ns = ~0ULL;
+__u64 stall_min_ns;
 /* Non-zero: report this thread only, whatever it does (a holder; its link iterates it alone). */
 __u32 stall_tid;
 

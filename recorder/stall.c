@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <linux/types.h>
 
 #include "include/latsnap.h"
 #include "lib/duration.h"
@@ -179,7 +180,10 @@ static void query_of(const struct ls_stall *rec, const struct outlier_frames *us
 	q->user = user;
 }
 
-/* The owner of the mutex each futex wait waits for, looked up once per wait. */
+/*
+ * The owner of the mutex each futex wait waits for (or the thread a join waits to end), looked
+ * up once per wait, without its stack: the futex word must vouch for it.
+ */
 static void find_owners(struct stall_check *sc)
 {
 	struct holder_query q;
@@ -197,7 +201,8 @@ static void find_owners(struct stall_check *sc)
 			continue;
 		}
 		query_of(&w->rec, NULL, &q);
-		if (holder_find(&q, &h) == 0 && h.kind == HOLDER_MUTEX) {
+		if (holder_find(&q, &h) == 0 &&
+		    (h.kind == HOLDER_MUTEX || h.kind == HOLDER_THREAD)) {
 			w->owner = h.tid;
 		}
 	}
@@ -261,7 +266,7 @@ static void add_holder(struct stall_check *sc, const struct stall_wait *w, struc
 		return;
 	}
 	if (hs.nr_kips) {
-		tracker_kernel_frames(sc->tr, hs.kips, hs.nr_kips > LS_MAX_DEPTH ? LS_MAX_DEPTH :
+		tracker_kernel_frames(sc->tr, (const uint64_t *)hs.kips, hs.nr_kips > LS_MAX_DEPTH ? LS_MAX_DEPTH :
 										  hs.nr_kips,
 				      &holder->kernel_frames);
 	}
@@ -272,15 +277,13 @@ static void add_holder(struct stall_check *sc, const struct stall_wait *w, struc
 	}
 }
 
-/* The cause of a cycle's members: "Deadlock: a[1] waits for b[2], which waits for a[1] ...". */
+/* The cause of a cycle's members: "Deadlock: 2 threads wait for each other: a[1] -> b[2] -> a[1]". */
 static void cycle_cause(struct stall_wait *const *members, int n, char *buf, size_t size)
 {
 	size_t len;
 	int i;
 
-	len = (size_t)snprintf(buf, size, "Deadlock: %d threads wait for each other's pthread "
-					  "mutexes:",
-			       n);
+	len = (size_t)snprintf(buf, size, "Deadlock: %d threads wait for each other:", n);
 	for (i = 0; i <= n && len < size; i++) {
 		const struct ls_stall *r = &members[i % n]->rec;
 

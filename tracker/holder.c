@@ -74,6 +74,7 @@ enum frames_say {
 	FRAMES_UNKNOWN, /* no frames, or none that tells */
 	FRAMES_MUTEX, /* a pthread mutex lock */
 	FRAMES_COND, /* a condition variable wait: nobody holds a condition */
+	FRAMES_JOIN, /* pthread_join: held up by the thread it waits to end */
 };
 
 /*
@@ -106,6 +107,12 @@ static const char *const cond_fns[] = {
 	"pthread_cond_wait",	  "pthread_cond_timedwait",	"pthread_cond_timedwait64",
 	"pthread_cond_clockwait", "pthread_cond_clockwait64",	"pthread_cond_wait_common",
 	"pthread_cond_wait_2_0",  "pthread_cond_timedwait_2_0", NULL,
+};
+
+/* Where glibc waits for a thread to end: on the thread's tid, which the kernel clears at exit. */
+static const char *const join_fns[] = {
+	"pthread_join",		"pthread_clockjoin_ex", "pthread_timedjoin_np",
+	"pthread_clockjoin_np", NULL,
 };
 
 /* Whether @symbol is one of @names once stripped of leading '_', "GI_" and any "@VERSION". */
@@ -148,6 +155,9 @@ static enum frames_say frames_say(const struct outlier_frames *user)
 		}
 		if (symbol_in(sym, cond_fns)) {
 			return FRAMES_COND;
+		}
+		if (symbol_in(sym, join_fns)) {
+			return FRAMES_JOIN;
 		}
 	}
 	return FRAMES_UNKNOWN;
@@ -446,6 +456,28 @@ static bool looks_locked(const struct glibc_mutex *m, uint32_t expected)
 }
 
 /*
+ * A pthread_join: the thread it waits for, whose tid is the futex word (and the value waited
+ * for) until the kernel clears it as the thread exits. Without frames to vouch for a join, the
+ * word must be the value waited for and name another live thread of the process.
+ */
+static int find_joined(const struct holder_query *q, struct holder_found *h, uint32_t word,
+		       bool vouched)
+{
+	pid_t tid = 0;
+
+	if ((int32_t)word <= 0 || (!vouched && word != (uint32_t)q->args[2]) ||
+	    (pid_t)word == q->tid || thread_of(q->pid, (pid_t)word, &tid)) {
+		return -ENOENT;
+	}
+	h->kind = HOLDER_THREAD;
+	h->pid = q->pid;
+	h->tid = tid;
+	snprintf(h->what, sizeof(h->what), "its own end (thread %d, joined)", (int)tid);
+	describe_thread(h);
+	return 0;
+}
+
+/*
  * A futex wait: the owner of the mutex whose word it is. A pthread mutex's owner is in the
  * mutex (its __owner); a PI futex's is the word itself. A condition variable, a semaphore, a
  * barrier or a join has no owner to find.
@@ -476,6 +508,10 @@ static int find_futex_owner(const struct holder_query *q, struct holder_found *h
 		ret = read_mem(q->pid, addr, &m, sizeof(m));
 		if (ret) {
 			return ret;
+		}
+		if (say == FRAMES_JOIN ||
+		    (say == FRAMES_UNKNOWN && !looks_locked(&m, (uint32_t)q->args[2]))) {
+			return find_joined(q, h, (uint32_t)m.lock, say == FRAMES_JOIN);
 		}
 		/* The frames vouch for a mutex; without them, its contents must. */
 		if (say == FRAMES_MUTEX ? m.lock == 0 : !looks_locked(&m, (uint32_t)q->args[2])) {
@@ -857,6 +893,8 @@ const char *holder_kind_name(enum holder_kind kind)
 		return "mutex";
 	case HOLDER_PIPE:
 		return "pipe";
+	case HOLDER_THREAD:
+		return "thread";
 	case HOLDER_SOCKET:
 		return "socket";
 	case HOLDER_NONE:

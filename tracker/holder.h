@@ -33,6 +33,7 @@ enum holder_kind {
 	HOLDER_MUTEX,
 	HOLDER_PIPE,
 	HOLDER_SOCKET,
+	HOLDER_THREAD, /* a thread joined: it holds up the joiner until it ends */
 };
 
 /**

@@ -79,7 +79,7 @@ first_snapshot() {
 # --- a) ABBA deadlock --------------------------------------------------------------------------
 deadlock_case() {
 	local tag=$1 bin=$2 what=$3 A B PID t0 t1 S SA SB
-	start_stall "$tag" -t 50ms --hang 1s -d 7s -o "$TMPD/$tag.d" -- "$WL/$bin"
+	start_stall "$tag" -t 50ms --hang 1s -d 7s -o "$TMPD/$tag.d" -- "$WL/$bin" 20
 	A=$(wait_log "$tag" stuck a) B=$(wait_log "$tag" stuck b)
 	PID=$(wl_log_get "$TMPD/$tag.log" pid)
 	for _ in $(seq 100); do
@@ -123,6 +123,8 @@ deadlock_case() {
 		like "$(J '[.holder.frames[]?.symbol // "?"] | join(" ")')" 'lock_(a_then_b|b_then_a)' \
 			"$what: $who: the holder's user stack is the other locker's"
 	done
+	PID_MAIN=$(jq -c "select(.tid == $PID)" "$TMPD/$tag.sb" | head -n 1)
+	is "$(jq -r .holder.tid <<<"${PID_MAIN:-{\}}")" "$A" "$what: the main thread, joining a, is held up by a"
 	ok 'grep -q "Deadlock" "$S/summary.txt"' "$what: summary.txt names the deadlock"
 	ok 'babeltrace2 "$S/trace" >/dev/null 2>&1' "$what: the snapshot's trace reads"
 	wait "$L"
@@ -139,9 +141,9 @@ deadlock_case dl deadlock "deadlock"
 deadlock_case dn deadlock-nofp "deadlock (no frame pointers)"
 
 # --- b) a reader blocked for good on a pipe ------------------------------------------------------
-start_stall ps -t 50ms --hang 1s -d 4s -o "$TMPD/ps.d" -- "$WL/pipestall"
+start_stall ps -t 50ms --hang 1s -d 4s -o "$TMPD/ps.d" -- "$WL/pipestall" 20
 R=$(wait_log ps stuck reader)
-WPID=$(wl_log_get "$TMPD/ps.log" pid 3)
+WPID=$(awk '$1 == "pid" && $2 == "writer" { print $3; exit }' "$TMPD/ps.log")
 S=$(first_snapshot "$TMPD/ps.d" "select(.tid == ${R:-0} and any(.flags[]; startswith(\"still-blocked\")))" 60)
 ok '[ -n "$S" ]' "pipe: the blocked reader's stall has a snapshot"
 O=$(jq -c ".outliers[] | select(.tid == ${R:-0})" "$S/summary.json" 2>/dev/null | head -n 1)
@@ -155,7 +157,7 @@ like "$(J '[.user_stack.frames[]?.symbol // "?"] | join(" ")')" 'read_forever' "
 wait "$L"
 
 # --- c) stuck behind a lock held by a thread that computes ---------------------------------------
-start_stall ls -t 50ms --hang 1s -d 4s -o "$TMPD/ls.d" -- "$WL/lockstall"
+start_stall ls -t 50ms --hang 1s -d 4s -o "$TMPD/ls.d" -- "$WL/lockstall" 20
 W=$(wait_log ls stuck waiter) H=$(wait_log ls tid holder)
 S=$(first_snapshot "$TMPD/ls.d" "select(.tid == ${W:-0} and any(.flags[]; startswith(\"still-blocked\")))" 60)
 ok '[ -n "$S" ]' "lock: the waiter's stall has a snapshot"
@@ -170,7 +172,11 @@ is "$unlike_deadlock" false "lock: not a deadlock ($(J .cause))"
 wait "$L"
 
 # --- d) SIGINT: what still waits is reported unfinished --------------------------------------------
-start_stall si -t 50ms --hang 10s --no-snapshot -- "$WL/pipestall"
+# (Not under timeout(1), which would report the SIGINT as its own status.)
+WL_LOG=$TMPD/si.log "$LATSNAP" record --json -t 50ms --hang 10s --no-snapshot -- "$WL/pipestall" 20 \
+	>"$TMPD/si.out" 2>"$TMPD/si.err" &
+L=$!
+track_bg "$L"
 R=$(wait_log si stuck reader)
 sleep 0.5
 kill -INT "$L"
@@ -188,10 +194,12 @@ is "$RC" 0 "report over the deadlock's snapshots: exit 0"
 ok 'grep -q "^Stalls" "$TMPD/rep" && grep -qi "deadlock" "$TMPD/rep"' "report: a Stalls section names the deadlock" ||
 	diag_file "$TMPD/rep" "  report: "
 run_latsnap "$TMPD/repj" "$TMPD/repj.err" report --json "$TMPD/dl.d"
-is "$(jq '.stalls | length' "$TMPD/repj" 2>/dev/null)" 2 "report --json: two stalled waits (each reported twice, counted once)"
+is "$(jq '.stalls | length' "$TMPD/repj" 2>/dev/null)" 3 \
+	"report --json: three stalled waits (a, b and main joining a; each reported twice, counted once)"
+is "$(jq '[.stalls[] | select(.deadlock)] | length' "$TMPD/repj" 2>/dev/null)" 2 "report --json: two of them in the deadlock"
 S=$(first_snapshot "$TMPD/dl.d" 'select(any(.flags[]; startswith("still-blocked")))' 1)
 run_latsnap "$TMPD/show" "$TMPD/show.err" show "$S"
-ok 'grep -q "STILL BLOCKED" "$TMPD/show" && grep -q "held up by" "$TMPD/show"' "show: STILL BLOCKED and the holder" ||
+ok 'grep -q "STILL BLOCKED" "$TMPD/show" && grep -q "held by" "$TMPD/show"' "show: STILL BLOCKED and the holder" ||
 	diag_file "$TMPD/show" "  show: " 40
 run_latsnap "$TMPD/flame" "$TMPD/flame.err" flame "$TMPD/dl.d"
 is "$(grep -c 'lock_a_then_b' "$TMPD/flame")" 1 "flame: thread a's wait is one stack, counted once"
@@ -209,7 +217,7 @@ printf 'hang = soon\n' >"$TMPD/conf"
 run_latsnap "$TMPD/o" "$TMPD/e" record --no-snapshot -c "$TMPD/conf" -- true
 is "$RC" 2 "config hang = soon: usage error"
 ok 'grep -q "conf:1:" "$TMPD/e"' "... naming FILE:LINE"
-start_stall off -t 50ms --hang off -d 2500ms --no-snapshot -- "$WL/pipestall"
+start_stall off -t 50ms --hang off -d 2500ms --no-snapshot -- "$WL/pipestall" 20
 wait "$L"
 is "$(jq -c 'select(any(.flags[]; startswith("still-blocked") or startswith("unfinished")))' "$TMPD/off.out" | grep -c '')" 0 \
 	"--hang off: no stall reported"

@@ -698,6 +698,25 @@ static void check_workload_mutex(const char *name, const struct workload *w, con
 	is_str(h.state, state, "%s: %s's state", name, holder);
 }
 
+/* The deadlock's main thread joins thread a: held up by a, found from the futex word alone. */
+static void check_workload_join(const char *name, const struct workload *w)
+{
+	struct holder_query q;
+	struct holder_found h;
+	uint64_t a;
+
+	if (log_get(w, "tid a", &a) || blocked_query(w->pid, w->pid, NR_FUTEX, 0, &q, NULL)) {
+		ok(0, "%s: the main thread blocks in pthread_join", name);
+		return;
+	}
+	if (!is_int(holder_find(&q, &h), 0, "%s: the joining main thread's holder found", name)) {
+		return;
+	}
+	is_int(h.kind, HOLDER_THREAD, "%s: it waits for a thread to end", name);
+	is_int(h.tid, a, "%s: thread a, which it joins", name);
+	ok(strstr(h.what, "joined") != NULL, "%s: what: '%s'", name, h.what);
+}
+
 static void test_workloads(void)
 {
 	static const char *const deadlocks[] = { "deadlock", "deadlock-nofp", NULL };
@@ -714,6 +733,7 @@ static void test_workloads(void)
 		}
 		check_workload_mutex(*name, &w, "a", "mutex B", "b", "blocked in futex");
 		check_workload_mutex(*name, &w, "b", "mutex A", "a", "blocked in futex");
+		check_workload_join(*name, &w);
 		workload_end(&w);
 	}
 
