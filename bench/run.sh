@@ -13,11 +13,13 @@
 #   4. the recorder: outlier end to summary.json on disk, snapshot size, latsnap's CPU and memory
 #   5. capture under bursts: 32 threads slow at once, repeated
 #   6. the preload library's unwind per signal (its user_stack.unwind_ns)
+#   7. the stall scan of record --hang: per scan, with 10,000 idle threads more, tracked or not
 # Configurations are alternated (A B C ... A B C ...) so that the machine's drift lands on all of
 # them alike, each run right after an untraced one to which it is compared, and medians are
 # reported. A peer that cannot run is a row "not run: why".
 # QUICK=1: short runs and one round of everything (make check, about 30 s), no timing claims.
-# Knobs (environment): ROUNDS, N (getppid calls), PP_N (round trips), PG_PAIRS, PG_SECONDS,
+# Knobs (environment): ROUNDS, N (getppid calls), PP_N (round trips), IDLE_N and STALL_SECONDS
+# (of 7), PG_PAIRS, PG_SECONDS,
 # PG_SCALE, REC_N (outliers for 4.), BURST_ROUNDS, NAPS (outliers per depth for 6.), BENCH_OUT;
 # SECTIONS (which of the six to run, default "1 2 3 4 5 6"; 1 and 2 run together), CONFIGS (the
 # configurations of 1 and 2, default all) and PG_CONFIGS (of 3: untraced floor traced ctxsched
@@ -32,16 +34,18 @@ if [ "$QUICK" = 1 ]; then
 	PG_PAIRS=${PG_PAIRS:-1} PG_SECONDS=${PG_SECONDS:-3} PG_SCALE=${PG_SCALE:-1}
 	PG_CONN_SECONDS=${PG_CONN_SECONDS:-2}
 	REC_N=${REC_N:-3} BURST_ROUNDS=${BURST_ROUNDS:-3} NAPS=${NAPS:-20}
+	IDLE_N=${IDLE_N:-500} STALL_SECONDS=${STALL_SECONDS:-1}
 else
 	ROUNDS=${ROUNDS:-7} N=${N:-1000000} PP_N=${PP_N:-100000}
 	PG_PAIRS=${PG_PAIRS:-5} PG_SECONDS=${PG_SECONDS:-15} PG_SCALE=${PG_SCALE:-5}
 	PG_CONN_SECONDS=${PG_CONN_SECONDS:-5}
 	REC_N=${REC_N:-10} BURST_ROUNDS=${BURST_ROUNDS:-20} NAPS=${NAPS:-200}
+	IDLE_N=${IDLE_N:-10000} STALL_SECONDS=${STALL_SECONDS:-5}
 fi
 # perf trace costs tens of microseconds a syscall: fewer calls keep its rounds as short as others'.
 PERF_DIV=${PERF_DIV:-50}
 BENCH_OUT=${BENCH_OUT:-build/bench.md}
-SECTIONS=${SECTIONS:-1 2 3 4 5 6}
+SECTIONS=${SECTIONS:-1 2 3 4 5 6 7}
 # Section 3's configurations, each run paired with the untraced one before it.
 PG_CONFIGS=${PG_CONFIGS:-untraced floor traced ctxsched ctxnone all nosnap}
 has() { [[ " $SECTIONS " == *" $1 "* ]]; }
@@ -583,6 +587,33 @@ if has 6; then
 	fi
 fi
 
+# --- 7: the stall scan (record --hang) ------------------------------------------------------
+
+if has 7; then
+	say "7: the stall scan: per scan, with the machine's tasks and with $IDLE_N idle threads more"
+	# stall_run TAG PID: record -p PID with a short --hang (scans every 10 ms ... 62 ms), for
+	# STALL_SECONDS; its -v totals line "stall checks: N scans, X us each ..." into $TMP/stall-TAG.
+	stall_run() {
+		"$LATSNAP" record -v --no-snapshot -t 50ms --hang 250ms -d "${STALL_SECONDS}s" -p "$2" \
+			>/dev/null 2>"$TMP/stall-$1.err" || true
+		grep 'stall checks:' "$TMP/stall-$1.err" | tail -n 1 >"$TMP/stall-$1" || true
+		ls -d /proc/[0-9]*/task/[0-9]* 2>/dev/null | wc -l >"$TMP/stall-$1.tasks"
+	}
+	sleep 600 &
+	STALL_SLEEP=$!
+	stall_run base "$STALL_SLEEP"
+	"$BB/idlethreads" "$IDLE_N" $((3 * STALL_SECONDS + 30)) 2>"$TMP/idle.err" &
+	IDLE_PID=$!
+	for _ in $(seq 600); do
+		grep -q '^ready' "$TMP/idle.err" 2>/dev/null && break
+		sleep 0.1
+	done
+	stall_run untracked "$STALL_SLEEP"
+	stall_run tracked "$IDLE_PID"
+	kill "$STALL_SLEEP" "$IDLE_PID" 2>/dev/null || true
+	wait "$STALL_SLEEP" "$IDLE_PID" 2>/dev/null || true
+fi
+
 # --- the tables -------------------------------------------------------------------------------
 
 fmt() { awk -v v="$1" -v f="$2" 'BEGIN { printf f, v }'; }
@@ -598,8 +629,9 @@ declare -A LABEL=(
 	[nopreload]="latsnap, the program tracked, --no-preload"
 )
 
-# Do the empty programs hook exactly what latsnap's program hooks?
-hooks() { grep -o 'SEC("[a-z_]*/[a-z_]*")' "$1" | sort -u | tr '\n' ' '; }
+# Do the empty programs hook exactly what latsnap's program hooks? (Not the stall scan's task
+# iterator: user space runs it, no thread runs through it.)
+hooks() { grep -o 'SEC("[a-z_]*/[a-z_]*")' "$1" | grep -v '"iter/' | sort -u | tr '\n' ' '; }
 if [ "$(hooks bpf/latsnap.bpf.c)" = "$(hooks bench/empty.bpf.c)" ]; then
 	HOOKS_NOTE="the same hooks as bpf/latsnap.bpf.c: $(hooks bench/empty.bpf.c | sed 's/SEC("\([^"]*\)")/\1/g')"
 else
@@ -855,6 +887,37 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 						v[int(NR * 0.9 + 0.5)] / 1e3, v[NR] / 1e3, f, NR }'
 			else
 				echo "| $label | failed: no unwound stack in the outliers | | | | |"
+			fi
+		done
+	fi
+	if has 7; then
+		echo
+		echo "## 7. The stall scan (\`record --hang\`): one walk over every task of the machine, $STALL_SECONDS s of \`record -p PID --hang 250ms\` (a scan every 62 ms)"
+		echo
+		echo "A BPF task iterator visits each task; a thread is handed over when it is tracked and has waited"
+		echo "longer than the threshold. Nothing runs on the threads' own hooks. \"CPU at --hang 1s\" is one"
+		echo "scan's time every 250 ms (the default --hang with -t 50ms), in % of one CPU."
+		echo
+		echo "| threads | tasks on the machine | scans | µs per scan (mean) | µs (max) | threads handed over per scan | CPU at --hang 1s |"
+		echo "|---|---|---:|---:|---:|---:|---:|"
+		for tag in base untracked tracked; do
+			case $tag in
+			base) what="a sleeping process tracked" ;;
+			untracked) what="a sleeping process tracked; idle threads of another, untracked" ;;
+			*) what="idle threads tracked (waiting since before: followed, not reported)" ;;
+			esac
+			if [ -s "$TMP/stall-$tag" ]; then
+				awk -v t="$(cat "$TMP/stall-$tag.tasks")" -v w="$what" '{
+					for (i = 1; i <= NF; i++) {
+						if ($(i + 1) == "scans,") n = $i
+						if ($(i + 1) == "us" && $(i + 2) == "each") m = $i
+						if ($(i + 1) == "us" && $(i + 2) == "at") x = $i
+						if ($(i + 1) == "threads") h = $i
+					}
+					printf "| %s | %d | %d | %.1f | %.1f | %.0f | %.3f%% |\n", w, t, n, m, x,
+						n ? h / n : 0, m / 250000 * 100 }' "$TMP/stall-$tag"
+			else
+				echo "| $what | failed: no stall totals (see $TMP/stall-$tag.err) | | | | | |"
 			fi
 		done
 	fi

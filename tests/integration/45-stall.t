@@ -11,6 +11,7 @@
 #     holder is the writer.
 #  c) lockstall: a thread stuck behind a lock held by a thread that computes: the holder is the
 #     computing thread, running, in crunch().
+#  c2) a wait past --hang that then ends: reported twice (still-blocked, then as usual).
 #  d) SIGINT ends the run: what still waits is reported unfinished, not dropped.
 #  e) review: report's Stalls section, show, flame count a wait once.
 #  f) --hang: bad values are usage errors; the config key; off.
@@ -22,7 +23,7 @@ require jq
 require babeltrace2
 require_latsnap
 require_lttng
-require_workloads deadlock deadlock-nofp pipestall lockstall sleeper
+require_workloads deadlock deadlock-nofp pipestall lockstall sleeper mutexwait
 
 # start_stall TAG ARGS... -- COMMAND: record --json in the background; sets L (its pid).
 start_stall() {
@@ -170,6 +171,21 @@ like "$(J '[.holder.frames[]?.symbol // "?"] | join(" ")')" 'crunch' "lock: the 
 unlike_deadlock=$(J '.cause | test("Deadlock")')
 is "$unlike_deadlock" false "lock: not a deadlock ($(J .cause))"
 wait "$L"
+
+# --- c2) a wait that passes --hang, then ends: reported twice, the second time as usual -------
+start_stall me -t 50ms --hang 500ms --no-snapshot -- "$WL/mutexwait" 1500
+wait "$L"
+is "$?" 0 "ends: record -- mutexwait 1500: exit 0"
+W=$(awk '$1 == "tid" && $2 == "waiter" { print $3; exit }' "$TMPD/me.log")
+jq -c "select(.tid == ${W:-0} and .syscall == \"futex\")" "$TMPD/me.out" >"$TMPD/me.w" 2>/dev/null
+is "$(grep -c '' "$TMPD/me.w")" 2 "ends: the waiter's 1.5 s futex wait is reported twice" ||
+	diag_file "$TMPD/me.out" "  out: " 20
+is "$(jq -r '[.flags[] | select(startswith("still-blocked"))] | length' "$TMPD/me.w" | paste -sd' ')" "1 0" \
+	"ends: first still-blocked, at --hang, then as it ended (no flag)"
+is "$(jq -r .start_ns "$TMPD/me.w" | sort -u | grep -c '')" 1 "ends: both the same wait (one start_ns)"
+between "$(jq -s '.[0].duration_ns' "$TMPD/me.w")" 500000000 900000000 "ends: the first so far: $(jq -s '.[0].duration_ns / 1e6' "$TMPD/me.w") ms"
+between "$(jq -s '.[1].duration_ns' "$TMPD/me.w")" 1400000000 1700000000 "ends: the second whole: $(jq -s '.[1].duration_ns / 1e6' "$TMPD/me.w") ms"
+is "$(jq -s -r '.[0].holder.comm' "$TMPD/me.w")" holder "ends: while it lasted, held by thread holder"
 
 # --- d) SIGINT: what still waits is reported unfinished --------------------------------------------
 # (Not under timeout(1), which would report the SIGINT as its own status.)

@@ -90,6 +90,10 @@ is "$(cells "lost in the kernel")" 0 "bursts: none lost in the kernel"
 # 6
 own "shallow stack" 1
 own "deep stack (50 more frames)" 1
+# 7
+own "a sleeping process tracked" 1
+own "a sleeping process tracked; idle threads of another, untracked" 1
+own "idle threads tracked (waiting since before: followed, not reported)" 1
 
 is "$(ls -d "$TMPD"/tmp/latsnap-bench.* 2>/dev/null)" "" \
 	"it removed its scratch directory"
