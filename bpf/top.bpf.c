@@ -13,6 +13,10 @@
  * counted sample_ratio times, as LatencyTOP for OpenSolaris did, so that hundreds of thousands of
  * switches a second cost a hash lookup each and only a few stack walks. Both maps are bounded:
  * a full aggregate map counts its losses, the stacks map is LRU.
+ *
+ * A thread stuck for good never ends its wait, so no aggregate ever shows it: the stall scan, a
+ * task iterator that user space runs at each refresh, lists the threads that wait now and have
+ * for stall_min_ns or more (top --hang).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -32,12 +36,27 @@ const volatile __u32 self_tgid = 0;
 /* Kernel threads wait for work nearly all the time: left out unless asked for. */
 const volatile bool include_kthreads = false;
 const volatile __u8 obj_syscalls[TOP_MAX_SYSCALLS] = {};
+/* Syscalls that wait for work (classify/syscalls.c's idle list): never a stall. */
+const volatile __u8 idle_syscalls[TOP_MAX_SYSCALLS] = {};
+
+/*
+ * The stall scan lists waits at least this long. In .bss, not .rodata: user space sets it before
+ * each scan (through the skeleton's mapping), to ~0 for a scan that only notes the threads
+ * blocked before top.
+ */
+__u64 stall_min_ns;
 
 enum run_state {
 	TS_UNKNOWN = 0, /* first seen running: no wait to time */
 	TS_RUNNING,
 	TS_BLOCKED,
 	TS_RUNNABLE,
+	/*
+	 * Blocked already when the stall scan first saw the thread, its start estimated: set by the
+	 * scan only. The hooks below count no wait for it (they know only the states above), and
+	 * its next switch in or out leaves it for one of them.
+	 */
+	TS_BLOCKED_BEFORE,
 };
 
 struct task_wait {
@@ -77,6 +96,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct top_stack);
 } scratch SEC(".maps");
+
+/* The record the stall scan writes, too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct top_stall);
+} stall_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -278,5 +305,180 @@ int BPF_PROG(top_sched_wakeup, struct task_struct *p)
 	end_wait(p, w, now, TOP_WAIT_BLOCKED);
 	w->state = TS_RUNNABLE;
 	w->start = now;
+	return 0;
+}
+
+/*
+ * The stall scan: what the hooks above do not see, a wait that has not ended.
+ *
+ * Nothing on the hot paths changes for it: sched_switch and sched_wakeup run the same code as
+ * without it and never look at what the scan writes. The scan runs only when user space reads
+ * its iterator (bpf_iter_create() on the link of top_stalls, once per refresh): it walks every
+ * thread of the machine, reads the state the hooks left in its task storage and, for a thread
+ * waiting for stall_min_ns or more, writes a struct top_stall with its kernel stack.
+ *
+ * A thread that was blocked when top started has no task storage (the hooks know a thread only
+ * once it switches out), and a thread stuck for good never switches again: the scan gives it
+ * one, TS_BLOCKED_BEFORE, whose start is the scheduler's last switch out of the thread
+ * (blocked_since()). User space runs one scan at load for that, listing nothing.
+ */
+
+/* The runqueue of a task's CPU, reached from its CFS entity where the kernel links them. */
+struct sched_entity___grp {
+	struct cfs_rq *cfs_rq;
+} __attribute__((preserve_access_index));
+
+struct cfs_rq___grp {
+	struct rq *rq;
+} __attribute__((preserve_access_index));
+
+/*
+ * The runqueue of the CPU @task is on (last ran on, when it is not running): se.cfs_rq->rq, which
+ * a kernel without CONFIG_FAIR_GROUP_SCHED has not (NULL then). Not the per-CPU runqueues
+ * variable: it is reachable only with CONFIG_KALLSYMS_ALL.
+ */
+static __always_inline struct rq *rq_of(struct task_struct *task)
+{
+	struct sched_entity___grp *se = (void *)&task->se;
+	struct cfs_rq___grp *cfs;
+
+	if (!bpf_core_field_exists(se->cfs_rq) || !bpf_core_field_exists(struct cfs_rq___grp, rq)) {
+		return NULL;
+	}
+	cfs = (void *)BPF_CORE_READ(se, cfs_rq);
+	return cfs ? BPF_CORE_READ(cfs, rq) : NULL;
+}
+
+/*
+ * When the blocked @task last switched out, on the clock of bpf_ktime_get_ns() (@now), from
+ * the scheduler's: se.exec_start is its runqueue's clock_task when it stopped running, read
+ * against that clock now; an idle CPU's clock is not kept up to date, so what it lags behind the
+ * clock of this CPU's runqueue is added (the rq clocks of all CPUs are sched_clock()). Precise to
+ * a scheduler tick. 0 when none of this can be read.
+ */
+static __always_inline __u64 blocked_since(struct task_struct *task, __u64 now)
+{
+	struct rq *trq = rq_of(task), *crq = rq_of(bpf_get_current_task_btf());
+	__u64 out, ago, task_clock, clock, this_clock;
+
+	if (!trq || !crq) {
+		return 0;
+	}
+	out = BPF_CORE_READ(task, se.exec_start);
+	task_clock = BPF_CORE_READ(trq, clock_task);
+	if (!out || out > task_clock) {
+		return 0;
+	}
+	ago = task_clock - out;
+	clock = BPF_CORE_READ(trq, clock);
+	this_clock = BPF_CORE_READ(crq, clock);
+	if (this_clock > clock) {
+		ago += this_clock - clock;
+	}
+	return ago < now ? now - ago : 0;
+}
+
+/*
+ * The task storage of @task, which has none: a thread blocked since before the hooks saw it is
+ * given TS_BLOCKED_BEFORE and its syscall; anything else is left to the hooks. NULL then.
+ */
+static __always_inline struct task_wait *note_blocked_before(struct task_struct *task, __u64 now)
+{
+	struct task_wait init = {};
+
+	if (task->__state == TASK_RUNNING || task->on_cpu) {
+		return NULL;
+	}
+	init.state = TS_BLOCKED_BEFORE;
+	init.start = blocked_since(task, now);
+	if (!init.start) {
+		/* At least since now. */
+		init.start = now;
+	}
+	note_syscall(task, &init);
+	/* NULL too when a hook gave it one meanwhile: the hook's is the truth. */
+	return bpf_task_storage_get(&waits, task, &init, BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+SEC("iter/task")
+int top_stalls(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *task = ctx->task;
+	struct top_stall *rec;
+	struct task_wait *w;
+	__u64 now, start;
+	__u8 kind, flags = 0;
+	__u32 zero = 0;
+	__s32 nr;
+	long len;
+
+	if (!task || !task->pid || (__u32)task->tgid == self_tgid || (task->flags & PF_EXITING) ||
+	    (!include_kthreads && (task->flags & PF_KTHREAD))) {
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	w = bpf_task_storage_get(&waits, task, NULL, 0);
+	if (!w) {
+		w = note_blocked_before(task, now);
+		if (!w) {
+			return 0;
+		}
+	}
+	/* The hooks write on other CPUs meanwhile: one copy of what is used. */
+	start = w->start;
+	nr = w->nr;
+	switch (w->state) {
+	case TS_BLOCKED:
+		/* Running all the same: a hook did not run (BPF recursion) at its switch in. */
+		if (task->on_cpu) {
+			return 0;
+		}
+		kind = TOP_WAIT_BLOCKED;
+		break;
+	case TS_RUNNABLE:
+		kind = TOP_WAIT_CPU;
+		nr = -1;
+		break;
+	case TS_BLOCKED_BEFORE:
+		/* Only while it still is: woken, nothing ends this state until it runs. */
+		if (task->__state == TASK_RUNNING || task->on_cpu) {
+			return 0;
+		}
+		kind = TOP_WAIT_BLOCKED;
+		flags = TOP_STALL_BEFORE_TOP;
+		break;
+	default:
+		return 0;
+	}
+	if (now < start || now - start < stall_min_ns) {
+		return 0;
+	}
+	if (nr >= 0 && nr < TOP_MAX_SYSCALLS && idle_syscalls[nr & (TOP_MAX_SYSCALLS - 1)]) {
+		return 0;
+	}
+	rec = bpf_map_lookup_elem(&stall_scratch, &zero);
+	if (!rec) {
+		return 0;
+	}
+	rec->tgid = task->tgid;
+	rec->tid = task->pid;
+	rec->start = start;
+	rec->now = now;
+	rec->nr = nr;
+	rec->kind = kind;
+	rec->flags = flags;
+	rec->obj = kind == TOP_WAIT_BLOCKED ? w->obj : 0;
+	rec->obj_kind = kind == TOP_WAIT_BLOCKED ? w->obj_kind : TOP_OBJ_NONE;
+	bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), task->comm);
+	bpf_probe_read_kernel_str(rec->pcomm, sizeof(rec->pcomm), task->group_leader->comm);
+	rec->nr_ips = 0;
+	if (kind == TOP_WAIT_BLOCKED) {
+		len = bpf_get_task_stack(task, rec->ips, sizeof(rec->ips), 0);
+		if (len > 0) {
+			rec->nr_ips = len / sizeof(__u64);
+		}
+	}
+	bpf_seq_write(seq, rec, sizeof(*rec));
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * top.h - what bpf/top.bpf.c and top/top.c share: the key and value of the wait aggregates
- * of `latsnap top`. Plain types only.
+ * of `latsnap top`, and the record of its stall scan. Plain types only.
  */
 #ifndef LATSNAP_TOP_H
 #define LATSNAP_TOP_H
@@ -56,6 +56,38 @@ struct top_value {
 struct top_stack {
 	__u32 nr;
 	__u32 pad;
+	__u64 ips[TOP_MAX_DEPTH];
+};
+
+/* What is known of a stall, in struct top_stall.flags. */
+enum top_stall_flag {
+	/*
+	 * It was blocked before top's program first saw the thread: its start is the scheduler's
+	 * last switch out of the thread (precise to a scheduler tick), or, when that cannot be
+	 * read, the moment top first saw it blocked.
+	 */
+	TOP_STALL_BEFORE_TOP = 1,
+};
+
+/*
+ * One thread waiting for at least stall_min_ns, as the stall scan (the task iterator of
+ * top_bpf) writes it with bpf_seq_write(): fixed size, one after the other.
+ */
+struct top_stall {
+	__u32 tgid;
+	__u32 tid;
+	__u64 start; /* the wait's start, bpf_ktime_get_ns() */
+	__u64 now; /* when the scan saw it, the same clock */
+	__u64 obj; /* the fd or futex address, when obj_syscalls[] names one */
+	__s32 nr; /* syscall number; -1 outside any syscall, and for a wait for CPU */
+	__u8 kind; /* enum top_wait_kind: blocked, or runnable (waiting for CPU) */
+	__u8 obj_kind; /* enum top_obj_kind */
+	__u8 flags; /* enum top_stall_flag */
+	__u8 pad;
+	char comm[TOP_COMM_LEN]; /* the thread's */
+	char pcomm[TOP_COMM_LEN]; /* its process's (the group leader's) */
+	__u32 nr_ips; /* kernel frames in ips[]; 0 for a wait for CPU, or when unreadable */
+	__u32 pad2;
 	__u64 ips[TOP_MAX_DEPTH];
 };
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * causes.c - what each aggregate of `latsnap top` waited for: its cause, from the recorder's
- * rules applied to its symbolized kernel stack and its syscall, cached per (stack, syscall);
- * and its synchronization object (a futex address, or the pipe, socket or file behind an fd).
+ * causes.c - what each aggregate of `latsnap top` waited for, and what each stalled thread waits
+ * for: its cause, from the recorder's rules applied to its symbolized kernel stack and its
+ * syscall, cached per (stack, syscall); and its synchronization object (a futex address, or the
+ * pipe, socket or file behind an fd).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -52,39 +53,50 @@ static bool is_futex(int32_t nr)
 	return name && !strncmp(name, "futex", 5);
 }
 
-/*
- * The cause of a blocked wait, from the cause rules: an outlier with the stack as its only
- * kernel stack. *@cacheable is false when the stack was gone from the map.
- */
-static char *classify(struct top *t, uint64_t stack, int32_t nr, bool *cacheable)
+/* The cause of a blocked wait in syscall @nr (-1: none) with kernel frames @ips[0..@n). */
+static char *classify_frames(struct top *t, const __u64 *ips, size_t n, int32_t nr)
 {
 	struct outlier *o = outlier_new();
 	struct outlier_kstack *st;
-	struct top_stack frames;
 	struct rules_match m;
 	char *cause = NULL;
 
-	*cacheable = true;
 	if (!o || outlier_set_str(&o->syscall, nr >= 0 ? syscall_name(nr) : NULL)) {
 		goto out;
 	}
 	o->kind = nr >= 0 ? OUTLIER_SYSCALL : OUTLIER_SLEEP;
 	o->duration_ns = 1;
-	if (stack && !bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.stacks), &stack, &frames)) {
+	if (n) {
 		st = outlier_add_kstack(o, 1);
-		if (!st || decode_kernel_frames(t->ksyms, frames.ips,
-						frames.nr < TOP_MAX_DEPTH ? frames.nr : TOP_MAX_DEPTH,
-						&st->frames)) {
+		if (!st ||
+		    decode_kernel_frames(t->ksyms, ips, n < TOP_MAX_DEPTH ? n : TOP_MAX_DEPTH,
+					 &st->frames)) {
 			goto out;
 		}
-	} else if (stack) {
-		*cacheable = false;
 	}
 	rules_classify(t->rules, o, &m);
 	cause = strdup(m.cause);
 out:
 	outlier_free(o);
 	return cause;
+}
+
+/*
+ * The cause of a blocked wait, from the cause rules: an outlier with the stack as its only
+ * kernel stack. *@cacheable is false when the stack was gone from the map.
+ */
+static char *classify(struct top *t, uint64_t stack, int32_t nr, bool *cacheable)
+{
+	struct top_stack frames;
+
+	*cacheable = true;
+	if (stack && !bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.stacks), &stack, &frames)) {
+		return classify_frames(t, frames.ips, frames.nr, nr);
+	}
+	if (stack) {
+		*cacheable = false;
+	}
+	return classify_frames(t, NULL, 0, nr);
 }
 
 /*
@@ -111,6 +123,41 @@ static const struct top_cause *cause_uncached(struct top *t, struct top_cause *e
 	return &uncached;
 }
 
+/* A new cache entry for (@stack, @nr), its cause from @classified (taken); NULL: out of memory. */
+static struct top_cause *cause_new(uint64_t stack, int32_t nr, char *classified)
+{
+	struct top_cause *e;
+
+	if (!classified) {
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		free(classified);
+		return NULL;
+	}
+	e->stack = stack;
+	e->nr = nr;
+	e->cause = classified;
+	e->special = is_futex(nr) || strstr(e->cause, "contention") ||
+		     strstr(e->cause, "lock contention");
+	return e;
+}
+
+/* Files @e in the cache. Return: @e, or NULL (@e freed) when memory ran out. */
+static const struct top_cause *cause_cache(struct top *t, struct top_cause *e)
+{
+	if (!tsearch(e, &t->causes, cmp_cause)) {
+		free_cause(e);
+		return NULL;
+	}
+	t->nr_causes++;
+	return e;
+}
+
+static struct top_cause cause_cpu = { .cause = RULES_CAUSE_CPU, .special = true };
+static struct top_cause cause_oom = { .cause = "(out of memory)" };
+
 /**
  * top_cause_of() - the cause of the waits of one aggregate, from the cache or the rules
  * @t: the cache, the rules, the stacks map
@@ -121,40 +168,65 @@ static const struct top_cause *cause_uncached(struct top *t, struct top_cause *e
 const struct top_cause *top_cause_of(struct top *t, const struct top_key *k)
 {
 	struct top_cause probe = { .stack = k->stack, .nr = k->nr }, *e, **found;
-	static struct top_cause cpu = { .cause = RULES_CAUSE_CPU, .special = true };
-	static struct top_cause oom = { .cause = "(out of memory)" };
 	const struct top_cause *c;
 	bool cacheable;
 
 	if (k->kind == TOP_WAIT_CPU) {
-		return &cpu;
+		return &cause_cpu;
 	}
 	found = tfind(&probe, &t->causes, cmp_cause);
 	if (found) {
 		return *found;
 	}
-	e = calloc(1, sizeof(*e));
+	e = cause_new(k->stack, k->nr, classify(t, k->stack, k->nr, &cacheable));
 	if (!e) {
-		return &oom;
+		return &cause_oom;
 	}
-	*e = probe;
-	e->cause = classify(t, k->stack, k->nr, &cacheable);
-	if (!e->cause) {
-		free(e);
-		return &oom;
-	}
-	e->special = is_futex(k->nr) || strstr(e->cause, "contention") ||
-		     strstr(e->cause, "lock contention");
 	if (!cacheable) {
 		c = cause_uncached(t, e);
-		return c ? c : &oom;
+		return c ? c : &cause_oom;
 	}
-	if (!tsearch(e, &t->causes, cmp_cause)) {
-		free_cause(e);
-		return &oom;
+	c = cause_cache(t, e);
+	return c ? c : &cause_oom;
+}
+
+/* The hash bpf/top.bpf.c files a stack under (capture_stack()): the same stack, the same key. */
+static uint64_t stack_hash(const __u64 *ips, size_t n)
+{
+	uint64_t hash = 14695981039346656037ull;
+	size_t i;
+
+	for (i = 0; i < n && i < TOP_MAX_DEPTH; i++) {
+		hash = (hash ^ ips[i]) * 1099511628211ull;
 	}
-	t->nr_causes++;
-	return e;
+	return hash ? hash : 1;
+}
+
+/**
+ * top_cause_of_stall() - the cause of a wait still going on, from its kernel stack and
+ * syscall through the same rules and cache as the aggregates'
+ * @t: the cache, the rules
+ * @s: the record of the stall scan
+ *
+ * Return: the cause, valid until top_causes_clear(); never NULL ("(out of memory)" then).
+ */
+const struct top_cause *top_cause_of_stall(struct top *t, const struct top_stall *s)
+{
+	size_t n = s->nr_ips < TOP_MAX_DEPTH ? s->nr_ips : TOP_MAX_DEPTH;
+	struct top_cause probe = { .stack = n ? stack_hash(s->ips, n) : 0, .nr = s->nr }, *e,
+			 **found;
+	const struct top_cause *c;
+
+	if (s->kind == TOP_WAIT_CPU) {
+		return &cause_cpu;
+	}
+	found = tfind(&probe, &t->causes, cmp_cause);
+	if (found) {
+		return *found;
+	}
+	e = cause_new(probe.stack, probe.nr, classify_frames(t, s->ips, n, s->nr));
+	c = e ? cause_cache(t, e) : NULL;
+	return c ? c : &cause_oom;
 }
 
 /**

@@ -25,6 +25,7 @@ static void period_free(struct top_period *p)
 		free(p->waits[i].object);
 	}
 	free(p->waits);
+	top_stalls_free(p);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -212,10 +213,11 @@ static int drain_map(struct top *t, struct top_period *p)
 }
 
 /**
- * top_drain() - ends a period: its waits read and emptied from the kernel, named, counted
+ * top_drain() - ends a period: its waits read and emptied from the kernel, named, counted; the
+ * threads stalled now listed
  * @t: the loaded program; t->cur receives the new period, the previous one is freed
  *
- * Return: 0, or -ENOMEM, said on stderr.
+ * Return: 0, or a negative errno, said on stderr.
  */
 int top_drain(struct top *t)
 {
@@ -231,6 +233,11 @@ int top_drain(struct top *t)
 	ret = drain_map(t, &p);
 	if (ret) {
 		goto out;
+	}
+	/* Said on stderr already. */
+	if (top_stalls_scan(t, &p)) {
+		period_free(&p);
+		return -EIO;
 	}
 	read_stats(t, p.stats);
 	p.interval_ns = now - t->last_drain_ns;

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * format.c - the lines of `latsnap top` as LatencyTOP writes them, the same on the screen and in
- * --batch text: the title, a table's header and rows, a process's or thread's heading.
+ * --batch text: the title, a table's header and rows, a process's or thread's heading, the
+ * stalled threads.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <time.h>
 
+#include "classify/syscalls.h"
 #include "lib/util.h"
 #include "top/top-int.h"
 
@@ -111,4 +113,52 @@ void top_format_entity(const struct top_entity *e, bool threads, char *buf, size
 		snprintf(buf, len, "Process %s (%u)  Total: %s in %zu threads  [process view]",
 			 e->name, e->id, total, e->threads);
 	}
+}
+
+/**
+ * top_format_stalled_title() - the heading of the stalled threads
+ * @t: the options (--hang)
+ * @buf: receives "Stalled now (waiting longer than 1s)", --hang as short as it was given:
+ *	 whole seconds, milliseconds, microseconds or nanoseconds
+ * @len: size of @buf
+ */
+void top_format_stalled_title(const struct top *t, char *buf, size_t len)
+{
+	static const struct {
+		uint64_t ns;
+		const char *unit;
+	} units[] = { { 1000000000ull, "s" }, { 1000000ull, "ms" }, { 1000ull, "us" }, { 1, "ns" } };
+	uint64_t ns = t->opts.hang_ns;
+	size_t i;
+
+	for (i = 0; ns && ns % units[i].ns; i++) {
+	}
+	snprintf(buf, len, "Stalled now (waiting longer than %" PRIu64 "%s)", ns / units[i].ns,
+		 units[i].unit);
+}
+
+/**
+ * top_format_stalled() - one stalled thread: who, how long so far, its syscall, its cause, the
+ * flag still-blocked and the object it waits on
+ * @s: the thread
+ * @buf: receives "process[pid] thread[tid]  12.3 s so far  read  Reading from a pipe
+ *	 still-blocked on pipe:[123]"; "off-CPU" for a wait outside any syscall (and for CPU)
+ * @len: size of @buf
+ */
+void top_format_stalled(const struct top_stalled *s, char *buf, size_t len)
+{
+	const char *name = s->nr >= 0 ? syscall_name(s->nr) : NULL;
+	char who[64], sys[32];
+
+	snprintf(who, sizeof(who), "%s[%u] %s[%u]", s->pcomm, s->tgid, s->comm, s->tid);
+	if (name) {
+		snprintf(sys, sizeof(sys), "%s", name);
+	} else if (s->nr >= 0) {
+		snprintf(sys, sizeof(sys), "syscall %d", s->nr);
+	} else {
+		snprintf(sys, sizeof(sys), "off-CPU");
+	}
+	snprintf(buf, len, "%-44s %8.1f s so far  %-15s %s  still-blocked%s%s", who,
+		 (double)s->waited_ns / 1e9, sys, s->cause, s->object ? " on " : "",
+		 s->object ? s->object : "");
 }

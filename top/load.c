@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * load.c - `latsnap top`'s BPF program (bpf/top.bpf.c) opened, configured from the options,
- * loaded and attached, and the kernel symbols its stacks are named with; and all of it undone.
+ * loaded and attached (its stall scan run once), and the kernel symbols its stacks are named
+ * with; and all of it undone.
  */
 #include <errno.h>
 #include <string.h>
@@ -43,6 +44,21 @@ static void mark_syscalls(struct top_bpf *skel)
 	}
 }
 
+/* The syscalls that wait for work (the recorder's idle list): a long one is not a stall. */
+static void mark_idle(struct top_bpf *skel)
+{
+	volatile __u8 *idle = (volatile __u8 *)skel->rodata->idle_syscalls;
+	size_t i;
+	int nr;
+
+	for (i = 0; syscall_default_idle[i]; i++) {
+		nr = syscall_number(syscall_default_idle[i]);
+		if (nr >= 0 && nr < TOP_MAX_SYSCALLS) {
+			idle[nr] = 1;
+		}
+	}
+}
+
 /**
  * top_load() - starts counting: the BPF program loaded and attached, kernel symbols read
  * @t: the options set; receives the skeleton, the symbols and the start of the first period
@@ -73,6 +89,7 @@ int top_load(struct top *t)
 	t->skel->rodata->sample_ratio = t->opts.sample_ratio;
 	t->skel->rodata->include_kthreads = t->opts.kthreads;
 	mark_syscalls(t->skel);
+	mark_idle(t->skel);
 	err = top_bpf__load(t->skel);
 	if (err) {
 		ls_err("top: cannot load the BPF program: %s (root and a kernel with BTF are "
@@ -91,6 +108,10 @@ int top_load(struct top *t)
 	err = top_bpf__attach(t->skel);
 	if (err) {
 		ls_err("top: cannot attach the BPF program: %s", strerror(-err));
+		return err;
+	}
+	err = top_stalls_note(t);
+	if (err) {
 		return err;
 	}
 	t->last_drain_ns = ls_now_ns();

@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/duration.h"
 #include "lib/util.h"
@@ -22,6 +23,8 @@ static const char top_usage[] =
 	"  -j, --json             with --batch: each refresh as one JSON object per line\n"
 	"  -p, --pid PID          list only this process in the process part (repeatable)\n"
 	"  -k, --kernel-threads   count the waits of kernel threads too\n"
+	"      --hang DUR         list the threads waiting longer than DUR now, stuck ones\n"
+	"                         included (default 1s; off: no list)\n"
 	"      --rules FILE       cause rules, replacing the built-in set\n"
 	"      --sample-below DUR waits shorter than this are sampled (default 1ms)\n"
 	"      --sample-ratio N   ... 1 in N, each kept one counted N times (default 100; 1: all)\n"
@@ -36,6 +39,7 @@ enum {
 	OPT_RULES = 0x100,
 	OPT_SAMPLE_BELOW,
 	OPT_SAMPLE_RATIO,
+	OPT_HANG,
 };
 
 /* A whole decimal number from 1 to 1000000; -EINVAL for anything else. */
@@ -108,6 +112,14 @@ static int parse_option(struct top_opts *o, int c, char **argv)
 		}
 		o->sample_ratio = (uint32_t)n;
 		break;
+	case OPT_HANG:
+		if (!strcmp(optarg, "off")) {
+			o->hang_ns = 0;
+		} else if (ls_parse_duration(optarg, &o->hang_ns) || !o->hang_ns) {
+			ls_err("top: bad --hang '%s' (a duration such as 1s, or off)", optarg);
+			return 2;
+		}
+		break;
 	case 'v':
 		ls_verbose_enabled = true;
 		break;
@@ -143,6 +155,7 @@ int top_parse_args(struct top_opts *o, int argc, char **argv)
 		{ "rules", required_argument, NULL, OPT_RULES },
 		{ "sample-below", required_argument, NULL, OPT_SAMPLE_BELOW },
 		{ "sample-ratio", required_argument, NULL, OPT_SAMPLE_RATIO },
+		{ "hang", required_argument, NULL, OPT_HANG },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -152,6 +165,7 @@ int top_parse_args(struct top_opts *o, int argc, char **argv)
 	o->interval_ns = 5000000000ull;
 	o->sample_below_ns = 1000000;
 	o->sample_ratio = 100;
+	o->hang_ns = 1000000000ull;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":i:b:jp:kvh", longopts, NULL)) != -1) {

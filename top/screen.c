@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * screen.c - the live screen of `latsnap top` (ncurses): the system's table, the selected
- * process's (or thread's), the bar to move between them and the keys; a refresh each interval.
+ * screen.c - the live screen of `latsnap top` (ncurses): the system's table, the threads stalled
+ * now, the selected process's (or thread's) table, the bar to move between them and the keys; a
+ * refresh each interval.
  */
 #include <errno.h>
 #include <ncurses.h>
@@ -125,6 +126,33 @@ static void draw_selected(struct top *t, int y)
 	free(list);
 }
 
+/*
+ * The stalled threads at line @y, longest first, at most STALL_ROWS lines (the last one says how
+ * many more); returns the line below them, @y when there are none (nothing drawn).
+ */
+static int draw_stalled(struct top *t, int y)
+{
+	size_t n = t->cur.nr_stalled, shown, i;
+	char line[512];
+
+	if (!n) {
+		return y;
+	}
+	top_format_stalled_title(t, line, sizeof(line));
+	draw_line(y++, line, true);
+	shown = n > STALL_ROWS ? STALL_ROWS - 1 : n;
+	for (i = 0; i < shown; i++) {
+		top_format_stalled(&t->cur.stalled[i], line, sizeof(line));
+		draw_line(y++, line, false);
+	}
+	if (shown < n) {
+		snprintf(line, sizeof(line), "... and %zu more (--batch lists them all)",
+			 n - shown);
+		draw_line(y++, line, false);
+	}
+	return y + 1;
+}
+
 static void draw(struct top *t)
 {
 	char line[512];
@@ -146,6 +174,7 @@ static void draw(struct top *t)
 	rows = rows > SYSTEM_ROWS ? SYSTEM_ROWS : rows < 5 ? 5 : rows;
 	y = draw_table(t, y, 0, 0, (size_t)rows, t->cur.total_ns);
 	y++;
+	y = draw_stalled(t, y);
 	draw_selected(t, y);
 	draw_line(LINES - 1,
 		  "< >: previous/next  t: processes/threads  1: causes  2: special  3: objects  "

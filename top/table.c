@@ -119,7 +119,14 @@ size_t top_table(const struct top_wait *waits, size_t nr, uint32_t tgid, uint32_
 	return out;
 }
 
-static bool pid_listed(const struct top *t, uint32_t tgid)
+/**
+ * top_pid_listed() - whether a process is among the --pid ones (all are, without --pid)
+ * @t: the --pid list
+ * @tgid: the process
+ *
+ * Return: true when it is listed.
+ */
+bool top_pid_listed(const struct top *t, uint32_t tgid)
 {
 	size_t i;
 
@@ -180,7 +187,7 @@ size_t top_entities(struct top *t, bool threads, struct top_entity **listp)
 		struct top_wait *w = &p->waits[i];
 		uint32_t id = threads ? w->tid : w->tgid;
 
-		if (!pid_listed(t, w->tgid)) {
+		if (!top_pid_listed(t, w->tgid)) {
 			continue;
 		}
 		if (!e || e->id != id) {

@@ -7,7 +7,8 @@
  *	options.c	the command line
  *	load.c		the BPF program opened, configured, loaded and attached; kernel symbols
  *	drain.c		each refresh: the aggregates read and emptied, the stats read
- *	causes.c	the cause of each aggregate (cached) and its synchronization object
+ *	stalls.c	each refresh: the threads waiting longer than --hang (the stall scan)
+ *	causes.c	the cause of each aggregate or stall (cached) and its synchronization object
  *	table.c		a refresh grouped into the rows of a table, and into processes or threads
  *	format.c	the lines of the tables, as LatencyTOP writes them
  *	view.c		--batch: plain text or JSON
@@ -29,6 +30,8 @@
 
 #define SYSTEM_ROWS 10
 #define PROCESS_ROWS 8
+/* Stalled threads on the screen; --batch lists them all. */
+#define STALL_ROWS 5
 #define MAX_PIDS 64
 
 struct top_bpf;
@@ -43,6 +46,7 @@ struct top_opts {
 	const char *rules_path;
 	uint64_t sample_below_ns;
 	uint32_t sample_ratio;
+	uint64_t hang_ns; /* --hang: waits listed while they last beyond it; 0 for off */
 	int pids[MAX_PIDS];
 	size_t nr_pids;
 };
@@ -55,10 +59,25 @@ struct top_cause {
 	bool special;
 };
 
+/* A thread waiting longer than --hang at a refresh, as the stall scan found it. */
+struct top_stalled {
+	uint32_t tgid;
+	uint32_t tid;
+	uint64_t waited_ns; /* so far */
+	int32_t nr; /* syscall number; -1 outside any syscall, and for a wait for CPU */
+	bool before_top; /* blocked before top started: its start is the scheduler's (estimated) */
+	const char *cause; /* owned by the cause cache */
+	char *object; /* as struct top_wait's */
+	char comm[16];
+	char pcomm[16];
+};
+
 /* One refresh's data. */
 struct top_period {
 	struct top_wait *waits;
 	size_t nr;
+	struct top_stalled *stalled; /* longest first */
+	size_t nr_stalled;
 	uint64_t interval_ns;
 	uint64_t total_ns;
 	uint64_t stats[TOP_STAT_NR];
@@ -109,19 +128,27 @@ void top_unload(struct top *t);
 int top_drain(struct top *t);
 void top_drain_free(struct top *t);
 
+int top_stalls_scan(struct top *t, struct top_period *p);
+int top_stalls_note(struct top *t);
+void top_stalls_free(struct top_period *p);
+
 const struct top_cause *top_cause_of(struct top *t, const struct top_key *k);
+const struct top_cause *top_cause_of_stall(struct top *t, const struct top_stall *s);
 char *top_object_of(const struct top_key *k);
 void top_causes_clear(struct top *t);
 void top_causes_free(struct top *t);
 
 size_t top_entities(struct top *t, bool threads, struct top_entity **listp);
 size_t top_entity_index(const struct top_entity *list, size_t n, uint32_t id);
+bool top_pid_listed(const struct top *t, uint32_t tgid);
 
 const char *top_view_name(enum top_view view);
 void top_format_row(char *buf, size_t len, const struct top_row *r, uint64_t total, int width);
 void top_format_header(char *buf, size_t len, const char *what, int width);
 void top_format_title(const struct top *t, char *buf, size_t len);
 void top_format_entity(const struct top_entity *e, bool threads, char *buf, size_t len);
+void top_format_stalled_title(const struct top *t, char *buf, size_t len);
+void top_format_stalled(const struct top_stalled *s, char *buf, size_t len);
 
 void top_print_text(struct top *t, FILE *out);
 void top_print_json(struct top *t, FILE *out);

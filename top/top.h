@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* One aggregate of a refresh, its cause named and its object resolved. */
 struct top_wait {
@@ -54,6 +55,7 @@ size_t top_table(const struct top_wait *waits, size_t nr, uint32_t tgid, uint32_
 		 enum top_view view, enum top_sort sort, struct top_row **rowsp);
 size_t top_drain_map(int fd, size_t cap, struct top_key *keys, struct top_value *values,
 		     bool *batch_refused);
+ssize_t top_read_records(int fd, size_t size, void (*fn)(const void *rec, void *arg), void *arg);
 void top_format_ms(uint64_t ns, char *buf, size_t len);
 int top_main(int argc, char **argv);
 

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * view.c - `latsnap top --batch`: each refresh as plain text (the screen's tables, every
- * process listed) or as one JSON object per line.
+ * stalled thread and every process listed) or as one JSON object per line.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <json-c/json.h>
 
+#include "classify/syscalls.h"
 #include "lib/util.h"
 #include "top/top-int.h"
 
@@ -28,8 +29,26 @@ static void print_table(FILE *out, const struct top *t, uint32_t tgid, uint32_t 
 	free(rows);
 }
 
+/* The stalled threads, all of them, under their heading; nothing when there are none. */
+static void print_stalled(FILE *out, const struct top *t)
+{
+	char line[512];
+	size_t i;
+
+	if (!t->cur.nr_stalled) {
+		return;
+	}
+	top_format_stalled_title(t, line, sizeof(line));
+	fprintf(out, "\n%s\n", line);
+	for (i = 0; i < t->cur.nr_stalled; i++) {
+		top_format_stalled(&t->cur.stalled[i], line, sizeof(line));
+		fprintf(out, "%s\n", line);
+	}
+}
+
 /**
- * top_print_text() - one refresh as text: the system's table, then each process's
+ * top_print_text() - one refresh as text: the system's table, the stalled threads, then each
+ * process's
  * @t: the period, the view and the sort order
  * @out: where to
  */
@@ -42,6 +61,7 @@ void top_print_text(struct top *t, FILE *out)
 	top_format_title(t, line, sizeof(line));
 	fprintf(out, "%s\n\nSystem wide latencies (%s)\n", line, top_view_name(t->view));
 	print_table(out, t, 0, 0, SYSTEM_ROWS, t->cur.total_ns);
+	print_stalled(out, t);
 	n = top_entities(t, false, &list);
 	for (i = 0; i < n; i++) {
 		top_format_entity(&list[i], false, line, sizeof(line));
@@ -140,9 +160,44 @@ static struct json_object *json_processes(struct top *t)
 	return procs;
 }
 
+static struct json_object *json_string_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+/* The stalled threads, longest first: [] when there are none. */
+static struct json_object *json_stalled(const struct top *t)
+{
+	struct json_object *arr = json_object_new_array(), *o, *flags;
+	const struct top_stalled *s;
+	size_t i;
+
+	for (i = 0; i < t->cur.nr_stalled; i++) {
+		s = &t->cur.stalled[i];
+		o = json_object_new_object();
+		json_add_int(o, "pid", s->tgid);
+		json_add_int(o, "tid", s->tid);
+		json_object_object_add(o, "comm", json_object_new_string(s->comm));
+		json_object_object_add(o, "pcomm", json_object_new_string(s->pcomm));
+		json_object_object_add(
+			o, "syscall", json_string_or_null(s->nr >= 0 ? syscall_name(s->nr) : NULL));
+		json_add_int(o, "waited_ns", (int64_t)s->waited_ns);
+		json_object_object_add(o, "cause", json_object_new_string(s->cause));
+		json_object_object_add(o, "object", json_string_or_null(s->object));
+		flags = json_object_new_array();
+		json_object_array_add(flags, json_object_new_string("still-blocked"));
+		if (s->before_top) {
+			json_object_array_add(flags, json_object_new_string("before-top"));
+		}
+		json_object_object_add(o, "flags", flags);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
 /**
- * top_print_json() - one refresh as one line of JSON: totals, counters, the system's causes
- * and each process's
+ * top_print_json() - one refresh as one line of JSON: totals, counters, the system's causes,
+ * the stalled threads and each process's causes
  * @t: the period and the sort order (the view is always by cause, objects listed apart)
  * @out: where to
  */
@@ -160,7 +215,9 @@ void top_print_json(struct top *t, FILE *out)
 	json_add_int(root, "stack_failed", (int64_t)t->cur.stats[TOP_STAT_STACK_FAILED]);
 	json_add_int(root, "sample_below_ns", (int64_t)t->opts.sample_below_ns);
 	json_add_int(root, "sample_ratio", t->opts.sample_ratio);
+	json_add_int(root, "hang_ns", (int64_t)t->opts.hang_ns);
 	json_object_object_add(root, "system", json_rows(t, 0, 0, TOP_VIEW_CAUSE, t->cur.total_ns));
+	json_object_object_add(root, "stalled", json_stalled(t));
 	json_object_object_add(root, "processes", json_processes(t));
 	fprintf(out, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
 	fflush(out);

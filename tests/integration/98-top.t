@@ -2,20 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0
 # latsnap top: the live LatencyTOP view. Three workloads whose waits are known run meanwhile:
 # sleeper (100 ms naps), pipeloop (reads a pipe fed every 50 ms) and lockloop (thread waiter
-# blocks 50 ms on a mutex each round). Batch text and JSON are checked against them, then the
-# screen under a real terminal (tmux): causes per process, the keys, and the terminal restored.
+# blocks 50 ms on a mutex each round). Batch text and JSON are checked against them; then the
+# stalled list (--hang) against pipewait, whose read never ends within the test; then the
+# screen under a real terminal (tmux): causes per process, the stalled list, the keys, and the
+# terminal restored.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 require_root
 require jq tmux
 require_latsnap
-require_workloads sleeper pipeloop lockloop
+require_workloads sleeper pipeloop lockloop pipewait
 
 OUT=$TMPD/out ERR=$TMPD/err
 
 # --- usage errors ---
-for args in "--bogus" "-i xyz" "-i 10ms" "--batch 0" "--json" "--sample-ratio 0" "extra"; do
+for args in "--bogus" "-i xyz" "-i 10ms" "--batch 0" "--json" "--sample-ratio 0" "extra" \
+	"--hang 0" "--hang 0ms" "--hang 5x" "--hang -1s" "--hang"; do
 	# shellcheck disable=SC2086
 	run_latsnap "$OUT" "$ERR" top $args
 	is "$RC" 2 "top $args: usage error, exit 2"
@@ -27,6 +30,7 @@ like "$(cat "$ERR")" "none.rules" "top --rules MISSING: names the file"
 run_latsnap "$OUT" "$ERR" top --help
 is "$RC" 0 "top --help: exit 0"
 like "$(cat "$OUT")" '--batch N' "top --help lists --batch"
+like "$(cat "$OUT")" '--hang DUR' "top --help lists --hang"
 
 # --- the workloads ---
 WL_LOG=$TMPD/sleeper.log "$WL/sleeper" 100 100000 >/dev/null 2>&1 &
@@ -104,12 +108,119 @@ tail -n 1 "$OUT" >"$J"
 between "$(C "$SLEEPER" "Custom nap rule" .count)" 5 12 "--rules FILE names sleeper's naps"
 is "$(Q .sampled_out)" 0 "--sample-ratio 1: nothing sampled out"
 
+# --- stalls (--hang): a thread blocked for good, listed while it still waits ---
+# top runs 6 refreshes of 500 ms, each line stamped as it comes; pipewait starts once the first
+# is out (so the hooks see its read begin), its writer sleeping 10 min before writing: the reader
+# blocks in read() for good as far as this test goes. A refresh less than 0.9 s after its start
+# must not list it; one 1.6 s or more after must, as waiting (so far) at least 1 s and no longer
+# than it has run; the 0.5 s between leave room for the refresh's own delay.
+STAMPED=$TMPD/stamped
+(
+	timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" top --batch 6 -i 500ms --json --hang 1s 2>"$ERR" |
+		while IFS= read -r line; do printf '%s %s\n' "$(date +%s%N)" "$line"; done >"$STAMPED"
+) &
+TOPJOB=$!
+for i in $(seq 1 200); do
+	[ -s "$STAMPED" ] && break
+	sleep 0.1
+done
+T0=$(date +%s%N)
+WL_LOG=$TMPD/pw.log "$WL/pipewait" 600000 >/dev/null 2>&1 &
+PW=$!
+track_bg $PW
+wait $TOPJOB
+sleep 0.2
+PWTID=$(wl_log_get "$TMPD/pw.log" reader)
+PWRITER=$(wl_log_get "$TMPD/pw.log" writer)
+track_bg "$PWRITER"
+is "$(grep -c '' "$STAMPED")" 6 "--hang 1s --batch 6: six refreshes"
+[ "$(grep -c '' "$STAMPED")" = 6 ] || diag_file "$ERR" "stderr: "
+is "$PWTID" "$PW" "pipewait: its reader is its main thread"
+early=0 early_listed=0 late=0 late_missing=0 listed=0 bad_waited=0
+while read -r stamp json; do
+	age=$((stamp - T0))
+	[ "$age" -gt 0 ] || continue
+	waited=$(jq -r ".stalled[] | select(.tid == $PWTID) | .waited_ns" <<<"$json")
+	if [ "$age" -lt 900000000 ]; then
+		early=$((early + 1))
+		[ -z "$waited" ] || early_listed=$((early_listed + 1))
+	elif [ "$age" -ge 1600000000 ]; then
+		late=$((late + 1))
+		[ -n "$waited" ] || late_missing=$((late_missing + 1))
+	fi
+	if [ -n "$waited" ]; then
+		listed=$((listed + 1))
+		# At least --hang; not longer than pipewait has run; its delay at most 0.5 s.
+		if [ "$waited" -lt 1000000000 ] || [ "$waited" -gt "$age" ] ||
+			[ "$waited" -lt $((age - 500000000)) ]; then
+			bad_waited=$((bad_waited + 1))
+			diag "refresh $age ns after pipewait's start: waited_ns $waited"
+		fi
+		LAST_JSON=$json
+	fi
+done <"$STAMPED"
+between "$early" 1 3 "stalls: refreshes within 0.9 s of pipewait's start ($early)"
+is "$early_listed" 0 "stalls: none of them lists it (waiting less than --hang 1s)"
+between "$late" 1 4 "stalls: refreshes 1.6 s or more after its start ($late)"
+is "$late_missing" 0 "stalls: each of them lists it"
+is "$bad_waited" 0 "stalls: waited_ns is at least 1 s, and how long it has run so far"
+if [ "$listed" -gt 0 ]; then
+	S() { jq -c ".stalled[] | select(.tid == $PWTID) | $1" <<<"$LAST_JSON"; }
+	is "$(S .pid)" "$PW" "stalls: pid"
+	is "$(S .tid)" "$PWTID" "stalls: tid"
+	is "$(S .comm)" '"pipewait"' "stalls: comm"
+	is "$(S .pcomm)" '"pipewait"' "stalls: pcomm"
+	is "$(S .syscall)" '"read"' "stalls: syscall read"
+	is "$(S .cause)" '"Reading from a pipe"' "stalls: the cause, from its kernel stack"
+	like "$(S .object)" '^"pipe:\[[0-9]+\]"$' "stalls: the object, its pipe"
+	is "$(S .flags)" '["still-blocked"]' "stalls: flags still-blocked (its start seen by top)"
+	is "$(jq -r .hang_ns <<<"$LAST_JSON")" 1000000000 "stalls: hang_ns"
+else
+	fail "stalls: pipewait never listed"
+	diag_file "$STAMPED" "stamped: " 6
+fi
+ok 'head -n 1 "$STAMPED" | cut -d" " -f2- | jq -e ".stalled | type == \"array\"" >/dev/null' \
+	"stalls: \"stalled\" is in every refresh"
+
+# Blocked before top started: the start is the scheduler's last switch out of the thread.
+before=$(date +%s%N)
+run_latsnap "$OUT" "$ERR" top --batch 1 -i 500ms --json -p "$PW"
+after=$(date +%s%N)
+is "$RC" 0 "stalls, blocked before top: exit 0"
+tail -n 1 "$OUT" >"$J"
+is "$(Q "[.stalled[] | select(.tid == $PWTID) | .flags] | .[0]" | jq -c .)" \
+	'["still-blocked","before-top"]' "stalls, blocked before top: flags still-blocked, before-top"
+between "$(Q ".stalled[] | select(.tid == $PWTID) | .waited_ns")" $((before - T0)) $((after - T0)) \
+	"stalls, blocked before top: waited_ns counts from its start, not top's"
+is "$(Q '[.stalled[].pid] | unique | map(tostring) | join(" ")')" "$PW" \
+	"stalls: --pid lists that process's stalls only"
+
+# Text: the section below the system-wide table, one line per stalled thread.
+run_latsnap "$OUT" "$ERR" top --batch 1 -i 500ms -p "$PW"
+is "$RC" 0 "stalls, text: exit 0"
+ok 'grep -q "^Stalled now (waiting longer than 1s)\$" "$OUT"' "stalls, text: the section's heading"
+ok "grep -Eq '^pipewait\[$PW\] pipewait\[$PWTID\] +[0-9]+\.[0-9] s so far  read +Reading from a pipe  still-blocked on pipe:\[[0-9]+\]\$' \"\$OUT\"" \
+	"stalls, text: pipewait's line (who, how long so far, syscall, cause, still-blocked, object)"
+ok '[ "$(sed -n "/^System wide latencies/,/^Stalled now/p" "$OUT" | tail -n 2 | head -n 1)" = "" ]' \
+	"stalls, text: below the system-wide table, after a blank line"
+grep -q "^Stalled now" "$OUT" || diag_file "$OUT" "stdout: "
+
+# --hang off: no scan, nothing listed.
+run_latsnap "$OUT" "$ERR" top --batch 2 -i 500ms --json --hang off -p "$PW"
+is "$RC" 0 "--hang off: exit 0"
+is "$(jq -s -c '[.[].stalled]' "$OUT")" '[[],[]]' "--hang off: \"stalled\" is [] in each refresh"
+is "$(jq -s -c '[.[].hang_ns]' "$OUT")" '[0,0]' "--hang off: hang_ns 0"
+run_latsnap "$OUT" "$ERR" top --batch 1 -i 500ms --hang off -p "$PW"
+ok '! grep -q "^Stalled now" "$OUT"' "--hang off, text: no stalled section"
+run_latsnap "$OUT" "$ERR" top --batch 1 -i 500ms --hang 1h -p "$PW"
+ok '! grep -q "^Stalled now" "$OUT"' "--hang 1h, text: none waits that long, no section"
+
 # --- the screen, in tmux ---
 S=latsnap-top-$$
 PANE=$TMPD/pane
 tmux kill-session -t "$S" 2>/dev/null
 tmux new-session -d -s "$S" -x 150 -y 45 \
-	"$LATSNAP top -i 1s ${PIDS[*]}; echo EXITED rc=\$?; sleep 60"
+	"$LATSNAP top -i 1s ${PIDS[*]} -p $PW; echo EXITED rc=\$?; sleep 60"
 cap() { tmux capture-pane -p -t "$S" >"$PANE"; }
 alt() { tmux display -p -t "$S" '#{alternate_on}'; }
 selected() { sed -n 's/^Process [^ ]* (\([0-9]*\)).*/\1/p' "$PANE" | head -n 1; }
@@ -135,6 +246,8 @@ wait_screen '[ -n "$(selected)" ]' 20
 ok 'grep -q "^latsnap top " "$PANE"' "screen: title line"
 ok 'grep -q "^System wide latencies (by cause)" "$PANE"' "screen: System wide latencies"
 ok 'grep -q "< >: previous/next" "$PANE"' "screen: the hint line with the keys"
+ok 'grep -q "^Stalled now (waiting longer than 1s)" "$PANE" && grep -Eq "^pipewait\[$PW\] pipewait\[$PWTID\] .* s so far  read " "$PANE"' \
+	"screen: the stalled section lists pipewait's read"
 is "$(alt)" 1 "screen: the terminal is in the alternate screen"
 declare -A SEEN_CAUSE=()
 FIRST=$(selected)

@@ -3,10 +3,12 @@
  * test_top.c - the tables of `latsnap top`: aggregates of a refresh grouped by cause or by
  * object, filtered by process, thread and view, sorted by each key; durations as shown. As root,
  * the drain of a real BPF hash map: in batches and one key at a time, everything taken once,
- * what does not fit left for the next drain, and the fallback when batches are refused.
+ * what does not fit left for the next drain, and the fallback when batches are refused. The
+ * records of the stall scan read back whole whatever the reads cut.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 
@@ -160,6 +162,80 @@ static void drain_tests(void)
 	close(afd);
 }
 
+/* A record of an odd size, as the stall scan's are of a size no read() is cut at. */
+struct rec {
+	uint32_t seq;
+	char fill[333];
+};
+
+struct seen {
+	uint32_t next;
+	bool in_order;
+};
+
+static void rec_check(const void *p, void *arg)
+{
+	const struct rec *r = p;
+	struct seen *s = arg;
+
+	if (r->seq != s->next || r->fill[0] != (char)r->seq || r->fill[332] != (char)~r->seq) {
+		s->in_order = false;
+	}
+	s->next++;
+}
+
+/*
+ * @nbytes of records 0, 1, ... sent in @chunk-byte messages on a SOCK_SEQPACKET socket, where
+ * each read() returns one message: what top_read_records() makes of them.
+ */
+static ssize_t read_chunked(size_t nbytes, size_t chunk, struct seen *s)
+{
+	static struct rec recs[8];
+	size_t i, off;
+	ssize_t n;
+	int sv[2];
+
+	for (i = 0; i < 8; i++) {
+		recs[i].seq = (uint32_t)i;
+		memset(recs[i].fill, 0, sizeof(recs[i].fill));
+		recs[i].fill[0] = (char)i;
+		recs[i].fill[332] = (char)~i;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv)) {
+		return -errno;
+	}
+	for (off = 0; off < nbytes; off += chunk) {
+		if (send(sv[1], (char *)recs + off, nbytes - off < chunk ? nbytes - off : chunk,
+			 0) < 0) {
+			close(sv[0]);
+			close(sv[1]);
+			return -errno;
+		}
+	}
+	close(sv[1]);
+	s->next = 0;
+	s->in_order = true;
+	n = top_read_records(sv[0], sizeof(struct rec), rec_check, s);
+	close(sv[0]);
+	return n;
+}
+
+static void read_records_tests(void)
+{
+	struct seen s;
+
+	is_int((int)read_chunked(5 * sizeof(struct rec), 100, &s), 5,
+	       "records cut every 100 bytes: 5 read");
+	ok(s.in_order && s.next == 5, "records cut every 100 bytes: each whole, in order");
+	is_int((int)read_chunked(8 * sizeof(struct rec), sizeof(struct rec) * 3 + 7, &s), 8,
+	       "three records and a bit a read: 8 read");
+	ok(s.in_order && s.next == 8, "three records and a bit a read: each whole, in order");
+	is_int((int)read_chunked(0, 1, &s), 0, "nothing to read: no record");
+	is_int((int)read_chunked(2 * sizeof(struct rec) + 50, 64, &s), -EPROTO,
+	       "the end cuts a record: -EPROTO");
+	is_int((int)s.next, 2, "the end cuts a record: the two before it were read");
+}
+
 /* The rows of the last query(). */
 static struct top_row *rows;
 
@@ -219,6 +295,7 @@ int main(void)
 	top_format_ms(100000, buf, sizeof(buf));
 	is_str(buf, "0.1 msec", "0.1 ms in msec");
 
+	read_records_tests();
 	drain_tests();
 	return tap_done();
 }
