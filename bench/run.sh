@@ -591,25 +591,31 @@ fi
 
 if has 7; then
 	say "7: the stall scan: per scan, with the machine's tasks and with $IDLE_N idle threads more"
-	# stall_run TAG PID: record -p PID with a short --hang (scans every 10 ms ... 62 ms), for
-	# STALL_SECONDS; its -v totals line "stall checks: N scans, X us each ..." into $TMP/stall-TAG.
+	# stall_run TAG TARGET...: record TARGET (-p PID, or -a) with --hang 250ms (a scan every
+	# 125 ms), for STALL_SECONDS; its -v totals line "stall checks: N scans, X us each ..." into
+	# $TMP/stall-TAG.
 	stall_run() {
-		"$LATSNAP" record -v --no-snapshot -t 50ms --hang 250ms -d "${STALL_SECONDS}s" -p "$2" \
-			>/dev/null 2>"$TMP/stall-$1.err" || true
+		local tag=$1
+		shift
+		"$LATSNAP" record -v --no-snapshot -t 50ms --hang 250ms -d "${STALL_SECONDS}s" "$@" \
+			>/dev/null 2>"$TMP/stall-$tag.err" || true
+		set -- "$tag"
 		grep 'stall checks:' "$TMP/stall-$1.err" | tail -n 1 >"$TMP/stall-$1" || true
-		ls -d /proc/[0-9]*/task/[0-9]* 2>/dev/null | wc -l >"$TMP/stall-$1.tasks"
+		# Every task of the machine: /proc/loadavg's "running/total".
+		awk '{ split($4, t, "/"); print t[2] }' /proc/loadavg >"$TMP/stall-$1.tasks"
 	}
 	sleep 600 &
 	STALL_SLEEP=$!
-	stall_run base "$STALL_SLEEP"
+	stall_run base -p "$STALL_SLEEP"
 	"$BB/idlethreads" "$IDLE_N" $((3 * STALL_SECONDS + 30)) 2>"$TMP/idle.err" &
 	IDLE_PID=$!
 	for _ in $(seq 600); do
 		grep -q '^ready' "$TMP/idle.err" 2>/dev/null && break
 		sleep 0.1
 	done
-	stall_run untracked "$STALL_SLEEP"
-	stall_run tracked "$IDLE_PID"
+	stall_run untracked -p "$STALL_SLEEP"
+	stall_run all -a
+	stall_run tracked -p "$IDLE_PID"
 	kill "$STALL_SLEEP" "$IDLE_PID" 2>/dev/null || true
 	wait "$STALL_SLEEP" "$IDLE_PID" 2>/dev/null || true
 fi
@@ -892,18 +898,20 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 	fi
 	if has 7; then
 		echo
-		echo "## 7. The stall scan (\`record --hang\`): one walk over every task of the machine, $STALL_SECONDS s of \`record -p PID --hang 250ms\` (a scan every 62 ms)"
+		echo "## 7. The stall scan (\`record --hang\`): $STALL_SECONDS s of \`record -p PID --hang 250ms\` (or -a), a scan every 125 ms"
 		echo
-		echo "A BPF task iterator visits each task; a thread is handed over when it is tracked and has waited"
-		echo "longer than the threshold. Nothing runs on the threads' own hooks. \"CPU at --hang 1s\" is one"
-		echo "scan's time every 250 ms (the default --hang with -t 50ms), in % of one CPU."
+		echo "A BPF task iterator visits the threads of each tracked process (every task with -a); a thread is"
+		echo "handed over when it has waited longer than the threshold. Nothing runs on the threads' own hooks."
+		echo "\"CPU at --hang 1s\" is one scan's time every 500 ms (the default --hang with -t 50ms), in % of"
+		echo "one CPU (a scan taking more than 1% of its period makes the period longer)."
 		echo
 		echo "| threads | tasks on the machine | scans | µs per scan (mean) | µs (max) | threads handed over per scan | CPU at --hang 1s |"
 		echo "|---|---|---:|---:|---:|---:|---:|"
-		for tag in base untracked tracked; do
+		for tag in base untracked all tracked; do
 			case $tag in
 			base) what="a sleeping process tracked" ;;
 			untracked) what="a sleeping process tracked; idle threads of another, untracked" ;;
+			all) what="-a: every thread tracked; idle threads (waiting since before: left out)" ;;
 			*) what="idle threads tracked (waiting since before: followed, not reported)" ;;
 			esac
 			if [ -s "$TMP/stall-$tag" ]; then
@@ -915,7 +923,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 						if ($(i + 1) == "threads") h = $i
 					}
 					printf "| %s | %d | %d | %.1f | %.1f | %.0f | %.3f%% |\n", w, t, n, m, x,
-						n ? h / n : 0, m / 250000 * 100 }' "$TMP/stall-$tag"
+						n ? h / n : 0, m / (100 * m > 500000 ? 100 * m : 500000) * 100 }' "$TMP/stall-$tag"
 			else
 				echo "| $what | failed: no stall totals (see $TMP/stall-$tag.err) | | | | | |"
 			fi

@@ -1956,9 +1956,10 @@ int ls_stall_scan(struct bpf_iter__task *ctx)
 	} else if (!stall_tid) {
 		/*
 		 * Never switched out since it was tracked: it has waited since before. Only with
-		 * named targets (-p, COMMAND): with -a, every idle thread of the machine is here.
+		 * named targets (-p): with -a, every idle thread of the machine is here, and with
+		 * the registered processes, every idle thread of every service.
 		 */
-		if (track_all || task->__state == TASK_RUNNING) {
+		if (track_all || track_registered || task->__state == TASK_RUNNING) {
 			return 0;
 		}
 		r->flags |= LS_STALL_NO_STATE;

@@ -862,10 +862,11 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 
 		stall_totals(st->stalls, &s);
 		ls_verbose("record: stall checks: %" PRIu64 " scans, %.1f us each on average, "
-			   "%.1f us at most, %" PRIu64 " threads handed over; %" PRIu64
-			   " still blocked, %" PRIu64 " unfinished, %" PRIu64 " deadlocks",
+			   "%.1f us at most, %" PRIu64 " threads handed over (%" PRIu64
+			   " not followed); %" PRIu64 " still blocked, %" PRIu64 " unfinished, %" PRIu64
+			   " deadlocks",
 			   s.scans, s.scans ? s.scan_ns / 1e3 / (double)s.scans : 0.0,
-			   s.max_scan_ns / 1e3, s.records, s.still_blocked, s.unfinished,
+			   s.max_scan_ns / 1e3, s.records, s.dropped, s.still_blocked, s.unfinished,
 			   s.deadlocks);
 	}
 	if (t.ctx_events || t.ctx_lost) {

@@ -3,8 +3,9 @@
  * stall.c - stalls caught while they last (record --hang).
  *
  * An outlier otherwise exists only once its wait ends: a thread that never wakes reaches no hook
- * again. So every period (a quarter of --hang, within 10 ms..1 s) the tracker's stall scan walks
- * the tasks in the kernel and hands over each tracked thread waiting longer than the threshold.
+ * again. So every period (half --hang, within 10 ms..500 ms, or longer when a scan takes more
+ * than 1% of it) the tracker's stall scan walks the threads of the tracked processes in the
+ * kernel and hands over each one waiting longer than the threshold.
  * A wait is known by its thread and its start; one that reaches --hang is reported once, flagged
  * still-blocked, with its stacks now (the user stack unwound from outside: the thread cannot run
  * a signal handler) and who holds what it waits for. Its end, if it comes, is reported again by
@@ -14,8 +15,9 @@
  * Holders: for a futex of a glibc mutex, the owner the mutex records; waits whose owners wait,
  * in turn, for the first ones form a cycle: a deadlock, its members reported together.
  *
- * Cost: one scan visits every task of the machine once in the kernel (task storage lookup, a
- * few loads); a record is written only for the threads waiting longer than the threshold. What
+ * Cost: one scan visits the threads of each tracked process (every task of the machine with -a,
+ * or with more than 64 tracked processes) in the kernel, a task storage lookup and a few loads
+ * each; a record is written only for the threads waiting longer than the threshold. What
  * user space does per wait (a holder lookup reading 12 bytes of the process's memory) is done
  * once per wait, not per scan. Stacks are read and unwound only for waits reported.
  */
@@ -38,14 +40,13 @@
 
 /* The longest cycle of waits followed: deadlocks are of two or three threads, mostly. */
 #define STALL_MAX_CYCLE 16
-/* Waits followed at once; more than this in one scan are reported without holders or cycles. */
-#define STALL_MAX_WAITS 4096
+/* Waits followed at once; beyond this, a scan's further threads are left out (and counted). */
+#define STALL_MAX_WAITS 65536
 
 struct stall_wait {
 	struct ls_stall rec; /* as the last scan saw it */
 	uint64_t first_seen_ns; /* the start of a wait begun before tracking (LS_STALL_NO_STATE) */
 	int32_t owner; /* the mutex owner's tid: -1 not looked up yet, 0 none known */
-	unsigned int seen; /* the scan that last saw it */
 	bool reported;
 	bool handled; /* by the report_due() under way */
 };
@@ -58,9 +59,12 @@ struct stall_check {
 	uint64_t next_ns;
 	stall_outlier_fn fn;
 	void *ctx;
+	/* The last scan's waits, sorted by tid; the one under way's, as they come. */
 	struct stall_wait *waits;
 	size_t nr_waits;
-	unsigned int gen;
+	struct stall_wait *next;
+	size_t nr_next;
+	size_t cap;
 	bool finishing;
 	struct stall_totals totals;
 };
@@ -81,19 +85,14 @@ int stall_open(struct stall_check **scp, struct tracker *tr, uint64_t hang_ns,
 	if (!sc) {
 		return -ENOMEM;
 	}
-	sc->waits = calloc(STALL_MAX_WAITS, sizeof(*sc->waits));
-	if (!sc->waits) {
-		free(sc);
-		return -ENOMEM;
-	}
 	sc->tr = tr;
 	sc->hang_ns = hang_ns;
 	sc->min_ns = threshold_ns < hang_ns ? threshold_ns : hang_ns;
-	sc->period_ns = hang_ns / 4;
+	sc->period_ns = hang_ns / 2;
 	if (sc->period_ns < 10000000) {
 		sc->period_ns = 10000000;
-	} else if (sc->period_ns > 1000000000) {
-		sc->period_ns = 1000000000;
+	} else if (sc->period_ns > 500000000) {
+		sc->period_ns = 500000000;
 	}
 	sc->next_ns = ls_now_ns() + sc->period_ns;
 	sc->fn = fn;
@@ -117,56 +116,82 @@ static bool same_wait(const struct stall_wait *w, const struct ls_stall *rec)
 static int on_record(const struct ls_stall *rec, void *ctx)
 {
 	struct stall_check *sc = ctx;
-	struct stall_wait *w = NULL;
-	size_t i;
+	struct stall_wait *grown, *w;
+	size_t cap;
 
 	sc->totals.records++;
-	for (i = 0; i < sc->nr_waits; i++) {
-		if (same_wait(&sc->waits[i], rec)) {
-			w = &sc->waits[i];
-			break;
-		}
-	}
-	if (!w) {
-		if (sc->nr_waits == STALL_MAX_WAITS) {
+	if (sc->nr_next == sc->cap) {
+		if (sc->cap == STALL_MAX_WAITS) {
+			sc->totals.dropped++;
 			return 0;
 		}
-		w = &sc->waits[sc->nr_waits++];
-		memset(w, 0, sizeof(*w));
-		w->owner = -1;
-		w->first_seen_ns = rec->now_ns;
+		cap = sc->cap ? 2 * sc->cap : 64;
+		grown = realloc(sc->next, cap * sizeof(*grown));
+		if (!grown) {
+			sc->totals.dropped++;
+			return 0;
+		}
+		sc->next = grown;
+		/* Both arrays have room for as many: they are swapped after each scan. */
+		grown = realloc(sc->waits, cap * sizeof(*grown));
+		if (!grown) {
+			sc->totals.dropped++;
+			return 0;
+		}
+		sc->waits = grown;
+		sc->cap = cap;
 	}
+	w = &sc->next[sc->nr_next++];
+	memset(w, 0, sizeof(*w));
 	w->rec = *rec;
-	if (rec->flags & LS_STALL_NO_STATE) {
-		w->rec.start_ns = w->first_seen_ns;
-	}
-	w->seen = sc->gen;
+	w->owner = -1;
+	w->first_seen_ns = rec->now_ns;
 	return 0;
 }
 
-/* Waits the last scan did not see have ended (or their thread has): forget them. */
-static void forget_ended(struct stall_check *sc)
+static int by_tid(const void *a, const void *b)
 {
-	size_t i, n = 0;
+	const struct stall_wait *x = a, *y = b;
 
-	for (i = 0; i < sc->nr_waits; i++) {
-		if (sc->waits[i].seen == sc->gen) {
-			sc->waits[n++] = sc->waits[i];
-		}
-	}
-	sc->nr_waits = n;
+	return x->rec.tid < y->rec.tid ? -1 : x->rec.tid > y->rec.tid;
 }
 
 static struct stall_wait *wait_of_tid(struct stall_check *sc, int32_t tid)
 {
+	struct stall_wait key;
+
+	key.rec.tid = (uint32_t)tid;
+	return bsearch(&key, sc->waits, sc->nr_waits, sizeof(key), by_tid);
+}
+
+/*
+ * carry_over - the scan's waits replace the last one's: what was known of a wait seen again
+ * (its owner, whether it was reported, when a wait begun before tracking was first seen) goes
+ * with it; waits not seen again have ended, or their thread has.
+ */
+static void carry_over(struct stall_check *sc)
+{
+	struct stall_wait *w, *old, *swap;
 	size_t i;
 
-	for (i = 0; i < sc->nr_waits; i++) {
-		if ((int32_t)sc->waits[i].rec.tid == tid) {
-			return &sc->waits[i];
+	qsort(sc->next, sc->nr_next, sizeof(*sc->next), by_tid);
+	for (i = 0; i < sc->nr_next; i++) {
+		w = &sc->next[i];
+		old = wait_of_tid(sc, (int32_t)w->rec.tid);
+		if (old && same_wait(old, &w->rec)) {
+			w->owner = old->owner;
+			w->reported = old->reported;
+			w->first_seen_ns = old->first_seen_ns;
+		}
+		if (w->rec.flags & LS_STALL_NO_STATE) {
+			w->rec.start_ns = w->first_seen_ns;
 		}
 	}
-	return NULL;
+	swap = sc->waits;
+	sc->waits = sc->next;
+	sc->nr_waits = sc->nr_next;
+	sc->next = swap;
+	sc->nr_next = 0;
 }
 
 static void query_of(const struct ls_stall *rec, const struct outlier_frames *user,
@@ -381,7 +406,7 @@ static int scan(struct stall_check *sc, uint64_t min_ns)
 	uint64_t t0 = ls_now_ns(), took;
 	int err;
 
-	sc->gen++;
+	sc->nr_next = 0;
 	err = tracker_scan_stalls(sc->tr, min_ns, on_record, sc);
 	took = ls_now_ns() - t0;
 	sc->totals.scans++;
@@ -393,7 +418,7 @@ static int scan(struct stall_check *sc, uint64_t min_ns)
 		ls_verbose("record: the stall scan failed: %s", strerror(-err));
 		return err;
 	}
-	forget_ended(sc);
+	carry_over(sc);
 	find_owners(sc);
 	return 0;
 }
@@ -405,14 +430,16 @@ static int scan(struct stall_check *sc, uint64_t min_ns)
  */
 int stall_poll(struct stall_check *sc)
 {
-	uint64_t now = ls_now_ns();
+	uint64_t now = ls_now_ns(), took;
 
 	if (now >= sc->next_ns) {
 		if (!scan(sc, sc->min_ns)) {
 			report_due(sc);
 		}
-		now = ls_now_ns();
-		sc->next_ns = now + sc->period_ns;
+		took = ls_now_ns() - now;
+		now += took;
+		/* At most 1% of a CPU, however many threads there are: then less often. */
+		sc->next_ns = now + (100 * took > sc->period_ns ? 100 * took : sc->period_ns);
 	}
 	return (int)((sc->next_ns - now) / 1000000) + 1;
 }
@@ -451,6 +478,7 @@ void stall_close(struct stall_check *sc)
 {
 	if (sc) {
 		free(sc->waits);
+		free(sc->next);
 		free(sc);
 	}
 }

@@ -25,6 +25,7 @@ struct stall_totals {
 	uint64_t scan_ns; /* spent in the kernel scans, all of them */
 	uint64_t max_scan_ns;
 	uint64_t records; /* threads the scans handed over */
+	uint64_t dropped; /* of those, not followed: more waits at once than it keeps */
 	uint64_t still_blocked; /* reported while waiting */
 	uint64_t unfinished; /* reported at the end of the run */
 	uint64_t deadlocks; /* cycles found */

@@ -93,6 +93,7 @@ own "deep stack (50 more frames)" 1
 # 7
 own "a sleeping process tracked" 1
 own "a sleeping process tracked; idle threads of another, untracked" 1
+own "-a: every thread tracked; idle threads (waiting since before: left out)" 1
 own "idle threads tracked (waiting since before: followed, not reported)" 1
 
 is "$(ls -d "$TMPD"/tmp/latsnap-bench.* 2>/dev/null)" "" \
