@@ -592,7 +592,7 @@ fi
 if has 7; then
 	say "7: the stall scan: per scan, with the machine's tasks and with $IDLE_N idle threads more"
 	# stall_run TAG TARGET...: record TARGET (-p PID, or -a) with --hang 250ms (a scan every
-	# 125 ms), for STALL_SECONDS; its -v totals line "stall checks: N scans, X us each ..." into
+	# 62 ms), for STALL_SECONDS; its -v totals line "stall checks: N scans, X us each ..." into
 	# $TMP/stall-TAG.
 	stall_run() {
 		local tag=$1
@@ -898,11 +898,11 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 	fi
 	if has 7; then
 		echo
-		echo "## 7. The stall scan (\`record --hang\`): $STALL_SECONDS s of \`record -p PID --hang 250ms\` (or -a), a scan every 125 ms"
+		echo "## 7. The stall scan (\`record --hang\`): $STALL_SECONDS s of \`record -p PID --hang 250ms\` (or -a), a scan every 62 ms"
 		echo
 		echo "A BPF task iterator visits the threads of each tracked process (every task with -a); a thread is"
 		echo "handed over when it has waited longer than the threshold. Nothing runs on the threads' own hooks."
-		echo "\"CPU at --hang 1s\" is one scan's time every 500 ms (the default --hang with -t 50ms), in % of"
+		echo "\"CPU at --hang 1s\" is one scan's time every 250 ms (the default --hang with -t 50ms), in % of"
 		echo "one CPU (a scan taking more than 1% of its period makes the period longer)."
 		echo
 		echo "| threads | tasks on the machine | scans | µs per scan (mean) | µs (max) | threads handed over per scan | CPU at --hang 1s |"
@@ -923,7 +923,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 						if ($(i + 1) == "threads") h = $i
 					}
 					printf "| %s | %d | %d | %.1f | %.1f | %.0f | %.3f%% |\n", w, t, n, m, x,
-						n ? h / n : 0, m / (100 * m > 500000 ? 100 * m : 500000) * 100 }' "$TMP/stall-$tag"
+						n ? h / n : 0, m / (100 * m > 250000 ? 100 * m : 250000) * 100 }' "$TMP/stall-$tag"
 			else
 				echo "| $what | failed: no stall totals (see $TMP/stall-$tag.err) | | | | | |"
 			fi

@@ -3,8 +3,8 @@
  * stall.c - stalls caught while they last (record --hang).
  *
  * An outlier otherwise exists only once its wait ends: a thread that never wakes reaches no hook
- * again. So every period (half --hang, within 10 ms..500 ms, or longer when a scan takes more
- * than 1% of it) the tracker's stall scan walks the threads of the tracked processes in the
+ * again. So every period (a quarter of --hang, within 10 ms..250 ms, or longer when a scan takes
+ * more than 1% of it) the tracker's stall scan walks the threads of the tracked processes in the
  * kernel and hands over each one waiting longer than the threshold.
  * A wait is known by its thread and its start; one that reaches --hang is reported once, flagged
  * still-blocked, with its stacks now (the user stack unwound from outside: the thread cannot run
@@ -88,11 +88,11 @@ int stall_open(struct stall_check **scp, struct tracker *tr, uint64_t hang_ns,
 	sc->tr = tr;
 	sc->hang_ns = hang_ns;
 	sc->min_ns = threshold_ns < hang_ns ? threshold_ns : hang_ns;
-	sc->period_ns = hang_ns / 2;
+	sc->period_ns = hang_ns / 4;
 	if (sc->period_ns < 10000000) {
 		sc->period_ns = 10000000;
-	} else if (sc->period_ns > 500000000) {
-		sc->period_ns = 500000000;
+	} else if (sc->period_ns > 250000000) {
+		sc->period_ns = 250000000;
 	}
 	sc->next_ns = ls_now_ns() + sc->period_ns;
 	sc->fn = fn;
