@@ -863,8 +863,8 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 		stall_totals(st->stalls, &s);
 		ls_verbose("record: stall checks: %" PRIu64 " scans, %.1f us each on average, "
 			   "%.1f us at most, %" PRIu64 " threads handed over (%" PRIu64
-			   " not followed); %" PRIu64 " still blocked, %" PRIu64 " unfinished, %" PRIu64
-			   " deadlocks",
+			   " not followed); %" PRIu64 " still blocked, %" PRIu64
+			   " unfinished, %" PRIu64 " deadlocks",
 			   s.scans, s.scans ? s.scan_ns / 1e3 / (double)s.scans : 0.0,
 			   s.max_scan_ns / 1e3, s.records, s.dropped, s.still_blocked, s.unfinished,
 			   s.deadlocks);
@@ -1100,9 +1100,11 @@ int record_main(int argc, char **argv)
 	if (!opts.no_snapshot && recorder_open(&st.recorder, &opts.rec, tr)) {
 		goto out;
 	}
-	if (!opts.no_hang && stall_open(&st.stalls, tr, opts.hang_ns, opts.threshold_ns <
-			     opts.sleep_threshold_ns ? opts.threshold_ns : opts.sleep_threshold_ns,
-			     take_outlier, &st)) {
+	if (!opts.no_hang &&
+	    stall_open(&st.stalls, tr, opts.hang_ns,
+		       opts.threshold_ns < opts.sleep_threshold_ns ? opts.threshold_ns :
+								     opts.sleep_threshold_ns,
+		       take_outlier, &st)) {
 		goto out;
 	}
 	if (opts.command) {

@@ -291,8 +291,8 @@ static void add_holder(struct stall_check *sc, const struct stall_wait *w, struc
 		return;
 	}
 	if (hs.nr_kips) {
-		tracker_kernel_frames(sc->tr, (const uint64_t *)hs.kips, hs.nr_kips > LS_MAX_DEPTH ? LS_MAX_DEPTH :
-										  hs.nr_kips,
+		tracker_kernel_frames(sc->tr, (const uint64_t *)hs.kips,
+				      hs.nr_kips > LS_MAX_DEPTH ? LS_MAX_DEPTH : hs.nr_kips,
 				      &holder->kernel_frames);
 	}
 	tracker_stall_user_frames(sc->tr, &hs, &holder->frames);
@@ -342,8 +342,9 @@ static void report(struct stall_check *sc, struct stall_wait *w, const char *cau
 		sc->totals.unfinished++;
 	} else {
 		ls_format_duration(sc->hang_ns, hang, sizeof(hang));
-		outlier_add_flag(o, "still-blocked: still waiting when checked, after %s (--hang %s);"
-				    " reported again if it ends",
+		outlier_add_flag(o,
+				 "still-blocked: still waiting when checked, after %s (--hang %s);"
+				 " reported again if it ends",
 				 so_far, hang);
 		sc->totals.still_blocked++;
 	}

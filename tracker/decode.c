@@ -426,10 +426,10 @@ int decode_stall(const struct ls_stall *st, const struct ksyms *ks, struct usyms
 	}
 	if (st->nr_kips) {
 		stack = outlier_add_kstack(o, st->blocked_ns ? st->blocked_ns : o->duration_ns);
-		if (!stack || decode_kernel_frames(ks, st->kips,
-						   st->nr_kips > LS_MAX_DEPTH ? LS_MAX_DEPTH :
-									       st->nr_kips,
-						   &stack->frames)) {
+		if (!stack ||
+		    decode_kernel_frames(ks, st->kips,
+					 st->nr_kips > LS_MAX_DEPTH ? LS_MAX_DEPTH : st->nr_kips,
+					 &stack->frames)) {
 			goto out;
 		}
 	} else {
@@ -445,7 +445,8 @@ int decode_stall(const struct ls_stall *st, const struct ksyms *ks, struct usyms
 		outlier_add_flag(o, "user-stack-remote: unwound from outside, from the registers "
 				    "saved at its syscall entry (it was not stopped)");
 	} else {
-		outlier_add_flag(o, "no-user-stack: its stack could not be unwound from outside (%s)",
+		outlier_add_flag(o,
+				 "no-user-stack: its stack could not be unwound from outside (%s)",
 				 strerror(-err));
 	}
 	if (st->flags & LS_STALL_NO_STATE) {

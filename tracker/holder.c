@@ -111,8 +111,8 @@ static const char *const cond_fns[] = {
 
 /* Where glibc waits for a thread to end: on the thread's tid, which the kernel clears at exit. */
 static const char *const join_fns[] = {
-	"pthread_join",		"pthread_clockjoin_ex", "pthread_timedjoin_np",
-	"pthread_clockjoin_np", NULL,
+	"pthread_join", "pthread_clockjoin_ex", "pthread_timedjoin_np", "pthread_clockjoin_np",
+	NULL,
 };
 
 /* Whether @symbol is one of @names once stripped of leading '_', "GI_" and any "@VERSION". */
