@@ -160,6 +160,9 @@ static struct stall_wait *wait_of_tid(struct stall_check *sc, int32_t tid)
 {
 	struct stall_wait key;
 
+	if (!sc->nr_waits) {
+		return NULL;
+	}
 	key.rec.tid = (uint32_t)tid;
 	return bsearch(&key, sc->waits, sc->nr_waits, sizeof(key), by_tid);
 }
@@ -174,7 +177,9 @@ static void carry_over(struct stall_check *sc)
 	struct stall_wait *w, *old, *swap;
 	size_t i;
 
-	qsort(sc->next, sc->nr_next, sizeof(*sc->next), by_tid);
+	if (sc->nr_next) {
+		qsort(sc->next, sc->nr_next, sizeof(*sc->next), by_tid);
+	}
 	for (i = 0; i < sc->nr_next; i++) {
 		w = &sc->next[i];
 		old = wait_of_tid(sc, (int32_t)w->rec.tid);
