@@ -279,6 +279,32 @@ static void decode_flags(const struct ls_event *e, struct outlier *o, uint64_t s
 	}
 }
 
+/*
+ * set_who - @o's kind, thread and syscall (its name, or "syscall_NR" for a number this build
+ * does not know; *@syscall is the name, or NULL). Return: 0 or -ENOMEM.
+ */
+static int set_who(struct outlier *o, uint32_t pid, uint32_t tid, const char *comm16,
+		   bool in_syscall, int32_t nr, const char **syscall)
+{
+	char comm[LS_TASK_COMM_LEN + 1], unknown[32];
+
+	o->kind = in_syscall ? OUTLIER_SYSCALL : OUTLIER_SLEEP;
+	o->pid = (int32_t)pid;
+	o->tid = (int32_t)tid;
+	snprintf(comm, sizeof(comm), "%.*s", LS_TASK_COMM_LEN, comm16);
+	if (outlier_set_str(&o->comm, comm)) {
+		return -ENOMEM;
+	}
+	*syscall = NULL;
+	if (!in_syscall) {
+		return 0;
+	}
+	*syscall = syscall_name(nr);
+	snprintf(unknown, sizeof(unknown), "syscall_%d", nr);
+	o->syscall_nr = nr;
+	return outlier_set_str(&o->syscall, *syscall ? *syscall : unknown);
+}
+
 /**
  * decode_event() - the outlier of @e, its stacks symbolized
  * @outp: the new outlier, on success (the caller frees it)
@@ -289,7 +315,6 @@ int decode_event(const struct ls_event *e, const struct ksyms *ks, struct usyms 
 		 struct outlier **outp)
 {
 	unsigned int i, nr_stacks, truncated = 0;
-	char comm[LS_TASK_COMM_LEN + 1], unknown[32];
 	struct outlier_kstack *stack;
 	struct outlier *o;
 	uint64_t sampled = 0;
@@ -300,20 +325,9 @@ int decode_event(const struct ls_event *e, const struct ksyms *ks, struct usyms 
 	if (!o) {
 		goto out;
 	}
-	o->kind = e->kind == LS_KIND_SYSCALL ? OUTLIER_SYSCALL : OUTLIER_SLEEP;
-	o->pid = (int32_t)e->pid;
-	o->tid = (int32_t)e->tid;
-	snprintf(comm, sizeof(comm), "%.*s", LS_TASK_COMM_LEN, e->comm);
-	if (outlier_set_str(&o->comm, comm)) {
+	if (set_who(o, e->pid, e->tid, e->comm, e->kind == LS_KIND_SYSCALL, e->syscall_nr,
+		    &syscall)) {
 		goto out;
-	}
-	if (e->kind == LS_KIND_SYSCALL) {
-		syscall = syscall_name(e->syscall_nr);
-		snprintf(unknown, sizeof(unknown), "syscall_%d", e->syscall_nr);
-		o->syscall_nr = e->syscall_nr;
-		if (outlier_set_str(&o->syscall, syscall ? syscall : unknown)) {
-			goto out;
-		}
 	}
 	o->start_ns = e->start_ns;
 	o->end_ns = e->end_ns;
@@ -389,7 +403,6 @@ int decode_stall_user(const struct ls_stall *st, struct usyms *us, struct outlie
 int decode_stall(const struct ls_stall *st, const struct ksyms *ks, struct usyms *us,
 		 struct outlier **outp)
 {
-	char comm[LS_TASK_COMM_LEN + 1], unknown[32];
 	struct outlier_kstack *stack;
 	const char *syscall = NULL;
 	struct outlier *o;
@@ -399,20 +412,8 @@ int decode_stall(const struct ls_stall *st, const struct ksyms *ks, struct usyms
 	if (!o) {
 		goto out;
 	}
-	o->kind = st->in_syscall ? OUTLIER_SYSCALL : OUTLIER_SLEEP;
-	o->pid = (int32_t)st->pid;
-	o->tid = (int32_t)st->tid;
-	snprintf(comm, sizeof(comm), "%.*s", LS_TASK_COMM_LEN, st->comm);
-	if (outlier_set_str(&o->comm, comm)) {
+	if (set_who(o, st->pid, st->tid, st->comm, st->in_syscall, st->syscall_nr, &syscall)) {
 		goto out;
-	}
-	if (st->in_syscall) {
-		syscall = syscall_name(st->syscall_nr);
-		snprintf(unknown, sizeof(unknown), "syscall_%d", st->syscall_nr);
-		o->syscall_nr = st->syscall_nr;
-		if (outlier_set_str(&o->syscall, syscall ? syscall : unknown)) {
-			goto out;
-		}
 	}
 	o->start_ns = st->start_ns;
 	o->end_ns = st->now_ns;
