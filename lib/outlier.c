@@ -18,6 +18,7 @@
 static const char *const kind_names[] = {
 	[OUTLIER_SYSCALL] = "syscall",
 	[OUTLIER_SLEEP] = "sleep",
+	[OUTLIER_REQUEST] = "request",
 };
 
 static const char *const source_names[] = {
@@ -31,7 +32,7 @@ static const char *const source_names[] = {
  */
 const char *outlier_kind_name(enum outlier_kind kind)
 {
-	return kind <= OUTLIER_SLEEP ? kind_names[kind] : "?";
+	return kind <= OUTLIER_REQUEST ? kind_names[kind] : "?";
 }
 
 /**
@@ -164,6 +165,40 @@ struct outlier_kstack *outlier_add_kstack(struct outlier *o, uint64_t weight_ns)
 }
 
 /**
+ * outlier_add_profile() - a new, empty sampled stack of @weight_ns at the end of @o's CPU profile
+ *
+ * Return: the stack, or NULL without memory.
+ */
+struct outlier_kstack *outlier_add_profile(struct outlier *o, uint64_t weight_ns)
+{
+	struct outlier_kstack *st;
+
+	st = grow((void **)&o->cpu_profile, &o->nr_cpu_profile, sizeof(*st));
+	if (st) {
+		st->weight_ns = weight_ns;
+	}
+	return st;
+}
+
+/**
+ * outlier_add_wait() - append @wait (it becomes @o's) to the waits of request @o
+ *
+ * Return: 0, or -ENOMEM (then @wait is freed).
+ */
+int outlier_add_wait(struct outlier *o, struct outlier *wait)
+{
+	struct outlier **slot;
+
+	slot = grow((void **)&o->waits, &o->nr_waits, sizeof(*slot));
+	if (!slot) {
+		outlier_free(wait);
+		return -ENOMEM;
+	}
+	*slot = wait;
+	return 0;
+}
+
+/**
  * outlier_add_link() - a new, zeroed link at the end of @o's wait chain; NULL without memory
  */
 struct outlier_link *outlier_add_link(struct outlier *o)
@@ -221,6 +256,37 @@ struct outlier_holder *outlier_set_holder(struct outlier *o)
 	return o->holder;
 }
 
+static void request_free(struct outlier_request *r)
+{
+	if (r) {
+		free(r->probe);
+		free(r->arg);
+		free(r);
+	}
+}
+
+/**
+ * outlier_set_request() - make @o a request of the probe pair @probe, with argument @arg (or
+ *                         NULL)
+ *
+ * Return: the request, or NULL on ENOMEM.
+ */
+struct outlier_request *outlier_set_request(struct outlier *o, const char *probe, const char *arg)
+{
+	struct outlier_request *r;
+
+	request_free(o->request);
+	o->request = r = calloc(1, sizeof(*r));
+	if (r && (outlier_set_str(&r->probe, probe) || outlier_set_str(&r->arg, arg))) {
+		request_free(r);
+		o->request = r = NULL;
+	}
+	if (r) {
+		o->kind = OUTLIER_REQUEST;
+	}
+	return r;
+}
+
 /**
  * outlier_free() - free @o and all it owns; NULL is a no-op
  */
@@ -241,6 +307,15 @@ void outlier_free(struct outlier *o)
 	outlier_frames_free(&o->user_stack.frames);
 	waker_free(o->waker);
 	holder_free(o->holder);
+	request_free(o->request);
+	for (i = 0; i < o->nr_waits; i++) {
+		outlier_free(o->waits[i]);
+	}
+	free(o->waits);
+	for (i = 0; i < o->nr_cpu_profile; i++) {
+		outlier_frames_free(&o->cpu_profile[i].frames);
+	}
+	free(o->cpu_profile);
 	outlier_links_free(o);
 	for (i = 0; i < o->nr_flags; i++) {
 		free(o->flags[i]);
@@ -374,6 +449,46 @@ static struct json_object *user_stack_to_json(const struct outlier_ustack *u)
 	return obj;
 }
 
+static struct json_object *kstacks_to_json(const struct outlier_kstack *stacks, size_t nr)
+{
+	struct json_object *arr, *st;
+	size_t i;
+
+	arr = json_object_new_array_ext((int)nr);
+	for (i = 0; arr && i < nr; i++) {
+		st = json_object_new_object();
+		json_object_object_add(st, "weight_ns", json_u64(stacks[i].weight_ns));
+		json_object_object_add(st, "frames", outlier_frames_to_json(&stacks[i].frames));
+		json_object_array_add(arr, st);
+	}
+	return arr;
+}
+
+/* A request's own members: "request", its "waits" (OUTLIERs) and its "cpu_profile". */
+static void request_to_json(const struct outlier *o, struct json_object *obj)
+{
+	struct json_object *r = NULL, *arr;
+	size_t i;
+
+	if (o->request) {
+		r = json_object_new_object();
+		json_object_object_add(r, "probe", json_object_new_string(o->request->probe ?
+										 o->request->probe :
+										 ""));
+		json_object_object_add(r, "arg", o->request->arg ?
+							 json_object_new_string(o->request->arg) :
+							 NULL);
+	}
+	json_object_object_add(obj, "request", r);
+	arr = json_object_new_array_ext((int)o->nr_waits);
+	for (i = 0; arr && i < o->nr_waits; i++) {
+		json_object_array_add(arr, outlier_to_json(o->waits[i]));
+	}
+	json_object_object_add(obj, "waits", arr);
+	json_object_object_add(obj, "cpu_profile", kstacks_to_json(o->cpu_profile,
+								    o->nr_cpu_profile));
+}
+
 static struct json_object *holder_to_json(const struct outlier_holder *h)
 {
 	struct json_object *obj;
@@ -466,6 +581,9 @@ struct json_object *outlier_to_json(const struct outlier *o)
 	}
 	json_object_object_add(obj, "waker", w);
 	json_object_object_add(obj, "holder", holder_to_json(o->holder));
+	if (o->kind == OUTLIER_REQUEST) {
+		request_to_json(o, obj);
+	}
 	arr = json_object_new_array_ext((int)o->nr_links);
 	for (i = 0; arr && i < o->nr_links; i++) {
 		json_object_array_add(arr, link_to_json(&o->wait_chain[i]));
@@ -653,6 +771,48 @@ static int holder_from_json(struct json_object *obj, struct outlier_holder **hp)
 					       &h->kernel_frames);
 }
 
+/* A request's "request", "waits" and "cpu_profile", where there are. */
+static int request_from_json(struct json_object *obj, struct outlier *o)
+{
+	struct json_object *r, *arr, *v;
+	struct outlier_kstack *st;
+	struct outlier *wait;
+	char *probe = NULL, *arg = NULL;
+	size_t i, n;
+	int ret = 0;
+
+	r = get_typed(obj, "request", json_type_object, &ret);
+	if (r) {
+		ret = get_str(r, "probe", &probe);
+		ret = ret ?: get_str(r, "arg", &arg);
+		if (!ret && !outlier_set_request(o, probe ? probe : "", arg)) {
+			ret = -ENOMEM;
+		}
+		free(probe);
+		free(arg);
+	}
+	arr = ret ? NULL : get_typed(obj, "waits", json_type_array, &ret);
+	n = arr ? json_object_array_length(arr) : 0;
+	for (i = 0; !ret && i < n; i++) {
+		ret = outlier_from_json(json_object_array_get_idx(arr, i), &wait);
+		ret = ret ?: outlier_add_wait(o, wait);
+	}
+	arr = ret ? NULL : get_typed(obj, "cpu_profile", json_type_array, &ret);
+	n = arr ? json_object_array_length(arr) : 0;
+	for (i = 0; !ret && i < n; i++) {
+		v = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(v, json_type_object)) {
+			ret = -EINVAL;
+			break;
+		}
+		st = outlier_add_profile(o, 0);
+		ret = st ? get_u64(v, "weight_ns", &st->weight_ns) : -ENOMEM;
+		ret = ret ?: outlier_frames_from_json(json_object_object_get(v, "frames"),
+						      &st->frames);
+	}
+	return ret;
+}
+
 static int link_from_json(struct json_object *obj, struct outlier_link *l)
 {
 	uint64_t depth = 0;
@@ -738,8 +898,10 @@ int outlier_from_json(struct json_object *obj, struct outlier **outp)
 	}
 	ret = 0;
 	v = get_typed(obj, "kind", json_type_string, &ret);
-	o->kind = v && !strcmp(json_object_get_string(v), "syscall") ? OUTLIER_SYSCALL :
-									OUTLIER_SLEEP;
+	o->kind = !v					      ? OUTLIER_SLEEP :
+		  !strcmp(json_object_get_string(v), "syscall") ? OUTLIER_SYSCALL :
+		  !strcmp(json_object_get_string(v), "request") ? OUTLIER_REQUEST :
+								  OUTLIER_SLEEP;
 	ret = ret ?: get_i32(obj, "pid", &o->pid);
 	ret = ret ?: get_i32(obj, "tid", &o->tid);
 	ret = ret ?: get_str(obj, "comm", &o->comm);
@@ -760,6 +922,7 @@ int outlier_from_json(struct json_object *obj, struct outlier **outp)
 					  &o->user_stack);
 	ret = ret ?: waker_from_json(json_object_object_get(obj, "waker"), &o->waker);
 	ret = ret ?: holder_from_json(json_object_object_get(obj, "holder"), &o->holder);
+	ret = ret ?: request_from_json(obj, o);
 	ret = ret ?: lists_from_json(obj, o);
 out:
 	if (ret) {
@@ -852,7 +1015,10 @@ void outlier_print_head(FILE *out, const struct outlier *o)
 
 	ls_format_duration(o->duration_ns, text, sizeof(text));
 	fprintf(out, "%s %s  %s[pid %d tid %d]  %s  at %" PRIu64 ".%09" PRIu64 "\n",
-		outlier_kind_name(o->kind), o->syscall ? o->syscall : "off-cpu",
+		outlier_kind_name(o->kind),
+		o->request && o->request->probe ? o->request->probe :
+		o->syscall			? o->syscall :
+						  "off-cpu",
 		o->comm ? o->comm : "?", o->pid, o->tid, text, o->start_ns / 1000000000,
 		o->start_ns % 1000000000);
 	print_share(out, "on-cpu", o->on_cpu_ns, o->duration_ns);
@@ -860,6 +1026,41 @@ void outlier_print_head(FILE *out, const struct outlier *o)
 	print_share(out, "runqueue", o->runqueue_ns, o->duration_ns);
 	fprintf(out, "  switches %u\n", o->switches);
 	fprintf(out, "  cause: %s\n", o->cause ? o->cause : "unknown");
+	if (o->request && o->request->arg) {
+		fprintf(out, "  argument: %s\n", o->request->arg);
+	}
+}
+
+/* A request's waits, one line each, and its CPU profile, heaviest stacks first as recorded. */
+static void print_request(FILE *out, const struct outlier *o)
+{
+	char text[LS_DURATION_BUFSZ];
+	size_t i;
+
+	if (o->nr_waits) {
+		fprintf(out, "  waits inside it (%zu):\n", o->nr_waits);
+	}
+	for (i = 0; i < o->nr_waits; i++) {
+		const struct outlier *w = o->waits[i];
+
+		ls_format_duration(w->duration_ns, text, sizeof(text));
+		fprintf(out, "    +%.3f ms %s %s, %s: %s\n",
+			(double)(w->start_ns - o->start_ns) / 1e6,
+			w->syscall ? w->syscall : "off-cpu", text,
+			w->nr_kernel_stacks && w->kernel_stacks[0].frames.nr &&
+					w->kernel_stacks[0].frames.v[0].symbol ?
+				w->kernel_stacks[0].frames.v[0].symbol :
+				"?",
+			w->cause ? w->cause : "unknown");
+	}
+	for (i = 0; i < o->nr_cpu_profile; i++) {
+		const struct outlier_kstack *st = &o->cpu_profile[i];
+
+		ls_format_duration(st->weight_ns, text, sizeof(text));
+		fprintf(out, "  on CPU %s (%.1f%%):\n", text,
+			o->duration_ns ? 100.0 * (double)st->weight_ns / o->duration_ns : 0.0);
+		print_frames(out, &st->frames, "    ");
+	}
 }
 
 /**
@@ -907,6 +1108,7 @@ void outlier_print_text(FILE *out, const struct outlier *o)
 			print_frames(out, &o->holder->kernel_frames, "      ");
 		}
 	}
+	print_request(out, o);
 	print_wait_chain(out, o);
 	for (i = 0; i < o->nr_flags; i++) {
 		fprintf(out, "  ! %s\n", o->flags[i]);

@@ -16,6 +16,7 @@ struct json_object;
 enum outlier_kind {
 	OUTLIER_SYSCALL,
 	OUTLIER_SLEEP,
+	OUTLIER_REQUEST, /* an operation between two probes of the target (record --request) */
 };
 
 /* Where the user stack came from: the contract's "source" strings, in this order. */
@@ -92,6 +93,16 @@ struct outlier_holder {
 };
 
 /**
+ * struct outlier_request - "request": what delimits a request outlier
+ * @probe: the probe pair as given ("START,END", or "START" for a function's entry to return)
+ * @arg: the start probe's first argument as text (the first 256 bytes), or NULL
+ */
+struct outlier_request {
+	char *probe;
+	char *arg;
+};
+
+/**
  * struct outlier_link - LINK: one thread of the wait chain and what it did meanwhile
  * @syscall: the syscall it was in, or NULL
  * @unknown_ns: the part of [from_ns, to_ns] its events do not cover
@@ -116,6 +127,7 @@ struct outlier_link {
  * @syscall: its name, NULL for a sleep; @syscall_nr is meaningful only with it
  * @waker: NULL when nobody is known to have woken it
  * @holder: who holds what it waits for (a stall, see --hang), NULL when not known
+ * @request: kind request: its probe pair and argument (the other kinds: NULL)
  * @signalled: latsnap asked the preload library for the user stack
  *
  * Strings and arrays are owned: outlier_free() frees them. Build one with outlier_new() and the
@@ -141,6 +153,13 @@ struct outlier {
 	struct outlier_ustack user_stack;
 	struct outlier_waker *waker;
 	struct outlier_holder *holder;
+	struct outlier_request *request;
+	/* kind request: its waits (syscall and sleep outliers), in time order */
+	struct outlier **waits;
+	size_t nr_waits;
+	/* kind request: where its on-CPU time went, sampled stacks (kernel frames, then user) */
+	struct outlier_kstack *cpu_profile;
+	size_t nr_cpu_profile;
 	struct outlier_link *wait_chain;
 	size_t nr_links;
 	char **flags;
@@ -161,6 +180,9 @@ struct outlier_kstack *outlier_add_kstack(struct outlier *o, uint64_t weight_ns)
 struct outlier_link *outlier_add_link(struct outlier *o);
 void outlier_links_free(struct outlier *o);
 struct outlier_holder *outlier_set_holder(struct outlier *o);
+struct outlier_request *outlier_set_request(struct outlier *o, const char *probe, const char *arg);
+int outlier_add_wait(struct outlier *o, struct outlier *wait);
+struct outlier_kstack *outlier_add_profile(struct outlier *o, uint64_t weight_ns);
 
 int outlier_add_flag(struct outlier *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

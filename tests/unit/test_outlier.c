@@ -59,6 +59,25 @@ static const char sleep_outlier[] =
 	"\"user_stack\":{\"source\":\"none\",\"frames\":[]},\"waker\":null,\"holder\":null,"
 	"\"wait_chain\":[],\"signalled\":false,\"flags\":[]}";
 
+/* A request: its probe and argument, one wait (a sleep outlier of its own), a CPU profile. */
+#define SLEEP_WAIT                                                                                 \
+	"{\"kind\":\"sleep\",\"pid\":7,\"tid\":8,\"comm\":\"s\",\"syscall\":null,"                  \
+	"\"syscall_nr\":null,\"start_ns\":2,\"end_ns\":3,\"duration_ns\":1,\"on_cpu_ns\":0,"         \
+	"\"blocked_ns\":1,\"runqueue_ns\":0,\"switches\":0,\"cause\":\"\",\"kernel_stacks\":[],"      \
+	"\"user_stack\":{\"source\":\"none\",\"frames\":[]},\"waker\":null,\"holder\":null,"         \
+	"\"wait_chain\":[],\"signalled\":false,\"flags\":[]}"
+static const char request_outlier[] =
+	"{\"kind\":\"request\",\"pid\":7,\"tid\":8,\"comm\":\"postgres\",\"syscall\":null,"
+	"\"syscall_nr\":null,\"start_ns\":1,\"end_ns\":401,\"duration_ns\":400,\"on_cpu_ns\":100,"
+	"\"blocked_ns\":300,\"runqueue_ns\":0,\"switches\":4,\"cause\":\"lock wait\","
+	"\"kernel_stacks\":[],\"user_stack\":{\"source\":\"none\",\"frames\":[]},\"waker\":null,"
+	"\"holder\":null,\"request\":{\"probe\":\"usdt:/usr/bin/postgres:postgresql:query__start,"
+	"usdt:/usr/bin/postgres:postgresql:query__done\",\"arg\":\"update t set v = 1\"},"
+	"\"waits\":[" SLEEP_WAIT "],\"cpu_profile\":[{\"weight_ns\":100,\"frames\":["
+	"{\"addr\":\"0x55667c683400\",\"symbol\":\"ExecScan\",\"offset\":16,"
+	"\"module\":\"/usr/bin/postgres\"}]}],"
+	"\"wait_chain\":[],\"signalled\":false,\"flags\":[]}";
+
 static struct json_object *parse(const char *text)
 {
 	struct json_object *obj = json_tokener_parse(text);
@@ -126,6 +145,18 @@ static void test_round_trip(void)
 	back = round_trip(sleep_outlier, NULL);
 	is_str(back ? back : "(not read)", sleep_outlier,
 	       "a sleep without syscall, waker, chain or user stack writes back the same");
+	free(back);
+
+	back = round_trip(request_outlier, &o);
+	is_str(back ? back : "(not read)", request_outlier,
+	       "a request with its probe, argument, a wait and a CPU profile writes back the same");
+	ok(o && o->kind == OUTLIER_REQUEST && o->request &&
+		   !strcmp(o->request->arg, "update t set v = 1") && o->nr_waits == 1 &&
+		   o->waits[0]->kind == OUTLIER_SLEEP && o->waits[0]->start_ns == 2 &&
+		   o->nr_cpu_profile == 1 && o->cpu_profile[0].weight_ns == 100 &&
+		   !strcmp(o->cpu_profile[0].frames.v[0].symbol, "ExecScan"),
+	   "  read: kind request, its argument, its wait, its profile");
+	outlier_free(o);
 	free(back);
 }
 
