@@ -472,12 +472,11 @@ static void request_to_json(const struct outlier *o, struct json_object *obj)
 
 	if (o->request) {
 		r = json_object_new_object();
-		json_object_object_add(r, "probe", json_object_new_string(o->request->probe ?
-										 o->request->probe :
-										 ""));
-		json_object_object_add(r, "arg", o->request->arg ?
-							 json_object_new_string(o->request->arg) :
-							 NULL);
+		json_object_object_add(
+			r, "probe",
+			json_object_new_string(o->request->probe ? o->request->probe : ""));
+		json_object_object_add(
+			r, "arg", o->request->arg ? json_object_new_string(o->request->arg) : NULL);
 	}
 	json_object_object_add(obj, "request", r);
 	arr = json_object_new_array_ext((int)o->nr_waits);
@@ -485,8 +484,8 @@ static void request_to_json(const struct outlier *o, struct json_object *obj)
 		json_object_array_add(arr, outlier_to_json(o->waits[i]));
 	}
 	json_object_object_add(obj, "waits", arr);
-	json_object_object_add(obj, "cpu_profile", kstacks_to_json(o->cpu_profile,
-								    o->nr_cpu_profile));
+	json_object_object_add(obj, "cpu_profile",
+			       kstacks_to_json(o->cpu_profile, o->nr_cpu_profile));
 }
 
 static struct json_object *holder_to_json(const struct outlier_holder *h)
