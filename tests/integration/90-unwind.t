@@ -49,8 +49,9 @@ others() {
 
 # nap_sel PID [MORE]: the jq filter of PID's nanosleep/clock_nanosleep outliers (and MORE).
 nap_sel() {
-	printf 'select(.pid == %s and .kind == "syscall" and %s %s)' "${1:-0}" \
-		'(.syscall // "" | test("^(clock_)?nanosleep$"))' "${2:-}"
+	# Naps that ended: a run's end cuts the last one short (reported unfinished, not signalled).
+	printf 'select(.pid == %s and .kind == "syscall" and %s and %s %s)' "${1:-0}" \
+		'(.syscall // "" | test("^(clock_)?nanosleep$"))' "$ENDED" "${2:-}"
 }
 
 # show_stack OUT SEL BIN LOG: the selected outliers' user stacks, frames named both ways, as diag.

@@ -395,6 +395,11 @@ GLUE_RE=$(sed -nE 's/^[[:space:]]*\{ "([^"]+)", GLUE_(EXACT|PREFIX|HEX16|DIGITS)
 	{ sep = "|" } END { print r }')
 [ -n "$GLUE_RE" ] || { echo "lib.sh: no glue patterns in classify/frames.c" >&2; exit 1; }
 
+# A jq condition: the outlier is a wait that ended, not one reported while it lasted (record
+# --hang: still-blocked) or cut short by the end of the run (unfinished).
+# shellcheck disable=SC2034 # used by the .t files
+ENDED='((.flags // []) | map(select(startswith("still-blocked") or startswith("unfinished"))) | length == 0)'
+
 # --- LTTng: a real session daemon and a real trace, read back with babeltrace2 ---
 
 _lttng_sessions=
