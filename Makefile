@@ -24,8 +24,10 @@ PRELOAD_CFLAGS ?= $(CFLAGS)
 # layer it reaches into (README, Hacking); only generated headers come bare from $(BUILD).
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(BUILD) $(PKG_CFLAGS) \
 	-DLS_LIBDIR='"$(LIBDIR)"'
+# libbpf's usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> is under the multiarch dir.
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
-	-Wno-unused-function -Wno-missing-declarations -Wno-compare-distinct-pointer-types
+	-Wno-unused-function -Wno-missing-declarations -Wno-compare-distinct-pointer-types \
+	-idirafter /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
 
 LAYERS := lib trace classify tracker recorder review top
 CORE_SRCS := $(wildcard $(patsubst %,%/*.c,$(LAYERS)))

@@ -13,6 +13,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
 #include "include/latsnap.h"
 #include "bpf/kernel-defs.h"
 
@@ -111,7 +112,30 @@ struct task_state {
 	__u8 unwind_owed;
 	/* Its process's LS_NOTICE_MAPS went out (since its exec): no map lookup at each wait. */
 	__u8 maps_told;
+	/* Inside a request (struct req_state): its waits down to the context floor are parts of it. */
+	__u8 in_req;
 };
+
+/* A thread inside a request: from its start probe, for its end probe. */
+struct req_state {
+	__u64 start;
+	__u64 exec; /* its task's sum_exec_runtime then */
+	__u64 delay; /* and its sched_info.run_delay */
+	__u64 nvcsw;
+	__u64 arg_num;
+	__u32 pair;
+	__u32 depth; /* starts of the pair not ended yet (an entry probe of a recursive function) */
+	__u32 waits;
+	__u8 arg_kind;
+	char arg[LS_REQ_ARG_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct req_state);
+} reqs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -285,7 +309,7 @@ static __always_inline void verdict_fast(struct task_struct *task, struct task_s
 	struct ls_cpu_verdict *v = this_verdict();
 
 	if (v->task == (__u64)task && v->gen == s->gen) {
-		v->fast = s->tracked && !s->has_accum;
+		v->fast = s->tracked && !s->has_accum && !s->in_req;
 	}
 }
 
@@ -886,18 +910,41 @@ static __always_inline bool restarting(long ret)
 	return ret >= -516 && ret <= -512;
 }
 
+/*
+ * A wait inside a request is sent as a part of it, down to the context floor; only those as long
+ * as the threshold are worth a signal for their unwound stack.
+ */
+static __always_inline __u32 request_part(struct task_struct *task, struct task_state *s,
+					  __u8 kind, __u64 end, bool *signal)
+{
+	struct req_state *r;
+
+	*signal = !s->in_req || end - s->start >= (kind == LS_KIND_SYSCALL ? threshold_ns :
+									    sleep_threshold_ns);
+	if (!s->in_req) {
+		return 0;
+	}
+	r = bpf_task_storage_get(&reqs, task, NULL, 0);
+	if (r) {
+		r->waits++;
+	}
+	return LS_EF_IN_REQUEST;
+}
+
 static __always_inline void submit(void *ctx, struct task_struct *task, struct task_state *s,
 				   __u8 kind, __u64 end, long ret)
 {
-	bool current = kind == LS_KIND_SYSCALL;
-	__u32 tid = task->pid;
+	bool current = kind == LS_KIND_SYSCALL, signal;
+	__u32 tid = task->pid, part;
 	struct ls_event *e;
 
+	part = request_part(task, s, kind, end, &signal);
 	e = s->has_accum ? bpf_map_lookup_elem(&accum, &tid) : NULL;
 	if (e) {
 		fill_event(e, task, s, kind, end, ret);
+		e->flags |= part;
 		capture_user_stack(e, task, s, ctx, current);
-		if (!restarting(ret)) {
+		if (!restarting(ret) && signal) {
 			e->flags |= signal_preload(task, current);
 		}
 		s->unwind_owed = !!(e->flags & LS_EF_SIGNALLED);
@@ -917,10 +964,10 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	e->nr_stacks = 0;
 	e->has_waker = 0;
 	e->flags = (s->accum_lost ? LS_EF_ACCUM_FULL : 0) |
-		   (s->unseen_switch ? LS_EF_SWITCH_UNSEEN : 0);
+		   (s->unseen_switch ? LS_EF_SWITCH_UNSEEN : 0) | part;
 	e->stacks_dropped = 0;
 	capture_user_stack(e, task, s, ctx, current);
-	if (!restarting(ret)) {
+	if (!restarting(ret) && signal) {
 		e->flags |= signal_preload(task, current);
 	}
 	s->unwind_owed = !!(e->flags & LS_EF_SIGNALLED);
@@ -1132,8 +1179,9 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	}
 	accum_drop(s, task->pid);
-	syscall_begin(s, id, idle_syscall(id) && !include_idle, now ? now : bpf_ktime_get_ns(),
-		      bpf_jiffies64());
+	/* Inside a request nothing is idle. */
+	syscall_begin(s, id, idle_syscall(id) && !include_idle && !s->in_req,
+		      now ? now : bpf_ktime_get_ns(), bpf_jiffies64());
 	return 0;
 }
 
@@ -1185,7 +1233,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct ls_cpu_verdict *v = this_verdict();
 	struct task_state *s;
-	__u64 now = 0;
+	__u64 now = 0, limit;
 
 	if (v->task == (__u64)task && v->gen == tracking_gen) {
 		if (v->cold) {
@@ -1220,9 +1268,9 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 	s->in_syscall = 0;
+	limit = s->in_req ? ctx_floor_ns : threshold_ns;
 	/* Two ticks more than it counted: one for each end of the syscall within its tick. */
-	if (!now &&
-	    (s->quiet || (bpf_jiffies64() - s->start_jiffies + 2) * tick_ns < threshold_ns)) {
+	if (!now && (s->quiet || (bpf_jiffies64() - s->start_jiffies + 2) * tick_ns < limit)) {
 		/* Short for sure: nothing of it is kept, no precise clock needed. */
 		s->run_state = RS_RUNNING;
 		accum_drop(s, task->pid);
@@ -1235,7 +1283,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	on_cpu_since_last(s, now);
 	s->last = now;
 	s->run_state = RS_RUNNING;
-	if (!s->quiet && now - s->start >= threshold_ns && !dying(task)) {
+	if (!s->quiet && now - s->start >= limit && !dying(task)) {
 		submit(ctx, task, s, LS_KIND_SYSCALL, now, ret);
 	}
 	accum_drop(s, task->pid);
@@ -1246,7 +1294,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 /* The wait under way began at s->start; is it long enough to be worth a stack? */
 static __always_inline bool wait_is_long(struct task_state *s, __u64 now)
 {
-	__u64 limit = s->in_syscall ? threshold_ns : sleep_threshold_ns;
+	__u64 limit = s->in_req ? ctx_floor_ns : s->in_syscall ? threshold_ns : sleep_threshold_ns;
 
 	return !s->quiet && now - s->start >= limit / 2;
 }
@@ -1426,7 +1474,7 @@ int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	s->run_state = RS_RUNNING;
 	s->last = now;
 	if (!s->in_syscall) {
-		if (now - s->start >= sleep_threshold_ns) {
+		if (now - s->start >= (s->in_req ? ctx_floor_ns : sleep_threshold_ns)) {
 			submit(ctx, next, s, LS_KIND_SLEEP, now, 0);
 		}
 		accum_drop(s, tid);
@@ -1988,5 +2036,140 @@ int ls_stall_scan(struct bpf_iter__task *ctx)
 		}
 	}
 	bpf_seq_write(ctx->meta->seq, r, sizeof(*r));
+	return 0;
+}
+
+/*
+ * Requests (record --request): a start probe of a tracked thread opens one, its pair's end probe
+ * closes it. Only the outermost request of a thread is followed; the same pair's start again
+ * inside it (a recursive function's entry) only counts depth.
+ */
+static __always_inline __u64 run_delay(struct task_struct *task)
+{
+	if (bpf_core_field_exists(task->sched_info.run_delay)) {
+		return BPF_CORE_READ(task, sched_info.run_delay);
+	}
+	return 0;
+}
+
+static __always_inline void request_start(struct task_struct *task, struct task_state *s,
+					  __u32 pair, __u64 arg, bool has_arg)
+{
+	struct req_state *r;
+
+	r = bpf_task_storage_get(&reqs, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!r) {
+		stat_inc(LS_STAT_STORAGE_FAILED);
+		return;
+	}
+	if (s->in_req) {
+		if (r->pair == pair) {
+			r->depth++;
+		}
+		return;
+	}
+	r->pair = pair;
+	r->depth = 1;
+	r->waits = 0;
+	r->exec = BPF_CORE_READ(task, se.sum_exec_runtime);
+	r->delay = run_delay(task);
+	r->nvcsw = task->nvcsw + task->nivcsw;
+	r->arg_kind = LS_REQ_ARG_NONE;
+	r->arg_num = arg;
+	r->arg[0] = 0;
+	if (has_arg) {
+		r->arg_kind = bpf_probe_read_user_str(r->arg, sizeof(r->arg), (void *)arg) > 0 ?
+				      LS_REQ_ARG_TEXT :
+				      LS_REQ_ARG_NUMBER;
+	}
+	r->start = bpf_ktime_get_ns();
+	s->in_req = 1;
+	/* Its syscalls take the slow way now: each may be a part of the request. */
+	verdict_fast(task, s);
+}
+
+static __always_inline void request_end(struct task_struct *task, struct task_state *s, __u32 pair)
+{
+	struct ls_request *e;
+	struct req_state *r;
+	__u64 now, delay;
+	bool slow;
+
+	if (!s->in_req) {
+		return;
+	}
+	r = bpf_task_storage_get(&reqs, task, NULL, 0);
+	if (!r || r->pair != pair) {
+		return;
+	}
+	if (--r->depth > 0) {
+		return;
+	}
+	s->in_req = 0;
+	verdict_fast(task, s);
+	now = bpf_ktime_get_ns();
+	if (now - r->start < threshold_ns && !r->waits) {
+		return;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(LS_STAT_RINGBUF_LOST);
+		return;
+	}
+	e->kind = LS_KIND_REQUEST;
+	e->slow = now - r->start >= threshold_ns;
+	e->arg_kind = r->arg_kind;
+	e->pad = 0;
+	e->pair = pair;
+	e->pid = task->tgid;
+	e->tid = task->pid;
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
+	e->switches = (__u32)(task->nvcsw + task->nivcsw - r->nvcsw);
+	e->waits = r->waits;
+	e->start_ns = r->start;
+	e->end_ns = now;
+	e->on_cpu_ns = BPF_CORE_READ(task, se.sum_exec_runtime) - r->exec;
+	delay = run_delay(task);
+	e->runqueue_ns = delay > r->delay ? delay - r->delay : 0;
+	e->arg_num = r->arg_num;
+	__builtin_memcpy(e->arg, r->arg, sizeof(e->arg));
+	slow = e->slow;
+	bpf_ringbuf_submit(e, 0);
+	if (slow) {
+		stat_inc(LS_STAT_OUTLIERS);
+	}
+}
+
+static __always_inline void request_probe(__u64 cookie, __u64 arg, bool has_arg)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_state *s = task_state(task, true);
+
+	if (!s) {
+		return;
+	}
+	if (cookie & 1) {
+		request_end(task, s, (__u32)(cookie >> 1));
+	} else {
+		request_start(task, s, (__u32)(cookie >> 1), arg, has_arg);
+	}
+}
+
+/* A request's uprobe or uretprobe (attached by user space, its cookie saying which). */
+SEC("uprobe")
+int ls_req_uprobe(struct pt_regs *ctx)
+{
+	request_probe(bpf_get_attach_cookie(ctx), 0, false);
+	return 0;
+}
+
+/* A request's USDT probe: its first argument is the request's (a query's text). */
+SEC("usdt")
+int ls_req_usdt(struct pt_regs *ctx)
+{
+	long arg = 0;
+	bool has_arg = bpf_usdt_arg_cnt(ctx) > 0 && bpf_usdt_arg(ctx, 0, &arg) == 0;
+
+	request_probe(bpf_usdt_cookie(ctx), (__u64)arg, has_arg);
 	return 0;
 }

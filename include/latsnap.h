@@ -28,6 +28,43 @@ enum ls_kind {
 	LS_NOTICE_REGISTERED = 7, /* struct ls_notice: the process registered, signal arg */
 	LS_NOTICE_REFUSED = 8, /* struct ls_notice: registration refused (once), uid arg */
 	LS_KIND_UNWOUND = 9, /* struct ls_unwound: the preload library's answer to a signal */
+	LS_KIND_REQUEST = 10, /* struct ls_request: a request that ended (record --request) */
+};
+
+/*
+ * Requests (record --request): operations of a thread between a start and an end probe of its
+ * program. Each attachment's cookie is its pair's index << 1, | 1 for the end probe.
+ */
+#define LS_MAX_REQUESTS 16
+#define LS_REQ_ARG_LEN 256
+
+enum ls_req_arg {
+	LS_REQ_ARG_NONE = 0,
+	LS_REQ_ARG_TEXT = 1, /* the start probe's first argument, a string */
+	LS_REQ_ARG_NUMBER = 2, /* not a readable string: its value */
+};
+
+/*
+ * A request that ended, slow (or with waits sent as parts of it, which user space then drops
+ * with it when it was not slow after all: @slow 0).
+ */
+struct ls_request {
+	__u8 kind; /* LS_KIND_REQUEST */
+	__u8 slow; /* at least the threshold */
+	__u8 arg_kind; /* enum ls_req_arg */
+	__u8 pad;
+	__u32 pair;
+	__u32 pid;
+	__u32 tid;
+	char comm[LS_TASK_COMM_LEN];
+	__u32 switches;
+	__u32 waits; /* its waits sent before it, LS_EF_IN_REQUEST */
+	__u64 start_ns;
+	__u64 end_ns;
+	__u64 on_cpu_ns; /* from the scheduler's own accounting: within a tick */
+	__u64 runqueue_ns;
+	__u64 arg_num;
+	char arg[LS_REQ_ARG_LEN];
 };
 
 struct ls_notice {
@@ -128,6 +165,7 @@ enum ls_event_flag {
 	LS_EF_SIGNAL_BLOCKED = 1 << 7, /* not signalled: the thread blocks or has it pending */
 	LS_EF_SIGNAL_BUSY = 1 << 8, /* not signalled: the kernel's deferral slot was taken */
 	LS_EF_SWITCH_UNSEEN = 1 << 9, /* a switch-in was missed: its runqueue time is a bound */
+	LS_EF_IN_REQUEST = 1 << 10, /* a wait inside a request of its thread: a part of it */
 };
 
 /* Loss and health counters, one slot each in the per-CPU stats map. */

@@ -165,6 +165,8 @@ struct outlier {
 	char **flags;
 	size_t nr_flags;
 	bool signalled;
+	/* Not written: the tracker's mark of a wait sent as a part of a request of its thread. */
+	bool part_of_request;
 };
 
 struct outlier *outlier_new(void);

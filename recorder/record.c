@@ -30,6 +30,7 @@
 #include "recorder/stacklog.h"
 #include "recorder/stall.h"
 #include "classify/syscalls.h"
+#include "tracker/request.h"
 #include "tracker/tracker.h"
 #include "lib/util.h"
 
@@ -48,6 +49,9 @@ struct record_opts {
 	bool include_idle;
 	uint64_t duration_ns;
 	uint64_t hang_ns; /* 0: the default, from the threshold */
+	struct request_spec requests[LS_MAX_REQUESTS];
+	int nr_requests;
+	bool requests_from_cli;
 	bool no_hang;
 	const char *config;
 	const char *rules;
@@ -99,6 +103,7 @@ enum opt_id {
 	OPT_CONTEXT_FLOOR,
 	OPT_KEEP_LOCAL,
 	OPT_HANG,
+	OPT_REQUEST,
 };
 
 static const struct option long_options[] = {
@@ -112,6 +117,7 @@ static const struct option long_options[] = {
 	{ "idle-syscalls", required_argument, NULL, OPT_IDLE_SYSCALLS },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "hang", required_argument, NULL, OPT_HANG },
+	{ "request", required_argument, NULL, OPT_REQUEST },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "rules", required_argument, NULL, OPT_RULES },
 	{ "log-stacks", required_argument, NULL, OPT_LOG_STACKS },
@@ -168,6 +174,11 @@ static const char usage_text[] =
 	"      --include-idle         also report syscalls that wait for work (epoll_wait, ...)\n"
 	"      --idle-syscalls LIST   the idle list, comma-separated syscall names\n"
 	"  -d, --duration DUR         stop after DUR (COMMAND then gets SIGTERM)\n"
+	"      --request START[,END]  operations between two probes of the target are requests;\n"
+	"                             a slow one is an outlier of kind request, with its waits\n"
+	"                             (repeatable; usdt:PATH:PROVIDER:NAME, uprobe:PATH:SYMBOL,\n"
+	"                             uretprobe:PATH:SYMBOL; uprobe:PATH:SYMBOL alone: the\n"
+	"                             function, from entry to return)\n"
 	"      --hang DUR|off         a thread waiting this long is reported while it still\n"
 	"                             waits, with who holds what it waits for; deadlocks named\n"
 	"                             (default 10 x the threshold, at least 1s)\n"
@@ -486,6 +497,32 @@ static int apply_pid(struct record_opts *opts, int id, const char *value,
 	return 0;
 }
 
+/* --request, repeatable: those on the command line replace those of the config file. */
+static int apply_request(struct record_opts *opts, int id, const char *value,
+			 const struct origin *where)
+{
+	char why[256] = "";
+	int err;
+
+	if (!where->file && !opts->requests_from_cli) {
+		opts->requests_from_cli = true;
+		while (opts->nr_requests > 0) {
+			request_spec_free(&opts->requests[--opts->nr_requests]);
+		}
+	}
+	if (opts->nr_requests >= LS_MAX_REQUESTS) {
+		bad_value(where, id, value, "too many probe pairs (at most 16)");
+		return -EINVAL;
+	}
+	err = request_parse(value, &opts->requests[opts->nr_requests], why, sizeof(why));
+	if (err) {
+		bad_value(where, id, value, err == -ENOMEM ? strerror(ENOMEM) : why);
+		return -EINVAL;
+	}
+	opts->nr_requests++;
+	return 0;
+}
+
 /* --ust-events, repeatable: one tracepoint name pattern each. */
 static int apply_ust_events(struct record_opts *opts, int id, const char *value,
 			    const struct origin *where)
@@ -586,6 +623,8 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 		return apply_pid(opts, id, value, where);
 	case OPT_UST_EVENTS:
 		return apply_ust_events(opts, id, value, where);
+	case OPT_REQUEST:
+		return apply_request(opts, id, value, where);
 	case OPT_OUTPUT:
 	case OPT_KEEP_LOCAL:
 	case OPT_RULES:
@@ -681,6 +720,9 @@ static int load_options(struct record_opts *opts, int argc, char **argv)
 	/* A first pass finds -c and rejects bad flags before any file is read. */
 	set_defaults(&first);
 	err = parse_args(&first, argc, argv);
+	while (first.nr_requests > 0) {
+		request_spec_free(&first.requests[--first.nr_requests]);
+	}
 	if (err) {
 		return err;
 	}
@@ -1097,6 +1139,11 @@ int record_main(int argc, char **argv)
 	if (tracker_attach(tr)) {
 		goto out;
 	}
+	for (i = 0; i < opts.nr_requests; i++) {
+		if (tracker_add_request(tr, &opts.requests[i])) {
+			goto out;
+		}
+	}
 	if (!opts.no_snapshot && recorder_open(&st.recorder, &opts.rec, tr)) {
 		goto out;
 	}
@@ -1135,6 +1182,9 @@ out:
 	command_free(&ch.cmd);
 	for (i = 0; i < opts.nr_owned; i++) {
 		free(opts.owned[i]);
+	}
+	for (i = 0; i < opts.nr_requests; i++) {
+		request_spec_free(&opts.requests[i]);
 	}
 	return ret;
 }

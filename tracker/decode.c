@@ -358,6 +358,7 @@ int decode_event(const struct ls_event *e, const struct ksyms *ks, struct usyms 
 	}
 	decode_flags(e, o, sampled, truncated);
 	o->signalled = !!(e->flags & LS_EF_SIGNALLED);
+	o->part_of_request = !!(e->flags & LS_EF_IN_REQUEST);
 	ret = 0;
 out:
 	if (ret) {

@@ -26,6 +26,7 @@
 #include "lib/outlier.h"
 #include "latsnap.skel.h"
 #include "tracker/preloaded.h"
+#include "tracker/request.h"
 #include "tracker/tracker.h"
 #include "tracker/usyms.h"
 #include "lib/util.h"
@@ -47,6 +48,8 @@ struct parked {
  */
 #define UNWIND_WAIT_NS (200 * 1000000ULL)
 #define PARKED_MAX 256
+/* Waits sent as parts of requests not ended yet, at most (the oldest go first). */
+#define REQ_PARTS_MAX 1024
 
 struct tracker {
 	struct latsnap_bpf *skel;
@@ -86,6 +89,12 @@ struct tracker {
 	unsigned int nr_exited;
 	struct parked parked[PARKED_MAX]; /* in arrival order */
 	unsigned int nr_parked;
+	/* record --request: each pair as given, and the waits of requests still under way */
+	char *req_text[LS_MAX_REQUESTS];
+	unsigned int nr_requests;
+	struct bpf_link *req_links[2 * LS_MAX_REQUESTS];
+	struct outlier *req_parts[REQ_PARTS_MAX];
+	unsigned int nr_req_parts;
 };
 
 /*
@@ -443,7 +452,19 @@ out:
 /* Hand @outlier to the callback, which owns it from now on. */
 static int deliver(struct tracker *tr, struct outlier *outlier)
 {
-	int err = tr->fn(outlier, tr->ctx);
+	int err;
+
+	if (outlier->part_of_request) {
+		/* Its request's end takes it (or drops it, when the request was not slow). */
+		if (tr->nr_req_parts == REQ_PARTS_MAX) {
+			outlier_free(tr->req_parts[0]);
+			memmove(tr->req_parts, tr->req_parts + 1,
+				--tr->nr_req_parts * sizeof(tr->req_parts[0]));
+		}
+		tr->req_parts[tr->nr_req_parts++] = outlier;
+		return 0;
+	}
+	err = tr->fn(outlier, tr->ctx);
 
 	if (err) {
 		tr->cb_status = err;
@@ -548,6 +569,105 @@ static int on_unwound(struct tracker *tr, const struct ls_unwound *u)
 	return unpark(tr, i);
 }
 
+static int by_start(const void *a, const void *b)
+{
+	const struct outlier *x = *(struct outlier *const *)a, *y = *(struct outlier *const *)b;
+
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* The start probe's argument as text: printable bytes kept, the rest as '?'. */
+static void request_arg(const struct ls_request *r, char *text, size_t size)
+{
+	size_t i;
+
+	if (r->arg_kind == LS_REQ_ARG_NUMBER) {
+		snprintf(text, size, "%llu", (unsigned long long)r->arg_num);
+		return;
+	}
+	snprintf(text, size, "%.*s", LS_REQ_ARG_LEN - 1, r->arg);
+	for (i = 0; text[i]; i++) {
+		if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f) {
+			text[i] = text[i] == '\n' || text[i] == '\t' ? ' ' : '?';
+		}
+	}
+}
+
+/*
+ * on_request - a request ended: a slow one becomes an outlier of kind request with the waits
+ * sent as its parts, in time order; a short one's parts are dropped. Its thread's outliers still
+ * parked for their unwound stacks go first: those reports came before it, the ring is in order.
+ */
+static int on_request(struct tracker *tr, const struct ls_request *r)
+{
+	char arg[LS_REQ_ARG_LEN + 24];
+	struct outlier *o = NULL, *part;
+	unsigned int i, n = 0;
+	uint64_t dur, cpu, rq;
+	int err = 0;
+
+	for (i = 0; i < tr->nr_parked && !err;) {
+		if (tr->parked[i].tid == (pid_t)r->tid) {
+			err = unpark(tr, i);
+		} else {
+			i++;
+		}
+	}
+	if (r->slow && r->pair < tr->nr_requests) {
+		o = outlier_new();
+	}
+	if (o) {
+		dur = r->end_ns - r->start_ns;
+		cpu = r->on_cpu_ns < dur ? r->on_cpu_ns : dur;
+		rq = r->runqueue_ns < dur - cpu ? r->runqueue_ns : dur - cpu;
+		o->pid = (int32_t)r->pid;
+		o->tid = (int32_t)r->tid;
+		snprintf(arg, sizeof(arg), "%.*s", LS_TASK_COMM_LEN, r->comm);
+		outlier_set_str(&o->comm, arg);
+		o->start_ns = r->start_ns;
+		o->end_ns = r->end_ns;
+		o->duration_ns = dur;
+		o->on_cpu_ns = cpu;
+		o->runqueue_ns = rq;
+		o->blocked_ns = dur - cpu - rq;
+		o->switches = r->switches;
+		request_arg(r, arg, sizeof(arg));
+		if (!outlier_set_request(o, tr->req_text[r->pair],
+					 r->arg_kind != LS_REQ_ARG_NONE ? arg : NULL)) {
+			outlier_free(o);
+			o = NULL;
+		} else {
+			outlier_set_cause(o, "request");
+			outlier_add_flag(o, "split-from-scheduler: on-CPU and runqueue time from the "
+					    "scheduler's own accounting, within a tick");
+		}
+	}
+	/* Its parts: the waits of its thread sent while it lasted. */
+	for (i = 0; i < tr->nr_req_parts; i++) {
+		part = tr->req_parts[i];
+		if (part->tid != (int32_t)r->tid || part->start_ns > r->end_ns) {
+			tr->req_parts[n++] = part;
+		} else if (o && part->start_ns >= r->start_ns) {
+			part->part_of_request = false;
+			outlier_add_wait(o, part);
+		} else {
+			outlier_free(part);
+		}
+	}
+	tr->nr_req_parts = n;
+	if (!o) {
+		return err;
+	}
+	if (o->nr_waits > 1) {
+		qsort(o->waits, o->nr_waits, sizeof(o->waits[0]), by_start);
+	}
+	if (r->waits > o->nr_waits) {
+		outlier_add_flag(o, "waits-lost: %u of its %u waits were not received",
+				 r->waits - (unsigned int)o->nr_waits, r->waits);
+	}
+	return err ?: deliver(tr, o);
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	struct tracker *tr = ctx;
@@ -593,6 +713,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 	}
 	if (size == sizeof(struct ls_unwound) && *(const __u8 *)data == LS_KIND_UNWOUND) {
 		return on_unwound(tr, data);
+	}
+	if (size == sizeof(struct ls_request) && *(const __u8 *)data == LS_KIND_REQUEST) {
+		return on_request(tr, data);
 	}
 	if (size < sizeof(struct ls_event)) {
 		ls_err("tracker: short event (%zu bytes)", size);
@@ -714,6 +837,9 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	}
 	/* It runs at every switch of the machine, for the preload library's signals only. */
 	bpf_program__set_autoload(tr->skel->progs.ls_sched_exit, !opts->no_preload);
+	/* Attached to each --request probe by tracker_add_request(), with its cookie. */
+	bpf_program__set_autoattach(tr->skel->progs.ls_req_uprobe, false);
+	bpf_program__set_autoattach(tr->skel->progs.ls_req_usdt, false);
 	tr->track_registered = opts->track_registered;
 	tr->track_all = opts->track_all;
 	memcpy((void *)tr->skel->rodata->idle_syscalls, opts->idle_syscalls,
@@ -1103,6 +1229,71 @@ int tracker_stall_user_frames(struct tracker *tr, const struct ls_stall *st,
 	return decode_stall_user(st, tr->usyms, frames);
 }
 
+static const char *const probe_kind_name[] = {
+	[REQUEST_USDT] = "usdt",
+	[REQUEST_UPROBE] = "uprobe",
+	[REQUEST_URETPROBE] = "uretprobe",
+};
+
+static struct bpf_link *attach_probe(struct tracker *tr, const struct request_probe *p,
+				     __u64 cookie)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, usdt, .usdt_cookie = cookie);
+	LIBBPF_OPTS(bpf_uprobe_opts, uprobe, .bpf_cookie = cookie, .func_name = p->name,
+		    .retprobe = p->kind == REQUEST_URETPROBE);
+
+	if (p->kind == REQUEST_USDT) {
+		return bpf_program__attach_usdt(tr->skel->progs.ls_req_usdt, -1, p->path,
+						p->provider, p->name, &usdt);
+	}
+	return bpf_program__attach_uprobe_opts(tr->skel->progs.ls_req_uprobe, -1, p->path, 0,
+					       &uprobe);
+}
+
+/**
+ * tracker_add_request() - follow the requests @spec delimits, in every tracked process that runs
+ *                         its probes' objects (after tracker_attach())
+ *
+ * A request as long as the threshold is an outlier of kind request; the waits of its thread
+ * inside it, down to the context floor, idle-list syscalls included, are its parts, not outliers
+ * of their own.
+ *
+ * Return: 0, -E2BIG beyond LS_MAX_REQUESTS pairs, or the error of a probe that could not be
+ * attached (said on stderr).
+ */
+int tracker_add_request(struct tracker *tr, const struct request_spec *spec)
+{
+	const struct request_probe *probes[2] = { &spec->start, &spec->end };
+	unsigned int i = tr->nr_requests, k;
+	struct bpf_link *link;
+	int err;
+
+	if (i == LS_MAX_REQUESTS) {
+		ls_err("tracker: --request '%s': at most %d probe pairs", spec->text,
+		       LS_MAX_REQUESTS);
+		return -E2BIG;
+	}
+	for (k = 0; k < 2; k++) {
+		link = attach_probe(tr, probes[k], ((__u64)i << 1) | k);
+		if (!link) {
+			err = -errno;
+			ls_err("tracker: --request '%s': cannot attach %s:%s%s%s:%s: %s", spec->text,
+			       probe_kind_name[probes[k]->kind], probes[k]->path,
+			       probes[k]->provider ? ":" : "",
+			       probes[k]->provider ? probes[k]->provider : "", probes[k]->name,
+			       err == -ENOENT ? "no such file, symbol or probe" : strerror(-err));
+			return err;
+		}
+		tr->req_links[2 * i + k] = link;
+	}
+	tr->req_text[i] = strdup(spec->text);
+	if (!tr->req_text[i]) {
+		return -ENOMEM;
+	}
+	tr->nr_requests++;
+	return 0;
+}
+
 /**
  * tracker_wake_context - where a wakeup ran, from the waker's kernel stack: 0 in the waker's
  * own context, 1 in a hard interrupt, 2 in a softirq (then the task it names is a bystander).
@@ -1199,6 +1390,8 @@ int tracker_drain(struct tracker *tr)
  */
 void tracker_close(struct tracker *tr)
 {
+	unsigned int i;
+
 	if (!tr) {
 		return;
 	}
@@ -1208,6 +1401,15 @@ void tracker_close(struct tracker *tr)
 	}
 	while (tr->nr_parked > 0) {
 		outlier_free(tr->parked[--tr->nr_parked].outlier);
+	}
+	for (i = 0; i < 2 * LS_MAX_REQUESTS; i++) {
+		bpf_link__destroy(tr->req_links[i]);
+	}
+	for (i = 0; i < tr->nr_requests; i++) {
+		free(tr->req_text[i]);
+	}
+	while (tr->nr_req_parts > 0) {
+		outlier_free(tr->req_parts[--tr->nr_req_parts]);
 	}
 	ring_buffer__free(tr->ring);
 	if (tr->ctx_stacks) {

@@ -88,6 +88,8 @@ int tracker_stall_thread(struct tracker *tr, pid_t tid, struct ls_stall *out);
 int tracker_stall_outlier(struct tracker *tr, const struct ls_stall *st, struct outlier **outp);
 int tracker_stall_user_frames(struct tracker *tr, const struct ls_stall *st,
 			      struct outlier_frames *frames);
+struct request_spec;
+int tracker_add_request(struct tracker *tr, const struct request_spec *spec);
 int tracker_poll(struct tracker *tr, int timeout_ms);
 int tracker_drain(struct tracker *tr);
 
