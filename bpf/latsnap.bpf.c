@@ -2173,3 +2173,37 @@ int ls_req_usdt(struct pt_regs *ctx)
 	request_probe(bpf_usdt_cookie(ctx), (__u64)arg, has_arg);
 	return 0;
 }
+
+/*
+ * An on-CPU sample (a cpu-clock perf event per CPU, attached with the first --request): only a
+ * thread inside a request is sampled, its kernel and user stacks sent for user space to keep
+ * until the request ends, and to use if it was slow.
+ */
+SEC("perf_event")
+int ls_req_sample(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_state *s;
+	struct ls_sample *e;
+	long len;
+
+	s = bpf_task_storage_get(&states, task, NULL, 0);
+	if (!s || !s->in_req) {
+		return 0;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(LS_STAT_RINGBUF_LOST);
+		return 0;
+	}
+	e->kind = LS_KIND_SAMPLE;
+	e->pid = task->tgid;
+	e->tid = task->pid;
+	e->ts = bpf_ktime_get_ns();
+	len = bpf_get_stack(ctx, e->kips, sizeof(e->kips), 0);
+	e->nr_kips = len > 0 ? len / sizeof(__u64) : 0;
+	len = bpf_get_stack(ctx, e->uips, sizeof(e->uips), BPF_F_USER_STACK);
+	e->nr_uips = len > 0 ? len / sizeof(__u64) : 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}

@@ -29,6 +29,7 @@ enum ls_kind {
 	LS_NOTICE_REFUSED = 8, /* struct ls_notice: registration refused (once), uid arg */
 	LS_KIND_UNWOUND = 9, /* struct ls_unwound: the preload library's answer to a signal */
 	LS_KIND_REQUEST = 10, /* struct ls_request: a request that ended (record --request) */
+	LS_KIND_SAMPLE = 11, /* struct ls_sample: an on-CPU sample of a thread inside a request */
 };
 
 /*
@@ -372,6 +373,24 @@ struct ls_stall {
 	__u64 args[6]; /* the syscall's arguments, from the saved user registers */
 	__u64 regs[LS_NR_UREGS];
 	__u64 kips[LS_MAX_DEPTH]; /* its kernel stack, innermost first (off CPU, stall_tid only) */
+};
+
+/*
+ * On-CPU samples of the threads inside requests, one every LS_SAMPLE_PERIOD_NS of a CPU's time
+ * (a cpu-clock perf event per CPU): where a slow request's on-CPU time went.
+ */
+#define LS_SAMPLE_PERIOD_NS 10000000ULL
+
+struct ls_sample {
+	__u8 kind; /* LS_KIND_SAMPLE */
+	__u8 pad[3];
+	__u32 pid;
+	__u32 tid;
+	__u16 nr_kips;
+	__u16 nr_uips;
+	__u64 ts;
+	__u64 kips[LS_MAX_DEPTH]; /* innermost first */
+	__u64 uips[LS_MAX_USER_DEPTH]; /* frame pointers walked by the kernel */
 };
 
 /* Values of the tracked-processes map. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -50,6 +51,8 @@ struct parked {
 #define PARKED_MAX 256
 /* Waits sent as parts of requests not ended yet, at most (the oldest go first). */
 #define REQ_PARTS_MAX 1024
+/* On-CPU samples of requests not ended yet, at most: 40 s of one CPU (the oldest go first). */
+#define REQ_SAMPLES_MAX 4096
 
 struct tracker {
 	struct latsnap_bpf *skel;
@@ -95,6 +98,10 @@ struct tracker {
 	struct bpf_link *req_links[2 * LS_MAX_REQUESTS];
 	struct outlier *req_parts[REQ_PARTS_MAX];
 	unsigned int nr_req_parts;
+	struct ls_sample *req_samples; /* REQ_SAMPLES_MAX of them, a ring */
+	unsigned int req_sample_head; /* the oldest */
+	unsigned int nr_req_samples;
+	struct bpf_link **sample_links; /* one per CPU: the cpu-clock events */
 };
 
 /*
@@ -593,6 +600,150 @@ static void request_arg(const struct ls_request *r, char *text, size_t size)
 	}
 }
 
+static struct ls_sample *sample_at(struct tracker *tr, unsigned int i)
+{
+	return &tr->req_samples[(tr->req_sample_head + i) % REQ_SAMPLES_MAX];
+}
+
+static void keep_sample(struct tracker *tr, const struct ls_sample *sample)
+{
+	if (!tr->req_samples) {
+		return;
+	}
+	if (tr->nr_req_samples == REQ_SAMPLES_MAX) {
+		tr->req_sample_head = (tr->req_sample_head + 1) % REQ_SAMPLES_MAX;
+		tr->nr_req_samples--;
+	}
+	*sample_at(tr, tr->nr_req_samples++) = *sample;
+}
+
+static bool same_stack(const struct ls_sample *a, const struct ls_sample *b)
+{
+	return a->nr_kips == b->nr_kips && a->nr_uips == b->nr_uips &&
+	       !memcmp(a->kips, b->kips, a->nr_kips * sizeof(a->kips[0])) &&
+	       !memcmp(a->uips, b->uips, a->nr_uips * sizeof(a->uips[0]));
+}
+
+/* One stack of a CPU profile: its kernel frames, then its user frames, innermost first. */
+static int profile_stack(struct tracker *tr, const struct ls_sample *sample, uint64_t weight_ns,
+			 struct outlier *o)
+{
+	unsigned int nk = sample->nr_kips > LS_MAX_DEPTH ? LS_MAX_DEPTH : sample->nr_kips;
+	unsigned int nu = sample->nr_uips > LS_MAX_USER_DEPTH ? LS_MAX_USER_DEPTH : sample->nr_uips;
+	struct outlier_frames kf = { 0 }, uf = { 0 };
+	struct outlier_kstack *st;
+	size_t i;
+	int err;
+
+	err = decode_kernel_frames(tr->ksyms, sample->kips, nk, &kf);
+	err = err ?: decode_user_frames(tr->usyms, (pid_t)sample->pid,
+					(const uint64_t *)sample->uips, nu, &uf);
+	st = err ? NULL : outlier_add_profile(o, weight_ns);
+	err = err ?: st ? outlier_frames_alloc(&st->frames, kf.nr + uf.nr) : -ENOMEM;
+	for (i = 0; !err && i < kf.nr + uf.nr; i++) {
+		const struct outlier_frame *f = i < kf.nr ? &kf.v[i] : &uf.v[i - kf.nr];
+
+		err = outlier_frame_set(&st->frames.v[i], f->addr, f->symbol, f->offset, f->module);
+	}
+	outlier_frames_free(&kf);
+	outlier_frames_free(&uf);
+	return err;
+}
+
+static int by_weight(const void *a, const void *b)
+{
+	const struct outlier_kstack *x = a, *y = b;
+
+	return x->weight_ns > y->weight_ns ? -1 : x->weight_ns < y->weight_ns;
+}
+
+/*
+ * request_profile - the samples of @r's thread while it lasted, the same stacks together, as
+ * @o's CPU profile, heaviest first. Its thread's samples up to its end are used up.
+ */
+static void request_profile(struct tracker *tr, const struct ls_request *r, struct outlier *o)
+{
+	unsigned int i, j, n = 0, count;
+	struct ls_sample *si, *sj;
+	bool *used;
+
+	if (!tr->nr_req_samples) {
+		return;
+	}
+	used = calloc(tr->nr_req_samples, sizeof(*used));
+	if (!used) {
+		return;
+	}
+	usyms_capture(tr->usyms, (pid_t)r->pid);
+	for (i = 0; i < tr->nr_req_samples; i++) {
+		si = sample_at(tr, i);
+		if (used[i] || si->tid != r->tid || si->ts < r->start_ns || si->ts > r->end_ns) {
+			continue;
+		}
+		for (count = 0, j = i; j < tr->nr_req_samples; j++) {
+			sj = sample_at(tr, j);
+			if (!used[j] && sj->tid == r->tid && sj->ts >= r->start_ns &&
+			    sj->ts <= r->end_ns && same_stack(si, sj)) {
+				used[j] = true;
+				count++;
+			}
+		}
+		profile_stack(tr, si, count * LS_SAMPLE_PERIOD_NS, o);
+	}
+	if (o->nr_cpu_profile > 1) {
+		qsort(o->cpu_profile, o->nr_cpu_profile, sizeof(o->cpu_profile[0]), by_weight);
+	}
+	/* Keep the others' samples, and this thread's after its end. */
+	for (i = 0; i < tr->nr_req_samples; i++) {
+		si = sample_at(tr, i);
+		if (!used[i] && (si->tid != r->tid || si->ts > r->end_ns)) {
+			*sample_at(tr, n++) = *si;
+		}
+	}
+	tr->nr_req_samples = n;
+	free(used);
+}
+
+/* The cpu-clock event of each CPU, for ls_req_sample: once, with the first request pair. */
+static int attach_sampling(struct tracker *tr)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = LS_SAMPLE_PERIOD_NS,
+	};
+	int cpu, fd, err = 0;
+
+	tr->req_samples = calloc(REQ_SAMPLES_MAX, sizeof(*tr->req_samples));
+	tr->sample_links = calloc((size_t)tr->ncpus, sizeof(*tr->sample_links));
+	if (!tr->req_samples || !tr->sample_links) {
+		return -ENOMEM;
+	}
+	for (cpu = 0; cpu < tr->ncpus; cpu++) {
+		fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			/* An offline CPU runs nothing to sample. */
+			if (errno != ENODEV) {
+				err = -errno;
+			}
+			continue;
+		}
+		tr->sample_links[cpu] = bpf_program__attach_perf_event(tr->skel->progs.ls_req_sample,
+								       fd);
+		if (!tr->sample_links[cpu]) {
+			err = -errno;
+			close(fd);
+		}
+	}
+	if (err) {
+		ls_err("tracker: --request: the on-CPU sampling could not start on every CPU: %s "
+		       "(request outliers go without CPU profiles there)",
+		       strerror(-err));
+	}
+	return 0;
+}
+
 /*
  * on_request - a request ended: a slow one becomes an outlier of kind request with the waits
  * sent as its parts, in time order; a short one's parts are dropped. Its thread's outliers still
@@ -665,6 +816,7 @@ static int on_request(struct tracker *tr, const struct ls_request *r)
 		outlier_add_flag(o, "waits-lost: %u of its %u waits were not received",
 				 r->waits - (unsigned int)o->nr_waits, r->waits);
 	}
+	request_profile(tr, r, o);
 	return err ?: deliver(tr, o);
 }
 
@@ -716,6 +868,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 	}
 	if (size == sizeof(struct ls_request) && *(const __u8 *)data == LS_KIND_REQUEST) {
 		return on_request(tr, data);
+	}
+	if (size == sizeof(struct ls_sample) && *(const __u8 *)data == LS_KIND_SAMPLE) {
+		keep_sample(tr, data);
+		return 0;
 	}
 	if (size < sizeof(struct ls_event)) {
 		ls_err("tracker: short event (%zu bytes)", size);
@@ -840,6 +996,7 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	/* Attached to each --request probe by tracker_add_request(), with its cookie. */
 	bpf_program__set_autoattach(tr->skel->progs.ls_req_uprobe, false);
 	bpf_program__set_autoattach(tr->skel->progs.ls_req_usdt, false);
+	bpf_program__set_autoattach(tr->skel->progs.ls_req_sample, false);
 	tr->track_registered = opts->track_registered;
 	tr->track_all = opts->track_all;
 	memcpy((void *)tr->skel->rodata->idle_syscalls, opts->idle_syscalls,
@@ -1273,6 +1430,9 @@ int tracker_add_request(struct tracker *tr, const struct request_spec *spec)
 		       LS_MAX_REQUESTS);
 		return -E2BIG;
 	}
+	if (!tr->sample_links && attach_sampling(tr)) {
+		return -ENOMEM;
+	}
 	for (k = 0; k < 2; k++) {
 		link = attach_probe(tr, probes[k], ((__u64)i << 1) | k);
 		if (!link) {
@@ -1405,6 +1565,11 @@ void tracker_close(struct tracker *tr)
 	for (i = 0; i < 2 * LS_MAX_REQUESTS; i++) {
 		bpf_link__destroy(tr->req_links[i]);
 	}
+	for (i = 0; tr->sample_links && i < (unsigned int)tr->ncpus; i++) {
+		bpf_link__destroy(tr->sample_links[i]);
+	}
+	free(tr->sample_links);
+	free(tr->req_samples);
 	for (i = 0; i < tr->nr_requests; i++) {
 		free(tr->req_text[i]);
 	}
