@@ -49,7 +49,7 @@ EVENTS := $(BUILD)/liblatsnap-events.so
 TRACE_READER := $(BUILD)/latsnap-trace-reader
 # bench/run.sh (make bench, and its quick mode in make check) and what it runs.
 BENCH_BINS := $(BUILD)/bench/empty-hooks $(BUILD)/bench/pingpong $(BUILD)/bench/getppid \
-	$(BUILD)/bench/idlethreads \
+	$(BUILD)/bench/idlethreads $(BUILD)/bench/calls \
 	$(BUILD)/bench/burst
 BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(BUILD)/workloads/sleeper \
 	$(BUILD)/workloads/unwind-nofp $(BENCH_BINS)

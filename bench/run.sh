@@ -14,6 +14,7 @@
 #   5. capture under bursts: 32 threads slow at once, repeated
 #   6. the preload library's unwind per signal (its user_stack.unwind_ns)
 #   7. the stall scan of record --hang: per scan, with 10,000 idle threads more, tracked or not
+#   8. a request probe pair (record --request uprobe:PATH:SYMBOL: its entry and return) per call
 # Configurations are alternated (A B C ... A B C ...) so that the machine's drift lands on all of
 # them alike, each run right after an untraced one to which it is compared, and medians are
 # reported. A peer that cannot run is a row "not run: why".
@@ -34,18 +35,18 @@ if [ "$QUICK" = 1 ]; then
 	PG_PAIRS=${PG_PAIRS:-1} PG_SECONDS=${PG_SECONDS:-3} PG_SCALE=${PG_SCALE:-1}
 	PG_CONN_SECONDS=${PG_CONN_SECONDS:-2}
 	REC_N=${REC_N:-3} BURST_ROUNDS=${BURST_ROUNDS:-3} NAPS=${NAPS:-20}
-	IDLE_N=${IDLE_N:-500} STALL_SECONDS=${STALL_SECONDS:-1}
+	IDLE_N=${IDLE_N:-500} STALL_SECONDS=${STALL_SECONDS:-1} CALLS_N=${CALLS_N:-20000} CALLS_ROUNDS=${CALLS_ROUNDS:-1}
 else
 	ROUNDS=${ROUNDS:-7} N=${N:-1000000} PP_N=${PP_N:-100000}
 	PG_PAIRS=${PG_PAIRS:-5} PG_SECONDS=${PG_SECONDS:-15} PG_SCALE=${PG_SCALE:-5}
 	PG_CONN_SECONDS=${PG_CONN_SECONDS:-5}
 	REC_N=${REC_N:-10} BURST_ROUNDS=${BURST_ROUNDS:-20} NAPS=${NAPS:-200}
-	IDLE_N=${IDLE_N:-10000} STALL_SECONDS=${STALL_SECONDS:-5}
+	IDLE_N=${IDLE_N:-10000} STALL_SECONDS=${STALL_SECONDS:-5} CALLS_N=${CALLS_N:-200000} CALLS_ROUNDS=${CALLS_ROUNDS:-7}
 fi
 # perf trace costs tens of microseconds a syscall: fewer calls keep its rounds as short as others'.
 PERF_DIV=${PERF_DIV:-50}
 BENCH_OUT=${BENCH_OUT:-build/bench.md}
-SECTIONS=${SECTIONS:-1 2 3 4 5 6 7}
+SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8}
 # Section 3's configurations, each run paired with the untraced one before it.
 PG_CONFIGS=${PG_CONFIGS:-untraced floor traced ctxsched ctxnone all nosnap}
 has() { [[ " $SECTIONS " == *" $1 "* ]]; }
@@ -620,6 +621,43 @@ if has 7; then
 	wait "$STALL_SLEEP" "$IDLE_PID" 2>/dev/null || true
 fi
 
+# --- 8: a request probe pair -----------------------------------------------------------------
+
+if has 8; then
+	say "8: a request probe pair per call: $CALLS_N calls, untraced / probes on, untracked / tracked, $CALLS_ROUNDS rounds"
+	# calls_run CONFIG: one round of the calls loop; its ns per call into $RESULTS as "calls CONFIG".
+	calls_run() {
+		local cfg=$1 v probe="uprobe:$BB/calls:request_op"
+		case $cfg in
+		untraced)
+			v=$("$BB/calls" "$CALLS_N" 2>&1 | sed -n 's/^ns_per_call \([0-9.]*\).*/\1/p')
+			;;
+		untracked)
+			sleep 60 &
+			local sp=$!
+			"$LATSNAP" record -v --no-snapshot -p "$sp" --request "$probe" -d 60s \
+				>/dev/null 2>"$TMP/calls.err" &
+			local lp=$!
+			wait_for "$TMP/calls.err" 'record: tracking ' 60 || sleep 2
+			v=$("$BB/calls" "$CALLS_N" 2>&1 | sed -n 's/^ns_per_call \([0-9.]*\).*/\1/p')
+			kill -INT "$lp" 2>/dev/null || true
+			kill "$sp" 2>/dev/null || true
+			wait "$lp" "$sp" 2>/dev/null || true
+			;;
+		tracked)
+			v=$("$LATSNAP" record --no-snapshot --no-preload --request "$probe" -- \
+				"$BB/calls" "$CALLS_N" 2>&1 | sed -n 's/^ns_per_call \([0-9.]*\).*/\1/p')
+			;;
+		esac
+		[ -n "$v" ] && record calls "$cfg" "$v"
+	}
+	for ((r = 0; r < CALLS_ROUNDS; r++)); do
+		for cfg in untraced untracked tracked; do
+			calls_run "$cfg"
+		done
+	done
+fi
+
 # --- the tables -------------------------------------------------------------------------------
 
 fmt() { awk -v v="$1" -v f="$2" 'BEGIN { printf f, v }'; }
@@ -926,6 +964,31 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 						n ? h / n : 0, m / (100 * m > 250000 ? 100 * m : 250000) * 100 }' "$TMP/stall-$tag"
 			else
 				echo "| $what | failed: no stall totals (see $TMP/stall-$tag.err) | | | | | |"
+			fi
+		done
+	fi
+	if has 8; then
+		echo
+		echo "## 8. A request probe pair (\`record --request uprobe:PATH:request_op\`, its entry and return), $CALLS_N calls of a function that does nothing, median of $CALLS_ROUNDS rounds"
+		echo
+		echo "\"probes on, untracked\": latsnap runs with the probes attached, the calling process not tracked"
+		echo "(the two uprobes' traps and an early return of the BPF program: the floor of any uprobe tool);"
+		echo "\"tracked\": every call is a request of a tracked thread (its start and end taken)."
+		echo
+		echo "| configuration | ns per call | added ns per call (request) |"
+		echo "|---|---:|---:|"
+		cbase=$(result calls untraced)
+		for cfg in untraced untracked tracked; do
+			v=$(result calls "$cfg")
+			case $cfg in
+			untraced) label="no tracing" ;;
+			untracked) label="probes on, untracked" ;;
+			*) label="tracked: each call a request" ;;
+			esac
+			if [ -z "$v" ] || [ -z "$cbase" ]; then
+				echo "| $label | not run | |"
+			else
+				echo "| $label | $(fmt "$v" %.0f) | $(awk -v v="$v" -v b="$cbase" 'BEGIN { printf "%+.0f", v - b }') |"
 			fi
 		done
 	fi
