@@ -1785,6 +1785,8 @@ int BPF_PROG(ls_sched_process_exec, struct task_struct *p, pid_t old_pid, struct
 	ctx_task_event(LS_CTX_EXEC, p, NULL);
 	if (s) {
 		s->maps_told = 0; /* the new image's mappings are told at its first wait */
+		/* A request of the old image never ends: its waits go back to being outliers. */
+		s->in_req = 0;
 	}
 	/* The new image is not ready for the signal until it registers itself. */
 	bpf_map_delete_elem(&registered, &tgid);
