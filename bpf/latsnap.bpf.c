@@ -2055,7 +2055,7 @@ static __always_inline __u64 run_delay(struct task_struct *task)
 }
 
 static __always_inline void request_start(struct task_struct *task, struct task_state *s,
-					  __u32 pair, __u64 arg, bool has_arg)
+					  __u32 pair, bool nests, __u64 arg, bool has_arg)
 {
 	struct req_state *r;
 
@@ -2064,7 +2064,12 @@ static __always_inline void request_start(struct task_struct *task, struct task_
 		stat_inc(LS_STAT_STORAGE_FAILED);
 		return;
 	}
-	if (s->in_req) {
+	/*
+	 * Its own start again: a recursive function's entry (it nests), or the next request after
+	 * one whose end never came (an error unwound past it: PostgreSQL's query__done): that one
+	 * is abandoned. Another pair's start inside it is the outer request's business.
+	 */
+	if (s->in_req && (r->pair != pair || nests)) {
 		if (r->pair == pair) {
 			r->depth++;
 		}
@@ -2150,10 +2155,11 @@ static __always_inline void request_probe(__u64 cookie, __u64 arg, bool has_arg)
 	if (!s) {
 		return;
 	}
-	if (cookie & 1) {
-		request_end(task, s, (__u32)(cookie >> 1));
+	if (cookie & LS_REQ_COOKIE_END) {
+		request_end(task, s, (__u32)(cookie >> LS_REQ_COOKIE_SHIFT));
 	} else {
-		request_start(task, s, (__u32)(cookie >> 1), arg, has_arg);
+		request_start(task, s, (__u32)(cookie >> LS_REQ_COOKIE_SHIFT),
+			      cookie & LS_REQ_COOKIE_NESTS, arg, has_arg);
 	}
 }
 

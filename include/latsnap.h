@@ -34,8 +34,12 @@ enum ls_kind {
 
 /*
  * Requests (record --request): operations of a thread between a start and an end probe of its
- * program. Each attachment's cookie is its pair's index << 1, | 1 for the end probe.
+ * program. Each attachment's cookie is its pair's index << LS_REQ_COOKIE_SHIFT, with the bits
+ * below.
  */
+#define LS_REQ_COOKIE_END 1 /* the end probe */
+#define LS_REQ_COOKIE_NESTS 2 /* a function's entry and return: a start inside it is recursion */
+#define LS_REQ_COOKIE_SHIFT 2
 #define LS_MAX_REQUESTS 16
 #define LS_REQ_ARG_LEN 256
 

@@ -1423,6 +1423,7 @@ int tracker_add_request(struct tracker *tr, const struct request_spec *spec)
 	const struct request_probe *probes[2] = { &spec->start, &spec->end };
 	unsigned int i = tr->nr_requests, k;
 	struct bpf_link *link;
+	bool nests;
 	int err;
 
 	if (i == LS_MAX_REQUESTS) {
@@ -1433,8 +1434,13 @@ int tracker_add_request(struct tracker *tr, const struct request_spec *spec)
 	if (!tr->sample_links && attach_sampling(tr)) {
 		return -ENOMEM;
 	}
+	/* The entry and return of one function nest (recursion); other pairs do not. */
+	nests = spec->start.kind == REQUEST_UPROBE && spec->end.kind == REQUEST_URETPROBE &&
+		!strcmp(spec->start.path, spec->end.path) && !strcmp(spec->start.name, spec->end.name);
 	for (k = 0; k < 2; k++) {
-		link = attach_probe(tr, probes[k], ((__u64)i << 1) | k);
+		link = attach_probe(tr, probes[k],
+				    ((__u64)i << LS_REQ_COOKIE_SHIFT) | (k ? LS_REQ_COOKIE_END : 0) |
+					    (nests ? LS_REQ_COOKIE_NESTS : 0));
 		if (!link) {
 			err = -errno;
 			ls_err("tracker: --request '%s': cannot attach %s:%s%s%s:%s: %s", spec->text,
