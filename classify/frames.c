@@ -6,9 +6,11 @@
  * per line form).
  */
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "classify/frames.h"
+#include "lib/outlier.h"
 
 enum glue_match {
 	GLUE_EXACT, /* the whole name */
@@ -94,4 +96,42 @@ bool frames_is_tracing_glue(const char *symbol, const char *module)
 		}
 	}
 	return false;
+}
+
+/**
+ * frames_is_kernel() - is this frame the kernel's (or a kernel module's)?
+ * @frame: a frame of a stack that may hold both, such as a request's sampled on-CPU stacks
+ *
+ * Module "kernel" is the kernel's, a path a user object's; any other module (a kernel module's
+ * name, "[vdso]", none) is told by its address: the kernel's are in the upper half.
+ */
+bool frames_is_kernel(const struct outlier_frame *frame)
+{
+	if (frame->module && !strcmp(frame->module, "kernel")) {
+		return true;
+	}
+	if (frame->module && frame->module[0] == '/') {
+		return false;
+	}
+	return frame->addr >> 63;
+}
+
+/**
+ * frames_split_sample() - the kernel part and the user part of a sampled on-CPU stack
+ * @sample: its frames, kernel frames innermost first and then user frames innermost first (a
+ *	    request's cpu_profile stack)
+ * @kernel: receives the leading kernel frames (pointing into @sample)
+ * @user: receives the rest (pointing into @sample)
+ */
+void frames_split_sample(const struct outlier_frames *sample, struct outlier_frames *kernel,
+			 struct outlier_frames *user)
+{
+	size_t k;
+
+	for (k = 0; k < sample->nr && frames_is_kernel(&sample->v[k]); k++) {
+	}
+	kernel->v = k ? sample->v : NULL;
+	kernel->nr = k;
+	user->v = k < sample->nr ? sample->v + k : NULL;
+	user->nr = sample->nr - k;
 }

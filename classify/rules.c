@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lib/config.h"
+#include "classify/frames.h"
 #include "classify/rules.h"
 #include "lib/outlier.h"
 #include "classify/syscalls.h"
@@ -25,8 +26,10 @@ enum matcher_kind {
 	MATCH_KERNEL,
 	MATCH_SYSCALL,
 	MATCH_USER,
+	MATCH_CPU,
 };
 
+/* @glob: one glob, or alternatives separated by '|' ("ProcSleep|WaitOnLock"). */
 struct matcher {
 	enum matcher_kind kind;
 	const char *glob; /* points into rules->text */
@@ -39,6 +42,7 @@ struct rule {
 	size_t first; /* its matchers are rules->matcher[first .. first + nr) */
 	size_t nr;
 	bool kernel; /* has a kernel: matcher, so it cannot match an outlier without stacks */
+	bool cpu; /* has a cpu: matcher: it names sampled on-CPU stacks, and only those */
 };
 
 struct rules {
@@ -160,7 +164,9 @@ static int parse_matcher(struct rules *rules, struct rule *rule, char *word, cha
 		{ "kernel:", MATCH_KERNEL },
 		{ "syscall:", MATCH_SYSCALL },
 		{ "user:", MATCH_USER },
+		{ "cpu:", MATCH_CPU },
 	};
+	const char *glob, *bar;
 	size_t i, len;
 
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
@@ -172,14 +178,26 @@ static int parse_matcher(struct rules *rules, struct rule *rule, char *word, cha
 			snprintf(why, whylen, "empty glob in '%s'", word);
 			return -EINVAL;
 		}
+		/* GLOB|GLOB...: each alternative a glob of its own, none empty. */
+		for (glob = word + len; (bar = strchr(glob, '|')); glob = bar + 1) {
+			if (bar == glob || !bar[1]) {
+				snprintf(why, whylen, "empty alternative in '%.64s'", word);
+				return -EINVAL;
+			}
+		}
 		if (kinds[i].kind == MATCH_KERNEL) {
 			rule->kernel = true;
+		}
+		if (kinds[i].kind == MATCH_CPU) {
+			rule->cpu = true;
 		}
 		rule->nr++;
 		return add_matcher(rules, kinds[i].kind, word + len);
 	}
 	snprintf(why, whylen,
-		 "unknown matcher '%.64s' (expected kernel:GLOB, syscall:GLOB or user:GLOB)", word);
+		 "unknown matcher '%.64s' (expected kernel:GLOB, syscall:GLOB, user:GLOB or "
+		 "cpu:GLOB)",
+		 word);
 	return -EINVAL;
 }
 
@@ -536,23 +554,13 @@ struct rules *rules_builtin(void)
 	return builtin_rules;
 }
 
-/**
- * rules_glob_match() - whether a symbol matches the glob of a kernel: or user: matcher
- * @glob: an fnmatch(3) pattern
- * @symbol: a function name as symbolized
- *
- * The symbol matches as it is, or without what follows its first "." or "@": the suffixes of
- * compiler clones (".constprop.0", ".isra.0", ".part.0", ".cold") and of symbol versions
- * ("@GLIBC_2.2.5") change with the build and the compiler, while a rule names a function.
- *
- * Return: true on a match.
- */
-bool rules_glob_match(const char *glob, const char *symbol)
+/* One glob: the symbol as it is, or without its compiler or version suffix. */
+static bool glob_match_one(const char *glob, const char *symbol)
 {
 	char base[512];
 	size_t len;
 
-	if (!glob || !symbol) {
+	if (!symbol) {
 		return false;
 	}
 	if (!fnmatch(glob, symbol, 0)) {
@@ -567,10 +575,65 @@ bool rules_glob_match(const char *glob, const char *symbol)
 	return !fnmatch(glob, base, 0);
 }
 
-/* What the syscall: and user: matchers look at, the same for every stack of an outlier. */
+/* The syscall: matcher's glob: "-" stands for "no syscall" and matches nothing else. */
+static bool syscall_match_one(const char *glob, const char *syscall)
+{
+	if (!syscall) {
+		return !strcmp(glob, "-");
+	}
+	return !fnmatch(glob, syscall, 0);
+}
+
+/* Does @subject match any of the '|'-separated alternatives of @glob, by @one? */
+static bool any_alternative(const char *glob, const char *subject,
+			    bool (*one)(const char *glob, const char *subject))
+{
+	char alt[RULES_MAX_LINE + 1];
+	const char *bar;
+	size_t len;
+
+	while ((bar = strchr(glob, '|'))) {
+		len = (size_t)(bar - glob);
+		if (len < sizeof(alt)) {
+			memcpy(alt, glob, len);
+			alt[len] = '\0';
+			if (one(alt, subject)) {
+				return true;
+			}
+		}
+		glob = bar + 1;
+	}
+	return one(glob, subject);
+}
+
+/**
+ * rules_glob_match() - whether a symbol matches the glob of a kernel:, user: or cpu: matcher
+ * @glob: an fnmatch(3) pattern, or several separated by '|' (ProcSleep|WaitOnLock): then the
+ *	  symbol matches when it matches any of them
+ * @symbol: a function name as symbolized
+ *
+ * The symbol matches as it is, or without what follows its first "." or "@": the suffixes of
+ * compiler clones (".constprop.0", ".isra.0", ".part.0", ".cold") and of symbol versions
+ * ("@GLIBC_2.2.5") change with the build and the compiler, while a rule names a function.
+ *
+ * Return: true on a match.
+ */
+bool rules_glob_match(const char *glob, const char *symbol)
+{
+	if (!glob || !symbol) {
+		return false;
+	}
+	return any_alternative(glob, symbol, glob_match_one);
+}
+
+/*
+ * What the syscall:, user: and cpu: matchers look at: the same for every kernel stack of a
+ * wait; for a sampled on-CPU stack, its own user frames and the whole stack.
+ */
 struct outlier_view {
-	const char *syscall; /* NULL outside any syscall */
+	const char *syscall; /* NULL outside any syscall (and on CPU) */
 	const struct outlier_frames *user_frames;
+	const struct outlier_frames *cpu_frames; /* the sampled stack; NULL for a wait */
 };
 
 static bool frames_match(const struct outlier_frames *frames, const char *glob)
@@ -585,22 +648,19 @@ static bool frames_match(const struct outlier_frames *frames, const char *glob)
 	return false;
 }
 
-static bool syscall_matches(const char *glob, const char *syscall)
-{
-	/* "-" stands for "no syscall" and matches nothing else: syscall:* is any syscall. */
-	if (!syscall) {
-		return !strcmp(glob, "-");
-	}
-	return !fnmatch(glob, syscall, 0);
-}
-
-/* @kframes: the frames of one kernel stack, or NULL for an outlier without stacks. */
+/*
+ * @kframes: the frames of one kernel stack, or NULL for an outlier without stacks. A rule with
+ * a cpu: matcher matches only sampled on-CPU stacks, the others only waits.
+ */
 static bool rule_matches(const struct rules *rules, const struct rule *rule,
 			 const struct outlier_view *view, const struct outlier_frames *kframes)
 {
 	const struct matcher *m;
 	size_t i;
 
+	if (rule->cpu != (view->cpu_frames != NULL)) {
+		return false;
+	}
 	if (rule->kernel && !kframes) {
 		return false;
 	}
@@ -613,12 +673,17 @@ static bool rule_matches(const struct rules *rules, const struct rule *rule,
 			}
 			break;
 		case MATCH_SYSCALL:
-			if (!syscall_matches(m->glob, view->syscall)) {
+			if (!any_alternative(m->glob, view->syscall, syscall_match_one)) {
 				return false;
 			}
 			break;
 		case MATCH_USER:
 			if (!frames_match(view->user_frames, m->glob)) {
+				return false;
+			}
+			break;
+		case MATCH_CPU:
+			if (!frames_match(view->cpu_frames, m->glob)) {
 				return false;
 			}
 			break;
@@ -644,17 +709,32 @@ static const struct rule *best_rule(const struct rules *rules, const struct outl
 /* The contract's stacks come from LS_MAX_STACKS (8); more are only hand-made, and recomputed. */
 #define STACK_CACHE 64
 
+/*
+ * @stacks: the kernel stacks of a wait, or (@cpu) the sampled on-CPU stacks of a request, each
+ * its kernel frames then its user frames.
+ */
 struct classify_ctx {
 	const struct rules *rules;
 	struct outlier_view view;
-	const struct outlier *outlier;
+	const struct outlier_kstack *stacks;
+	size_t n;
+	bool cpu;
 	const struct rule *cache[STACK_CACHE];
 };
 
 static const struct rule *stack_rule_uncached(struct classify_ctx *ctx, size_t i)
 {
-	/* A stack without frames still exists: its syscall: and user: rules can match. */
-	return best_rule(ctx->rules, &ctx->view, &ctx->outlier->kernel_stacks[i].frames);
+	struct outlier_frames kernel, user;
+	struct outlier_view view = { 0 };
+
+	if (!ctx->cpu) {
+		/* A stack without frames still exists: its syscall: and user: rules can match. */
+		return best_rule(ctx->rules, &ctx->view, &ctx->stacks[i].frames);
+	}
+	frames_split_sample(&ctx->stacks[i].frames, &kernel, &user);
+	view.user_frames = &user;
+	view.cpu_frames = &ctx->stacks[i].frames;
+	return best_rule(ctx->rules, &view, &kernel);
 }
 
 static const struct rule *stack_rule(struct classify_ctx *ctx, size_t i)
@@ -664,7 +744,7 @@ static const struct rule *stack_rule(struct classify_ctx *ctx, size_t i)
 
 static uint64_t stack_weight(struct classify_ctx *ctx, size_t i)
 {
-	return ctx->outlier->kernel_stacks[i].weight_ns;
+	return ctx->stacks[i].weight_ns;
 }
 
 /*
@@ -706,6 +786,44 @@ static bool weigh_cause(struct classify_ctx *ctx, size_t i, size_t n, const stru
 	return true;
 }
 
+/*
+ * The heaviest cause of the stacks of @ctx, NULL when no rule names any: the stacks of each
+ * cause text add their weights up; on equal weight the higher priority, then the rule written
+ * first. *@unnamed: the weight of the stacks no rule names.
+ */
+static const struct rule *heaviest_cause(struct classify_ctx *ctx, uint64_t *best_weight,
+					 int *best_priority, uint64_t *unnamed)
+{
+	const struct rule *best = NULL, *rep;
+	uint64_t weight;
+	int priority;
+	size_t i, n = ctx->n;
+
+	*best_weight = 0;
+	*best_priority = 0;
+	*unnamed = 0;
+	for (i = 0; i < n && i < STACK_CACHE; i++) {
+		ctx->cache[i] = stack_rule_uncached(ctx, i);
+	}
+	for (i = 0; i < n; i++) {
+		if (!stack_rule(ctx, i)) {
+			*unnamed += stack_weight(ctx, i);
+			continue;
+		}
+		if (!weigh_cause(ctx, i, n, &rep, &weight, &priority)) {
+			continue;
+		}
+		if (!best || weight > *best_weight ||
+		    (weight == *best_weight && priority > *best_priority) ||
+		    (weight == *best_weight && priority == *best_priority && rep < best)) {
+			best = rep;
+			*best_weight = weight;
+			*best_priority = priority;
+		}
+	}
+	return best;
+}
+
 /* The cause when no rule names one: the syscall's name, which outlives the outlier if known. */
 static const char *fallback_cause(const char *syscall, const struct outlier *outlier)
 {
@@ -713,18 +831,148 @@ static const char *fallback_cause(const char *syscall, const struct outlier *out
 	int nr;
 
 	if (!syscall) {
-		return outlier->kind == OUTLIER_SYSCALL ? "unknown syscall" : RULES_CAUSE_SLEEP;
+		return outlier->kind == OUTLIER_SYSCALL ? "unknown syscall" :
+		       outlier->kind == OUTLIER_REQUEST ? RULES_CAUSE_REQUEST_BLOCKED :
+							  RULES_CAUSE_SLEEP;
 	}
 	nr = syscall_number(syscall);
 	name = nr >= 0 ? syscall_name(nr) : NULL;
 	return name && !strcmp(name, syscall) ? name : syscall;
 }
 
+static void set_match(struct rules_match *match, const char *cause, int priority, bool categorized)
+{
+	match->cause = cause;
+	match->priority = priority;
+	match->categorized = categorized;
+}
+
+/* A wait (a syscall or sleep outlier, or a request without waits): by its kernel stacks. */
+static void classify_wait(const struct rules *rules, const struct outlier *outlier,
+			  struct rules_match *match)
+{
+	struct classify_ctx ctx = {
+		.rules = rules,
+		.stacks = outlier->kernel_stacks,
+		.n = outlier->nr_kernel_stacks,
+	};
+	const struct rule *best = NULL;
+	uint64_t weight, unnamed;
+	int priority = 0;
+
+	ctx.view.syscall = outlier->syscall;
+	ctx.view.user_frames = &outlier->user_stack.frames;
+	if (!ctx.n) {
+		best = best_rule(rules, &ctx.view, NULL);
+		priority = best ? best->priority : 0;
+	} else {
+		best = heaviest_cause(&ctx, &weight, &priority, &unnamed);
+	}
+	if (best) {
+		set_match(match, best->cause, priority, true);
+	} else {
+		set_match(match, fallback_cause(ctx.view.syscall, outlier), 0, false);
+	}
+}
+
+/*
+ * A request mostly on CPU: the cause of its sampled stacks that weigh the most, unless the
+ * samples no cpu: rule names weigh more; then, and without samples, RULES_CAUSE_COMPUTING.
+ */
+static void classify_cpu(const struct rules *rules, const struct outlier *outlier,
+			 struct rules_match *match)
+{
+	struct classify_ctx ctx = {
+		.rules = rules,
+		.stacks = outlier->cpu_profile,
+		.n = outlier->nr_cpu_profile,
+		.cpu = true,
+	};
+	const struct rule *best;
+	uint64_t weight, unnamed;
+	int priority;
+
+	best = heaviest_cause(&ctx, &weight, &priority, &unnamed);
+	if (best && weight >= unnamed) {
+		set_match(match, best->cause, priority, true);
+	} else {
+		set_match(match, RULES_CAUSE_COMPUTING, 0, true);
+	}
+}
+
+/*
+ * A request mostly off CPU: the cause of its waits, each classified as the syscall or sleep
+ * outlier it is; the waits of each cause text add their blocked time up and the heaviest cause
+ * wins (on equal time the higher priority, then the earlier wait).
+ */
+static void classify_waits(const struct rules *rules, const struct outlier *outlier,
+			   struct rules_match *match)
+{
+	size_t i, j, n = outlier->nr_waits, best = 0;
+	struct rules_match *m = calloc(n, sizeof(*m));
+	uint64_t weight, best_weight = 0;
+	int priority, best_priority = -1;
+	bool categorized, best_categorized = false;
+
+	if (!m) {
+		/* Without memory to weigh the causes: the wait blocked the longest names it. */
+		for (i = 1; i < n; i++) {
+			if (outlier->waits[i]->blocked_ns > outlier->waits[best]->blocked_ns) {
+				best = i;
+			}
+		}
+		rules_classify(rules, outlier->waits[best], match);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		rules_classify(rules, outlier->waits[i], &m[i]);
+	}
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && strcmp(m[j].cause, m[i].cause); j++) {
+		}
+		if (j < i) {
+			continue; /* weighed with the earlier wait of its cause */
+		}
+		weight = 0;
+		priority = 0;
+		categorized = false;
+		for (j = i; j < n; j++) {
+			if (strcmp(m[j].cause, m[i].cause)) {
+				continue;
+			}
+			if (__builtin_add_overflow(weight, outlier->waits[j]->blocked_ns,
+						   &weight)) {
+				weight = UINT64_MAX;
+			}
+			priority = m[j].priority > priority ? m[j].priority : priority;
+			categorized = categorized || m[j].categorized;
+		}
+		if (best_priority < 0 || weight > best_weight ||
+		    (weight == best_weight && priority > best_priority)) {
+			best = i;
+			best_weight = weight;
+			best_priority = priority;
+			best_categorized = categorized;
+		}
+	}
+	set_match(match, m[best].cause, best_priority, best_categorized);
+	free(m);
+}
+
+/* Is @part more than half of @whole (@strict), or at least half? Without overflow. */
+static bool over_half(uint64_t part, uint64_t whole, bool strict)
+{
+	if (part > whole) {
+		return true;
+	}
+	return strict ? part > whole - part : part >= whole - part;
+}
+
 /**
  * rules_classify() - name the cause of one outlier
  * @rules: the rules; NULL classifies with no rule at all
  * @outlier: the outlier (its kind, syscall, duration_ns, runqueue_ns, kernel_stacks and
- *	     user_stack are read)
+ *	     user_stack are read; of a request, also on_cpu_ns, its waits and its cpu_profile)
  * @match: receives the verdict
  *
  * An outlier runnable more than half of its duration is RULES_CAUSE_CPU, whatever its stacks.
@@ -733,7 +981,17 @@ static const char *fallback_cause(const char *syscall, const struct outlier *out
  * of each cause text add their weight_ns up, and the heaviest cause wins; on equal weight the
  * higher priority, then the rule written first. An outlier without stacks is matched by the
  * rules without kernel: matchers. When nothing matches, the cause is the syscall's name, or
- * RULES_CAUSE_SLEEP, and @match->categorized is false.
+ * RULES_CAUSE_SLEEP, and @match->categorized is false. Rules with a cpu: matcher never name a
+ * wait.
+ *
+ * A request (record --request) on CPU at least half of its duration is named by its sampled
+ * stacks (cpu_profile): each gets the cause of its best rule among those with a cpu: matcher
+ * (kernel: and user: matchers looking at the sample's kernel and user frames, syscall:- matching),
+ * the causes weigh their samples, and the heaviest wins unless the samples no rule names weigh
+ * more; then it is RULES_CAUSE_COMPUTING. Otherwise its cause is that of its waits: each is
+ * classified as the syscall or sleep outlier it is, and the cause whose waits were blocked the
+ * longest in all wins. A request without waits is classified by its own stacks, falling back to
+ * RULES_CAUSE_REQUEST_BLOCKED.
  *
  * @match->cause lives as long as @rules, except the name of a syscall that latsnap's table does
  * not know (an uncategorized outlier from another architecture), which lives in @outlier.
@@ -741,52 +999,42 @@ static const char *fallback_cause(const char *syscall, const struct outlier *out
 void rules_classify(const struct rules *rules, const struct outlier *outlier,
 		    struct rules_match *match)
 {
-	struct classify_ctx ctx = { .rules = rules, .outlier = outlier };
-	const struct rule *best = NULL, *rep;
-	uint64_t best_weight = 0, weight;
-	int best_priority = 0, priority;
-	size_t i, n = outlier->nr_kernel_stacks;
-
-	ctx.view.syscall = outlier->syscall;
-	ctx.view.user_frames = &outlier->user_stack.frames;
-
 	/* Runnable time dominates: no stack explains waiting for a CPU. */
-	if (outlier->runqueue_ns * 2 > outlier->duration_ns) {
-		match->cause = RULES_CAUSE_CPU;
-		match->priority = 0;
-		match->categorized = true;
+	if (over_half(outlier->runqueue_ns, outlier->duration_ns, true)) {
+		set_match(match, RULES_CAUSE_CPU, 0, true);
 		return;
 	}
-
-	if (!n) {
-		best = best_rule(rules, &ctx.view, NULL);
-		best_priority = best ? best->priority : 0;
-	}
-	for (i = 0; i < n && i < STACK_CACHE; i++) {
-		ctx.cache[i] = stack_rule_uncached(&ctx, i);
-	}
-	for (i = 0; i < n; i++) {
-		if (!weigh_cause(&ctx, i, n, &rep, &weight, &priority)) {
-			continue;
-		}
-		if (!best || weight > best_weight ||
-		    (weight == best_weight && priority > best_priority) ||
-		    (weight == best_weight && priority == best_priority && rep < best)) {
-			best = rep;
-			best_weight = weight;
-			best_priority = priority;
-		}
-	}
-
-	if (best) {
-		match->cause = best->cause;
-		match->priority = best_priority;
-		match->categorized = true;
+	if (outlier->kind != OUTLIER_REQUEST) {
+		classify_wait(rules, outlier, match);
+	} else if (over_half(outlier->on_cpu_ns, outlier->duration_ns, false)) {
+		classify_cpu(rules, outlier, match);
+	} else if (outlier->nr_waits) {
+		classify_waits(rules, outlier, match);
 	} else {
-		match->cause = fallback_cause(ctx.view.syscall, outlier);
-		match->priority = 0;
-		match->categorized = false;
+		classify_wait(rules, outlier, match);
 	}
+}
+
+/**
+ * rules_classify_waits() - name the cause of each wait of a request
+ * @rules: the rules, as for rules_classify()
+ * @outlier: a request (any other outlier has no waits): each of its waits gets the cause
+ *	     rules_classify() gives it, as a syscall or sleep outlier
+ *
+ * Return: 0 or -ENOMEM (then some waits keep the cause they had).
+ */
+int rules_classify_waits(const struct rules *rules, struct outlier *outlier)
+{
+	struct rules_match m;
+	size_t i;
+
+	for (i = 0; i < outlier->nr_waits; i++) {
+		rules_classify(rules, outlier->waits[i], &m);
+		if (outlier_set_cause(outlier->waits[i], m.cause)) {
+			return -ENOMEM;
+		}
+	}
+	return 0;
 }
 
 static const char rules_usage[] =

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * rules.h - cause rules: LatencyTOP-style "PRIORITY MATCHER... = CAUSE" lines that name why an
- * outlier waited, from its kernel stacks, its syscall and its user stack.
+ * outlier waited, from its kernel stacks, its syscall and its user stack (and where a request's
+ * CPU time went, from its sampled stacks).
  */
 #ifndef LATSNAP_RULES_H
 #define LATSNAP_RULES_H
@@ -22,6 +23,10 @@
 #define RULES_CAUSE_CPU "waiting for CPU"
 /* The fallback cause of a sleep outlier (off CPU outside any syscall) that no rule names. */
 #define RULES_CAUSE_SLEEP "off-CPU outside a syscall"
+/* The cause of a request on CPU half of its duration or more when no cpu: rule names it. */
+#define RULES_CAUSE_COMPUTING "Computing (on CPU)"
+/* The fallback cause of a request mostly off CPU without waits that a rule names. */
+#define RULES_CAUSE_REQUEST_BLOCKED "blocked (no wait recorded)"
 
 struct rules;
 
@@ -50,6 +55,7 @@ struct outlier;
 
 void rules_classify(const struct rules *rules, const struct outlier *outlier,
 		    struct rules_match *match);
+int rules_classify_waits(const struct rules *rules, struct outlier *outlier);
 int rules_main(int argc, char **argv);
 
 #endif /* LATSNAP_RULES_H */

@@ -800,6 +800,8 @@ static int take_outlier(struct outlier *outlier, const char *cause, void *ctx)
 	st->outliers++;
 	rules_classify(st->rules, outlier, &match);
 	outlier_set_cause(outlier, cause ? cause : match.cause);
+	/* A request's waits (record --request) each get their own cause too. */
+	rules_classify_waits(st->rules, outlier);
 	stacklog_outlier(st->stacklog, outlier, &match);
 	/* Printed before the recorder takes it: a snapshot adds to it later (chain, flags). */
 	print_outlier(st->opts, outlier);

@@ -6,6 +6,8 @@
  * speedscope read), each kernel stack of each outlier weighted by the time the thread waited in
  * it (a wait reported more than once, see record --hang, counted once), under the outlier's
  * user stack: the user frames say what the code asked for, the kernel frames where it waited.
+ * A request (record --request) adds the stacks of its waits, weighted the same way, and the
+ * sampled stacks of its CPU profile, each weighted by the CPU time it stands for.
  * The SVG is drawn here rather than by flamegraph.pl so that a machine without Perl scripts
  * gets one; it is plain SVG with a <title> tooltip on each frame.
  */
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "classify/frames.h"
 #include "lib/outlier.h"
 #include "review/dwfl-sym.h"
 #include "review/flame.h"
@@ -38,7 +41,8 @@ static const char flame_usage[] =
 	"  comm;outermost user frame;...;innermost user frame;-;outermost kernel frame;...;"
 	"innermost kernel frame WEIGHT_NS\n"
 	"each kernel stack weighted by the time waited in it (for flamegraph.pl, inferno,\n"
-	"speedscope).\n"
+	"speedscope); a request's waits likewise, and its sampled on-CPU stacks by their CPU\n"
+	"time.\n"
 	"\n"
 	"  -s, --svg FILE      also draw the flame graph into FILE (self-contained SVG)\n"
 	"  -g, --grep PATTERN  only outliers with a user frame whose symbol matches PATTERN\n"
@@ -178,8 +182,8 @@ static int push(struct flame *f, char *line, uint64_t weight)
 	return 0;
 }
 
-/* Fold the kernel stacks of @o, each under its comm and user frames. */
-static int add_outlier(struct flame *f, const struct outlier *o)
+/* Fold the kernel stacks of @o, each under its comm (@comm when it has none) and user frames. */
+static int add_outlier(struct flame *f, const struct outlier *o, const char *comm)
 {
 	const struct outlier_kstack *st;
 	size_t j, len = 0, cap = 256, base;
@@ -191,7 +195,7 @@ static int add_outlier(struct flame *f, const struct outlier *o)
 	}
 	/* The part shared by all its kernel stacks: comm and user frames. */
 	buf[0] = '\0';
-	ret = put_name(&buf, &len, &cap, o->comm ? o->comm : "?");
+	ret = put_name(&buf, &len, &cap, o->comm ? o->comm : comm);
 	ret = ret ?: put_frames(&buf, &len, &cap, &o->user_stack.frames, 0);
 	ret = ret ?: put_name(&buf, &len, &cap, "-");
 	base = len;
@@ -216,6 +220,67 @@ out:
 	return ret;
 }
 
+/*
+ * Fold one sampled on-CPU stack of request @o: its user frames, "-", its kernel frames (those
+ * before the user ones), weighted by its CPU time; through --grep on its user frames.
+ */
+static int add_sample(struct flame *f, const struct outlier *o, const struct outlier_kstack *st)
+{
+	struct outlier_frames kernel, user;
+	size_t len = 0, cap = 256;
+	char *buf;
+	int ret;
+
+	if (!st->weight_ns || !st->frames.nr) {
+		return 0;
+	}
+	frames_split_sample(&st->frames, &kernel, &user);
+	if (f->grep && !user_matches(&user, f->grep)) {
+		return 0;
+	}
+	buf = malloc(cap);
+	if (!buf) {
+		return -ENOMEM;
+	}
+	buf[0] = '\0';
+	ret = put_name(&buf, &len, &cap, o->comm ? o->comm : "?");
+	ret = ret ?: put_frames(&buf, &len, &cap, &user, 0);
+	ret = ret ?: put_name(&buf, &len, &cap, "-");
+	ret = ret ?: put_frames(&buf, &len, &cap, &kernel, snapshots_kernel_skip(&kernel));
+	ret = ret ?: push(f, buf, st->weight_ns);
+	if (ret) {
+		free(buf);
+	}
+	return ret;
+}
+
+/*
+ * Fold a request: the kernel stacks of each of its waits (through --grep on the wait's user
+ * frames) and its CPU profile. Its own stacks only when it has no waits: then they are all
+ * there is of where it waited; else they would count its waits twice.
+ */
+static int add_request(struct flame *f, const struct outlier *o)
+{
+	const struct outlier *w;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < o->nr_waits && !ret; i++) {
+		w = o->waits[i];
+		if (f->grep && !user_matches(&w->user_stack.frames, f->grep)) {
+			continue;
+		}
+		ret = add_outlier(f, w, o->comm ? o->comm : "?");
+	}
+	for (i = 0; i < o->nr_cpu_profile && !ret; i++) {
+		ret = add_sample(f, o, &o->cpu_profile[i]);
+	}
+	if (!ret && !o->nr_waits && (!f->grep || user_matches(&o->user_stack.frames, f->grep))) {
+		ret = add_outlier(f, o, "?");
+	}
+	return ret;
+}
+
 /* Fold the waits @waits, those with a user frame through --grep when it is set. */
 static int add_waits(struct flame *f, const struct snapshot_wait *waits, size_t nr)
 {
@@ -225,10 +290,14 @@ static int add_waits(struct flame *f, const struct snapshot_wait *waits, size_t 
 
 	for (i = 0; i < nr && !ret; i++) {
 		o = waits[i].o;
+		if (o->kind == OUTLIER_REQUEST) {
+			ret = add_request(f, o);
+			continue;
+		}
 		if (f->grep && !user_matches(&o->user_stack.frames, f->grep)) {
 			continue;
 		}
-		ret = add_outlier(f, o);
+		ret = add_outlier(f, o, "?");
 	}
 	return ret;
 }
@@ -241,7 +310,8 @@ static int add_waits(struct flame *f, const struct snapshot_wait *waits, size_t 
  * Each kernel stack with a weight becomes one line: the thread's comm, its user frames
  * outermost first, "-", the kernel frames outermost first (without the BPF glue on top). A wait
  * reported more than once (still-blocked, then ended or unfinished) is folded once, from the
- * report that counts (summary_waits()).
+ * report that counts (summary_waits()). A request adds its waits' stacks and its sampled
+ * on-CPU stacks (user frames, "-", kernel frames), each weighted by its weight_ns.
  *
  * Return: 0 or -ENOMEM.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * report.c - `latsnap report [--json] [--by cause|process|syscall] DIR`
+ * report.c - `latsnap report [--json] [--by cause|process|syscall|host|request] DIR`
  *
  * Every outlier of every complete snapshot of DIR, grouped like LatencyTOP groups its causes:
  * count, average, maximum and share of the outlier time, largest total first; system-wide, then
@@ -10,6 +10,9 @@
  * A wait reported more than once (record --hang: still-blocked while it waited, then ended or
  * unfinished) is counted once, by the report of it that counts (snapshots_waits()), and listed
  * under "Stalls" with who held what it waited for; a deadlock's threads are listed together.
+ *
+ * --by request groups the request outliers (record --request) alone: by probe pair, and a USDT
+ * probe pair's by the text of the start probe's first argument (a PostgreSQL backend's query).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,12 +33,20 @@
 #define HIST_WIDTH 40
 #define KEY_WIDTH_MIN 24
 #define KEY_WIDTH_MAX 48
+/* --by request: the widest request text of a table row (the query, cut with "..."). */
+#define REQUEST_WIDTH_MAX 60
 
-enum group_by { BY_CAUSE, BY_PROCESS, BY_SYSCALL, BY_HOST };
+enum group_by { BY_CAUSE, BY_PROCESS, BY_SYSCALL, BY_HOST, BY_REQUEST, NR_BY };
 
-static const char *const by_names[] = { "cause", "process", "syscall", "host" };
+static const char *const by_names[] = { "cause", "process", "syscall", "host", "request" };
 
-/* One row of a table: the outliers that share a key. */
+struct table;
+
+/*
+ * One row of a table: the outliers that share a key. A row of requests (--by request) also
+ * has their probe pair, their argument when they are grouped by it (else NULL), the text that
+ * names it (@label: the argument, or the probe pair) and the table of their causes.
+ */
 struct group {
 	char *key;
 	uint64_t count;
@@ -43,6 +54,10 @@ struct group {
 	uint64_t max_ns;
 	/* [0]: 0 ns; [k + 1]: 2^k .. 2^(k+1) - 1 ns. */
 	uint64_t hist[HIST_BUCKETS];
+	char *probe;
+	char *arg;
+	char *label;
+	struct table *causes;
 };
 
 struct table {
@@ -85,10 +100,11 @@ struct report {
 	struct stall *stalls; /* deadlocks first, a cycle's threads together; then longest first */
 	size_t nr_stalls;
 	int nr_cycles;
+	uint64_t not_requests; /* --by request: the outliers left out, not being requests */
 };
 
 static const char report_usage[] =
-	"Usage: latsnap report [--json] [--by cause|process|syscall|host] [--host NAME] DIR\n"
+	"Usage: latsnap report [--json] [--by cause|process|syscall|host|request] [--host NAME] DIR\n"
 	"\n"
 	"A LatencyTOP-style table of the outliers of every snapshot in DIR (an output directory\n"
 	"of latsnap record, or an lttng-relayd output tree of many hosts): count, average, maximum and share of the outlier time of each cause,\n"
@@ -96,7 +112,9 @@ static const char report_usage[] =
 	"Incomplete and corrupt snapshots are listed with the reason; the rest are reported.\n"
 	"\n"
 	"  -j, --json         the same data as one JSON object (see latsnap(1))\n"
-	"  -b, --by KEY       group by cause (default), process, syscall or host\n"
+	"  -b, --by KEY       group by cause (default), process, syscall or host; or the\n"
+	"                     requests (record --request) alone by request: probe pair and\n"
+	"                     query (the first argument of a USDT start probe)\n"
 	"  -H, --host NAME    only the snapshots recorded on host NAME\n"
 	"  -h, --help         this help\n";
 
@@ -112,7 +130,8 @@ static int hist_bucket(uint64_t ns)
 	return ns ? 64 - __builtin_clzll(ns) : 0;
 }
 
-static int table_add(struct table *t, const char *key, uint64_t ns)
+/* Adds @ns to the row @key of @t, made if need be; *@gp (when not NULL): the row, or NULL. */
+static int table_add_row(struct table *t, const char *key, uint64_t ns, struct group **gp)
 {
 	struct group *g = NULL, *grown;
 	size_t i;
@@ -152,7 +171,15 @@ static int table_add(struct table *t, const char *key, uint64_t ns)
 	t->count++;
 	t->total_ns = sat_add(t->total_ns, ns);
 out:
+	if (gp) {
+		*gp = ret ? NULL : g;
+	}
 	return ret;
+}
+
+static int table_add(struct table *t, const char *key, uint64_t ns)
+{
+	return table_add_row(t, key, ns, NULL);
 }
 
 static int cmp_group(const void *a, const void *b)
@@ -171,6 +198,13 @@ static void table_free(struct table *t)
 
 	for (i = 0; i < t->nr; i++) {
 		free(t->groups[i].key);
+		free(t->groups[i].probe);
+		free(t->groups[i].arg);
+		free(t->groups[i].label);
+		if (t->groups[i].causes) {
+			table_free(t->groups[i].causes);
+			free(t->groups[i].causes);
+		}
 	}
 	free(t->groups);
 	memset(t, 0, sizeof(*t));
@@ -256,10 +290,57 @@ out:
 	return ret;
 }
 
+/* @text on one line into @buf: each run of blanks and control characters one space, trimmed. */
+static void one_line(const char *text, char *buf, size_t len)
+{
+	const unsigned char *p;
+	bool blank = false;
+	size_t n = 0;
+
+	for (p = (const unsigned char *)text; *p && n + 1 < len; p++) {
+		if (*p <= ' ' || *p == 0x7f) {
+			blank = n > 0;
+			continue;
+		}
+		if (blank && n + 2 < len) {
+			buf[n++] = ' ';
+		}
+		blank = false;
+		buf[n++] = (char)*p;
+	}
+	buf[n] = '\0';
+}
+
+/* Are the requests of @o grouped by their argument: a USDT probe pair's that has one? */
+static bool by_argument(const struct outlier *o)
+{
+	return o->request && o->request->probe && o->request->arg &&
+	       !strncmp(o->request->probe, "usdt:", 5);
+}
+
+/* The key of a request's row: its probe pair, and its argument on one line when grouped by it. */
+static void request_key(const struct outlier *o, char *buf, size_t len)
+{
+	const char *probe = o->request && o->request->probe ? o->request->probe : "?";
+	int n;
+
+	if (!by_argument(o)) {
+		snprintf(buf, len, "%s\n-", probe);
+		return;
+	}
+	n = snprintf(buf, len, "%s\n=", probe);
+	if (n >= 0 && (size_t)n < len) {
+		one_line(o->request->arg, buf + n, len - (size_t)n);
+	}
+}
+
 static void key_of(const struct outlier *o, const char *host, enum group_by by, char *buf,
 		   size_t len)
 {
 	switch (by) {
+	case BY_REQUEST:
+		request_key(o, buf, len);
+		break;
 	case BY_HOST:
 		snprintf(buf, len, "%s", host);
 		break;
@@ -268,7 +349,10 @@ static void key_of(const struct outlier *o, const char *host, enum group_by by, 
 		snprintf(buf, len, "%s/%" PRId32, host, o->pid);
 		break;
 	case BY_SYSCALL:
-		snprintf(buf, len, "%s", o->syscall ? o->syscall : "(off-CPU, no syscall)");
+		snprintf(buf, len, "%s",
+			 o->syscall		    ? o->syscall :
+			 o->kind == OUTLIER_REQUEST ? "(request)" :
+						      "(off-CPU, no syscall)");
 		break;
 	case BY_CAUSE:
 	default:
@@ -277,16 +361,61 @@ static void key_of(const struct outlier *o, const char *host, enum group_by by, 
 	}
 }
 
+/* A new row of requests (--by request), of the requests of @o's: its probe pair, argument, label. */
+static int request_row(struct group *g, const struct outlier *o)
+{
+	const char *probe = o->request && o->request->probe ? o->request->probe : "?";
+	size_t len;
+
+	g->causes = calloc(1, sizeof(*g->causes));
+	if (!g->causes || outlier_set_str(&g->probe, probe)) {
+		return -ENOMEM;
+	}
+	if (by_argument(o)) {
+		len = strlen(o->request->arg) + 1;
+		g->arg = malloc(len);
+		if (!g->arg) {
+			return -ENOMEM;
+		}
+		one_line(o->request->arg, g->arg, len);
+	}
+	return outlier_set_str(&g->label, g->arg ? g->arg : probe);
+}
+
+/* @o's @ns into the row @key of @t; a request's (--by request) also into the row's causes. */
+static int add_row(struct table *t, const struct outlier *o, const char *key, uint64_t ns,
+		   enum group_by by)
+{
+	struct group *g;
+	int ret;
+
+	ret = table_add_row(t, key, ns, &g);
+	if (ret || by != BY_REQUEST) {
+		return ret;
+	}
+	if (!g->causes) {
+		ret = request_row(g, o);
+		if (ret) {
+			return ret;
+		}
+	}
+	return table_add(g->causes, o->cause ? o->cause : "?", ns);
+}
+
 static int report_add(struct report *r, const struct outlier *o, const char *host)
 {
 	uint64_t ns = o->duration_ns;
 	enum group_by inner = r->by == BY_PROCESS || r->by == BY_HOST ? BY_CAUSE : r->by;
 	struct process *p;
-	char key[512];
+	char key[2048];
 	int ret;
 
+	if (r->by == BY_REQUEST && o->kind != OUTLIER_REQUEST) {
+		r->not_requests++;
+		return 0;
+	}
 	key_of(o, host, r->by, key, sizeof(key));
-	ret = table_add(&r->system, key, ns);
+	ret = add_row(&r->system, o, key, ns, r->by);
 	if (!ret) {
 		ret = table_add(&r->hosts, host, ns);
 	}
@@ -306,7 +435,7 @@ static int report_add(struct report *r, const struct outlier *o, const char *hos
 		goto out;
 	}
 	key_of(o, host, inner, key, sizeof(key));
-	ret = table_add(&p->table, key, ns);
+	ret = add_row(&p->table, o, key, ns, inner);
 out:
 	return ret;
 }
@@ -382,6 +511,97 @@ static void print_table(FILE *out, const struct table *t, const char *title)
 	}
 }
 
+/* The start probe of @probe ("START,END") as a short name: PROVIDER:NAME of usdt:, or SYMBOL. */
+static void probe_short(const char *probe, char *buf, size_t len)
+{
+	size_t n = strcspn(probe, ","), colons = 0;
+	const char *p = probe + n;
+
+	/* Back from the end of START to the colon before its name (usdt: before its provider). */
+	while (p > probe) {
+		if (p[-1] == ':' && ++colons == (strncmp(probe, "usdt:", 5) ? 1U : 2U)) {
+			break;
+		}
+		p--;
+	}
+	snprintf(buf, len, "%.*s", (int)(n - (size_t)(p - probe)), p);
+}
+
+/* How many probe pairs the rows of requests of @t have. */
+static size_t table_probes(const struct table *t)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < t->nr; i++) {
+		for (j = 0; j < i && strcmp(t->groups[j].probe, t->groups[i].probe); j++) {
+		}
+		n += j == i;
+	}
+	return n;
+}
+
+/*
+ * The text of a row of requests, at most REQUEST_WIDTH_MAX bytes (cut on a character, with
+ * "..."): the argument, after its start probe's short name when the table has several pairs.
+ */
+static void request_label(const struct group *g, bool many_probes, char *buf, size_t len)
+{
+	char name[128], text[2048];
+	size_t n;
+
+	if (g->arg && many_probes) {
+		probe_short(g->probe, name, sizeof(name));
+		snprintf(text, sizeof(text), "%s: %s", name, g->arg);
+	} else {
+		snprintf(text, sizeof(text), "%s", g->label);
+	}
+	n = strlen(text);
+	if (n > REQUEST_WIDTH_MAX) {
+		n = REQUEST_WIDTH_MAX - 3;
+		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80) {
+			n--;
+		}
+		memcpy(text + n, "...", 4);
+	}
+	snprintf(buf, len, "%s", text);
+}
+
+/* The cause of most of a row of requests' time (their causes are sorted, largest first). */
+static const char *top_cause(const struct group *g)
+{
+	return g->causes && g->causes->nr ? g->causes->groups[0].key : "?";
+}
+
+/* A table of requests: each row's request text, its numbers, and the cause of most of its time. */
+static void print_request_table(FILE *out, const struct table *t)
+{
+	char avg[LS_DURATION_BUFSZ], max[LS_DURATION_BUFSZ], label[REQUEST_WIDTH_MAX + 8];
+	bool many_probes = table_probes(t) > 1;
+	int width = KEY_WIDTH_MIN;
+	size_t i;
+
+	for (i = 0; i < t->nr; i++) {
+		request_label(&t->groups[i], many_probes, label, sizeof(label));
+		if ((int)strlen(label) > width) {
+			width = (int)strlen(label);
+		}
+	}
+	fprintf(out, "%-*s %7s %12s %12s %11s  %s\n", width, "Request", "Count", "Average",
+		"Maximum", "Percentage", "Cause (most of the time)");
+	if (!t->nr) {
+		fprintf(out, "  (no requests: record --request START,END records them)\n");
+	}
+	for (i = 0; i < t->nr; i++) {
+		const struct group *g = &t->groups[i];
+
+		request_label(g, many_probes, label, sizeof(label));
+		ls_format_duration(g->total_ns / g->count, avg, sizeof(avg));
+		ls_format_duration(g->max_ns, max, sizeof(max));
+		fprintf(out, "%-*s %7" PRIu64 " %12s %12s %10.1f%%  %s\n", width, label, g->count,
+			avg, max, percent(g->total_ns, t->total_ns), top_cause(g));
+	}
+}
+
 /* DTrace's quantize() output: the buckets from one below the lowest to one above the highest. */
 static void print_hist(FILE *out, const struct group *g)
 {
@@ -399,8 +619,8 @@ static void print_hist(FILE *out, const struct group *g)
 	}
 	lo = lo > 0 ? lo - 1 : 0;
 	hi = hi + 1 < HIST_BUCKETS ? hi + 1 : hi;
-	fprintf(out, "  %s\n  %14s  ------------- Distribution ------------- count\n", g->key,
-		"value");
+	fprintf(out, "  %s\n  %14s  ------------- Distribution ------------- count\n",
+		g->label ? g->label : g->key, "value");
 	for (b = lo; b <= hi; b++) {
 		ls_format_duration(b ? 1ULL << (b - 1) : 0, value, sizeof(value));
 		bars = (int)((g->hist[b] * HIST_WIDTH + g->count / 2) / g->count);
@@ -639,6 +859,7 @@ static void print_text(FILE *out, const struct report *r, const struct snapshot_
 	const char *title = r->by == BY_CAUSE	? "Cause" :
 			    r->by == BY_PROCESS ? "Process" :
 			    r->by == BY_HOST	? "Host" :
+			    r->by == BY_REQUEST ? "Request" :
 						  "Syscall";
 	size_t i, broken = set->nr - complete;
 
@@ -647,8 +868,18 @@ static void print_text(FILE *out, const struct report *r, const struct snapshot_
 		"%s: %zu snapshots (%" PRIu64 " complete, %zu incomplete or corrupt): %" PRIu64
 		" outliers, %s in all, %" PRIu64 " skipped by the recorder\n\n",
 		set->dir, set->nr, complete, broken, r->system.count, total, r->skipped);
+	if (r->not_requests) {
+		fprintf(out,
+			"Requests only (record --request): %" PRIu64 " other outlier%s left out "
+			"(see --by cause)\n\n",
+			r->not_requests, r->not_requests == 1 ? "" : "s");
+	}
 	fprintf(out, "System-wide, by %s:\n", by_names[r->by]);
-	print_table(out, &r->system, title);
+	if (r->by == BY_REQUEST) {
+		print_request_table(out, &r->system);
+	} else {
+		print_table(out, &r->system, title);
+	}
 	fputc('\n', out);
 	if (r->hosts.nr > 1 && r->by != BY_HOST) {
 		fprintf(out, "By host:\n");
@@ -669,7 +900,11 @@ static void print_text(FILE *out, const struct report *r, const struct snapshot_
 			p->comm, p->pid, r->hosts.nr > 1 ? " on " : "",
 			r->hosts.nr > 1 ? p->host : "", total, p->table.count,
 			p->table.count == 1 ? "" : "s", p->nr_tids, p->nr_tids == 1 ? "" : "s");
-		print_table(out, &p->table, r->by == BY_SYSCALL ? "Syscall" : "Cause");
+		if (r->by == BY_REQUEST) {
+			print_request_table(out, &p->table);
+		} else {
+			print_table(out, &p->table, r->by == BY_SYSCALL ? "Syscall" : "Cause");
+		}
 		fputc('\n', out);
 	}
 	if (broken) {
@@ -689,6 +924,25 @@ static struct json_object *u64_json(uint64_t v)
 	return json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v);
 }
 
+/* A row of requests' own members: "probe", "arg" and "causes", largest total first. */
+static void request_json(struct json_object *g, const struct group *grp)
+{
+	struct json_object *arr = json_object_new_array(), *c;
+	size_t i;
+
+	json_object_object_add(g, "probe", json_object_new_string(grp->probe));
+	json_object_object_add(g, "arg", grp->arg ? json_object_new_string(grp->arg) : NULL);
+	for (i = 0; arr && i < grp->causes->nr; i++) {
+		c = json_object_new_object();
+		json_object_object_add(c, "cause",
+				       json_object_new_string(grp->causes->groups[i].key));
+		json_object_object_add(c, "count", u64_json(grp->causes->groups[i].count));
+		json_object_object_add(c, "total_ns", u64_json(grp->causes->groups[i].total_ns));
+		json_object_array_add(arr, c);
+	}
+	json_object_object_add(g, "causes", arr);
+}
+
 static struct json_object *table_json(const struct table *t)
 {
 	struct json_object *obj = json_object_new_object(), *arr = json_object_new_array(), *g, *h,
@@ -703,7 +957,8 @@ static struct json_object *table_json(const struct table *t)
 		const struct group *grp = &t->groups[i];
 
 		g = json_object_new_object();
-		json_object_object_add(g, "key", json_object_new_string(grp->key));
+		json_object_object_add(g, "key",
+				       json_object_new_string(grp->label ? grp->label : grp->key));
 		json_object_object_add(g, "count", u64_json(grp->count));
 		json_object_object_add(g, "total_ns", u64_json(grp->total_ns));
 		json_object_object_add(g, "average_ns", u64_json(grp->total_ns / grp->count));
@@ -725,6 +980,9 @@ static struct json_object *table_json(const struct table *t)
 			json_object_array_add(h, b);
 		}
 		json_object_object_add(g, "histogram", h);
+		if (grp->causes) {
+			request_json(g, grp);
+		}
 		json_object_array_add(arr, g);
 	}
 	return obj;
@@ -797,6 +1055,9 @@ static struct json_object *report_json(const struct report *r, const struct snap
 	json_object_object_add(obj, "dir", json_object_new_string(set->dir));
 	json_object_object_add(obj, "by", json_object_new_string(by_names[r->by]));
 	json_object_object_add(obj, "skipped", u64_json(r->skipped));
+	if (r->by == BY_REQUEST) {
+		json_object_object_add(obj, "not_requests", u64_json(r->not_requests));
+	}
 	for (i = 0; i < set->nr; i++) {
 		const struct snapshot *sn = &set->snaps[i];
 
@@ -869,10 +1130,11 @@ static int parse_options(int argc, char **argv, struct report *r, bool *json, co
 			*json = true;
 			break;
 		case 'b':
-			for (j = 0; j < 4 && strcmp(optarg, by_names[j]); j++) {
+			for (j = 0; j < NR_BY && strcmp(optarg, by_names[j]); j++) {
 			}
-			if (j == 4) {
-				ls_err("report: --by: '%s' is not cause, process, syscall or host",
+			if (j == NR_BY) {
+				ls_err("report: --by: '%s' is not cause, process, syscall, host or "
+				       "request",
 				       optarg);
 				return 2;
 			}
@@ -923,6 +1185,19 @@ static int add_snapshots(struct report *r, const struct snapshot_set *set, uint6
 	return ret ?: find_stalls(r);
 }
 
+/* @t's rows, largest total first, and the causes of each row of requests. */
+static void sort_table(struct table *t)
+{
+	size_t i;
+
+	ls_sort(t->groups, t->nr, sizeof(*t->groups), cmp_group);
+	for (i = 0; i < t->nr; i++) {
+		if (t->groups[i].causes) {
+			sort_table(t->groups[i].causes);
+		}
+	}
+}
+
 /* The tables, largest total first; with --by process the system-wide keys named first. */
 static int sort_tables(struct report *r)
 {
@@ -931,11 +1206,10 @@ static int sort_tables(struct report *r)
 	if (r->by == BY_PROCESS && name_process_keys(r)) {
 		return -ENOMEM;
 	}
-	ls_sort(r->system.groups, r->system.nr, sizeof(*r->system.groups), cmp_group);
-	ls_sort(r->hosts.groups, r->hosts.nr, sizeof(*r->hosts.groups), cmp_group);
+	sort_table(&r->system);
+	sort_table(&r->hosts);
 	for (i = 0; i < r->nr_procs; i++) {
-		ls_sort(r->procs[i].table.groups, r->procs[i].table.nr, sizeof(struct group),
-			cmp_group);
+		sort_table(&r->procs[i].table);
 	}
 	if (r->nr_procs > 1) {
 		ls_sort(r->procs, r->nr_procs, sizeof(*r->procs), cmp_process);

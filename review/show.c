@@ -6,7 +6,8 @@
  * story (outermost user frame at the top, down to the kernel function it waited in), who held
  * what it waited for (a stall, record --hang: then its header says STILL BLOCKED or
  * UNFINISHED), who woke it, its wait chain, and a timeline of the trace's events of the threads
- * involved around it.
+ * involved around it. A request (record --request) shows its waits, one by one in time order,
+ * and its CPU profile, heaviest stack first.
  *
  * The trace is read once with libbabeltrace2 (trace/ctf.c): the statedump events give the
  * mappings and build-ids that symbolize user frames now (review/dwfl-sym.c), every other event
@@ -25,6 +26,8 @@
 #include <json-c/json.h>
 
 #include "trace/ctf.h"
+#include "classify/frames.h"
+#include "classify/rules.h"
 #include "lib/duration.h"
 #include "lib/outlier.h"
 #include "lib/util.h"
@@ -40,12 +43,16 @@
 #define MAX_THREADS 64
 /* How long after an outlier's end its unwound stack may come (as the recorder takes it). */
 #define UNWIND_SLACK_NS 2000000000ULL
+/* A request's wait shows this many user frames at most, its CPU profile this many stacks. */
+#define WAIT_USER_FRAMES 8
+#define PROFILE_STACKS 10
 
 static const char show_usage[] =
 	"Usage: latsnap show [--json] [--before DUR] [--after DUR] [--debug-dir DIR] DIR/ID\n"
 	"\n"
 	"One snapshot for people: for each outlier its split, cause, user and kernel stacks (user\n"
-	"above kernel), holder (of what a stalled thread waits for), waker and wait chain, then a\n"
+	"above kernel), holder (of what a stalled thread waits for), a request's waits and CPU\n"
+	"profile, waker and wait chain, then a\n"
 	"timeline of the trace's events of the slow thread, its holder, its waker and the wait\n"
 	"chain's threads, from a little before the outlier to its end. User frames are symbolized\n"
 	"again from the mappings and build-ids in the trace.\n"
@@ -399,6 +406,28 @@ static int resymbolize(struct dwfl_sym *ds, struct outlier_frames *frames,
 	return 0;
 }
 
+/* Symbolize again the user frames of a request's waits and of its sampled stacks. */
+static int resymbolize_request(struct dwfl_sym *ds, struct outlier *o)
+{
+	struct outlier_frames kernel, user;
+	struct frame_notes notes = { 0 };
+	size_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < o->nr_waits; i++) {
+		err = resymbolize(ds, &o->waits[i]->user_stack.frames, &notes, o->pid);
+		free(notes.v);
+		notes.v = NULL;
+	}
+	for (i = 0; !err && i < o->nr_cpu_profile; i++) {
+		frames_split_sample(&o->cpu_profile[i].frames, &kernel, &user);
+		err = resymbolize(ds, &user, &notes, o->pid);
+		free(notes.v);
+		notes.v = NULL;
+	}
+	return err;
+}
+
 /*
  * The summary has no unwound stack, the trace has its event (the recorder missed it): use it.
  * Its frames get their symbols from resymbolize().
@@ -683,6 +712,164 @@ static void print_holder(FILE *out, const struct interest *in)
 	}
 }
 
+/* A frame's name for a one-line stack: its symbol, demangled, or its address. */
+static void print_frame_name(FILE *out, const struct outlier_frame *f)
+{
+	char *demangled = f->symbol ? dwfl_sym_demangle(f->symbol) : NULL;
+
+	if (f->symbol) {
+		fputs(demangled ? demangled : f->symbol, out);
+	} else {
+		fprintf(out, "0x%" PRIx64, f->addr);
+	}
+	free(demangled);
+}
+
+/* The innermost frame a wait waited in: of its heaviest kernel stack, the glue left out. */
+static const struct outlier_frame *innermost_kernel(const struct outlier *w)
+{
+	const struct outlier_kstack *st = NULL;
+	size_t i;
+
+	for (i = 0; i < w->nr_kernel_stacks; i++) {
+		if (w->kernel_stacks[i].frames.nr &&
+		    (!st || w->kernel_stacks[i].weight_ns > st->weight_ns)) {
+			st = &w->kernel_stacks[i];
+		}
+	}
+	return st ? &st->frames.v[snapshots_kernel_skip(&st->frames)] : NULL;
+}
+
+/* The order of a request's waits: by start, then as recorded. */
+static int by_start(const void *a, const void *b)
+{
+	const struct outlier *x = *(const struct outlier *const *)a;
+	const struct outlier *y = *(const struct outlier *const *)b;
+
+	if (x->start_ns != y->start_ns) {
+		return x->start_ns < y->start_ns ? -1 : 1;
+	}
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A request's waits in time order, each on a line (its offset from the request's start, its
+ * syscall, duration and cause), then where it waited (the innermost kernel frame) and what asked
+ * for it (the user frames, innermost first).
+ */
+static void print_request_waits(FILE *out, const struct outlier *o)
+{
+	const struct outlier **waits;
+	const struct outlier_frame *kf;
+	const struct outlier *w;
+	struct rules_match m;
+	char text[LS_DURATION_BUFSZ];
+	size_t i, j;
+
+	if (!o->nr_waits) {
+		fprintf(out, "  waits inside it: none recorded\n");
+		return;
+	}
+	waits = malloc(o->nr_waits * sizeof(*waits));
+	if (!waits) {
+		return;
+	}
+	memcpy(waits, o->waits, o->nr_waits * sizeof(*waits));
+	ls_sort(waits, o->nr_waits, sizeof(*waits), by_start);
+	fprintf(out, "  waits inside it, in time order (%zu):\n", o->nr_waits);
+	for (i = 0; i < o->nr_waits; i++) {
+		w = waits[i];
+		ls_format_duration(w->duration_ns, text, sizeof(text));
+		if (!w->cause || !*w->cause) {
+			/* A summary without the waits' causes: the built-in rules name them. */
+			rules_classify(rules_builtin(), w, &m);
+		}
+		fputs("    ", out);
+		print_rel(out, (int64_t)(w->start_ns - o->start_ns));
+		fprintf(out, "  %s, %s: %s\n", w->syscall ? w->syscall : "off-cpu", text,
+			w->cause && *w->cause ? w->cause : m.cause);
+		kf = innermost_kernel(w);
+		if (kf) {
+			fputs("        in ", out);
+			print_frame_name(out, kf);
+			fputc('\n', out);
+		}
+		if (w->user_stack.frames.nr) {
+			fputs("        user: ", out);
+			for (j = 0; j < w->user_stack.frames.nr && j < WAIT_USER_FRAMES; j++) {
+				fputs(j ? " < " : "", out);
+				print_frame_name(out, &w->user_stack.frames.v[j]);
+			}
+			fputs(j < w->user_stack.frames.nr ? " < ...\n" : "\n", out);
+		}
+	}
+	free(waits);
+}
+
+/* The order of a request's sampled stacks: heaviest first, then as recorded. */
+static int by_weight(const void *a, const void *b)
+{
+	const struct outlier_kstack *x = *(const struct outlier_kstack *const *)a;
+	const struct outlier_kstack *y = *(const struct outlier_kstack *const *)b;
+
+	if (x->weight_ns != y->weight_ns) {
+		return x->weight_ns > y->weight_ns ? -1 : 1;
+	}
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A request's CPU profile: its sampled stacks, heaviest first, each with its share of the
+ * sampled time, as a story from the outermost user frame down to the innermost kernel frame.
+ */
+static void print_request_profile(FILE *out, const struct outlier *o)
+{
+	const struct outlier_kstack **st;
+	struct outlier_frames kernel, user;
+	char text[LS_DURATION_BUFSZ];
+	uint64_t total = 0, rest = 0;
+	size_t i;
+
+	if (!o->nr_cpu_profile) {
+		fprintf(out, "  CPU profile: no samples\n");
+		return;
+	}
+	st = malloc(o->nr_cpu_profile * sizeof(*st));
+	if (!st) {
+		return;
+	}
+	for (i = 0; i < o->nr_cpu_profile; i++) {
+		st[i] = &o->cpu_profile[i];
+		total = total + st[i]->weight_ns < total ? UINT64_MAX : total + st[i]->weight_ns;
+	}
+	ls_sort(st, o->nr_cpu_profile, sizeof(*st), by_weight);
+	ls_format_duration(total, text, sizeof(text));
+	fprintf(out, "  CPU profile, %s sampled in %zu stack%s, heaviest first:\n", text,
+		o->nr_cpu_profile, o->nr_cpu_profile == 1 ? "" : "s");
+	for (i = 0; i < o->nr_cpu_profile; i++) {
+		if (i >= PROFILE_STACKS) {
+			rest += st[i]->weight_ns;
+			continue;
+		}
+		ls_format_duration(st[i]->weight_ns, text, sizeof(text));
+		fprintf(out, "  -- %.1f%% (%s), outermost first:\n",
+			total ? 100.0 * (double)st[i]->weight_ns / (double)total : 0.0, text);
+		frames_split_sample(&st[i]->frames, &kernel, &user);
+		print_frames_outer_first(out, &user, NULL, 0, true);
+		if (kernel.nr) {
+			fprintf(out, "    -- kernel:\n");
+			print_frames_outer_first(out, &kernel, NULL, snapshots_kernel_skip(&kernel),
+						 false);
+		}
+	}
+	if (i > PROFILE_STACKS) {
+		ls_format_duration(rest, text, sizeof(text));
+		fprintf(out, "  -- and %zu more stacks, %.1f%% (%s)\n", i - PROFILE_STACKS,
+			total ? 100.0 * (double)rest / (double)total : 0.0, text);
+	}
+	free(st);
+}
+
 static void print_outlier(FILE *out, const struct interest *in, bool have_trace)
 {
 	const struct outlier *o = in->outlier;
@@ -690,7 +877,13 @@ static void print_outlier(FILE *out, const struct interest *in, bool have_trace)
 
 	print_stall_state(out, o);
 	outlier_print_head(out, o);
-	print_stacks(out, in);
+	if (o->kind != OUTLIER_REQUEST || o->nr_kernel_stacks || o->user_stack.frames.nr) {
+		print_stacks(out, in);
+	}
+	if (o->kind == OUTLIER_REQUEST) {
+		print_request_waits(out, o);
+		print_request_profile(out, o);
+	}
 	print_holder(out, in);
 	print_waker_and_chain(out, in);
 	for (i = 0; i < o->nr_flags; i++) {
@@ -891,6 +1084,9 @@ static int settle_outliers(struct show_ctx *sc, const struct snapshot *snap, int
 		}
 		if (!err && o->holder) {
 			err = resymbolize(sc->ds, &o->holder->frames, &in->holder, o->holder->pid);
+		}
+		if (!err && o->kind == OUTLIER_REQUEST) {
+			err = resymbolize_request(sc->ds, o);
 		}
 		/*
 		 * The recorder found the unwound stack's event in this very trace: without it the

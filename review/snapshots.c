@@ -1342,6 +1342,10 @@ static int cmp_wait_key(const struct wait_report *x, const struct wait_report *y
 	if (x->o->start_ns != y->o->start_ns) {
 		return x->o->start_ns < y->o->start_ns ? -1 : 1;
 	}
+	/* A request is never a report of a wait of its thread that started with it. */
+	if ((x->o->kind == OUTLIER_REQUEST) != (y->o->kind == OUTLIER_REQUEST)) {
+		return x->o->kind == OUTLIER_REQUEST ? 1 : -1;
+	}
 	return 0;
 }
 

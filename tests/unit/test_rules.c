@@ -73,7 +73,8 @@ static void refused(const char *name, const char *text, const char *path, int li
 /* What rules_parse() says of a line that is no rule, of a bad priority, of an unknown matcher. */
 #define NOT_A_RULE "expected 'PRIORITY MATCHER... = CAUSE', got '%s'"
 #define BAD_PRIORITY "bad priority '%s' (expected an integer from 1 to 1000)"
-#define BAD_MATCHER "unknown matcher '%s' (expected kernel:GLOB, syscall:GLOB or user:GLOB)"
+#define BAD_MATCHER \
+	"unknown matcher '%s' (expected kernel:GLOB, syscall:GLOB, user:GLOB or cpu:GLOB)"
 
 /* @text must be refused on @line, with the message @fmt makes. */
 static __attribute__((format(printf, 4, 5))) void bad(const char *name, const char *text, int line,
@@ -120,6 +121,10 @@ static void parser_good(void)
 	rules_free(parses("comment after the cause", "10 kernel:a = A # why\n", 1));
 	rules_free(parses("hash inside the cause", "10 kernel:a = lock#3\n", 1));
 	rules_free(parses("syscall:-", "10 syscall:- = Sleep\n", 1));
+	rules_free(parses("alternatives", "10 user:ProcSleep|WaitOnLock = Lock\n", 1));
+	rules_free(parses("alternatives in every kind",
+			  "10 kernel:a|b* syscall:read|-|pread* user:x|y cpu:z|w = X\n", 1));
+	rules_free(parses("cpu: alone", "10 cpu:* = On CPU\n", 1));
 	rules_free(parses("line numbers count comments",
 			  "# x\n\n10 kernel:a = A\n# y\n20 kernel:b = B\n", 2));
 
@@ -174,6 +179,17 @@ static void parser_bad(void)
 	bad("empty kernel glob", "10 kernel: = A\n", 1, "empty glob in 'kernel:'");
 	bad("empty syscall glob", "10 kernel:a syscall: = A\n", 1, "empty glob in 'syscall:'");
 	bad("empty user glob", "10 user: = A\n", 1, "empty glob in 'user:'");
+	bad("empty cpu glob", "10 cpu: = A\n", 1, "empty glob in 'cpu:'");
+	bad("empty alternative in the middle", "# x\n10 user:ProcSleep||WaitOnLock = A\n", 2,
+	    "empty alternative in 'user:ProcSleep||WaitOnLock'");
+	bad("empty first alternative", "10 user:|WaitOnLock = A\n", 1,
+	    "empty alternative in 'user:|WaitOnLock'");
+	bad("empty last alternative", "10 user:ProcSleep| = A\n", 1,
+	    "empty alternative in 'user:ProcSleep|'");
+	bad("a lone bar", "10 kernel:| = A\n", 1, "empty alternative in 'kernel:|'");
+	bad("empty syscall alternative", "10 syscall:read|| = A\n", 1,
+	    "empty alternative in 'syscall:read||'");
+	bad("users: is no matcher", "10 users:ProcSleep = A\n", 1, BAD_MATCHER, "users:ProcSleep");
 	bad("empty cause", "10 kernel:a =\n", 1, "missing cause after '='");
 	bad("blank cause", "10 kernel:a =   \t\n", 1, "missing cause after '='");
 	bad("cause only a comment", "10 kernel:a = # none\n", 1, "missing cause after '='");
@@ -194,6 +210,9 @@ static void parser_bad(void)
 	BAD_FILE("NUL byte", "10 kernel:a = A\n20 kernel:\0b = B\n", 2, "NUL byte in line");
 	BAD_FILE("bad line in a file", "10 kernel:a = A\n\n10 kernel:b\n", 3,
 		 "expected 'PRIORITY MATCHER... = CAUSE', got '10 kernel:b'");
+	BAD_FILE("bad user: alternative in a file",
+		 "460 user:ProcSleep|WaitOnLock = Lock wait\n470 user:LWLockAcquire| = LWLock\n", 2,
+		 "empty alternative in 'user:LWLockAcquire|'");
 }
 
 /* Files that are not rules files: -errno or -EINVAL, with one line that names them. */
@@ -496,12 +515,17 @@ static void classify_matchers(void)
 		       "80 syscall:write kernel:k_write = Kernel and syscall\n"
 		       "70 syscall:re* = Read-ish\n"
 		       "60 user:clock_nanosleep user:main = Nap from main\n"
+		       "55 user:ProcSleep|WaitOnLock = Lock wait\n"
+		       "55 syscall:preadv2|preadv = Positional read\n"
+		       "54 syscall:-|nanosleep = Nap or sleep\n"
+		       "45 kernel:alt_one|alt_two* = Alt\n"
+		       "200 cpu:* = Never on a wait\n"
 		       "50 kernel:do_pselect = Select\n"
 		       "50 kernel:[ab]x_wait = Bracket\n"
 		       "40 kernel:folio_wait_bit* = Folio\n"
 		       "30 kernel:exact.constprop.* = Exact suffix\n"
 		       "20 kernel:never syscall:* = Never\n",
-		       10);
+		       15);
 	if (!rules) {
 		return;
 	}
@@ -547,6 +571,23 @@ static void classify_matchers(void)
 		   "clock_nanosleep worker", "clock_nanosleep", 0, false);
 	classifies("user: an empty user stack", rules, "clock_nanosleep", NULL, "",
 		   "clock_nanosleep", 0, false);
+	classifies("user: alternatives, the first", rules, "epoll_wait", "10 do_epoll_wait",
+		   "epoll_wait WaitEventSetWait ProcSleep WaitOnLock main", "Lock wait", 55, true);
+	classifies("user: alternatives, the second", rules, "semop", NULL,
+		   "semop PGSemaphoreLock WaitOnLock.isra.0 main", "Lock wait", 55, true);
+	classifies("user: alternatives, neither", rules, "semop", NULL, "semop ProcSleeping main",
+		   "semop", 0, false);
+	classifies("syscall: alternatives", rules, "preadv", "1 x", NULL, "Positional read", 55,
+		   true);
+	classifies("syscall: alternatives with -", rules, NULL, "1 x", NULL, "Outside", 90, true);
+	classifies("syscall: alternatives, another", rules, "nanosleep", "1 x", NULL,
+		   "Nap or sleep", 54, true);
+	classifies("kernel: alternatives", rules, "ioctl", "1 alt_two_x", NULL, "Alt", 45, true);
+	classifies("a cpu: rule never names a wait", rules, "ioctl", "1 zzz", NULL, "ioctl", 0,
+		   false);
+	ok(rules_glob_match("a|b*", "bcd") && rules_glob_match("a|b*", "a.isra.0") &&
+		   !rules_glob_match("a|b*", "cb"),
+	   "rules_glob_match(): alternatives");
 	rules_free(rules);
 }
 
@@ -785,7 +826,7 @@ static void builtin_globs_exist(void)
 	bool under_ci = ci && !strcmp(ci, "true");
 	unsigned long long sched_start, sched_end;
 	struct ksym_entry *syms;
-	char *text, *line, *save, *word, *wsave;
+	char *text, *line, *save, *word, *wsave, *alt;
 	size_t n, lo, hi, mid, plen, i, globs = 0;
 	bool found, visible;
 
@@ -815,6 +856,12 @@ static void builtin_globs_exist(void)
 				continue;
 			}
 			word += 7;
+			/* Each alternative must name a function; one is checked at a time. */
+			alt = strchr(word, '|');
+			if (alt) {
+				*alt = '\0';
+			}
+next_alternative:
 			globs++;
 			/* Only names that start with the glob's literal prefix can match it. */
 			plen = strcspn(word, "*?[\\");
@@ -841,6 +888,14 @@ static void builtin_globs_exist(void)
 			}
 			ok(found, "kernel:%s matches a function of this kernel", word);
 			ok(visible, "kernel:%s matches one outside the scheduler's text", word);
+			if (alt) {
+				word = alt + 1;
+				alt = strchr(word, '|');
+				if (alt) {
+					*alt = '\0';
+				}
+				goto next_alternative;
+			}
 		}
 	}
 	ok(globs >= 100, "the built-in set has %zu kernel: globs", globs);
