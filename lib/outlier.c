@@ -538,7 +538,7 @@ static struct json_object *link_to_json(const struct outlier_link *l)
  */
 struct json_object *outlier_to_json(const struct outlier *o)
 {
-	struct json_object *obj = json_object_new_object(), *arr, *st, *w = NULL;
+	struct json_object *obj = json_object_new_object(), *arr, *w = NULL;
 	size_t i;
 
 	if (!obj) {
@@ -560,15 +560,8 @@ struct json_object *outlier_to_json(const struct outlier *o)
 	json_object_object_add(obj, "switches", json_object_new_int((int)o->switches));
 	json_object_object_add(obj, "cause", json_object_new_string(o->cause ? o->cause : ""));
 
-	arr = json_object_new_array_ext((int)o->nr_kernel_stacks);
-	for (i = 0; arr && i < o->nr_kernel_stacks; i++) {
-		st = json_object_new_object();
-		json_object_object_add(st, "weight_ns", json_u64(o->kernel_stacks[i].weight_ns));
-		json_object_object_add(st, "frames",
-				       outlier_frames_to_json(&o->kernel_stacks[i].frames));
-		json_object_array_add(arr, st);
-	}
-	json_object_object_add(obj, "kernel_stacks", arr);
+	json_object_object_add(obj, "kernel_stacks",
+			       kstacks_to_json(o->kernel_stacks, o->nr_kernel_stacks));
 	json_object_object_add(obj, "user_stack", user_stack_to_json(&o->user_stack));
 	if (o->waker) {
 		w = json_object_new_object();
@@ -770,11 +763,32 @@ static int holder_from_json(struct json_object *obj, struct outlier_holder **hp)
 					       &h->kernel_frames);
 }
 
+/* Weighted stacks ("kernel_stacks", "cpu_profile"), each made by @add; @arr may be NULL. */
+static int kstacks_from_json(struct json_object *arr, struct outlier *o,
+			     struct outlier_kstack *(*add)(struct outlier *o, uint64_t weight_ns))
+{
+	size_t i, n = arr ? json_object_array_length(arr) : 0;
+	struct outlier_kstack *st;
+	struct json_object *v;
+	int ret = 0;
+
+	for (i = 0; !ret && i < n; i++) {
+		v = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(v, json_type_object)) {
+			return -EINVAL;
+		}
+		st = add(o, 0);
+		ret = st ? get_u64(v, "weight_ns", &st->weight_ns) : -ENOMEM;
+		ret = ret ?: outlier_frames_from_json(json_object_object_get(v, "frames"),
+						      &st->frames);
+	}
+	return ret;
+}
+
 /* A request's "request", "waits" and "cpu_profile", where there are. */
 static int request_from_json(struct json_object *obj, struct outlier *o)
 {
-	struct json_object *r, *arr, *v;
-	struct outlier_kstack *st;
+	struct json_object *r, *arr;
 	struct outlier *wait;
 	char *probe = NULL, *arg = NULL;
 	size_t i, n;
@@ -797,19 +811,7 @@ static int request_from_json(struct json_object *obj, struct outlier *o)
 		ret = ret ?: outlier_add_wait(o, wait);
 	}
 	arr = ret ? NULL : get_typed(obj, "cpu_profile", json_type_array, &ret);
-	n = arr ? json_object_array_length(arr) : 0;
-	for (i = 0; !ret && i < n; i++) {
-		v = json_object_array_get_idx(arr, i);
-		if (!json_object_is_type(v, json_type_object)) {
-			ret = -EINVAL;
-			break;
-		}
-		st = outlier_add_profile(o, 0);
-		ret = st ? get_u64(v, "weight_ns", &st->weight_ns) : -ENOMEM;
-		ret = ret ?: outlier_frames_from_json(json_object_object_get(v, "frames"),
-						      &st->frames);
-	}
-	return ret;
+	return ret ?: kstacks_from_json(arr, o, outlier_add_profile);
 }
 
 static int link_from_json(struct json_object *obj, struct outlier_link *l)
@@ -838,23 +840,11 @@ static int link_from_json(struct json_object *obj, struct outlier_link *l)
 static int lists_from_json(struct json_object *obj, struct outlier *o)
 {
 	struct json_object *arr, *v;
-	struct outlier_kstack *st;
 	size_t i, n;
 	int ret = 0;
 
 	arr = get_typed(obj, "kernel_stacks", json_type_array, &ret);
-	n = arr ? json_object_array_length(arr) : 0;
-	for (i = 0; !ret && i < n; i++) {
-		v = json_object_array_get_idx(arr, i);
-		if (!json_object_is_type(v, json_type_object)) {
-			ret = -EINVAL;
-			break;
-		}
-		st = outlier_add_kstack(o, 0);
-		ret = st ? get_u64(v, "weight_ns", &st->weight_ns) : -ENOMEM;
-		ret = ret ?: outlier_frames_from_json(json_object_object_get(v, "frames"),
-						      &st->frames);
-	}
+	ret = ret ?: kstacks_from_json(arr, o, outlier_add_kstack);
 	arr = ret ? NULL : get_typed(obj, "wait_chain", json_type_array, &ret);
 	n = arr ? json_object_array_length(arr) : 0;
 	for (i = 0; !ret && i < n; i++) {

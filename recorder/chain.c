@@ -431,7 +431,8 @@ static int chain_of(const struct chain_events *ks, struct outlier *outlier)
 }
 
 /**
- * chain_build() - the wait chain of each of @nr @outliers, from the events of @ce
+ * chain_build() - the wait chain of each of @nr @outliers (and of each wait of a request), from
+ *                 the events of @ce
  *
  * Sorts @ce's events by time first. Outliers woken from an interrupt, or by nobody the stream
  * saw, get an empty chain.
@@ -440,12 +441,16 @@ static int chain_of(const struct chain_events *ks, struct outlier *outlier)
  */
 int chain_build(struct chain_events *ce, struct outlier **outliers, size_t nr)
 {
-	size_t i;
+	size_t i, j;
 	int ret = 0;
 
 	ls_sort(ce->v, ce->n, sizeof(*ce->v), by_time);
 	for (i = 0; i < nr && !ret; i++) {
 		ret = chain_of(ce, outliers[i]);
+		/* A request's waits each have their own, over their own span. */
+		for (j = 0; j < outliers[i]->nr_waits && !ret; j++) {
+			ret = chain_of(ce, outliers[i]->waits[j]);
+		}
 	}
 	return ret;
 }

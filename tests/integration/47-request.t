@@ -384,6 +384,8 @@ case_pg() {
 	is "$(jq ".outliers[] | select(.kind == \"request\" and .pid == ${S2:-0}) | [.wait_chain[]?.pid] | any(. == ${S1:-0})" "$D" | head -n 1)" true \
 		"postgres: its wait_chain has session 1's backend ($S1)" ||
 		diag "  wait_chain: $(jq -c ".outliers[] | select(.kind == \"request\" and .pid == ${S2:-0}) | [.wait_chain[]? | {depth, pid, comm, syscall}]" "$D")"
+	is "$(jq "[.outliers[] | select(.kind == \"request\" and .pid == ${S2:-0}) | .waits[] | select(.syscall == \"epoll_wait\" and .duration_ns > 100000000) | [.wait_chain[]?.pid] | any(. == ${S1:-0})] | any" "$D" | head -n 1)" true \
+		"postgres: its long epoll_wait wait has its own wait chain, to session 1's backend"
 }
 
 WHY=$(pg_missing)
