@@ -981,7 +981,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 		for cfg in untraced untracked tracked; do
 			v=$(result calls "$cfg")
 			case $cfg in
-			untraced) label="no tracing" ;;
+			untraced) label="calls, no probes" ;;
 			untracked) label="probes on, untracked" ;;
 			*) label="tracked: each call a request" ;;
 			esac

@@ -96,6 +96,7 @@ own "a sleeping process tracked; idle threads of another, untracked" 1
 own "-a: every thread tracked; idle threads (waiting since before: left out)" 1
 own "idle threads tracked (waiting since before: followed, not reported)" 1
 # 8
+own "calls, no probes" 1
 own "probes on, untracked" 1
 own "tracked: each call a request" 1
 
