@@ -2215,3 +2215,27 @@ int ls_req_sample(struct bpf_perf_event_data *ctx)
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
+
+/*
+ * Before a snapshot reads the context rings (tracker_read_context()): the held-back switch-outs
+ * of threads still blocked go out now. Each is also the switch-in of the thread that took the
+ * CPU, which may be the outlier's: held until the blocked thread's wakeup, it would be missing
+ * from a snapshot taken before that (a CPU hog that blocks at the end of its run).
+ */
+SEC("iter/task")
+int ls_ctx_flush(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct task_state *s;
+
+	if (!task || ctx_level == LS_CTX_NONE) {
+		return 0;
+	}
+	s = bpf_task_storage_get(&states, task, NULL, 0);
+	/* On a CPU, it is being switched in: its own switch-in sends it. */
+	if (!s || !s->out_ts || task->on_cpu) {
+		return 0;
+	}
+	ctx_flush_out(task, s, bpf_ktime_get_ns(), true);
+	return 0;
+}

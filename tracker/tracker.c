@@ -393,6 +393,24 @@ out:
 }
 
 /*
+ * flush_held_switches - the switch-outs the BPF side holds back until their thread's wakeup go
+ * into the rings now (ls_ctx_flush): the switch-in of the thread that took the CPU is in them.
+ */
+static void flush_held_switches(struct tracker *tr)
+{
+	char buf[64];
+	int fd;
+
+	fd = bpf_iter_create(bpf_link__fd(tr->skel->links.ls_ctx_flush));
+	if (fd < 0) {
+		return;
+	}
+	while (read(fd, buf, sizeof(buf)) > 0) {
+	}
+	close(fd);
+}
+
+/*
  * tracker_read_context - hand the consumer, in time order across CPUs, the context events the
  * BPF side kept that were written at or after @from_ns and not handed over before: call right
  * before a snapshot. At most @max_bytes of them (tracker_ctx_event_size()), the newest: the
@@ -416,6 +434,7 @@ int tracker_read_context(struct tracker *tr, uint64_t from_ns, uint64_t max_byte
 	if (!tr->ctx_ring || !tr->ctx_fn) {
 		return 0;
 	}
+	flush_held_switches(tr);
 	for (cpu = 0; cpu < tr->ncpus && cpu < LS_VERDICT_CPUS && !err; cpu++) {
 		err = ctx_read_cpu(tr, cpu, from_ns, &cr, r);
 	}
