@@ -2227,6 +2227,7 @@ int ls_ctx_flush(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
 	struct task_state *s;
+	__u64 now;
 
 	if (!task || ctx_level == LS_CTX_NONE) {
 		return 0;
@@ -2236,6 +2237,13 @@ int ls_ctx_flush(struct bpf_iter__task *ctx)
 	if (!s || !s->out_ts || task->on_cpu) {
 		return 0;
 	}
-	ctx_flush_out(task, s, bpf_ktime_get_ns(), true);
+	now = bpf_ktime_get_ns();
+	/*
+	 * Tracked threads only: one of interest for a while (it woke, or was woken by, a tracked
+	 * thread) is another program's, and its switches go out with its wakeup as before.
+	 */
+	if (s->gen == tracking_gen && s->tracked) {
+		ctx_flush_out(task, s, now, true);
+	}
 	return 0;
 }
