@@ -149,7 +149,10 @@ stress: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(WORKLOADS)
 # built with ASan and UBSan, the preload library with UBSan only. ASan cannot be preloaded into
 # the uninstrumented targets without its runtime coming first in them (LD_PRELOAD=libasan.so),
 # which would replace the targets' malloc and sigaction: not the programs latsnap is tested on.
-# UBSan's runtime loads anywhere. Reports go to build-asan/san/; scripts/san-reports.sh fails the
+# UBSan's runtime loads anywhere. LeakSanitizer leaves TLS unscanned (use_tls=0): its scan of
+# latsnap's dynamic TLS at exit crashes its own tracer ("Tracer caught signal 11", a bogus DTLS
+# entry) with GCC 12's runtime and glibc 2.36; scripts/lsan.supp names the third-party blocks
+# held only from TLS that then look leaked. Reports go to build-asan/san/; scripts/san-reports.sh fails the
 # run on any of them but libbabeltrace2's own crashes in the trace reading child.
 ASAN_BUILD := build-asan
 SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
@@ -164,7 +167,7 @@ check-asan:
 		PRELOAD_CFLAGS="-O2 -g -fsanitize=undefined -fno-sanitize-recover=undefined" \
 		LATSNAP_BUILD=$(abspath $(ASAN_BUILD)) \
 		ASAN_OPTIONS=$(ASAN_OPTS) \
-		LSAN_OPTIONS=suppressions=$(abspath scripts/lsan.supp):print_suppressions=0 \
+		LSAN_OPTIONS=suppressions=$(abspath scripts/lsan.supp):print_suppressions=0:use_tls=0 \
 		UBSAN_OPTIONS=log_path=$(SAN_DIR)/ubsan:print_stacktrace=1:halt_on_error=1 \
 		check; rc=$$?; scripts/san-reports.sh $(SAN_DIR) && exit $$rc
 

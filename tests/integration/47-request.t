@@ -27,12 +27,6 @@
 # with latsnap's stderr as diag lines.
 set -u
 . "$(dirname "$0")/lib.sh"
-# Under make check-asan, LeakSanitizer's scan of latsnap's dynamic TLS at exit crashes its own
-# tracer ("Tracer caught signal 11", a DTLS entry at 0x129) in these runs (--request with
-# snapshots, a target that execs): a sanitizer fault, not a leak. Its TLS is left unscanned here
-# (scripts/lsan.supp names what that leaves looking leaked).
-[ -n "${LSAN_OPTIONS:-}" ] && export LSAN_OPTIONS="$LSAN_OPTIONS:use_tls=0"
-
 
 require_record reqserver
 require babeltrace2
