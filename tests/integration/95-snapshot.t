@@ -702,11 +702,19 @@ for t in ia ib; do
 done
 # An event is about the thread in its first tid field (tid, or prev_tid of a switch): ia's
 # sleeper may well be switched out for ib's (next_tid) on a 2-CPU machine, and that is ia's.
+# ib's sleeper may still be in ia's kernel context once it is of interest to ia (it woke a
+# thread ia streams, through the session daemon both talk to): that, and only that, is allowed.
 OTHER=$(jq -r .tid "$TMPD/ib.out" 2>/dev/null | sort -u | paste -sd'|')
-ABOUT_OTHER=" latsnap(_kernel)?:[a-z_]+: .*[{,] (tid|prev_tid) = ($OTHER)[,} ]"
+ABOUT_OTHER=" latsnap:[a-z_]+: .*[{,] (tid|prev_tid) = ($OTHER)[,} ]"
+KERNEL_OTHER=" latsnap_kernel:[a-z_]+: .*[{,] (tid|prev_tid) = ($OTHER)[,} ]"
 ok '[ -n "$OTHER" ] && ! grep -qE "$ABOUT_OTHER" "$TMPD/ia.bt"' \
-	"i) ia's trace has no event about ib's sleeper ($OTHER)" || {
+	"i) ia's trace has no event of its own (outlier, stack) about ib's sleeper ($OTHER)" || {
 	grep -E "$ABOUT_OTHER" "$TMPD/ia.bt" | head -3 | sed 's/^/#   /'
+}
+ok '! grep -qE "$KERNEL_OTHER" "$TMPD/ia.bt" ||
+	grep -qE " latsnap_kernel:interest: .*[{,] tid = ($OTHER)," "$TMPD/ia.bt"' \
+	"i) ia's kernel context has ib's sleeper only once it is of interest to ia" || {
+	grep -E "$KERNEL_OTHER" "$TMPD/ia.bt" | head -3 | sed 's/^/#   /'
 }
 
 diag "wall time: $((($(date +%s%N) - T_START) / 1000000)) ms"
