@@ -305,6 +305,19 @@ static int set_who(struct outlier *o, uint32_t pid, uint32_t tid, const char *co
 	return outlier_set_str(&o->syscall, *syscall ? *syscall : unknown);
 }
 
+/* @o's span, from @start to @end, and its split into on-CPU, blocked and runqueue time. */
+static void set_span(struct outlier *o, uint64_t start, uint64_t end, uint64_t on_cpu,
+		     uint64_t blocked, uint64_t runq, uint32_t switches)
+{
+	o->start_ns = start;
+	o->end_ns = end;
+	o->duration_ns = end - start;
+	o->on_cpu_ns = on_cpu;
+	o->blocked_ns = blocked;
+	o->runqueue_ns = runq;
+	o->switches = switches;
+}
+
 /**
  * decode_event() - the outlier of @e, its stacks symbolized
  * @outp: the new outlier, on success (the caller frees it)
@@ -329,13 +342,8 @@ int decode_event(const struct ls_event *e, const struct ksyms *ks, struct usyms 
 		    &syscall)) {
 		goto out;
 	}
-	o->start_ns = e->start_ns;
-	o->end_ns = e->end_ns;
-	o->duration_ns = e->end_ns - e->start_ns;
-	o->on_cpu_ns = e->on_cpu_ns;
-	o->blocked_ns = e->blocked_ns;
-	o->runqueue_ns = e->runqueue_ns;
-	o->switches = e->switches;
+	set_span(o, e->start_ns, e->end_ns, e->on_cpu_ns, e->blocked_ns, e->runqueue_ns,
+		 e->switches);
 	if (outlier_set_cause(o, placeholder_cause(e, syscall))) {
 		goto out;
 	}
@@ -416,13 +424,8 @@ int decode_stall(const struct ls_stall *st, const struct ksyms *ks, struct usyms
 	if (set_who(o, st->pid, st->tid, st->comm, st->in_syscall, st->syscall_nr, &syscall)) {
 		goto out;
 	}
-	o->start_ns = st->start_ns;
-	o->end_ns = st->now_ns;
-	o->duration_ns = st->now_ns - st->start_ns;
-	o->on_cpu_ns = st->on_cpu_ns;
-	o->blocked_ns = st->blocked_ns;
-	o->runqueue_ns = st->runqueue_ns;
-	o->switches = st->switches;
+	set_span(o, st->start_ns, st->now_ns, st->on_cpu_ns, st->blocked_ns, st->runqueue_ns,
+		 st->switches);
 	if (outlier_set_cause(o, syscall ? syscall : "off-CPU")) {
 		goto out;
 	}
