@@ -42,7 +42,8 @@ pick_ports || bail_out "no free ports for lttng-relayd"
 URL=net://127.0.0.1:$CTRL:$DATA
 
 # In a private mount namespace: own tmpfs on /run/lttng and /dev/shm, then ARGS.
-PRIVATE='mount -t tmpfs tmpfs /run/lttng && mount -t tmpfs tmpfs /dev/shm && '
+# /run/lttng may not exist yet on a machine where no session daemon ever ran.
+PRIVATE='mkdir -p /run/lttng && mount -t tmpfs tmpfs /run/lttng && mount -t tmpfs tmpfs /dev/shm && '
 
 RELAY_PID=
 start_relay() {
@@ -157,7 +158,9 @@ ok $? "show of a relay snapshot: the cause and the workload's frame"
 
 # --- b) the relay goes away mid-run and comes back --------------------------------------------
 KEEP=$TMPD/keep
-host hostc "$TMPD/c.out" "$TMPD/c.err" -o "$URL" --keep-local "$KEEP" -t 50ms -- \
+# --hang off: the 1 s gaps are as long as the default --hang (max(1 s, 10 x 50 ms)); a stall scan
+# that caught one a hair past 1 s would add an eighth, still-blocked outlier to the count below.
+host hostc "$TMPD/c.out" "$TMPD/c.err" -o "$URL" --keep-local "$KEEP" -t 50ms --hang off -- \
 	"$WL/sleeper" 150 4 1000
 C_PID=$HOST_PID
 waited=0

@@ -224,6 +224,17 @@ skip_all() {
 	exit 1
 }
 
+# bail_out REASON: the test cannot go on for a reason of its own making (not a missing
+# prerequisite): a failure, with or without CI.
+bail_out() {
+	if [ "$_tap_started" = 0 ]; then
+		echo "1..1"
+		echo "not ok 1 - $*"
+	fi
+	echo "Bail out! $*"
+	exit 1
+}
+
 require_root() {
 	[ "$(id -u)" = 0 ] || skip_all "needs root"
 }
