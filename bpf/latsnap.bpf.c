@@ -703,6 +703,36 @@ static __always_inline void on_cpu_since_last(struct task_state *s, __u64 now)
 	}
 }
 
+/*
+ * The arguments of the syscall @task is in, from its saved user registers (x86-64: rdi rsi rdx
+ * r10 r8 r9), which the kernel leaves as they were at entry; zeros for no @task. Read once per
+ * outlier, at its submission: what the idle policy tells a lock from an event by (futex).
+ */
+static __always_inline void syscall_args(__u64 *args, struct task_struct *task)
+{
+	struct pt_regs *regs = task ? (struct pt_regs *)bpf_task_pt_regs(task) : NULL;
+
+	__builtin_memset(args, 0, 6 * sizeof(__u64));
+	if (!regs) {
+		return;
+	}
+#if defined(__TARGET_ARCH_x86)
+	args[0] = BPF_CORE_READ(regs, di);
+	args[1] = BPF_CORE_READ(regs, si);
+	args[2] = BPF_CORE_READ(regs, dx);
+	args[3] = BPF_CORE_READ(regs, r10);
+	args[4] = BPF_CORE_READ(regs, r8);
+	args[5] = BPF_CORE_READ(regs, r9);
+#elif defined(__TARGET_ARCH_arm64)
+	args[0] = BPF_CORE_READ(regs, orig_x0);
+	args[1] = BPF_CORE_READ(regs, regs[1]);
+	args[2] = BPF_CORE_READ(regs, regs[2]);
+	args[3] = BPF_CORE_READ(regs, regs[3]);
+	args[4] = BPF_CORE_READ(regs, regs[4]);
+	args[5] = BPF_CORE_READ(regs, regs[5]);
+#endif
+}
+
 static __always_inline void fill_event(struct ls_event *e, struct task_struct *task,
 				       struct task_state *s, __u8 kind, __u64 end, long ret)
 {
@@ -721,6 +751,8 @@ static __always_inline void fill_event(struct ls_event *e, struct task_struct *t
 	}
 	e->blocked_ns = s->blocked;
 	e->runqueue_ns = s->runq;
+	e->nvcsw = BPF_CORE_READ(task, nvcsw);
+	syscall_args(e->args, kind == LS_KIND_SYSCALL ? task : NULL);
 }
 
 /*

@@ -238,6 +238,9 @@ struct ls_event {
 	__u64 runqueue_ns;
 	__u32 stacks_dropped;
 	__u32 pad1;
+	/* read when it is submitted, never on the way: */
+	__u64 args[6]; /* LS_KIND_SYSCALL: its arguments, from the saved user registers */
+	__u64 nvcsw; /* the thread's voluntary context switches in all (the idle policy) */
 	struct ls_waker waker;
 	struct ls_user_stack user;
 	struct ls_stack stacks[LS_MAX_STACKS];

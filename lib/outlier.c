@@ -558,6 +558,13 @@ struct json_object *outlier_to_json(const struct outlier *o)
 	json_object_object_add(obj, "blocked_ns", json_u64(o->blocked_ns));
 	json_object_object_add(obj, "runqueue_ns", json_u64(o->runqueue_ns));
 	json_object_object_add(obj, "switches", json_object_new_int((int)o->switches));
+	if (o->has_args) {
+		arr = json_object_new_array_ext(6);
+		for (i = 0; arr && i < 6; i++) {
+			json_object_array_add(arr, json_u64(o->args[i]));
+		}
+		json_object_object_add(obj, "args", arr);
+	}
 	json_object_object_add(obj, "cause", json_object_new_string(o->cause ? o->cause : ""));
 
 	json_object_object_add(obj, "kernel_stacks",
@@ -863,6 +870,31 @@ static int lists_from_json(struct json_object *obj, struct outlier *o)
 	return ret;
 }
 
+/* "args": absent or null in summaries older than it, else six numbers. */
+static int args_from_json(struct json_object *arr, struct outlier *o)
+{
+	size_t i;
+	int ret = 0;
+
+	if (!arr) {
+		return 0;
+	}
+	if (!json_object_is_type(arr, json_type_array) || json_object_array_length(arr) != 6) {
+		return -EINVAL;
+	}
+	for (i = 0; i < 6 && !ret; i++) {
+		struct json_object *v = json_object_array_get_idx(arr, i);
+
+		if (!json_object_is_type(v, json_type_int)) {
+			ret = -EINVAL;
+		} else {
+			o->args[i] = (uint64_t)json_object_get_int64(v);
+		}
+	}
+	o->has_args = !ret;
+	return ret;
+}
+
 /**
  * outlier_from_json() - read an OUTLIER object
  * @obj: the object, checked as review/snapshots.c checks a summary's outliers
@@ -904,6 +936,7 @@ int outlier_from_json(struct json_object *obj, struct outlier **outp)
 	ret = ret ?: get_u64(obj, "runqueue_ns", &o->runqueue_ns);
 	ret = ret ?: get_u64(obj, "switches", &switches);
 	o->switches = (uint32_t)switches;
+	ret = ret ?: args_from_json(json_object_object_get(obj, "args"), o);
 	ret = ret ?: get_str(obj, "cause", &o->cause);
 	v = ret ? NULL : get_typed(obj, "signalled", json_type_boolean, &ret);
 	o->signalled = v && json_object_get_boolean(v);

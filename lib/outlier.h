@@ -147,6 +147,14 @@ struct outlier {
 	uint64_t blocked_ns;
 	uint64_t runqueue_ns;
 	uint32_t switches;
+	/* kind syscall: its arguments, from the saved user registers (has_args) */
+	uint64_t args[6];
+	bool has_args;
+	/*
+	 * Not written: the thread's voluntary context switches in all, this wait's included, when
+	 * the outlier was taken (0: not known). 1 is the first wait of the thread's life.
+	 */
+	uint64_t nvcsw;
 	char *cause;
 	struct outlier_kstack *kernel_stacks;
 	size_t nr_kernel_stacks;

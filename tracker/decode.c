@@ -344,6 +344,11 @@ int decode_event(const struct ls_event *e, const struct ksyms *ks, struct usyms 
 	}
 	set_span(o, e->start_ns, e->end_ns, e->on_cpu_ns, e->blocked_ns, e->runqueue_ns,
 		 e->switches);
+	if (e->kind == LS_KIND_SYSCALL) {
+		memcpy(o->args, e->args, sizeof(o->args));
+		o->has_args = true;
+	}
+	o->nvcsw = e->nvcsw;
 	if (outlier_set_cause(o, placeholder_cause(e, syscall))) {
 		goto out;
 	}
@@ -426,6 +431,11 @@ int decode_stall(const struct ls_stall *st, const struct ksyms *ks, struct usyms
 	}
 	set_span(o, st->start_ns, st->now_ns, st->on_cpu_ns, st->blocked_ns, st->runqueue_ns,
 		 st->switches);
+	if (st->in_syscall) {
+		memcpy(o->args, st->args, sizeof(o->args));
+		o->has_args = true;
+	}
+	o->nvcsw = st->nvcsw;
 	if (outlier_set_cause(o, syscall ? syscall : "off-CPU")) {
 		goto out;
 	}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * idle.h - the idle policy: a thread waiting *for* work is not latency.
+ *
+ * A wait qualifies only if it waits for an event that nobody owns (a condition variable or other
+ * futex that is not a lock, a pipe, socket or terminal read, a signal, a timer, an eventfd...);
+ * locks, disk I/O, fsync, memory, sleeps and everything else always count. Such a wait is idle
+ * when it is the thread's home wait: the thread has waited at that same place before (it came
+ * back to it, or was there when tracking began), or it is the first wait of a thread that is not
+ * its process's main thread (a worker waiting for its first job). Inside a request nothing is
+ * idle; rules with the cause `idle` or `!idle` decide before all of this; --include-idle turns
+ * the policy off. Idle waits are not dropped: each is counted per thread and place.
+ */
+#ifndef LATSNAP_IDLE_H
+#define LATSNAP_IDLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct rules;
+struct outlier;
+
+/* Longest description of a place a thread waits at, with its NUL. */
+#define IDLE_SITE_LEN 160
+
+/* A thread's idle waits at one place. */
+struct idle_entry {
+	int32_t pid;
+	int32_t tid;
+	char comm[16];
+	/* "pthread_cond_wait in bioProcessBackgroundJobs", "read in main", "futex" */
+	char site[IDLE_SITE_LEN];
+	uint64_t count;
+	uint64_t total_ns;
+	/* since the last idle_window_reset() */
+	uint64_t window_count;
+	uint64_t window_ns;
+};
+
+struct idle_policy;
+
+int idle_open(struct idle_policy **policyp, const struct rules *rules, bool enabled);
+void idle_close(struct idle_policy *policy);
+void idle_seed(struct idle_policy *policy, int32_t tid, int32_t syscall_nr, uint64_t ip);
+bool idle_judge(struct idle_policy *policy, const struct outlier *outlier, const char **why);
+size_t idle_entries(const struct idle_policy *policy, const struct idle_entry **entries);
+uint64_t idle_count(const struct idle_policy *policy);
+void idle_window_reset(struct idle_policy *policy);
+
+#endif /* LATSNAP_IDLE_H */
