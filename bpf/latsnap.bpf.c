@@ -1933,6 +1933,11 @@ int BPF_PROG(ls_block_rq_complete, struct request *rq, blk_status_t error, unsig
 __u64 stall_min_ns;
 /* Non-zero: report this thread only, whatever it does (a holder; its link iterates it alone). */
 __u32 stall_tid;
+/*
+ * Non-zero: report every tracked thread waiting now, however long and with -a too, for the idle
+ * policy to learn where threads wait for work (once, when tracking begins).
+ */
+__u32 stall_seed;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -2023,7 +2028,7 @@ int ls_stall_scan(struct bpf_iter__task *ctx)
 	r->switches = 0;
 	if (s && !stall_tid) {
 		if ((s->run_state != RS_BLOCKED && s->run_state != RS_RUNNABLE) || s->quiet ||
-		    now - s->start < stall_min_ns) {
+		    (now - s->start < stall_min_ns && !stall_seed)) {
 			return 0;
 		}
 		since = now - s->last;
@@ -2041,7 +2046,10 @@ int ls_stall_scan(struct bpf_iter__task *ctx)
 		 * named targets (-p): with -a, every idle thread of the machine is here, and with
 		 * the registered processes, every idle thread of every service.
 		 */
-		if (track_all || track_registered || task->__state == TASK_RUNNING) {
+		if ((track_all || track_registered) && !stall_seed) {
+			return 0;
+		}
+		if (task->__state == TASK_RUNNING) {
 			return 0;
 		}
 		r->flags |= LS_STALL_NO_STATE;
@@ -2053,10 +2061,12 @@ int ls_stall_scan(struct bpf_iter__task *ctx)
 	r->task_state = task->__state;
 	r->now_ns = now;
 	r->nvcsw = task->nvcsw + task->nivcsw;
+	r->voluntary = task->nvcsw;
 	__builtin_memset(r->args, 0, sizeof(r->args));
 	__builtin_memset(r->regs, 0, sizeof(r->regs));
 	stall_regs(r, task);
-	if ((r->flags & LS_STALL_NO_STATE) && idle_syscall(r->syscall_nr) && !include_idle) {
+	if ((r->flags & LS_STALL_NO_STATE) && idle_syscall(r->syscall_nr) && !include_idle &&
+	    !stall_seed) {
 		return 0;
 	}
 	r->nr_kips = 0;

@@ -44,6 +44,8 @@ int idle_open(struct idle_policy **policyp, const struct rules *rules, bool enab
 void idle_close(struct idle_policy *policy);
 void idle_seed(struct idle_policy *policy, int32_t tid, int32_t syscall_nr, uint64_t ip);
 bool idle_judge(struct idle_policy *policy, const struct outlier *outlier, const char **why);
+bool idle_judge_wait(const struct idle_policy *policy, const struct outlier *wait, bool came_back,
+		     const char **why);
 size_t idle_entries(const struct idle_policy *policy, const struct idle_entry **entries);
 uint64_t idle_count(const struct idle_policy *policy);
 void idle_window_reset(struct idle_policy *policy);

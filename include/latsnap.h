@@ -377,6 +377,7 @@ struct ls_stall {
 	__u64 blocked_ns;
 	__u64 runqueue_ns;
 	__u64 nvcsw; /* the kernel's context switch count: unchanged between scans, the same wait */
+	__u64 voluntary; /* its voluntary switches alone (the idle policy) */
 	__u64 args[6]; /* the syscall's arguments, from the saved user registers */
 	__u64 regs[LS_NR_UREGS];
 	__u64 kips[LS_MAX_DEPTH]; /* its kernel stack, innermost first (off CPU, stall_tid only) */

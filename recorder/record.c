@@ -24,6 +24,7 @@
 #include "lib/outlier.h"
 #include "recorder/record.h"
 #include "recorder/recorder.h"
+#include "classify/idle.h"
 #include "classify/rules.h"
 #include "recorder/session.h"
 #include "lib/signame.h"
@@ -171,7 +172,7 @@ static const char usage_text[] =
 	"                             block I/O, stacks; the wait chain needs it) (default full)\n"
 	"      --context-floor DUR    syscalls shorter than DUR stay out of it (default 1ms)\n"
 	"      --json                 one JSON object per outlier per line on stdout\n"
-	"      --include-idle         also report syscalls that wait for work (epoll_wait, ...)\n"
+	"      --include-idle         report waits for work too: the idle list and policy off\n"
 	"      --idle-syscalls LIST   the idle list, comma-separated syscall names\n"
 	"  -d, --duration DUR         stop after DUR (COMMAND then gets SIGTERM)\n"
 	"      --request START[,END]  operations between two probes of the target are requests;\n"
@@ -770,6 +771,7 @@ struct record_state {
 	struct recorder *recorder;
 	struct stacklog *stacklog;
 	struct stall_check *stalls;
+	struct idle_policy *idle;
 	uint64_t outliers;
 };
 
@@ -796,10 +798,18 @@ static int take_outlier(struct outlier *outlier, const char *cause, void *ctx)
 {
 	struct record_state *st = ctx;
 	struct rules_match match;
+	const char *why;
 
-	st->outliers++;
 	rules_classify(st->rules, outlier, &match);
 	outlier_set_cause(outlier, cause ? cause : match.cause);
+	if (!cause && idle_judge(st->idle, outlier, &why)) {
+		ls_verbose("record: idle, not latency: %s[%d] %s %.1f ms: %s", outlier->comm,
+			   outlier->tid, outlier->syscall ? outlier->syscall : "off-CPU",
+			   (double)outlier->duration_ns / 1e6, why);
+		outlier_free(outlier);
+		return 0;
+	}
+	st->outliers++;
 	/* A request's waits (record --request) each get their own cause too. */
 	rules_classify_waits(st->rules, outlier);
 	stacklog_outlier(st->stacklog, outlier, &match);
@@ -874,6 +884,41 @@ static bool targets_alive(const struct record_opts *opts)
 	return false;
 }
 
+static int by_idle_total(const void *a, const void *b)
+{
+	const struct idle_entry *x = *(const struct idle_entry *const *)a;
+	const struct idle_entry *y = *(const struct idle_entry *const *)b;
+
+	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
+}
+
+/* The idle waits, per thread and place, the longest first: not latency, not dropped either. */
+static void print_idle(const struct record_state *st)
+{
+	const struct idle_entry *entries, **order;
+	char total[LS_DURATION_BUFSZ];
+	size_t n = idle_entries(st->idle, &entries), i;
+
+	order = n ? malloc(n * sizeof(*order)) : NULL;
+	if (!order) {
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		order[i] = &entries[i];
+	}
+	ls_sort(order, n, sizeof(*order), by_idle_total);
+	fprintf(stderr, "latsnap: idle waits (waiting for work, not latency):\n");
+	for (i = 0; i < n && i < 10; i++) {
+		ls_format_duration(order[i]->total_ns, total, sizeof(total));
+		fprintf(stderr, "latsnap:   %s[%d] %" PRIu64 " x %s, %s\n", order[i]->comm,
+			order[i]->tid, order[i]->count, order[i]->site, total);
+	}
+	if (n > 10) {
+		fprintf(stderr, "latsnap:   ... and %zu more threads and places\n", n - 10);
+	}
+	free(order);
+}
+
 static void print_totals(struct tracker *tr, const struct record_state *st)
 {
 	struct rusage self;
@@ -889,10 +934,12 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 		"latsnap: %" PRIu64 " outliers, %" PRIu64 " snapshots, %" PRIu64
 		" skipped, %" PRIu64 " lost "
 		"(ring buffer %" PRIu64 ", stacks unreadable %" PRIu64 ", stacks beyond the "
-		"kept %" PRIu64 ", accumulator full %" PRIu64 ", runs skipped %" PRIu64 ")\n",
+		"kept %" PRIu64 ", accumulator full %" PRIu64 ", runs skipped %" PRIu64 "), %" PRIu64
+		" idle\n",
 		st->outliers, r.snapshots, r.skipped,
 		t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped, t.ringbuf_lost,
-		t.stack_failed, t.stacks_dropped, t.accum_full, t.runs_skipped);
+		t.stack_failed, t.stacks_dropped, t.accum_full, t.runs_skipped, idle_count(st->idle));
+	print_idle(st);
 	ls_verbose("record: signals to the preload library: %" PRIu64 " sent, %" PRIu64
 		   " not sent (blocked or pending), %" PRIu64 " refused by the kernel (busy), %" PRIu64
 		   " owed at a switch and refused; %" PRIu64 " stacks reported back, %" PRIu64
@@ -949,6 +996,11 @@ static int record_prepare(struct record_opts *opts, struct record_state *st,
 	} else {
 		st->rules = rules_builtin();
 	}
+	if (idle_open(&st->idle, st->rules, !opts->include_idle)) {
+		ls_err("record: out of memory");
+		return 1;
+	}
+	opts->rec.idle = st->idle;
 	if (stacklog_open(&st->stacklog, opts->log_stacks, opts->stack_log)) {
 		return 1;
 	}
@@ -1099,6 +1151,33 @@ static void record_finish(struct record_state *st, struct tracker *tr, struct re
 	}
 }
 
+static int seed_idle(const struct ls_stall *w, void *ctx)
+{
+	struct idle_policy *idle = ctx;
+
+	idle_seed(idle, (int32_t)w->tid, w->in_syscall ? w->syscall_nr : -1,
+		  w->regs[LS_NR_UREGS - 1]);
+	return 0;
+}
+
+/*
+ * learn_idle_places - where each tracked thread waits as tracking begins is where it waits for
+ * work, for the idle policy: a thread already blocked then is not in the middle of a request
+ * latsnap saw start. One scan of the tracked threads (-a: of every thread).
+ */
+static void learn_idle_places(struct record_state *st, struct tracker *tr)
+{
+	int err;
+
+	if (st->opts->include_idle) {
+		return;
+	}
+	err = tracker_scan_waiting(tr, seed_idle, st->idle);
+	if (err < 0) {
+		ls_verbose("record: the idle policy learns no waits of before: %s", strerror(-err));
+	}
+}
+
 /**
  * record_main - `latsnap record`.
  */
@@ -1141,6 +1220,7 @@ int record_main(int argc, char **argv)
 	if (tracker_attach(tr)) {
 		goto out;
 	}
+	learn_idle_places(&st, tr);
 	for (i = 0; i < opts.nr_requests; i++) {
 		if (tracker_add_request(tr, &opts.requests[i])) {
 			goto out;
@@ -1180,6 +1260,7 @@ out:
 	recorder_close(st.recorder);
 	tracker_close(tr);
 	stacklog_close(st.stacklog);
+	idle_close(st.idle);
 	rules_free(st.rules);
 	command_free(&ch.cmd);
 	for (i = 0; i < opts.nr_owned; i++) {

@@ -39,6 +39,7 @@
 #include "lib/outlier.h"
 #include "recorder/retention.h"
 #include "recorder/recorder.h"
+#include "classify/idle.h"
 #include "recorder/session.h"
 #include "tracker/tracker.h"
 #include "lib/util.h"
@@ -606,6 +607,50 @@ out:
 	return err;
 }
 
+/* The idle waits that ended since the last snapshot: summary.json's "idle". */
+static struct json_object *idle_to_json(const struct idle_policy *idle)
+{
+	struct json_object *arr = json_object_new_array(), *e;
+	const struct idle_entry *entries;
+	size_t n = idle_entries(idle, &entries), i;
+
+	for (i = 0; arr && i < n; i++) {
+		if (!entries[i].window_count) {
+			continue;
+		}
+		e = json_object_new_object();
+		json_object_object_add(e, "pid", json_object_new_int(entries[i].pid));
+		json_object_object_add(e, "tid", json_object_new_int(entries[i].tid));
+		json_object_object_add(e, "comm", json_object_new_string(entries[i].comm));
+		json_object_object_add(e, "count",
+				       json_object_new_int64((int64_t)entries[i].window_count));
+		json_object_object_add(e, "total_ns",
+				       json_object_new_int64((int64_t)entries[i].window_ns));
+		json_object_object_add(e, "site", json_object_new_string(entries[i].site));
+		json_object_array_add(arr, e);
+	}
+	return arr;
+}
+
+static void idle_print_text(FILE *out, const struct idle_policy *idle)
+{
+	const struct idle_entry *entries;
+	size_t n = idle_entries(idle, &entries), i;
+	bool first = true;
+
+	for (i = 0; i < n; i++) {
+		if (!entries[i].window_count) {
+			continue;
+		}
+		if (first) {
+			fprintf(out, "\nidle waits (waiting for work, not latency):\n");
+			first = false;
+		}
+		fprintf(out, "  %s[%d] %" PRIu64 " x %s, %.1f ms\n", entries[i].comm, entries[i].tid,
+			entries[i].window_count, entries[i].site, (double)entries[i].window_ns / 1e6);
+	}
+}
+
 /* @json, when given, receives a copy of the summary.json text (the caller frees it). */
 static int write_summary(struct recorder *rec, int snap_fd, const char *id,
 			 struct json_object *flags, char **json)
@@ -635,6 +680,7 @@ static int write_summary(struct recorder *rec, int snap_fd, const char *id,
 	json_object_object_add(summary, "skipped",
 			       json_object_new_int64((int64_t)rec->skipped_since));
 	json_object_object_add(summary, "flags", json_object_get(flags));
+	json_object_object_add(summary, "idle", idle_to_json(rec->opts.idle));
 
 	/* The text one first: summary.json, written last, says the snapshot is complete. */
 	mem = open_memstream(&text, &len);
@@ -652,6 +698,7 @@ static int write_summary(struct recorder *rec, int snap_fd, const char *id,
 		fputc('\n', mem);
 		outlier_print_text(mem, rec->batch[i]);
 	}
+	idle_print_text(mem, rec->opts.idle);
 	fclose(mem);
 	err = write_atomic(snap_fd, "summary.txt", text, len);
 	free(text);
@@ -994,6 +1041,8 @@ int recorder_snapshot(struct recorder *rec)
 		ls_err("record: %s/%s: summary: %s", rec->out_path, sn.id, strerror(-err));
 		goto failed;
 	}
+	/* Each idle wait is in one summary: the next one lists those after it. */
+	idle_window_reset(rec->opts.idle);
 	if (rec->opts.relay) {
 		sn.t_relay = ls_now_ns();
 		err = send_to_relay(rec, sn.id, sn.json);

@@ -25,6 +25,7 @@ struct recorder_opts {
 	const char *ust_events[RECORDER_MAX_EVENTS]; /* the applications' event patterns */
 	int nr_ust_events;
 	int context_level; /* enum ls_ctx_level: the BPF side's kernel context stream */
+	struct idle_policy *idle; /* its idle waits go into each summary; or NULL */
 };
 
 struct recorder_totals {

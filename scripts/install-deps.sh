@@ -3,14 +3,15 @@
 # Installs the Debian packages latsnap needs to build and test. Idempotent: a package already
 # installed is not touched, so this is cheap to run before every build.
 # postgresql-15 (and its client, psql) is for tests/integration/47-request.t, which records a
-# throwaway server of its own (not the default cluster the package may create).
+# throwaway server of its own (not the default cluster the package may create). redis-server
+# (with redis-tools, its client) is for tests/integration/48-idle.t, which starts its own too.
 set -eu
 
 PACKAGES="
 clang llvm gcc g++ make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev libjson-c-dev
 libdw-dev linux-libc-dev jq perl procps libxml2-dev libxml2-utils iproute2 util-linux
 libunwind-dev liblttng-ust-dev liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev
-libncurses-dev tmux gdb postgresql-15 postgresql-client-15
+libncurses-dev tmux gdb postgresql-15 postgresql-client-15 redis-server redis-tools
 "
 
 . "$(dirname "$0")/apt-lib.sh"

@@ -435,7 +435,7 @@ int decode_stall(const struct ls_stall *st, const struct ksyms *ks, struct usyms
 		memcpy(o->args, st->args, sizeof(o->args));
 		o->has_args = true;
 	}
-	o->nvcsw = st->nvcsw;
+	o->nvcsw = st->voluntary;
 	if (outlier_set_cause(o, syscall ? syscall : "off-CPU")) {
 		goto out;
 	}

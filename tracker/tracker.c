@@ -1351,6 +1351,22 @@ int tracker_scan_stalls(struct tracker *tr, uint64_t min_ns, tracker_stall_fn fn
 	return ret;
 }
 
+/**
+ * tracker_scan_waiting() - hand @fn every tracked thread that waits now, however long, with -a
+ * too: where the idle policy learns that threads wait for work, once tracking has begun.
+ *
+ * Return: 0, a non-zero return of @fn, or a negative errno.
+ */
+int tracker_scan_waiting(struct tracker *tr, tracker_stall_fn fn, void *ctx)
+{
+	int ret;
+
+	tr->skel->bss->stall_seed = 1;
+	ret = tracker_scan_stalls(tr, 0, fn, ctx);
+	tr->skel->bss->stall_seed = 0;
+	return ret;
+}
+
 static int stall_copy(const struct ls_stall *rec, void *ctx)
 {
 	memcpy(ctx, rec, sizeof(*rec));

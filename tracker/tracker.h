@@ -84,6 +84,7 @@ int tracker_wake_context(struct tracker *tr, const uint64_t *ips, unsigned int n
 typedef int (*tracker_stall_fn)(const struct ls_stall *st, void *ctx);
 
 int tracker_scan_stalls(struct tracker *tr, uint64_t min_ns, tracker_stall_fn fn, void *ctx);
+int tracker_scan_waiting(struct tracker *tr, tracker_stall_fn fn, void *ctx);
 int tracker_stall_thread(struct tracker *tr, pid_t tid, struct ls_stall *out);
 int tracker_stall_outlier(struct tracker *tr, const struct ls_stall *st, struct outlier **outp);
 int tracker_stall_user_frames(struct tracker *tr, const struct ls_stall *st,

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * idle.c - the idle policy: which waits are a thread waiting for work (see idle.h).
+ *
+ * Measured on the labelled set of tests/integration/48-idle.t and on an idle machine with -a
+ * (bench section 9). What it cannot tell apart, it leaves counted as latency: a client that
+ * waits for a reply at the same place again and again looks like a server waiting for its next
+ * request, so a pipe or socket read at a place the thread came back to is idle only when it is
+ * not the process's main thread or the thread was already there when tracking began. Rules
+ * (`idle`, `!idle`) settle what the defaults get wrong.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classify/idle.h"
+#include "classify/rules.h"
+#include "lib/outlier.h"
+
+/*
+ * What a wait waits for, told by the same matchers as the cause rules. `event`: something
+ * nobody owns (data, a connection, a signal, a timer, a wake-up). `busy`: anything that makes
+ * the thread wait while it does work, which wins over the event it may be inside of (a page
+ * fault copying a pipe's data out, reclaim). A futex is told by its arguments (futex:lock or
+ * futex:wait) and by the user stack where the preload library unwound it.
+ */
+static const char event_rules_text[] =
+	"900 kernel:*exc_page_fault|*handle_mm_fault|try_to_free*pages|shrink_node = busy\n"
+	"900 kernel:__alloc_pages_direct_compact|out_of_memory|balance_dirty_pages = busy\n"
+	"900 kernel:folio_wait_bit*|__folio_lock*|submit_bio_wait|lock_mm_and_find_vma = busy\n"
+	"900 kernel:fdget_pos|percpu_rwsem_wait|*pipe_write|pipe_wait_writable = busy\n"
+	"470 user:LWLockAcquire|LWLockAcquireOrWait|LWLockWaitForVar|ProcSleep|WaitOnLock = busy\n"
+	"460 syscall:futex user:*lll_lock_wait*|*pthread_mutex_*lock*|*pthread_rwlock_*lock* = busy\n"
+	"460 syscall:futex user:*pthread_*join* = busy\n"
+	"450 syscall:futex user:*pthread_cond_*wait*|*sem_*wait* = event\n"
+	"440 syscall:futex futex:lock = busy\n"
+	"430 syscall:futex futex:wait = event\n"
+	"400 kernel:*pipe_read|pipe_wait_readable = event\n"
+	"400 kernel:unix_stream_read_generic|*unix_*recvmsg|unix_accept = event\n"
+	"400 kernel:tcp_recvmsg*|udp*_recvmsg|__skb_recv_udp|inet_csk_accept = event\n"
+	"400 kernel:sk_wait_data|__skb_wait_for_more_packets|skb_recv_datagram = event\n"
+	"400 kernel:n_tty_read|tty_read = event\n"
+	"400 kernel:do_sys_poll|do_select|core_sys_select|do_epoll_wait|do_epoll_pwait = event\n"
+	"400 kernel:io_cqring_wait|eventfd_read|inotify_read|timerfd_read_iter = event\n"
+	"400 kernel:do_msgrcv|wq_sleep = event\n"
+	"400 kernel:__do_sys_pause|sigsuspend|do_sigtimedwait|signalfd_read_iter = event\n"
+	"100 syscall:recv*|accept*|*poll|*select*|epoll_*wait*|pause = event\n"
+	"100 syscall:rt_sigsuspend|rt_sigtimedwait|msgrcv|mq_timedreceive = event\n";
+
+/* A place a thread waited at: its syscall and its innermost user frame. */
+struct site_key {
+	int32_t tid;
+	int32_t nr;
+	uint64_t ip;
+};
+
+enum site_seen {
+	SITE_NEW, /* remembered from now on */
+	SITE_CAME_BACK, /* an earlier wait of the thread was there */
+	SITE_AT_START, /* the thread was waiting there when tracking began */
+};
+
+/*
+ * Places seen, open addressing. Full (three quarters), it starts over: some threads then have
+ * one more wait counted as latency before their place is known again.
+ */
+#define SITES_SLOTS 8192
+#define ENTRIES_MAX 1024
+
+struct idle_policy {
+	struct rules *events;
+	const struct rules *rules;
+	bool enabled;
+	struct site_key *sites;
+	bool *used;
+	bool *at_start;
+	size_t nr_sites;
+	struct idle_entry *entries;
+	size_t nr_entries;
+	uint64_t count;
+};
+
+/**
+ * idle_open() - a policy for one run
+ * @rules: the run's rules, for their `idle` and `!idle` rules (may be NULL)
+ * @enabled: false with --include-idle: nothing is idle
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int idle_open(struct idle_policy **policyp, const struct rules *rules, bool enabled)
+{
+	struct idle_policy *p = calloc(1, sizeof(*p));
+	int err = -ENOMEM;
+
+	*policyp = NULL;
+	if (!p) {
+		goto out;
+	}
+	p->rules = rules;
+	p->enabled = enabled;
+	p->sites = calloc(SITES_SLOTS, sizeof(*p->sites));
+	p->used = calloc(SITES_SLOTS, sizeof(*p->used));
+	p->at_start = calloc(SITES_SLOTS, sizeof(*p->at_start));
+	p->entries = calloc(ENTRIES_MAX, sizeof(*p->entries));
+	if (!p->sites || !p->used || !p->at_start || !p->entries) {
+		goto out;
+	}
+	err = rules_parse(event_rules_text, "idle policy", &p->events);
+	if (err) {
+		goto out;
+	}
+	*policyp = p;
+	p = NULL;
+out:
+	idle_close(p);
+	return err;
+}
+
+void idle_close(struct idle_policy *policy)
+{
+	if (!policy) {
+		return;
+	}
+	rules_free(policy->events);
+	free(policy->sites);
+	free(policy->used);
+	free(policy->at_start);
+	free(policy->entries);
+	free(policy);
+}
+
+static size_t site_hash(const struct site_key *k)
+{
+	uint64_t h = (uint64_t)(uint32_t)k->tid * 0x9e3779b97f4a7c15ULL;
+
+	h ^= ((uint64_t)(uint32_t)k->nr << 32 | (uint32_t)k->nr) * 0xc2b2ae3d27d4eb4fULL;
+	h ^= k->ip * 0x165667b19e3779f9ULL;
+	h ^= h >> 29;
+	return (size_t)(h % SITES_SLOTS);
+}
+
+/* Whether and how @k was seen before; remembered from now on either way. */
+static enum site_seen site_seen(struct idle_policy *p, const struct site_key *k, bool at_start)
+{
+	size_t i = site_hash(k);
+
+	while (p->used[i]) {
+		if (!memcmp(&p->sites[i], k, sizeof(*k))) {
+			return p->at_start[i] ? SITE_AT_START : SITE_CAME_BACK;
+		}
+		i = (i + 1) % SITES_SLOTS;
+	}
+	if (p->nr_sites >= SITES_SLOTS * 3 / 4) {
+		memset(p->used, 0, SITES_SLOTS * sizeof(*p->used));
+		p->nr_sites = 0;
+		i = site_hash(k);
+	}
+	p->used[i] = true;
+	p->at_start[i] = at_start;
+	p->sites[i] = *k;
+	p->nr_sites++;
+	return SITE_NEW;
+}
+
+/**
+ * idle_seed() - thread @tid was waiting in syscall @syscall_nr at user @ip when tracking began:
+ * a place it waits at between units of work, for all latsnap knows
+ */
+void idle_seed(struct idle_policy *policy, int32_t tid, int32_t syscall_nr, uint64_t ip)
+{
+	struct site_key k = { .tid = tid, .nr = syscall_nr, .ip = ip };
+
+	if (policy && policy->enabled) {
+		site_seen(policy, &k, true);
+	}
+}
+
+static const char *frame_name(const struct outlier_frame *f, char *buf, size_t size)
+{
+	if (f->symbol && *f->symbol) {
+		snprintf(buf, size, "%.*s", (int)strcspn(f->symbol, "@"), f->symbol);
+	} else {
+		snprintf(buf, size, "0x%llx", (unsigned long long)f->addr);
+	}
+	return buf;
+}
+
+/*
+ * "pthread_cond_wait in bioProcessBackgroundJobs (futex)": the outermost frame of the library
+ * the wait is in, and its caller outside it; the innermost frame alone when that is all the
+ * stack holds.
+ */
+static void site_text(const struct outlier *o, char *text, size_t size)
+{
+	const struct outlier_frames *fr = &o->user_stack.frames;
+	const char *what = o->syscall ? o->syscall : "off-CPU";
+	const char *lib = fr->nr ? fr->v[0].module : NULL;
+	char a[96], b[96];
+	size_t k;
+
+	if (!fr->nr) {
+		snprintf(text, size, "%s", what);
+		return;
+	}
+	for (k = 1; k < fr->nr; k++) {
+		if (!lib || !fr->v[k].module || strcmp(fr->v[k].module, lib)) {
+			break;
+		}
+	}
+	if (k < fr->nr) {
+		snprintf(text, size, "%s in %s (%s)", frame_name(&fr->v[k - 1], a, sizeof(a)),
+			 frame_name(&fr->v[k], b, sizeof(b)), what);
+	} else {
+		snprintf(text, size, "%s (%s)", frame_name(&fr->v[0], a, sizeof(a)), what);
+	}
+}
+
+static void count_idle(struct idle_policy *p, const struct outlier *o)
+{
+	struct idle_entry *e = NULL;
+	char site[IDLE_SITE_LEN];
+	size_t i;
+
+	p->count++;
+	site_text(o, site, sizeof(site));
+	for (i = 0; i < p->nr_entries; i++) {
+		if (p->entries[i].tid == o->tid && p->entries[i].pid == o->pid &&
+		    !strcmp(p->entries[i].site, site)) {
+			e = &p->entries[i];
+			break;
+		}
+	}
+	if (!e && p->nr_entries == ENTRIES_MAX) {
+		/* Counted in all, not listed: the list is for people. */
+		return;
+	}
+	if (!e) {
+		e = &p->entries[p->nr_entries++];
+		e->pid = o->pid;
+		e->tid = o->tid;
+		snprintf(e->comm, sizeof(e->comm), "%s", o->comm ? o->comm : "");
+		snprintf(e->site, sizeof(e->site), "%s", site);
+	}
+	e->count++;
+	e->total_ns += o->duration_ns;
+	e->window_count++;
+	e->window_ns += o->duration_ns;
+}
+
+/* Whether @o waits for an event nobody owns, rather than for a lock, the disk or itself. */
+static bool waits_for_event(const struct idle_policy *p, const struct outlier *o)
+{
+	struct rules_match m;
+
+	if (o->kind != OUTLIER_SYSCALL) {
+		return false;
+	}
+	rules_classify(p->events, o, &m);
+	return m.categorized && !strcmp(m.cause, "event");
+}
+
+/*
+ * decide - the policy, for @o waiting at a place @seen as it was: the rules first, then the kind
+ * of wait, then whether it is the thread's home wait.
+ */
+static bool decide(const struct idle_policy *p, const struct outlier *o, enum site_seen seen,
+		   const char **why)
+{
+	/* A main thread does its process's work: idle only where tracking found it waiting. */
+	bool worker = o->tid != o->pid;
+
+	switch (rules_idle_verdict(p->rules, o)) {
+	case RULES_IDLE_IDLE:
+		*why = "an idle rule matches it";
+		return true;
+	case RULES_IDLE_COUNT:
+		return false;
+	default:
+		break;
+	}
+	if (!waits_for_event(p, o)) {
+		return false;
+	}
+	if (seen == SITE_AT_START) {
+		*why = "its thread's home wait: it was waiting there when tracking began";
+		return true;
+	}
+	if (seen == SITE_CAME_BACK && worker) {
+		*why = "its thread's home wait: it came back to where it waited before";
+		return true;
+	}
+	if (seen == SITE_NEW && worker && o->nvcsw && o->nvcsw <= o->switches) {
+		*why = "the first wait of a new thread: waiting for its first work";
+		return true;
+	}
+	return false;
+}
+
+/* The place of @o, as the policy remembers it. */
+static struct site_key site_of(const struct outlier *o)
+{
+	const struct outlier_frames *fr = &o->user_stack.frames;
+	struct site_key k = { 0 };
+
+	k.tid = o->tid;
+	k.nr = o->syscall_nr;
+	k.ip = fr->nr ? fr->v[0].addr : 0;
+	return k;
+}
+
+/**
+ * idle_judge() - whether @outlier is a thread waiting for work; if so it is counted
+ * @why: set to the reason, for -v, when it is idle
+ *
+ * Its place is remembered for the thread's next waits. A wait reported while it lasts (flag
+ * still-blocked) is judged but not counted: its end is.
+ *
+ * Return: true when idle.
+ */
+bool idle_judge(struct idle_policy *policy, const struct outlier *outlier, const char **why)
+{
+	struct site_key k;
+	enum site_seen seen;
+	bool idle;
+
+	*why = NULL;
+	if (!policy || !policy->enabled || outlier->kind == OUTLIER_REQUEST) {
+		return false;
+	}
+	k = site_of(outlier);
+	seen = site_seen(policy, &k, false);
+	idle = decide(policy, outlier, seen, why);
+	if (idle && !outlier_has_flag(outlier, "still-blocked")) {
+		count_idle(policy, outlier);
+	}
+	return idle;
+}
+
+/**
+ * idle_judge_wait() - the same policy for an aggregate of waits (`latsnap top`): @wait stands for
+ * them, and @came_back says the thread waited there more than once. Nothing is remembered or
+ * counted.
+ *
+ * Return: true when idle.
+ */
+bool idle_judge_wait(const struct idle_policy *policy, const struct outlier *wait, bool came_back,
+		     const char **why)
+{
+	*why = NULL;
+	if (!policy || !policy->enabled || wait->kind == OUTLIER_REQUEST) {
+		return false;
+	}
+	return decide(policy, wait, came_back ? SITE_CAME_BACK : SITE_NEW, why);
+}
+
+/**
+ * idle_entries() - the idle waits counted, per thread and place
+ *
+ * Return: how many; *@entries points at them until the next idle_judge().
+ */
+size_t idle_entries(const struct idle_policy *policy, const struct idle_entry **entries)
+{
+	*entries = policy ? policy->entries : NULL;
+	return policy ? policy->nr_entries : 0;
+}
+
+/* idle_count() - the idle waits counted in all */
+uint64_t idle_count(const struct idle_policy *policy)
+{
+	return policy ? policy->count : 0;
+}
+
+/* idle_window_reset() - a snapshot has listed the idle waits so far: start a new window */
+void idle_window_reset(struct idle_policy *policy)
+{
+	size_t i;
+
+	for (i = 0; policy && i < policy->nr_entries; i++) {
+		policy->entries[i].window_count = 0;
+		policy->entries[i].window_ns = 0;
+	}
+}
