@@ -2,11 +2,13 @@
 /*
  * rules.c - cause rules in the spirit of LatencyTOP's latencytop.trans: lines of
  * "PRIORITY MATCHER... = CAUSE" that name why an outlier waited, from the functions of its kernel
- * stacks, its syscall and its user stack.
+ * stacks, its syscall, its user stack, its thread's name and its futex operation. Idle rules
+ * ("= idle", "= !idle") use the same matchers to say whether a wait is idle.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,19 +24,44 @@
 #include "classify/syscalls.h"
 #include "lib/util.h"
 
+/* Older headers lack it (Linux 5.14): the number is the kernel's ABI. */
+#ifndef FUTEX_LOCK_PI2
+#define FUTEX_LOCK_PI2 13
+#endif
+
+/*
+ * glibc's lll_lock and Rust's std Mutex (and Go's runtime lock) mark a contended lock word 2 and
+ * wait for it to change from 2: a FUTEX_WAIT for 2 is a thread waiting for a lock.
+ */
+#define FUTEX_VAL_CONTENDED 2
+
 enum matcher_kind {
 	MATCH_KERNEL,
 	MATCH_SYSCALL,
 	MATCH_USER,
 	MATCH_CPU,
+	MATCH_COMM,
+	MATCH_FUTEX,
 };
 
-/* @glob: one glob, or alternatives separated by '|' ("ProcSleep|WaitOnLock"). */
+/* What a futex syscall waits for, by its operation; FUTEX_NONE for anything else. */
+enum futex_kind {
+	FUTEX_NONE,
+	FUTEX_KIND_LOCK,
+	FUTEX_KIND_WAIT,
+};
+
+/*
+ * @glob: one glob, or alternatives separated by '|' ("ProcSleep|WaitOnLock"); a futex: matcher
+ * has none, only @futex.
+ */
 struct matcher {
 	enum matcher_kind kind;
 	const char *glob; /* points into rules->text */
+	enum futex_kind futex;
 };
 
+/* @idle: RULES_IDLE_DEFAULT for a cause rule; an idle rule's verdict (it has no cause). */
 struct rule {
 	int priority;
 	const char *cause; /* points into rules->text */
@@ -43,8 +70,13 @@ struct rule {
 	size_t nr;
 	bool kernel; /* has a kernel: matcher, so it cannot match an outlier without stacks */
 	bool cpu; /* has a cpu: matcher: it names sampled on-CPU stacks, and only those */
+	enum rules_idle idle;
 };
 
+/*
+ * @order: the cause rules, @idle_order the idle rules, each by priority, highest first, then in
+ * file order: idle rules never name a cause, and cause rules never judge idleness.
+ */
 struct rules {
 	char *text; /* the parsed copy of the file, cut into strings in place */
 	struct rule *rule;
@@ -53,7 +85,10 @@ struct rules {
 	struct matcher *matcher;
 	size_t nr_matchers;
 	size_t cap_matchers;
-	const struct rule **order; /* by priority, highest first, then in file order */
+	const struct rule **order;
+	size_t nr_order;
+	const struct rule **idle_order;
+	size_t nr_idle;
 	bool builtin;
 };
 
@@ -115,7 +150,8 @@ static int parse_priority(const char *word, int *priority)
 	return 0;
 }
 
-static int add_matcher(struct rules *rules, enum matcher_kind kind, const char *glob)
+static int add_matcher(struct rules *rules, enum matcher_kind kind, const char *glob,
+		       enum futex_kind futex)
 {
 	struct matcher *m;
 	size_t cap;
@@ -131,6 +167,7 @@ static int add_matcher(struct rules *rules, enum matcher_kind kind, const char *
 	}
 	rules->matcher[rules->nr_matchers].kind = kind;
 	rules->matcher[rules->nr_matchers].glob = glob;
+	rules->matcher[rules->nr_matchers].futex = futex;
 	rules->nr_matchers++;
 	return 0;
 }
@@ -165,10 +202,24 @@ static int parse_matcher(struct rules *rules, struct rule *rule, char *word, cha
 		{ "syscall:", MATCH_SYSCALL },
 		{ "user:", MATCH_USER },
 		{ "cpu:", MATCH_CPU },
+		{ "comm:", MATCH_COMM },
 	};
 	const char *glob, *bar;
 	size_t i, len;
 
+	/* Not a glob: two words only, so that a typo is an error and not a rule that never fires. */
+	if (!strncmp(word, "futex:", 6)) {
+		rule->nr++;
+		if (!strcmp(word + 6, "lock")) {
+			return add_matcher(rules, MATCH_FUTEX, NULL, FUTEX_KIND_LOCK);
+		}
+		if (!strcmp(word + 6, "wait")) {
+			return add_matcher(rules, MATCH_FUTEX, NULL, FUTEX_KIND_WAIT);
+		}
+		snprintf(why, whylen, "bad futex matcher '%.64s' (expected futex:lock or futex:wait)",
+			 word);
+		return -EINVAL;
+	}
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		len = strlen(kinds[i].prefix);
 		if (strncmp(word, kinds[i].prefix, len)) {
@@ -192,11 +243,11 @@ static int parse_matcher(struct rules *rules, struct rule *rule, char *word, cha
 			rule->cpu = true;
 		}
 		rule->nr++;
-		return add_matcher(rules, kinds[i].kind, word + len);
+		return add_matcher(rules, kinds[i].kind, word + len, FUTEX_NONE);
 	}
 	snprintf(why, whylen,
-		 "unknown matcher '%.64s' (expected kernel:GLOB, syscall:GLOB, user:GLOB or "
-		 "cpu:GLOB)",
+		 "unknown matcher '%.64s' (expected kernel:GLOB, syscall:GLOB, user:GLOB, "
+		 "comm:GLOB, cpu:GLOB, futex:lock or futex:wait)",
 		 word);
 	return -EINVAL;
 }
@@ -272,6 +323,14 @@ static int parse_line(struct rules *rules, char *line, char *why, size_t whylen)
 			return -EINVAL;
 		}
 	}
+	if (!strcmp(cause, RULES_IDLE) || !strcmp(cause, RULES_NOT_IDLE)) {
+		/* Idleness is about waits: a rule on on-CPU samples could never apply. */
+		if (rule->cpu) {
+			snprintf(why, whylen, "cpu: matcher in an idle rule (idle rules judge waits)");
+			return -EINVAL;
+		}
+		rule->idle = cause[0] == '!' ? RULES_IDLE_COUNT : RULES_IDLE_IDLE;
+	}
 	rule->cause = cause;
 	return 0;
 }
@@ -288,28 +347,40 @@ static int by_priority(const void *a, const void *b)
 	return ra < rb ? -1 : ra > rb;
 }
 
-/* Groups rules by cause text and orders them for rules_classify(). */
+/*
+ * Groups the cause rules by cause text and orders them for rules_classify(), and the idle rules
+ * for rules_idle_verdict(). An idle rule is in no group: "idle" is no cause.
+ */
 static int finish(struct rules *rules)
 {
-	size_t i, j;
+	size_t i, j, n = rules->nr_rules ? rules->nr_rules : 1;
+	struct rule *r;
 
 	for (i = 0; i < rules->nr_rules; i++) {
-		rules->rule[i].group = i;
-		for (j = 0; j < i; j++) {
-			if (!strcmp(rules->rule[j].cause, rules->rule[i].cause)) {
-				rules->rule[i].group = rules->rule[j].group;
+		r = &rules->rule[i];
+		r->group = i;
+		for (j = 0; j < i && !r->idle; j++) {
+			if (!rules->rule[j].idle && !strcmp(rules->rule[j].cause, r->cause)) {
+				r->group = rules->rule[j].group;
 				break;
 			}
 		}
 	}
-	rules->order = calloc(rules->nr_rules ? rules->nr_rules : 1, sizeof(*rules->order));
-	if (!rules->order) {
+	rules->order = calloc(n, sizeof(*rules->order));
+	rules->idle_order = calloc(n, sizeof(*rules->idle_order));
+	if (!rules->order || !rules->idle_order) {
 		return -ENOMEM;
 	}
 	for (i = 0; i < rules->nr_rules; i++) {
-		rules->order[i] = &rules->rule[i];
+		r = &rules->rule[i];
+		if (r->idle) {
+			rules->idle_order[rules->nr_idle++] = r;
+		} else {
+			rules->order[rules->nr_order++] = r;
+		}
 	}
-	ls_sort(rules->order, rules->nr_rules, sizeof(*rules->order), by_priority);
+	ls_sort(rules->order, rules->nr_order, sizeof(*rules->order), by_priority);
+	ls_sort(rules->idle_order, rules->nr_idle, sizeof(*rules->idle_order), by_priority);
 	return 0;
 }
 
@@ -513,6 +584,7 @@ void rules_free(struct rules *rules)
 		return;
 	}
 	free(rules->order);
+	free(rules->idle_order);
 	free(rules->matcher);
 	free(rules->rule);
 	free(rules->text);
@@ -523,7 +595,8 @@ void rules_free(struct rules *rules)
  * rules_count() - the number of rules
  * @rules: the rules, or NULL
  *
- * Return: how many rules there are; 0 for NULL.
+ * Return: how many rules there are, cause rules and idle rules alike (the lines that are
+ * rules); 0 for NULL.
  */
 size_t rules_count(const struct rules *rules)
 {
@@ -584,6 +657,12 @@ static bool syscall_match_one(const char *glob, const char *syscall)
 	return !fnmatch(glob, syscall, 0);
 }
 
+/* The comm: matcher's glob: the thread's name as it is (no suffix to leave out). */
+static bool comm_match_one(const char *glob, const char *comm)
+{
+	return comm && !fnmatch(glob, comm, 0);
+}
+
 /* Does @subject match any of the '|'-separated alternatives of @glob, by @one? */
 static bool any_alternative(const char *glob, const char *subject,
 			    bool (*one)(const char *glob, const char *subject))
@@ -627,14 +706,64 @@ bool rules_glob_match(const char *glob, const char *symbol)
 }
 
 /*
- * What the syscall:, user: and cpu: matchers look at: the same for every kernel stack of a
- * wait; for a sampled on-CPU stack, its own user frames and the whole stack.
+ * What the syscall:, user:, cpu:, comm: and futex: matchers look at: the same for every kernel
+ * stack of a wait; for a sampled on-CPU stack, its own user frames and the whole stack (and the
+ * request's thread name).
  */
 struct outlier_view {
 	const char *syscall; /* NULL outside any syscall (and on CPU) */
 	const struct outlier_frames *user_frames;
 	const struct outlier_frames *cpu_frames; /* the sampled stack; NULL for a wait */
+	const char *comm; /* NULL when not known */
+	enum futex_kind futex;
 };
+
+/*
+ * What a futex syscall waits for, from its arguments (uaddr, op, val, ...): a lock, or an event
+ * (a condition variable, a semaphore, a thread's exit...). FUTEX_NONE without its arguments (an
+ * older summary), outside futex, and for the operations that do not wait (FUTEX_WAKE,
+ * FUTEX_UNLOCK_PI, the requeues...). futex_waitv waits on several words at once: for an event.
+ */
+static enum futex_kind futex_kind_of(const struct outlier *outlier)
+{
+	uint32_t cmd, val;
+
+	if (!outlier->has_args || !outlier->syscall) {
+		return FUTEX_NONE;
+	}
+	if (!strcmp(outlier->syscall, "futex_waitv")) {
+		return FUTEX_KIND_WAIT;
+	}
+	if (strcmp(outlier->syscall, "futex")) {
+		return FUTEX_NONE;
+	}
+	/* op and val are ints to the kernel: the upper half of the register is not theirs. */
+	cmd = (uint32_t)outlier->args[1] & (uint32_t)FUTEX_CMD_MASK;
+	val = (uint32_t)outlier->args[2];
+	switch (cmd) {
+	case FUTEX_LOCK_PI:
+	case FUTEX_LOCK_PI2:
+	case FUTEX_TRYLOCK_PI:
+		return FUTEX_KIND_LOCK;
+	case FUTEX_WAIT:
+	case FUTEX_WAIT_BITSET:
+		return val == FUTEX_VAL_CONTENDED ? FUTEX_KIND_LOCK : FUTEX_KIND_WAIT;
+	case FUTEX_WAIT_REQUEUE_PI:
+		return FUTEX_KIND_WAIT;
+	default:
+		return FUTEX_NONE;
+	}
+}
+
+/* The view of a wait (or of a request, by its own stacks). */
+static void view_of(const struct outlier *outlier, struct outlier_view *view)
+{
+	memset(view, 0, sizeof(*view));
+	view->syscall = outlier->syscall;
+	view->user_frames = &outlier->user_stack.frames;
+	view->comm = outlier->comm;
+	view->futex = futex_kind_of(outlier);
+}
 
 static bool frames_match(const struct outlier_frames *frames, const char *glob)
 {
@@ -687,18 +816,30 @@ static bool rule_matches(const struct rules *rules, const struct rule *rule,
 				return false;
 			}
 			break;
+		case MATCH_COMM:
+			if (!any_alternative(m->glob, view->comm, comm_match_one)) {
+				return false;
+			}
+			break;
+		case MATCH_FUTEX:
+			if (view->futex != m->futex) {
+				return false;
+			}
+			break;
 		}
 	}
 	return true;
 }
 
-/* The highest-priority rule that matches, the first in the file on a tie; NULL for none. */
+/*
+ * The highest-priority cause rule that matches, the first in the file on a tie; NULL for none.
+ */
 static const struct rule *best_rule(const struct rules *rules, const struct outlier_view *view,
 				    const struct outlier_frames *kframes)
 {
 	size_t i;
 
-	for (i = 0; rules && i < rules->nr_rules; i++) {
+	for (i = 0; rules && i < rules->nr_order; i++) {
 		if (rule_matches(rules, rules->order[i], view, kframes)) {
 			return rules->order[i];
 		}
@@ -734,6 +875,7 @@ static const struct rule *stack_rule_uncached(struct classify_ctx *ctx, size_t i
 	frames_split_sample(&ctx->stacks[i].frames, &kernel, &user);
 	view.user_frames = &user;
 	view.cpu_frames = &ctx->stacks[i].frames;
+	view.comm = ctx->view.comm;
 	return best_rule(ctx->rules, &view, &kernel);
 }
 
@@ -860,8 +1002,7 @@ static void classify_wait(const struct rules *rules, const struct outlier *outli
 	uint64_t weight, unnamed;
 	int priority = 0;
 
-	ctx.view.syscall = outlier->syscall;
-	ctx.view.user_frames = &outlier->user_stack.frames;
+	view_of(outlier, &ctx.view);
 	if (!ctx.n) {
 		best = best_rule(rules, &ctx.view, NULL);
 		priority = best ? best->priority : 0;
@@ -887,6 +1028,7 @@ static void classify_cpu(const struct rules *rules, const struct outlier *outlie
 		.stacks = outlier->cpu_profile,
 		.n = outlier->nr_cpu_profile,
 		.cpu = true,
+		.view.comm = outlier->comm,
 	};
 	const struct rule *best;
 	uint64_t weight, unnamed;
@@ -977,12 +1119,13 @@ static bool over_half(uint64_t part, uint64_t whole, bool strict)
  *
  * An outlier runnable more than half of its duration is RULES_CAUSE_CPU, whatever its stacks.
  * Otherwise each kernel stack gets the cause of the highest-priority rule that matches it (the
- * first in the file on a tie), syscall: and user: matchers looking at the outlier; the stacks
+ * first in the file on a tie), syscall:, user:, comm: and futex: matchers looking at the
+ * outlier; the stacks
  * of each cause text add their weight_ns up, and the heaviest cause wins; on equal weight the
  * higher priority, then the rule written first. An outlier without stacks is matched by the
  * rules without kernel: matchers. When nothing matches, the cause is the syscall's name, or
  * RULES_CAUSE_SLEEP, and @match->categorized is false. Rules with a cpu: matcher never name a
- * wait.
+ * wait. Idle rules (see rules_idle_verdict()) never name anything.
  *
  * A request (record --request) on CPU at least half of its duration is named by its sampled
  * stacks (cpu_profile): each gets the cause of its best rule among those with a cpu: matcher
@@ -1035,6 +1178,56 @@ int rules_classify_waits(const struct rules *rules, struct outlier *outlier)
 		}
 	}
 	return 0;
+}
+
+/* Does idle rule @rule match @outlier: with one of its kernel stacks, if it has kernel: ones? */
+static bool idle_rule_matches(const struct rules *rules, const struct rule *rule,
+			      const struct outlier *outlier, const struct outlier_view *view)
+{
+	size_t i;
+
+	if (!rule->kernel) {
+		return rule_matches(rules, rule, view, NULL);
+	}
+	for (i = 0; i < outlier->nr_kernel_stacks; i++) {
+		if (rule_matches(rules, rule, view, &outlier->kernel_stacks[i].frames)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/**
+ * rules_idle_verdict() - what the idle rules say of a wait
+ * @rules: the rules; NULL has no idle rule
+ * @outlier: the wait, a syscall or sleep outlier (its syscall, args, comm, kernel_stacks and
+ *	     user_stack are read; a request is judged by its own, not by its waits')
+ *
+ * Idle rules are the rules whose CAUSE is `idle` or `!idle`: they name no cause, they say
+ * whether a wait is one of a thread waiting for work. Their matchers mean what a cause rule's
+ * do: kernel: the frames of a kernel stack (all kernel: matchers of a rule on the same one, any
+ * of the outlier's), user: its user stack, syscall:, comm: its thread's name, futex:. Of the
+ * idle rules that match, the highest priority decides, the one written first on a tie; cause
+ * rules take no part, whatever their priority. The runnable time of the wait does not matter.
+ *
+ * Return: RULES_IDLE_IDLE when that rule says `idle`, RULES_IDLE_COUNT when it says `!idle`,
+ * RULES_IDLE_DEFAULT when no idle rule matches (then the idle policy decides).
+ */
+enum rules_idle rules_idle_verdict(const struct rules *rules, const struct outlier *outlier)
+{
+	struct outlier_view view;
+	size_t i;
+
+	if (!rules || !outlier || !rules->nr_idle) {
+		return RULES_IDLE_DEFAULT;
+	}
+	view_of(outlier, &view);
+	for (i = 0; i < rules->nr_idle; i++) {
+		if (idle_rule_matches(rules, rules->idle_order[i], outlier, &view)) {
+			return rules->idle_order[i]->idle;
+		}
+	}
+	return RULES_IDLE_DEFAULT;
 }
 
 static const char rules_usage[] =

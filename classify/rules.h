@@ -2,7 +2,8 @@
 /*
  * rules.h - cause rules: LatencyTOP-style "PRIORITY MATCHER... = CAUSE" lines that name why an
  * outlier waited, from its kernel stacks, its syscall and its user stack (and where a request's
- * CPU time went, from its sampled stacks).
+ * CPU time went, from its sampled stacks). Idle rules, whose CAUSE is `idle` or `!idle`, name
+ * no cause: they say whether a wait is idle (classify/idle.h).
  */
 #ifndef LATSNAP_RULES_H
 #define LATSNAP_RULES_H
@@ -19,6 +20,10 @@
 /* Largest rules file read; a real one is a few kilobytes. */
 #define RULES_MAX_FILE (1024 * 1024)
 
+/* The CAUSE of an idle rule: a wait it matches is idle, or (RULES_NOT_IDLE) always counts. */
+#define RULES_IDLE "idle"
+#define RULES_NOT_IDLE "!idle"
+
 /* The cause of an outlier that was runnable more than half of its duration. */
 #define RULES_CAUSE_CPU "waiting for CPU"
 /* The fallback cause of a sleep outlier (off CPU outside any syscall) that no rule names. */
@@ -29,6 +34,16 @@
 #define RULES_CAUSE_REQUEST_BLOCKED "blocked (no wait recorded)"
 
 struct rules;
+
+/*
+ * The verdict of the idle rules on a wait: no idle rule matches it (the idle policy decides),
+ * the best one says `idle`, or it says `!idle` (the wait counts, whatever the policy thinks).
+ */
+enum rules_idle {
+	RULES_IDLE_DEFAULT = 0,
+	RULES_IDLE_IDLE,
+	RULES_IDLE_COUNT,
+};
 
 /**
  * struct rules_match - the verdict of rules_classify()
@@ -56,6 +71,7 @@ struct outlier;
 void rules_classify(const struct rules *rules, const struct outlier *outlier,
 		    struct rules_match *match);
 int rules_classify_waits(const struct rules *rules, struct outlier *outlier);
+enum rules_idle rules_idle_verdict(const struct rules *rules, const struct outlier *outlier);
 int rules_main(int argc, char **argv);
 
 #endif /* LATSNAP_RULES_H */

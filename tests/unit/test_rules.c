@@ -73,8 +73,11 @@ static void refused(const char *name, const char *text, const char *path, int li
 /* What rules_parse() says of a line that is no rule, of a bad priority, of an unknown matcher. */
 #define NOT_A_RULE "expected 'PRIORITY MATCHER... = CAUSE', got '%s'"
 #define BAD_PRIORITY "bad priority '%s' (expected an integer from 1 to 1000)"
-#define BAD_MATCHER \
-	"unknown matcher '%s' (expected kernel:GLOB, syscall:GLOB, user:GLOB or cpu:GLOB)"
+#define BAD_MATCHER                                                                \
+	"unknown matcher '%s' (expected kernel:GLOB, syscall:GLOB, user:GLOB, comm:GLOB, " \
+	"cpu:GLOB, futex:lock or futex:wait)"
+#define BAD_FUTEX "bad futex matcher '%s' (expected futex:lock or futex:wait)"
+#define CPU_IDLE "cpu: matcher in an idle rule (idle rules judge waits)"
 
 /* @text must be refused on @line, with the message @fmt makes. */
 static __attribute__((format(printf, 4, 5))) void bad(const char *name, const char *text, int line,
@@ -125,6 +128,14 @@ static void parser_good(void)
 	rules_free(parses("alternatives in every kind",
 			  "10 kernel:a|b* syscall:read|-|pread* user:x|y cpu:z|w = X\n", 1));
 	rules_free(parses("cpu: alone", "10 cpu:* = On CPU\n", 1));
+	rules_free(parses("comm: and futex:",
+			  "10 comm:bio_*|redis-server syscall:futex futex:lock = L\n"
+			  "10 comm:x futex:wait = W\n",
+			  2));
+	rules_free(parses("idle rules count as rules",
+			  "10 comm:a = idle\n20 comm:b = !idle # a comment\n30 kernel:c = C\n", 3));
+	rules_free(parses("a cause that only starts with idle may have cpu:",
+			  "10 cpu:* = idle time\n10 cpu:x = Idle\n", 2));
 	rules_free(parses("line numbers count comments",
 			  "# x\n\n10 kernel:a = A\n# y\n20 kernel:b = B\n", 2));
 
@@ -190,6 +201,16 @@ static void parser_bad(void)
 	bad("empty syscall alternative", "10 syscall:read|| = A\n", 1,
 	    "empty alternative in 'syscall:read||'");
 	bad("users: is no matcher", "10 users:ProcSleep = A\n", 1, BAD_MATCHER, "users:ProcSleep");
+	bad("futex: is not a glob", "10 syscall:futex futex:* = A\n", 1, BAD_FUTEX, "futex:*");
+	bad("futex: another word", "# x\n10 futex:mutex = A\n", 2, BAD_FUTEX, "futex:mutex");
+	bad("futex: empty", "10 futex: = A\n", 1, BAD_FUTEX, "futex:");
+	bad("futex: no alternatives", "10 futex:lock|wait = A\n", 1, BAD_FUTEX,
+	    "futex:lock|wait");
+	bad("futex: case-sensitive", "10 futex:Lock = A\n", 1, BAD_FUTEX, "futex:Lock");
+	bad("empty comm glob", "10 comm: = A\n", 1, "empty glob in 'comm:'");
+	bad("empty comm alternative", "10 comm:a| = A\n", 1, "empty alternative in 'comm:a|'");
+	bad("cpu: in an idle rule", "10 comm:a = idle\n20 cpu:* comm:b = idle\n", 2, CPU_IDLE);
+	bad("cpu: in a !idle rule", "20 cpu:foo = !idle # never\n", 1, CPU_IDLE);
 	bad("empty cause", "10 kernel:a =\n", 1, "missing cause after '='");
 	bad("blank cause", "10 kernel:a =   \t\n", 1, "missing cause after '='");
 	bad("cause only a comment", "10 kernel:a = # none\n", 1, "missing cause after '='");
@@ -592,10 +613,305 @@ static void classify_matchers(void)
 }
 
 /*
+ * A wait of the thread @comm (NULL: no "comm" member) with make_outlier()'s @syscall, @stacks
+ * and @user; with @has_args, the arguments (uaddr, @op, @val, 0, 0, 0), a futex's.
+ */
+struct waiter {
+	const char *comm;
+	const char *syscall;
+	const char *stacks;
+	const char *user;
+	bool has_args;
+	uint64_t op;
+	uint64_t val;
+};
+
+/* glibc's pthread_mutex_lock, contended: FUTEX_WAIT_PRIVATE for 2 (lll_lock_wait). */
+#define MUTEX_ARGS .has_args = true, .op = 128, .val = 2
+/* glibc's pthread_cond_wait: FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME, 0. */
+#define CONDVAR_ARGS .has_args = true, .op = 393, .val = 0
+/* A priority-inheritance mutex: FUTEX_LOCK_PI_PRIVATE (val unused). */
+#define LOCK_PI_ARGS .has_args = true, .op = 134, .val = 0
+#define FUTEX_STACK "150 futex_do_wait __futex_wait futex_wait do_futex __x64_sys_futex" ENTRY
+#define ENTRY " do_syscall_64 entry_SYSCALL_64_after_hwframe"
+
+static struct json_object *make_waiter(const struct waiter *w)
+{
+	struct json_object *obj = make_outlier(w->syscall, w->stacks, w->user), *args;
+	int i;
+
+	if (w->comm) {
+		json_object_object_add(obj, "comm", json_object_new_string(w->comm));
+	}
+	if (w->has_args) {
+		args = json_object_new_array();
+		for (i = 0; i < 6; i++) {
+			json_object_array_add(args, json_object_new_int64((int64_t)(
+							    i == 1 ? w->op : i == 2 ? w->val : 0)));
+		}
+		json_object_object_add(obj, "args", args);
+	}
+	return obj;
+}
+
+static void classifies_waiter(const char *name, const struct rules *rules, struct waiter w,
+			      const char *cause, int priority, bool categorized)
+{
+	struct json_object *obj = make_waiter(&w);
+	struct outlier *outlier = to_outlier(obj);
+	struct rules_match m = { NULL, -1, !categorized };
+
+	rules_classify(rules, outlier, &m);
+	check_match(name, &m, cause, priority, categorized);
+	outlier_free(outlier);
+	json_object_put(obj);
+}
+
+static const char *verdict_name(enum rules_idle v)
+{
+	return v == RULES_IDLE_DEFAULT ? "default" :
+	       v == RULES_IDLE_IDLE    ? "idle" :
+	       v == RULES_IDLE_COUNT   ? "!idle" :
+					 "bogus";
+}
+
+static void idle_is(const char *name, const struct rules *rules, struct waiter w,
+		    enum rules_idle verdict)
+{
+	struct json_object *obj = make_waiter(&w);
+	struct outlier *outlier = to_outlier(obj);
+
+	is_str(verdict_name(rules_idle_verdict(rules, outlier)), verdict_name(verdict),
+	       "idle verdict: %s", name);
+	outlier_free(outlier);
+	json_object_put(obj);
+}
+
+static void classify_comm_futex(void)
+{
+	struct rules *rules;
+
+	rules = parses("comm and futex rules",
+		       "90 comm:bio_*|redis-server syscall:read = Bio read\n"
+		       "80 syscall:futex futex:lock = Lock\n"
+		       "80 syscall:futex futex:wait = Wait\n"
+		       "70 futex:lock = Any lock\n"
+		       "70 futex:wait = Any wait\n"
+		       "60 comm:[ab]x = AB\n",
+		       6);
+	if (!rules) {
+		return;
+	}
+	classifies_waiter("comm: a glob", rules,
+			  (struct waiter){ .comm = "bio_close_file", .syscall = "read" }, "Bio read",
+			  90, true);
+	classifies_waiter("comm: the second alternative", rules,
+			  (struct waiter){ .comm = "redis-server", .syscall = "read" }, "Bio read",
+			  90, true);
+	classifies_waiter("comm: the whole name", rules,
+			  (struct waiter){ .comm = "redis-server2", .syscall = "read" }, "read", 0,
+			  false);
+	classifies_waiter("comm: and the other matchers", rules,
+			  (struct waiter){ .comm = "bio_close_file", .syscall = "write" }, "write",
+			  0, false);
+	classifies_waiter("comm: bracket glob", rules,
+			  (struct waiter){ .comm = "bx", .syscall = "write", .stacks = "1 x" }, "AB",
+			  60, true);
+	classifies_waiter("comm: no comm, no match", rules,
+			  (struct waiter){ .syscall = "read", .stacks = "1 x" }, "read", 0, false);
+	classifies_waiter("futex:lock: a glibc mutex", rules,
+			  (struct waiter){ .syscall = "futex", MUTEX_ARGS }, "Lock", 80, true);
+	classifies_waiter("futex:wait: a glibc condition variable", rules,
+			  (struct waiter){ .syscall = "futex", CONDVAR_ARGS }, "Wait", 80, true);
+	classifies_waiter("futex:lock: FUTEX_LOCK_PI_PRIVATE", rules,
+			  (struct waiter){ .syscall = "futex", LOCK_PI_ARGS }, "Lock", 80, true);
+	classifies_waiter("futex:lock: FUTEX_LOCK_PI2", rules,
+			  (struct waiter){ .syscall = "futex", .has_args = true, .op = 13 }, "Lock",
+			  80, true);
+	classifies_waiter("futex:lock: FUTEX_TRYLOCK_PI", rules,
+			  (struct waiter){ .syscall = "futex", .has_args = true, .op = 8 }, "Lock",
+			  80, true);
+	classifies_waiter("futex:lock: FUTEX_WAIT_BITSET for 2", rules,
+			  (struct waiter){ .syscall = "futex", .has_args = true, .op = 9, .val = 2 },
+			  "Lock", 80, true);
+	classifies_waiter("futex:wait: FUTEX_WAIT for 1", rules,
+			  (struct waiter){ .syscall = "futex", .has_args = true, .op = 0, .val = 1 },
+			  "Wait", 80, true);
+	classifies_waiter("futex:wait: FUTEX_WAIT_REQUEUE_PI_PRIVATE", rules,
+			  (struct waiter){ .syscall = "futex", .has_args = true, .op = 139 },
+			  "Wait", 80, true);
+	classifies_waiter("futex: only the low 32 bits of op and val count", rules,
+			  (struct waiter){ .syscall = "futex",
+					   .has_args = true,
+					   .op = 0xffffffff00000080ULL,
+					   .val = 0x100000002ULL },
+			  "Lock", 80, true);
+	classifies_waiter("futex: FUTEX_WAKE waits for nothing", rules,
+			  (struct waiter){ .syscall = "futex", .has_args = true, .op = 129, .val = 2 },
+			  "futex", 0, false);
+	classifies_waiter("futex: FUTEX_UNLOCK_PI waits for nothing", rules,
+			  (struct waiter){ .syscall = "futex", .has_args = true, .op = 7 }, "futex",
+			  0, false);
+	classifies_waiter("futex: without args, neither", rules,
+			  (struct waiter){ .syscall = "futex", .stacks = "1 futex_do_wait" },
+			  "futex", 0, false);
+	classifies_waiter("futex: the args of another syscall", rules,
+			  (struct waiter){ .syscall = "read", MUTEX_ARGS }, "read", 0, false);
+	classifies_waiter("futex: the args of another syscall, LOCK_PI's op", rules,
+			  (struct waiter){ .syscall = "read", LOCK_PI_ARGS }, "read", 0, false);
+	classifies_waiter("futex:wait: futex_waitv", rules,
+			  (struct waiter){ .syscall = "futex_waitv", .has_args = true, .op = 2,
+					   .val = 2 },
+			  "Any wait", 70, true);
+	classifies_waiter("futex: a sleep with args", rules,
+			  (struct waiter){ .has_args = true, .op = 128, .val = 2 },
+			  RULES_CAUSE_SLEEP, 0, false);
+	rules_free(rules);
+}
+
+/* Built-in: the futex operation names the wait when the user stack does not. */
+static void classify_builtin_futex(void)
+{
+	const struct rules *rules = rules_builtin();
+	const char *lock = "Userspace lock contention (futex)";
+	const char *event = "Waiting on a condition variable or event (futex)";
+
+	classifies_waiter("builtin: a mutex by its futex op", rules,
+			  (struct waiter){ .syscall = "futex", .stacks = FUTEX_STACK, MUTEX_ARGS },
+			  lock, 410, true);
+	classifies_waiter("builtin: a condition variable by its futex op", rules,
+			  (struct waiter){ .syscall = "futex", .stacks = FUTEX_STACK, CONDVAR_ARGS },
+			  event, 410, true);
+	classifies_waiter("builtin: a condition variable by its futex op, no stacks", rules,
+			  (struct waiter){ .syscall = "futex", CONDVAR_ARGS }, event, 410, true);
+	classifies_waiter("builtin: FUTEX_LOCK_PI", rules,
+			  (struct waiter){ .syscall = "futex",
+					   .stacks = "150 futex_lock_pi do_futex __x64_sys_futex" ENTRY,
+					   LOCK_PI_ARGS },
+			  lock, 410, true);
+	classifies_waiter("builtin: no args, a futex stack: the older rule", rules,
+			  (struct waiter){ .syscall = "futex", .stacks = FUTEX_STACK }, lock, 400,
+			  true);
+	classifies_waiter("builtin: no args, no stacks: the older rule", rules,
+			  (struct waiter){ .syscall = "futex" }, lock, 100, true);
+	classifies_waiter("builtin: the user stack beats the futex op", rules,
+			  (struct waiter){ .syscall = "futex",
+					   .stacks = FUTEX_STACK,
+					   .user = "__futex_abstimed_wait_common"
+						   " pthread_cond_wait@@GLIBC_2.3.2 consumer",
+					   MUTEX_ARGS },
+			  "Waiting on a condition variable", 420, true);
+	classifies_waiter("builtin: FUTEX_WAKE is no wait", rules,
+			  (struct waiter){ .syscall = "futex", .has_args = true, .op = 129 }, lock,
+			  100, true);
+	ok(strstr(rules_builtin_text(), "#           comm:GLOB") &&
+		   strstr(rules_builtin_text(), "#           futex:lock") &&
+		   strstr(rules_builtin_text(), "= idle\n") &&
+		   strstr(rules_builtin_text(), "= !idle"),
+	   "the built-in header documents comm:, futex: and idle rules");
+	idle_is("the built-in set has no idle rule", rules,
+		(struct waiter){ .syscall = "futex", .stacks = FUTEX_STACK, CONDVAR_ARGS },
+		RULES_IDLE_DEFAULT);
+}
+
+static void idle_verdicts(void)
+{
+	struct rules *rules;
+
+	rules = parses("idle rules",
+		       "10 kernel:a = A\n"
+		       "500 comm:bio_* user:bioProcessBackgroundJobs = idle\n"
+		       "500 comm:myworker = !idle # this thread's waits always count\n"
+		       "300 syscall:futex futex:wait = idle\n"
+		       "400 comm:keen futex:wait = !idle\n"
+		       "200 comm:tie = idle\n"
+		       "200 comm:tie|tie2 = !idle\n"
+		       "200 comm:tie2 = idle\n"
+		       "100 kernel:pipe_read = idle\n"
+		       "100 kernel:k1 kernel:k2 = idle\n"
+		       "50 syscall:- = !idle\n"
+		       "900 kernel:cause_k = Named\n"
+		       "5 comm:named = Named\n",
+		       13);
+	if (!rules) {
+		return;
+	}
+	idle_is("comm: and user:", rules,
+		(struct waiter){ .comm = "bio_close_file",
+				 .syscall = "futex",
+				 .user = "pthread_cond_wait bioProcessBackgroundJobs start_thread" },
+		RULES_IDLE_IDLE);
+	idle_is("comm: and user:, the user frame missing", rules,
+		(struct waiter){ .comm = "bio_close_file", .syscall = "read", .user = "read main" },
+		RULES_IDLE_DEFAULT);
+	idle_is("!idle", rules, (struct waiter){ .comm = "myworker", .syscall = "read" },
+		RULES_IDLE_COUNT);
+	idle_is("!idle beats a lower idle", rules,
+		(struct waiter){ .comm = "myworker", .syscall = "futex", CONDVAR_ARGS },
+		RULES_IDLE_COUNT);
+	idle_is("futex:wait idle", rules,
+		(struct waiter){ .comm = "other", .syscall = "futex", CONDVAR_ARGS },
+		RULES_IDLE_IDLE);
+	idle_is("futex:wait: not a lock", rules,
+		(struct waiter){ .comm = "other", .syscall = "futex", MUTEX_ARGS },
+		RULES_IDLE_DEFAULT);
+	idle_is("futex:wait: not without args", rules,
+		(struct waiter){ .comm = "other", .syscall = "futex" }, RULES_IDLE_DEFAULT);
+	idle_is("a higher !idle beats idle", rules,
+		(struct waiter){ .comm = "keen", .syscall = "futex", CONDVAR_ARGS },
+		RULES_IDLE_COUNT);
+	idle_is("a tie: the idle rule written first", rules,
+		(struct waiter){ .comm = "tie", .syscall = "read" }, RULES_IDLE_IDLE);
+	idle_is("a tie: the !idle rule written first", rules,
+		(struct waiter){ .comm = "tie2", .syscall = "read" }, RULES_IDLE_COUNT);
+	idle_is("kernel: any of the stacks", rules,
+		(struct waiter){ .syscall = "read", .stacks = "5 x y | 5 z pipe_read vfs_read" },
+		RULES_IDLE_IDLE);
+	idle_is("kernel: no stacks, no match", rules, (struct waiter){ .syscall = "read" },
+		RULES_IDLE_DEFAULT);
+	idle_is("kernel: two matchers on one stack", rules,
+		(struct waiter){ .syscall = "ioctl", .stacks = "5 k2 k1" }, RULES_IDLE_IDLE);
+	idle_is("kernel: two matchers on two stacks", rules,
+		(struct waiter){ .syscall = "ioctl", .stacks = "5 k1 | 5 k2" }, RULES_IDLE_DEFAULT);
+	idle_is("syscall:- on a sleep", rules, (struct waiter){ .stacks = "1 x" },
+		RULES_IDLE_COUNT);
+	idle_is("a cause rule is no idle verdict", rules,
+		(struct waiter){ .syscall = "read", .stacks = "1 cause_k" }, RULES_IDLE_DEFAULT);
+	idle_is("a cause rule is no idle verdict, by comm", rules,
+		(struct waiter){ .comm = "named", .syscall = "read" }, RULES_IDLE_DEFAULT);
+	idle_is("NULL rules", NULL, (struct waiter){ .comm = "myworker", .syscall = "read" },
+		RULES_IDLE_DEFAULT);
+
+	classifies_waiter("an idle rule names no cause", rules,
+			  (struct waiter){ .comm = "myworker", .syscall = "read", .stacks = "1 a" },
+			  "A", 10, true);
+	classifies_waiter("an idle rule names no cause, without a cause rule", rules,
+			  (struct waiter){ .comm = "tie", .syscall = "read", .stacks = "1 zzz" },
+			  "read", 0, false);
+	classifies_waiter("an idle rule names no cause, futex", rules,
+			  (struct waiter){ .comm = "other", .syscall = "futex", CONDVAR_ARGS },
+			  "futex", 0, false);
+	classifies_waiter("cause rules of the same text still add up", rules,
+			  (struct waiter){ .comm = "named", .syscall = "read",
+					   .stacks = "3 cause_k | 2 a | 2 zzz" },
+			  "Named", 900, true);
+	rules_free(rules);
+
+	rules = parses("only cause rules", "10 comm:x = idle time\n", 1);
+	if (rules) {
+		idle_is("a cause that starts with idle is a cause", rules,
+			(struct waiter){ .comm = "x", .syscall = "read" }, RULES_IDLE_DEFAULT);
+		classifies_waiter("a cause that starts with idle names it", rules,
+				  (struct waiter){ .comm = "x", .syscall = "read" }, "idle time", 10,
+				  true);
+		rules_free(rules);
+	}
+}
+
+/*
  * Stacks as latsnap recorded them on this machine (Linux 6.18), innermost first, against the
  * built-in rules.
  */
-#define ENTRY " do_syscall_64 entry_SYSCALL_64_after_hwframe"
 #define FAULT " __handle_mm_fault handle_mm_fault exc_page_fault asm_exc_page_fault"
 #define MMAP_LOCK "mmap_lock contention (the address-space lock)"
 
@@ -914,6 +1230,9 @@ int main(void)
 	classify_policy();
 	classify_matchers();
 	classify_builtin();
+	classify_comm_futex();
+	classify_builtin_futex();
+	idle_verdicts();
 	command();
 	builtin_globs_exist();
 	return tap_done();
