@@ -66,6 +66,11 @@ enum site_seen {
  * one more wait counted as latency before their place is known again.
  */
 #define SITES_SLOTS 8192
+/*
+ * A thread that blocked at most this many times before a wait is new: starting up, it may have
+ * waited for a lock or two (workers of a pool take the queue's lock together), not for a job.
+ */
+#define YOUNG_SWITCHES 8
 #define ENTRIES_MAX 1024
 
 struct idle_policy {
@@ -179,7 +184,8 @@ void idle_seed(struct idle_policy *policy, int32_t tid, int32_t syscall_nr, uint
 static const char *frame_name(const struct outlier_frame *f, char *buf, size_t size)
 {
 	if (f->symbol && *f->symbol) {
-		snprintf(buf, size, "%.*s", (int)strcspn(f->symbol, "@"), f->symbol);
+		/* Without a compiler clone's suffix (.constprop.0) or a symbol version (@GLIBC_). */
+		snprintf(buf, size, "%.*s", (int)strcspn(f->symbol, ".@"), f->symbol);
 	} else {
 		snprintf(buf, size, "0x%llx", (unsigned long long)f->addr);
 	}
@@ -290,7 +296,7 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 		*why = "its thread's home wait: it came back to where it waited before";
 		return true;
 	}
-	if (seen == SITE_NEW && worker && o->nvcsw && o->nvcsw <= o->switches) {
+	if (seen == SITE_NEW && worker && o->nvcsw && o->nvcsw <= o->switches + YOUNG_SWITCHES) {
 		*why = "the first wait of a new thread: waiting for its first work";
 		return true;
 	}
