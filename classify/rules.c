@@ -198,11 +198,8 @@ static int parse_matcher(struct rules *rules, struct rule *rule, char *word, cha
 		const char *prefix;
 		enum matcher_kind kind;
 	} kinds[] = {
-		{ "kernel:", MATCH_KERNEL },
-		{ "syscall:", MATCH_SYSCALL },
-		{ "user:", MATCH_USER },
-		{ "cpu:", MATCH_CPU },
-		{ "comm:", MATCH_COMM },
+		{ "kernel:", MATCH_KERNEL }, { "syscall:", MATCH_SYSCALL }, { "user:", MATCH_USER },
+		{ "cpu:", MATCH_CPU },	     { "comm:", MATCH_COMM },
 	};
 	const char *glob, *bar;
 	size_t i, len;
@@ -216,8 +213,8 @@ static int parse_matcher(struct rules *rules, struct rule *rule, char *word, cha
 		if (!strcmp(word + 6, "wait")) {
 			return add_matcher(rules, MATCH_FUTEX, NULL, FUTEX_KIND_WAIT);
 		}
-		snprintf(why, whylen, "bad futex matcher '%.64s' (expected futex:lock or futex:wait)",
-			 word);
+		snprintf(why, whylen,
+			 "bad futex matcher '%.64s' (expected futex:lock or futex:wait)", word);
 		return -EINVAL;
 	}
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
@@ -326,7 +323,8 @@ static int parse_line(struct rules *rules, char *line, char *why, size_t whylen)
 	if (!strcmp(cause, RULES_IDLE) || !strcmp(cause, RULES_NOT_IDLE)) {
 		/* Idleness is about waits: a rule on on-CPU samples could never apply. */
 		if (rule->cpu) {
-			snprintf(why, whylen, "cpu: matcher in an idle rule (idle rules judge waits)");
+			snprintf(why, whylen,
+				 "cpu: matcher in an idle rule (idle rules judge waits)");
 			return -EINVAL;
 		}
 		rule->idle = cause[0] == '!' ? RULES_IDLE_COUNT : RULES_IDLE_IDLE;

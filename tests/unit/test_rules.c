@@ -73,7 +73,7 @@ static void refused(const char *name, const char *text, const char *path, int li
 /* What rules_parse() says of a line that is no rule, of a bad priority, of an unknown matcher. */
 #define NOT_A_RULE "expected 'PRIORITY MATCHER... = CAUSE', got '%s'"
 #define BAD_PRIORITY "bad priority '%s' (expected an integer from 1 to 1000)"
-#define BAD_MATCHER                                                                \
+#define BAD_MATCHER                                                                        \
 	"unknown matcher '%s' (expected kernel:GLOB, syscall:GLOB, user:GLOB, comm:GLOB, " \
 	"cpu:GLOB, futex:lock or futex:wait)"
 #define BAD_FUTEX "bad futex matcher '%s' (expected futex:lock or futex:wait)"
@@ -204,8 +204,7 @@ static void parser_bad(void)
 	bad("futex: is not a glob", "10 syscall:futex futex:* = A\n", 1, BAD_FUTEX, "futex:*");
 	bad("futex: another word", "# x\n10 futex:mutex = A\n", 2, BAD_FUTEX, "futex:mutex");
 	bad("futex: empty", "10 futex: = A\n", 1, BAD_FUTEX, "futex:");
-	bad("futex: no alternatives", "10 futex:lock|wait = A\n", 1, BAD_FUTEX,
-	    "futex:lock|wait");
+	bad("futex: no alternatives", "10 futex:lock|wait = A\n", 1, BAD_FUTEX, "futex:lock|wait");
 	bad("futex: case-sensitive", "10 futex:Lock = A\n", 1, BAD_FUTEX, "futex:Lock");
 	bad("empty comm glob", "10 comm: = A\n", 1, "empty glob in 'comm:'");
 	bad("empty comm alternative", "10 comm:a| = A\n", 1, "empty alternative in 'comm:a|'");
@@ -646,8 +645,10 @@ static struct json_object *make_waiter(const struct waiter *w)
 	if (w->has_args) {
 		args = json_object_new_array();
 		for (i = 0; i < 6; i++) {
-			json_object_array_add(args, json_object_new_int64((int64_t)(
-							    i == 1 ? w->op : i == 2 ? w->val : 0)));
+			json_object_array_add(args,
+					      json_object_new_int64((int64_t)(i == 1 ? w->op :
+									      i == 2 ? w->val :
+										       0)));
 		}
 		json_object_object_add(obj, "args", args);
 	}
@@ -703,8 +704,8 @@ static void classify_comm_futex(void)
 		return;
 	}
 	classifies_waiter("comm: a glob", rules,
-			  (struct waiter){ .comm = "bio_close_file", .syscall = "read" }, "Bio read",
-			  90, true);
+			  (struct waiter){ .comm = "bio_close_file", .syscall = "read" },
+			  "Bio read", 90, true);
 	classifies_waiter("comm: the second alternative", rules,
 			  (struct waiter){ .comm = "redis-server", .syscall = "read" }, "Bio read",
 			  90, true);
@@ -715,8 +716,8 @@ static void classify_comm_futex(void)
 			  (struct waiter){ .comm = "bio_close_file", .syscall = "write" }, "write",
 			  0, false);
 	classifies_waiter("comm: bracket glob", rules,
-			  (struct waiter){ .comm = "bx", .syscall = "write", .stacks = "1 x" }, "AB",
-			  60, true);
+			  (struct waiter){ .comm = "bx", .syscall = "write", .stacks = "1 x" },
+			  "AB", 60, true);
 	classifies_waiter("comm: no comm, no match", rules,
 			  (struct waiter){ .syscall = "read", .stacks = "1 x" }, "read", 0, false);
 	classifies_waiter("futex:lock: a glibc mutex", rules,
@@ -731,12 +732,14 @@ static void classify_comm_futex(void)
 	classifies_waiter("futex:lock: FUTEX_TRYLOCK_PI", rules,
 			  (struct waiter){ .syscall = "futex", .has_args = true, .op = 8 }, "Lock",
 			  80, true);
-	classifies_waiter("futex:lock: FUTEX_WAIT_BITSET for 2", rules,
-			  (struct waiter){ .syscall = "futex", .has_args = true, .op = 9, .val = 2 },
-			  "Lock", 80, true);
-	classifies_waiter("futex:wait: FUTEX_WAIT for 1", rules,
-			  (struct waiter){ .syscall = "futex", .has_args = true, .op = 0, .val = 1 },
-			  "Wait", 80, true);
+	classifies_waiter(
+		"futex:lock: FUTEX_WAIT_BITSET for 2", rules,
+		(struct waiter){ .syscall = "futex", .has_args = true, .op = 9, .val = 2 }, "Lock",
+		80, true);
+	classifies_waiter(
+		"futex:wait: FUTEX_WAIT for 1", rules,
+		(struct waiter){ .syscall = "futex", .has_args = true, .op = 0, .val = 1 }, "Wait",
+		80, true);
 	classifies_waiter("futex:wait: FUTEX_WAIT_REQUEUE_PI_PRIVATE", rules,
 			  (struct waiter){ .syscall = "futex", .has_args = true, .op = 139 },
 			  "Wait", 80, true);
@@ -746,9 +749,10 @@ static void classify_comm_futex(void)
 					   .op = 0xffffffff00000080ULL,
 					   .val = 0x100000002ULL },
 			  "Lock", 80, true);
-	classifies_waiter("futex: FUTEX_WAKE waits for nothing", rules,
-			  (struct waiter){ .syscall = "futex", .has_args = true, .op = 129, .val = 2 },
-			  "futex", 0, false);
+	classifies_waiter(
+		"futex: FUTEX_WAKE waits for nothing", rules,
+		(struct waiter){ .syscall = "futex", .has_args = true, .op = 129, .val = 2 },
+		"futex", 0, false);
 	classifies_waiter("futex: FUTEX_UNLOCK_PI waits for nothing", rules,
 			  (struct waiter){ .syscall = "futex", .has_args = true, .op = 7 }, "futex",
 			  0, false);
@@ -759,10 +763,10 @@ static void classify_comm_futex(void)
 			  (struct waiter){ .syscall = "read", MUTEX_ARGS }, "read", 0, false);
 	classifies_waiter("futex: the args of another syscall, LOCK_PI's op", rules,
 			  (struct waiter){ .syscall = "read", LOCK_PI_ARGS }, "read", 0, false);
-	classifies_waiter("futex:wait: futex_waitv", rules,
-			  (struct waiter){ .syscall = "futex_waitv", .has_args = true, .op = 2,
-					   .val = 2 },
-			  "Any wait", 70, true);
+	classifies_waiter(
+		"futex:wait: futex_waitv", rules,
+		(struct waiter){ .syscall = "futex_waitv", .has_args = true, .op = 2, .val = 2 },
+		"Any wait", 70, true);
 	classifies_waiter("futex: a sleep with args", rules,
 			  (struct waiter){ .has_args = true, .op = 128, .val = 2 },
 			  RULES_CAUSE_SLEEP, 0, false);
@@ -779,16 +783,18 @@ static void classify_builtin_futex(void)
 	classifies_waiter("builtin: a mutex by its futex op", rules,
 			  (struct waiter){ .syscall = "futex", .stacks = FUTEX_STACK, MUTEX_ARGS },
 			  lock, 410, true);
-	classifies_waiter("builtin: a condition variable by its futex op", rules,
-			  (struct waiter){ .syscall = "futex", .stacks = FUTEX_STACK, CONDVAR_ARGS },
-			  event, 410, true);
+	classifies_waiter(
+		"builtin: a condition variable by its futex op", rules,
+		(struct waiter){ .syscall = "futex", .stacks = FUTEX_STACK, CONDVAR_ARGS }, event,
+		410, true);
 	classifies_waiter("builtin: a condition variable by its futex op, no stacks", rules,
 			  (struct waiter){ .syscall = "futex", CONDVAR_ARGS }, event, 410, true);
-	classifies_waiter("builtin: FUTEX_LOCK_PI", rules,
-			  (struct waiter){ .syscall = "futex",
-					   .stacks = "150 futex_lock_pi do_futex __x64_sys_futex" ENTRY,
-					   LOCK_PI_ARGS },
-			  lock, 410, true);
+	classifies_waiter(
+		"builtin: FUTEX_LOCK_PI", rules,
+		(struct waiter){ .syscall = "futex",
+				 .stacks = "150 futex_lock_pi do_futex __x64_sys_futex" ENTRY,
+				 LOCK_PI_ARGS },
+		lock, 410, true);
 	classifies_waiter("builtin: no args, a futex stack: the older rule", rules,
 			  (struct waiter){ .syscall = "futex", .stacks = FUTEX_STACK }, lock, 400,
 			  true);
@@ -837,9 +843,10 @@ static void idle_verdicts(void)
 		return;
 	}
 	idle_is("comm: and user:", rules,
-		(struct waiter){ .comm = "bio_close_file",
-				 .syscall = "futex",
-				 .user = "pthread_cond_wait bioProcessBackgroundJobs start_thread" },
+		(struct waiter){
+			.comm = "bio_close_file",
+			.syscall = "futex",
+			.user = "pthread_cond_wait bioProcessBackgroundJobs start_thread" },
 		RULES_IDLE_IDLE);
 	idle_is("comm: and user:, the user frame missing", rules,
 		(struct waiter){ .comm = "bio_close_file", .syscall = "read", .user = "read main" },
@@ -892,7 +899,8 @@ static void idle_verdicts(void)
 			  (struct waiter){ .comm = "other", .syscall = "futex", CONDVAR_ARGS },
 			  "futex", 0, false);
 	classifies_waiter("cause rules of the same text still add up", rules,
-			  (struct waiter){ .comm = "named", .syscall = "read",
+			  (struct waiter){ .comm = "named",
+					   .syscall = "read",
 					   .stacks = "3 cause_k | 2 a | 2 zzz" },
 			  "Named", 900, true);
 	rules_free(rules);
@@ -902,8 +910,8 @@ static void idle_verdicts(void)
 		idle_is("a cause that starts with idle is a cause", rules,
 			(struct waiter){ .comm = "x", .syscall = "read" }, RULES_IDLE_DEFAULT);
 		classifies_waiter("a cause that starts with idle names it", rules,
-				  (struct waiter){ .comm = "x", .syscall = "read" }, "idle time", 10,
-				  true);
+				  (struct waiter){ .comm = "x", .syscall = "read" }, "idle time",
+				  10, true);
 		rules_free(rules);
 	}
 }
