@@ -15,6 +15,9 @@
 #   6. the preload library's unwind per signal (its user_stack.unwind_ns)
 #   7. the stall scan of record --hang: per scan, with 10,000 idle threads more, tracked or not
 #   8. a request probe pair (record --request uprobe:PATH:SYMBOL: its entry and return) per call
+#   9. the idle policy: `record -a -t 50ms` on this machine, left idle but for two idle worker
+#      pools (one started before latsnap, one after): outliers reported as latency, waits judged
+#      idle, and the same with --include-idle (no policy) for comparison
 # Configurations are alternated (A B C ... A B C ...) so that the machine's drift lands on all of
 # them alike, each run right after an untraced one to which it is compared, and medians are
 # reported. A peer that cannot run is a row "not run: why".
@@ -36,17 +39,19 @@ if [ "$QUICK" = 1 ]; then
 	PG_CONN_SECONDS=${PG_CONN_SECONDS:-2}
 	REC_N=${REC_N:-3} BURST_ROUNDS=${BURST_ROUNDS:-3} NAPS=${NAPS:-20}
 	IDLE_N=${IDLE_N:-500} STALL_SECONDS=${STALL_SECONDS:-1} CALLS_N=${CALLS_N:-20000} CALLS_ROUNDS=${CALLS_ROUNDS:-1}
+	MACHINE_SECONDS=${MACHINE_SECONDS:-3}
 else
 	ROUNDS=${ROUNDS:-7} N=${N:-1000000} PP_N=${PP_N:-100000}
 	PG_PAIRS=${PG_PAIRS:-5} PG_SECONDS=${PG_SECONDS:-15} PG_SCALE=${PG_SCALE:-5}
 	PG_CONN_SECONDS=${PG_CONN_SECONDS:-5}
 	REC_N=${REC_N:-10} BURST_ROUNDS=${BURST_ROUNDS:-20} NAPS=${NAPS:-200}
 	IDLE_N=${IDLE_N:-10000} STALL_SECONDS=${STALL_SECONDS:-5} CALLS_N=${CALLS_N:-200000} CALLS_ROUNDS=${CALLS_ROUNDS:-7}
+	MACHINE_SECONDS=${MACHINE_SECONDS:-60}
 fi
 # perf trace costs tens of microseconds a syscall: fewer calls keep its rounds as short as others'.
 PERF_DIV=${PERF_DIV:-50}
 BENCH_OUT=${BENCH_OUT:-build/bench.md}
-SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8}
+SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9}
 # Section 3's configurations, each run paired with the untraced one before it.
 PG_CONFIGS=${PG_CONFIGS:-untraced floor traced ctxsched ctxnone all nosnap}
 has() { [[ " $SECTIONS " == *" $1 "* ]]; }
@@ -658,6 +663,33 @@ if has 8; then
 	done
 fi
 
+if has 9; then
+	say "9: the idle policy: record -a -t 50ms for ${MACHINE_SECONDS}s on this machine, with and without it"
+	# machine_run CONFIG FLAGS...: one -a run; "machine CONFIG-outliers N", "machine CONFIG-idle N"
+	# and "machine CONFIG-cpu SECONDS" (latsnap's own user + system time) into $RESULTS.
+	machine_run() {
+		local cfg=$1 m1 m2 lp
+		shift
+		WL_LOG=/dev/null "$WLD/workpool" 3 0 $((MACHINE_SECONDS * 1000 + 8000)) 0 &
+		m1=$!
+		sleep 0.5
+		"$LATSNAP" record -v --no-snapshot --json -a -t 50ms -d "${MACHINE_SECONDS}s" "$@" \
+			>"$TMP/machine-$cfg.out" 2>"$TMP/machine-$cfg.err" &
+		lp=$!
+		sleep 1
+		WL_LOG=/dev/null "$WLD/workpool" 3 0 $((MACHINE_SECONDS * 1000 + 4000)) 0 &
+		m2=$!
+		wait "$lp" || true
+		kill "$m1" "$m2" 2>/dev/null || true
+		wait "$m1" "$m2" 2>/dev/null || true
+		record machine "$cfg-outliers" "$(grep -c '' "$TMP/machine-$cfg.out" || true)"
+		record machine "$cfg-idle" "$(sed -nE 's/^latsnap: [0-9]+ outliers, .*\), ([0-9]+) idle$/\1/p' "$TMP/machine-$cfg.err")"
+		record machine "$cfg-cpu" "$(sed -nE 's/.*own CPU time: ([0-9.]+) s user, ([0-9.]+) s system.*/\1 \2/p' "$TMP/machine-$cfg.err" | awk '{ print $1 + $2 }')"
+	}
+	machine_run policy
+	machine_run nopolicy --include-idle
+fi
+
 # --- the tables -------------------------------------------------------------------------------
 
 fmt() { awk -v v="$1" -v f="$2" 'BEGIN { printf f, v }'; }
@@ -991,6 +1023,25 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 				echo "| $label | $(fmt "$v" %.0f) | $(awk -v v="$v" -v b="$cbase" 'BEGIN { printf "%+.0f", v - b }') |"
 			fi
 		done
+	fi
+	if has 9; then
+		echo
+		echo "## 9. The idle policy: \`record -a -t 50ms\` for ${MACHINE_SECONDS} s on this machine, idle but for two idle worker pools (3 workers and a pipe reader each, one started before latsnap, one after)"
+		echo
+		echo "| configuration | outliers reported as latency | waits judged idle | latsnap's CPU (s) |"
+		echo "|---|---:|---:|---:|"
+		for cfg in policy nopolicy; do
+			case $cfg in
+			policy) label="the idle policy (default)" ;;
+			*) label="--include-idle (no idle list, no policy)" ;;
+			esac
+			echo "| $label | $(result machine "$cfg-outliers") | $(result machine "$cfg-idle") | $(result machine "$cfg-cpu") |"
+		done
+		echo
+		echo "What the policy left as latency, by thread and cause:"
+		echo
+		jq -r '"- \(.comm) \(.syscall // "off-CPU") \(.duration_ns / 1e6 | floor) ms: \(.cause)"' \
+			"$TMP/machine-policy.out" 2>/dev/null | sort | uniq -c | sort -rn | head -n 20 | sed 's/^ *//'
 	fi
 } >"$TMP/bench.md"
 
