@@ -27,6 +27,7 @@
 
 #define BIO "pthread_cond_wait in bioProcessBackgroundJobs"
 #define AE "epoll_wait in aeMain"
+#define RQ "read in readQueryFromClient"
 
 static char tmpdir[64];
 static char *out_buf;
@@ -288,7 +289,8 @@ static void test_malformed(void)
 }
 
 /*
- * DIR: A (host h): bio 12 waits 12 s, ae 5 waits 9 s. B (h): bio 10 waits 10.2 s (renamed), and
+ * DIR: A (host h): bio 12 waits 12 s, ae 5 waits 9 s, and the main thread's other place, 2
+ * waits 0.5 s (a thread may wait for work at more than one place). B (h): bio 10 waits 10.2 s (renamed), and
  * a damaged entry. C (h): no "idle" at all (an older recorder). D (host g): bio's pid and tid
  * on another host, 1 wait of 1 s.
  */
@@ -298,7 +300,8 @@ static void write_two_runs(const char *dir)
 
 	e[0] = entry("4242", 4250, "bio_lazy_free", "12", 12 * SEC, BIO);
 	e[1] = entry("4242", 4242, "redis-server", "5", 9 * SEC, AE);
-	write_snapshot(dir, SNAP_A, summary(SNAP_A, "h", list(e, 2)));
+	e[2] = entry("4242", 4242, "redis-server", "2", SEC / 2, RQ);
+	write_snapshot(dir, SNAP_A, summary(SNAP_A, "h", list(e, 3)));
 	e[0] = entry("4242", 4250, "bio_close_file", "10", 10 * SEC + SEC / 5, BIO);
 	e[1] = entry("\"4242\"", 4242, "redis-server", "5", 9 * SEC, AE);
 	write_snapshot(dir, SNAP_B, summary(SNAP_B, "h", list(e, 2)));
@@ -323,7 +326,7 @@ static void test_sum(const char *dir)
 		   !set.snaps[2].summary->nr_idle && !set.snaps[2].summary->idle_why,
 	   "  the one without \"idle\" is complete, without a warning");
 	if (!ok(!snapshots_idle(&set, &v, &nr), "snapshots_idle()") ||
-	    !is_int((int)nr, 3, "  3 rows: bio on h, ae on h, bio on g")) {
+	    !is_int((int)nr, 4, "  4 rows: bio on h, ae on h, bio on g, rq on h")) {
 		goto out;
 	}
 	is_str(v[0].host, "h", "  the largest first: bio on h");
@@ -336,6 +339,8 @@ static void test_sum(const char *dir)
 	   "  then ae: only A's entry (B's is damaged)");
 	ok(!strcmp(v[2].host, "g") && v[2].tid == 4250 && v[2].count == 1,
 	   "  then bio on g, apart from h's: pids are per host");
+	ok(v[3].tid == 4242 && !strcmp(v[3].site, RQ) && v[3].count == 2,
+	   "  then the main thread's other place, apart from its first");
 out:
 	free(v);
 	snapshots_free(&set);
@@ -351,14 +356,15 @@ static void test_report(const char *dir)
 	const char *idle_at, *proc_at;
 
 	is_int(run(report_main, text), 0, "report: exit 0 with a damaged idle entry");
-	ok(has(": 4 outliers, 1.200 s in all, 0 skipped by the recorder; 28 idle waits\n\n"),
+	ok(has(": 4 outliers, 1.200 s in all, 0 skipped by the recorder; 30 idle waits\n\n"),
 	   "  the totals line: the outliers as ever, then the idle waits");
-	ok(has("\nIdle waits (waiting for work; not latency): 28 waits, 32.200 s\n"
+	ok(has("\nIdle waits (waiting for work; not latency): 30 waits, 32.700 s\n"
 	       "Thread                           Count        Total  Where\n"),
 	   "  an idle section: its totals and columns");
 	ok(has("\nbio_close_file[4242/4250] on h      22     22.200 s  " BIO "\n") &&
 		   has("\nredis-server[4242/4242] on h         5      9.000 s  " AE "\n") &&
-		   has("\nbio_lazy_free[4242/4250] on g        1      1.000 s  " BIO "\n"),
+		   has("\nbio_lazy_free[4242/4250] on g        1      1.000 s  " BIO "\n") &&
+		   has("\nredis-server[4242/4242] on h         2   500.000 ms  " RQ "\n"),
 	   "  a row per thread and place, summed over the snapshots, on its host");
 	ok(strstr(out_buf, "bio_close_file[") < strstr(out_buf, "redis-server[") &&
 		   strstr(out_buf, "redis-server[") < strstr(out_buf, "bio_lazy_free["),
@@ -385,12 +391,12 @@ static void test_report(const char *dir)
 	is_int((int)json_object_get_int64(
 		       json_object_object_get(json_object_object_get(obj, "system"), "count")),
 	       4, "  system.count: the 4 outliers, no idle wait among them");
-	is_int((int)json_object_get_int64(json_object_object_get(obj, "idle_count")), 28,
-	       "  idle_count 28");
+	is_int((int)json_object_get_int64(json_object_object_get(obj, "idle_count")), 30,
+	       "  idle_count 30");
 	is_u64((uint64_t)json_object_get_int64(json_object_object_get(obj, "idle_total_ns")),
-	       32 * SEC + SEC / 5, "  idle_total_ns 32.2 s");
+	       32 * SEC + 7 * SEC / 10, "  idle_total_ns 32.7 s");
 	idle = json_object_object_get(obj, "idle");
-	if (is_int(idle ? (int)json_object_array_length(idle) : -1, 3, "  3 idle rows")) {
+	if (is_int(idle ? (int)json_object_array_length(idle) : -1, 4, "  4 idle rows")) {
 		row = json_object_array_get_idx(idle, 0);
 		is_int(json_object_get_int(json_object_object_get(row, "pid")), 4242, "  pid");
 		is_int(json_object_get_int(json_object_object_get(row, "tid")), 4250, "  tid");
@@ -477,10 +483,11 @@ static void test_show(const char *dir)
 	snprintf(c, sizeof(c), "%s/%s", dir, SNAP_C);
 	/* The trace is an empty directory: exit 1 for it, the summary still shown. */
 	run(show_main, show_a);
-	ok(has("\nIdle waits in this snapshot's window (waiting for work; not latency): 17 waits, "
-	       "21.000 s\n"
+	ok(has("\nIdle waits in this snapshot's window (waiting for work; not latency): 19 waits, "
+	       "21.500 s\n"
 	       "  bio_lazy_free[pid 4242 tid 4250] 12 waits, 12.000 s: " BIO "\n"
-	       "  redis-server[pid 4242 tid 4242] 5 waits, 9.000 s: " AE "\n"),
+	       "  redis-server[pid 4242 tid 4242] 5 waits, 9.000 s: " AE "\n"
+	       "  redis-server[pid 4242 tid 4242] 2 waits, 500.000 ms: " RQ "\n\n"),
 	   "show: the snapshot's idle waits, one line each, largest first");
 	ok(strstr(out_buf, "syscall read  srv[") < strstr(out_buf, "Idle waits"),
 	   "  after the outliers");
