@@ -77,6 +77,15 @@ static char *summary(const char *id, const char *host, const char *idle)
 	return s;
 }
 
+/* summary() of an idle list made by list() (freed). */
+static char *summary_with(const char *id, const char *host, char *idle)
+{
+	char *s = summary(id, host, idle);
+
+	free(idle);
+	return s;
+}
+
 /* "[e0,e1,...]" of the @n entries @e (freed). */
 static char *list(char **e, size_t n)
 {
@@ -301,13 +310,13 @@ static void write_two_runs(const char *dir)
 	e[0] = entry("4242", 4250, "bio_lazy_free", "12", 12 * SEC, BIO);
 	e[1] = entry("4242", 4242, "redis-server", "5", 9 * SEC, AE);
 	e[2] = entry("4242", 4242, "redis-server", "2", SEC / 2, RQ);
-	write_snapshot(dir, SNAP_A, summary(SNAP_A, "h", list(e, 3)));
+	write_snapshot(dir, SNAP_A, summary_with(SNAP_A, "h", list(e, 3)));
 	e[0] = entry("4242", 4250, "bio_close_file", "10", 10 * SEC + SEC / 5, BIO);
 	e[1] = entry("\"4242\"", 4242, "redis-server", "5", 9 * SEC, AE);
-	write_snapshot(dir, SNAP_B, summary(SNAP_B, "h", list(e, 2)));
+	write_snapshot(dir, SNAP_B, summary_with(SNAP_B, "h", list(e, 2)));
 	write_snapshot(dir, SNAP_C, summary(SNAP_C, "h", NULL));
 	e[0] = entry("4242", 4250, "bio_lazy_free", "1", SEC, BIO);
-	write_snapshot(dir, SNAP_D, summary(SNAP_D, "g", list(e, 1)));
+	write_snapshot(dir, SNAP_D, summary_with(SNAP_D, "g", list(e, 1)));
 }
 
 static void test_sum(const char *dir)
@@ -436,7 +445,7 @@ static void test_many(const char *dir)
 		snprintf(comm, sizeof(comm), "w%02zu", i);
 		e[i] = entry("100", 101 + (int)i, comm, "1", (100 - i) * SEC, "read in main");
 	}
-	write_snapshot(dir, SNAP_A, summary(SNAP_A, "h", list(e, 25)));
+	write_snapshot(dir, SNAP_A, summary_with(SNAP_A, "h", list(e, 25)));
 	is_int(run(report_main, text), 0, "report of 25 idle threads: exit 0");
 	ok(has("\nw19[100/120] ") && !has("\nw20[100/121]"), "  20 rows, the largest");
 	ok(has("\n... 5 more (5 waits, 390.000 s)\n"), "  then how many more");
