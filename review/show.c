@@ -1166,7 +1166,8 @@ static void print_idle(FILE *out, const struct summary *s)
 		ls_format_duration(v[i]->total_ns, text, sizeof(text));
 		fputs("  ", out);
 		print_one_line(out, v[i]->comm);
-		fprintf(out, "[pid %" PRId32 " tid %" PRId32 "] %" PRIu64 " wait%s, %s: ", v[i]->pid,
+		fprintf(out,
+			"[pid %" PRId32 " tid %" PRId32 "] %" PRIu64 " wait%s, %s: ", v[i]->pid,
 			v[i]->tid, v[i]->count, v[i]->count == 1 ? "" : "s", text);
 		print_one_line(out, v[i]->site);
 		fputc('\n', out);

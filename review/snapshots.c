@@ -566,8 +566,7 @@ static bool check_idle_entry(struct json_object *e, size_t idx, char *what, size
 }
 
 /* @s->idle_why: "@name: @what", and how many of the @n entries were left out (@bad). */
-static int idle_damaged(struct summary *s, const char *name, const char *what, size_t bad,
-			size_t n)
+static int idle_damaged(struct summary *s, const char *name, const char *what, size_t bad, size_t n)
 {
 	int len;
 
@@ -630,8 +629,8 @@ static int idle_from_json(struct json_object *obj, struct summary *s, const char
 }
 
 /* The typed summary of @obj (read from @name), which check_summary() accepted. */
-static int summary_new(struct json_object *obj, const char *name, struct summary **out,
-		       char *what, size_t len)
+static int summary_new(struct json_object *obj, const char *name, struct summary **out, char *what,
+		       size_t len)
 {
 	struct json_object *outliers = get_arr(obj, "outliers"), *o;
 	size_t i, n = json_object_array_length(outliers);

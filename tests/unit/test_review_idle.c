@@ -49,8 +49,8 @@ static void diag_output(void)
 }
 
 /* An idle entry; "%s" members are written as given, so a test can put any JSON there. */
-static char *entry(const char *pid, int tid, const char *comm, const char *count,
-		   uint64_t total_ns, const char *site)
+static char *entry(const char *pid, int tid, const char *comm, const char *count, uint64_t total_ns,
+		   const char *site)
 {
 	char *s;
 
@@ -189,12 +189,14 @@ static void test_read(void)
 	}
 	is_int((int)s->nr_outliers, 1, "  its outlier too");
 	if (is_int((int)s->nr_idle, 2, "  two idle entries")) {
-		ok(s->idle[0].pid == 4242 && s->idle[0].tid == 4250, "  the first: pid 4242 tid 4250");
+		ok(s->idle[0].pid == 4242 && s->idle[0].tid == 4250,
+		   "  the first: pid 4242 tid 4250");
 		is_str(s->idle[0].comm, "bio_lazy_free", "  its comm");
 		is_str(s->idle[0].site, BIO, "  its site");
 		ok(s->idle[0].count == 12 && s->idle[0].total_ns == 12 * SEC,
 		   "  12 waits, 12 s in all");
-		ok(s->idle[1].tid == 4242 && s->idle[1].count == 5 && s->idle[1].total_ns == 9 * SEC,
+		ok(s->idle[1].tid == 4242 && s->idle[1].count == 5 &&
+			   s->idle[1].total_ns == 9 * SEC,
 		   "  the second: tid 4242, 5 waits, 9 s");
 		is_str(s->idle[1].site, AE, "  its site");
 	}
@@ -250,7 +252,8 @@ static void test_malformed(void)
 		  "\"site\":\"s\"}]",
 		  "S: idle entry 0: count is not a non-negative integer (no idle waits read)", 0 },
 		{ "[{\"pid\":1,\"tid\":2,\"comm\":\"c\",\"count\":1,\"total_ns\":-5,\"site\":\"s\"}]",
-		  "S: idle entry 0: total_ns is not a non-negative integer (no idle waits read)", 0 },
+		  "S: idle entry 0: total_ns is not a non-negative integer (no idle waits read)",
+		  0 },
 		{ "[{\"pid\":1,\"tid\":2,\"comm\":3,\"count\":1,\"total_ns\":5,\"site\":\"s\"}]",
 		  "S: idle entry 0: comm is not a string (no idle waits read)", 0 },
 		{ "[{\"pid\":4294967296,\"tid\":2,\"comm\":\"c\",\"count\":1,\"total_ns\":5,"
@@ -271,8 +274,8 @@ static void test_malformed(void)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		text = summary("A", "h", bad[i].idle);
 		why[0] = '\0';
-		if (!is_int(parse(text, &s, why, sizeof(why)), 0, "\"idle\": %s is no corrupt summary",
-			    bad[i].idle)) {
+		if (!is_int(parse(text, &s, why, sizeof(why)), 0,
+			    "\"idle\": %s is no corrupt summary", bad[i].idle)) {
 			diag("%s", why);
 			free(text);
 			continue;
@@ -381,7 +384,8 @@ static void test_report(const char *dir)
 	idle_at = strstr(out_buf, "\nIdle waits");
 	proc_at = strstr(out_buf, "\nProcess srv (10)");
 	ok(idle_at && proc_at && proc_at < idle_at, "  after the latency sections");
-	ok(idle_at && strstr(out_buf, "bio_") > idle_at && strstr(out_buf, "redis-server") > idle_at,
+	ok(idle_at && strstr(out_buf, "bio_") > idle_at &&
+		   strstr(out_buf, "redis-server") > idle_at,
 	   "  idle waits are in none of the latency tables");
 	is_int((int)count_in(err_buf, "warning"), 1, "  one warning on stderr");
 	ok(strstr(err_buf, "latsnap: report: warning: ") &&
@@ -409,8 +413,8 @@ static void test_report(const char *dir)
 		row = json_object_array_get_idx(idle, 0);
 		is_int(json_object_get_int(json_object_object_get(row, "pid")), 4242, "  pid");
 		is_int(json_object_get_int(json_object_object_get(row, "tid")), 4250, "  tid");
-		is_str(json_object_get_string(json_object_object_get(row, "comm")), "bio_close_file",
-		       "  comm");
+		is_str(json_object_get_string(json_object_object_get(row, "comm")),
+		       "bio_close_file", "  comm");
 		is_str(json_object_get_string(json_object_object_get(row, "site")), BIO, "  site");
 		is_int((int)json_object_get_int64(json_object_object_get(row, "count")), 22,
 		       "  count");
@@ -424,7 +428,8 @@ static void test_report(const char *dir)
 	json_object_put(obj);
 
 	is_int(run(report_main, host), 0, "report --host g: exit 0");
-	ok(has("; 1 idle wait\n\n") && has("\nbio_lazy_free[4242/4250]       1      1.000 s  " BIO) &&
+	ok(has("; 1 idle wait\n\n") &&
+		   has("\nbio_lazy_free[4242/4250]       1      1.000 s  " BIO) &&
 		   !has("redis-server") && !has("bio_close_file"),
 	   "  only host g's idle waits");
 	if (tap_failed_ != failed) {
