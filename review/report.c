@@ -13,6 +13,9 @@
  *
  * --by request groups the request outliers (record --request) alone: by probe pair, and a USDT
  * probe pair's by the text of the start probe's first argument (a PostgreSQL backend's query).
+ *
+ * The waits record's idle policy judged waiting for work (each summary's "idle" list) are not
+ * latency: they are in none of the tables, only in a section of their own, by thread and place.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -35,6 +38,8 @@
 #define KEY_WIDTH_MAX 48
 /* --by request: the widest request text of a table row (the query, cut with "..."). */
 #define REQUEST_WIDTH_MAX 60
+/* The text's idle section lists this many threads and places at most, then how many more. */
+#define IDLE_ROWS_MAX 20
 
 enum group_by { BY_CAUSE, BY_PROCESS, BY_SYSCALL, BY_HOST, BY_REQUEST, NR_BY };
 
@@ -101,6 +106,10 @@ struct report {
 	size_t nr_stalls;
 	int nr_cycles;
 	uint64_t not_requests; /* --by request: the outliers left out, not being requests */
+	struct snapshot_idle *idle; /* idle waits by thread and place, largest total first */
+	size_t nr_idle;
+	uint64_t idle_count;
+	uint64_t idle_total_ns;
 };
 
 static const char report_usage[] =
@@ -110,6 +119,8 @@ static const char report_usage[] =
 	"of latsnap record, or an lttng-relayd output tree of many hosts): count, average, maximum and share of the outlier time of each cause,\n"
 	"system-wide and per process, with each group's latency distribution (log2 histogram).\n"
 	"Incomplete and corrupt snapshots are listed with the reason; the rest are reported.\n"
+	"Idle waits (threads waiting for work, record's idle policy) are listed apart: they are\n"
+	"not latency and are in none of the tables.\n"
 	"\n"
 	"  -j, --json         the same data as one JSON object (see latsnap(1))\n"
 	"  -b, --by KEY       group by cause (default), process, syscall or host; or the\n"
@@ -852,6 +863,66 @@ static void print_stalls(FILE *out, const struct report *r)
 	fputc('\n', out);
 }
 
+/* --- idle waits ---------------------------------------------------------------------------- */
+
+/* "comm[pid/tid]", and " on host" when the report has several: the idle section's thread. */
+static void idle_label(const struct snapshot_idle *e, bool many_hosts, char *buf, size_t len)
+{
+	char comm[64];
+
+	one_line(e->comm, comm, sizeof(comm));
+	snprintf(buf, len, "%s[%" PRId32 "/%" PRId32 "]%s%s", comm, e->pid, e->tid,
+		 many_hosts ? " on " : "", many_hosts ? e->host : "");
+}
+
+/*
+ * "Idle waits": the threads' waits for work, largest total first, IDLE_ROWS_MAX of them, apart
+ * from the latency above; nothing if there are none.
+ */
+static void print_idle(FILE *out, const struct report *r)
+{
+	char total[LS_DURATION_BUFSZ], label[256], site[512];
+	bool many_hosts = r->hosts.nr > 1;
+	uint64_t rest_count = 0, rest_ns = 0;
+	int width = KEY_WIDTH_MIN;
+	size_t i, shown;
+
+	if (!r->nr_idle) {
+		return;
+	}
+	shown = r->nr_idle < IDLE_ROWS_MAX ? r->nr_idle : IDLE_ROWS_MAX;
+	for (i = 0; i < shown; i++) {
+		idle_label(&r->idle[i], many_hosts, label, sizeof(label));
+		if ((int)strlen(label) > width) {
+			width = (int)strlen(label);
+		}
+	}
+	if (width > KEY_WIDTH_MAX) {
+		width = KEY_WIDTH_MAX;
+	}
+	ls_format_duration(r->idle_total_ns, total, sizeof(total));
+	fprintf(out, "Idle waits (waiting for work; not latency): %" PRIu64 " wait%s, %s\n",
+		r->idle_count, r->idle_count == 1 ? "" : "s", total);
+	fprintf(out, "%-*s %7s %12s  %s\n", width, "Thread", "Count", "Total", "Where");
+	for (i = 0; i < shown; i++) {
+		idle_label(&r->idle[i], many_hosts, label, sizeof(label));
+		one_line(r->idle[i].site, site, sizeof(site));
+		ls_format_duration(r->idle[i].total_ns, total, sizeof(total));
+		fprintf(out, "%-*.*s %7" PRIu64 " %12s  %s\n", width, width, label,
+			r->idle[i].count, total, site);
+	}
+	for (; i < r->nr_idle; i++) {
+		rest_count = sat_add(rest_count, r->idle[i].count);
+		rest_ns = sat_add(rest_ns, r->idle[i].total_ns);
+	}
+	if (r->nr_idle > shown) {
+		ls_format_duration(rest_ns, total, sizeof(total));
+		fprintf(out, "... %zu more (%" PRIu64 " wait%s, %s)\n", r->nr_idle - shown,
+			rest_count, rest_count == 1 ? "" : "s", total);
+	}
+	fputc('\n', out);
+}
+
 static void print_text(FILE *out, const struct report *r, const struct snapshot_set *set,
 		       uint64_t complete)
 {
@@ -866,8 +937,14 @@ static void print_text(FILE *out, const struct report *r, const struct snapshot_
 	ls_format_duration(r->system.total_ns, total, sizeof(total));
 	fprintf(out,
 		"%s: %zu snapshots (%" PRIu64 " complete, %zu incomplete or corrupt): %" PRIu64
-		" outliers, %s in all, %" PRIu64 " skipped by the recorder\n\n",
+		" outliers, %s in all, %" PRIu64 " skipped by the recorder",
 		set->dir, set->nr, complete, broken, r->system.count, total, r->skipped);
+	/* Only when there are any: the line stays as it always was for older summaries. */
+	if (r->idle_count) {
+		fprintf(out, "; %" PRIu64 " idle wait%s", r->idle_count,
+			r->idle_count == 1 ? "" : "s");
+	}
+	fputs("\n\n", out);
 	if (r->not_requests) {
 		fprintf(out,
 			"Requests only (record --request): %" PRIu64 " other outlier%s left out "
@@ -907,6 +984,7 @@ static void print_text(FILE *out, const struct report *r, const struct snapshot_
 		}
 		fputc('\n', out);
 	}
+	print_idle(out, r);
 	if (broken) {
 		fprintf(out, "Not reported:\n");
 		for (i = 0; i < set->nr; i++) {
@@ -1046,6 +1124,28 @@ static struct json_object *stalls_json(const struct report *r)
 	return arr;
 }
 
+/* The idle waits as --json has them: every row, in the text's order. */
+static struct json_object *idle_json(const struct report *r)
+{
+	struct json_object *arr = json_object_new_array(), *e;
+	const struct snapshot_idle *d;
+	size_t i;
+
+	for (i = 0; arr && i < r->nr_idle; i++) {
+		d = &r->idle[i];
+		e = json_object_new_object();
+		json_object_object_add(e, "host", json_object_new_string(d->host));
+		json_object_object_add(e, "pid", json_object_new_int(d->pid));
+		json_object_object_add(e, "tid", json_object_new_int(d->tid));
+		json_object_object_add(e, "comm", json_object_new_string(d->comm));
+		json_object_object_add(e, "site", json_object_new_string(d->site));
+		json_object_object_add(e, "count", u64_json(d->count));
+		json_object_object_add(e, "total_ns", u64_json(d->total_ns));
+		json_object_array_add(arr, e);
+	}
+	return arr;
+}
+
 static struct json_object *report_json(const struct report *r, const struct snapshot_set *set)
 {
 	struct json_object *obj = json_object_new_object(), *snaps = json_object_new_array(), *s,
@@ -1089,6 +1189,9 @@ static struct json_object *report_json(const struct report *r, const struct snap
 	}
 	json_object_object_add(obj, "processes", procs);
 	json_object_object_add(obj, "stalls", stalls_json(r));
+	json_object_object_add(obj, "idle", idle_json(r));
+	json_object_object_add(obj, "idle_count", u64_json(r->idle_count));
+	json_object_object_add(obj, "idle_total_ns", u64_json(r->idle_total_ns));
 	return obj;
 }
 
@@ -1107,6 +1210,7 @@ static void report_free(struct report *r)
 	free(r->procs);
 	free(r->waits);
 	free(r->stalls);
+	free(r->idle);
 }
 
 /* The options into @r, @json and @host: SNAPSHOTS_GO_ON, or the exit status to stop with. */
@@ -1161,7 +1265,8 @@ static int parse_options(int argc, char **argv, struct report *r, bool *json, co
 
 /*
  * Every wait of the complete snapshots of @set into @r, once however many times it was reported
- * (snapshots_waits()), and the stalled ones into @r->stalls; @complete counts those snapshots.
+ * (snapshots_waits()), and the stalled ones into @r->stalls; their idle waits, by thread and
+ * place, into @r->idle; @complete counts those snapshots.
  */
 static int add_snapshots(struct report *r, const struct snapshot_set *set, uint64_t *complete)
 {
@@ -1177,10 +1282,19 @@ static int add_snapshots(struct report *r, const struct snapshot_set *set, uint6
 		}
 		(*complete)++;
 		r->skipped = sat_add(r->skipped, set->snaps[i].summary->skipped);
+		/* Its outliers are reported all the same: a warning, not a corrupt summary. */
+		if (set->snaps[i].summary->idle_why) {
+			ls_err("report: warning: %s", set->snaps[i].summary->idle_why);
+		}
 	}
 	ret = snapshots_waits(set, &r->waits, &r->nr_waits);
 	for (i = 0; i < r->nr_waits && !ret; i++) {
 		ret = report_add(r, r->waits[i].o, wait_host(&r->waits[i]));
+	}
+	ret = ret ?: snapshots_idle(set, &r->idle, &r->nr_idle);
+	for (i = 0; i < r->nr_idle && !ret; i++) {
+		r->idle_count = sat_add(r->idle_count, r->idle[i].count);
+		r->idle_total_ns = sat_add(r->idle_total_ns, r->idle[i].total_ns);
 	}
 	return ret ?: find_stalls(r);
 }

@@ -7,7 +7,8 @@
  * what it waited for (a stall, record --hang: then its header says STILL BLOCKED or
  * UNFINISHED), who woke it, its wait chain, and a timeline of the trace's events of the threads
  * involved around it. A request (record --request) shows its waits, one by one in time order,
- * and its CPU profile, heaviest stack first.
+ * and its CPU profile, heaviest stack first. After the outliers, the idle waits (waiting for
+ * work, not latency: the summary's "idle" list) that ended in the snapshot's window.
  *
  * The trace is read once with libbabeltrace2 (trace/ctf.c): the statedump events give the
  * mappings and build-ids that symbolize user frames now (review/dwfl-sym.c), every other event
@@ -55,7 +56,8 @@ static const char show_usage[] =
 	"profile, waker and wait chain, then a\n"
 	"timeline of the trace's events of the slow thread, its holder, its waker and the wait\n"
 	"chain's threads, from a little before the outlier to its end. User frames are symbolized\n"
-	"again from the mappings and build-ids in the trace.\n"
+	"again from the mappings and build-ids in the trace. Then the idle waits (threads waiting\n"
+	"for work: not latency) that ended in the snapshot's window.\n"
 	"\n"
 	"  -j, --json           the snapshot's summary with timelines and source lines added\n"
 	"  -B, --before DUR     timeline start before the outlier (default 10ms)\n"
@@ -976,6 +978,10 @@ static int load_snapshot(const char *path, struct snapshot *snap)
 		ls_err("show: %s", snap->why);
 		return 1;
 	}
+	/* The outliers are shown all the same: a warning, not a corrupt summary. */
+	if (snap->summary->idle_why) {
+		ls_err("show: warning: %s", snap->summary->idle_why);
+	}
 	if (!gethostname(hostname, sizeof(hostname) - 1) && strcmp(snap->summary->host, hostname)) {
 		ls_err("show: warning: %s%s: recorded on host %s, this is %s: user "
 		       "frames are symbolized only from files whose build-id is the recorded one",
@@ -1110,6 +1116,66 @@ static int settle_outliers(struct show_ctx *sc, const struct snapshot *snap, int
 	return err;
 }
 
+/* Idle entries by total, largest first; equal ones in the summary's order. */
+static int by_idle_total(const void *a, const void *b)
+{
+	const struct summary_idle *x = *(const struct summary_idle *const *)a;
+	const struct summary_idle *y = *(const struct summary_idle *const *)b;
+
+	if (x->total_ns != y->total_ns) {
+		return x->total_ns > y->total_ns ? -1 : 1;
+	}
+	return x < y ? -1 : x > y;
+}
+
+/* @text with its control characters as spaces: a comm or site is one line of the output. */
+static void print_one_line(FILE *out, const char *text)
+{
+	for (; *text; text++) {
+		fputc((unsigned char)*text < ' ' || *text == 0x7f ? ' ' : *text, out);
+	}
+}
+
+/* The summary's idle waits, one line per thread and place; nothing if there are none. */
+static void print_idle(FILE *out, const struct summary *s)
+{
+	const struct summary_idle **v;
+	char text[LS_DURATION_BUFSZ];
+	uint64_t count = 0, total = 0;
+	size_t i;
+
+	if (!s->nr_idle) {
+		return;
+	}
+	v = malloc(s->nr_idle * sizeof(*v));
+	if (!v) {
+		return;
+	}
+	for (i = 0; i < s->nr_idle; i++) {
+		v[i] = &s->idle[i];
+		count = count + v[i]->count < count ? UINT64_MAX : count + v[i]->count;
+		total = total + v[i]->total_ns < total ? UINT64_MAX : total + v[i]->total_ns;
+	}
+	ls_sort(v, s->nr_idle, sizeof(*v), by_idle_total);
+	ls_format_duration(total, text, sizeof(text));
+	fprintf(out,
+		"Idle waits in this snapshot's window (waiting for work; not latency): %" PRIu64
+		" wait%s, %s\n",
+		count, count == 1 ? "" : "s", text);
+	for (i = 0; i < s->nr_idle; i++) {
+		ls_format_duration(v[i]->total_ns, text, sizeof(text));
+		fputs("  ", out);
+		print_one_line(out, v[i]->comm);
+		fprintf(out,
+			"[pid %" PRId32 " tid %" PRId32 "] %" PRIu64 " wait%s, %s: ", v[i]->pid,
+			v[i]->tid, v[i]->count, v[i]->count == 1 ? "" : "s", text);
+		print_one_line(out, v[i]->site);
+		fputc('\n', out);
+	}
+	fputc('\n', out);
+	free(v);
+}
+
 static void print_text(const struct snapshot *snap, const struct show_ctx *sc)
 {
 	const struct summary *s = snap->summary;
@@ -1125,6 +1191,7 @@ static void print_text(const struct snapshot *snap, const struct show_ctx *sc)
 	for (i = 0; i < sc->nr; i++) {
 		print_outlier(stdout, &sc->in[i], sc->have_trace);
 	}
+	print_idle(stdout, s);
 }
 
 /* What symbolizing the frames of @frames (a --json array) again found, added to each. */

@@ -533,8 +533,104 @@ static int flags_from_json(struct json_object *arr, struct summary *s)
 	return 0;
 }
 
-/* The typed summary of @obj, which check_summary() accepted. */
-static int summary_new(struct json_object *obj, struct summary **out, char *what, size_t len)
+/* Is idle entry @idx readable? If not, @what says what is wrong with it first. */
+static bool check_idle_entry(struct json_object *e, size_t idx, char *what, size_t len)
+{
+	static const char *const counts[] = { "pid", "tid", "count", "total_ns", NULL };
+	static const char *const strings[] = { "comm", "site", NULL };
+	size_t i;
+
+	if (!json_object_is_type(e, json_type_object)) {
+		snprintf(what, len, "idle entry %zu is not an object", idx);
+		return false;
+	}
+	for (i = 0; counts[i]; i++) {
+		if (!is_count(e, counts[i])) {
+			snprintf(what, len, "idle entry %zu: %s is not a non-negative integer", idx,
+				 counts[i]);
+			return false;
+		}
+	}
+	/* pid and tid are int32_t, as an outlier's. */
+	if (get_i64(e, "pid") > INT32_MAX || get_i64(e, "tid") > INT32_MAX) {
+		snprintf(what, len, "idle entry %zu: pid or tid is out of range", idx);
+		return false;
+	}
+	for (i = 0; strings[i]; i++) {
+		if (!is_type(e, strings[i], json_type_string, false)) {
+			snprintf(what, len, "idle entry %zu: %s is not a string", idx, strings[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* @s->idle_why: "@name: @what", and how many of the @n entries were left out (@bad). */
+static int idle_damaged(struct summary *s, const char *name, const char *what, size_t bad, size_t n)
+{
+	int len;
+
+	if (bad < n) {
+		len = asprintf(&s->idle_why, "%s: %s (%zu of %zu idle entries skipped)", name, what,
+			       bad, n);
+	} else {
+		len = asprintf(&s->idle_why, "%s: %s (no idle waits read)", name, what);
+	}
+	if (len < 0) {
+		s->idle_why = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The "idle" list of @obj (the summary read from @name) into @s: absent (a summary from before
+ * issue 18) or null, none. Unlike an outlier, a bad entry does not make the summary corrupt: it
+ * is left out, and @s->idle_why says what was wrong first, once for the whole file.
+ */
+static int idle_from_json(struct json_object *obj, struct summary *s, const char *name)
+{
+	struct json_object *arr, *e;
+	struct summary_idle *d;
+	size_t i, n, bad = 0;
+	char what[256] = "";
+
+	if (!json_object_object_get_ex(obj, "idle", &arr) || !arr) {
+		return 0;
+	}
+	if (!json_object_is_type(arr, json_type_array)) {
+		return idle_damaged(s, name, "idle is not an array", 0, 0);
+	}
+	n = json_object_array_length(arr);
+	s->idle = calloc(n ? n : 1, sizeof(*s->idle));
+	if (!s->idle) {
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		e = json_object_array_get_idx(arr, i);
+		if (!check_idle_entry(e, i, bad ? NULL : what, bad ? 0 : sizeof(what))) {
+			bad++;
+			continue;
+		}
+		d = &s->idle[s->nr_idle];
+		d->pid = (int32_t)get_i64(e, "pid");
+		d->tid = (int32_t)get_i64(e, "tid");
+		d->count = (uint64_t)get_i64(e, "count");
+		d->total_ns = (uint64_t)get_i64(e, "total_ns");
+		if (outlier_set_str(&d->comm, get_str(e, "comm", NULL)) ||
+		    outlier_set_str(&d->site, get_str(e, "site", NULL))) {
+			free(d->comm);
+			free(d->site);
+			return -ENOMEM;
+		}
+		s->nr_idle++;
+	}
+	return bad ? idle_damaged(s, name, what, bad, n) : 0;
+}
+
+/* The typed summary of @obj (read from @name), which check_summary() accepted. */
+static int summary_new(struct json_object *obj, const char *name, struct summary **out, char *what,
+		       size_t len)
 {
 	struct json_object *outliers = get_arr(obj, "outliers"), *o;
 	size_t i, n = json_object_array_length(outliers);
@@ -572,6 +668,10 @@ static int summary_new(struct json_object *obj, struct summary **out, char *what
 		}
 		s->nr_outliers++;
 	}
+	ret = idle_from_json(obj, s, name);
+	if (ret) {
+		goto out;
+	}
 	*out = s;
 	s = NULL;
 	ret = 0;
@@ -608,7 +708,7 @@ int snapshots_parse_summary(const char *text, size_t len, const char *name, stru
 		ret = -EBADMSG;
 	}
 	if (!ret) {
-		ret = summary_new(obj, out, what, sizeof(what));
+		ret = summary_new(obj, name, out, what, sizeof(what));
 	}
 	if (ret) {
 		snprintf(why, whylen, "%s: %s", name, what);
@@ -635,6 +735,12 @@ void summary_free(struct summary *s)
 		free(s->flags[i]);
 	}
 	free(s->flags);
+	for (i = 0; i < s->nr_idle; i++) {
+		free(s->idle[i].comm);
+		free(s->idle[i].site);
+	}
+	free(s->idle);
+	free(s->idle_why);
 	free(s->id);
 	free(s->host);
 	free(s->created);
@@ -1543,6 +1649,141 @@ int summary_waits(const struct summary *s, struct snapshot_wait **waits, size_t 
 	ret = collect_waits(r, s->nr_outliers, waits, nr);
 	free(r);
 	return ret;
+}
+
+/* --- idle waits, summed over the snapshots -------------------------------------------------- */
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t sum;
+
+	return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+}
+
+/* One idle entry read, and where: @pos orders the entries as the snapshots (by time) do. */
+struct idle_report {
+	const char *host;
+	const struct summary_idle *e;
+	size_t pos;
+};
+
+static int cmp_idle_key(const struct idle_report *x, const struct idle_report *y)
+{
+	int c = strcmp(x->host, y->host);
+
+	if (c) {
+		return c;
+	}
+	if (x->e->pid != y->e->pid) {
+		return x->e->pid < y->e->pid ? -1 : 1;
+	}
+	if (x->e->tid != y->e->tid) {
+		return x->e->tid < y->e->tid ? -1 : 1;
+	}
+	return strcmp(x->e->site, y->e->site);
+}
+
+/* By thread and place, each one's entries in the snapshots' order. */
+static int cmp_idle_report(const void *a, const void *b)
+{
+	const struct idle_report *x = a, *y = b;
+	int c = cmp_idle_key(x, y);
+
+	return c ? c : x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Largest total first; ties in a fixed order, so that the output does not depend on the sort. */
+static int cmp_idle_total(const void *a, const void *b)
+{
+	const struct snapshot_idle *x = a, *y = b;
+	int c;
+
+	if (x->total_ns != y->total_ns) {
+		return x->total_ns > y->total_ns ? -1 : 1;
+	}
+	if (x->count != y->count) {
+		return x->count > y->count ? -1 : 1;
+	}
+	c = strcmp(x->host, y->host);
+	if (c) {
+		return c;
+	}
+	if (x->pid != y->pid) {
+		return x->pid < y->pid ? -1 : 1;
+	}
+	if (x->tid != y->tid) {
+		return x->tid < y->tid ? -1 : 1;
+	}
+	return strcmp(x->site, y->site);
+}
+
+/**
+ * snapshots_idle() - the idle waits of the complete snapshots of a set, by thread and place
+ * @set: the snapshots (sorted by id, that is by time, as snapshots_load() leaves them)
+ * @idle: receives the rows (free() it; their strings point into @set), largest total first
+ * @nr: receives their number
+ *
+ * Each snapshot's "idle" list holds the idle waits that ended since the previous snapshot of
+ * its run, so a thread's waits at a place are the sum of its entries over the snapshots. The
+ * key is (host, pid, tid, site): pids are per host, and a thread may wait for work at more
+ * than one place. A row's comm is the latest (a thread may rename itself).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int snapshots_idle(const struct snapshot_set *set, struct snapshot_idle **idle, size_t *nr)
+{
+	struct snapshot_idle *v = NULL, *row = NULL;
+	struct idle_report *r;
+	const struct summary *s;
+	size_t i, j, n = 0, k = 0;
+
+	*idle = NULL;
+	*nr = 0;
+	for (i = 0; i < set->nr; i++) {
+		if (set->snaps[i].state == SNAPSHOT_COMPLETE) {
+			n += set->snaps[i].summary->nr_idle;
+		}
+	}
+	r = calloc(n ? n : 1, sizeof(*r));
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!r || !v) {
+		free(r);
+		free(v);
+		return -ENOMEM;
+	}
+	for (i = 0, n = 0; i < set->nr; i++) {
+		if (set->snaps[i].state != SNAPSHOT_COMPLETE) {
+			continue;
+		}
+		s = set->snaps[i].summary;
+		for (j = 0; j < s->nr_idle; j++, n++) {
+			r[n].host = set->snaps[i].host ? set->snaps[i].host : "";
+			r[n].e = &s->idle[j];
+			r[n].pos = n;
+		}
+	}
+	if (n > 1) {
+		ls_sort(r, n, sizeof(*r), cmp_idle_report);
+	}
+	for (i = 0; i < n; i++) {
+		if (!i || cmp_idle_key(&r[i - 1], &r[i])) {
+			row = &v[k++];
+			row->host = r[i].host;
+			row->pid = r[i].e->pid;
+			row->tid = r[i].e->tid;
+			row->site = r[i].e->site;
+		}
+		row->comm = r[i].e->comm;
+		row->count = sat_add(row->count, r[i].e->count);
+		row->total_ns = sat_add(row->total_ns, r[i].e->total_ns);
+	}
+	free(r);
+	if (k > 1) {
+		ls_sort(v, k, sizeof(*v), cmp_idle_total);
+	}
+	*idle = v;
+	*nr = k;
+	return 0;
 }
 
 /**

@@ -26,6 +26,26 @@ enum snapshot_state {
 };
 
 /**
+ * struct summary_idle - one entry of a summary's "idle" list (issue 18): the waits of one thread
+ *			 at one place that the recorder's idle policy judged waiting for work,
+ *			 ended since the previous snapshot of the same run
+ * @pid: its process
+ * @tid: the thread
+ * @comm: the thread's name
+ * @site: where it waits ("pthread_cond_wait in bioProcessBackgroundJobs")
+ * @count: how many such waits ended in the snapshot's window
+ * @total_ns: their total duration
+ */
+struct summary_idle {
+	int32_t pid;
+	int32_t tid;
+	char *comm;
+	char *site;
+	uint64_t count;
+	uint64_t total_ns;
+};
+
+/**
  * struct summary - a summary.json, checked, its outliers typed
  * @id: the summary's id
  * @host: the host it was recorded on
@@ -34,6 +54,11 @@ enum snapshot_state {
  * @skipped: outliers seen since the previous snapshot that no snapshot covers
  * @outliers: its @nr_outliers outliers, in the summary's order
  * @flags: its @nr_flags warnings about the snapshot as a whole
+ * @idle: its @nr_idle idle entries that could be read, in the summary's order (none in a summary
+ *	written before issue 18)
+ * @idle_why: NULL, or "FILE: what" when "idle" was damaged: the bad entries are left out of
+ *	@idle rather than the summary refused (idle waits are not latency: a bad one must not cost
+ *	the outliers); the reader warns with it once
  * @json: the summary as read; only snapshots.c reads it (summary_to_json() passes the members
  *	this latsnap does not know through)
  */
@@ -47,6 +72,9 @@ struct summary {
 	size_t nr_outliers;
 	char **flags;
 	size_t nr_flags;
+	struct summary_idle *idle;
+	size_t nr_idle;
+	char *idle_why;
 	struct json_object *json;
 };
 
@@ -132,6 +160,30 @@ int summary_waits(const struct summary *s, struct snapshot_wait **waits, size_t 
 enum snapshot_wait_state snapshots_wait_state(const struct outlier *o);
 const char *snapshots_wait_state_name(enum snapshot_wait_state state);
 bool snapshots_is_deadlock(const struct outlier *o);
+
+/**
+ * struct snapshot_idle - a thread's idle waits at one place, summed over the snapshots of a set
+ * @host: the host of its snapshots ("" when unknown); pids are per host
+ * @pid: its process
+ * @tid: the thread
+ * @comm: the thread's name in the latest snapshot that has it
+ * @site: where it waits
+ * @count: how many idle waits
+ * @total_ns: their total duration (saturating)
+ *
+ * The strings point into the set.
+ */
+struct snapshot_idle {
+	const char *host;
+	int32_t pid;
+	int32_t tid;
+	const char *comm;
+	const char *site;
+	uint64_t count;
+	uint64_t total_ns;
+};
+
+int snapshots_idle(const struct snapshot_set *set, struct snapshot_idle **idle, size_t *nr);
 
 bool snapshots_is_glue_frame(const struct outlier_frame *frame);
 size_t snapshots_kernel_skip(const struct outlier_frames *frames);
