@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test_idle.c - the idle policy (classify/idle.c) on outliers made by hand: which waits are a
+ * thread waiting for work, how they are counted and named, and what overrides it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "classify/idle.h"
+#include "classify/rules.h"
+#include "lib/outlier.h"
+
+#define PID 100
+#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+#define APP "/srv/app"
+#define MS 1000000ULL
+
+/* A futex wait of @tid: a condition variable's (val 0) or a mutex's (val 2). */
+static struct outlier *futex_wait(int tid, bool lock, uint64_t ip)
+{
+	struct outlier *o = outlier_new();
+	struct outlier_kstack *k;
+
+	if (!o) {
+		bail_out("out of memory");
+	}
+	o->kind = OUTLIER_SYSCALL;
+	o->pid = PID;
+	o->tid = tid;
+	outlier_set_str(&o->comm, tid == PID ? "app" : "worker");
+	outlier_set_str(&o->syscall, "futex");
+	o->syscall_nr = 202;
+	o->has_args = true;
+	o->args[1] = lock ? 128 : 393;
+	o->args[2] = lock ? 2 : 0;
+	o->duration_ns = 300 * MS;
+	o->switches = 1;
+	o->nvcsw = 40;
+	k = outlier_add_kstack(o, o->duration_ns);
+	if (!k || outlier_frames_alloc(&k->frames, 2) ||
+	    outlier_frame_set(&k->frames.v[0], 0xffffffff81000000ULL, "futex_do_wait", 0x46, NULL) ||
+	    outlier_frame_set(&k->frames.v[1], 0xffffffff81000100ULL, "__x64_sys_futex", 0x12d,
+			      NULL)) {
+		bail_out("out of memory");
+	}
+	if (outlier_frames_alloc(&o->user_stack.frames, 3) ||
+	    outlier_frame_set(&o->user_stack.frames.v[0], ip, "__futex_abstimed_wait_common", 0xc6,
+			      LIBC) ||
+	    outlier_frame_set(&o->user_stack.frames.v[1], ip + 0x100,
+			      lock ? "__pthread_mutex_lock@GLIBC_2.2.5" : "pthread_cond_wait@@GLIBC_2.3.2",
+			      0x20, LIBC) ||
+	    outlier_frame_set(&o->user_stack.frames.v[2], 0x401000, lock ? "take" : "next_job.constprop.0",
+			      0x10, APP)) {
+		bail_out("out of memory");
+	}
+	return o;
+}
+
+/* judge: idle_judge() of @o, freed after. */
+static bool judge(struct idle_policy *p, struct outlier *o, const char **why)
+{
+	bool idle = idle_judge(p, o, why);
+
+	outlier_free(o);
+	return idle;
+}
+
+int main(void)
+{
+	const struct idle_entry *e;
+	struct idle_policy *p = NULL;
+	struct rules *rules = NULL, *builtin = rules_builtin();
+	struct outlier *o;
+	const char *why;
+	size_t n;
+
+	ok(!idle_open(&p, builtin, true), "idle_open");
+
+	/* A worker's condition-variable wait: first seen with many waits behind it, so counted. */
+	ok(!judge(p, futex_wait(101, false, 0x7f0000001000), &why),
+	   "a worker's first condvar wait after 39 other waits is latency (nothing known yet)");
+	ok(judge(p, futex_wait(101, false, 0x7f0000001000), &why),
+	   "the same worker back at the same place: idle");
+	ok(why && strstr(why, "came back"), "why: it came back (%s)", why ? why : "(null)");
+	ok(!judge(p, futex_wait(101, false, 0x7f0000002000), &why),
+	   "the same worker at another place: latency");
+
+	/* A mutex wait is never idle, however often. */
+	ok(!judge(p, futex_wait(102, true, 0x7f0000003000), &why), "a mutex wait: latency");
+	ok(!judge(p, futex_wait(102, true, 0x7f0000003000), &why),
+	   "the same mutex wait again: still latency");
+
+	/* The main thread: only where tracking found it. */
+	ok(!judge(p, futex_wait(PID, false, 0x7f0000004000), &why), "main thread, condvar: latency");
+	ok(!judge(p, futex_wait(PID, false, 0x7f0000004000), &why),
+	   "main thread back at the same place: still latency");
+	idle_seed(p, PID, 202, 0x7f0000005000);
+	ok(judge(p, futex_wait(PID, false, 0x7f0000005000), &why),
+	   "main thread where it was waiting when tracking began: idle");
+	ok(why && strstr(why, "tracking began"), "why: tracking began (%s)", why ? why : "(null)");
+	idle_seed(p, 103, 202, 0x7f0000006000);
+	ok(!judge(p, futex_wait(103, true, 0x7f0000006000), &why),
+	   "a mutex wait where tracking found the thread: latency all the same");
+
+	/* A new thread's first wait. */
+	o = futex_wait(104, false, 0x7f0000007000);
+	o->nvcsw = 3;
+	ok(judge(p, o, &why), "a new worker (3 voluntary switches in its life): its first wait is idle");
+	o = futex_wait(105, false, 0x7f0000008000);
+	o->nvcsw = 0;
+	ok(!judge(p, o, &why), "switch count unknown (0): not taken for a new thread");
+	o = futex_wait(PID, false, 0x7f0000009000);
+	o->nvcsw = 1;
+	ok(!judge(p, o, &why), "the main thread's first wait: latency (it does the process's work)");
+
+	/* Without arguments or user frames a futex is nothing in particular: counted. */
+	o = futex_wait(106, false, 0x7f000000a000);
+	o->has_args = false;
+	outlier_frames_free(&o->user_stack.frames);
+	o->nvcsw = 1;
+	ok(!judge(p, o, &why), "a futex wait with nothing to tell lock from event: latency");
+
+	/* Sleeps and requests. */
+	o = futex_wait(107, false, 0x7f000000b000);
+	outlier_set_str(&o->syscall, "nanosleep");
+	o->syscall_nr = 35;
+	o->has_args = false;
+	outlier_frames_free(&o->user_stack.frames);
+	o->nvcsw = 1;
+	ok(!judge(p, o, &why), "a requested sleep, even a new thread's first: latency");
+	o = futex_wait(101, false, 0x7f0000001000);
+	o->kind = OUTLIER_REQUEST;
+	ok(!judge(p, o, &why), "a request is never idle");
+
+	/* Counted per thread and place; a wait reported while it lasts is not counted. */
+	o = futex_wait(101, false, 0x7f0000001000);
+	outlier_add_flag(o, "still-blocked: still waiting");
+	ok(judge(p, o, &why), "still-blocked at its home place: idle");
+	is_u64(idle_count(p), 3, "3 idle waits counted (not the still-blocked one)");
+	n = idle_entries(p, &e);
+	is_u64(n, 3, "3 threads and places");
+	is_str(n ? e[0].site : "", "pthread_cond_wait in next_job (futex)",
+	       "the place: libc's outermost frame in the caller, no version or clone suffix");
+	is_u64(n ? e[0].count : 0, 1, "one wait there");
+	is_u64(n ? e[0].total_ns : 0, 300 * MS, "its time");
+	idle_window_reset(p);
+	n = idle_entries(p, &e);
+	is_u64(n ? e[0].window_count + e[1].window_count + e[2].window_count : 1, 0,
+	       "a snapshot's window starts over");
+	is_u64(n ? e[0].count : 0, 1, "the run's counts stay");
+	idle_close(p);
+
+	/* Rules decide first; --include-idle turns it all off. */
+	ok(!rules_parse("500 comm:worker syscall:futex = !idle\n"
+			"600 user:take = idle\n",
+			"test.rules", &rules),
+	   "rules with idle and !idle");
+	ok(!idle_open(&p, rules, true), "idle_open with them");
+	ok(!judge(p, futex_wait(101, false, 0x7f0000001000), &why), "!idle: counted");
+	ok(!judge(p, futex_wait(101, false, 0x7f0000001000), &why), "!idle: counted when back too");
+	ok(judge(p, futex_wait(102, true, 0x7f0000003000), &why),
+	   "idle (higher priority) for a mutex wait in take(): idle");
+	ok(why && strstr(why, "rule"), "why: a rule (%s)", why ? why : "(null)");
+	idle_close(p);
+	rules_free(rules);
+
+	ok(!idle_open(&p, builtin, false), "idle_open disabled (--include-idle)");
+	idle_seed(p, PID, 202, 0x7f0000005000);
+	ok(!judge(p, futex_wait(PID, false, 0x7f0000005000), &why), "disabled: nothing is idle");
+	is_u64(idle_count(p), 0, "disabled: nothing counted");
+	idle_close(p);
+	rules_free(builtin);
+	return tap_done();
+}
