@@ -4,10 +4,11 @@
  *
  * Measured on the labelled set of tests/integration/48-idle.t and on an idle machine with -a
  * (bench section 9). What it cannot tell apart, it leaves counted as latency: a client that
- * waits for a reply at the same place again and again looks like a server waiting for its next
- * request, so a pipe or socket read at a place the thread came back to is idle only when it is
- * not the process's main thread or the thread was already there when tracking began. Rules
- * (`idle`, `!idle`) settle what the defaults get wrong.
+ * waits for a reply on a socket at the same place again and again looks like a server waiting
+ * for its next request, so a socket or futex wait at a place the thread came back to is idle
+ * only when it is not the process's main thread or the thread was already there when tracking
+ * began. A pipe or a terminal brings data from one side only: its reader is a consumer, idle
+ * wherever it comes back. Rules (`idle`, `!idle`) settle what the defaults get wrong.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,11 +20,13 @@
 #include "lib/outlier.h"
 
 /*
- * What a wait waits for, told by the same matchers as the cause rules. `event`: something
- * nobody owns (data, a connection, a signal, a timer, a wake-up). `busy`: anything that makes
- * the thread wait while it does work, which wins over the event it may be inside of (a page
- * fault copying a pipe's data out, reclaim). A futex is told by its arguments (futex:lock or
- * futex:wait) and by the user stack where the preload library unwound it.
+ * What a wait waits for, told by the same matchers as the cause rules. An event nobody owns:
+ * `stream`, data that comes from one side whether the thread asked or not (a pipe, a terminal,
+ * a signal, a timer, an eventfd); `peer`, a wake-up or data that may be the answer to what the
+ * thread asked (a socket, a condition variable or other futex that is not a lock, poll). `busy`:
+ * anything that makes the thread wait while it does work, which wins over the event it may be
+ * inside of (a page fault copying a pipe's data out, reclaim). A futex is told by its arguments
+ * (futex:lock or futex:wait) and by the user stack where the preload library unwound it.
  */
 static const char event_rules_text[] =
 	"900 kernel:*exc_page_fault|*handle_mm_fault|try_to_free*pages|shrink_node = busy\n"
@@ -33,20 +36,19 @@ static const char event_rules_text[] =
 	"470 user:LWLockAcquire|LWLockAcquireOrWait|LWLockWaitForVar|ProcSleep|WaitOnLock = busy\n"
 	"460 syscall:futex user:*lll_lock_wait*|*pthread_mutex_*lock*|*pthread_rwlock_*lock* = busy\n"
 	"460 syscall:futex user:*pthread_*join* = busy\n"
-	"450 syscall:futex user:*pthread_cond_*wait*|*sem_*wait* = event\n"
+	"450 syscall:futex user:*pthread_cond_*wait*|*sem_*wait* = peer\n"
 	"440 syscall:futex futex:lock = busy\n"
-	"430 syscall:futex futex:wait = event\n"
-	"400 kernel:*pipe_read|pipe_wait_readable = event\n"
-	"400 kernel:unix_stream_read_generic|*unix_*recvmsg|unix_accept = event\n"
-	"400 kernel:tcp_recvmsg*|udp*_recvmsg|__skb_recv_udp|inet_csk_accept = event\n"
-	"400 kernel:sk_wait_data|__skb_wait_for_more_packets|skb_recv_datagram = event\n"
-	"400 kernel:n_tty_read|tty_read = event\n"
-	"400 kernel:do_sys_poll|do_select|core_sys_select|do_epoll_wait|do_epoll_pwait = event\n"
-	"400 kernel:io_cqring_wait|eventfd_read|inotify_read|timerfd_read_iter = event\n"
-	"400 kernel:do_msgrcv|wq_sleep = event\n"
-	"400 kernel:__do_sys_pause|sigsuspend|do_sigtimedwait|signalfd_read_iter = event\n"
-	"100 syscall:recv*|accept*|*poll|*select*|epoll_*wait*|pause = event\n"
-	"100 syscall:rt_sigsuspend|rt_sigtimedwait|msgrcv|mq_timedreceive = event\n";
+	"430 syscall:futex futex:wait = peer\n"
+	"400 kernel:*pipe_read|pipe_wait_readable|n_tty_read|tty_read = stream\n"
+	"400 kernel:eventfd_read|inotify_read|timerfd_read_iter|signalfd_read_iter = stream\n"
+	"400 kernel:do_msgrcv|wq_sleep|__do_sys_pause|sigsuspend|do_sigtimedwait = stream\n"
+	"400 kernel:unix_stream_read_generic|*unix_*recvmsg|unix_accept = peer\n"
+	"400 kernel:tcp_recvmsg*|udp*_recvmsg|__skb_recv_udp|inet_csk_accept = peer\n"
+	"400 kernel:sk_wait_data|__skb_wait_for_more_packets|skb_recv_datagram = peer\n"
+	"400 kernel:do_sys_poll|do_select|core_sys_select|do_epoll_wait|do_epoll_pwait = peer\n"
+	"400 kernel:io_cqring_wait = peer\n"
+	"100 syscall:recv*|accept*|*poll|*select*|epoll_*wait* = peer\n"
+	"100 syscall:pause|rt_sigsuspend|rt_sigtimedwait|msgrcv|mq_timedreceive = stream\n";
 
 /* A place a thread waited at: its syscall and its innermost user frame. */
 struct site_key {
@@ -73,6 +75,16 @@ enum site_seen {
 #define YOUNG_SWITCHES 8
 #define ENTRIES_MAX 1024
 
+/* The verdicts on waits reported while they lasted: their later reports get the same. */
+#define LASTING_MAX 256
+
+struct lasting {
+	int32_t tid;
+	uint64_t start_ns;
+	bool idle;
+	const char *why;
+};
+
 struct idle_policy {
 	struct rules *events;
 	const struct rules *rules;
@@ -83,6 +95,8 @@ struct idle_policy {
 	size_t nr_sites;
 	struct idle_entry *entries;
 	size_t nr_entries;
+	struct lasting lasting[LASTING_MAX];
+	size_t next_lasting;
 	uint64_t count;
 };
 
@@ -226,9 +240,9 @@ static void count_idle(struct idle_policy *p, const struct outlier *o)
 {
 	struct idle_entry *e = NULL;
 	char site[IDLE_SITE_LEN];
+	uint64_t delta;
 	size_t i;
 
-	p->count++;
 	site_text(o, site, sizeof(site));
 	for (i = 0; i < p->nr_entries; i++) {
 		if (p->entries[i].tid == o->tid && p->entries[i].pid == o->pid &&
@@ -239,6 +253,9 @@ static void count_idle(struct idle_policy *p, const struct outlier *o)
 	}
 	if (!e && p->nr_entries == ENTRIES_MAX) {
 		/* Counted in all, not listed: the list is for people. */
+		if (!outlier_has_flag(o, "still-blocked")) {
+			p->count++;
+		}
 		return;
 	}
 	if (!e) {
@@ -248,22 +265,65 @@ static void count_idle(struct idle_policy *p, const struct outlier *o)
 		snprintf(e->comm, sizeof(e->comm), "%s", o->comm ? o->comm : "");
 		snprintf(e->site, sizeof(e->site), "%s", site);
 	}
-	e->count++;
-	e->total_ns += o->duration_ns;
-	e->window_count++;
-	e->window_ns += o->duration_ns;
+	/*
+	 * A wait reported while it lasts (still-blocked) is counted then, for it may never end
+	 * (the process exits); its end, or a later report of it, adds only the time since.
+	 */
+	if (e->open_ns && e->open_start_ns == o->start_ns) {
+		delta = o->duration_ns > e->open_ns ? o->duration_ns - e->open_ns : 0;
+	} else {
+		delta = o->duration_ns;
+		e->count++;
+		e->window_count++;
+		p->count++;
+	}
+	e->total_ns += delta;
+	e->window_ns += delta;
+	e->open_start_ns = o->start_ns;
+	e->open_ns = outlier_has_flag(o, "still-blocked") ? o->duration_ns : 0;
 }
 
-/* Whether @o waits for an event nobody owns, rather than for a lock, the disk or itself. */
-static bool waits_for_event(const struct idle_policy *p, const struct outlier *o)
+enum wait_for {
+	WAIT_BUSY, /* a lock, the disk, memory, a sleep, itself: never idle by default */
+	WAIT_STREAM,
+	WAIT_PEER,
+};
+
+/* What @o waits for: an event nobody owns (and which kind), or not. */
+static enum wait_for waits_for(const struct idle_policy *p, const struct outlier *o)
 {
 	struct rules_match m;
 
 	if (o->kind != OUTLIER_SYSCALL) {
-		return false;
+		return WAIT_BUSY;
 	}
 	rules_classify(p->events, o, &m);
-	return m.categorized && !strcmp(m.cause, "event");
+	if (!m.categorized) {
+		return WAIT_BUSY;
+	}
+	return !strcmp(m.cause, "stream") ? WAIT_STREAM :
+	       !strcmp(m.cause, "peer")	  ? WAIT_PEER :
+					    WAIT_BUSY;
+}
+
+/*
+ * Whether @o's wait ended by its own timeout: woken by the timer it armed (hrtimer_wakeup, in
+ * the interrupt), not by anyone. Nothing it waited for came.
+ */
+static bool timed_out(const struct outlier *o)
+{
+	size_t i;
+
+	if (!o->waker || o->waker->tid) {
+		return false;
+	}
+	for (i = 0; i < o->waker->frames.nr && i < 4; i++) {
+		if (o->waker->frames.v[i].symbol &&
+		    !strcmp(o->waker->frames.v[i].symbol, "hrtimer_wakeup")) {
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -273,8 +333,12 @@ static bool waits_for_event(const struct idle_policy *p, const struct outlier *o
 static bool decide(const struct idle_policy *p, const struct outlier *o, enum site_seen seen,
 		   const char **why)
 {
-	/* A main thread does its process's work: idle only where tracking found it waiting. */
+	/*
+	 * A main thread does its process's work: a reply it asked for on a socket or a futex is
+	 * latency each time, even at the same place.
+	 */
 	bool worker = o->tid != o->pid;
+	enum wait_for what;
 
 	switch (rules_idle_verdict(p->rules, o)) {
 	case RULES_IDLE_IDLE:
@@ -285,14 +349,19 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 	default:
 		break;
 	}
-	if (!waits_for_event(p, o)) {
+	what = waits_for(p, o);
+	if (what == WAIT_BUSY) {
 		return false;
+	}
+	if (timed_out(o)) {
+		*why = "it timed out: nothing it waited for came";
+		return true;
 	}
 	if (seen == SITE_AT_START) {
 		*why = "its thread's home wait: it was waiting there when tracking began";
 		return true;
 	}
-	if (seen == SITE_CAME_BACK && worker) {
+	if (seen == SITE_CAME_BACK && (worker || what == WAIT_STREAM)) {
 		*why = "its thread's home wait: it came back to where it waited before";
 		return true;
 	}
@@ -301,6 +370,19 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 		return true;
 	}
 	return false;
+}
+
+/* The verdict on @o when it was reported while it lasted, or NULL. */
+static struct lasting *lasting_of(struct idle_policy *p, const struct outlier *o)
+{
+	size_t i;
+
+	for (i = 0; i < LASTING_MAX && i < p->next_lasting; i++) {
+		if (p->lasting[i].tid == o->tid && p->lasting[i].start_ns == o->start_ns) {
+			return &p->lasting[i];
+		}
+	}
+	return NULL;
 }
 
 /* The place of @o, as the policy remembers it. */
@@ -320,12 +402,13 @@ static struct site_key site_of(const struct outlier *o)
  * @why: set to the reason, for -v, when it is idle
  *
  * Its place is remembered for the thread's next waits. A wait reported while it lasts (flag
- * still-blocked) is judged but not counted: its end is.
+ * still-blocked) is counted once, its time so far; its end adds the rest.
  *
  * Return: true when idle.
  */
 bool idle_judge(struct idle_policy *policy, const struct outlier *outlier, const char **why)
 {
+	struct lasting *last;
 	struct site_key k;
 	enum site_seen seen;
 	bool idle;
@@ -336,8 +419,22 @@ bool idle_judge(struct idle_policy *policy, const struct outlier *outlier, const
 	}
 	k = site_of(outlier);
 	seen = site_seen(policy, &k, false);
-	idle = decide(policy, outlier, seen, why);
-	if (idle && !outlier_has_flag(outlier, "still-blocked")) {
+	last = lasting_of(policy, outlier);
+	if (last) {
+		/* One wait, one verdict: reported while it lasted, and then again. */
+		idle = last->idle;
+		*why = last->why;
+	} else {
+		idle = decide(policy, outlier, seen, why);
+	}
+	if (!last && outlier_has_flag(outlier, "still-blocked")) {
+		last = &policy->lasting[policy->next_lasting++ % LASTING_MAX];
+		last->tid = outlier->tid;
+		last->start_ns = outlier->start_ns;
+		last->idle = idle;
+		last->why = *why;
+	}
+	if (idle) {
 		count_idle(policy, outlier);
 	}
 	return idle;

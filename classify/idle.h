@@ -5,11 +5,13 @@
  * A wait qualifies only if it waits for an event that nobody owns (a condition variable or other
  * futex that is not a lock, a pipe, socket or terminal read, a signal, a timer, an eventfd...);
  * locks, disk I/O, fsync, memory, sleeps and everything else always count. Such a wait is idle
- * when it is the thread's home wait: the thread has waited at that same place before (it came
- * back to it, or was there when tracking began), or it is the first wait of a thread that is not
- * its process's main thread (a worker waiting for its first job). Inside a request nothing is
- * idle; rules with the cause `idle` or `!idle` decide before all of this; --include-idle turns
- * the policy off. Idle waits are not dropped: each is counted per thread and place.
+ * when it ended by its own timeout (nothing came), or when it is the thread's home wait: the
+ * thread was waiting there when tracking began; or it came back to a place it waited at before
+ * (for a socket or a futex, only a thread that is not its process's main thread: a main thread's
+ * replies are its process's work); or it is the first wait of a new thread that is not the
+ * main thread (a worker waiting for its first job). Inside a request nothing is idle; rules
+ * with the cause `idle` or `!idle` decide before all of this; --include-idle turns the policy
+ * off. Idle waits are not dropped: each is counted per thread and place.
  */
 #ifndef LATSNAP_IDLE_H
 #define LATSNAP_IDLE_H
@@ -36,6 +38,9 @@ struct idle_entry {
 	/* since the last idle_window_reset() */
 	uint64_t window_count;
 	uint64_t window_ns;
+	/* a wait counted while it lasted (still-blocked): its start, and the time counted so far */
+	uint64_t open_start_ns;
+	uint64_t open_ns;
 };
 
 struct idle_policy;

@@ -114,6 +114,41 @@ int main(void)
 	o->nvcsw = 1;
 	ok(!judge(p, o, &why), "the main thread's first wait: latency (it does the process's work)");
 
+	/* A wait that ended by its own timeout: nothing came, in any thread. */
+	o = futex_wait(PID, false, 0x7f000000d000);
+	o->waker = calloc(1, sizeof(*o->waker));
+	if (!o->waker || outlier_frames_alloc(&o->waker->frames, 2) ||
+	    outlier_frame_set(&o->waker->frames.v[0], 0xffffffff81000200ULL, "try_to_wake_up", 0,
+			      NULL) ||
+	    outlier_frame_set(&o->waker->frames.v[1], 0xffffffff81000300ULL, "hrtimer_wakeup", 0,
+			      NULL)) {
+		bail_out("out of memory");
+	}
+	ok(judge(p, o, &why), "the main thread's condvar wait that timed out: idle");
+	ok(why && strstr(why, "timed out"), "why: timed out (%s)", why ? why : "(null)");
+	o = futex_wait(PID, true, 0x7f000000e000);
+	o->waker = calloc(1, sizeof(*o->waker));
+	if (!o->waker || outlier_frames_alloc(&o->waker->frames, 1) ||
+	    outlier_frame_set(&o->waker->frames.v[0], 0xffffffff81000300ULL, "hrtimer_wakeup", 0,
+			      NULL)) {
+		bail_out("out of memory");
+	}
+	ok(!judge(p, o, &why), "a mutex wait that timed out (timedlock): latency");
+
+	/* A pipe: its reader is a consumer, the main thread too. */
+	o = futex_wait(PID, false, 0x7f000000f000);
+	outlier_set_str(&o->syscall, "read");
+	o->syscall_nr = 0;
+	o->has_args = false;
+	outlier_set_str(&o->kernel_stacks[0].frames.v[0].symbol, "anon_pipe_read");
+	ok(!judge(p, o, &why), "the main thread's first pipe read: latency");
+	o = futex_wait(PID, false, 0x7f000000f000);
+	outlier_set_str(&o->syscall, "read");
+	o->syscall_nr = 0;
+	o->has_args = false;
+	outlier_set_str(&o->kernel_stacks[0].frames.v[0].symbol, "anon_pipe_read");
+	ok(judge(p, o, &why), "the main thread back at its pipe read: idle");
+
 	/* Without arguments or user frames a futex is nothing in particular: counted. */
 	o = futex_wait(106, false, 0x7f000000a000);
 	o->has_args = false;
@@ -133,22 +168,44 @@ int main(void)
 	o->kind = OUTLIER_REQUEST;
 	ok(!judge(p, o, &why), "a request is never idle");
 
+	/* A wait reported while it lasts keeps its verdict when it ends. */
+	o = futex_wait(108, false, 0x7f000000c000);
+	o->start_ns = 7000 * MS;
+	outlier_add_flag(o, "still-blocked: still waiting");
+	ok(!judge(p, o, &why), "a worker's wait, still going, at a new place: latency");
+	o = futex_wait(108, false, 0x7f000000c000);
+	o->start_ns = 7000 * MS;
+	ok(!judge(p, o, &why), "its end, though the place is known now: latency still");
+	o = futex_wait(108, false, 0x7f000000c000);
+	o->start_ns = 9000 * MS;
+	ok(judge(p, o, &why), "the thread's next wait there: idle");
+
 	/* Counted per thread and place; a wait reported while it lasts is not counted. */
 	o = futex_wait(101, false, 0x7f0000001000);
 	outlier_add_flag(o, "still-blocked: still waiting");
+	o->start_ns = 5000 * MS;
+	o->duration_ns = 1000 * MS;
 	ok(judge(p, o, &why), "still-blocked at its home place: idle");
-	is_u64(idle_count(p), 3, "3 idle waits counted (not the still-blocked one)");
+	is_u64(idle_count(p), 7, "7 idle waits counted, the one still going included");
+	o = futex_wait(101, false, 0x7f0000001000);
+	o->start_ns = 5000 * MS;
+	o->duration_ns = 1500 * MS;
+	ok(judge(p, o, &why), "its end: idle");
+	is_u64(idle_count(p), 7, "its end is not another wait");
 	n = idle_entries(p, &e);
-	is_u64(n, 3, "3 threads and places");
+	is_u64(n, 5, "5 threads and places (the main thread's condvar waits at one)");
 	is_str(n ? e[0].site : "", "pthread_cond_wait in next_job (futex)",
 	       "the place: libc's outermost frame in the caller, no version or clone suffix");
-	is_u64(n ? e[0].count : 0, 1, "one wait there");
-	is_u64(n ? e[0].total_ns : 0, 300 * MS, "its time");
+	is_u64(n ? e[0].count : 0, 2, "two waits there");
+	is_u64(n ? e[0].total_ns : 0, 1800 * MS, "their time: 300 ms and the long one's 1.5 s");
 	idle_window_reset(p);
 	n = idle_entries(p, &e);
-	is_u64(n ? e[0].window_count + e[1].window_count + e[2].window_count : 1, 0,
+	is_u64(n == 5 ? e[0].window_count + e[1].window_count + e[2].window_count + e[3].window_count +
+			       e[4].window_count :
+			1,
+	       0,
 	       "a snapshot's window starts over");
-	is_u64(n ? e[0].count : 0, 1, "the run's counts stay");
+	is_u64(n ? e[0].count : 0, 2, "the run's counts stay");
 	idle_close(p);
 
 	/* Rules decide first; --include-idle turns it all off. */
