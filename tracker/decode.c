@@ -459,6 +459,14 @@ int decode_stall(const struct ls_stall *st, const struct ksyms *ks, struct usyms
 		o->user_stack.source = OUTLIER_USTACK_UNWIND;
 		outlier_add_flag(o, "user-stack-remote: unwound from outside, from the registers "
 				    "saved at its syscall entry (it was not stopped)");
+	} else if (st->regs[16] &&
+		   !decode_user_frames(us, (pid_t)st->pid, &st->regs[16], 1, &o->user_stack.frames)) {
+		/* Where it entered the kernel, at least: the place the idle policy knows it by. */
+		o->user_stack.source = OUTLIER_USTACK_FRAME_POINTER;
+		outlier_add_flag(o,
+				 "user-stack-partial: only its innermost frame, from its saved "
+				 "registers: the rest could not be unwound from outside (%s)",
+				 strerror(-err));
 	} else {
 		outlier_add_flag(o,
 				 "no-user-stack: its stack could not be unwound from outside (%s)",
