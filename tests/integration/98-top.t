@@ -114,16 +114,21 @@ is "$(Q .sampled_out)" 0 "--sample-ratio 1: nothing sampled out"
 # --- the idle policy: workpool ---
 # workpool 2 4 250 120 (~1.8 s): two wp_worker threads wait on a condition variable for jobs and
 # wp_reader reads a pipe for input (waits for work: idle); each of the 4 jobs is a ~120 ms mutex
-# wait of a worker (latency, lock contention). top_workpool TAG ARGS: one refresh of 5 s of
-# `top --json ARGS` with workpool run inside it (from 1.5 s on, after top's load), its JSON in
-# $TMPD/TAG.json; sets RC (top's) and WP (workpool's pid).
+# wait of a worker (latency, lock contention). Its main thread's wait in pthread_join() at the
+# end is an event too, but of a main thread: latency. top_workpool TAG ARGS: one refresh of 5 s of
+# `top ARGS` with workpool run inside it (once top is attached), its output in
+# $TMPD/TAG.out; sets RC (top's) and WP (workpool's pid).
 top_workpool() {
-	local tag=$1 job
+	local tag=$1 job i
 	shift
-	timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" top --batch 1 -i 5s "$@" >"$TMPD/$tag.out" \
+	timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" top -v --batch 1 -i 5s "$@" >"$TMPD/$tag.out" \
 		2>"$TMPD/$tag.err" &
 	job=$!
-	sleep 1.5
+	# Attached once -v says its first stall scan ran (a loaded machine can take seconds).
+	for i in $(seq 1 200); do
+		grep -q 'stall scan at load' "$TMPD/$tag.err" && break
+		sleep 0.1
+	done
 	WL_LOG=$TMPD/$tag.log timeout 20 "$WL/workpool" 2 4 250 120 >/dev/null 2>&1
 	wait $job
 	RC=$?
@@ -151,9 +156,6 @@ between "$(S "$J" '^wp_worker$' 'lock contention' 4)" 300000000 1500000000 \
 	"idle policy: wp_worker's mutex waits (~4 x 120 ms) are lock contention"
 is "$(W "$J" '^wp_(worker|reader)$' | grep -Eic 'condition variable|pipe')" 0 \
 	"idle policy: no condition-variable or pipe row of wp_worker or wp_reader (waits for work)"
-is "$(jq -r "[.processes[] | select(.pid == $WP) | .causes[].cause |
-	select(test(\"condition variable|pipe\"; \"i\"))] | length" "$J")" 0 \
-	"idle policy: none in workpool's causes either"
 is "$(jq -r "[.processes[] | select(.pid == $WP) | .objects[].object |
 	select(startswith(\"pipe:\"))] | length" "$J")" 0 \
 	"idle policy: nor its pipe among its objects (view 3)"
@@ -168,11 +170,14 @@ IDLE_LINE+='(; [0-9]+ threads waiting now)? \(waiting for work, not latency\)$'
 ok "sed -n 2p '$TMPD/idle-text.out' | grep -Eq '$IDLE_LINE'" \
 	"idle policy, text: the idle line counts some waits"
 sed -n 2p "$TMPD/idle-text.out" | sed 's/^/line 2: /' | while read -r l; do diag "$l"; done
+# Its main thread's waits in pthread_join() are not for work: its table may show them.
 WPTABLE="sed -n '/^Process workpool ($WP)/,/^\$/p' '$TMPD/idle-text.out'"
-ok "! $WPTABLE | grep -Eiq 'condition variable|pipe'" \
-	"idle policy, text: no condition-variable or pipe row in workpool's table"
-ok "$WPTABLE | grep -q 'lock contention'" \
-	"idle policy, text: its lock contention row"
+ok "$WPTABLE | grep -q 'lock contention'" "idle policy, text: workpool's lock contention row"
+if ! eval "$WPTABLE" | grep -q 'lock contention'; then
+	diag "workpool $WP:$(grep -c '' "$TMPD/idle-text.log") log lines; its part of the output:"
+	grep -A6 "workpool\|wp_" "$TMPD/idle-text.out" | sed 's/^/# /'
+	diag_file "$TMPD/idle-text.err" "stderr: "
+fi
 # --include-idle: the waits for work are latency again.
 top_workpool include --json --include-idle
 is "$RC" 0 "--include-idle: exit 0"
