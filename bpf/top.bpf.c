@@ -65,6 +65,7 @@ struct task_wait {
 	__s32 nr;
 	__u8 state; /* enum run_state */
 	__u8 obj_kind;
+	__u8 futex_lock; /* struct top_key's */
 };
 
 struct {
@@ -179,6 +180,7 @@ static __always_inline void end_wait(struct task_struct *task, struct task_wait 
 		key.nr = w->nr;
 		key.obj = w->obj;
 		key.obj_kind = w->obj_kind;
+		key.futex_lock = w->futex_lock;
 	}
 	v = bpf_map_lookup_elem(&agg, &key);
 	if (!v) {
@@ -222,6 +224,22 @@ static __always_inline long syscall_of(struct pt_regs *regs)
 }
 
 /*
+ * The futex ABI (linux/futex.h, macros BTF does not carry): the commands that wait, and the flags
+ * around them in op (FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME).
+ */
+#define TOP_FUTEX_WAIT 0
+#define TOP_FUTEX_LOCK_PI 6
+#define TOP_FUTEX_TRYLOCK_PI 8
+#define TOP_FUTEX_WAIT_BITSET 9
+#define TOP_FUTEX_LOCK_PI2 13
+#define TOP_FUTEX_FLAGS (128 | 256)
+/*
+ * glibc's lll_lock (and Rust's and Go's locks) marks a contended lock word 2 and waits for it to
+ * change from 2: a FUTEX_WAIT for 2 is a thread waiting for a lock.
+ */
+#define TOP_FUTEX_CONTENDED 2
+
+/*
  * The syscall @task blocks in and, for those that name one, the object it waits on (its first
  * argument). The registers are loaded directly (relocated by CO-RE all the same), not read with
  * the _CORE macros' bpf_probe_read_kernel(): bpf_task_pt_regs() gives a pointer the verifier
@@ -230,12 +248,14 @@ static __always_inline long syscall_of(struct pt_regs *regs)
 static __always_inline void note_syscall(struct task_struct *task, struct task_wait *w)
 {
 	struct pt_regs *regs;
+	__u32 cmd, val;
 	long nr;
 	__u8 kind;
 
 	w->nr = -1;
 	w->obj = 0;
 	w->obj_kind = TOP_OBJ_NONE;
+	w->futex_lock = 0;
 	if (task->flags & PF_KTHREAD) {
 		return;
 	}
@@ -252,6 +272,19 @@ static __always_inline void note_syscall(struct task_struct *task, struct task_w
 	if (kind != TOP_OBJ_NONE) {
 		w->obj_kind = kind;
 		w->obj = PT_REGS_PARM1_SYSCALL(regs);
+	}
+	/*
+	 * A lock or an event: the idle policy's futex:lock test, on op and val (ints to the
+	 * kernel: the upper half of the register is not theirs). Two more loads from the same
+	 * registers, for futex only; the key keeps its size (a byte of its padding).
+	 */
+	if (kind == TOP_OBJ_FUTEX) {
+		cmd = (__u32)PT_REGS_PARM2_SYSCALL(regs) & ~(__u32)TOP_FUTEX_FLAGS;
+		val = (__u32)PT_REGS_PARM3_SYSCALL(regs);
+		w->futex_lock = cmd == TOP_FUTEX_LOCK_PI || cmd == TOP_FUTEX_TRYLOCK_PI ||
+				cmd == TOP_FUTEX_LOCK_PI2 ||
+				((cmd == TOP_FUTEX_WAIT || cmd == TOP_FUTEX_WAIT_BITSET) &&
+				 val == TOP_FUTEX_CONTENDED);
 	}
 }
 
@@ -468,6 +501,7 @@ int top_stalls(struct bpf_iter__task *ctx)
 	rec->nr = nr;
 	rec->kind = kind;
 	rec->flags = flags;
+	rec->futex_lock = kind == TOP_WAIT_BLOCKED ? w->futex_lock : 0;
 	rec->obj = kind == TOP_WAIT_BLOCKED ? w->obj : 0;
 	rec->obj_kind = kind == TOP_WAIT_BLOCKED ? w->obj_kind : TOP_OBJ_NONE;
 	bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), task->comm);

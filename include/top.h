@@ -42,7 +42,14 @@ struct top_key {
 	__s32 nr; /* syscall number; -1 outside any syscall */
 	__u8 kind; /* enum top_wait_kind */
 	__u8 obj_kind; /* enum top_obj_kind */
-	__u8 pad[2];
+	/*
+	 * A futex wait for a lock (FUTEX_LOCK_PI*, or FUTEX_WAIT* of the value 2), told by its op
+	 * and val as the recorder's futex:lock matcher tells it: 1, else 0 (a condition variable,
+	 * a semaphore...; and any other syscall). The idle policy needs it: a waiter on a lock is
+	 * never idle, a waiter on an event may be.
+	 */
+	__u8 futex_lock;
+	__u8 pad;
 };
 
 struct top_value {
@@ -83,7 +90,7 @@ struct top_stall {
 	__u8 kind; /* enum top_wait_kind: blocked, or runnable (waiting for CPU) */
 	__u8 obj_kind; /* enum top_obj_kind */
 	__u8 flags; /* enum top_stall_flag */
-	__u8 pad;
+	__u8 futex_lock; /* as struct top_key's */
 	char comm[TOP_COMM_LEN]; /* the thread's */
 	char pcomm[TOP_COMM_LEN]; /* its process's (the group leader's) */
 	__u32 nr_ips; /* kernel frames in ips[]; 0 for a wait for CPU, or when unreadable */

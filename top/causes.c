@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * causes.c - what each aggregate of `latsnap top` waited for, and what each stalled thread waits
- * for: its cause, from the recorder's rules applied to its symbolized kernel stack and its
- * syscall, cached per (stack, syscall); and its synchronization object (a futex address, or the
- * pipe, socket or file behind an fd).
+ * for: its cause, from the recorder's rules applied to its symbolized kernel stack, its syscall
+ * (a futex's lock bit as its op and val) and its thread's name, and whether the idle policy could
+ * call it a wait for work, cached per (stack, syscall, lock bit, thread name); and its
+ * synchronization object (a futex address, or the pipe, socket or file behind an fd).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "classify/idle.h"
 #include "classify/rules.h"
 #include "lib/outlier.h"
 #include "classify/syscalls.h"
@@ -30,7 +32,13 @@ static int cmp_cause(const void *a, const void *b)
 	if (x->stack != y->stack) {
 		return x->stack < y->stack ? -1 : 1;
 	}
-	return x->nr < y->nr ? -1 : x->nr > y->nr;
+	if (x->nr != y->nr) {
+		return x->nr < y->nr ? -1 : 1;
+	}
+	if (x->futex_lock != y->futex_lock) {
+		return x->futex_lock ? 1 : -1;
+	}
+	return strcmp(x->comm, y->comm);
 }
 
 static void free_cause(void *p)
@@ -53,19 +61,69 @@ static bool is_futex(int32_t nr)
 	return name && !strncmp(name, "futex", 5);
 }
 
-/* The cause of a blocked wait in syscall @nr (-1: none) with kernel frames @ips[0..@n). */
-static char *classify_frames(struct top *t, const __u64 *ips, size_t n, int32_t nr)
+/* Syscall @nr is on the idle list (classify/syscalls.c): a wait for work, whatever the policy. */
+static bool on_idle_list(int32_t nr)
+{
+	const char *name = nr >= 0 ? syscall_name(nr) : NULL;
+	size_t i;
+
+	for (i = 0; name && syscall_default_idle[i]; i++) {
+		if (!strcmp(name, syscall_default_idle[i])) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The idle verdicts of @e's waits, judged on @o, which stands for them: for a process's main
+ * thread and for another thread, which the policy tells apart (a main thread does its process's
+ * work), each for a first wait at its place and for a thread that came back to it. Nothing else
+ * of pid and tid matters to it, so two stand-in ids serve every thread and the verdicts can be
+ * cached with the cause.
+ */
+static void judge_idle(struct top *t, struct outlier *o, struct top_cause *e)
+{
+	const char *why;
+	int worker, back;
+
+	for (worker = 0; worker < 2; worker++) {
+		o->pid = 1;
+		o->tid = worker ? 2 : 1;
+		for (back = 0; back < 2; back++) {
+			e->idle[worker][back] = !t->opts.include_idle && on_idle_list(e->nr);
+			if (!e->idle[worker][back]) {
+				e->idle[worker][back] = idle_judge_wait(t->idle, o, back, &why);
+			}
+		}
+	}
+}
+
+/*
+ * The cause and idle verdicts of @e, a blocked wait in syscall e->nr (-1: none) with kernel
+ * frames @ips[0..@n), of thread e->comm. A futex's lock bit goes to the rules as a synthetic op
+ * and val (FUTEX_WAIT_BITSET of 2 for a lock, of 0 otherwise, private) that their futex:lock and
+ * futex:wait matchers tell apart as they would the real ones. Return: 0, or -ENOMEM.
+ */
+static int classify_frames(struct top *t, const __u64 *ips, size_t n, struct top_cause *e)
 {
 	struct outlier *o = outlier_new();
 	struct outlier_kstack *st;
 	struct rules_match m;
-	char *cause = NULL;
+	const char *name = e->nr >= 0 ? syscall_name(e->nr) : NULL;
+	int err = -ENOMEM;
 
-	if (!o || outlier_set_str(&o->syscall, nr >= 0 ? syscall_name(nr) : NULL)) {
+	if (!o || outlier_set_str(&o->syscall, name) || outlier_set_str(&o->comm, e->comm)) {
 		goto out;
 	}
-	o->kind = nr >= 0 ? OUTLIER_SYSCALL : OUTLIER_SLEEP;
+	o->kind = e->nr >= 0 ? OUTLIER_SYSCALL : OUTLIER_SLEEP;
+	o->syscall_nr = e->nr;
 	o->duration_ns = 1;
+	if (name && !strcmp(name, "futex")) {
+		o->has_args = true;
+		o->args[1] = e->futex_lock ? 128 : 128 | 9;
+		o->args[2] = e->futex_lock ? 2 : 0;
+	}
 	if (n) {
 		st = outlier_add_kstack(o, 1);
 		if (!st ||
@@ -75,28 +133,34 @@ static char *classify_frames(struct top *t, const __u64 *ips, size_t n, int32_t 
 		}
 	}
 	rules_classify(t->rules, o, &m);
-	cause = strdup(m.cause);
+	e->cause = strdup(m.cause);
+	if (!e->cause) {
+		goto out;
+	}
+	judge_idle(t, o, e);
+	err = 0;
 out:
 	outlier_free(o);
-	return cause;
+	return err;
 }
 
 /*
  * The cause of a blocked wait, from the cause rules: an outlier with the stack as its only
  * kernel stack. *@cacheable is false when the stack was gone from the map.
  */
-static char *classify(struct top *t, uint64_t stack, int32_t nr, bool *cacheable)
+static int classify(struct top *t, struct top_cause *e, bool *cacheable)
 {
 	struct top_stack frames;
 
 	*cacheable = true;
-	if (stack && !bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.stacks), &stack, &frames)) {
-		return classify_frames(t, frames.ips, frames.nr, nr);
+	if (e->stack &&
+	    !bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.stacks), &e->stack, &frames)) {
+		return classify_frames(t, frames.ips, frames.nr, e);
 	}
-	if (stack) {
+	if (e->stack) {
 		*cacheable = false;
 	}
-	return classify_frames(t, NULL, 0, nr);
+	return classify_frames(t, NULL, 0, e);
 }
 
 /*
@@ -119,29 +183,48 @@ static const struct top_cause *cause_uncached(struct top *t, struct top_cause *e
 	}
 	uncached.cause = e->cause;
 	uncached.special = e->special;
+	memcpy(uncached.idle, e->idle, sizeof(uncached.idle));
 	free(e);
 	return &uncached;
 }
 
-/* A new cache entry for (@stack, @nr), its cause from @classified (taken); NULL: out of memory. */
-static struct top_cause *cause_new(uint64_t stack, int32_t nr, char *classified)
+/*
+ * A new cache entry for @probe's key, its cause and idle verdicts from the rules and the policy;
+ * NULL when memory ran out. *@cacheable as classify()'s.
+ */
+static struct top_cause *cause_new(struct top *t, const struct top_cause *probe, const __u64 *ips,
+				   size_t n, bool *cacheable)
 {
-	struct top_cause *e;
+	struct top_cause *e = calloc(1, sizeof(*e));
+	int err;
 
-	if (!classified) {
-		return NULL;
-	}
-	e = calloc(1, sizeof(*e));
 	if (!e) {
-		free(classified);
 		return NULL;
 	}
-	e->stack = stack;
-	e->nr = nr;
-	e->cause = classified;
-	e->special = is_futex(nr) || strstr(e->cause, "contention") ||
+	*e = *probe;
+	if (cacheable) {
+		err = classify(t, e, cacheable);
+	} else {
+		err = classify_frames(t, ips, n, e);
+	}
+	if (err) {
+		free_cause(e);
+		return NULL;
+	}
+	e->special = is_futex(e->nr) || strstr(e->cause, "contention") ||
 		     strstr(e->cause, "lock contention");
 	return e;
+}
+
+/* The key of the cache for a wait of thread @comm (not always terminated in the kernel's). */
+static void cause_key(struct top_cause *probe, uint64_t stack, int32_t nr, bool futex_lock,
+		      const char *comm)
+{
+	memset(probe, 0, sizeof(*probe));
+	probe->stack = stack;
+	probe->nr = nr;
+	probe->futex_lock = futex_lock;
+	snprintf(probe->comm, sizeof(probe->comm), "%.*s", (int)sizeof(probe->comm) - 1, comm);
 }
 
 /* Files @e in the cache. Return: @e, or NULL (@e freed) when memory ran out. */
@@ -159,26 +242,29 @@ static struct top_cause cause_cpu = { .cause = RULES_CAUSE_CPU, .special = true 
 static struct top_cause cause_oom = { .cause = "(out of memory)" };
 
 /**
- * top_cause_of() - the cause of the waits of one aggregate, from the cache or the rules
- * @t: the cache, the rules, the stacks map
+ * top_cause_of() - the cause of the waits of one aggregate, and its idle verdicts, from the cache
+ * or the rules and the idle policy
+ * @t: the cache, the rules, the policy, the stacks map
  * @k: the aggregate's key
+ * @comm: its thread's name (the rules' comm: matchers)
  *
  * Return: the cause, valid until top_causes_clear(); never NULL ("(out of memory)" then).
  */
-const struct top_cause *top_cause_of(struct top *t, const struct top_key *k)
+const struct top_cause *top_cause_of(struct top *t, const struct top_key *k, const char *comm)
 {
-	struct top_cause probe = { .stack = k->stack, .nr = k->nr }, *e, **found;
+	struct top_cause probe, *e, **found;
 	const struct top_cause *c;
 	bool cacheable;
 
 	if (k->kind == TOP_WAIT_CPU) {
 		return &cause_cpu;
 	}
+	cause_key(&probe, k->stack, k->nr, k->futex_lock, comm);
 	found = tfind(&probe, &t->causes, cmp_cause);
 	if (found) {
 		return *found;
 	}
-	e = cause_new(k->stack, k->nr, classify(t, k->stack, k->nr, &cacheable));
+	e = cause_new(t, &probe, NULL, 0, &cacheable);
 	if (!e) {
 		return &cause_oom;
 	}
@@ -190,8 +276,15 @@ const struct top_cause *top_cause_of(struct top *t, const struct top_key *k)
 	return c ? c : &cause_oom;
 }
 
-/* The hash bpf/top.bpf.c files a stack under (capture_stack()): the same stack, the same key. */
-static uint64_t stack_hash(const __u64 *ips, size_t n)
+/**
+ * top_stack_hash() - the hash bpf/top.bpf.c files a stack under (capture_stack()): the same
+ * stack, the same key
+ * @ips: its frames, innermost first
+ * @n: how many (those beyond TOP_MAX_DEPTH do not count)
+ *
+ * Return: the hash, never 0.
+ */
+uint64_t top_stack_hash(const __u64 *ips, size_t n)
 {
 	uint64_t hash = 14695981039346656037ull;
 	size_t i;
@@ -203,9 +296,9 @@ static uint64_t stack_hash(const __u64 *ips, size_t n)
 }
 
 /**
- * top_cause_of_stall() - the cause of a wait still going on, from its kernel stack and
- * syscall through the same rules and cache as the aggregates'
- * @t: the cache, the rules
+ * top_cause_of_stall() - the cause of a wait still going on, and its idle verdicts, from its
+ * kernel stack, syscall and thread through the same rules, policy and cache as the aggregates'
+ * @t: the cache, the rules, the idle policy
  * @s: the record of the stall scan
  *
  * Return: the cause, valid until top_causes_clear(); never NULL ("(out of memory)" then).
@@ -213,18 +306,18 @@ static uint64_t stack_hash(const __u64 *ips, size_t n)
 const struct top_cause *top_cause_of_stall(struct top *t, const struct top_stall *s)
 {
 	size_t n = s->nr_ips < TOP_MAX_DEPTH ? s->nr_ips : TOP_MAX_DEPTH;
-	struct top_cause probe = { .stack = n ? stack_hash(s->ips, n) : 0, .nr = s->nr }, *e,
-			 **found;
+	struct top_cause probe, *e, **found;
 	const struct top_cause *c;
 
 	if (s->kind == TOP_WAIT_CPU) {
 		return &cause_cpu;
 	}
+	cause_key(&probe, n ? top_stack_hash(s->ips, n) : 0, s->nr, s->futex_lock, s->comm);
 	found = tfind(&probe, &t->causes, cmp_cause);
 	if (found) {
 		return *found;
 	}
-	e = cause_new(probe.stack, probe.nr, classify_frames(t, s->ips, n, s->nr));
+	e = cause_new(t, &probe, s->ips, n, NULL);
 	c = e ? cause_cache(t, e) : NULL;
 	return c ? c : &cause_oom;
 }

@@ -49,13 +49,21 @@ static void read_stats(struct top *t, uint64_t *delta)
 	}
 }
 
-/* One aggregate taken from the map, as a wait of the period. */
+/*
+ * One aggregate taken from the map, as a wait of the period; or, when it is waits for work,
+ * counted apart, its tid added to @idle_tids.
+ */
 static void period_add(struct top *t, struct top_period *p, const struct top_key *k,
-		       const struct top_value *v)
+		       const struct top_value *v, const struct top_cause *c, uint32_t *idle_tids)
 {
 	struct top_wait *w = &p->waits[p->nr];
-	const struct top_cause *c = top_cause_of(t, k);
 
+	if (top_idle_wait(t, k, c)) {
+		idle_tids[p->idle_threads++] = k->tid;
+		p->idle_waits += v->count;
+		p->idle_ns += v->sum_ns;
+		return;
+	}
 	w->tgid = k->tgid;
 	w->tid = k->tid;
 	w->count = v->count;
@@ -189,6 +197,7 @@ size_t top_drain_map(int fd, size_t cap, struct top_key *keys, struct top_value 
 static int drain_map(struct top *t, struct top_period *p)
 {
 	size_t cap = bpf_map__max_entries(t->skel->maps.agg), nr, i;
+	uint32_t *idle_tids;
 
 	if (!t->keys) {
 		t->keys = calloc(cap ? cap : 1, sizeof(*t->keys));
@@ -196,19 +205,35 @@ static int drain_map(struct top *t, struct top_period *p)
 	if (!t->values) {
 		t->values = calloc(cap ? cap : 1, sizeof(*t->values));
 	}
+	if (!t->agg_causes) {
+		t->agg_causes = calloc(cap ? cap : 1, sizeof(*t->agg_causes));
+	}
 	p->waits = calloc(cap ? cap : 1, sizeof(*p->waits));
-	if (!t->keys || !t->values || !p->waits) {
+	idle_tids = calloc(cap ? cap : 1, sizeof(*idle_tids));
+	if (!t->keys || !t->values || !t->agg_causes || !p->waits || !idle_tids) {
+		free(idle_tids);
 		return -ENOMEM;
 	}
 	nr = top_drain_map(bpf_map__fd(t->skel->maps.agg), cap, t->keys, t->values,
 			   &t->batch_refused);
+	/* All named and noted at their places first: the idle policy judges a place's waits. */
+	top_idle_begin(t);
 	for (i = 0; i < nr; i++) {
 		/* Created by a wait whose update has not landed yet: nothing to show. */
 		if (!t->values[i].count) {
 			continue;
 		}
-		period_add(t, p, &t->keys[i], &t->values[i]);
+		t->agg_causes[i] = *top_cause_of(t, &t->keys[i], t->values[i].comm);
+		top_idle_note(t, &t->keys[i], t->values[i].count, &t->agg_causes[i]);
 	}
+	for (i = 0; i < nr; i++) {
+		if (t->values[i].count) {
+			period_add(t, p, &t->keys[i], &t->values[i], &t->agg_causes[i], idle_tids);
+		}
+	}
+	/* Until here, one per idle aggregate. */
+	p->idle_threads = top_idle_threads(idle_tids, p->idle_threads);
+	free(idle_tids);
 	return 0;
 }
 
@@ -265,4 +290,6 @@ void top_drain_free(struct top *t)
 	t->keys = NULL;
 	free(t->values);
 	t->values = NULL;
+	free(t->agg_causes);
+	t->agg_causes = NULL;
 }

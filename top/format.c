@@ -162,3 +162,24 @@ void top_format_stalled(const struct top_stalled *s, char *buf, size_t len)
 		 (double)s->waited_ns / 1e9, sys, s->cause, s->object ? " on " : "",
 		 s->object ? s->object : "");
 }
+
+/**
+ * top_format_idle() - the line of the waits for work, left out of the tables and the stalled
+ * threads
+ * @t: the period shown
+ * @buf: receives "idle: 27 waits of 5 threads, 31.2 s (waiting for work, not latency)", with
+ *	 "; 2 threads waiting now" before the parenthesis when some waited longer than --hang
+ * @len: size of @buf
+ */
+void top_format_idle(const struct top *t, char *buf, size_t len)
+{
+	const struct top_period *p = &t->cur;
+	char now[64] = "";
+
+	if (p->idle_now) {
+		snprintf(now, sizeof(now), "; %zu threads waiting now", p->idle_now);
+	}
+	snprintf(buf, len,
+		 "idle: %" PRIu64 " waits of %zu threads, %.1f s%s (waiting for work, not latency)",
+		 p->idle_waits, p->idle_threads, (double)p->idle_ns / 1e9, now);
+}

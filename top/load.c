@@ -89,7 +89,9 @@ int top_load(struct top *t)
 	t->skel->rodata->sample_ratio = t->opts.sample_ratio;
 	t->skel->rodata->include_kthreads = t->opts.kthreads;
 	mark_syscalls(t->skel);
-	mark_idle(t->skel);
+	if (!t->opts.include_idle) {
+		mark_idle(t->skel);
+	}
 	err = top_bpf__load(t->skel);
 	if (err) {
 		ls_err("top: cannot load the BPF program: %s (root and a kernel with BTF are "

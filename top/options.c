@@ -25,6 +25,7 @@ static const char top_usage[] =
 	"  -k, --kernel-threads   count the waits of kernel threads too\n"
 	"      --hang DUR         list the threads waiting longer than DUR now, stuck ones\n"
 	"                         included (default 1s; off: no list)\n"
+	"      --include-idle     show waits for work too: the idle list and policy off\n"
 	"      --rules FILE       cause rules, replacing the built-in set\n"
 	"      --sample-below DUR waits shorter than this are sampled (default 1ms)\n"
 	"      --sample-ratio N   ... 1 in N, each kept one counted N times (default 100; 1: all)\n"
@@ -40,6 +41,7 @@ enum {
 	OPT_SAMPLE_BELOW,
 	OPT_SAMPLE_RATIO,
 	OPT_HANG,
+	OPT_INCLUDE_IDLE,
 };
 
 /* A whole decimal number from 1 to 1000000; -EINVAL for anything else. */
@@ -95,6 +97,9 @@ static int parse_option(struct top_opts *o, int c, char **argv)
 			return 2;
 		}
 		o->nr_pids++;
+		break;
+	case OPT_INCLUDE_IDLE:
+		o->include_idle = true;
 		break;
 	case OPT_RULES:
 		o->rules_path = optarg;
@@ -152,6 +157,7 @@ int top_parse_args(struct top_opts *o, int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "kernel-threads", no_argument, NULL, 'k' },
+		{ "include-idle", no_argument, NULL, OPT_INCLUDE_IDLE },
 		{ "rules", required_argument, NULL, OPT_RULES },
 		{ "sample-below", required_argument, NULL, OPT_SAMPLE_BELOW },
 		{ "sample-ratio", required_argument, NULL, OPT_SAMPLE_RATIO },

@@ -161,6 +161,11 @@ static void draw(struct top *t)
 	erase();
 	top_format_title(t, line, sizeof(line));
 	draw_line(y++, line, true);
+	/* In the blank line below the title: the layout stays that of --include-idle. */
+	if (!t->opts.include_idle && t->cur.when) {
+		top_format_idle(t, line, sizeof(line));
+		draw_line(y, line, false);
+	}
 	y++;
 	snprintf(line, sizeof(line), "System wide latencies (%s)", top_view_name(t->view));
 	draw_line(y++, line, true);

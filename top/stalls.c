@@ -114,18 +114,25 @@ static void scan_keep(const void *rec, void *arg)
 	sc->recs[sc->nr++] = *r;
 }
 
-/* A record of the scan, as a stalled thread: its cause and object named. */
-static void stalled_of(struct top *t, const struct top_stall *r, struct top_stalled *s)
+/*
+ * A record of the scan, as a stalled thread: its cause and object named. Return: false, nothing
+ * filled in, when the thread waits for work (the idle policy): not a stall.
+ */
+static bool stalled_of(struct top *t, const struct top_stall *r, struct top_stalled *s)
 {
+	const struct top_cause *c = top_cause_of_stall(t, r);
 	struct top_key k = { 0 };
 
+	if (top_idle_stall(t, r, c)) {
+		return false;
+	}
 	memset(s, 0, sizeof(*s));
 	s->tgid = r->tgid;
 	s->tid = r->tid;
 	s->waited_ns = r->now > r->start ? r->now - r->start : 0;
 	s->nr = r->nr;
 	s->before_top = r->flags & TOP_STALL_BEFORE_TOP;
-	s->cause = top_cause_of_stall(t, r)->cause;
+	s->cause = c->cause;
 	k.tgid = r->tgid;
 	k.tid = r->tid;
 	k.obj = r->obj;
@@ -135,6 +142,7 @@ static void stalled_of(struct top *t, const struct top_stall *r, struct top_stal
 	memcpy(s->pcomm, r->pcomm, sizeof(s->pcomm));
 	s->comm[sizeof(s->comm) - 1] = '\0';
 	s->pcomm[sizeof(s->pcomm) - 1] = '\0';
+	return true;
 }
 
 /*
@@ -170,17 +178,20 @@ static int scan_run(struct top *t, struct top_period *p, uint64_t min_ns)
 			return -ENOMEM;
 		}
 		for (i = 0; i < sc.nr; i++) {
-			stalled_of(t, &sc.recs[i], &p->stalled[i]);
+			if (stalled_of(t, &sc.recs[i], &p->stalled[p->nr_stalled])) {
+				p->nr_stalled++;
+			} else {
+				p->idle_now++;
+			}
 		}
-		p->nr_stalled = sc.nr;
 		ls_sort(p->stalled, p->nr_stalled, sizeof(*p->stalled), cmp_stalled);
 	}
 	free(sc.recs);
 	if (p) {
-		ls_verbose("top: stall scan: %zd threads waiting %.3f s or more (%zu listed): "
-			   "read in %.0f us, named in %.0f us",
-			   n, (double)min_ns / 1e9, sc.nr, (double)read_ns / 1e3,
-			   (double)(ls_now_ns() - start) / 1e3);
+		ls_verbose("top: stall scan: %zd threads waiting %.3f s or more (%zu listed, %zu "
+			   "waiting for work): read in %.0f us, named in %.0f us",
+			   n, (double)min_ns / 1e9, p->nr_stalled, p->idle_now,
+			   (double)read_ns / 1e3, (double)(ls_now_ns() - start) / 1e3);
 	} else {
 		ls_verbose("top: stall scan at load (threads blocked since before top noted): "
 			   "read in %.0f us",

@@ -9,6 +9,7 @@
  *	drain.c		each refresh: the aggregates read and emptied, the stats read
  *	stalls.c	each refresh: the threads waiting longer than --hang (the stall scan)
  *	causes.c	the cause of each aggregate or stall (cached) and its synchronization object
+ *	idle.c		which aggregates and stalls wait for work (the idle policy), counted apart
  *	table.c		a refresh grouped into the rows of a table, and into processes or threads
  *	format.c	the lines of the tables, as LatencyTOP writes them
  *	view.c		--batch: plain text or JSON
@@ -37,12 +38,15 @@
 struct top_bpf;
 struct ksyms;
 struct rules;
+struct idle_policy;
+struct top_place;
 
 struct top_opts {
 	uint64_t interval_ns;
 	long batch;
 	bool json;
 	bool kthreads;
+	bool include_idle; /* --include-idle: the idle list and the idle policy off */
 	const char *rules_path;
 	uint64_t sample_below_ns;
 	uint32_t sample_ratio;
@@ -51,12 +55,19 @@ struct top_opts {
 	size_t nr_pids;
 };
 
-/* The cause of the waits of one (stack, syscall), as the cache keeps it. */
+/* The cause of the waits of one (stack, syscall, futex lock bit, thread name), as cached. */
 struct top_cause {
 	uint64_t stack;
 	int32_t nr;
+	bool futex_lock;
+	char comm[16];
 	char *cause;
 	bool special;
+	/*
+	 * Whether the idle policy calls such a wait idle: [of a thread that is not its process's
+	 * main thread][whose thread came back to where it waits]. Always false with --include-idle.
+	 */
+	bool idle[2][2];
 };
 
 /* A thread waiting longer than --hang at a refresh, as the stall scan found it. */
@@ -82,6 +93,11 @@ struct top_period {
 	uint64_t total_ns;
 	uint64_t stats[TOP_STAT_NR];
 	time_t when;
+	/* Waits for work, left out of the above (not with --include-idle). */
+	uint64_t idle_waits; /* ended in the interval, as the aggregates count them */
+	uint64_t idle_ns; /* their total */
+	size_t idle_threads; /* the threads they are of */
+	size_t idle_now; /* threads waiting for work longer than --hang now: not stalled */
 };
 
 struct top {
@@ -90,6 +106,13 @@ struct top {
 	struct ksyms *ksyms;
 	const struct rules *rules;
 	struct rules *own_rules;
+	struct idle_policy *idle;
+	/* The places threads waited at (top/idle.c), across refreshes: open addressing. */
+	struct top_place *places;
+	size_t nr_places;
+	uint32_t places_gen; /* the interval being drained, for them */
+	/* The causes of the aggregates being drained, by value: uncached ones share one struct. */
+	struct top_cause *agg_causes;
 	void *causes; /* tsearch tree of struct top_cause */
 	void *uncached; /* tsearch tree of the texts of causes not cached */
 	size_t nr_causes;
@@ -132,11 +155,21 @@ int top_stalls_scan(struct top *t, struct top_period *p);
 int top_stalls_note(struct top *t);
 void top_stalls_free(struct top_period *p);
 
-const struct top_cause *top_cause_of(struct top *t, const struct top_key *k);
+const struct top_cause *top_cause_of(struct top *t, const struct top_key *k, const char *comm);
 const struct top_cause *top_cause_of_stall(struct top *t, const struct top_stall *s);
+uint64_t top_stack_hash(const __u64 *ips, size_t n);
 char *top_object_of(const struct top_key *k);
 void top_causes_clear(struct top *t);
 void top_causes_free(struct top *t);
+
+int top_idle_open(struct top *t);
+void top_idle_close(struct top *t);
+void top_idle_begin(struct top *t);
+void top_idle_note(struct top *t, const struct top_key *k, uint64_t count,
+		   const struct top_cause *c);
+bool top_idle_wait(struct top *t, const struct top_key *k, const struct top_cause *c);
+bool top_idle_stall(struct top *t, const struct top_stall *s, const struct top_cause *c);
+size_t top_idle_threads(uint32_t *tids, size_t n);
 
 size_t top_entities(struct top *t, bool threads, struct top_entity **listp);
 size_t top_entity_index(const struct top_entity *list, size_t n, uint32_t id);
@@ -149,6 +182,7 @@ void top_format_title(const struct top *t, char *buf, size_t len);
 void top_format_entity(const struct top_entity *e, bool threads, char *buf, size_t len);
 void top_format_stalled_title(const struct top *t, char *buf, size_t len);
 void top_format_stalled(const struct top_stalled *s, char *buf, size_t len);
+void top_format_idle(const struct top *t, char *buf, size_t len);
 
 void top_print_text(struct top *t, FILE *out);
 void top_print_json(struct top *t, FILE *out);

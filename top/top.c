@@ -5,8 +5,9 @@
  *
  * bpf/top.bpf.c aggregates the waits in the kernel; each refresh reads and empties its map, so
  * each screen shows the last interval. Causes come from the recorder's rules, applied to the
- * symbolized kernel stack and the syscall of each aggregate and cached per (stack, syscall).
- * top/top-int.h says which file does what.
+ * symbolized kernel stack and the syscall of each aggregate and cached per (stack, syscall); the
+ * recorder's idle policy leaves out the threads waiting for work, counted apart. top/top-int.h
+ * says which file does what.
  */
 #include <errno.h>
 #include <signal.h>
@@ -80,6 +81,7 @@ static void top_close(struct top *t)
 {
 	top_drain_free(t);
 	top_unload(t);
+	top_idle_close(t);
 	rules_free(t->own_rules);
 	top_causes_free(t);
 }
@@ -104,6 +106,10 @@ int top_main(int argc, char **argv)
 	ret = load_rules(&t);
 	if (ret) {
 		return ret;
+	}
+	if (top_idle_open(&t)) {
+		top_close(&t);
+		return 1;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -47,8 +47,8 @@ static void print_stalled(FILE *out, const struct top *t)
 }
 
 /**
- * top_print_text() - one refresh as text: the system's table, the stalled threads, then each
- * process's
+ * top_print_text() - one refresh as text: the waits for work counted, the system's table, the
+ * stalled threads, then each process's
  * @t: the period, the view and the sort order
  * @out: where to
  */
@@ -59,7 +59,12 @@ void top_print_text(struct top *t, FILE *out)
 	char line[256];
 
 	top_format_title(t, line, sizeof(line));
-	fprintf(out, "%s\n\nSystem wide latencies (%s)\n", line, top_view_name(t->view));
+	fprintf(out, "%s\n", line);
+	if (!t->opts.include_idle) {
+		top_format_idle(t, line, sizeof(line));
+		fprintf(out, "%s\n", line);
+	}
+	fprintf(out, "\nSystem wide latencies (%s)\n", top_view_name(t->view));
 	print_table(out, t, 0, 0, SYSTEM_ROWS, t->cur.total_ns);
 	print_stalled(out, t);
 	n = top_entities(t, false, &list);
@@ -195,9 +200,25 @@ static struct json_object *json_stalled(const struct top *t)
 	return arr;
 }
 
+/* The waits for work, left out of the rest: null with --include-idle. */
+static struct json_object *json_idle(const struct top *t)
+{
+	struct json_object *o;
+
+	if (t->opts.include_idle) {
+		return NULL;
+	}
+	o = json_object_new_object();
+	json_add_int(o, "waits", (int64_t)t->cur.idle_waits);
+	json_add_int(o, "threads", (int64_t)t->cur.idle_threads);
+	json_add_int(o, "total_ns", (int64_t)t->cur.idle_ns);
+	json_add_int(o, "waiting_now", (int64_t)t->cur.idle_now);
+	return o;
+}
+
 /**
- * top_print_json() - one refresh as one line of JSON: totals, counters, the system's causes,
- * the stalled threads and each process's causes
+ * top_print_json() - one refresh as one line of JSON: totals, counters, the waits for work, the
+ * system's causes, the stalled threads and each process's causes
  * @t: the period and the sort order (the view is always by cause, objects listed apart)
  * @out: where to
  */
@@ -216,6 +237,7 @@ void top_print_json(struct top *t, FILE *out)
 	json_add_int(root, "sample_below_ns", (int64_t)t->opts.sample_below_ns);
 	json_add_int(root, "sample_ratio", t->opts.sample_ratio);
 	json_add_int(root, "hang_ns", (int64_t)t->opts.hang_ns);
+	json_object_object_add(root, "idle", json_idle(t));
 	json_object_object_add(root, "system", json_rows(t, 0, 0, TOP_VIEW_CAUSE, t->cur.total_ns));
 	json_object_object_add(root, "stalled", json_stalled(t));
 	json_object_object_add(root, "processes", json_processes(t));

@@ -3,6 +3,8 @@
 # latsnap top: the live LatencyTOP view. Three workloads whose waits are known run meanwhile:
 # sleeper (100 ms naps), pipeloop (reads a pipe fed every 50 ms) and lockloop (thread waiter
 # blocks 50 ms on a mutex each round). Batch text and JSON are checked against them; then the
+# idle policy against workpool (workers waiting for jobs, a reader for input: counted apart; the
+# jobs' mutex waits: latency), with and without --include-idle; then the
 # stalled list (--hang) against pipewait, whose read never ends within the test; then the
 # screen under a real terminal (tmux): causes per process, the stalled list, the keys, and the
 # terminal restored.
@@ -12,7 +14,7 @@ set -u
 require_root
 require jq tmux
 require_latsnap
-require_workloads sleeper pipeloop lockloop pipewait
+require_workloads sleeper pipeloop lockloop pipewait workpool
 
 OUT=$TMPD/out ERR=$TMPD/err
 
@@ -31,6 +33,7 @@ run_latsnap "$OUT" "$ERR" top --help
 is "$RC" 0 "top --help: exit 0"
 like "$(cat "$OUT")" '--batch N' "top --help lists --batch"
 like "$(cat "$OUT")" '--hang DUR' "top --help lists --hang"
+like "$(cat "$OUT")" '--include-idle' "top --help lists --include-idle"
 
 # --- the workloads ---
 WL_LOG=$TMPD/sleeper.log "$WL/sleeper" 100 100000 >/dev/null 2>&1 &
@@ -107,6 +110,87 @@ is "$RC" 0 "top --rules FILE --sample-ratio 1: exit 0"
 tail -n 1 "$OUT" >"$J"
 between "$(C "$SLEEPER" "Custom nap rule" .count)" 5 12 "--rules FILE names sleeper's naps"
 is "$(Q .sampled_out)" 0 "--sample-ratio 1: nothing sampled out"
+
+# --- the idle policy: workpool ---
+# workpool 2 4 250 120 (~1.8 s): two wp_worker threads wait on a condition variable for jobs and
+# wp_reader reads a pipe for input (waits for work: idle); each of the 4 jobs is a ~120 ms mutex
+# wait of a worker (latency, lock contention). Its main thread's wait in pthread_join() at the
+# end is an event too, but of a main thread: latency. top_workpool TAG ARGS: one refresh of 5 s of
+# `top ARGS` with workpool run inside it (once top is attached), its output in
+# $TMPD/TAG.out; sets RC (top's) and WP (workpool's pid).
+top_workpool() {
+	local tag=$1 job i
+	shift
+	timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" top -v --batch 1 -i 5s "$@" >"$TMPD/$tag.out" \
+		2>"$TMPD/$tag.err" &
+	job=$!
+	# Attached once -v says its first stall scan ran (a loaded machine can take seconds).
+	for i in $(seq 1 200); do
+		grep -q 'stall scan at load' "$TMPD/$tag.err" && break
+		sleep 0.1
+	done
+	WL_LOG=$TMPD/$tag.log timeout 20 "$WL/workpool" 2 4 250 120 >/dev/null 2>&1
+	wait $job
+	RC=$?
+	WP=$(wl_log_get "$TMPD/$tag.log" pid)
+	[ "$RC" = 0 ] || diag_file "$TMPD/$tag.err" "stderr: "
+}
+# W FILE FILTER: the rows (cause, count, total_ns) of workpool's threads named by comm FILTER
+# (a jq regex), one per line as "comm|cause|count|total_ns".
+W() {
+	jq -r ".processes[] | select(.pid == $WP) | .threads[] | select(.comm | test(\"$2\")) |
+		.comm as \$c | .causes[] | \"\(\$c)|\(.cause)|\(.count)|\(.total_ns)\"" "$1" \
+		2>/dev/null
+}
+top_workpool idle --json
+is "$RC" 0 "idle policy: top --json with workpool: exit 0"
+J=$TMPD/idle.out
+ok '[ -n "$WP" ] && jq -e ".processes[] | select(.pid == $WP)" "$J" >/dev/null' \
+	"idle policy: workpool is among the processes"
+W "$J" '^wp_' | sed 's/^/rows: /' | while read -r l; do diag "$l"; done
+# S FILE COMM CAUSE FIELD: FIELD (3 count, 4 total_ns) added up over the rows of workpool's
+# threads named COMM whose cause matches CAUSE (an awk regex).
+S() { W "$1" "$2" | awk -F'|' -v re="$3" -v f="$4" '$2 ~ re { s += $f } END { print s + 0 }'; }
+# The 4 jobs' mutex waits, ~120 ms each: lock contention of the workers.
+between "$(S "$J" '^wp_worker$' 'lock contention' 4)" 300000000 1500000000 \
+	"idle policy: wp_worker's mutex waits (~4 x 120 ms) are lock contention"
+is "$(W "$J" '^wp_(worker|reader)$' | grep -Eic 'condition variable|pipe')" 0 \
+	"idle policy: no condition-variable or pipe row of wp_worker or wp_reader (waits for work)"
+is "$(jq -r "[.processes[] | select(.pid == $WP) | .objects[].object |
+	select(startswith(\"pipe:\"))] | length" "$J")" 0 \
+	"idle policy: nor its pipe among its objects (view 3)"
+between "$(jq -r '.idle.waits' "$J")" 1 1e12 \
+	"idle policy: the idle waits are counted (JSON \"idle\")"
+between "$(jq -r '.idle.threads' "$J")" 3 1e9 "idle policy: of 3 threads or more (workpool's 3)"
+# The same in text: the idle line below the title.
+top_workpool idle-text
+is "$RC" 0 "idle policy, text: exit 0"
+IDLE_LINE='^idle: [1-9][0-9]* waits of [1-9][0-9]* threads, [0-9]+\.[0-9] s'
+IDLE_LINE+='(; [0-9]+ threads waiting now)? \(waiting for work, not latency\)$'
+ok "sed -n 2p '$TMPD/idle-text.out' | grep -Eq '$IDLE_LINE'" \
+	"idle policy, text: the idle line counts some waits"
+sed -n 2p "$TMPD/idle-text.out" | sed 's/^/line 2: /' | while read -r l; do diag "$l"; done
+# Its main thread's waits in pthread_join() are not for work: its table may show them.
+WPTABLE="sed -n '/^Process workpool ($WP)/,/^\$/p' '$TMPD/idle-text.out'"
+ok "$WPTABLE | grep -q 'lock contention'" "idle policy, text: workpool's lock contention row"
+if ! eval "$WPTABLE" | grep -q 'lock contention'; then
+	diag "workpool $WP:$(grep -c '' "$TMPD/idle-text.log") log lines; its part of the output:"
+	grep -A6 "workpool\|wp_" "$TMPD/idle-text.out" | sed 's/^/# /'
+	diag_file "$TMPD/idle-text.err" "stderr: "
+fi
+# --include-idle: the waits for work are latency again.
+top_workpool include --json --include-idle
+is "$RC" 0 "--include-idle: exit 0"
+J=$TMPD/include.out
+between "$(S "$J" '^wp_worker$' 'condition variable' 3)" 2 1e9 \
+	"--include-idle: wp_worker's condition-variable waits appear"
+between "$(S "$J" '^wp_reader$' 'Reading from a pipe' 3)" 2 1e9 \
+	"--include-idle: wp_reader's pipe reads appear"
+between "$(S "$J" '^wp_worker$' 'lock contention' 4)" 300000000 1500000000 \
+	"--include-idle: the mutex waits are still lock contention"
+is "$(jq -c .idle "$J")" null "--include-idle: JSON \"idle\" is null"
+run_latsnap "$OUT" "$ERR" top --batch 1 -i 200ms --include-idle -p "$SLEEPER"
+ok '[ "$RC" = 0 ] && ! grep -q "^idle: " "$OUT"' "--include-idle, text: no idle line"
 
 # --- stalls (--hang): a thread blocked for good, listed while it still waits ---
 # top runs 6 refreshes of 500 ms, each line stamped as it comes; pipewait starts once the first
