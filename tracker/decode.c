@@ -417,6 +417,7 @@ int decode_stall_user(const struct ls_stall *st, struct usyms *us, struct outlie
 int decode_stall(const struct ls_stall *st, const struct ksyms *ks, struct usyms *us,
 		 struct outlier **outp)
 {
+	const uint64_t ip = st->regs[LS_NR_UREGS - 1];
 	struct outlier_kstack *stack;
 	const char *syscall = NULL;
 	struct outlier *o;
@@ -459,8 +460,7 @@ int decode_stall(const struct ls_stall *st, const struct ksyms *ks, struct usyms
 		o->user_stack.source = OUTLIER_USTACK_UNWIND;
 		outlier_add_flag(o, "user-stack-remote: unwound from outside, from the registers "
 				    "saved at its syscall entry (it was not stopped)");
-	} else if (st->regs[16] &&
-		   !decode_user_frames(us, (pid_t)st->pid, &st->regs[16], 1, &o->user_stack.frames)) {
+	} else if (ip && !decode_user_frames(us, (pid_t)st->pid, &ip, 1, &o->user_stack.frames)) {
 		/* Where it entered the kernel, at least: the place the idle policy knows it by. */
 		o->user_stack.source = OUTLIER_USTACK_FRAME_POINTER;
 		outlier_add_flag(o,
