@@ -54,7 +54,13 @@ WAITER=$(awk '$1 == "tid" && $2 == "waiter" { print $3 }' "$TMPD/lock.log")
 PIDS=(-p "$SLEEPER" -p "$PIPE" -p "$LOCK")
 
 # --- batch JSON: two refreshes of 2 s ---
-run_latsnap "$OUT" "$ERR" top -i 2s --batch 2 --json "${PIDS[@]}"
+# pipeloop reads its pipe again and again at one place: a consumer, waiting for work by the idle
+# policy. Its reads are what this part checks top's aggregation with: the policy off.
+run_latsnap "$OUT" "$ERR" top -i 1s --batch 1 --json "${PIDS[@]}"
+is "$(jq -r ".processes[] | select(.pid == $PIPE) | .causes[] | select(.cause == \"Reading from a pipe\") | .count" "$OUT" 2>/dev/null)" "" \
+	"the idle policy: pipeloop's pipe reads (a consumer's, at one place) are not in the tables"
+between "$(jq -r '.idle.waits' "$OUT" 2>/dev/null)" 10 1e9 "the idle policy: they are counted on the idle line"
+run_latsnap "$OUT" "$ERR" top -i 2s --batch 2 --json --include-idle "${PIDS[@]}"
 is "$RC" 0 "top --batch 2 --json: exit 0"
 is "$(grep -c '' "$OUT")" 2 "two refreshes, one line each"
 ok 'ndjson_ok "$OUT"' "each line is one JSON object"
@@ -269,6 +275,11 @@ ok 'head -n 1 "$STAMPED" | cut -d" " -f2- | jq -e ".stalled | type == \"array\""
 # Blocked before top started: the start is the scheduler's last switch out of the thread.
 before=$(date +%s%N)
 run_latsnap "$OUT" "$ERR" top --batch 1 -i 500ms --json -p "$PW"
+is "$(jq -c "[.stalled[] | select(.tid == $PWTID)] | length" "$OUT" 2>/dev/null | tail -n 1)" 0 \
+	"stalls, blocked before top: waiting where it was when top began, idle by the policy: not stalled"
+between "$(jq -r '.idle.waiting_now' "$OUT" 2>/dev/null | tail -n 1)" 1 1e9 \
+	"stalls, blocked before top: counted waiting now on the idle line"
+run_latsnap "$OUT" "$ERR" top --batch 1 -i 500ms --json --include-idle -p "$PW"
 after=$(date +%s%N)
 is "$RC" 0 "stalls, blocked before top: exit 0"
 tail -n 1 "$OUT" >"$J"
@@ -280,7 +291,7 @@ is "$(Q '[.stalled[].pid] | unique | map(tostring) | join(" ")')" "$PW" \
 	"stalls: --pid lists that process's stalls only"
 
 # Text: the section below the system-wide table, one line per stalled thread.
-run_latsnap "$OUT" "$ERR" top --batch 1 -i 500ms -p "$PW"
+run_latsnap "$OUT" "$ERR" top --batch 1 -i 500ms --include-idle -p "$PW"
 is "$RC" 0 "stalls, text: exit 0"
 ok 'grep -q "^Stalled now (waiting longer than 1s)\$" "$OUT"' "stalls, text: the section's heading"
 ok "grep -Eq '^pipewait\[$PW\] pipewait\[$PWTID\] +[0-9]+\.[0-9] s so far  read +Reading from a pipe  still-blocked on pipe:\[[0-9]+\]\$' \"\$OUT\"" \
@@ -303,8 +314,10 @@ ok '! grep -q "^Stalled now" "$OUT"' "--hang 1h, text: none waits that long, no 
 S=latsnap-top-$$
 PANE=$TMPD/pane
 tmux kill-session -t "$S" 2>/dev/null
+# --include-idle: the screen shows pipeloop's reads and pipewait's stall (both waits for work by
+# the idle policy, checked above).
 tmux new-session -d -s "$S" -x 150 -y 45 \
-	"$LATSNAP top -i 1s ${PIDS[*]} -p $PW; echo EXITED rc=\$?; sleep 60"
+	"$LATSNAP top -i 1s --include-idle ${PIDS[*]} -p $PW; echo EXITED rc=\$?; sleep 60"
 cap() { tmux capture-pane -p -t "$S" >"$PANE"; }
 alt() { tmux display -p -t "$S" '#{alternate_on}'; }
 selected() { sed -n 's/^Process [^ ]* (\([0-9]*\)).*/\1/p' "$PANE" | head -n 1; }
