@@ -30,6 +30,9 @@ const volatile bool include_idle = false;
 const volatile __u8 idle_syscalls[LS_MAX_SYSCALLS] = {};
 /* No target given: every process that registers through the preload library is tracked. */
 const volatile bool track_registered = false;
+/* record --cgroup, --comm: the processes of these cgroups (want_cgroups), of these names. */
+const volatile bool track_cgroups = false;
+const volatile bool track_comms = false;
 /* prctl's number on this architecture; -1 turns registration off. */
 const volatile long prctl_nr = -1;
 /* The context stream: syscalls shorter than this are not sent. */
@@ -164,6 +167,25 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ls_event);
 } accum SEC(".maps");
+
+/*
+ * record --cgroup: cgroup v2 id (its directory's inode number) -> 1. A task is tracked when its
+ * cgroup of the default hierarchy or one of that cgroup's ancestors is here. Filled before attach.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LS_MAX_CGROUPS);
+	__type(key, __u64);
+	__type(value, __u8);
+} want_cgroups SEC(".maps");
+
+/* record --comm: process names (struct ls_comm, NUL-padded) -> 1. Filled before attach. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LS_MAX_COMMS);
+	__type(key, struct ls_comm);
+	__type(value, __u8);
+} want_comms SEC(".maps");
 
 /*
  * tgid -> 1 once user space was told to read the mappings of the process (since its exec), so
@@ -345,23 +367,93 @@ static __always_inline void stat_inc(__u32 key)
 	}
 }
 
-static __always_inline bool decide_tracked(struct task_struct *task)
+/* Kernel threads, latsnap itself and the tracer's threads: never tracked, whatever the target. */
+static __always_inline bool never_tracked(struct task_struct *task)
 {
-	__u32 tgid;
-
 	__u32 tid = task->pid;
 
 	if (task->flags & PF_KTHREAD) {
-		return false;
-	}
-	if (bpf_map_lookup_elem(&quiet_tids, &tid) || (__u32)task->tgid == self_tgid) {
-		return false;
-	}
-	if (track_all) {
 		return true;
 	}
-	tgid = task->tgid;
-	return bpf_map_lookup_elem(&tracked, &tgid) != NULL;
+	return bpf_map_lookup_elem(&quiet_tids, &tid) || (__u32)task->tgid == self_tgid;
+}
+
+/* Deeper cgroups than this are not looked up past (systemd's trees are a handful deep). */
+#define LS_MAX_CGROUP_DEPTH 32
+
+/*
+ * in_wanted_cgroup - is @task's cgroup of the default (v2) hierarchy, or an ancestor of it, one of
+ * record --cgroup's? Read from the task itself, not from current (bpf_get_current_ancestor_
+ * cgroup_id() would be current's): decide_tracked() also runs for a task being woken or switched.
+ * A cgroup's id is its kernfs node's, the directory's inode number; the walk goes up through
+ * the parent of its own css (cgroup->self), which every kernel with cgroup v2 has.
+ */
+static __always_inline bool in_wanted_cgroup(struct task_struct *task)
+{
+	struct cgroup_subsys_state *parent;
+	struct cgroup *cgrp;
+	__u64 id;
+	int i;
+
+	cgrp = BPF_CORE_READ(task, cgroups, dfl_cgrp);
+	for (i = 0; i < LS_MAX_CGROUP_DEPTH && cgrp; i++) {
+		id = BPF_CORE_READ(cgrp, kn, id);
+		if (bpf_map_lookup_elem(&want_cgroups, &id)) {
+			return true;
+		}
+		parent = BPF_CORE_READ(cgrp, self.parent);
+		cgrp = parent ? BPF_CORE_READ(parent, cgroup) : NULL;
+	}
+	return false;
+}
+
+/* has_wanted_comm - is the name of @task's process (its group leader's comm) one of --comm's? */
+static __always_inline bool has_wanted_comm(struct task_struct *task)
+{
+	struct ls_comm key = {};
+
+	bpf_probe_read_kernel_str(key.name, sizeof(key.name), BPF_CORE_READ(task, group_leader, comm));
+	return bpf_map_lookup_elem(&want_comms, &key) != NULL;
+}
+
+/*
+ * decide_tracked - whether @task is tracked: any target that matches (a tracked process, -p or
+ * COMMAND or a child of one, or a registered one; a wanted cgroup; a wanted name). Runs once per
+ * task and tracking generation (any_state()), so the cgroup walk and the name's lookup stay off
+ * the hot path; the targets off (rodata) are left out by the verifier.
+ */
+static __always_inline bool decide_tracked(struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
+
+	if (never_tracked(task)) {
+		return false;
+	}
+	if (track_all || bpf_map_lookup_elem(&tracked, &tgid)) {
+		return true;
+	}
+	if (track_cgroups && in_wanted_cgroup(task)) {
+		return true;
+	}
+	return track_comms && has_wanted_comm(task);
+}
+
+/*
+ * redecide - @task's answer for this tracking generation. A thread can also stop being tracked
+ * (moved out of a --cgroup, renamed by exec away from a --comm) and start again later: what its
+ * state says of a syscall or a wait under way is stale then, and starts over as for a new thread.
+ */
+static __always_inline void redecide(struct task_state *s, struct task_struct *task)
+{
+	bool tracked = decide_tracked(task);
+
+	s->gen = tracking_gen;
+	if (tracked != s->tracked) {
+		s->tracked = tracked;
+		s->in_syscall = 0;
+		s->run_state = RS_UNKNOWN;
+	}
+	s->cur_slot = -1;
 }
 
 /*
@@ -381,9 +473,7 @@ static __always_inline struct task_state *any_state(struct task_struct *task, bo
 		return NULL;
 	}
 	if (s->gen != tracking_gen) {
-		s->gen = tracking_gen;
-		s->tracked = decide_tracked(task);
-		s->cur_slot = -1;
+		redecide(s, task);
 	}
 	return s;
 }
@@ -1699,9 +1789,7 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 	ps = ps ? ps : bpf_task_storage_get(&states, p, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (ps) {
 		if (ps->gen != tracking_gen) {
-			ps->gen = tracking_gen;
-			ps->tracked = decide_tracked(p);
-			ps->cur_slot = -1;
+			redecide(ps, p);
 		}
 		ctx_interest(ps, p, cur, now, now + interest_ns, LS_INTEREST_WAKEE);
 	}
@@ -1777,13 +1865,19 @@ static __always_inline void inherit_registration(__u32 parent_tgid, __u32 child_
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ls_sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 tgid = child->tgid, reason = LS_TRACK_CHILD;
+	__u32 tgid = child->tgid, ptgid, reason = LS_TRACK_CHILD;
 
 	ctx_task_event(LS_CTX_FORK, parent, child);
 	if (child->tgid != parent->tgid) {
 		inherit_registration(parent->tgid, tgid);
 	}
-	if (track_all || child->tgid == parent->tgid || !decide_tracked(parent)) {
+	/*
+	 * Only a process tracked as such passes it on: a child of one tracked for its cgroup or
+	 * its name is tracked while it is in the cgroup or has the name, decided on its own.
+	 */
+	ptgid = parent->tgid;
+	if (track_all || child->tgid == parent->tgid || never_tracked(parent) ||
+	    !bpf_map_lookup_elem(&tracked, &ptgid)) {
 		return 0;
 	}
 	bpf_map_update_elem(&tracked, &tgid, &reason, BPF_NOEXIST);
@@ -1808,6 +1902,31 @@ int BPF_PROG(ls_sched_process_exit, struct task_struct *task, bool group_dead)
 	return 0;
 }
 
+/*
+ * A process (or, through cgroup.threads, a thread) moved to another cgroup: with --cgroup, into
+ * or out of a wanted one, every thread must decide again. A new tracking generation does it,
+ * lazily (each thread at its next hook, as for -p), and only for a move that changes something:
+ * it is wanted now or was tracked before. Nothing on any hot path: moves are rare (a service
+ * started, a container), this program is loaded only with --cgroup, and a process forked inside
+ * a wanted cgroup needs nothing at all (a new task decides at its first hook). The tracepoint
+ * fires after the move, once, with the group leader: its cgroup now is the new one.
+ */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(ls_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	struct task_state *s;
+
+	if (never_tracked(task)) {
+		return 0;
+	}
+	s = bpf_task_storage_get(&states, task, NULL, 0);
+	if (in_wanted_cgroup(task) || (s && s->tracked)) {
+		__sync_fetch_and_add(&tracking_gen, 1);
+	}
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(ls_sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -1819,6 +1938,16 @@ int BPF_PROG(ls_sched_process_exec, struct task_struct *p, pid_t old_pid, struct
 		s->maps_told = 0; /* the new image's mappings are told at its first wait */
 		/* A request of the old image never ends: its waits go back to being outliers. */
 		s->in_req = 0;
+		/*
+		 * exec gave the process its new name (the file's, set before this tracepoint):
+		 * with --comm the thread, now alone in it, decides again. Its own state only, not
+		 * a new generation: no other thread's answer changes. The CPU's cached verdict
+		 * (cold, or fast) was made from the old answer: it goes too.
+		 */
+		if (track_comms) {
+			redecide(s, p);
+			verdict_forget(p);
+		}
 	}
 	/* The new image is not ready for the signal until it registers itself. */
 	bpf_map_delete_elem(&registered, &tgid);

@@ -43,6 +43,15 @@ enum ls_kind {
 #define LS_MAX_REQUESTS 16
 #define LS_REQ_ARG_LEN 256
 
+/* record --cgroup and --comm: how many of each (the BPF maps of the wanted ones are this big). */
+#define LS_MAX_CGROUPS 8
+#define LS_MAX_COMMS 8
+
+/* A process name as the kernel keeps it, NUL-padded: the key of the wanted names' map. */
+struct ls_comm {
+	char name[LS_TASK_COMM_LEN];
+};
+
 enum ls_req_arg {
 	LS_REQ_ARG_NONE = 0,
 	LS_REQ_ARG_TEXT = 1, /* the start probe's first argument, a string */

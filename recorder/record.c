@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "recorder/command.h"
+#include "lib/cgroup.h"
 #include "lib/config.h"
 #include "lib/duration.h"
 #include "lib/outlier.h"
@@ -61,6 +62,12 @@ struct record_opts {
 	int pids[MAX_PIDS];
 	int nr_pids;
 	bool pids_from_cli;
+	uint64_t cgroup_ids[LS_MAX_CGROUPS]; /* --cgroup, resolved */
+	int nr_cgroups;
+	bool cgroups_from_cli;
+	struct ls_comm comms[LS_MAX_COMMS]; /* --comm */
+	int nr_comms;
+	bool comms_from_cli;
 	unsigned char idle[LS_MAX_SYSCALLS];
 	char **command;
 	int signal; /* asked of the preload library in COMMAND */
@@ -105,6 +112,8 @@ enum opt_id {
 	OPT_KEEP_LOCAL,
 	OPT_HANG,
 	OPT_REQUEST,
+	OPT_CGROUP,
+	OPT_COMM,
 };
 
 static const struct option long_options[] = {
@@ -134,6 +143,8 @@ static const struct option long_options[] = {
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 	{ "min-interval", required_argument, NULL, OPT_MIN_INTERVAL },
 	{ "pid", required_argument, NULL, OPT_PID },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -149,8 +160,9 @@ static const char usage_text[] =
 	"threshold, with its split into on-CPU, blocked and runqueue time, the kernel stacks where\n"
 	"it waited and the thread that woke it.\n"
 	"\n"
-	"Which threads: COMMAND and its descendants; or -p PID...; or -a, every thread; or, with\n"
-	"none of these, every process that loaded the preload library (liblatsnap.so).\n"
+	"Which threads: COMMAND and its descendants, -p PID..., --cgroup PATH..., --comm NAME...\n"
+	"(any of them matching); or -a, every thread; or, with none of these, every process that\n"
+	"loaded the preload library (liblatsnap.so).\n"
 	"\n"
 	"  -t, --threshold DUR        a syscall this slow or slower is an outlier (default 50ms)\n"
 	"  -s, --sleep-threshold DUR  an off-CPU interval outside syscalls this long is an outlier\n"
@@ -184,6 +196,11 @@ static const char usage_text[] =
 	"                             waits, with who holds what it waits for; deadlocks named\n"
 	"                             (default 10 x the threshold, at least 1s)\n"
 	"  -p, --pid PID              track this process too (repeatable)\n"
+	"      --cgroup PATH          track the processes of this cgroup v2 directory and of its\n"
+	"                             descendants, moved in later too (repeatable, up to 8; PATH\n"
+	"                             absolute, or relative to the cgroup2 mount)\n"
+	"      --comm NAME            track the processes named NAME (at most 15 characters),\n"
+	"                             started or exec'd later too (repeatable, up to 8)\n"
 	"  -a, --all                  track every user thread on the machine\n"
 	"      --signal SIG           the signal COMMAND's preload library unwinds on: a number\n"
 	"                             or RTMIN+N, RTMAX-N, USR1, USR2 (default " LS_DEFAULT_SIGNAL_NAME
@@ -498,6 +515,85 @@ static int apply_pid(struct record_opts *opts, int id, const char *value,
 	return 0;
 }
 
+/*
+ * --cgroup, repeatable: those on the command line replace those of the config file. Resolved
+ * here, to the id BPF compares, so that a missing directory is a usage error naming it.
+ */
+static int apply_cgroup(struct record_opts *opts, int id, const char *value,
+			const struct origin *where)
+{
+	char root[1024], v1[1024], full[2200], why[3400];
+	uint64_t cgid;
+	int err;
+
+	err = ls_cgroup2_mount(NULL, root, sizeof(root), v1, sizeof(v1));
+	if (err == -ENOENT) {
+		if (*v1) {
+			snprintf(why, sizeof(why),
+				 "--cgroup needs cgroup v2; only cgroup v1 is mounted here (%s)", v1);
+		} else {
+			snprintf(why, sizeof(why),
+				 "--cgroup needs cgroup v2; no cgroup2 hierarchy is mounted here");
+		}
+		bad_value(where, id, value, why);
+		return -EINVAL;
+	}
+	if (err) {
+		snprintf(why, sizeof(why), "/proc/self/mountinfo: %s", strerror(-err));
+		bad_value(where, id, value, why);
+		return -EINVAL;
+	}
+	err = *value ? ls_cgroup_resolve(value, root, full, sizeof(full), &cgid) : -ENOENT;
+	if (err) {
+		if (err == -ENOENT) {
+			snprintf(why, sizeof(why), "no such cgroup: %s", full);
+		} else if (err == -EXDEV) {
+			snprintf(why, sizeof(why), "%s is not a cgroup v2 directory (cgroup2 is "
+				 "mounted at %s)", full, root);
+		} else {
+			snprintf(why, sizeof(why), "%s: %s", full, strerror(-err));
+		}
+		bad_value(where, id, value, why);
+		return -EINVAL;
+	}
+	if (!where->file && !opts->cgroups_from_cli) {
+		opts->cgroups_from_cli = true;
+		opts->nr_cgroups = 0;
+	}
+	if (opts->nr_cgroups >= LS_MAX_CGROUPS) {
+		bad_value(where, id, value, "too many cgroups (at most 8)");
+		return -EINVAL;
+	}
+	opts->cgroup_ids[opts->nr_cgroups++] = cgid;
+	return 0;
+}
+
+/* --comm, repeatable: those on the command line replace those of the config file. */
+static int apply_comm(struct record_opts *opts, int id, const char *value,
+		      const struct origin *where)
+{
+	size_t n = strlen(value);
+
+	/* A longer name could never match: the kernel keeps the first 15 bytes of a name. */
+	if (!n || n >= LS_TASK_COMM_LEN) {
+		bad_value(where, id, value,
+			  "expected a process name of 1 to 15 characters (the kernel keeps 15)");
+		return -EINVAL;
+	}
+	if (!where->file && !opts->comms_from_cli) {
+		opts->comms_from_cli = true;
+		opts->nr_comms = 0;
+	}
+	if (opts->nr_comms >= LS_MAX_COMMS) {
+		bad_value(where, id, value, "too many names (at most 8)");
+		return -EINVAL;
+	}
+	memset(&opts->comms[opts->nr_comms], 0, sizeof(opts->comms[0]));
+	memcpy(opts->comms[opts->nr_comms].name, value, n);
+	opts->nr_comms++;
+	return 0;
+}
+
 /* --request, repeatable: those on the command line replace those of the config file. */
 static int apply_request(struct record_opts *opts, int id, const char *value,
 			 const struct origin *where)
@@ -622,6 +718,10 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 		return apply_choice(opts, id, value, where);
 	case OPT_PID:
 		return apply_pid(opts, id, value, where);
+	case OPT_CGROUP:
+		return apply_cgroup(opts, id, value, where);
+	case OPT_COMM:
+		return apply_comm(opts, id, value, where);
 	case OPT_UST_EVENTS:
 		return apply_ust_events(opts, id, value, where);
 	case OPT_REQUEST:
@@ -758,8 +858,9 @@ static int load_options(struct record_opts *opts, int argc, char **argv)
 		       "one, -o DIR is the local copy");
 		return -EINVAL;
 	}
-	if (opts->all && (opts->nr_pids || opts->command)) {
-		ls_err("record: --all tracks every thread: it goes with neither --pid nor COMMAND");
+	if (opts->all && (opts->nr_pids || opts->command || opts->nr_cgroups || opts->nr_comms)) {
+		ls_err("record: --all tracks every thread: it goes with none of --pid, --cgroup, "
+		       "--comm and COMMAND");
 		return -EINVAL;
 	}
 	return 0;
@@ -1016,10 +1117,16 @@ static void tracker_opts_of(const struct record_opts *opts, struct tracker_opts 
 	topts->threshold_ns = opts->threshold_ns;
 	topts->sleep_threshold_ns = opts->sleep_threshold_ns;
 	topts->track_all = opts->all;
-	topts->track_registered = !opts->all && !opts->nr_pids && !opts->command;
+	topts->track_registered = !opts->all && !opts->nr_pids && !opts->command &&
+				  !opts->nr_cgroups && !opts->nr_comms;
 	topts->include_idle = opts->include_idle;
 	topts->ctx_floor_ns = opts->context_floor_ns;
-	topts->no_preload = opts->no_preload && opts->command && !opts->nr_pids && !opts->all;
+	topts->no_preload = opts->no_preload && opts->command && !opts->nr_pids && !opts->all &&
+			    !opts->nr_cgroups && !opts->nr_comms;
+	memcpy(topts->cgroup_ids, opts->cgroup_ids, sizeof(topts->cgroup_ids));
+	topts->nr_cgroups = (unsigned int)opts->nr_cgroups;
+	memcpy(topts->comms, opts->comms, sizeof(topts->comms));
+	topts->nr_comms = (unsigned int)opts->nr_comms;
 	memcpy(topts->idle_syscalls, opts->idle, sizeof(topts->idle_syscalls));
 }
 
@@ -1055,6 +1162,8 @@ static int start_command(const struct record_opts *opts, struct tracker *tr,
 static void adopt_and_say(const struct record_opts *opts, const struct tracker_opts *topts,
 			  struct tracker *tr)
 {
+	char what[512];
+	size_t len;
 	int i, n;
 
 	if (topts->track_registered) {
@@ -1067,12 +1176,31 @@ static void adopt_and_say(const struct record_opts *opts, const struct tracker_o
 	for (i = 0; i < opts->nr_pids; i++) {
 		tracker_adopt_preloaded(tr, opts->pids[i]);
 	}
+	what[0] = '\0';
+	if (opts->all) {
+		snprintf(what, sizeof(what), "every thread");
+	} else if (topts->track_registered) {
+		snprintf(what, sizeof(what), "processes with the preload library");
+	}
+	if (opts->command) {
+		snprintf(what, sizeof(what), "%s", opts->command[0]);
+	}
+	if (opts->nr_pids) {
+		len = strlen(what);
+		snprintf(what + len, sizeof(what) - len, "%s%d pids", len ? ", " : "", opts->nr_pids);
+	}
+	if (opts->nr_cgroups) {
+		len = strlen(what);
+		snprintf(what + len, sizeof(what) - len, "%s%d cgroups", len ? ", " : "",
+			 opts->nr_cgroups);
+	}
+	if (opts->nr_comms) {
+		len = strlen(what);
+		snprintf(what + len, sizeof(what) - len, "%s%d names", len ? ", " : "",
+			 opts->nr_comms);
+	}
 	ls_verbose("record: tracking %s; threshold %" PRIu64 " ns, sleep threshold %" PRIu64 " ns",
-		   opts->all		   ? "every thread" :
-		   opts->command	   ? opts->command[0] :
-		   topts->track_registered ? "processes with the preload library" :
-					     "the given pids",
-		   opts->threshold_ns, opts->sleep_threshold_ns);
+		   what, opts->threshold_ns, opts->sleep_threshold_ns);
 }
 
 /*
@@ -1108,7 +1236,9 @@ static int record_loop(const struct record_opts *opts, struct record_state *st,
 			ch->done = true;
 			break;
 		}
-		if (opts->nr_pids && !opts->command && !targets_alive(opts)) {
+		/* A cgroup or a name has processes to come: only pids alone run out. */
+		if (opts->nr_pids && !opts->command && !opts->nr_cgroups && !opts->nr_comms &&
+		    !targets_alive(opts)) {
 			ls_verbose("record: every tracked process has exited");
 			break;
 		}

@@ -83,6 +83,8 @@ struct tracker {
 	unsigned int budget; /* outliers this poll or drain may still hand over */
 	bool track_registered;
 	bool track_all;
+	/* --cgroup or --comm: tracked processes that the tracked map does not list. */
+	bool track_unlisted;
 	/*
 	 * Exited processes whose mappings are kept until tracker_release_exited(): the recorder
 	 * records them in the trace (latsnap:bin_info) only as the snapshot is written.
@@ -941,6 +943,34 @@ static uint64_t tick_ns(void)
 	return (uint64_t)res.tv_nsec;
 }
 
+/* The wanted cgroups and names of record --cgroup and --comm, into their maps before attach. */
+static int want_targets(struct tracker *tr, const struct tracker_opts *opts)
+{
+	int cg_fd = bpf_map__fd(tr->skel->maps.want_cgroups);
+	int comm_fd = bpf_map__fd(tr->skel->maps.want_comms);
+	unsigned int i;
+	__u8 one = 1;
+	int err;
+
+	for (i = 0; i < opts->nr_cgroups && i < LS_MAX_CGROUPS; i++) {
+		if (bpf_map_update_elem(cg_fd, &opts->cgroup_ids[i], &one, BPF_ANY)) {
+			err = -errno;
+			ls_err("tracker: cannot track cgroup %" PRIu64 ": %s", opts->cgroup_ids[i],
+			       strerror(-err));
+			return err;
+		}
+	}
+	for (i = 0; i < opts->nr_comms && i < LS_MAX_COMMS; i++) {
+		if (bpf_map_update_elem(comm_fd, &opts->comms[i], &one, BPF_ANY)) {
+			err = -errno;
+			ls_err("tracker: cannot track processes named '%.*s': %s",
+			       LS_TASK_COMM_LEN, opts->comms[i].name, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 /**
  * tracker_open - open and load the BPF tracker with @opts; nothing is traced until attach.
  * @fn: called with each outlier, from tracker_poll().
@@ -992,6 +1022,8 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	tr->skel->rodata->self_tgid = (__u32)getpid();
 	tr->skel->rodata->include_idle = opts->include_idle;
 	tr->skel->rodata->track_registered = opts->track_registered;
+	tr->skel->rodata->track_cgroups = opts->nr_cgroups > 0;
+	tr->skel->rodata->track_comms = opts->nr_comms > 0;
 	tr->skel->rodata->prctl_nr = SYS_prctl;
 	if (opts->ctx_floor_ns) {
 		tr->skel->rodata->ctx_floor_ns = opts->ctx_floor_ns;
@@ -1012,18 +1044,25 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	}
 	/* It runs at every switch of the machine, for the preload library's signals only. */
 	bpf_program__set_autoload(tr->skel->progs.ls_sched_exit, !opts->no_preload);
+	/* Only --cgroup needs to hear of moves between cgroups. */
+	bpf_program__set_autoload(tr->skel->progs.ls_cgroup_attach, opts->nr_cgroups > 0);
 	/* Attached to each --request probe by tracker_add_request(), with its cookie. */
 	bpf_program__set_autoattach(tr->skel->progs.ls_req_uprobe, false);
 	bpf_program__set_autoattach(tr->skel->progs.ls_req_usdt, false);
 	bpf_program__set_autoattach(tr->skel->progs.ls_req_sample, false);
 	tr->track_registered = opts->track_registered;
 	tr->track_all = opts->track_all;
+	tr->track_unlisted = opts->nr_cgroups || opts->nr_comms;
 	memcpy((void *)tr->skel->rodata->idle_syscalls, opts->idle_syscalls,
 	       sizeof(opts->idle_syscalls));
 
 	err = latsnap_bpf__load(tr->skel);
 	if (err) {
 		explain_load_error(err);
+		goto fail;
+	}
+	err = want_targets(tr, opts);
+	if (err) {
 		goto fail;
 	}
 
@@ -1325,7 +1364,8 @@ int tracker_scan_stalls(struct tracker *tr, uint64_t min_ns, tracker_stall_fn fn
 {
 	int fd = bpf_map__fd(tr->skel->maps.tracked), ret = 0;
 	uint32_t tgids[STALL_SCAN_PER_PROCESS + 1];
-	bool every_task = tr->track_all;
+	/* Processes tracked for their cgroup or name are in no list: only a walk of all finds them. */
+	bool every_task = tr->track_all || tr->track_unlisted;
 	struct bpf_link *link;
 	unsigned int i, n = 0;
 

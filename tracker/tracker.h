@@ -28,6 +28,12 @@ struct tracker_opts {
 	uint64_t ctx_floor_ns;
 	/* No process can carry the preload library (--no-preload and a COMMAND): no signals. */
 	bool no_preload;
+	/* record --cgroup: the ids of the cgroup v2 directories whose processes are tracked. */
+	uint64_t cgroup_ids[LS_MAX_CGROUPS];
+	unsigned int nr_cgroups;
+	/* record --comm: the process names (NUL-padded) that are tracked. */
+	struct ls_comm comms[LS_MAX_COMMS];
+	unsigned int nr_comms;
 };
 
 /* Totals of what was seen and what was lost, summed over CPUs. */
