@@ -50,14 +50,14 @@ static void copy_out(char *dst, size_t len, const char *src)
  *      the error message
  * @v1len: the size of @v1
  *
- * Return: 0; -ENOENT when no cgroup2 hierarchy is mounted; another -errno when @mountinfo
- * cannot be read.
+ * Return: 0; -ENODEV when no cgroup2 hierarchy is mounted; -errno when @mountinfo cannot be
+ * read.
  */
 int ls_cgroup2_mount(const char *mountinfo, char *dir, size_t len, char *v1, size_t v1len)
 {
 	char *line = NULL, *mnt, *dash, *fstype, *save;
 	size_t cap = 0;
-	int ret = -ENOENT, i;
+	int ret = -ENODEV, i;
 	FILE *f;
 
 	copy_out(dir, len, "");
@@ -66,7 +66,7 @@ int ls_cgroup2_mount(const char *mountinfo, char *dir, size_t len, char *v1, siz
 	if (!f) {
 		return -errno;
 	}
-	while (ret == -ENOENT && getline(&line, &cap, f) > 0) {
+	while (ret == -ENODEV && getline(&line, &cap, f) > 0) {
 		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER */
 		dash = strstr(line, " - ");
 		if (!dash) {

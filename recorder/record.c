@@ -527,7 +527,7 @@ static int apply_cgroup(struct record_opts *opts, int id, const char *value,
 	int err;
 
 	err = ls_cgroup2_mount(NULL, root, sizeof(root), v1, sizeof(v1));
-	if (err == -ENOENT) {
+	if (err == -ENODEV) {
 		if (*v1) {
 			snprintf(why, sizeof(why),
 				 "--cgroup needs cgroup v2; only cgroup v1 is mounted here (%s)", v1);
