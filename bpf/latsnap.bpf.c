@@ -412,7 +412,8 @@ static __always_inline bool has_wanted_comm(struct task_struct *task)
 {
 	struct ls_comm key = {};
 
-	bpf_probe_read_kernel_str(key.name, sizeof(key.name), BPF_CORE_READ(task, group_leader, comm));
+	bpf_probe_read_kernel_str(key.name, sizeof(key.name),
+				  BPF_CORE_READ(task, group_leader, comm));
 	return bpf_map_lookup_elem(&want_comms, &key) != NULL;
 }
 

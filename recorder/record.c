@@ -530,7 +530,8 @@ static int apply_cgroup(struct record_opts *opts, int id, const char *value,
 	if (err == -ENODEV) {
 		if (*v1) {
 			snprintf(why, sizeof(why),
-				 "--cgroup needs cgroup v2; only cgroup v1 is mounted here (%s)", v1);
+				 "--cgroup needs cgroup v2; only cgroup v1 is mounted here (%s)",
+				 v1);
 		} else {
 			snprintf(why, sizeof(why),
 				 "--cgroup needs cgroup v2; no cgroup2 hierarchy is mounted here");
@@ -548,8 +549,9 @@ static int apply_cgroup(struct record_opts *opts, int id, const char *value,
 		if (err == -ENOENT) {
 			snprintf(why, sizeof(why), "no such cgroup: %s", full);
 		} else if (err == -EXDEV) {
-			snprintf(why, sizeof(why), "%s is not a cgroup v2 directory (cgroup2 is "
-				 "mounted at %s)", full, root);
+			snprintf(why, sizeof(why),
+				 "%s is not a cgroup v2 directory (cgroup2 is mounted at %s)", full,
+				 root);
 		} else {
 			snprintf(why, sizeof(why), "%s: %s", full, strerror(-err));
 		}
@@ -1187,7 +1189,8 @@ static void adopt_and_say(const struct record_opts *opts, const struct tracker_o
 	}
 	if (opts->nr_pids) {
 		len = strlen(what);
-		snprintf(what + len, sizeof(what) - len, "%s%d pids", len ? ", " : "", opts->nr_pids);
+		snprintf(what + len, sizeof(what) - len, "%s%d pids", len ? ", " : "",
+			 opts->nr_pids);
 	}
 	if (opts->nr_cgroups) {
 		len = strlen(what);

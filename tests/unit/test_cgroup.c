@@ -55,8 +55,8 @@ int main(void)
 	is_str(dir, "/mnt/my cg", "an escaped mount point: unescaped");
 	is_int(mount_of(ROOT "41 22 0:41 / /x rw - cgroup2\n", dir, sizeof(dir), v1, sizeof(v1)), 0,
 	       "a line without source and options: still read");
-	is_int(ls_cgroup2_mount("/nonexistent/mountinfo", dir, sizeof(dir), v1, sizeof(v1)), -ENOENT,
-	       "a missing file: -ENOENT");
+	is_int(ls_cgroup2_mount("/nonexistent/mountinfo", dir, sizeof(dir), v1, sizeof(v1)),
+	       -ENOENT, "a missing file: -ENOENT");
 	unlink(file);
 	return tap_done();
 }
