@@ -1183,7 +1183,7 @@ static void gather_status(struct record_state *st, struct tracker *tr, struct st
 	si->expired = r.expired;
 	si->kept = r.kept;
 	si->disk_bytes = r.kept_bytes;
-	si->last_id = r.last_id;
+	snprintf(si->last_id, sizeof(si->last_id), "%s", r.last_id);
 	si->last_realtime_ns = r.last_realtime_ns;
 }
 

@@ -168,7 +168,7 @@ char *status_to_json(const struct status_info *si)
 	json_object_object_add(obj, "cpu_system_s", json_object_new_double(si->cpu_system_s));
 	json_add_u64(obj, "rss_bytes", si->rss_bytes);
 	last = NULL;
-	if (si->last_id && *si->last_id) {
+	if (*si->last_id) {
 		last = json_object_new_object();
 		json_object_object_add(last, "id", json_object_new_string(si->last_id));
 		format_time(si->last_realtime_ns, when, sizeof(when));
@@ -211,7 +211,7 @@ void status_health_line(const struct status_info *si, char *buf, size_t size)
 		 "CPU %.2f s, RSS %s; last snapshot %s",
 		 si->outliers, si->idle, si->snapshots, si->skipped, si->lost, si->failed, si->kept,
 		 disk, si->cpu_user_s + si->cpu_system_s, rss,
-		 si->last_id && *si->last_id ? si->last_id : "none");
+		 *si->last_id ? si->last_id : "none");
 }
 
 /*

@@ -37,7 +37,7 @@ struct status_info {
 	double cpu_user_s;
 	double cpu_system_s;
 	uint64_t rss_bytes;
-	const char *last_id; /* "" for none */
+	char last_id[64]; /* "" for none */
 	uint64_t last_realtime_ns;
 };
 
