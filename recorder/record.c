@@ -1246,8 +1246,9 @@ static bool same_text(const char *a, const char *b)
 /* Say that @what changed in the config file but keeps its value until a restart. */
 static void needs_restart(const char *path, const char *what, int *count)
 {
-	fprintf(stderr, "latsnap: record: %s: %s changed: needs a restart (the value in use stays)\n",
-		path, what);
+	fprintf(stderr,
+		"latsnap: record: %s: %s changed: needs a restart (the value in use stays)\n", path,
+		what);
 	(*count)++;
 }
 
@@ -1322,8 +1323,8 @@ static void say_change(char *buf, size_t size, const char *what, uint64_t from, 
 	}
 	short_duration(from, a, sizeof(a));
 	short_duration(to, b, sizeof(b));
-	snprintf(buf + used, size - used, "%s%s %s -> %s", used ? ", " : "", what,
-		 from ? a : "off", to ? b : "off");
+	snprintf(buf + used, size - used, "%s%s %s -> %s", used ? ", " : "", what, from ? a : "off",
+		 to ? b : "off");
 }
 
 static void free_opts(struct record_opts *opts)

@@ -176,7 +176,7 @@ char *status_to_json(const struct status_info *si)
 	}
 	json_object_object_add(obj, "last_snapshot", last);
 	text = strdup(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
-							      JSON_C_TO_STRING_NOSLASHESCAPE));
+								  JSON_C_TO_STRING_NOSLASHESCAPE));
 out:
 	json_object_put(obj);
 	return text;
@@ -210,8 +210,7 @@ void status_health_line(const struct status_info *si, char *buf, size_t size)
 		 " skipped, %" PRIu64 " lost, %" PRIu64 " failed), %" PRIu64 " on disk, %s; "
 		 "CPU %.2f s, RSS %s; last snapshot %s",
 		 si->outliers, si->idle, si->snapshots, si->skipped, si->lost, si->failed, si->kept,
-		 disk, si->cpu_user_s + si->cpu_system_s, rss,
-		 *si->last_id ? si->last_id : "none");
+		 disk, si->cpu_user_s + si->cpu_system_s, rss, *si->last_id ? si->last_id : "none");
 }
 
 /*
@@ -348,8 +347,7 @@ static void print_status(struct json_object *obj, const char *dir, bool running)
 	format_bytes(get_u64(obj, "rss_bytes"), rss, sizeof(rss));
 	printf("  latsnap's own use: CPU %.2f s user, %.2f s system, RSS %s\n",
 	       json_object_object_get_ex(obj, "cpu_user_s", &v) ? json_object_get_double(v) : 0.0,
-	       json_object_object_get_ex(obj, "cpu_system_s", &v) ? json_object_get_double(v) :
-								    0.0,
+	       json_object_object_get_ex(obj, "cpu_system_s", &v) ? json_object_get_double(v) : 0.0,
 	       rss);
 	printf("  updated %s\n", get_str(obj, "updated"));
 }
@@ -397,7 +395,8 @@ int status_main(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		ls_err("status: unexpected argument '%s' (see latsnap status --help)", argv[optind]);
+		ls_err("status: unexpected argument '%s' (see latsnap status --help)",
+		       argv[optind]);
 		goto out;
 	}
 	err = read_status(dir, &obj);
@@ -411,9 +410,9 @@ int status_main(int argc, char **argv)
 	if (err) {
 		ls_err("status: %s/%s: %s", dir, STATUS_FILE,
 		       err == -EBADMSG ? "not a status file latsnap wrote (bad JSON)" :
-		       err == -ELOOP	 ? "a symlink (refused)" :
-		       err == -EFBIG	 ? "too large for a status file" :
-					   strerror(-err));
+		       err == -ELOOP   ? "a symlink (refused)" :
+		       err == -EFBIG   ? "too large for a status file" :
+					 strerror(-err));
 		ret = STATUS_EXIT_NO_FILE;
 		goto out;
 	}
@@ -421,8 +420,9 @@ int status_main(int argc, char **argv)
 	if (json) {
 		/* The file as written, but whether it runs is what is true now. */
 		json_object_object_add(obj, "running", json_object_new_boolean(running));
-		printf("%s\n", json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
-								    JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n",
+		       json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
+								   JSON_C_TO_STRING_NOSLASHESCAPE));
 	} else {
 		print_status(obj, dir, running);
 	}
