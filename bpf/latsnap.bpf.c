@@ -20,9 +20,16 @@
 char LICENSE[] SEC("license") = "GPL";
 
 
+/*
+ * The thresholds, in .data: user space changes them at run time (record's SIGHUP reload) without
+ * a reload of the programs. Each is read with one load where a wait ends or is checked, as the
+ * read-only settings below are: the verifier knew their values but the programs only ever
+ * compare them with a clock, so nothing was folded, and the code is the same.
+ */
+__u64 threshold_ns = 50000000;
+__u64 sleep_threshold_ns = 50000000;
+
 /* Settings, fixed between open and load. */
-const volatile __u64 threshold_ns = 50000000;
-const volatile __u64 sleep_threshold_ns = 50000000;
 const volatile bool track_all = false;
 /* latsnap itself, whose own waits (and lttng-ust's threads in it) are never outliers. */
 const volatile __u32 self_tgid = 0;

@@ -183,6 +183,16 @@ static enum site_seen site_seen(struct idle_policy *p, const struct site_key *k,
 }
 
 /**
+ * idle_set_rules() - the run's rules changed (record's reload): their `idle` and `!idle` rules
+ * judge from now on
+ * @rules: the new rules, which must outlive the policy or the next call (may be NULL)
+ */
+void idle_set_rules(struct idle_policy *policy, const struct rules *rules)
+{
+	policy->rules = rules;
+}
+
+/**
  * idle_seed() - thread @tid was waiting in syscall @syscall_nr at user @ip when tracking began:
  * a place it waits at between units of work, for all latsnap knows
  */

@@ -46,6 +46,7 @@ struct idle_entry {
 struct idle_policy;
 
 int idle_open(struct idle_policy **policyp, const struct rules *rules, bool enabled);
+void idle_set_rules(struct idle_policy *policy, const struct rules *rules);
 void idle_close(struct idle_policy *policy);
 void idle_seed(struct idle_policy *policy, int32_t tid, int32_t syscall_nr, uint64_t ip);
 bool idle_judge(struct idle_policy *policy, const struct outlier *outlier, const char **why);

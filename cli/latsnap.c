@@ -10,6 +10,7 @@
 #include "review/report.h"
 #include "classify/rules.h"
 #include "review/show.h"
+#include "recorder/status.h"
 #include "top/top.h"
 #include "lib/util.h"
 
@@ -27,6 +28,7 @@ static const struct command commands[] = {
 	{ "show", show_main, "one snapshot for people: split, cause, stacks, timeline" },
 	{ "flame", flame_main, "folded stacks (or an SVG flame graph) of saved snapshots" },
 	{ "top", top_main, "a live LatencyTOP screen of every wait on the machine" },
+	{ "status", status_main, "what a running latsnap record is doing (its status.json)" },
 	{ NULL, NULL, NULL },
 };
 

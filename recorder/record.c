@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
+#include <systemd/sd-daemon.h>
 
 #include "recorder/command.h"
 #include "lib/cgroup.h"
@@ -31,6 +32,7 @@
 #include "lib/signame.h"
 #include "recorder/stacklog.h"
 #include "recorder/stall.h"
+#include "recorder/status.h"
 #include "classify/syscalls.h"
 #include "tracker/request.h"
 #include "tracker/tracker.h"
@@ -38,6 +40,9 @@
 
 #define DEFAULT_CONFIG "/etc/latsnap.conf"
 #define MAX_PIDS 64
+/* status.json is rewritten this often (and at each snapshot); the health line, this often. */
+#define STATUS_PERIOD_NS (10 * 1000000000ull)
+#define HEALTH_PERIOD_NS (600 * 1000000000ull)
 
 struct record_opts {
 	uint64_t threshold_ns;
@@ -114,6 +119,7 @@ enum opt_id {
 	OPT_REQUEST,
 	OPT_CGROUP,
 	OPT_COMM,
+	OPT_MAX_AGE,
 };
 
 static const struct option long_options[] = {
@@ -141,6 +147,7 @@ static const struct option long_options[] = {
 	{ "ust-events", required_argument, NULL, OPT_UST_EVENTS },
 	{ "max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS },
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "max-age", required_argument, NULL, OPT_MAX_AGE },
 	{ "min-interval", required_argument, NULL, OPT_MIN_INTERVAL },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
@@ -178,6 +185,8 @@ static const char usage_text[] =
 	"      --ust-events PATTERN   the applications' tracepoints to record (default *)\n"
 	"      --max-snapshots N      keep at most N snapshots of this run (default no limit)\n"
 	"      --max-size BYTES       keep at most BYTES of snapshots on disk (default no limit)\n"
+	"      --max-age DUR          remove snapshots older than DUR, but the first and worst\n"
+	"                             of each cause (default no limit)\n"
 	"      --min-interval DUR     at least DUR between two snapshots (default 0)\n"
 	"      --context LEVEL        the kernel's view in each snapshot: none, sched\n"
 	"                             (switches, wakeups, processes) or full (and syscalls,\n"
@@ -219,10 +228,19 @@ static const char usage_text[] =
 	"See latsnap(1).\n";
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t reload_signal;
+/* A reload re-reads the options: a --pid that has exited since is no error then. */
+static bool reloading;
 
 static void on_stop_signal(int sig)
 {
 	stop_signal = sig;
+}
+
+static void on_reload_signal(int sig)
+{
+	(void)sig;
+	reload_signal = 1;
 }
 
 static const char *option_name(int id)
@@ -367,7 +385,7 @@ static int apply_duration(struct record_opts *opts, int id, const char *value,
 			  const struct origin *where)
 {
 	bool positive = id == OPT_THRESHOLD || id == OPT_SLEEP || id == OPT_DURATION ||
-			id == OPT_CONTEXT_FLOOR || id == OPT_HANG;
+			id == OPT_CONTEXT_FLOOR || id == OPT_HANG || id == OPT_MAX_AGE;
 	uint64_t ns;
 
 	if (id == OPT_HANG && !strcmp(value, "off")) {
@@ -403,6 +421,9 @@ static int apply_duration(struct record_opts *opts, int id, const char *value,
 	case OPT_HANG:
 		opts->hang_ns = ns;
 		opts->no_hang = false;
+		break;
+	case OPT_MAX_AGE:
+		opts->rec.max_age_ns = ns;
 		break;
 	default:
 		opts->duration_ns = ns;
@@ -499,7 +520,7 @@ static int apply_pid(struct record_opts *opts, int id, const char *value,
 		bad_value(where, id, value, "expected a process id");
 		return -EINVAL;
 	}
-	if (kill(pid, 0) && errno == ESRCH) {
+	if (!reloading && kill(pid, 0) && errno == ESRCH) {
 		bad_value(where, id, value, "no such process");
 		return -EINVAL;
 	}
@@ -708,6 +729,7 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 	case OPT_SLEEP:
 	case OPT_DURATION:
 	case OPT_HANG:
+	case OPT_MAX_AGE:
 		return apply_duration(opts, id, value, where);
 	case OPT_BUFFER_SIZE:
 	case OPT_MAX_SIZE:
@@ -870,6 +892,14 @@ static int load_options(struct record_opts *opts, int argc, char **argv)
 
 struct record_state {
 	struct record_opts *opts;
+	int argc; /* record's arguments, read again at each reload */
+	char **argv;
+	char *rules_path; /* the rules file in use since a reload, or NULL */
+	uint64_t start_realtime_ns;
+	unsigned long long proc_start; /* /proc/self/stat's start time: the pid is not reused */
+	uint64_t next_status_ns;
+	uint64_t next_health_ns;
+	uint64_t status_snapshots; /* the snapshot count status.json last said */
 	struct rules *rules;
 	struct recorder *recorder;
 	struct stacklog *stacklog;
@@ -1206,6 +1236,356 @@ static void adopt_and_say(const struct record_opts *opts, const struct tracker_o
 		   what, opts->threshold_ns, opts->sleep_threshold_ns);
 }
 
+/* What is tracked, in a few words, for status.json and the service manager. */
+static void describe_targets(const struct record_opts *opts, char *buf, size_t size)
+{
+	size_t used = 0;
+	int i;
+
+	if (opts->all) {
+		snprintf(buf, size, "every thread");
+	} else if (opts->command) {
+		snprintf(buf, size, "%s", opts->command[0]);
+	} else if (opts->nr_pids) {
+		used = (size_t)snprintf(buf, size, "pid");
+		for (i = 0; i < opts->nr_pids && used < size; i++) {
+			used += (size_t)snprintf(buf + used, size - used, "%s%d", i ? "," : " ",
+						 opts->pids[i]);
+		}
+	} else {
+		snprintf(buf, size, "processes with the preload library");
+	}
+}
+
+/* A duration as the options write it: the largest unit that keeps it whole (50ms, 1500us). */
+static void short_duration(uint64_t ns, char *buf, size_t size)
+{
+	if (ns && ns % 1000000000ull == 0) {
+		snprintf(buf, size, "%" PRIu64 "s", ns / UINT64_C(1000000000));
+	} else if (ns && ns % 1000000ull == 0) {
+		snprintf(buf, size, "%" PRIu64 "ms", ns / UINT64_C(1000000));
+	} else if (ns && ns % 1000ull == 0) {
+		snprintf(buf, size, "%" PRIu64 "us", ns / UINT64_C(1000));
+	} else {
+		snprintf(buf, size, "%" PRIu64 "ns", ns);
+	}
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The numbers of the run so far, as status.json and the health line give them. */
+static void gather_status(struct record_state *st, struct tracker *tr, struct status_info *si,
+			  char *targets, size_t size)
+{
+	struct recorder_totals r = { 0 };
+	struct tracker_totals t;
+
+	memset(si, 0, sizeof(*si));
+	si->proc_start = st->proc_start;
+	status_self(si);
+	st->proc_start = si->proc_start;
+	si->running = !stop_signal;
+	si->start_realtime_ns = st->start_realtime_ns;
+	si->now_realtime_ns = realtime_ns();
+	si->output = st->opts->relay ? st->opts->relay : st->opts->output;
+	describe_targets(st->opts, targets, size);
+	si->targets = targets;
+	si->threshold_ns = st->opts->threshold_ns;
+	si->sleep_threshold_ns = st->opts->sleep_threshold_ns;
+	si->max_age_ns = st->opts->rec.max_age_ns;
+	tracker_totals(tr, &t);
+	if (st->recorder) {
+		recorder_totals(st->recorder, &r);
+	}
+	si->outliers = st->outliers;
+	si->idle = idle_count(st->idle);
+	si->snapshots = r.snapshots;
+	si->skipped = r.skipped;
+	/* As the totals line counts them: outliers the kernel side could not hand over. */
+	si->lost = t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped;
+	si->failed = r.failed;
+	si->evicted = r.evicted;
+	si->expired = r.expired;
+	si->kept = r.kept;
+	si->disk_bytes = r.kept_bytes;
+	snprintf(si->last_id, sizeof(si->last_id), "%s", r.last_id);
+	si->last_realtime_ns = r.last_realtime_ns;
+}
+
+/*
+ * write_status - status.json in the output directory, for `latsnap status`; none without a
+ * local output directory (--no-snapshot, or a relay without --keep-local).
+ */
+static void write_status(struct record_state *st, struct tracker *tr, bool running)
+{
+	struct status_info si;
+	char targets[256];
+	char *text;
+	int err;
+
+	if (!st->recorder) {
+		return;
+	}
+	gather_status(st, tr, &si, targets, sizeof(targets));
+	si.running = running;
+	st->status_snapshots = si.snapshots;
+	st->next_status_ns = ls_now_ns() + STATUS_PERIOD_NS;
+	text = status_to_json(&si);
+	if (!text) {
+		return;
+	}
+	err = recorder_write_file(st->recorder, STATUS_FILE, text, strlen(text));
+	if (err && err != -ENOENT) {
+		ls_verbose("record: %s: %s", STATUS_FILE, strerror(-err));
+	}
+	free(text);
+}
+
+/* The journal's health line: the numbers of status.json, every HEALTH_PERIOD_NS. */
+static void log_health(struct record_state *st, struct tracker *tr)
+{
+	struct status_info si;
+	char targets[256], line[512];
+
+	st->next_health_ns = ls_now_ns() + HEALTH_PERIOD_NS;
+	gather_status(st, tr, &si, targets, sizeof(targets));
+	status_health_line(&si, line, sizeof(line));
+	fprintf(stderr, "latsnap: record: %s\n", line);
+}
+
+/* The service manager's view (sd_notify): a no-op without NOTIFY_SOCKET. */
+static void notify_ready(const struct record_opts *opts)
+{
+	char targets[256], threshold[32];
+
+	describe_targets(opts, targets, sizeof(targets));
+	short_duration(opts->threshold_ns, threshold, sizeof(threshold));
+	sd_notifyf(0, "READY=1\nSTATUS=tracking %s, threshold %s", targets, threshold);
+}
+
+static bool same_text(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Say that @what changed in the config file but keeps its value until a restart. */
+static void needs_restart(const char *path, const char *what, int *count)
+{
+	fprintf(stderr,
+		"latsnap: record: %s: %s changed: needs a restart (the value in use stays)\n", path,
+		what);
+	(*count)++;
+}
+
+/*
+ * check_fixed - the settings a reload cannot change (they shaped the BPF programs, the LTTng
+ * session or the targets): each one that differs is said, and left as it is.
+ */
+static void check_fixed(const char *path, const struct record_opts *cur,
+			const struct record_opts *next)
+{
+	int n = 0, i;
+	bool same;
+
+	if (!same_text(cur->output, next->output) || !same_text(cur->relay, next->relay) ||
+	    !same_text(cur->keep_local, next->keep_local)) {
+		needs_restart(path, "output (-o, --keep-local)", &n);
+	}
+	same = cur->all == next->all && cur->nr_pids == next->nr_pids;
+	for (i = 0; same && i < cur->nr_pids; i++) {
+		same = cur->pids[i] == next->pids[i];
+	}
+	if (!same) {
+		needs_restart(path, "the targets (--pid, --all)", &n);
+	}
+	if (cur->rec.buffer_size != next->rec.buffer_size) {
+		needs_restart(path, "buffer-size", &n);
+	}
+	if (cur->rec.context_level != next->rec.context_level) {
+		needs_restart(path, "context", &n);
+	}
+	if (cur->context_floor_ns != next->context_floor_ns) {
+		needs_restart(path, "context-floor", &n);
+	}
+	same = cur->rec.nr_ust_events == next->rec.nr_ust_events;
+	for (i = 0; same && i < cur->rec.nr_ust_events; i++) {
+		same = !strcmp(cur->rec.ust_events[i], next->rec.ust_events[i]);
+	}
+	if (!same) {
+		needs_restart(path, "ust-events", &n);
+	}
+	same = cur->nr_requests == next->nr_requests;
+	for (i = 0; same && i < cur->nr_requests; i++) {
+		same = !strcmp(cur->requests[i].text, next->requests[i].text);
+	}
+	if (!same) {
+		needs_restart(path, "request", &n);
+	}
+	if (cur->include_idle != next->include_idle ||
+	    memcmp(cur->idle, next->idle, sizeof(cur->idle))) {
+		needs_restart(path, "include-idle, idle-syscalls", &n);
+	}
+	if (cur->no_snapshot != next->no_snapshot || cur->json != next->json ||
+	    cur->duration_ns != next->duration_ns || cur->no_hang != next->no_hang) {
+		needs_restart(path, "no-snapshot, json, duration or hang off", &n);
+	}
+	if (cur->signal != next->signal || cur->no_preload != next->no_preload) {
+		needs_restart(path, "signal, no-preload", &n);
+	}
+	if (cur->log_stacks != next->log_stacks || !same_text(cur->stack_log, next->stack_log)) {
+		needs_restart(path, "log-stacks, stack-log", &n);
+	}
+}
+
+/* "threshold 50ms -> 20ms" for each duration that changed, appended to @buf. */
+static void say_change(char *buf, size_t size, const char *what, uint64_t from, uint64_t to)
+{
+	char a[32], b[32];
+	size_t used = strlen(buf);
+
+	if (from == to || used >= size) {
+		return;
+	}
+	short_duration(from, a, sizeof(a));
+	short_duration(to, b, sizeof(b));
+	snprintf(buf + used, size - used, "%s%s %s -> %s", used ? ", " : "", what, from ? a : "off",
+		 to ? b : "off");
+}
+
+static void free_opts(struct record_opts *opts)
+{
+	int i;
+
+	for (i = 0; i < opts->nr_owned; i++) {
+		free(opts->owned[i]);
+	}
+	opts->nr_owned = 0;
+	while (opts->nr_requests > 0) {
+		request_spec_free(&opts->requests[--opts->nr_requests]);
+	}
+}
+
+/*
+ * record_reload - SIGHUP: read the config file and the command line again, and apply what can
+ * change without a reload of the BPF programs or a new LTTng session (the ring buffer keeps
+ * what it holds): the thresholds, the rules, the retention limits, --hang. A bad file leaves
+ * every setting as it was; the run goes on either way.
+ */
+static void record_reload(struct record_state *st, struct tracker *tr)
+{
+	struct record_opts *cur = st->opts, next;
+	const char *path = cur->config ? cur->config : DEFAULT_CONFIG;
+	struct rules *rules = NULL;
+	char changes[512] = "", *rules_path = NULL;
+	int err;
+
+	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, ls_now_ns() / 1000);
+	reloading = true;
+	err = load_options(&next, st->argc, st->argv);
+	reloading = false;
+	if (err) {
+		ls_err("record: reload of %s failed: the settings in use stay", path);
+		goto out;
+	}
+	if (next.rules) {
+		rules_path = strdup(next.rules);
+		if (!rules_path || rules_load(next.rules, &rules)) {
+			ls_err("record: reload of %s failed: rules %s: the settings in use stay",
+			       path, next.rules);
+			goto out;
+		}
+		snprintf(changes, sizeof(changes), "rules %s", next.rules);
+	} else {
+		rules = rules_builtin();
+		if (!rules) {
+			goto out;
+		}
+		if (cur->rules) {
+			snprintf(changes, sizeof(changes), "built-in rules");
+		}
+	}
+	check_fixed(path, cur, &next);
+	say_change(changes, sizeof(changes), "threshold", cur->threshold_ns, next.threshold_ns);
+	say_change(changes, sizeof(changes), "sleep threshold", cur->sleep_threshold_ns,
+		   next.sleep_threshold_ns);
+	say_change(changes, sizeof(changes), "hang", cur->hang_ns, next.hang_ns);
+	say_change(changes, sizeof(changes), "max-age", cur->rec.max_age_ns, next.rec.max_age_ns);
+	if (cur->rec.max_size != next.rec.max_size ||
+	    cur->rec.max_snapshots != next.rec.max_snapshots) {
+		snprintf(changes + strlen(changes), sizeof(changes) - strlen(changes),
+			 "%smax-size %" PRIu64 ", max-snapshots %u", *changes ? ", " : "",
+			 next.rec.max_size, next.rec.max_snapshots);
+	}
+
+	tracker_set_thresholds(tr, next.threshold_ns, next.sleep_threshold_ns);
+	cur->threshold_ns = next.threshold_ns;
+	cur->sleep_threshold_ns = next.sleep_threshold_ns;
+	if (st->stalls) {
+		stall_set_limits(st->stalls, next.hang_ns,
+				 next.threshold_ns < next.sleep_threshold_ns ?
+					 next.threshold_ns :
+					 next.sleep_threshold_ns);
+	}
+	cur->hang_ns = next.hang_ns;
+	cur->rec.max_age_ns = next.rec.max_age_ns;
+	cur->rec.max_size = next.rec.max_size;
+	cur->rec.max_snapshots = next.rec.max_snapshots;
+	cur->rec.post_ns = next.rec.post_ns;
+	cur->rec.min_interval_ns = next.rec.min_interval_ns;
+	if (st->recorder) {
+		recorder_set_limits(st->recorder, &cur->rec);
+	}
+	/* The idle policy reads the rules: it gets the new ones before the old are freed. */
+	idle_set_rules(st->idle, rules);
+	rules_free(st->rules);
+	st->rules = rules;
+	rules = NULL;
+	free(st->rules_path);
+	st->rules_path = rules_path;
+	rules_path = NULL;
+	cur->rules = st->rules_path;
+	cur->verbose = next.verbose;
+	ls_verbose_enabled = next.verbose;
+	fprintf(stderr, "latsnap: record: reloaded %s: %s\n", path,
+		*changes ? changes : "no change");
+out:
+	rules_free(rules);
+	free(rules_path);
+	free_opts(&next);
+	notify_ready(cur);
+}
+
+/*
+ * record_tend - between two polls: a reload asked for, status.json and the health line due, or
+ * a snapshot written since status.json last said.
+ */
+static void record_tend(struct record_state *st, struct tracker *tr)
+{
+	struct recorder_totals r = { 0 };
+	uint64_t now = ls_now_ns();
+
+	if (reload_signal) {
+		reload_signal = 0;
+		record_reload(st, tr);
+		write_status(st, tr, true);
+	}
+	if (st->recorder) {
+		recorder_totals(st->recorder, &r);
+	}
+	if (now >= st->next_status_ns || r.snapshots != st->status_snapshots) {
+		write_status(st, tr, true);
+	}
+	if (now >= st->next_health_ns) {
+		log_health(st, tr);
+	}
+}
+
 /*
  * record_loop - consume outliers and take snapshots until a signal, the end of COMMAND or of
  * every tracked pid, or --duration. Return: 0, or 1 when the outliers could not be read.
@@ -1216,7 +1596,10 @@ static int record_loop(const struct record_opts *opts, struct record_state *st,
 	uint64_t deadline = opts->duration_ns ? ls_now_ns() + opts->duration_ns : 0;
 	int wait_ms, due, n;
 
+	st->next_health_ns = ls_now_ns() + HEALTH_PERIOD_NS;
+	write_status(st, tr, true);
 	while (!stop_signal) {
+		record_tend(st, tr);
 		wait_ms = 100;
 		if (st->recorder) {
 			due = recorder_poll(st->recorder);
@@ -1323,6 +1706,10 @@ int record_main(int argc, char **argv)
 	struct tracker *tr = NULL;
 	int ret = 1, i, n;
 
+	st.argc = argc;
+	st.argv = argv;
+	st.start_realtime_ns = realtime_ns();
+
 	/* First: COMMAND starts with the dispositions and mask latsnap was started with. */
 	command_capture_signals(&ch.cmd);
 	memset(&opts, 0, sizeof(opts));
@@ -1344,6 +1731,7 @@ int record_main(int argc, char **argv)
 	}
 	signal(SIGINT, on_stop_signal);
 	signal(SIGTERM, on_stop_signal);
+	signal(SIGHUP, on_reload_signal);
 	signal(SIGPIPE, SIG_IGN);
 	for (i = 0; i < opts.nr_pids; i++) {
 		if (tracker_track_pid(tr, opts.pids[i])) {
@@ -1377,10 +1765,14 @@ int record_main(int argc, char **argv)
 		ret = 1;
 	}
 	adopt_and_say(&opts, &topts, tr);
+	/* Attached, the session ready, COMMAND started: the service is up. */
+	notify_ready(&opts);
 	if (record_loop(&opts, &st, tr, &ch)) {
 		goto out;
 	}
+	sd_notify(0, "STOPPING=1\nSTATUS=stopping: the last snapshot");
 	record_finish(&st, tr, &ch);
+	write_status(&st, tr, false);
 	ret = ch.done ? exit_status_of(ch.status) : 0;
 out:
 	if (ch.gate_fd >= 0) {
@@ -1395,6 +1787,7 @@ out:
 	stacklog_close(st.stacklog);
 	idle_close(st.idle);
 	rules_free(st.rules);
+	free(st.rules_path);
 	command_free(&ch.cmd);
 	for (i = 0; i < opts.nr_owned; i++) {
 		free(opts.owned[i]);

@@ -51,6 +51,8 @@
 #define MAX_BATCH 1024
 /* A latsnap:summary event carries at most this much of the summary (and half a sub-buffer). */
 #define SUMMARY_PART_MAX 65536
+/* How often snapshots are checked against --max-age when none is written. */
+#define AGE_CHECK_NS (60 * 1000000000ull)
 /*
  * The kernel context a snapshot takes: from this long before its oldest outlier's start (what
  * show's timeline puts before it, and the state each thread of a wait chain was in as the wait
@@ -79,6 +81,9 @@ struct recorder {
 	uid_t owner_uid; /* who gets what latsnap writes (sudo's caller), or -1 */
 	gid_t owner_gid;
 	unsigned int seq;
+	uint64_t next_age_check_ns;
+	char last_id[64];
+	uint64_t last_realtime_ns;
 	struct retention retention;
 	struct recorder_totals totals;
 };
@@ -197,6 +202,7 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	}
 	rec->retention.max_snapshots = opts->max_snapshots;
 	rec->retention.max_size = opts->max_size;
+	rec->retention.max_age_ns = opts->max_age_ns;
 	sudo_owner(&rec->owner_uid, &rec->owner_gid);
 	if (!opts->output) {
 		char stage[PATH_MAX];
@@ -430,6 +436,34 @@ static void evict_snapshot(const struct retention_kept *k, void *ctx)
 		   k->id);
 	remove_tree(rec->out_fd, k->id);
 	rec->totals.evicted++;
+}
+
+/* Wall-clock time, for what people read (status.json): ids and ages use it too. */
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * expire_old - remove the snapshots older than --max-age that hold no first or worst case any
+ * more, oldest first. The staging directory of a relay keeps none to remove.
+ */
+static void expire_old(struct recorder *rec)
+{
+	uint64_t now = ls_now_ns();
+	int i;
+
+	rec->next_age_check_ns = now + AGE_CHECK_NS;
+	while ((i = retention_expired(&rec->retention, now)) >= 0) {
+		ls_verbose("record: removing snapshot %s: older than --max-age",
+			   rec->retention.kept[i].id);
+		remove_tree(rec->out_fd, rec->retention.kept[i].id);
+		retention_drop(&rec->retention, (unsigned int)i);
+		rec->totals.expired++;
+	}
 }
 
 /* A new snapshot id: UTC time to the millisecond and a sequence number, so ids sort by time. */
@@ -941,8 +975,11 @@ static void snapshot_kept(struct recorder *rec, struct snap *sn, int relay_err)
 		retention_remember(&rec->retention, sn->items, n, &sn->pending);
 	}
 	/* Without a local copy the staging directory gives its space back at once. */
-	retention_keep(&rec->retention, &sn->pending, sn->id, rec->staging ? 0 : tree_bytes(sn->fd));
+	retention_keep(&rec->retention, &sn->pending, sn->id, rec->staging ? 0 : tree_bytes(sn->fd),
+		       ls_now_ns());
 	rec->totals.snapshots++;
+	snprintf(rec->last_id, sizeof(rec->last_id), "%s", sn->id);
+	rec->last_realtime_ns = realtime_ns();
 	rec->skipped_since = 0;
 	rec->last_snapshot_ns = ls_now_ns();
 	if (rec->staging) {
@@ -1052,6 +1089,8 @@ int recorder_snapshot(struct recorder *rec)
 		}
 	}
 	snapshot_kept(rec, &sn, err);
+	/* As new ones are written, the old ones go. */
+	expire_old(rec);
 	err = 0;
 	goto out;
 failed:
@@ -1076,6 +1115,10 @@ int recorder_poll(struct recorder *rec)
 {
 	uint64_t now = ls_now_ns(), due;
 
+	/* Without new snapshots too: a quiet service still ages its old ones out. */
+	if (rec->retention.max_age_ns && now >= rec->next_age_check_ns) {
+		expire_old(rec);
+	}
 	if (rec->nr_batch == 0) {
 		return -1;
 	}
@@ -1098,9 +1141,59 @@ void recorder_flush(struct recorder *rec)
 	recorder_snapshot(rec);
 }
 
+/**
+ * recorder_totals() - what the recorder did so far, and what it keeps on disk now
+ */
 void recorder_totals(struct recorder *rec, struct recorder_totals *totals)
 {
 	*totals = rec->totals;
+	totals->kept = rec->retention.nr_kept;
+	totals->kept_bytes = rec->retention.kept_bytes;
+	snprintf(totals->last_id, sizeof(totals->last_id), "%s", rec->last_id);
+	totals->last_realtime_ns = rec->last_realtime_ns;
+}
+
+/**
+ * recorder_set_limits() - the retention limits and the snapshot timing of @opts, changed while
+ * it runs (record's reload); the rest of @opts is not looked at
+ *
+ * Lower count or size limits apply at the next snapshot, a shorter age at once.
+ */
+void recorder_set_limits(struct recorder *rec, const struct recorder_opts *opts)
+{
+	rec->opts.post_ns = opts->post_ns;
+	rec->opts.min_interval_ns = opts->min_interval_ns;
+	rec->opts.max_snapshots = opts->max_snapshots;
+	rec->opts.max_size = opts->max_size;
+	rec->opts.max_age_ns = opts->max_age_ns;
+	rec->retention.max_snapshots = opts->max_snapshots;
+	rec->retention.max_size = opts->max_size;
+	rec->retention.max_age_ns = opts->max_age_ns;
+	rec->next_age_check_ns = 0;
+}
+
+/**
+ * recorder_write_file() - write @name in the output directory, atomically (a temporary file
+ * renamed over it), never through a symlink: record's status.json
+ *
+ * Return: 0, -ENOENT when there is no output directory of latsnap's user (a relay without a
+ * local copy), or -errno.
+ */
+int recorder_write_file(struct recorder *rec, const char *name, const char *text, size_t len)
+{
+	char tmp[128];
+	int err;
+
+	if (rec->staging || rec->out_fd < 0) {
+		err = -ENOENT;
+		goto out;
+	}
+	/* A temporary file a crash left behind would make every later write fail (O_EXCL). */
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+	unlinkat(rec->out_fd, tmp, 0);
+	err = write_atomic(rec->out_fd, name, text, len);
+out:
+	return err;
 }
 
 /**

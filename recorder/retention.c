@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * retention.c - the snapshot retention policy of `record` (--max-snapshots, --max-size), apart
+ * retention.c - the snapshot retention policy of `record` (--max-snapshots, --max-size,
+ * --max-age), apart
  * from the files it applies to, so that it can be checked on made-up batches.
  */
 #include <stdio.h>
@@ -144,6 +145,32 @@ int retention_victim(const struct retention *r)
 	return -1;
 }
 
+/**
+ * retention_expired() - the oldest snapshot older than the age limit that no longer holds a
+ *                       first or a worst case, to remove
+ * @now_ns: now, on the clock of the times given to retention_keep()
+ *
+ * A first or a worst case stays whatever its age, as it does under the other limits: the age
+ * limit trims what repeats, never what is new.
+ *
+ * Return: its index in @r->kept, or -1 when none is due (or there is no age limit).
+ */
+int retention_expired(const struct retention *r, uint64_t now_ns)
+{
+	unsigned int i;
+
+	if (!r->max_age_ns) {
+		return -1;
+	}
+	/* Oldest first: the first one young enough ends the search. */
+	for (i = 0; i < r->nr_kept && now_ns - r->kept[i].time_ns > r->max_age_ns; i++) {
+		if (!kept_notable(r, &r->kept[i])) {
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
 static void causes_free(struct retention_cause **causes, unsigned int *nr)
 {
 	unsigned int i;
@@ -219,11 +246,11 @@ void retention_drop(struct retention *r, unsigned int i)
 }
 
 /**
- * retention_keep() - count a new snapshot @id of @bytes, with the causes filed in @pending
- *                    (taken over: @pending is left empty)
+ * retention_keep() - count a new snapshot @id of @bytes written at @time_ns, with the causes
+ *                    filed in @pending (taken over: @pending is left empty)
  */
 void retention_keep(struct retention *r, struct retention_kept *pending, const char *id,
-		    uint64_t bytes)
+		    uint64_t bytes, uint64_t time_ns)
 {
 	struct retention_kept *k;
 
@@ -237,6 +264,7 @@ void retention_keep(struct retention *r, struct retention_kept *pending, const c
 	pending->nr_causes = 0;
 	snprintf(k->id, sizeof(k->id), "%s", id);
 	k->bytes = bytes;
+	k->time_ns = time_ns;
 	r->kept_bytes += bytes;
 }
 

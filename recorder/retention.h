@@ -2,7 +2,8 @@
 /*
  * retention.h - which snapshots a run keeps once its limits (count, size) are reached: the
  * first and the worst outlier of each cause stay; a batch that brings neither is skipped, and
- * the oldest snapshot that holds neither any more makes room for one that does.
+ * the oldest snapshot that holds neither any more makes room for one that does. With an age
+ * limit, a snapshot older than it goes too, unless it holds a first or a worst.
  */
 #ifndef LATSNAP_RETENTION_H
 #define LATSNAP_RETENTION_H
@@ -30,6 +31,7 @@ struct retention_cause {
 struct retention_kept {
 	char id[64];
 	uint64_t bytes;
+	uint64_t time_ns; /* when it was written, on the caller's clock */
 	struct retention_cause *causes;
 	unsigned int nr_causes;
 };
@@ -39,10 +41,12 @@ struct retention_kept {
  * cause so far
  * @max_snapshots: 0 for no limit
  * @max_size: bytes for all snapshots; 0 for no limit
+ * @max_age_ns: how old a snapshot may get (retention_expired()); 0 for no limit
  */
 struct retention {
 	unsigned int max_snapshots;
 	uint64_t max_size;
+	uint64_t max_age_ns;
 	struct retention_kept kept[RETENTION_MAX_KEPT];
 	unsigned int nr_kept;
 	uint64_t kept_bytes;
@@ -61,9 +65,10 @@ void retention_remember(struct retention *r, const struct retention_item *items,
 			struct retention_kept *pending);
 bool retention_over_limits(const struct retention *r);
 int retention_victim(const struct retention *r);
+int retention_expired(const struct retention *r, uint64_t now_ns);
 void retention_drop(struct retention *r, unsigned int i);
 void retention_keep(struct retention *r, struct retention_kept *pending, const char *id,
-		    uint64_t bytes);
+		    uint64_t bytes, uint64_t time_ns);
 void retention_kept_free(struct retention_kept *k);
 void retention_free(struct retention *r);
 

@@ -70,6 +70,26 @@ struct stall_check {
 };
 
 /**
+ * stall_set_limits() - the hang time and the threshold, at the start or changed while it runs
+ * (record's reload): the scan after the next period uses them
+ * @hang_ns: a wait this long is reported while it lasts
+ * @threshold_ns: waits this long are followed (holders, cycles) and reported at the run's end
+ */
+void stall_set_limits(struct stall_check *sc, uint64_t hang_ns, uint64_t threshold_ns)
+{
+	sc->hang_ns = hang_ns;
+	sc->min_ns = threshold_ns < hang_ns ? threshold_ns : hang_ns;
+	/* Often enough that a hang is reported within a quarter of its time, never busy. */
+	sc->period_ns = hang_ns / 4;
+	if (sc->period_ns < 10000000) {
+		sc->period_ns = 10000000;
+	} else if (sc->period_ns > 250000000) {
+		sc->period_ns = 250000000;
+	}
+	sc->next_ns = ls_now_ns() + sc->period_ns;
+}
+
+/**
  * stall_open() - check for stalls every so often from now on
  * @hang_ns: a wait this long is reported while it lasts
  * @threshold_ns: waits this long are followed (holders, cycles) and reported at the run's end
@@ -86,15 +106,7 @@ int stall_open(struct stall_check **scp, struct tracker *tr, uint64_t hang_ns,
 		return -ENOMEM;
 	}
 	sc->tr = tr;
-	sc->hang_ns = hang_ns;
-	sc->min_ns = threshold_ns < hang_ns ? threshold_ns : hang_ns;
-	sc->period_ns = hang_ns / 4;
-	if (sc->period_ns < 10000000) {
-		sc->period_ns = 10000000;
-	} else if (sc->period_ns > 250000000) {
-		sc->period_ns = 250000000;
-	}
-	sc->next_ns = ls_now_ns() + sc->period_ns;
+	stall_set_limits(sc, hang_ns, threshold_ns);
 	sc->fn = fn;
 	sc->ctx = ctx;
 	*scp = sc;

@@ -33,6 +33,7 @@ struct stall_totals {
 
 int stall_open(struct stall_check **scp, struct tracker *tr, uint64_t hang_ns,
 	       uint64_t threshold_ns, stall_outlier_fn fn, void *ctx);
+void stall_set_limits(struct stall_check *sc, uint64_t hang_ns, uint64_t threshold_ns);
 int stall_poll(struct stall_check *sc);
 int stall_finish(struct stall_check *sc);
 void stall_totals(const struct stall_check *sc, struct stall_totals *totals);

@@ -11,7 +11,7 @@ PACKAGES="
 clang llvm gcc g++ make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev libjson-c-dev
 libdw-dev linux-libc-dev jq perl procps libxml2-dev libxml2-utils iproute2 util-linux
 libunwind-dev liblttng-ust-dev liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev
-libncurses-dev tmux gdb postgresql-15 postgresql-client-15 redis-server redis-tools
+libncurses-dev libsystemd-dev tmux gdb postgresql-15 postgresql-client-15 redis-server redis-tools
 "
 
 . "$(dirname "$0")/apt-lib.sh"

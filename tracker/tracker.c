@@ -1016,8 +1016,8 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 		ls_err("tracker: cannot open the BPF program: %s", strerror(errno));
 		goto fail;
 	}
-	tr->skel->rodata->threshold_ns = opts->threshold_ns;
-	tr->skel->rodata->sleep_threshold_ns = opts->sleep_threshold_ns;
+	tr->skel->data->threshold_ns = opts->threshold_ns;
+	tr->skel->data->sleep_threshold_ns = opts->sleep_threshold_ns;
 	tr->skel->rodata->track_all = opts->track_all;
 	tr->skel->rodata->self_tgid = (__u32)getpid();
 	tr->skel->rodata->include_idle = opts->include_idle;
@@ -1480,6 +1480,21 @@ static struct bpf_link *attach_probe(struct tracker *tr, const struct request_pr
 	}
 	return bpf_program__attach_uprobe_opts(tr->skel->progs.ls_req_uprobe, -1, p->path, 0,
 					       &uprobe);
+}
+
+/**
+ * tracker_set_thresholds() - change the thresholds of the loaded programs, at run time
+ * @threshold_ns: a syscall (or request) this long is an outlier
+ * @sleep_threshold_ns: an off-CPU interval outside syscalls this long is an outlier
+ *
+ * The programs stay loaded and attached, and their rings keep what they hold: a wait that ends
+ * after the store is judged by the new values; one that ended before, by the old.
+ */
+void tracker_set_thresholds(struct tracker *tr, uint64_t threshold_ns, uint64_t sleep_threshold_ns)
+{
+	/* The .data section is mapped: each store is one aligned 64-bit write the programs see. */
+	__atomic_store_n(&tr->skel->data->threshold_ns, threshold_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&tr->skel->data->sleep_threshold_ns, sleep_threshold_ns, __ATOMIC_RELAXED);
 }
 
 /**

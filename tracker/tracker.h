@@ -77,6 +77,7 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 int tracker_track_pid(struct tracker *tr, pid_t pid);
 int tracker_adopt_preloaded(struct tracker *tr, pid_t pid);
 int tracker_attach(struct tracker *tr);
+void tracker_set_thresholds(struct tracker *tr, uint64_t threshold_ns, uint64_t sleep_threshold_ns);
 void tracker_keep_exited(struct tracker *tr, bool keep);
 void tracker_release_exited(struct tracker *tr);
 int tracker_user_modules(struct tracker *tr, pid_t pid, usyms_module_fn fn, void *ctx);

@@ -35,7 +35,7 @@ static bool offer(struct retention *r, const struct retention_item *items, size_
 	if (!pending.nr_causes) {
 		retention_remember(r, items, n, &pending);
 	}
-	retention_keep(r, &pending, id, bytes);
+	retention_keep(r, &pending, id, bytes, r->nr_kept * 1000 * MS);
 	return true;
 }
 
@@ -128,8 +128,39 @@ static void unlimited(void)
 	retention_free(&r);
 }
 
+/* --max-age: what is older goes, oldest first, but a first or a worst case stays. */
+static void by_age(void)
+{
+	struct retention r = { .max_age_ns = 2500 * MS };
+	struct retention_item x100 = { "X", 100 * MS }, x900 = { "X", 900 * MS },
+			      y100 = { "Y", 100 * MS };
+	char evicted[64], buf[256];
+	int i;
+
+	/* Written at 0 s, 1 s, 2 s, ...: x100 first, then x900 (the worst), then repeats. */
+	offer(&r, &x100, 1, "a", 1, evicted);
+	offer(&r, &x900, 1, "b", 1, evicted);
+	offer(&r, &x100, 1, "c", 1, evicted);
+	offer(&r, &y100, 1, "d", 1, evicted);
+	offer(&r, &x100, 1, "e", 1, evicted);
+	is_int(retention_expired(&r, 2000 * MS), -1, "age: nothing older than 2.5 s at 2 s");
+	is_int(retention_expired(&r, 5000 * MS), 2, "age: at 5 s, c (a repeat, 5 s old) goes");
+	retention_drop(&r, 2);
+	is_int(retention_expired(&r, 5000 * MS), -1,
+	       "age: a (first), b (worst), d (first of Y) stay; e is young");
+	is_str(ids(&r, buf, sizeof(buf)), "a b d e", "age: a b d e kept");
+	is_int(retention_expired(&r, 9000 * MS), 3, "age: at 9 s, e (a repeat) goes");
+	r.max_age_ns = 0;
+	for (i = 0; i < 3; i++) {
+		is_int(retention_expired(&r, (uint64_t)(100 + i) * 1000 * MS), -1,
+		       "age: no limit, nothing expires");
+	}
+	retention_free(&r);
+}
+
 int main(void)
 {
+	by_age();
 	by_count();
 	batch();
 	by_size();

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * status.c - `latsnap status`, and what `latsnap record` writes for it: status.json in the
+ * output directory (every 10 s and at each snapshot), and the same numbers as one health line
+ * on stderr (the journal's, every 10 minutes).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "lib/duration.h"
+#include "lib/util.h"
+#include "recorder/status.h"
+
+#define DEFAULT_STATUS_DIR "/var/lib/latsnap"
+/* status.json is small; anything larger is not one latsnap wrote. */
+#define STATUS_MAX_BYTES (64 * 1024)
+
+/* Exit statuses of `latsnap status`, beyond 0 (running) and 2 (usage). */
+#define STATUS_EXIT_NO_FILE 1
+#define STATUS_EXIT_NOT_RUNNING 3
+
+static const char status_usage[] =
+	"Usage: latsnap status [-o DIR] [--json]\n"
+	"\n"
+	"What a running `latsnap record` is doing, from the status.json it keeps in its output\n"
+	"directory: its pid, targets, threshold, outliers, snapshots and disk use.\n"
+	"\n"
+	"  -o, --output DIR   record's output directory (default " DEFAULT_STATUS_DIR ", the\n"
+	"                     service's)\n"
+	"      --json         the status as JSON, \"running\" as checked now\n"
+	"  -h, --help         show this help\n"
+	"\n"
+	"Exit status: 0 running, 3 not running (its last status is shown), 1 no status file.\n";
+
+/* The start time of process @pid in clock ticks since boot (field 22 of /proc/PID/stat). */
+static int proc_start_time(int pid, unsigned long long *start)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, i, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		err = -EIO;
+		goto out;
+	}
+	buf[n] = '\0';
+	/* The command name may hold spaces and parentheses: fields count from its last ')'. */
+	p = strrchr(buf, ')');
+	for (i = 2; p && i < 22; i++) {
+		p = strchr(p + 1, ' ');
+	}
+	if (!p || sscanf(p + 1, "%llu", start) != 1) {
+		err = -EIO;
+	}
+out:
+	return err;
+}
+
+/**
+ * status_self() - latsnap's own share of @si: pid, start time, CPU time (getrusage) and RSS
+ * (/proc/self/statm)
+ *
+ * Return: 0; the fields it could not read are left as they were.
+ */
+int status_self(struct status_info *si)
+{
+	unsigned long long size, resident;
+	struct rusage self;
+	FILE *f;
+
+	si->pid = (int)getpid();
+	if (!si->proc_start) {
+		proc_start_time(si->pid, &si->proc_start);
+	}
+	if (getrusage(RUSAGE_SELF, &self) == 0) {
+		si->cpu_user_s = self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6;
+		si->cpu_system_s = self.ru_stime.tv_sec + self.ru_stime.tv_usec / 1e6;
+	}
+	f = fopen("/proc/self/statm", "re");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &size, &resident) == 2) {
+			si->rss_bytes = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+		}
+		fclose(f);
+	}
+	return 0;
+}
+
+/* @ns of CLOCK_REALTIME as RFC 3339 UTC, to the second. */
+static void format_time(uint64_t ns, char *buf, size_t size)
+{
+	time_t secs = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+
+	if (!ns || !gmtime_r(&secs, &tm)) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void json_add_u64(struct json_object *obj, const char *key, uint64_t value)
+{
+	json_object_object_add(obj, key, json_object_new_uint64(value));
+}
+
+/**
+ * status_to_json() - status.json's text for @si
+ *
+ * Return: the text, to free(), or NULL when memory ran out.
+ */
+char *status_to_json(const struct status_info *si)
+{
+	struct json_object *obj = json_object_new_object(), *last;
+	char when[64];
+	char *text = NULL;
+
+	if (!obj) {
+		goto out;
+	}
+	json_object_object_add(obj, "format", json_object_new_int(1));
+	json_object_object_add(obj, "latsnap_version", json_object_new_string(LATSNAP_VERSION));
+	json_object_object_add(obj, "pid", json_object_new_int(si->pid));
+	json_add_u64(obj, "proc_start", si->proc_start);
+	json_object_object_add(obj, "running", json_object_new_boolean(si->running));
+	format_time(si->start_realtime_ns, when, sizeof(when));
+	json_object_object_add(obj, "started", json_object_new_string(when));
+	format_time(si->now_realtime_ns, when, sizeof(when));
+	json_object_object_add(obj, "updated", json_object_new_string(when));
+	json_add_u64(obj, "updated_ns", si->now_realtime_ns);
+	json_object_object_add(obj, "output", json_object_new_string(si->output ? si->output : ""));
+	json_object_object_add(obj, "targets",
+			       json_object_new_string(si->targets ? si->targets : ""));
+	json_add_u64(obj, "threshold_ns", si->threshold_ns);
+	json_add_u64(obj, "sleep_threshold_ns", si->sleep_threshold_ns);
+	json_add_u64(obj, "max_age_ns", si->max_age_ns);
+	json_add_u64(obj, "outliers", si->outliers);
+	json_add_u64(obj, "idle_waits", si->idle);
+	json_add_u64(obj, "snapshots", si->snapshots);
+	json_add_u64(obj, "skipped", si->skipped);
+	json_add_u64(obj, "lost", si->lost);
+	json_add_u64(obj, "failed", si->failed);
+	json_add_u64(obj, "evicted", si->evicted);
+	json_add_u64(obj, "expired", si->expired);
+	json_add_u64(obj, "snapshots_on_disk", si->kept);
+	json_add_u64(obj, "disk_bytes", si->disk_bytes);
+	json_object_object_add(obj, "cpu_user_s", json_object_new_double(si->cpu_user_s));
+	json_object_object_add(obj, "cpu_system_s", json_object_new_double(si->cpu_system_s));
+	json_add_u64(obj, "rss_bytes", si->rss_bytes);
+	last = NULL;
+	if (*si->last_id) {
+		last = json_object_new_object();
+		json_object_object_add(last, "id", json_object_new_string(si->last_id));
+		format_time(si->last_realtime_ns, when, sizeof(when));
+		json_object_object_add(last, "time", json_object_new_string(when));
+	}
+	json_object_object_add(obj, "last_snapshot", last);
+	text = strdup(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
+								  JSON_C_TO_STRING_NOSLASHESCAPE));
+out:
+	json_object_put(obj);
+	return text;
+}
+
+/* Bytes for people: B, KB, MB, GB (powers of 1024, as --max-size reads them). */
+static void format_bytes(uint64_t bytes, char *buf, size_t size)
+{
+	if (bytes < 1024) {
+		snprintf(buf, size, "%" PRIu64 " B", bytes);
+	} else if (bytes < (1ull << 20)) {
+		snprintf(buf, size, "%.1f KB", bytes / 1024.0);
+	} else if (bytes < (1ull << 30)) {
+		snprintf(buf, size, "%.1f MB", bytes / (double)(1ull << 20));
+	} else {
+		snprintf(buf, size, "%.1f GB", bytes / (double)(1ull << 30));
+	}
+}
+
+/**
+ * status_health_line() - the numbers of @si as the one line record logs every 10 minutes
+ */
+void status_health_line(const struct status_info *si, char *buf, size_t size)
+{
+	char disk[32], rss[32];
+
+	format_bytes(si->disk_bytes, disk, sizeof(disk));
+	format_bytes(si->rss_bytes, rss, sizeof(rss));
+	snprintf(buf, size,
+		 "health: %" PRIu64 " outliers, %" PRIu64 " idle, %" PRIu64 " snapshots (%" PRIu64
+		 " skipped, %" PRIu64 " lost, %" PRIu64 " failed), %" PRIu64 " on disk, %s; "
+		 "CPU %.2f s, RSS %s; last snapshot %s",
+		 si->outliers, si->idle, si->snapshots, si->skipped, si->lost, si->failed, si->kept,
+		 disk, si->cpu_user_s + si->cpu_system_s, rss, *si->last_id ? si->last_id : "none");
+}
+
+/*
+ * read_status - DIR/status.json, parsed. Never through a symlink: a file someone else could
+ * point elsewhere is not read as record's.
+ */
+static int read_status(const char *dir, struct json_object **objp)
+{
+	char buf[STATUS_MAX_BYTES + 1];
+	int dfd = -1, fd = -1, err = 0;
+	ssize_t n;
+
+	*objp = NULL;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		err = -errno;
+		goto out;
+	}
+	fd = openat(dfd, STATUS_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (n > STATUS_MAX_BYTES) {
+		err = -EFBIG;
+		goto out;
+	}
+	buf[n] = '\0';
+	*objp = json_tokener_parse(buf);
+	if (!*objp || !json_object_is_type(*objp, json_type_object)) {
+		json_object_put(*objp);
+		*objp = NULL;
+		err = -EBADMSG;
+	}
+out:
+	if (fd >= 0) {
+		close(fd);
+	}
+	if (dfd >= 0) {
+		close(dfd);
+	}
+	return err;
+}
+
+static uint64_t get_u64(struct json_object *obj, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(obj, key, &v) ? json_object_get_uint64(v) : 0;
+}
+
+static const char *get_str(struct json_object *obj, const char *key)
+{
+	struct json_object *v;
+	const char *s = NULL;
+
+	if (json_object_object_get_ex(obj, key, &v) && json_object_is_type(v, json_type_string)) {
+		s = json_object_get_string(v);
+	}
+	return s ? s : "-";
+}
+
+/*
+ * still_running - is the record of @obj alive: it did not say it ended, its pid exists, and that
+ * pid is the same process (its start time), not a later one that reused the number.
+ */
+static bool still_running(struct json_object *obj)
+{
+	unsigned long long start;
+	struct json_object *v;
+	int pid = (int)get_u64(obj, "pid");
+
+	if (json_object_object_get_ex(obj, "running", &v) && !json_object_get_boolean(v)) {
+		return false;
+	}
+	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH)) {
+		return false;
+	}
+	if (proc_start_time(pid, &start) == 0 && get_u64(obj, "proc_start") &&
+	    start != get_u64(obj, "proc_start")) {
+		return false;
+	}
+	return true;
+}
+
+static void print_duration_line(const char *label, uint64_t ns)
+{
+	char d[LS_DURATION_BUFSZ];
+
+	ls_format_duration(ns, d, sizeof(d));
+	printf("%s%s", label, d);
+}
+
+/* The status for people. */
+static void print_status(struct json_object *obj, const char *dir, bool running)
+{
+	char disk[32], rss[32];
+	struct json_object *last, *v;
+
+	if (running) {
+		printf("latsnap record, pid %d: running since %s\n", (int)get_u64(obj, "pid"),
+		       get_str(obj, "started"));
+	} else {
+		printf("latsnap record, pid %d: not running (its last status, of %s)\n",
+		       (int)get_u64(obj, "pid"), get_str(obj, "updated"));
+	}
+	printf("  version %s, output %s, tracking %s\n", get_str(obj, "latsnap_version"),
+	       get_str(obj, "output"), get_str(obj, "targets"));
+	print_duration_line("  threshold ", get_u64(obj, "threshold_ns"));
+	print_duration_line(", sleep threshold ", get_u64(obj, "sleep_threshold_ns"));
+	if (get_u64(obj, "max_age_ns")) {
+		print_duration_line(", max-age ", get_u64(obj, "max_age_ns"));
+	}
+	printf("\n");
+	printf("  outliers %" PRIu64 ", idle waits %" PRIu64 "\n", get_u64(obj, "outliers"),
+	       get_u64(obj, "idle_waits"));
+	printf("  snapshots %" PRIu64 " written, %" PRIu64 " skipped, %" PRIu64 " lost, %" PRIu64
+	       " failed, %" PRIu64 " evicted, %" PRIu64 " expired\n",
+	       get_u64(obj, "snapshots"), get_u64(obj, "skipped"), get_u64(obj, "lost"),
+	       get_u64(obj, "failed"), get_u64(obj, "evicted"), get_u64(obj, "expired"));
+	format_bytes(get_u64(obj, "disk_bytes"), disk, sizeof(disk));
+	printf("  on disk: %" PRIu64 " snapshots, %s in %s\n", get_u64(obj, "snapshots_on_disk"),
+	       disk, dir);
+	if (json_object_object_get_ex(obj, "last_snapshot", &last) && last) {
+		printf("  last snapshot: %s at %s\n", get_str(last, "id"), get_str(last, "time"));
+	} else {
+		printf("  last snapshot: none\n");
+	}
+	format_bytes(get_u64(obj, "rss_bytes"), rss, sizeof(rss));
+	printf("  latsnap's own use: CPU %.2f s user, %.2f s system, RSS %s\n",
+	       json_object_object_get_ex(obj, "cpu_user_s", &v) ? json_object_get_double(v) : 0.0,
+	       json_object_object_get_ex(obj, "cpu_system_s", &v) ? json_object_get_double(v) : 0.0,
+	       rss);
+	printf("  updated %s\n", get_str(obj, "updated"));
+}
+
+/**
+ * status_main() - `latsnap status [-o DIR] [--json]`
+ *
+ * Return: 0 when the record is running, 3 when it is not (its last status is printed), 1 when
+ * there is no status file to read, 2 on a usage error.
+ */
+int status_main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = DEFAULT_STATUS_DIR;
+	struct json_object *obj = NULL;
+	bool json = false, running;
+	int id, err, ret = 2;
+
+	optind = 0;
+	opterr = 0;
+	while ((id = getopt_long(argc, argv, "+o:h", options, NULL)) != -1) {
+		switch (id) {
+		case 'o':
+			dir = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(status_usage, stdout);
+			ret = 0;
+			goto out;
+		case ':':
+			ls_err("status: option '%s' needs a value", argv[optind - 1]);
+			goto out;
+		default:
+			ls_err("status: unknown option '%s' (see latsnap status --help)",
+			       argv[optind - 1]);
+			goto out;
+		}
+	}
+	if (optind < argc) {
+		ls_err("status: unexpected argument '%s' (see latsnap status --help)",
+		       argv[optind]);
+		goto out;
+	}
+	err = read_status(dir, &obj);
+	if (err == -ENOENT) {
+		ls_err("status: %s/%s: no status file: no latsnap record has written to %s (not "
+		       "running, or use -o with its output directory)",
+		       dir, STATUS_FILE, dir);
+		ret = STATUS_EXIT_NO_FILE;
+		goto out;
+	}
+	if (err) {
+		ls_err("status: %s/%s: %s", dir, STATUS_FILE,
+		       err == -EBADMSG ? "not a status file latsnap wrote (bad JSON)" :
+		       err == -ELOOP   ? "a symlink (refused)" :
+		       err == -EFBIG   ? "too large for a status file" :
+					 strerror(-err));
+		ret = STATUS_EXIT_NO_FILE;
+		goto out;
+	}
+	running = still_running(obj);
+	if (json) {
+		/* The file as written, but whether it runs is what is true now. */
+		json_object_object_add(obj, "running", json_object_new_boolean(running));
+		printf("%s\n",
+		       json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
+								   JSON_C_TO_STRING_NOSLASHESCAPE));
+	} else {
+		print_status(obj, dir, running);
+	}
+	ret = running ? 0 : STATUS_EXIT_NOT_RUNNING;
+out:
+	json_object_put(obj);
+	return ret;
+}
