@@ -25,8 +25,10 @@ PRELOAD_CFLAGS ?= $(CFLAGS)
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(BUILD) $(PKG_CFLAGS) \
 	-DLS_LIBDIR='"$(LIBDIR)"'
 # libbpf's usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> is under the multiarch dir.
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
-	-Wno-unused-function -Wno-missing-declarations -Wno-compare-distinct-pointer-types \
+# BPF_EXTRA_CFLAGS: make deb maps this tree's path out of the DWARF the skeletons embed.
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) $(BPF_EXTRA_CFLAGS) \
+	-Wno-unused-parameter -Wno-unused-function -Wno-missing-declarations \
+	-Wno-compare-distinct-pointer-types \
 	-idirafter /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
 
 LAYERS := lib trace classify tracker recorder review top
@@ -263,14 +265,16 @@ install: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER)
 # (dpkg-buildflags), where it is there.
 DEB_VERSION = $(shell sed -n 's/^.define LATSNAP_VERSION "\(.*\)"/\1/p' lib/util.h)
 DEB_ARCH = $(shell dpkg --print-architecture)
-DEB_MULTIARCH = $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || $(CC) -print-multiarch)
+DEB_MULTIARCH = $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || \
+	$(CC) -print-multiarch)
 DEB_BUILD := $(BUILD)/deb
 DEB_CFLAGS = $(or $(shell dpkg-buildflags --get CFLAGS 2>/dev/null),-O2 -g) \
 	$(shell dpkg-buildflags --get CPPFLAGS 2>/dev/null) \
 	$(shell dpkg-buildflags --get LDFLAGS 2>/dev/null) -Wl,-z,now
 deb: | $(DEPS_STAMP)
 	$(MAKE) BUILD=$(DEB_BUILD) PREFIX=/usr LIBDIR=/usr/lib/$(DEB_MULTIARCH)/latsnap \
-		CFLAGS="$(DEB_CFLAGS)" PRELOAD_CFLAGS="$(DEB_CFLAGS)" all
+		CFLAGS="$(DEB_CFLAGS)" PRELOAD_CFLAGS="$(DEB_CFLAGS)" \
+		BPF_EXTRA_CFLAGS=-ffile-prefix-map=$(CURDIR)=. all
 	scripts/build-deb.sh $(DEB_BUILD) $(BUILD)/latsnap_$(DEB_VERSION)_$(DEB_ARCH).deb \
 		$(DEB_VERSION) $(DEB_ARCH) $(DEB_MULTIARCH)
 

@@ -10,7 +10,7 @@ if [ $# -ne 5 ]; then
 	echo "usage: scripts/build-deb.sh BINDIR OUT.deb VERSION ARCH MULTIARCH" >&2
 	exit 2
 fi
-bindir=$1 out=$2 version=$3 arch=$4 multiarch=$5
+bindir=$(cd "$1" && pwd) out=$2 version=$3 arch=$4 multiarch=$5
 top=$(cd "$(dirname "$0")/.." && pwd)
 pkg=$top/packaging
 libdir=usr/lib/$multiarch/latsnap
@@ -47,8 +47,10 @@ sed -i "s|/usr/lib/MULTIARCH/latsnap|/$libdir|" "$stage/etc/latsnap.conf"
 date=$(git -C "$top" log -1 --format=%cD 2>/dev/null || date -R)
 commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
 maint="latsnap maintainers <maintainers@users.noreply.a-seed-244bdc80.example>"
-printf 'latsnap (%s) unstable; urgency=medium\n\n  * Built from commit %s (make deb).\n\n -- %s  %s\n' \
-	"$version" "$commit" "$maint" "$date" | gzip -9n >"$stage/usr/share/doc/latsnap/changelog.Debian.gz"
+printf 'latsnap (%s) unstable; urgency=medium\n\n  * Built from commit %s (make deb).\n\n' \
+	"$version" "$commit" >"$bindir/changelog.Debian"
+printf ' -- %s  %s\n' "$maint" "$date" >>"$bindir/changelog.Debian"
+gzip -9n <"$bindir/changelog.Debian" >"$stage/usr/share/doc/latsnap/changelog.Debian.gz"
 
 for f in postinst prerm postrm; do
 	install -m 0755 "$pkg/debian/$f" "$stage/DEBIAN/$f"
