@@ -91,13 +91,14 @@ Suggests: babeltrace2
 Section: devel
 Priority: optional
 Description: latency flight recorder: why a thread blocked too long
- latsnap watches threads for syscalls and off-CPU sleeps longer than a threshold and
- reports each with its split into on-CPU, blocked and runqueue time, the kernel stacks
- where it waited, who woke it, the user stack, and the chain of threads that held it up.
- Around each one it keeps an LTTng snapshot of what the machine did.
+ latsnap watches threads for syscalls and off-CPU sleeps longer than a
+ threshold and reports each with its split into on-CPU, blocked and runqueue
+ time, the kernel stacks where it waited, who woke it, the user stack, and the
+ chain of threads that held it up. Around each one it keeps an LTTng snapshot
+ of what the machine did.
  .
- It runs as a command (latsnap record -- COMMAND) or as the latsnap service, which is
- installed neither enabled nor started: edit /etc/latsnap.conf, then
+ It runs as a command (latsnap record -- COMMAND) or as the latsnap service,
+ which is installed neither enabled nor started: edit /etc/latsnap.conf, then
  systemctl enable --now latsnap.
 CONTROL
 

@@ -49,7 +49,8 @@ is "$rc" 0 "make deb: exit 0" || diag_file "$TMPD/make.out" "  make: " 40
 [ -f "$DEB" ] || bail_out "make deb left no $DEB"
 pass "make deb left build/${DEB##*/}"
 dpkg-deb -c "$DEB" >"$TMPD/contents"
-ok '! awk "\$2 != \"root/root\"" "$TMPD/contents" | grep -q .' "every file of the package is root:root"
+ok '! awk "\$2 != \"root/root\"" "$TMPD/contents" | grep -q .' \
+	"every file of the package is root:root"
 
 # The build tree is never referenced by what is installed: the library dir baked in is /usr's.
 mkdir -p "$TMPD/x"
@@ -77,8 +78,8 @@ INSTALLED=1
 dpkg -i "$DEB" >"$TMPD/dpkg-i.out" 2>&1
 rc=$?
 is "$rc" 0 "dpkg -i: exit 0" || diag_file "$TMPD/dpkg-i.out" "  dpkg: "
-is "$(dpkg-query -W -f='${Status} ${Version}' latsnap 2>/dev/null)" "install ok installed $VERSION" \
-	"dpkg-query: latsnap $VERSION installed"
+is "$(dpkg-query -W -f='${Status} ${Version}' latsnap 2>/dev/null)" \
+	"install ok installed $VERSION" "dpkg-query: latsnap $VERSION installed"
 dpkg -L latsnap >"$TMPD/list" 2>&1
 for p in $PATHS; do
 	ok 'grep -qx "$p" "$TMPD/list" && [ -f "$p" ]' "dpkg -L latsnap lists $p, and it is there"
@@ -135,12 +136,13 @@ if systemd-analyze security --offline=true /lib/systemd/system/latsnap.service \
 fi
 
 # --- remove, then purge ---------------------------------------------------------------------
-mkdir -p /var/lib/latsnap/20261124T000000.000Z-0001
-echo '{}' >/var/lib/latsnap/20261124T000000.000Z-0001/summary.json
+SNAP=/var/lib/latsnap/20261124T000000.000Z-0001
+mkdir -p "$SNAP"
+echo '{}' >"$SNAP/summary.json"
 dpkg --remove latsnap >"$TMPD/dpkg-r.out" 2>&1
 rc=$?
 is "$rc" 0 "dpkg --remove: exit 0" || diag_file "$TMPD/dpkg-r.out" "  dpkg: "
-ok '[ ! -e /usr/bin/latsnap ] && [ -f /etc/latsnap.conf ] && [ -d /var/lib/latsnap/20261124T000000.000Z-0001 ]' \
+ok '[ ! -e /usr/bin/latsnap ] && [ -f /etc/latsnap.conf ] && [ -d "$SNAP" ]' \
 	"remove: the binary goes, the conffile and the snapshots stay"
 dpkg --purge latsnap >"$TMPD/dpkg-p.out" 2>&1
 rc=$?
