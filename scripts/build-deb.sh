@@ -27,8 +27,10 @@ rm -rf "$stage"
 mkdir -p "$stage/DEBIAN"
 
 # Stripped: the package ships no debug information (a -dbgsym package would carry it).
-install -D -m 0755 -s "$bindir/latsnap" "$stage/usr/bin/latsnap"
-install -D -m 0755 -s "$bindir/latsnap-trace-reader" "$stage/$libdir/latsnap-trace-reader"
+install -D -m 0755 "$bindir/latsnap" "$stage/usr/bin/latsnap"
+install -D -m 0755 "$bindir/latsnap-trace-reader" "$stage/$libdir/latsnap-trace-reader"
+strip --remove-section=.comment --remove-section=.note "$stage/usr/bin/latsnap" \
+	"$stage/$libdir/latsnap-trace-reader"
 for lib in liblatsnap.so liblatsnap-events.so; do
 	install -D -m 0644 "$bindir/$lib" "$stage/$libdir/$lib"
 	strip --strip-unneeded --remove-section=.comment --remove-section=.note \
