@@ -25,8 +25,10 @@ PRELOAD_CFLAGS ?= $(CFLAGS)
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(BUILD) $(PKG_CFLAGS) \
 	-DLS_LIBDIR='"$(LIBDIR)"'
 # libbpf's usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> is under the multiarch dir.
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
-	-Wno-unused-function -Wno-missing-declarations -Wno-compare-distinct-pointer-types \
+# BPF_EXTRA_CFLAGS: make deb maps this tree's path out of the DWARF the skeletons embed.
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) $(BPF_EXTRA_CFLAGS) \
+	-Wno-unused-parameter -Wno-unused-function -Wno-missing-declarations \
+	-Wno-compare-distinct-pointer-types \
 	-idirafter /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
 
 LAYERS := lib trace classify tracker recorder review top
@@ -56,7 +58,7 @@ BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(BUILD)/wo
 BENCH_DEPS_STAMP := $(BUILD)/.bench-deps-ok
 
 .PHONY: all deps check check-asan check-valgrind unit integration demo bench install clean \
-	format fuzz stress
+	format fuzz stress deb
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER)
@@ -256,6 +258,25 @@ install: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER)
 	install -D -m 0755 $(PRELOAD) $(DESTDIR)$(LIBDIR)/liblatsnap.so
 	install -D -m 0755 $(EVENTS) $(DESTDIR)$(LIBDIR)/liblatsnap-events.so
 	install -D -m 0644 man/latsnap.1 $(DESTDIR)$(PREFIX)/share/man/man1/latsnap.1
+
+# make deb: build/latsnap_VERSION_ARCH.deb (scripts/build-deb.sh). Its binaries are built apart,
+# in $(DEB_BUILD), for the installed layout: LS_LIBDIR baked into them must be where the package
+# puts the libraries and the trace reader, never this build tree. Hardened as Debian builds are
+# (dpkg-buildflags), where it is there.
+DEB_VERSION = $(shell sed -n 's/^.define LATSNAP_VERSION "\(.*\)"/\1/p' lib/util.h)
+DEB_ARCH = $(shell dpkg --print-architecture)
+DEB_MULTIARCH = $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || \
+	$(CC) -print-multiarch)
+DEB_BUILD := $(BUILD)/deb
+DEB_CFLAGS = $(or $(shell dpkg-buildflags --get CFLAGS 2>/dev/null),-O2 -g) \
+	$(shell dpkg-buildflags --get CPPFLAGS 2>/dev/null) \
+	$(shell dpkg-buildflags --get LDFLAGS 2>/dev/null) -Wl,-z,now
+deb: | $(DEPS_STAMP)
+	$(MAKE) BUILD=$(DEB_BUILD) PREFIX=/usr LIBDIR=/usr/lib/$(DEB_MULTIARCH)/latsnap \
+		CFLAGS="$(DEB_CFLAGS)" PRELOAD_CFLAGS="$(DEB_CFLAGS)" \
+		BPF_EXTRA_CFLAGS=-ffile-prefix-map=$(CURDIR)=. all
+	scripts/build-deb.sh $(DEB_BUILD) $(BUILD)/latsnap_$(DEB_VERSION)_$(DEB_ARCH).deb \
+		$(DEB_VERSION) $(DEB_ARCH) $(DEB_MULTIARCH)
 
 format:
 	clang-format -i $(filter-out events/events-tp.h events/kernel-tp.h,$(wildcard */*.c */*.h))
