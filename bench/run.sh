@@ -706,8 +706,12 @@ declare -A LABEL=(
 )
 
 # Do the empty programs hook exactly what latsnap's program hooks? (Not the stall scan's task
-# iterator: user space runs it, no thread runs through it.)
-hooks() { grep -o 'SEC("[a-z_]*/[a-z_]*")' "$1" | grep -v '"iter/' | sort -u | tr '\n' ' '; }
+# iterator: user space runs it, no thread runs through it. Nor cgroup_attach_task: loaded only
+# with record --cgroup, which the bench does not use.)
+hooks() {
+	grep -o 'SEC("[a-z_]*/[a-z_]*")' "$1" | grep -v -e '"iter/' -e 'cgroup_attach_task' |
+		sort -u | tr '\n' ' '
+}
 if [ "$(hooks bpf/latsnap.bpf.c)" = "$(hooks bench/empty.bpf.c)" ]; then
 	HOOKS_NOTE="the same hooks as bpf/latsnap.bpf.c: $(hooks bench/empty.bpf.c | sed 's/SEC("\([^"]*\)")/\1/g')"
 else
