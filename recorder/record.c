@@ -1238,8 +1238,8 @@ static void adopt_and_say(const struct record_opts *opts, const struct tracker_o
 }
 
 /* Append to the string at @buf (@size bytes), cut short if it does not fit. */
-static void __attribute__((format(printf, 3, 4))) append(char *buf, size_t size, const char *fmt,
-							  ...)
+static void __attribute__((format(printf, 3, 4)))
+append(char *buf, size_t size, const char *fmt, ...)
 {
 	size_t used = strlen(buf);
 	va_list ap;
@@ -1278,11 +1278,16 @@ static void describe_targets(const struct record_opts *opts, char *buf, size_t s
 		append(buf, size, "%s", opts->command[0]);
 	}
 	for (i = 0; i < opts->nr_pids; i++) {
-		append(buf, size, "%s%d", i ? "," : *buf ? ", pid " : "pid ", opts->pids[i]);
+		if (!i) {
+			append(buf, size, "%spid ", *buf ? ", " : "");
+		}
+		append(buf, size, "%s%d", i ? "," : "", opts->pids[i]);
 	}
 	for (i = 0; i < opts->nr_comms; i++) {
-		append(buf, size, "%s%.*s", i ? "," : *buf ? ", comm " : "comm ", LS_TASK_COMM_LEN,
-		       opts->comms[i].name);
+		if (!i) {
+			append(buf, size, "%scomm ", *buf ? ", " : "");
+		}
+		append(buf, size, "%s%.*s", i ? "," : "", LS_TASK_COMM_LEN, opts->comms[i].name);
 	}
 	if (opts->nr_cgroups) {
 		append(buf, size, "%s%d cgroup%s", *buf ? ", " : "", opts->nr_cgroups,
@@ -1641,17 +1646,17 @@ static void reload_targets(const char *path, struct record_opts *cur, struct rec
 		goto out;
 	}
 	if (!same_cgroups(cur, next) && !(live & TRACKER_TARGET_CGROUPS)) {
-		needs_restart(path, "cgroup (the run started without --cgroup)", &n);
+		needs_restart(path, "cgroup (none at the start)", &n);
 		copy_cgroups(next, cur);
 	}
 	if (!same_comms(cur, next) && !(live & TRACKER_TARGET_COMMS)) {
-		needs_restart(path, "comm (the run started without --comm)", &n);
+		needs_restart(path, "comm (none at the start)", &n);
 		copy_comms(next, cur);
 	}
 	/* A pid new to the run must be there now (as at the start); one that exited since, not. */
 	for (i = 0; i < next->nr_pids; i++) {
-		if (!has_int(cur->pids, cur->nr_pids, next->pids[i]) &&
-		    kill(next->pids[i], 0) && errno == ESRCH) {
+		if (!has_int(cur->pids, cur->nr_pids, next->pids[i]) && kill(next->pids[i], 0) &&
+		    errno == ESRCH) {
 			ls_err("record: %s: pid %d: no such process, not tracked", path,
 			       next->pids[i]);
 			next->pids[i--] = next->pids[--next->nr_pids];
@@ -1682,8 +1687,8 @@ static void reload_targets(const char *path, struct record_opts *cur, struct rec
 	if (!*said) {
 		goto out;
 	}
-	err = tracker_set_targets(tr, next->pids, next->nr_pids, next->cgroup_ids,
-				  next->nr_cgroups, next->comms, next->nr_comms);
+	err = tracker_set_targets(tr, next->pids, next->nr_pids, next->cgroup_ids, next->nr_cgroups,
+				  next->comms, next->nr_comms);
 	if (err) {
 		/* The tracker said what failed; the next reload starts from what it did. */
 		ls_err("record: reload of %s: the targets could not all change (%s): the run "
@@ -1998,9 +2003,8 @@ int record_main(int argc, char **argv)
 	signal(SIGHUP, on_reload_signal);
 	signal(SIGPIPE, SIG_IGN);
 	/* -p: through the call a reload makes, so that it knows the pids to take out later. */
-	if (opts.nr_pids &&
-	    tracker_set_targets(tr, opts.pids, opts.nr_pids, opts.cgroup_ids, opts.nr_cgroups,
-				opts.comms, opts.nr_comms)) {
+	if (opts.nr_pids && tracker_set_targets(tr, opts.pids, opts.nr_pids, opts.cgroup_ids,
+						opts.nr_cgroups, opts.comms, opts.nr_comms)) {
 		goto out;
 	}
 	if (tracker_attach(tr)) {

@@ -1201,6 +1201,18 @@ out:
 	return kinds;
 }
 
+static bool has_key(const void *keys, unsigned int nr, size_t size, const void *key)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		if (!memcmp((const char *)keys + i * size, key, size)) {
+			return true;
+		}
+	}
+	return false;
+}
+
 /*
  * want_exactly - make the keys of the hash map @map exactly the @nr keys at @keys (each the
  * map's key size), with the value 1. Those to drop are read first, all of them: a key deleted
@@ -1219,16 +1231,15 @@ static int want_exactly(struct bpf_map *map, const void *keys, unsigned int nr, 
 		err = -ENOMEM;
 		goto out;
 	}
-	while (nr_old < max &&
-	       !bpf_map_get_next_key(fd, nr_old ? old + (nr_old - 1) * size : NULL,
-				     old + nr_old * size)) {
+	while (nr_old < max && !bpf_map_get_next_key(fd, nr_old ? old + (nr_old - 1) * size : NULL,
+						     old + nr_old * size)) {
 		nr_old++;
 	}
 	for (i = 0; i < nr_old; i++) {
-		for (j = 0; j < nr && memcmp(old + i * size, (const char *)keys + j * size, size);
-		     j++) {
+		if (has_key(keys, nr, size, old + i * size)) {
+			continue;
 		}
-		if (j == nr && bpf_map_delete_elem(fd, old + i * size) && errno != ENOENT) {
+		if (bpf_map_delete_elem(fd, old + i * size) && errno != ENOENT) {
 			err = -errno;
 			ls_err("tracker: cannot stop tracking a %s: %s", what, strerror(-err));
 			goto out;
