@@ -66,7 +66,8 @@ __u32 ctx_level = LS_CTX_NONE;
 
 /*
  * Bumped by user space whenever the tracked set grows for processes that may already be running,
- * so that threads re-decide whether they are tracked; cached "no" answers stay valid otherwise.
+ * or a reload drops targets, so that threads re-decide whether they are tracked; cached answers
+ * stay valid otherwise.
  */
 __u32 tracking_gen = 1;
 
@@ -177,7 +178,8 @@ struct {
 
 /*
  * record --cgroup: cgroup v2 id (its directory's inode number) -> 1. A task is tracked when its
- * cgroup of the default hierarchy or one of that cgroup's ancestors is here. Filled before attach.
+ * cgroup of the default hierarchy or one of that cgroup's ancestors is here. Filled before attach,
+ * changed by a reload (then a new tracking generation).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -186,7 +188,10 @@ struct {
 	__type(value, __u8);
 } want_cgroups SEC(".maps");
 
-/* record --comm: process names (struct ls_comm, NUL-padded) -> 1. Filled before attach. */
+/*
+ * record --comm: process names (struct ls_comm, NUL-padded) -> 1. Filled before attach, changed
+ * by a reload (then a new tracking generation).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LS_MAX_COMMS);

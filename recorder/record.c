@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1236,24 +1237,64 @@ static void adopt_and_say(const struct record_opts *opts, const struct tracker_o
 		   what, opts->threshold_ns, opts->sleep_threshold_ns);
 }
 
+/* Append to the string at @buf (@size bytes), cut short if it does not fit. */
+static void __attribute__((format(printf, 3, 4)))
+append(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used + 1 >= size) {
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(buf + used, size - used, fmt, ap);
+	va_end(ap);
+}
+
+/* "pid 12, 34", or "no pid". */
+static void say_pids(char *buf, size_t size, const int *pids, int nr)
+{
+	int i;
+
+	if (!nr) {
+		append(buf, size, "no pid");
+	}
+	for (i = 0; i < nr; i++) {
+		append(buf, size, "%s%d", i ? ", " : "pid ", pids[i]);
+	}
+}
+
 /* What is tracked, in a few words, for status.json and the service manager. */
 static void describe_targets(const struct record_opts *opts, char *buf, size_t size)
 {
-	size_t used = 0;
 	int i;
 
+	buf[0] = '\0';
 	if (opts->all) {
-		snprintf(buf, size, "every thread");
-	} else if (opts->command) {
-		snprintf(buf, size, "%s", opts->command[0]);
-	} else if (opts->nr_pids) {
-		used = (size_t)snprintf(buf, size, "pid");
-		for (i = 0; i < opts->nr_pids && used < size; i++) {
-			used += (size_t)snprintf(buf + used, size - used, "%s%d", i ? "," : " ",
-						 opts->pids[i]);
+		append(buf, size, "every thread");
+	}
+	if (opts->command) {
+		append(buf, size, "%s", opts->command[0]);
+	}
+	for (i = 0; i < opts->nr_pids; i++) {
+		if (!i) {
+			append(buf, size, "%spid ", *buf ? ", " : "");
 		}
-	} else {
-		snprintf(buf, size, "processes with the preload library");
+		append(buf, size, "%s%d", i ? "," : "", opts->pids[i]);
+	}
+	for (i = 0; i < opts->nr_comms; i++) {
+		if (!i) {
+			append(buf, size, "%scomm ", *buf ? ", " : "");
+		}
+		append(buf, size, "%s%.*s", i ? "," : "", LS_TASK_COMM_LEN, opts->comms[i].name);
+	}
+	if (opts->nr_cgroups) {
+		append(buf, size, "%s%d cgroup%s", *buf ? ", " : "", opts->nr_cgroups,
+		       opts->nr_cgroups > 1 ? "s" : "");
+	}
+	if (!*buf) {
+		append(buf, size, "processes with the preload library");
 	}
 }
 
@@ -1397,13 +1438,6 @@ static void check_fixed(const char *path, const struct record_opts *cur,
 	    !same_text(cur->keep_local, next->keep_local)) {
 		needs_restart(path, "output (-o, --keep-local)", &n);
 	}
-	same = cur->all == next->all && cur->nr_pids == next->nr_pids;
-	for (i = 0; same && i < cur->nr_pids; i++) {
-		same = cur->pids[i] == next->pids[i];
-	}
-	if (!same) {
-		needs_restart(path, "the targets (--pid, --all)", &n);
-	}
 	if (cur->rec.buffer_size != next->rec.buffer_size) {
 		needs_restart(path, "buffer-size", &n);
 	}
@@ -1443,6 +1477,239 @@ static void check_fixed(const char *path, const struct record_opts *cur,
 	}
 }
 
+static bool has_int(const int *v, int nr, int x)
+{
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		if (v[i] == x) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The same pids, in whatever order (a config file reordered changes nothing). */
+static bool same_pids(const struct record_opts *a, const struct record_opts *b)
+{
+	int i;
+
+	for (i = 0; i < a->nr_pids; i++) {
+		if (!has_int(b->pids, b->nr_pids, a->pids[i])) {
+			return false;
+		}
+	}
+	for (i = 0; i < b->nr_pids; i++) {
+		if (!has_int(a->pids, a->nr_pids, b->pids[i])) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool has_cgroup(const struct record_opts *opts, uint64_t id)
+{
+	int i;
+
+	for (i = 0; i < opts->nr_cgroups; i++) {
+		if (opts->cgroup_ids[i] == id) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool same_cgroups(const struct record_opts *a, const struct record_opts *b)
+{
+	int i;
+
+	for (i = 0; i < a->nr_cgroups; i++) {
+		if (!has_cgroup(b, a->cgroup_ids[i])) {
+			return false;
+		}
+	}
+	for (i = 0; i < b->nr_cgroups; i++) {
+		if (!has_cgroup(a, b->cgroup_ids[i])) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool has_comm(const struct record_opts *opts, const struct ls_comm *comm)
+{
+	int i;
+
+	for (i = 0; i < opts->nr_comms; i++) {
+		if (!memcmp(&opts->comms[i], comm, sizeof(*comm))) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool same_comms(const struct record_opts *a, const struct record_opts *b)
+{
+	int i;
+
+	for (i = 0; i < a->nr_comms; i++) {
+		if (!has_comm(b, &a->comms[i])) {
+			return false;
+		}
+	}
+	for (i = 0; i < b->nr_comms; i++) {
+		if (!has_comm(a, &b->comms[i])) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* "cgroup -ID +ID" for the cgroups @a has and @b not (-), and those @b has and @a not (+). */
+static void say_cgroups(char *buf, size_t size, const struct record_opts *a,
+			const struct record_opts *b)
+{
+	const char *sep = "cgroup ";
+	int i;
+
+	for (i = 0; i < a->nr_cgroups; i++) {
+		if (!has_cgroup(b, a->cgroup_ids[i])) {
+			append(buf, size, "%s-%" PRIu64, sep, a->cgroup_ids[i]);
+			sep = " ";
+		}
+	}
+	for (i = 0; i < b->nr_cgroups; i++) {
+		if (!has_cgroup(a, b->cgroup_ids[i])) {
+			append(buf, size, "%s+%" PRIu64, sep, b->cgroup_ids[i]);
+			sep = " ";
+		}
+	}
+}
+
+/* "comm -NAME +NAME", as say_cgroups(). */
+static void say_comms(char *buf, size_t size, const struct record_opts *a,
+		      const struct record_opts *b)
+{
+	const char *sep = "comm ";
+	int i;
+
+	for (i = 0; i < a->nr_comms; i++) {
+		if (!has_comm(b, &a->comms[i])) {
+			append(buf, size, "%s-%.*s", sep, LS_TASK_COMM_LEN, a->comms[i].name);
+			sep = " ";
+		}
+	}
+	for (i = 0; i < b->nr_comms; i++) {
+		if (!has_comm(a, &b->comms[i])) {
+			append(buf, size, "%s+%.*s", sep, LS_TASK_COMM_LEN, b->comms[i].name);
+			sep = " ";
+		}
+	}
+}
+
+static void copy_cgroups(struct record_opts *to, const struct record_opts *from)
+{
+	memcpy(to->cgroup_ids, from->cgroup_ids, sizeof(to->cgroup_ids));
+	to->nr_cgroups = from->nr_cgroups;
+}
+
+static void copy_comms(struct record_opts *to, const struct record_opts *from)
+{
+	memcpy(to->comms, from->comms, sizeof(to->comms));
+	to->nr_comms = from->nr_comms;
+}
+
+/*
+ * reload_targets - the targets of @next (-p, --cgroup, --comm) become those of the run, live
+ * (tracker_set_targets()), and the change is said in @changes. What the programs were loaded
+ * for cannot change without a restart, and keeps its value: -a, no target at all (the
+ * processes that register through the preload library), and --cgroup or --comm in a run that
+ * started without any. COMMAND stays tracked whatever the targets become.
+ */
+static void reload_targets(const char *path, struct record_opts *cur, struct record_opts *next,
+			   struct tracker *tr, char *changes, size_t size)
+{
+	unsigned int live = tracker_live_targets(tr);
+	char said[512] = "";
+	int n = 0, i, err;
+
+	if (cur->all == next->all && same_pids(cur, next) && same_cgroups(cur, next) &&
+	    same_comms(cur, next)) {
+		goto out;
+	}
+	if (!live) {
+		needs_restart(path,
+			      cur->all ? "the targets (--all in use)" :
+					 "the targets (none in use: the processes with the "
+					 "preload library)",
+			      &n);
+		goto out;
+	}
+	if (!same_cgroups(cur, next) && !(live & TRACKER_TARGET_CGROUPS)) {
+		needs_restart(path, "cgroup (none at the start)", &n);
+		copy_cgroups(next, cur);
+	}
+	if (!same_comms(cur, next) && !(live & TRACKER_TARGET_COMMS)) {
+		needs_restart(path, "comm (none at the start)", &n);
+		copy_comms(next, cur);
+	}
+	/* A pid new to the run must be there now (as at the start); one that exited since, not. */
+	for (i = 0; i < next->nr_pids; i++) {
+		if (!has_int(cur->pids, cur->nr_pids, next->pids[i]) && kill(next->pids[i], 0) &&
+		    errno == ESRCH) {
+			ls_err("record: %s: pid %d: no such process, not tracked", path,
+			       next->pids[i]);
+			next->pids[i--] = next->pids[--next->nr_pids];
+		}
+	}
+	if (next->all ||
+	    (!next->command && !next->nr_pids && !next->nr_cgroups && !next->nr_comms)) {
+		needs_restart(path,
+			      next->all ? "the targets (--all)" :
+					  "the targets (none left: the processes with the "
+					  "preload library)",
+			      &n);
+		goto out;
+	}
+	if (!same_pids(cur, next)) {
+		say_pids(said, sizeof(said), cur->pids, cur->nr_pids);
+		append(said, sizeof(said), " -> ");
+		say_pids(said, sizeof(said), next->pids, next->nr_pids);
+	}
+	if (!same_comms(cur, next)) {
+		append(said, sizeof(said), "%s", *said ? "; " : "");
+		say_comms(said, sizeof(said), cur, next);
+	}
+	if (!same_cgroups(cur, next)) {
+		append(said, sizeof(said), "%s", *said ? "; " : "");
+		say_cgroups(said, sizeof(said), cur, next);
+	}
+	if (!*said) {
+		goto out;
+	}
+	err = tracker_set_targets(tr, next->pids, next->nr_pids, next->cgroup_ids, next->nr_cgroups,
+				  next->comms, next->nr_comms);
+	if (err) {
+		/* The tracker said what failed; the next reload starts from what it did. */
+		ls_err("record: reload of %s: the targets could not all change (%s): the run "
+		       "goes on with part of them",
+		       path, strerror(-err));
+	}
+	/* A new pid that registered through the preload library before: its stacks unwound. */
+	for (i = 0; i < next->nr_pids; i++) {
+		if (!has_int(cur->pids, cur->nr_pids, next->pids[i])) {
+			tracker_adopt_preloaded(tr, next->pids[i]);
+		}
+	}
+	append(changes, size, "%stargets: %s", *changes ? ", " : "", said);
+	memcpy(cur->pids, next->pids, sizeof(cur->pids));
+	cur->nr_pids = next->nr_pids;
+	copy_cgroups(cur, next);
+	copy_comms(cur, next);
+out:
+	return;
+}
+
 /* "threshold 50ms -> 20ms" for each duration that changed, appended to @buf. */
 static void say_change(char *buf, size_t size, const char *what, uint64_t from, uint64_t to)
 {
@@ -1474,7 +1741,8 @@ static void free_opts(struct record_opts *opts)
 /*
  * record_reload - SIGHUP: read the config file and the command line again, and apply what can
  * change without a reload of the BPF programs or a new LTTng session (the ring buffer keeps
- * what it holds): the thresholds, the rules, the retention limits, --hang. A bad file leaves
+ * what it holds): the thresholds, the rules, the retention limits, --hang, the targets (-p,
+ * --cgroup, --comm: reload_targets()). A bad file leaves
  * every setting as it was; the run goes on either way.
  */
 static void record_reload(struct record_state *st, struct tracker *tr)
@@ -1482,7 +1750,7 @@ static void record_reload(struct record_state *st, struct tracker *tr)
 	struct record_opts *cur = st->opts, next;
 	const char *path = cur->config ? cur->config : DEFAULT_CONFIG;
 	struct rules *rules = NULL;
-	char changes[512] = "", *rules_path = NULL;
+	char changes[1024] = "", *rules_path = NULL;
 	int err;
 
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, ls_now_ns() / 1000);
@@ -1522,6 +1790,7 @@ static void record_reload(struct record_state *st, struct tracker *tr)
 			 "%smax-size %" PRIu64 ", max-snapshots %u", *changes ? ", " : "",
 			 next.rec.max_size, next.rec.max_snapshots);
 	}
+	reload_targets(path, cur, &next, tr, changes, sizeof(changes));
 
 	tracker_set_thresholds(tr, next.threshold_ns, next.sleep_threshold_ns);
 	cur->threshold_ns = next.threshold_ns;
@@ -1733,10 +2002,10 @@ int record_main(int argc, char **argv)
 	signal(SIGTERM, on_stop_signal);
 	signal(SIGHUP, on_reload_signal);
 	signal(SIGPIPE, SIG_IGN);
-	for (i = 0; i < opts.nr_pids; i++) {
-		if (tracker_track_pid(tr, opts.pids[i])) {
-			goto out;
-		}
+	/* -p: through the call a reload makes, so that it knows the pids to take out later. */
+	if (opts.nr_pids && tracker_set_targets(tr, opts.pids, opts.nr_pids, opts.cgroup_ids,
+						opts.nr_cgroups, opts.comms, opts.nr_comms)) {
+		goto out;
 	}
 	if (tracker_attach(tr)) {
 		goto out;

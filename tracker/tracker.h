@@ -75,6 +75,18 @@ typedef int (*tracker_outlier_fn)(struct outlier *outlier, void *ctx);
 int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tracker_outlier_fn fn,
 		 void *ctx);
 int tracker_track_pid(struct tracker *tr, pid_t pid);
+
+/* The kinds of target a run can change live (tracker_live_targets()). */
+enum tracker_target_kind {
+	TRACKER_TARGET_PIDS = 1, /* -p */
+	TRACKER_TARGET_CGROUPS = 2, /* --cgroup */
+	TRACKER_TARGET_COMMS = 4, /* --comm */
+};
+
+unsigned int tracker_live_targets(struct tracker *tr);
+int tracker_set_targets(struct tracker *tr, const pid_t *pids, int nr_pids,
+			const uint64_t *cgroup_ids, int nr_cgroups, const struct ls_comm *comms,
+			int nr_comms);
 int tracker_adopt_preloaded(struct tracker *tr, pid_t pid);
 int tracker_attach(struct tracker *tr);
 void tracker_set_thresholds(struct tracker *tr, uint64_t threshold_ns, uint64_t sleep_threshold_ns);

@@ -12,6 +12,10 @@
 #     of each cause stay; bad values are usage errors.
 #  d) latsnap status: pid, threshold, snapshot count while it runs (text and --json); "not
 #     running" (exit 3) after, or when the pid in the file is gone; no file: exit 1.
+#  e) SIGHUP reloads the targets: comm napperA -> napperB and a pid added (napperC): after the
+#     reload napperB's and napperC's naps are outliers, napperA's no longer; before it, only
+#     napperA's were. The same BPF programs and links; the reloaded line says the change, no
+#     "needs a restart". A cgroup in a run started without --cgroup needs a restart.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -23,7 +27,7 @@ require_workloads sleeper
 [ -r "$BUILD/liblatsnap.so" ] || skip_all "$BUILD/liblatsnap.so not built (run make)"
 no_ust_wait
 
-plan 39
+plan 50
 
 mono_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
 
@@ -222,5 +226,74 @@ is "$bad" 0 "c: bad --max-age values (0 abc -1s 5x 2m) exit 2, naming the option
 echo 'max-age = soon' >"$TMPD/bad.conf"
 run_latsnap "$TMPD/bad.out" "$TMPD/bad.err" record --no-snapshot -c "$TMPD/bad.conf" -- true
 is "$RC" 2 "c: a bad max-age in the config file exits 2"
+
+# ---- e: the targets reloaded ----
+for n in napperA napperB napperC; do
+	cp "$WL/sleeper" "$TMPD/$n"
+	WL_LOG=$TMPD/e-$n.log "$TMPD/$n" 120 120 100 >/dev/null 2>&1 &
+	track_bg $!
+done
+PID_C=$!
+CONFE=$TMPD/e.conf
+printf 'threshold = 50ms\ncomm = napperA\n' >"$CONFE"
+timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record -v -c "$CONFE" --no-snapshot --json \
+	>"$TMPD/e.out" 2>"$TMPD/e.err" &
+RUNNER=$!
+track_bg "$RUNNER"
+wait_for "$TMPD/e.err" 'tracking' 30 ||
+	bail_out "e: latsnap record did not start: $(tail -n 3 "$TMPD/e.err")"
+REC=$(pgrep -P "$RUNNER" -x latsnap | head -n 1)
+sleep 2
+IDS_BEFORE=$(ids "$REC")
+T_HUP=$(mono_ns)
+printf 'threshold = 50ms\ncomm = napperB\npid = %s\n' "$PID_C" >"$CONFE"
+kill -HUP "$REC"
+wait_for "$TMPD/e.err" 'reloaded' 10
+ok $? "e: the reload is logged"
+# Applied before the line is printed: a wait that starts from now is judged by the new targets.
+T_NEW=$(mono_ns)
+WANT="targets: no pid -> pid $PID_C; comm -napperA \\+napperB"
+like "$(grep 'reloaded' "$TMPD/e.err")" "^latsnap: record: reloaded $CONFE: $WANT\$" \
+	"e: the reloaded line names the targets' change"
+is "$(grep -c 'needs a restart' "$TMPD/e.err")" 0 "e: pid and comm need no restart"
+IDS_AFTER=$(ids "$REC")
+ok '[ -n "$IDS_BEFORE" ] && [ "$IDS_BEFORE" = "$IDS_AFTER" ]' \
+	"e: the same BPF programs and links before and after ($IDS_BEFORE)"
+sleep 2.5
+# The root of the cgroup2 hierarchy: every process, napperA's too, were it applied.
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -n "$CG2" ]; then
+	printf 'threshold = 50ms\ncomm = napperB\npid = %s\ncgroup = %s\n' "$PID_C" "$CG2" >"$CONFE"
+	kill -HUP "$REC"
+	wait_for "$TMPD/e.err" 'needs a restart' 10
+	like "$(grep 'needs a restart' "$TMPD/e.err")" \
+		"^latsnap: record: $CONFE: cgroup \\(none at the start\\) changed: needs a rest" \
+		"e: a cgroup added to a run started without one needs a restart"
+	wait_for "$TMPD/e.err" 'reloaded .*no change' 10
+	ok $? "e: and changes nothing"
+	sleep 1
+else
+	skip_tests 2 "no cgroup2 hierarchy mounted"
+fi
+kill -TERM "$REC"
+wait "$RUNNER"
+is "$?" 0 "e: record exits 0 on SIGTERM"
+# by NAME BEFORE|AFTER: the naps (not the 100 ms gaps) of NAME that ended before the SIGHUP, or
+# started after the reload was applied, that are outliers.
+by() {
+	jq -s --arg c "$1" --arg w "$2" --argjson h "$T_HUP" --argjson n "$T_NEW" \
+		'[.[] | select(.comm == $c and .duration_ns >= 110000000 and
+		  (if $w == "before" then .end_ns < $h else .start_ns > $n end))] | length' \
+		"$TMPD/e.out"
+}
+A=$(by napperA before) B=$(by napperB before) C=$(by napperC before)
+ok '[ "$A" -ge 3 ] && [ "$B" = 0 ] && [ "$C" = 0 ]' \
+	"e: before the reload only napperA's naps are outliers (A $A, B $B, C $C)"
+is "$(by napperA after)" 0 "e: after it, napperA's are not"
+ok '[ "$(by napperB after)" -ge 3 ]' "e: napperB's are ($(by napperB after))"
+pids_c=$(jq -r -s '[.[] | select(.comm == "napperC") | .pid] | unique | map(tostring) |
+	join(" ")' "$TMPD/e.out")
+ok '[ "$(by napperC after)" -ge 3 ] && [ "$pids_c" = "$PID_C" ]' \
+	"e: and the pid added, napperC's ($(by napperC after), pid $pids_c)"
 
 done_testing
