@@ -325,7 +325,7 @@ bool retention_id_shaped(const char *name)
 {
 	size_t seq;
 
-	if (strlen(name) < 26 || !digits(name, 8) || name[8] != 'T' || !digits(name + 9, 6) ||
+	if (strlen(name) < 25 || !digits(name, 8) || name[8] != 'T' || !digits(name + 9, 6) ||
 	    name[15] != '.' || !digits(name + 16, 3) || name[19] != 'Z' || name[20] != '-') {
 		return false;
 	}
