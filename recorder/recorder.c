@@ -7,7 +7,9 @@
  * those arriving meanwhile join it. Limits (count, size, minimum interval) decide what is kept:
  * a batch that brings no new cause and no new worst case is skipped once the limits are
  * reached, and the oldest snapshot without a first or worst case makes room for one that does.
- * What they leave out is counted, never dropped silently.
+ * What they leave out is counted, never dropped silently. The limits are those of the output
+ * directory: the snapshots earlier runs left there are adopted at the start and count as this
+ * run's do (adopt_earlier()).
  *
  * With a relay daemon (-o net://...), each snapshot is taken locally first, since its summary is
  * read back from it, then its summary goes into the ring buffer as latsnap:summary events and
@@ -59,6 +61,10 @@
  * began) to now.
  */
 #define CTX_MARGIN_NS (50 * 1000000ull)
+/* An earlier run's snapshot without summary.json, untouched this long, is no snapshot under way. */
+#define INCOMPLETE_AGE_NS (3600 * 1000000000ull)
+/* A summary.json larger than this is not read: its snapshot counts as holding no cause. */
+#define SUMMARY_READ_MAX (256ull << 20)
 
 struct recorder {
 	struct recorder_opts opts;
@@ -88,6 +94,7 @@ struct recorder {
 	struct recorder_totals totals;
 };
 
+static void adopt_earlier(struct recorder *rec);
 
 /*
  * The output directory: created 0700 when missing, never through a symlink. An existing one is
@@ -225,6 +232,9 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	if (rec->out_fd < 0) {
 		err = rec->out_fd;
 		goto out;
+	}
+	if (!rec->staging) {
+		adopt_earlier(rec);
 	}
 	sopts.buffer_size = opts->buffer_size;
 	sopts.ust_events[sopts.nr_ust_events++] = "latsnap:*";
@@ -438,7 +448,10 @@ static void evict_snapshot(const struct retention_kept *k, void *ctx)
 	rec->totals.evicted++;
 }
 
-/* Wall-clock time, for what people read (status.json): ids and ages use it too. */
+/*
+ * Wall-clock time, for what people read (status.json): ids and ages use it too, since the ages
+ * of earlier runs' snapshots (their summary's "created") are on it.
+ */
 static uint64_t realtime_ns(void)
 {
 	struct timespec ts;
@@ -453,16 +466,272 @@ static uint64_t realtime_ns(void)
  */
 static void expire_old(struct recorder *rec)
 {
-	uint64_t now = ls_now_ns();
+	uint64_t now = realtime_ns();
 	int i;
 
-	rec->next_age_check_ns = now + AGE_CHECK_NS;
+	rec->next_age_check_ns = ls_now_ns() + AGE_CHECK_NS;
 	while ((i = retention_expired(&rec->retention, now)) >= 0) {
 		ls_verbose("record: removing snapshot %s: older than --max-age",
 			   rec->retention.kept[i].id);
 		remove_tree(rec->out_fd, rec->retention.kept[i].id);
 		retention_drop(&rec->retention, (unsigned int)i);
 		rec->totals.expired++;
+	}
+}
+
+/* Bytes for people: B, KB, MB, GB (powers of 1024, as --max-size reads them). */
+static void format_bytes(uint64_t bytes, char *buf, size_t size)
+{
+	if (bytes < 1024) {
+		snprintf(buf, size, "%" PRIu64 " B", bytes);
+	} else if (bytes < (1ull << 20)) {
+		snprintf(buf, size, "%.1f KB", bytes / 1024.0);
+	} else if (bytes < (1ull << 30)) {
+		snprintf(buf, size, "%.1f MB", bytes / (double)(1ull << 20));
+	} else {
+		snprintf(buf, size, "%.1f GB", bytes / (double)(1ull << 30));
+	}
+}
+
+/*
+ * Names latsnap writes in a snapshot directory: an incomplete one holding anything else is not
+ * plainly ours, and stays.
+ */
+static const char *const snapshot_entries[] = {
+	".lttng", "trace", "summary.txt", ".summary.txt.tmp", ".summary.json.tmp",
+};
+
+/* Does the snapshot directory @snap_fd hold nothing but what latsnap writes in one? */
+static bool only_ours(int snap_fd)
+{
+	bool ours = true;
+	struct dirent *de;
+	size_t i;
+	DIR *dir;
+	int fd;
+
+	fd = dup(snap_fd);
+	if (fd < 0) {
+		return false;
+	}
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return false;
+	}
+	while (ours && (de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
+			continue;
+		}
+		for (i = 0; i < sizeof(snapshot_entries) / sizeof(snapshot_entries[0]); i++) {
+			if (!strcmp(de->d_name, snapshot_entries[i])) {
+				break;
+			}
+		}
+		ours = i < sizeof(snapshot_entries) / sizeof(snapshot_entries[0]);
+	}
+	closedir(dir);
+	return ours;
+}
+
+/*
+ * read_summary - the summary.json of the snapshot directory @snap_fd, as the retention policy
+ * sees it.
+ * Return: 0; -ENOENT when it has none (incomplete); -ELOOP when summary.json is no regular
+ * file (a link, a FIFO: not ours); -EFBIG, -EINVAL, -EIO...: it cannot be read.
+ */
+static int read_summary(int snap_fd, struct retention_summary *sum)
+{
+	char *text = NULL;
+	size_t len = 0;
+	struct stat st;
+	ssize_t got;
+	int fd, err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	/* O_NONBLOCK: a FIFO planted under that name would hold the open. */
+	fd = openat(snap_fd, "summary.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = -ELOOP;
+		goto out;
+	}
+	if ((uint64_t)st.st_size > SUMMARY_READ_MAX) {
+		err = -EFBIG;
+		goto out;
+	}
+	text = malloc((size_t)st.st_size + 1);
+	if (!text) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (len < (size_t)st.st_size) {
+		got = read(fd, text + len, (size_t)st.st_size - len);
+		if (got < 0 && errno == EINTR) {
+			continue;
+		}
+		if (got <= 0) {
+			err = got < 0 ? -errno : -EIO;
+			goto out;
+		}
+		len += (size_t)got;
+	}
+	err = retention_summary_parse(sum, text, len);
+out:
+	free(text);
+	if (fd >= 0) {
+		close(fd);
+	}
+	return err;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* What adopt_one() found in the directory, for the lines adopt_earlier() logs. */
+struct adopted {
+	unsigned int complete, incomplete, unread, untracked;
+	uint64_t bytes, incomplete_bytes;
+	char unread_id[64];
+	int unread_err;
+};
+
+/*
+ * adopt_one - the id-shaped directory @name of the output directory into the retention policy:
+ * a complete snapshot (its summary.json read for its causes; one that cannot be read holds none,
+ * and so goes first), or an incomplete one an earlier run left over an hour ago and that holds
+ * only what latsnap writes. Anything else is not plainly latsnap's and is left alone.
+ */
+static void adopt_one(struct recorder *rec, const char *name, uint64_t now, struct adopted *a)
+{
+	struct retention_summary sum = { 0 };
+	uint64_t mtime, bytes;
+	struct stat st;
+	int fd, err;
+
+	fd = openat(rec->out_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		goto out;
+	}
+	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+	err = read_summary(fd, &sum);
+	if (err == -ELOOP) {
+		goto out;
+	}
+	if (err == -ENOENT) {
+		/* Younger, it may be another latsnap's snapshot under way. */
+		if (now < mtime + INCOMPLETE_AGE_NS || !only_ours(fd)) {
+			goto out;
+		}
+		bytes = tree_bytes(fd);
+		if (retention_adopt_incomplete(&rec->retention, name, bytes, mtime)) {
+			a->untracked++;
+			goto out;
+		}
+		a->incomplete++;
+		a->incomplete_bytes += bytes;
+		goto out;
+	}
+	if (err && !a->unread++) {
+		snprintf(a->unread_id, sizeof(a->unread_id), "%s", name);
+		a->unread_err = err;
+	}
+	bytes = tree_bytes(fd);
+	if (retention_adopt(&rec->retention, name, bytes, sum.created_ns ? sum.created_ns : mtime,
+			    sum.items, sum.nr_items)) {
+		a->untracked++;
+		goto out;
+	}
+	a->complete++;
+	a->bytes += bytes;
+out:
+	retention_summary_free(&sum);
+	if (fd >= 0) {
+		close(fd);
+	}
+}
+
+/*
+ * adopt_earlier - the snapshots earlier runs left in the output directory count under the
+ * limits as this run's do: a service restarted daily would otherwise keep every earlier run's
+ * for ever. Oldest first (ids sort by time), so that the first of a cause is the oldest
+ * snapshot holding it, whichever run wrote it. Only directories named like an id are looked at,
+ * never through a symlink.
+ */
+static void adopt_earlier(struct recorder *rec)
+{
+	struct adopted a = { 0 };
+	char (*names)[64] = NULL, (*grown)[64], size[32], isize[32];
+	size_t nr = 0, cap = 0, i;
+	uint64_t now = realtime_ns();
+	struct dirent *de;
+	struct stat st;
+	DIR *dir;
+	int fd;
+
+	fd = dup(rec->out_fd);
+	if (fd < 0) {
+		return;
+	}
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(dir))) {
+		if (!retention_id_shaped(de->d_name) || strlen(de->d_name) >= sizeof(*names) ||
+		    fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISDIR(st.st_mode)) {
+			continue;
+		}
+		if (nr == cap) {
+			cap = cap ? 2 * cap : 64;
+			grown = realloc(names, cap * sizeof(*names));
+			if (!grown) {
+				break;
+			}
+			names = grown;
+		}
+		snprintf(names[nr++], sizeof(*names), "%s", de->d_name);
+	}
+	closedir(dir);
+	ls_sort(names, nr, sizeof(*names), cmp_names);
+	for (i = 0; i < nr; i++) {
+		adopt_one(rec, names[i], now, &a);
+	}
+	free(names);
+
+	if (a.unread) {
+		ls_err("record: %s/%s/summary.json: %s; %u snapshot%s of earlier runs whose "
+		       "summary cannot be read count as holding no cause, and go first",
+		       rec->out_path, a.unread_id,
+		       a.unread_err == -EINVAL ? "not a summary" : strerror(-a.unread_err),
+		       a.unread, a.unread == 1 ? "" : "s");
+	}
+	if (a.untracked) {
+		ls_err("record: %s: %u snapshots beyond the %d retention keeps track of: they "
+		       "stay, uncounted",
+		       rec->out_path, a.untracked, RETENTION_MAX_KEPT);
+	}
+	if (a.complete) {
+		format_bytes(a.bytes, size, sizeof(size));
+		ls_verbose("record: %u snapshot%s of earlier runs in %s, %s, adopted into retention",
+			   a.complete, a.complete == 1 ? "" : "s", rec->out_path, size);
+	}
+	if (a.incomplete) {
+		format_bytes(a.incomplete_bytes, isize, sizeof(isize));
+		ls_verbose("record: %u incomplete snapshot%s of earlier runs in %s, %s: counted in "
+			   "--max-size, the first to go",
+			   a.incomplete, a.incomplete == 1 ? "" : "s", rec->out_path, isize);
 	}
 }
 
@@ -976,7 +1245,7 @@ static void snapshot_kept(struct recorder *rec, struct snap *sn, int relay_err)
 	}
 	/* Without a local copy the staging directory gives its space back at once. */
 	retention_keep(&rec->retention, &sn->pending, sn->id, rec->staging ? 0 : tree_bytes(sn->fd),
-		       ls_now_ns());
+		       realtime_ns());
 	rec->totals.snapshots++;
 	snprintf(rec->last_id, sizeof(rec->last_id), "%s", sn->id);
 	rec->last_realtime_ns = realtime_ns();

@@ -20,8 +20,8 @@ struct recorder_opts {
 	const char *relay; /* net://HOST...: every snapshot goes to this lttng-relayd; or NULL */
 	uint64_t post_ns; /* post-trigger window */
 	uint64_t min_interval_ns; /* between two snapshots */
-	unsigned int max_snapshots; /* 0: no limit */
-	uint64_t max_size; /* bytes on disk for all snapshots of this run; 0: no limit */
+	unsigned int max_snapshots; /* in the output directory, earlier runs' included; 0: none */
+	uint64_t max_size; /* bytes on disk for all of them; 0: no limit */
 	uint64_t max_age_ns; /* snapshots older than this go, but a first or worst case; 0: none */
 	uint64_t buffer_size; /* per CPU LTTng ring buffer */
 	const char *ust_events[RECORDER_MAX_EVENTS]; /* the applications' event patterns */

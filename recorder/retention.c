@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * retention.c - the snapshot retention policy of `record` (--max-snapshots, --max-size,
- * --max-age), apart
- * from the files it applies to, so that it can be checked on made-up batches.
+ * --max-age), apart from the files it applies to, so that it can be checked on made-up batches;
+ * and what it adopts of the snapshots earlier runs left in the directory.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
 
 #include "recorder/retention.h"
 
@@ -123,7 +128,10 @@ static bool kept_notable(const struct retention *r, const struct retention_kept 
  */
 bool retention_over_limits(const struct retention *r)
 {
-	return (r->max_snapshots && r->nr_kept + 1 > r->max_snapshots) ||
+	/* An incomplete snapshot is no snapshot: it counts in bytes only. */
+	unsigned int snapshots = r->nr_kept - r->nr_incomplete;
+
+	return (r->max_snapshots && snapshots + 1 > r->max_snapshots) ||
 	       (r->max_size && r->kept_bytes >= r->max_size) || r->nr_kept >= RETENTION_MAX_KEPT;
 }
 
@@ -131,13 +139,24 @@ bool retention_over_limits(const struct retention *r)
  * retention_victim() - the snapshot to remove to make room: the oldest that no longer holds a
  *                      first or a worst case
  *
+ * The incomplete snapshots of earlier runs go before any, when bytes or room in @r->kept are
+ * short; removing one does nothing for the count limit, so that alone takes none of them.
+ *
  * Return: its index in @r->kept, or -1 when every one still does.
  */
 int retention_victim(const struct retention *r)
 {
+	bool bytes_short = (r->max_size && r->kept_bytes >= r->max_size) ||
+			   r->nr_kept >= RETENTION_MAX_KEPT;
 	unsigned int i;
 
 	for (i = 0; i < r->nr_kept; i++) {
+		if (r->kept[i].incomplete) {
+			if (bytes_short) {
+				return (int)i;
+			}
+			continue;
+		}
 		if (!kept_notable(r, &r->kept[i])) {
 			return (int)i;
 		}
@@ -162,9 +181,19 @@ int retention_expired(const struct retention *r, uint64_t now_ns)
 	if (!r->max_age_ns) {
 		return -1;
 	}
-	/* Oldest first: the first one young enough ends the search. */
-	for (i = 0; i < r->nr_kept && now_ns - r->kept[i].time_ns > r->max_age_ns; i++) {
-		if (!kept_notable(r, &r->kept[i])) {
+	/*
+	 * Oldest first: the first one young enough ends the search. The incomplete ones, first
+	 * in @r->kept, are not in time order with the rest: each is looked at. A time after
+	 * @now_ns (a clock set back, or an earlier run's summary from a clock ahead) is young.
+	 */
+	for (i = 0; i < r->nr_kept; i++) {
+		if (now_ns <= r->kept[i].time_ns || now_ns - r->kept[i].time_ns <= r->max_age_ns) {
+			if (r->kept[i].incomplete) {
+				continue;
+			}
+			break;
+		}
+		if (r->kept[i].incomplete || !kept_notable(r, &r->kept[i])) {
 			return (int)i;
 		}
 	}
@@ -240,6 +269,9 @@ void retention_kept_free(struct retention_kept *k)
 void retention_drop(struct retention *r, unsigned int i)
 {
 	r->kept_bytes -= r->kept[i].bytes;
+	if (r->kept[i].incomplete) {
+		r->nr_incomplete--;
+	}
 	retention_kept_free(&r->kept[i]);
 	memmove(&r->kept[i], &r->kept[i + 1], (r->nr_kept - i - 1) * sizeof(r->kept[0]));
 	r->nr_kept--;
@@ -265,7 +297,203 @@ void retention_keep(struct retention *r, struct retention_kept *pending, const c
 	snprintf(k->id, sizeof(k->id), "%s", id);
 	k->bytes = bytes;
 	k->time_ns = time_ns;
+	k->incomplete = false;
 	r->kept_bytes += bytes;
+}
+
+/* @n digits at @s. */
+static bool digits(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i])) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/**
+ * retention_id_shaped() - is @name a snapshot id, as `record` makes them
+ *                         (20240131T235959.123Z-0001)?
+ *
+ * Only such names in the output directory are ever taken for snapshots: whatever else is there
+ * (status.json, a user's files) is not latsnap's to count or remove.
+ */
+bool retention_id_shaped(const char *name)
+{
+	size_t seq;
+
+	if (strlen(name) < 25 || !digits(name, 8) || name[8] != 'T' || !digits(name + 9, 6) ||
+	    name[15] != '.' || !digits(name + 16, 3) || name[19] != 'Z' || name[20] != '-') {
+		return false;
+	}
+	/* The sequence number: four digits or more, and nothing after it. */
+	seq = strlen(name + 21);
+	return seq >= 4 && seq <= 10 && digits(name + 21, seq);
+}
+
+/* "2024-01-31T23:59:59Z" (summary.json's "created") in CLOCK_REALTIME ns; 0 when it is not. */
+static uint64_t parse_created(const char *text)
+{
+	struct tm tm = { 0 };
+	const char *end;
+	time_t t;
+
+	end = strptime(text, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end || strcmp(end, "Z")) {
+		return 0;
+	}
+	t = timegm(&tm);
+	if (t <= 0) {
+		return 0;
+	}
+	return (uint64_t)t * 1000000000ull;
+}
+
+/**
+ * retention_summary_parse() - what the summary.json text @text (@len bytes) of an earlier run's
+ *                             snapshot holds for the policy: its outliers' causes and durations
+ *                             and when it was created
+ *
+ * A summary is read only as far as the policy needs: an outlier without a cause has the empty
+ * one, as in record; "created" may be missing or odd (@s->created_ns is then 0).
+ *
+ * Return: 0; -EINVAL when the text is no summary (not JSON, no "outliers" array, an outlier
+ * that is not an object or has no duration), with @s left empty; -ENOMEM.
+ */
+int retention_summary_parse(struct retention_summary *s, const char *text, size_t len)
+{
+	struct json_object *outliers, *o, *v;
+	struct json_tokener *tok;
+	const char *cause;
+	size_t i, n;
+	int64_t dur;
+	int err = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (len > INT32_MAX) {
+		err = -EINVAL;
+		goto out;
+	}
+	tok = json_tokener_new();
+	if (!tok) {
+		err = -ENOMEM;
+		goto out;
+	}
+	s->root = json_tokener_parse_ex(tok, text, (int)len);
+	/* Anything but white space after the object is no summary of ours. */
+	for (i = s->root ? json_tokener_get_parse_end(tok) : len; i < len; i++) {
+		if (!isspace((unsigned char)text[i])) {
+			err = -EINVAL;
+			break;
+		}
+	}
+	json_tokener_free(tok);
+	if (err || !s->root || !json_object_is_type(s->root, json_type_object) ||
+	    !json_object_object_get_ex(s->root, "outliers", &outliers) ||
+	    !json_object_is_type(outliers, json_type_array)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (json_object_object_get_ex(s->root, "created", &v) &&
+	    json_object_is_type(v, json_type_string)) {
+		s->created_ns = parse_created(json_object_get_string(v));
+	}
+	n = json_object_array_length(outliers);
+	s->items = calloc(n ? n : 1, sizeof(*s->items));
+	if (!s->items) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		o = json_object_array_get_idx(outliers, i);
+		if (!json_object_is_type(o, json_type_object) ||
+		    !json_object_object_get_ex(o, "duration_ns", &v) ||
+		    !json_object_is_type(v, json_type_int)) {
+			err = -EINVAL;
+			goto out;
+		}
+		dur = json_object_get_int64(v);
+		cause = "";
+		if (json_object_object_get_ex(o, "cause", &v) &&
+		    json_object_is_type(v, json_type_string)) {
+			cause = json_object_get_string(v);
+		}
+		s->items[i].cause = cause;
+		s->items[i].duration_ns = dur > 0 ? (uint64_t)dur : 0;
+	}
+	s->nr_items = n;
+out:
+	if (err) {
+		retention_summary_free(s);
+	}
+	return err;
+}
+
+/**
+ * retention_summary_free() - free what @s holds and leave it empty
+ */
+void retention_summary_free(struct retention_summary *s)
+{
+	free(s->items);
+	json_object_put(s->root);
+	memset(s, 0, sizeof(*s));
+}
+
+/**
+ * retention_adopt() - count a complete snapshot @id an earlier run left in the directory, of
+ *                     @bytes, created at @time_ns, holding the @n outliers @items (none for
+ *                     one whose summary could not be read: it then goes first, oldest first)
+ *
+ * Call it for each, oldest first, before the run writes any: the first of a cause is the
+ * oldest snapshot holding it, and the worst persisted of each cause counts theirs too.
+ *
+ * Return: 0, or -ENOSPC when @r keeps RETENTION_MAX_KEPT already (@id is then not counted).
+ */
+int retention_adopt(struct retention *r, const char *id, uint64_t bytes, uint64_t time_ns,
+		    const struct retention_item *items, size_t n)
+{
+	struct retention_kept pending = { 0 };
+
+	if (r->nr_kept >= RETENTION_MAX_KEPT) {
+		return -ENOSPC;
+	}
+	retention_remember(r, items, n, &pending);
+	retention_keep(r, &pending, id, bytes, time_ns);
+	return 0;
+}
+
+/**
+ * retention_adopt_incomplete() - count the incomplete snapshot @id (no summary.json) an earlier
+ *                                run left, of @bytes, last written at @time_ns
+ *
+ * It counts in bytes, not as a snapshot, and is the first to go when bytes are short: it goes
+ * before the complete ones in @r->kept.
+ *
+ * Return: 0, or -ENOSPC when @r keeps RETENTION_MAX_KEPT already.
+ */
+int retention_adopt_incomplete(struct retention *r, const char *id, uint64_t bytes,
+			       uint64_t time_ns)
+{
+	struct retention_kept *k;
+	unsigned int at = r->nr_incomplete;
+
+	if (r->nr_kept >= RETENTION_MAX_KEPT) {
+		return -ENOSPC;
+	}
+	memmove(&r->kept[at + 1], &r->kept[at], (r->nr_kept - at) * sizeof(r->kept[0]));
+	k = &r->kept[at];
+	memset(k, 0, sizeof(*k));
+	snprintf(k->id, sizeof(k->id), "%s", id);
+	k->bytes = bytes;
+	k->time_ns = time_ns;
+	k->incomplete = true;
+	r->nr_kept++;
+	r->nr_incomplete++;
+	r->kept_bytes += bytes;
+	return 0;
 }
 
 /**

@@ -4,6 +4,10 @@
  * first and the worst outlier of each cause stay; a batch that brings neither is skipped, and
  * the oldest snapshot that holds neither any more makes room for one that does. With an age
  * limit, a snapshot older than it goes too, unless it holds a first or a worst.
+ *
+ * The limits bound the output directory, not one run: the snapshots earlier runs left there are
+ * adopted first (retention_adopt(), from their summary.json), oldest first, so that the first of
+ * a cause is the oldest snapshot holding it whichever run wrote it.
  */
 #ifndef LATSNAP_RETENTION_H
 #define LATSNAP_RETENTION_H
@@ -11,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct json_object;
 
 /* Snapshots a run keeps track of, whatever the limits. */
 #define RETENTION_MAX_KEPT 4096
@@ -34,6 +40,7 @@ struct retention_kept {
 	uint64_t time_ns; /* when it was written, on the caller's clock */
 	struct retention_cause *causes;
 	unsigned int nr_causes;
+	bool incomplete; /* an earlier run's, without summary.json: only its bytes count */
 };
 
 /**
@@ -49,9 +56,21 @@ struct retention {
 	uint64_t max_age_ns;
 	struct retention_kept kept[RETENTION_MAX_KEPT];
 	unsigned int nr_kept;
+	unsigned int nr_incomplete; /* of @kept, the incomplete ones: first in it */
 	uint64_t kept_bytes;
 	struct retention_cause *seen;
 	unsigned int nr_seen;
+};
+
+/*
+ * What an earlier run's snapshot says of itself in its summary.json: its outliers as the policy
+ * sees them, and when it was created.
+ */
+struct retention_summary {
+	struct retention_item *items;
+	size_t nr_items;
+	uint64_t created_ns; /* CLOCK_REALTIME; 0 when the summary does not say */
+	struct json_object *root; /* holds the items' causes */
 };
 
 /* Called with a kept snapshot about to be forgotten to make room: remove its files. */
@@ -70,6 +89,13 @@ void retention_drop(struct retention *r, unsigned int i);
 void retention_keep(struct retention *r, struct retention_kept *pending, const char *id,
 		    uint64_t bytes, uint64_t time_ns);
 void retention_kept_free(struct retention_kept *k);
+bool retention_id_shaped(const char *name);
+int retention_summary_parse(struct retention_summary *s, const char *text, size_t len);
+void retention_summary_free(struct retention_summary *s);
+int retention_adopt(struct retention *r, const char *id, uint64_t bytes, uint64_t time_ns,
+		    const struct retention_item *items, size_t n);
+int retention_adopt_incomplete(struct retention *r, const char *id, uint64_t bytes,
+			       uint64_t time_ns);
 void retention_free(struct retention *r);
 
 #endif /* LATSNAP_RETENTION_H */

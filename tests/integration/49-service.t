@@ -16,6 +16,13 @@
 #     reload napperB's and napperC's naps are outliers, napperA's no longer; before it, only
 #     napperA's were. The same BPF programs and links; the reloaded line says the change, no
 #     "needs a restart". A cgroup in a run started without --cgroup needs a restart.
+#  f) the limits bound the directory, earlier runs included: a run leaves snapshots of naps of
+#     120 ms; a second run on the same directory with --max-snapshots 3 (and --max-size their
+#     bytes) and one nap of 400 ms adopts them and leaves at most 3, the first run's first one
+#     and the 400 ms one among them; an incomplete one of an earlier run goes first. A symlink
+#     named like an id (to a directory outside), a file that is no snapshot and an id-named
+#     directory holding a foreign file stay untouched, and nothing outside goes; an old
+#     snapshot with a corrupt summary.json is said once and record still exits 0.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -27,7 +34,7 @@ require_workloads sleeper
 [ -r "$BUILD/liblatsnap.so" ] || skip_all "$BUILD/liblatsnap.so not built (run make)"
 no_ust_wait
 
-plan 50
+plan 65
 
 mono_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
 
@@ -295,5 +302,70 @@ pids_c=$(jq -r -s '[.[] | select(.comm == "napperC") | .pid] | unique | map(tost
 	join(" ")' "$TMPD/e.out")
 ok '[ "$(by napperC after)" -ge 3 ] && [ "$pids_c" = "$PID_C" ]' \
 	"e: and the pid added, napperC's ($(by napperC after), pid $pids_c)"
+# ---- f: retention over the directory, earlier runs' snapshots included ----
+OUTE=$TMPD/out-e
+record_snap e1 -v -t 100ms --post 20ms -o "$OUTE" -- "$WL/sleeper" 120 4 300
+is "$RC" 0 "f: a first run on $OUTE exited 0"
+run1=$(complete_dirs "$OUTE")
+n1=$(echo "$run1" | grep -c .)
+first1=$(echo "$run1" | head -n 1)
+# Fewer than 3 would leave the second run room enough not to remove any.
+ok '[ "$n1" -ge 3 ]' "f: it wrote snapshots enough to go over 3 ($n1)"
+
+# What is not plainly a snapshot of latsnap's, planted among them; and one it cannot read.
+OUTSIDE=$TMPD/outside-e
+# Followed, the link would lead to a snapshot-like directory with an unreadable summary.
+mkdir -p "$OUTSIDE"
+echo precious >"$OUTSIDE/keep.txt"
+echo precious >"$OUTSIDE/summary.json"
+ln -s "$OUTSIDE" "$OUTE/20000101T000000.000Z-0001"
+echo 'notes of mine' >"$OUTE/notes.txt"
+mkdir "$OUTE/20000101T000000.000Z-0002"
+echo mine >"$OUTE/20000101T000000.000Z-0002/data"
+touch -d '2 hours ago' "$OUTE/20000101T000000.000Z-0002"
+CORRUPT=20000101T000000.000Z-0003
+mkdir "$OUTE/$CORRUPT"
+printf '{ "version": 1, "outliers": [ {' >"$OUTE/$CORRUPT/summary.json"
+# An incomplete one of an earlier run (no summary.json), two hours old: counted in bytes.
+INCOMPLETE=20000101T000000.000Z-0004
+mkdir -p "$OUTE/$INCOMPLETE/trace"
+head -c 4096 /dev/zero >"$OUTE/$INCOMPLETE/trace/metadata"
+touch -d '2 hours ago' "$OUTE/$INCOMPLETE"
+# The first run's bytes: with the corrupt and incomplete ones, they are over the size limit.
+size1=$(for d in $run1; do find "$OUTE/$d" -type f -printf '%s\n'; done |
+	awk '{ n += $1 } END { print n + 0 }')
+before_outside=$(cd "$OUTSIDE" && find . | LC_ALL=C sort | xargs -d '\n' md5sum 2>/dev/null |
+	md5sum)
+
+record_snap e2 -v -t 100ms --post 20ms --max-snapshots 3 --max-size "$size1" -o "$OUTE" -- \
+	"$WL/sleeper" 400 1
+is "$RC" 0 "f: a second run with --max-snapshots 3 and a corrupt summary among them exited 0"
+like "$(grep 'adopted into retention' "$TMPD/e2.err")" \
+	"record: $((n1 + 1)) snapshots of earlier runs in $OUTE, [0-9.]+ [KMG]?B, adopted" \
+	"f: it adopted the first run's $n1 and the corrupt one (-v)"
+is "$(grep -c "$CORRUPT/summary.json" "$TMPD/e2.err")" 1 "f: the corrupt summary is said once"
+left=$(complete_dirs "$OUTE")
+nleft=$(echo "$left" | grep -c .)
+ok '[ "$nleft" -ge 2 ] && [ "$nleft" -le 3 ]' "f: at most 3 snapshots remain ($nleft)"
+ok '[ -n "$first1" ] && echo "$left" | grep -qx "$first1"' \
+	"f: the first run's first snapshot ($first1), the first of its cause, remains"
+new=$(sed -n 's|^latsnap: snapshot .*/\([^/]*\): .*|\1|p' "$TMPD/e2.err" | tail -n 1)
+worst=$(jq '[.outliers[].duration_ns] | max' "$OUTE/$new/summary.json" 2>/dev/null)
+ok '[ -n "$new" ] && echo "$left" | grep -qx "$new" && [ "${worst:-0}" -ge 400000000 ]' \
+	"f: the 400 ms one ($new, ${worst:-no} ns), the worst of its cause, remains"
+like "$(grep -c 'removing snapshot .* to make room' "$TMPD/e2.err")" '^[1-9]' \
+	"f: earlier runs' snapshots were removed to make room"
+ok '[ ! -e "$OUTE/$CORRUPT" ]' "f: the corrupt one, holding no cause, went first"
+ok '[ ! -e "$OUTE/$INCOMPLETE" ] &&
+	grep -q "1 incomplete snapshot of earlier runs" "$TMPD/e2.err"' \
+	"f: the incomplete one of an earlier run, counted in --max-size, went too"
+ok '[ -L "$OUTE/20000101T000000.000Z-0001" ] &&
+	[ "$(readlink "$OUTE/20000101T000000.000Z-0001")" = "$OUTSIDE" ]' \
+	"f: the symlink named like an id is untouched"
+is "$(cd "$OUTSIDE" && find . | LC_ALL=C sort | xargs -d '\n' md5sum 2>/dev/null | md5sum)" \
+	"$before_outside" "f: nothing outside the directory was removed or changed"
+is "$(cat "$OUTE/notes.txt")" 'notes of mine' "f: a file that is no snapshot stays"
+is "$(cat "$OUTE/20000101T000000.000Z-0002/data" 2>&1)" mine \
+	"f: an id-named directory without summary holding a foreign file stays"
 
 done_testing

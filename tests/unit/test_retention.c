@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * test_retention.c - the snapshot retention policy (recorder/retention.c) on made-up runs:
- * which batches become snapshots, and which snapshot makes room, once the limits are reached.
+ * which batches become snapshots, and which snapshot makes room, once the limits are reached;
+ * and the snapshots of earlier runs it adopts (their ids, their summaries, their place).
  */
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "recorder/retention.h"
@@ -158,6 +161,174 @@ static void by_age(void)
 	retention_free(&r);
 }
 
+/* Only names shaped as `record` makes ids are taken for snapshots of earlier runs. */
+static void id_shape(void)
+{
+	ok(retention_id_shaped("20240131T235959.123Z-0001"), "id: an id of record's");
+	ok(retention_id_shaped("20240131T235959.123Z-12345"), "id: a sequence past 9999");
+	ok(!retention_id_shaped("status.json"), "id: status.json is not one");
+	ok(!retention_id_shaped(".status.json.tmp"), "id: nor a temporary file");
+	ok(!retention_id_shaped("20240131T235959.123Z-001"), "id: nor a 3-digit sequence");
+	ok(!retention_id_shaped("20240131T235959.123Z-0001x"), "id: nor trailing text");
+	ok(!retention_id_shaped("20240131T235959.123Z-0001/.."), "id: nor a path");
+	ok(!retention_id_shaped("2024013xT235959.123Z-0001"), "id: nor a letter in the date");
+	ok(!retention_id_shaped("20240131-235959.123Z-0001"), "id: nor another separator");
+	ok(!retention_id_shaped(""), "id: nor the empty name");
+}
+
+/* What a summary.json gives the policy: causes, durations, creation time; or nothing. */
+static void summary_parse(void)
+{
+	const char *good =
+		"{ \"version\": 1, \"id\": \"20240131T235959.123Z-0001\", "
+		"\"created\": \"2024-01-31T23:59:59Z\", \"outliers\": ["
+		"{ \"kind\": \"syscall\", \"cause\": \"X\", \"duration_ns\": 120000000 },"
+		"{ \"kind\": \"sleep\", \"cause\": null, \"duration_ns\": 7 } ] }\n";
+	const char *bad[] = {
+		"",
+		"{ \"outliers\": [ { \"cause\": \"X\", \"duration_ns\": 1 }",
+		"{ \"version\": 1 }",
+		"{ \"outliers\": {} }",
+		"{ \"outliers\": [ 3 ] }",
+		"{ \"outliers\": [ { \"cause\": \"X\", \"duration_ns\": \"long\" } ] }",
+		"{ \"outliers\": [] } trailing",
+		"[ { \"outliers\": [] } ]",
+		"\x01\x02\xff",
+	};
+	const char *odd = "{ \"outliers\": [], \"created\": \"yesterday\" }";
+	struct retention_summary sum;
+	unsigned int i, rejected = 0;
+
+	is_int(retention_summary_parse(&sum, good, strlen(good)), 0, "summary: a good one is read");
+	is_int((int)sum.nr_items, 2, "summary: two outliers");
+	ok(sum.nr_items == 2 && !strcmp(sum.items[0].cause, "X") &&
+		   sum.items[0].duration_ns == 120 * MS,
+	   "summary: the first is X, 120 ms");
+	ok(sum.nr_items == 2 && !strcmp(sum.items[1].cause, "") && sum.items[1].duration_ns == 7,
+	   "summary: a null cause is the empty one, as record files it");
+	is_u64(sum.created_ns, 1706745599ull * 1000000000ull, "summary: created, in ns since 1970");
+	retention_summary_free(&sum);
+
+	is_int(retention_summary_parse(&sum, odd, strlen(odd)), 0,
+	       "summary: an odd created is no reason to refuse it");
+	ok(sum.created_ns == 0 && sum.nr_items == 0, "summary: no created time, no outliers");
+	retention_summary_free(&sum);
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (retention_summary_parse(&sum, bad[i], strlen(bad[i])) == -EINVAL &&
+		    !sum.items && !sum.root) {
+			rejected++;
+		} else {
+			diag("accepted: %s", bad[i]);
+		}
+		retention_summary_free(&sum);
+	}
+	is_int((int)rejected, (int)(sizeof(bad) / sizeof(bad[0])),
+	       "summary: each corrupt one is refused with -EINVAL, and nothing kept of it");
+}
+
+/*
+ * An earlier run left a (X 120), b (X 130, the worst), c (X 125) and d (its summary could not be
+ * read: no cause); this run has --max-snapshots 3.
+ */
+static void adopt_by_count(void)
+{
+	struct retention r = { .max_snapshots = 3 };
+	struct retention_item a = { "X", 120 * MS }, b = { "X", 130 * MS }, c = { "X", 125 * MS },
+			      x110 = { "X", 110 * MS }, x400 = { "X", 400 * MS },
+			      y1 = { "Y", 1 * MS };
+	char evicted[64], buf[256];
+
+	is_int(retention_adopt(&r, "a", 10, 1, &a, 1), 0, "adopt: a is adopted");
+	retention_adopt(&r, "b", 10, 2, &b, 1);
+	retention_adopt(&r, "c", 10, 3, &c, 1);
+	retention_adopt(&r, "d", 10, 4, NULL, 0);
+	is_int((int)r.nr_kept, 4, "adopt: four snapshots of the earlier run counted");
+	is_u64(r.kept_bytes, 40, "adopt: and their bytes");
+	ok(r.kept[0].causes[0].first && !r.kept[1].causes[0].first && !r.kept[2].causes[0].first,
+	   "adopt: a, the oldest X, holds the first X");
+	ok(retention_over_limits(&r), "adopt: 4 snapshots are over --max-snapshots 3");
+	ok(!offer(&r, &x110, 1, "n1", 10, evicted),
+	   "adopt: X 110 ms of this run, neither first nor worst, is skipped");
+	ok(offer(&r, &x400, 1, "n2", 10, evicted), "adopt: X 400 ms, the new worst, is kept");
+	is_str(ids(&r, buf, sizeof(buf)), "a d n2",
+	       "adopt: b (no longer the worst) and c went; d, without cause, was next");
+	ok(!r.kept[2].causes[0].first, "adopt: this run's X is not the first X");
+	ok(!offer(&r, &y1, 1, "n3", 10, evicted) || strcmp(evicted, "a"),
+	   "adopt: a, the first X, never makes room");
+	ok(!strcmp(r.kept[0].id, "a"), "adopt: a remains");
+	retention_free(&r);
+}
+
+/* Incomplete ones count in bytes, go first when bytes are short, and never for the count. */
+static void adopt_incomplete(void)
+{
+	struct retention r = { .max_size = 100 };
+	struct retention_item a = { "X", 1 * MS }, x2 = { "X", 2 * MS }, x3 = { "X", 3 * MS };
+	char evicted[64], buf[256];
+
+	retention_adopt(&r, "a", 30, 1, &a, 1);
+	is_int(retention_adopt_incomplete(&r, "i", 50, 2), 0, "incomplete: i is adopted");
+	is_str(ids(&r, buf, sizeof(buf)), "i a", "incomplete: before the complete ones");
+	is_u64(r.kept_bytes, 80, "incomplete: its bytes count");
+	ok(offer(&r, &x2, 1, "n1", 30, evicted) && !evicted[0],
+	   "incomplete: n1 fits under 100 bytes");
+	ok(offer(&r, &x3, 1, "n2", 30, evicted), "incomplete: n2, a new worst, is kept");
+	is_str(evicted, "i", "incomplete: i made room, though a later snapshot (n1) held nothing");
+	is_int((int)r.nr_incomplete, 0, "incomplete: none left");
+	is_str(ids(&r, buf, sizeof(buf)), "a n1 n2", "incomplete: a n1 n2 kept");
+	retention_free(&r);
+
+	r = (struct retention){ .max_snapshots = 2 };
+	retention_adopt_incomplete(&r, "i", 50, 2);
+	retention_adopt(&r, "a", 30, 1, &a, 1);
+	ok(!retention_over_limits(&r), "incomplete: not a snapshot under --max-snapshots 2");
+	ok(offer(&r, &x2, 1, "n1", 30, evicted) && !evicted[0], "incomplete: n1 is kept");
+	ok(offer(&r, &x3, 1, "n2", 30, evicted), "incomplete: n2, a new worst, is kept");
+	is_str(evicted, "n1", "incomplete: in n1's place: removing i makes no room for the count");
+	ok(!strcmp(r.kept[0].id, "i") && r.nr_incomplete == 1, "incomplete: i is still there");
+	retention_free(&r);
+}
+
+/* Ages of adopted snapshots, incomplete ones included; a time ahead of now is young. */
+static void adopt_age(void)
+{
+	struct retention r = { .max_age_ns = 10 * 1000 * MS };
+	struct retention_item x = { "X", 10 * MS }, x5 = { "X", 5 * MS }, x7 = { "X", 7 * MS };
+
+	/* a holds the first and the worst X; b and c repeat it. */
+	retention_adopt(&r, "a", 1, 100 * 1000 * MS, &x, 1);
+	retention_adopt(&r, "b", 1, 100 * 1000 * MS, &x5, 1);
+	retention_adopt(&r, "c", 1, 500 * 1000 * MS, &x7, 1);
+	retention_adopt_incomplete(&r, "i", 1, 400 * 1000 * MS);
+	is_int(retention_expired(&r, 50 * 1000 * MS), -1,
+	       "age: times after now (a clock set back) are young, not ancient");
+	is_int(retention_expired(&r, 200 * 1000 * MS), 2, "age: at 200 s b (a repeat) goes");
+	retention_drop(&r, 2);
+	is_int(retention_expired(&r, 200 * 1000 * MS), -1, "age: i (400 s) is young at 200 s");
+	is_int(retention_expired(&r, 450 * 1000 * MS), 0, "age: at 450 s, i goes");
+	retention_drop(&r, 0);
+	is_int(retention_expired(&r, 10000 * 1000 * MS), 1, "age: at 10000 s c goes, a stays");
+	retention_free(&r);
+}
+
+/* No more than RETENTION_MAX_KEPT are counted; the rest is said to be left out. */
+static void adopt_full(void)
+{
+	static struct retention r;
+	struct retention_item x = { "X", 1 * MS };
+	unsigned int i, fails = 0;
+
+	for (i = 0; i < RETENTION_MAX_KEPT; i++) {
+		fails += retention_adopt(&r, "s", 1, i, &x, 1) != 0;
+	}
+	is_int((int)fails, 0, "full: %d adopted", RETENTION_MAX_KEPT);
+	is_int(retention_adopt(&r, "t", 1, 0, &x, 1), -ENOSPC, "full: one more is -ENOSPC");
+	is_int(retention_adopt_incomplete(&r, "i", 1, 0), -ENOSPC, "full: incomplete too");
+	is_int((int)r.nr_kept, RETENTION_MAX_KEPT, "full: the table is unchanged");
+	retention_free(&r);
+}
+
 int main(void)
 {
 	by_age();
@@ -165,5 +336,11 @@ int main(void)
 	batch();
 	by_size();
 	unlimited();
+	id_shape();
+	summary_parse();
+	adopt_by_count();
+	adopt_incomplete();
+	adopt_age();
+	adopt_full();
 	return tap_done();
 }
