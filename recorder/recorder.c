@@ -1462,8 +1462,9 @@ int recorder_write_file(struct recorder *rec, const char *name, const char *text
 	unlinkat(rec->out_fd, tmp, 0);
 	err = write_atomic(rec->out_fd, name, text, len);
 	/* Like the snapshots, it belongs to the user who ran latsnap through sudo. */
-	if (!err && rec->owner_uid != (uid_t)-1) {
-		fchownat(rec->out_fd, name, rec->owner_uid, rec->owner_gid, AT_SYMLINK_NOFOLLOW);
+	if (!err && rec->owner_uid != (uid_t)-1 &&
+	    fchownat(rec->out_fd, name, rec->owner_uid, rec->owner_gid, AT_SYMLINK_NOFOLLOW)) {
+		ls_verbose("record: %s: chown: %s", name, strerror(errno));
 	}
 out:
 	return err;

@@ -224,15 +224,12 @@ skip_all() {
 	exit 1
 }
 
-# bail_out REASON: the test cannot go on for a reason of its own making (not a missing
-# prerequisite): a failure, with or without CI.
+# bail_out REASON: this file cannot go on, for a reason of its own making (not a missing
+# prerequisite): a failure, with or without CI. Not TAP's "Bail out!", which would stop the
+# other files too.
 bail_out() {
-	if [ "$_tap_started" = 0 ]; then
-		echo "1..1"
-		echo "not ok 1 - $*"
-	fi
-	echo "Bail out! $*"
-	exit 1
+	fail "cannot go on: $*"
+	done_testing
 }
 
 require_root() {
