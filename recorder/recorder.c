@@ -701,7 +701,8 @@ static void adopt_earlier(struct recorder *rec)
 			}
 			names = grown;
 		}
-		snprintf(names[nr++], sizeof(*names), "%s", de->d_name);
+		/* Its length was checked above: it fits with its NUL. */
+		memcpy(names[nr++], de->d_name, strlen(de->d_name) + 1);
 	}
 	closedir(dir);
 	ls_sort(names, nr, sizeof(*names), cmp_names);
