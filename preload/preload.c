@@ -24,6 +24,8 @@
 #include <errno.h>
 #include <libunwind.h>
 #include <link.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +59,17 @@ static unsigned int ls_max_depth = LS_PRELOAD_DEFAULT_DEPTH;
  */
 static LS_TLS int tls_in_handler;
 static LS_TLS uintptr_t tls_lookup_pc;
+
+/*
+ * fork and the handler exclude each other. libunwind's locks are copied into a child in the
+ * state they had: a thread of the parent inside the handler at fork leaves one held there for
+ * good, and the child's own handler then waits for it for ever (seen: a child of stress.c's
+ * fork thread, signalled before fork had even returned in it). So fork waits for the handlers
+ * under way to end (pthread_atfork's prepare), and a handler that finds a fork under way, in
+ * the parent or in the child before fork returns there, unwinds nothing.
+ */
+static volatile int ls_forking;
+static volatile int ls_handlers_active;
 
 typedef int (*phdr_callback_fn)(struct dl_phdr_info *, size_t, void *);
 typedef int (*dl_iterate_phdr_fn)(phdr_callback_fn, void *);
@@ -185,6 +198,11 @@ static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 	if (info->si_code != SI_KERNEL) {
 		goto out;
 	}
+	__atomic_add_fetch(&ls_handlers_active, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&ls_forking, __ATOMIC_SEQ_CST)) {
+		/* No stack: latsnap says so of the outlier (no-unwound-stack) after a while. */
+		goto done;
+	}
 	start = now_ns();
 	tls_lookup_pc = 0; /* none until the first step: no stale pc from an earlier signal */
 	tls_in_handler = 1;
@@ -216,8 +234,31 @@ report:
 	report.unwind_ns = now_ns() - start;
 	prctl(LS_PRCTL_OPTION, LS_PRCTL_USER_STACK, (unsigned long)(uintptr_t)&report,
 	      LS_UNWOUND_ARG(depth, status, truncated), LS_ABI_VERSION);
+done:
+	__atomic_sub_fetch(&ls_handlers_active, 1, __ATOMIC_SEQ_CST);
 out:
 	errno = saved_errno;
+}
+
+/* Before fork: no handler of another thread is left inside libunwind. */
+static void ls_fork_prepare(void)
+{
+	__atomic_store_n(&ls_forking, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&ls_handlers_active, __ATOMIC_SEQ_CST)) {
+		sched_yield();
+	}
+}
+
+static void ls_fork_parent(void)
+{
+	__atomic_store_n(&ls_forking, 0, __ATOMIC_SEQ_CST);
+}
+
+/* In the child: the only thread, none of its handlers under way; libunwind's locks are free. */
+static void ls_fork_child(void)
+{
+	__atomic_store_n(&ls_handlers_active, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&ls_forking, 0, __ATOMIC_SEQ_CST);
 }
 
 /* Say who we are and how to signal us. The kernel, not these arguments, says which process. */
@@ -288,6 +329,10 @@ __attribute__((constructor)) static void latsnap_preload_init(void)
 	}
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
 	warm_up_unwinder();
+	if (pthread_atfork(ls_fork_prepare, ls_fork_parent, ls_fork_child)) {
+		/* Without it a child could hang in our handler: stay off in this process. */
+		return;
+	}
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = ls_on_signal;
