@@ -137,8 +137,9 @@ IDS_AFTER=$(ids "$REC")
 ok '[ -n "$IDS_BEFORE" ] && [ "$IDS_BEFORE" = "$IDS_AFTER" ]' \
 	"b: the same BPF programs and links before and after ($IDS_BEFORE)"
 sleep 1.5
-# status.json follows each snapshot within one turn of the loop, and snapshots go on being
-# written meanwhile: its count lies between what record had said just before and just after.
+# status.json follows each snapshot within a turn or two of the loop (slower under ASan, where
+# it ran two behind), and snapshots go on being written meanwhile: its count lies between a few
+# less than record had said just before and what it said just after.
 written_before=$(grep -c '^latsnap: snapshot ' "$TMPD/b.err")
 run_latsnap "$TMPD/stj.out" "$TMPD/stj.err" status -o "$OUT" --json
 written_now=$(grep -c '^latsnap: snapshot ' "$TMPD/b.err")
@@ -146,7 +147,7 @@ is "$RC" 0 "d: status --json exits 0 while record runs"
 is "$(jq -r '[.pid, .threshold_ns, .running, (.snapshots | type)] | join(" ")' \
 	"$TMPD/stj.out" 2>&1)" "$REC 50000000 true number" \
 	"d: --json is JSON with pid, the new threshold, running, snapshots"
-between "$(jq -r '.snapshots' "$TMPD/stj.out")" $((written_before - 1)) "$written_now" \
+between "$(jq -r '.snapshots' "$TMPD/stj.out")" $((written_before - 3)) "$written_now" \
 	"d: its snapshot count is record's ($written_before..$written_now)"
 
 T_BAD=$(mono_ns)
