@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -195,4 +196,18 @@ uint64_t ls_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* ls_format_bytes() - bytes for people: B, KB, MB, GB (powers of 1024, as --max-size reads them) */
+void ls_format_bytes(uint64_t bytes, char *buf, size_t size)
+{
+	if (bytes < 1024) {
+		snprintf(buf, size, "%" PRIu64 " B", bytes);
+	} else if (bytes < (1ull << 20)) {
+		snprintf(buf, size, "%.1f KB", bytes / 1024.0);
+	} else if (bytes < (1ull << 30)) {
+		snprintf(buf, size, "%.1f MB", bytes / (double)(1ull << 20));
+	} else {
+		snprintf(buf, size, "%.1f GB", bytes / (double)(1ull << 30));
+	}
 }

@@ -479,20 +479,6 @@ static void expire_old(struct recorder *rec)
 	}
 }
 
-/* Bytes for people: B, KB, MB, GB (powers of 1024, as --max-size reads them). */
-static void format_bytes(uint64_t bytes, char *buf, size_t size)
-{
-	if (bytes < 1024) {
-		snprintf(buf, size, "%" PRIu64 " B", bytes);
-	} else if (bytes < (1ull << 20)) {
-		snprintf(buf, size, "%.1f KB", bytes / 1024.0);
-	} else if (bytes < (1ull << 30)) {
-		snprintf(buf, size, "%.1f MB", bytes / (double)(1ull << 20));
-	} else {
-		snprintf(buf, size, "%.1f GB", bytes / (double)(1ull << 30));
-	}
-}
-
 /*
  * Names latsnap writes in a snapshot directory: an incomplete one holding anything else is not
  * plainly ours, and stays.
@@ -724,12 +710,12 @@ static void adopt_earlier(struct recorder *rec)
 		       rec->out_path, a.untracked, RETENTION_MAX_KEPT);
 	}
 	if (a.complete) {
-		format_bytes(a.bytes, size, sizeof(size));
+		ls_format_bytes(a.bytes, size, sizeof(size));
 		ls_verbose("record: %u snapshot%s of earlier runs in %s, %s, adopted into retention",
 			   a.complete, a.complete == 1 ? "" : "s", rec->out_path, size);
 	}
 	if (a.incomplete) {
-		format_bytes(a.incomplete_bytes, isize, sizeof(isize));
+		ls_format_bytes(a.incomplete_bytes, isize, sizeof(isize));
 		ls_verbose("record: %u incomplete snapshot%s of earlier runs in %s, %s: counted in "
 			   "--max-size, the first to go",
 			   a.incomplete, a.incomplete == 1 ? "" : "s", rec->out_path, isize);

@@ -182,20 +182,6 @@ out:
 	return text;
 }
 
-/* Bytes for people: B, KB, MB, GB (powers of 1024, as --max-size reads them). */
-static void format_bytes(uint64_t bytes, char *buf, size_t size)
-{
-	if (bytes < 1024) {
-		snprintf(buf, size, "%" PRIu64 " B", bytes);
-	} else if (bytes < (1ull << 20)) {
-		snprintf(buf, size, "%.1f KB", bytes / 1024.0);
-	} else if (bytes < (1ull << 30)) {
-		snprintf(buf, size, "%.1f MB", bytes / (double)(1ull << 20));
-	} else {
-		snprintf(buf, size, "%.1f GB", bytes / (double)(1ull << 30));
-	}
-}
-
 /**
  * status_health_line() - the numbers of @si as the one line record logs every 10 minutes
  */
@@ -203,8 +189,8 @@ void status_health_line(const struct status_info *si, char *buf, size_t size)
 {
 	char disk[32], rss[32];
 
-	format_bytes(si->disk_bytes, disk, sizeof(disk));
-	format_bytes(si->rss_bytes, rss, sizeof(rss));
+	ls_format_bytes(si->disk_bytes, disk, sizeof(disk));
+	ls_format_bytes(si->rss_bytes, rss, sizeof(rss));
 	snprintf(buf, size,
 		 "health: %" PRIu64 " outliers, %" PRIu64 " idle, %" PRIu64 " snapshots (%" PRIu64
 		 " skipped, %" PRIu64 " lost, %" PRIu64 " failed), %" PRIu64 " on disk, %s; "
@@ -336,7 +322,7 @@ static void print_status(struct json_object *obj, const char *dir, bool running)
 	       " failed, %" PRIu64 " evicted, %" PRIu64 " expired\n",
 	       get_u64(obj, "snapshots"), get_u64(obj, "skipped"), get_u64(obj, "lost"),
 	       get_u64(obj, "failed"), get_u64(obj, "evicted"), get_u64(obj, "expired"));
-	format_bytes(get_u64(obj, "disk_bytes"), disk, sizeof(disk));
+	ls_format_bytes(get_u64(obj, "disk_bytes"), disk, sizeof(disk));
 	printf("  on disk: %" PRIu64 " snapshots, %s in %s\n", get_u64(obj, "snapshots_on_disk"),
 	       disk, dir);
 	if (json_object_object_get_ex(obj, "last_snapshot", &last) && last) {
@@ -344,7 +330,7 @@ static void print_status(struct json_object *obj, const char *dir, bool running)
 	} else {
 		printf("  last snapshot: none\n");
 	}
-	format_bytes(get_u64(obj, "rss_bytes"), rss, sizeof(rss));
+	ls_format_bytes(get_u64(obj, "rss_bytes"), rss, sizeof(rss));
 	printf("  latsnap's own use: CPU %.2f s user, %.2f s system, RSS %s\n",
 	       json_object_object_get_ex(obj, "cpu_user_s", &v) ? json_object_get_double(v) : 0.0,
 	       json_object_object_get_ex(obj, "cpu_system_s", &v) ? json_object_get_double(v) : 0.0,
