@@ -308,7 +308,11 @@ if c++ -O2 -g -fno-omit-frame-pointer -o "$TMPD/bin/cxxnap" "$TMPD/cxxnap.cc" 2>
 	is "$RC" 0 "d) record -- cxxnap (C++): exit 0"
 	L "$TMPD/fx.txt" "$TMPD/fx.err" flame "$CXXOUT"
 	like "$(grep -m1 '^cxxnap;.*Napper' "$TMPD/fx.txt")" ';main;work::Napper<int>::nap\(int\);' \
-		"d) flame: the C++ frame demangled, work::Napper<int>::nap(int)" || diag_file "$TMPD/fx.txt" "  "
+		"d) flame: the C++ frame demangled, work::Napper<int>::nap(int)" || {
+		diag_file "$TMPD/fx.txt" "  "
+		cat "$CXXOUT"/*/summary.json | jq -c '.outliers[] | {syscall, flags, source: .user_stack.source}' |
+			while read -r l; do diag "  $l"; done
+	}
 	XID=$(complete "$CXXOUT" | head -n 1)
 	L "$TMPD/sx.txt" "$TMPD/sx.err" show "$CXXOUT/${XID:-none}"
 	like "$(grep -m1 'Napper' "$TMPD/sx.txt")" '^    work::Napper<int>::nap\(int\)\+0x[0-9a-f]+  .*cxxnap\.cc:[0-9]+  \(cxxnap\)$' \

@@ -114,8 +114,18 @@ L() {
 	timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" "$@" >"$out" 2>"$err"
 	RC=$?
 }
-L "$TMPD/r.json" "$TMPD/r.err" report --json "$RELAY_OUT"
+# lttng-relayd writes what it received after `lttng snapshot record` returned: under load a
+# stream file of the last snapshot can still be short when record has exited. Wait (15 s at
+# most) for every relay snapshot to read back complete; the checks below say what is not.
+for i in $(seq 30); do
+	L "$TMPD/r.json" "$TMPD/r.err" report --json "$RELAY_OUT"
+	[ "$(jq -r '[.snapshots[] | select(.status != "complete")] | length' "$TMPD/r.json" 2>/dev/null)" = 0 ] &&
+		break
+	sleep 0.5
+done
 is "$RC" 0 "report --json over the relay tree exits 0"
+jq -r '.snapshots[] | select(.status != "complete") | "  not complete: \(.)"' "$TMPD/r.json" 2>/dev/null |
+	while read -r l; do diag "$l"; done
 R=$TMPD/r.json
 is "$(jq -r '[.snapshots[] | select(.status == "complete") | .host] | unique | join(",")' "$R")" \
 	"hosta,hostb" "every snapshot is complete, from hosta and hostb (summaries read from the traces)"
