@@ -33,7 +33,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) $(BPF_EXTRA_CFL
 
 LAYERS := lib trace classify tracker recorder review top
 CORE_SRCS := $(wildcard $(patsubst %,%/*.c,$(LAYERS)))
-CORE_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(CORE_SRCS))
+CORE_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(CORE_SRCS)) $(OBJ)/review/html-assets.o
 CLI_OBJS := $(OBJ)/cli/latsnap.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(UNIT_SRCS))
@@ -96,6 +96,11 @@ $(OBJ)/%.o: %.c $(GEN_HDRS) $(wildcard include/*.h events/*.h $(patsubst %,%/*.h
 	| $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The HTML pages' script and style sheet, inlined by review/html.c (.incbin, from the top).
+$(OBJ)/review/html-assets.o: review/html-assets.S review/html/page.js review/html/page.css
+	@mkdir -p $(dir $@)
+	$(CC) -c $< -o $@
 
 $(BUILD)/libcore.a: $(CORE_OBJS)
 	$(AR) rcs $@ $^

@@ -23,16 +23,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <json-c/json.h>
 
 #include "lib/duration.h"
 #include "lib/outlier.h"
+#include "review/html.h"
 #include "review/report.h"
+#include "review/show.h"
 #include "review/snapshots.h"
 #include "lib/util.h"
 
 #define HIST_BUCKETS 65
+/* --html has no short option. */
+#define OPT_HTML 1000
 #define HIST_WIDTH 40
 #define KEY_WIDTH_MIN 24
 #define KEY_WIDTH_MAX 48
@@ -113,7 +118,8 @@ struct report {
 };
 
 static const char report_usage[] =
-	"Usage: latsnap report [--json] [--by cause|process|syscall|host|request] [--host NAME] DIR\n"
+	"Usage: latsnap report [--json | --html FILE] [--by cause|process|syscall|host|request]\n"
+	"                      [--host NAME] DIR\n"
 	"\n"
 	"A LatencyTOP-style table of the outliers of every snapshot in DIR (an output directory\n"
 	"of latsnap record, or an lttng-relayd output tree of many hosts): count, average, maximum and share of the outlier time of each cause,\n"
@@ -123,6 +129,10 @@ static const char report_usage[] =
 	"not latency and are in none of the tables.\n"
 	"\n"
 	"  -j, --json         the same data as one JSON object (see latsnap(1))\n"
+	"      --html FILE    the same as one self-contained HTML page in FILE (tables, the\n"
+	"                     distributions as bars), linking to a page per complete snapshot\n"
+	"                     (latsnap show --html) written into the directory FILE-snapshots/\n"
+	"                     (FILE without its .html)\n"
 	"  -b, --by KEY       group by cause (default), process, syscall or host; or the\n"
 	"                     requests (record --request) alone by request: probe pair and\n"
 	"                     query (the first argument of a USDT start probe)\n"
@@ -1214,10 +1224,12 @@ static void report_free(struct report *r)
 }
 
 /* The options into @r, @json and @host: SNAPSHOTS_GO_ON, or the exit status to stop with. */
-static int parse_options(int argc, char **argv, struct report *r, bool *json, const char **host)
+static int parse_options(int argc, char **argv, struct report *r, bool *json, const char **host,
+			 const char **html)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, OPT_HTML },
 		{ "by", required_argument, NULL, 'b' },
 		{ "host", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1247,6 +1259,9 @@ static int parse_options(int argc, char **argv, struct report *r, bool *json, co
 		case 'H':
 			*host = optarg;
 			break;
+		case OPT_HTML:
+			*html = optarg;
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
@@ -1254,6 +1269,10 @@ static int parse_options(int argc, char **argv, struct report *r, bool *json, co
 			snapshots_option_error("report", id, optopt, argv, optind);
 			return 2;
 		}
+	}
+	if (*json && *html) {
+		ls_err("report: --json and --html: one or the other (see latsnap report --help)");
+		return 2;
 	}
 	if (optind != argc - 1) {
 		ls_err("report: %s (see latsnap report --help)",
@@ -1331,6 +1350,96 @@ static int sort_tables(struct report *r)
 	return 0;
 }
 
+/*
+ * The directory of @html's snapshot pages: FILE-snapshots beside FILE (FILE without .html), made
+ * if missing. A symlink there is not followed: the pages would go where it points.
+ * Return: its path (to free), or NULL after saying why.
+ */
+static char *pages_dir(const char *html)
+{
+	size_t len = strlen(html);
+	struct stat st;
+	char *dir;
+
+	if (len > 5 && !strcmp(html + len - 5, ".html")) {
+		len -= 5;
+	}
+	if (asprintf(&dir, "%.*s-snapshots", (int)len, html) < 0) {
+		ls_err("report: %s", strerror(ENOMEM));
+		return NULL;
+	}
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		ls_err("report: %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		ls_err("report: %s: not a directory (a symlink is not followed)", dir);
+		goto fail;
+	}
+	return dir;
+fail:
+	free(dir);
+	return NULL;
+}
+
+/*
+ * The report as one HTML page in @html, and a page per complete snapshot beside it: 0, or 1
+ * after saying what failed (a snapshot whose page fails is listed without a link).
+ */
+static int write_html(const struct report *r, const struct snapshot_set *set, const char *html)
+{
+	struct json_object *obj = report_json(r, set), *links = json_object_new_object();
+	char *dir = NULL, *page = NULL, title[512];
+	const char *base;
+	int ret = 1, err;
+	size_t i;
+
+	if (!obj || !links) {
+		ls_err("report: %s", strerror(ENOMEM));
+		goto out;
+	}
+	dir = strcmp(html, "-") ? pages_dir(html) : NULL;
+	if (strcmp(html, "-") && !dir) {
+		goto out;
+	}
+	base = dir ? strrchr(dir, '/') : NULL;
+	base = base ? base + 1 : dir;
+	for (i = 0; dir && i < set->nr; i++) {
+		const struct snapshot *sn = &set->snaps[i];
+
+		free(page);
+		page = NULL;
+		if (sn->state != SNAPSHOT_COMPLETE || strchr(sn->id, '/') ||
+		    asprintf(&page, "%s/%s.html", dir, sn->id) < 0) {
+			page = NULL;
+			continue;
+		}
+		if (!show_write_page(sn->path, page, NULL)) {
+			free(page);
+			if (asprintf(&page, "%s/%s.html", base, sn->id) < 0) {
+				page = NULL;
+				continue;
+			}
+			json_object_object_add(links, sn->id, json_object_new_string(page));
+		}
+	}
+	json_object_object_add(obj, "page", json_object_new_string("report"));
+	json_object_object_add(obj, "links", json_object_get(links));
+	snprintf(title, sizeof(title), "latsnap report of %s", set->dir);
+	err = html_write_file(html, title, obj, NULL);
+	if (err) {
+		ls_err("report: %s: %s", html, strerror(-err));
+		goto out;
+	}
+	ret = 0;
+out:
+	free(page);
+	free(dir);
+	json_object_put(links);
+	json_object_put(obj);
+	return ret;
+}
+
 /**
  * report_main() - `latsnap report`
  * @argc: argument count, the command name included
@@ -1345,11 +1454,11 @@ int report_main(int argc, char **argv)
 	struct report r = { .by = BY_CAUSE };
 	struct json_object *obj = NULL;
 	uint64_t complete = 0;
-	const char *host = NULL;
+	const char *host = NULL, *html = NULL;
 	bool json = false;
 	int ret;
 
-	ret = parse_options(argc, argv, &r, &json, &host);
+	ret = parse_options(argc, argv, &r, &json, &host, &html);
 	if (ret != SNAPSHOTS_GO_ON) {
 		goto out;
 	}
@@ -1375,7 +1484,9 @@ int report_main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	if (json) {
+	if (html) {
+		ret = write_html(&r, &set, html);
+	} else if (json) {
 		obj = report_json(&r, &set);
 		puts(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));

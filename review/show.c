@@ -33,6 +33,9 @@
 #include "lib/outlier.h"
 #include "lib/util.h"
 #include "review/dwfl-sym.h"
+#include "review/flame.h"
+#include "review/html.h"
+#include "review/lanes.h"
 #include "review/show.h"
 #include "review/snapshots.h"
 
@@ -49,7 +52,8 @@
 #define PROFILE_STACKS 10
 
 static const char show_usage[] =
-	"Usage: latsnap show [--json] [--before DUR] [--after DUR] [--debug-dir DIR] DIR/ID\n"
+	"Usage: latsnap show [--json | --html FILE] [--before DUR] [--after DUR] [--debug-dir DIR]\n"
+	"                    DIR/ID\n"
 	"\n"
 	"One snapshot for people: for each outlier its split, cause, user and kernel stacks (user\n"
 	"above kernel), holder (of what a stalled thread waits for), a request's waits and CPU\n"
@@ -60,6 +64,10 @@ static const char show_usage[] =
 	"for work: not latency) that ended in the snapshot's window.\n"
 	"\n"
 	"  -j, --json           the snapshot's summary with timelines and source lines added\n"
+	"  -H, --html FILE      write the snapshot as one self-contained HTML page to FILE (- for\n"
+	"                       stdout): an index of its outliers, each with a timeline of its\n"
+	"                       threads (on CPU, blocked, runqueue; wakeups as arrows), its stacks,\n"
+	"                       cause and flags, and the snapshot's flame graph\n"
 	"  -B, --before DUR     timeline start before the outlier (default 10ms)\n"
 	"  -A, --after DUR      timeline end after the outlier (default 5ms)\n"
 	"  -d, --debug-dir DIR  look for debug files by build-id in DIR/.build-id first\n"
@@ -106,6 +114,7 @@ struct interest {
 
 struct show_opts {
 	bool json;
+	const char *html;
 	uint64_t before, after;
 	const char *debug_dir;
 	const char *path;
@@ -911,6 +920,7 @@ static int parse_options(int argc, char **argv, struct show_opts *opts)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "before", required_argument, NULL, 'B' },
 		{ "after", required_argument, NULL, 'A' },
 		{ "debug-dir", required_argument, NULL, 'd' },
@@ -921,10 +931,13 @@ static int parse_options(int argc, char **argv, struct show_opts *opts)
 
 	optind = 0;
 	opterr = 0;
-	while ((id = getopt_long(argc, argv, "+:jB:A:d:h", longopts, NULL)) != -1) {
+	while ((id = getopt_long(argc, argv, "+:jH:B:A:d:h", longopts, NULL)) != -1) {
 		switch (id) {
 		case 'j':
 			opts->json = true;
+			break;
+		case 'H':
+			opts->html = optarg;
 			break;
 		case 'B':
 		case 'A':
@@ -943,6 +956,10 @@ static int parse_options(int argc, char **argv, struct show_opts *opts)
 			snapshots_option_error("show", id, optopt, argv, optind);
 			return 2;
 		}
+	}
+	if (opts->json && opts->html) {
+		ls_err("show: --json and --html: one or the other (see latsnap show --help)");
+		return 2;
 	}
 	if (optind != argc - 1) {
 		ls_err("show: %s (see latsnap show --help)",
@@ -1241,31 +1258,135 @@ static struct json_object *outlier_json(const struct snapshot *snap, const struc
 	return obj;
 }
 
-/* The summary with each outlier as outlier_json() has it. */
-static int print_json(const struct snapshot *snap, const struct show_ctx *sc)
+/* The threads an outlier's HTML timeline draws, as init_interests() chose them. */
+static int add_lanes(struct json_object *obj, const struct interest *in)
+{
+	struct lanes_thread threads[MAX_THREADS];
+	const struct outlier *o = in->outlier;
+	char roles[MAX_THREADS][24];
+	size_t k, j;
+
+	for (k = 0; k < in->nr_tids; k++) {
+		threads[k] = (struct lanes_thread){ .tid = in->tids[k], .role = "" };
+		if (in->tids[k] == o->tid) {
+			threads[k].role = "slow thread";
+			threads[k].comm = o->comm;
+		} else if (o->holder && in->tids[k] == o->holder->tid) {
+			threads[k].role = "holder";
+			threads[k].comm = o->holder->comm;
+		} else if (o->waker && in->tids[k] == o->waker->tid) {
+			threads[k].role = "waker";
+			threads[k].comm = o->waker->comm;
+		}
+		for (j = 0; !*threads[k].role && j < o->nr_links; j++) {
+			if (o->wait_chain[j].tid == in->tids[k]) {
+				snprintf(roles[k], sizeof(roles[k]), "wait chain %d",
+					 o->wait_chain[j].depth);
+				threads[k].role = roles[k];
+				threads[k].comm = o->wait_chain[j].comm;
+			}
+		}
+	}
+	return lanes_add(obj, threads, in->nr_tids, in->from_ns, in->to_ns);
+}
+
+/*
+ * The summary with each outlier as outlier_json() has it; for a page (@page), its timeline
+ * drawn as lanes instead of listed (a page of a thousand outliers stays small).
+ */
+static struct json_object *snapshot_json(const struct snapshot *snap, const struct show_ctx *sc,
+					 bool page)
 {
 	struct json_object *outliers = json_object_new_array_ext((int)sc->nr), *o, *obj = NULL;
 	size_t i;
-	int ret = -ENOMEM;
 
 	for (i = 0; outliers && i < sc->nr; i++) {
 		o = outlier_json(snap, sc, i);
+		if (o && page && add_lanes(o, &sc->in[i])) {
+			json_object_put(o);
+			o = NULL;
+		} else if (o && page) {
+			json_object_object_del(o, "timeline");
+		}
 		if (!o || json_object_array_add(outliers, o)) {
 			json_object_put(o);
 			goto out;
 		}
 	}
 	obj = outliers ? summary_to_json(snap->summary, outliers) : NULL;
+out:
+	json_object_put(outliers);
+	return obj;
+}
+
+static int print_json(const struct snapshot *snap, const struct show_ctx *sc)
+{
+	struct json_object *obj = snapshot_json(snap, sc, false);
+
 	if (!obj) {
-		goto out;
+		return -ENOMEM;
 	}
 	puts(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
 							 JSON_C_TO_STRING_NOSLASHESCAPE));
-	ret = 0;
-out:
 	json_object_put(obj);
-	json_object_put(outliers);
-	return ret;
+	return 0;
+}
+
+/* The snapshot's flame graph as SVG markup for a page (no XML declaration), or NULL. */
+static char *flame_svg(const struct snapshot *snap)
+{
+	struct flame f = { 0 };
+	char *buf = NULL, *svg;
+	size_t len = 0;
+	FILE *mem;
+	int err;
+
+	err = flame_add_summary(&f, snap->summary);
+	if (err || !f.nr) {
+		goto out;
+	}
+	flame_finish(&f);
+	mem = open_memstream(&buf, &len);
+	if (!mem) {
+		goto out;
+	}
+	err = flame_write_svg(mem, &f, "where this snapshot's outliers waited");
+	if (fclose(mem) || err) {
+		free(buf);
+		buf = NULL;
+	}
+out:
+	flame_free(&f);
+	svg = buf ? strstr(buf, "<svg") : NULL;
+	if (svg) {
+		memmove(buf, svg, strlen(svg) + 1);
+	} else {
+		free(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
+/* The snapshot as one HTML page in @path: 0, or 1 after saying why not. */
+static int write_html(const struct snapshot *snap, const struct show_ctx *sc, const char *path)
+{
+	struct json_object *obj = snapshot_json(snap, sc, true);
+	char title[512], *svg = flame_svg(snap);
+	int err = -ENOMEM;
+
+	if (obj) {
+		json_object_object_add(obj, "page", json_object_new_string("snapshot"));
+		snprintf(title, sizeof(title), "latsnap: snapshot %s (%zu outlier%s)", snap->id,
+			 sc->nr, sc->nr == 1 ? "" : "s");
+		err = html_write_file(path, title, obj, svg);
+	}
+	json_object_put(obj);
+	free(svg);
+	if (err) {
+		ls_err("show: %s: %s", path, strerror(-err));
+		return 1;
+	}
+	return 0;
 }
 
 static void interests_free(struct show_ctx *sc)
@@ -1286,30 +1407,18 @@ static void interests_free(struct show_ctx *sc)
 	dwfl_sym_free(sc->ds);
 }
 
-/**
- * show_main() - `latsnap show`
- * @argc: argument count, the command name included
- * @argv: "show", options, DIR/ID
- *
- * Return: the exit status: 0; 1 when the snapshot is incomplete or corrupt, its trace cannot be
- * read (the summary is still shown), or stdout cannot be written; 2 on a usage error.
- */
-int show_main(int argc, char **argv)
+/* What show does once its options are known: the exit status. */
+static int show_run(const struct show_opts *opts)
 {
-	struct show_opts opts = { .before = BEFORE_NS_DEFAULT, .after = AFTER_NS_DEFAULT };
 	struct snapshot snap = { 0 };
 	struct show_ctx sc = { 0 };
 	int ret, err;
 
-	ret = parse_options(argc, argv, &opts);
-	if (ret != SNAPSHOTS_GO_ON) {
-		goto out;
-	}
-	ret = load_snapshot(opts.path, &snap);
+	ret = load_snapshot(opts->path, &snap);
 	if (ret) {
 		goto out;
 	}
-	err = init_interests(&sc, snap.summary, &opts);
+	err = init_interests(&sc, snap.summary, opts);
 	if (err) {
 		goto fail;
 	}
@@ -1318,7 +1427,11 @@ int show_main(int argc, char **argv)
 	if (err) {
 		goto fail;
 	}
-	if (opts.json) {
+	if (opts->html) {
+		ret = write_html(&snap, &sc, opts->html) ?: ret;
+		goto out;
+	}
+	if (opts->json) {
 		err = print_json(&snap, &sc);
 		if (err) {
 			goto fail;
@@ -1338,4 +1451,43 @@ out:
 	interests_free(&sc);
 	snapshot_free(&snap);
 	return ret;
+}
+
+/**
+ * show_main() - `latsnap show`
+ * @argc: argument count, the command name included
+ * @argv: "show", options, DIR/ID
+ *
+ * Return: the exit status: 0; 1 when the snapshot is incomplete or corrupt, its trace cannot be
+ * read (the summary is still shown), or stdout cannot be written; 2 on a usage error.
+ */
+int show_main(int argc, char **argv)
+{
+	struct show_opts opts = { .before = BEFORE_NS_DEFAULT, .after = AFTER_NS_DEFAULT };
+	int ret;
+
+	ret = parse_options(argc, argv, &opts);
+	if (ret != SNAPSHOTS_GO_ON) {
+		return ret;
+	}
+	return show_run(&opts);
+}
+
+/**
+ * show_write_page() - `latsnap show --html HTML_PATH SNAPSHOT_PATH`, for report --html
+ * @snapshot_path: DIR/ID
+ * @html_path: the page to write
+ * @debug_dir: where to look for debug files first, or NULL
+ *
+ * Return: the exit status show would have (what failed is said on stderr).
+ */
+int show_write_page(const char *snapshot_path, const char *html_path, const char *debug_dir)
+{
+	struct show_opts opts = { .before = BEFORE_NS_DEFAULT,
+				  .after = AFTER_NS_DEFAULT,
+				  .html = html_path,
+				  .debug_dir = debug_dir,
+				  .path = snapshot_path };
+
+	return show_run(&opts);
 }

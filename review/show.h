@@ -6,5 +6,6 @@
 #define LATSNAP_SHOW_H
 
 int show_main(int argc, char **argv);
+int show_write_page(const char *snapshot_path, const char *html_path, const char *debug_dir);
 
 #endif /* LATSNAP_SHOW_H */
