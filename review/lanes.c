@@ -84,6 +84,34 @@ static int add_syscalls(struct json_object *lane, struct json_object *timeline, 
 	return 0;
 }
 
+/*
+ * Narrow [*@from_ns, *@to_ns] to @tid's life: from its creation (latsnap_kernel:process_fork
+ * naming it the child) to its exit, when the timeline has them. A thread drawn before it
+ * existed would seem to have waited.
+ */
+static void clip_to_life(struct json_object *timeline, int64_t tid, uint64_t *from_ns,
+			 uint64_t *to_ns)
+{
+	struct json_object *e, *f;
+	const char *name;
+	uint64_t ts;
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(timeline); i++) {
+		e = json_object_array_get_idx(timeline, i);
+		f = json_object_object_get(e, "fields");
+		name = json_object_get_string(json_object_object_get(e, "name"));
+		ts = (uint64_t)get_i64(e, "ts_ns");
+		if (!strcmp(name, "latsnap_kernel:process_fork") && get_i64(f, "other_tid") == tid &&
+		    ts > *from_ns && ts < *to_ns) {
+			*from_ns = ts;
+		} else if (!strcmp(name, "latsnap_kernel:process_exit") &&
+			   get_i64(f, "tid") == tid && ts > *from_ns && ts < *to_ns) {
+			*to_ns = ts;
+		}
+	}
+}
+
 static int add_lane(struct json_object *lanes, const struct threadstate *ts,
 		    struct json_object *timeline, const struct lanes_thread *t, uint64_t base,
 		    uint64_t from_ns, uint64_t to_ns)
@@ -102,6 +130,7 @@ static int add_lane(struct json_object *lanes, const struct threadstate *ts,
 	json_object_object_add(lane, "comm", comm ? json_object_new_string(comm) : NULL);
 	json_object_object_add(lane, "role", json_object_new_string(t->role));
 	json_object_object_add(lane, "spans", list);
+	clip_to_life(timeline, t->tid, &from_ns, &to_ns);
 	err = threadstate_spans(ts, t->tid, from_ns, to_ns, &spans, &nr);
 	for (i = 0; !err && i < nr; i++) {
 		s = span_json(spans[i].from_ns, spans[i].to_ns, base,

@@ -276,7 +276,9 @@
 		axis.appendChild(svg('line', { x1: LABEL, y1: yAxis, x2: W - 10, y2: yAxis, stroke: '#9ca3af' }));
 		for (var t = Math.ceil(from / step) * step; t <= to; t += step) {
 			axis.appendChild(svg('line', { x1: x(t), y1: yAxis, x2: x(t), y2: yAxis + 4, stroke: '#9ca3af' }));
-			axis.appendChild(svg('text', { x: x(t) - 10, y: yAxis + 15 }, fmtNs(t)));
+			axis.appendChild(svg('text', {
+				x: x(t), y: yAxis + 15, 'text-anchor': x(t) > W - 60 ? 'end' : 'middle'
+			}, fmtNs(t)));
 		}
 		root.appendChild(axis);
 		return root;
@@ -487,7 +489,8 @@
 	}
 
 	function groupTable(table, what) {
-		var t = el('table', { class: 'groups' }, el('tr', null, el('th', null, what),
+		var t = el('table', { class: 'groups' }, el('tr', null,
+			el('th', null, what.charAt(0).toUpperCase() + what.slice(1)),
 			el('th', { class: 'num' }, 'Count'), el('th', { class: 'num' }, 'Average'),
 			el('th', { class: 'num' }, 'Maximum'), el('th', { class: 'num' }, 'Percentage'),
 			el('th', null, '')));
