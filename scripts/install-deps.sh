@@ -5,6 +5,8 @@
 # postgresql-15 (and its client, psql) is for tests/integration/47-request.t, which records a
 # throwaway server of its own (not the default cluster the package may create). redis-server
 # (with redis-tools, its client) is for tests/integration/48-idle.t, which starts its own too.
+# python3-jsonschema is for tests/integration/96-perfetto.t, which checks export's output against
+# a JSON Schema with Debian's /usr/bin/python3.
 set -eu
 
 PACKAGES="
@@ -12,6 +14,7 @@ clang llvm gcc g++ make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev libj
 libdw-dev linux-libc-dev jq perl procps libxml2-dev libxml2-utils iproute2 util-linux
 libunwind-dev liblttng-ust-dev liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev
 libncurses-dev libsystemd-dev tmux gdb postgresql-15 postgresql-client-15 redis-server redis-tools
+python3-jsonschema
 "
 
 . "$(dirname "$0")/apt-lib.sh"
