@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "review/export.h"
 #include "review/flame.h"
 #include "recorder/record.h"
 #include "review/report.h"
@@ -27,6 +28,7 @@ static const struct command commands[] = {
 	{ "report", report_main, "a LatencyTOP-style table of the outliers of saved snapshots" },
 	{ "show", show_main, "one snapshot for people: split, cause, stacks, timeline" },
 	{ "flame", flame_main, "folded stacks (or an SVG flame graph) of saved snapshots" },
+	{ "export", export_main, "a snapshot's events for other tools (Perfetto / Chrome JSON)" },
 	{ "top", top_main, "a live LatencyTOP screen of every wait on the machine" },
 	{ "status", status_main, "what a running latsnap record is doing (its status.json)" },
 	{ NULL, NULL, NULL },

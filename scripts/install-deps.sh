@@ -7,6 +7,8 @@
 # (with redis-tools, its client) is for tests/integration/48-idle.t, which starts its own too.
 # chromium renders the HTML pages in tests/integration/96-html.t (headless), which reads its
 # screenshot with python3-pil (Debian's /usr/bin/python3).
+# python3-jsonschema is for tests/integration/96-perfetto.t, which checks export's output against
+# a JSON Schema with Debian's /usr/bin/python3.
 set -eu
 
 PACKAGES="
@@ -14,7 +16,7 @@ clang llvm gcc g++ make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev libj
 libdw-dev linux-libc-dev jq perl procps libxml2-dev libxml2-utils iproute2 util-linux
 libunwind-dev liblttng-ust-dev liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev
 libncurses-dev libsystemd-dev tmux gdb postgresql-15 postgresql-client-15 redis-server redis-tools
-chromium python3-pil fonts-dejavu-core
+chromium python3-pil fonts-dejavu-core python3-jsonschema
 "
 
 . "$(dirname "$0")/apt-lib.sh"
