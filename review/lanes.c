@@ -102,8 +102,8 @@ static void clip_to_life(struct json_object *timeline, int64_t tid, uint64_t *fr
 		f = json_object_object_get(e, "fields");
 		name = json_object_get_string(json_object_object_get(e, "name"));
 		ts = (uint64_t)get_i64(e, "ts_ns");
-		if (!strcmp(name, "latsnap_kernel:process_fork") && get_i64(f, "other_tid") == tid &&
-		    ts > *from_ns && ts < *to_ns) {
+		if (!strcmp(name, "latsnap_kernel:process_fork") &&
+		    get_i64(f, "other_tid") == tid && ts > *from_ns && ts < *to_ns) {
 			*from_ns = ts;
 		} else if (!strcmp(name, "latsnap_kernel:process_exit") &&
 			   get_i64(f, "tid") == tid && ts > *from_ns && ts < *to_ns) {
@@ -221,12 +221,17 @@ int lanes_add(struct json_object *outlier, const struct lanes_thread *threads, s
 		err = threadstate_add_event(
 			ts, json_object_get_string(json_object_object_get(e, "name")),
 			(uint64_t)get_i64(e, "ts_ns"), json_object_object_get(e, "fields"));
+		/* A scheduler event without its tids says nothing about any thread: skip it. */
+		if (err == -EINVAL) {
+			err = 0;
+		}
 	}
 	for (i = 0; !err && i < nr; i++) {
 		err = add_lane(lanes, ts, timeline, &threads[i], base, from_ns, to_ns);
-		err = err   ?:
-			      add_wakeups(wakeups, ts, timeline, threads[i].tid, base, from_ns,
+		if (!err) {
+			err = add_wakeups(wakeups, ts, timeline, threads[i].tid, base, from_ns,
 					  to_ns);
+		}
 	}
 	if (err) {
 		goto out;
