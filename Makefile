@@ -141,12 +141,12 @@ unit: $(UNIT_BINS)
 
 integration: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(WORKLOADS) $(BENCH_NEEDS) \
 	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY)
-	prove -v tests/integration/
+	prove -v --timer tests/integration/
 
 check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(UNIT_BINS) $(WORKLOADS) $(BENCH_NEEDS) \
 	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY)
 	prove --exec '' $(UNIT_BINS)
-	prove -v tests/integration/
+	prove -v --timer tests/integration/
 
 # The faults test with its outlier storm a minute long (make check runs it for a few seconds).
 stress: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(WORKLOADS)
