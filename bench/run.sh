@@ -21,9 +21,9 @@
 # Configurations are alternated (A B C ... A B C ...) so that the machine's drift lands on all of
 # them alike, each run right after an untraced one to which it is compared, and medians are
 # reported. A peer that cannot run is a row "not run: why".
-# QUICK=1: short runs and one round of everything (make check, about 30 s), no timing claims.
+# QUICK=1: short runs and one round of everything (make check, about 75 s), no timing claims.
 # Knobs (environment): ROUNDS, N (getppid calls), PP_N (round trips), IDLE_N and STALL_SECONDS
-# (of 7), PG_PAIRS, PG_SECONDS,
+# (of 7), PG_PAIRS, PG_SECONDS, PG_WARMUP (seconds of pgbench before each measured run),
 # PG_SCALE, REC_N (outliers for 4.), BURST_ROUNDS, NAPS (outliers per depth for 6.), BENCH_OUT;
 # SECTIONS (which of the six to run, default "1 2 3 4 5 6"; 1 and 2 run together), CONFIGS (the
 # configurations of 1 and 2, default all) and PG_CONFIGS (of 3: untraced floor traced ctxsched
@@ -35,14 +35,15 @@ ROOT=$PWD
 QUICK=${QUICK:-0}
 if [ "$QUICK" = 1 ]; then
 	ROUNDS=${ROUNDS:-1} N=${N:-200000} PP_N=${PP_N:-20000}
-	PG_PAIRS=${PG_PAIRS:-1} PG_SECONDS=${PG_SECONDS:-3} PG_SCALE=${PG_SCALE:-1}
-	PG_CONN_SECONDS=${PG_CONN_SECONDS:-2}
+	# make check's budget: the PostgreSQL runs (7 configurations) are most of the quick mode.
+	PG_PAIRS=${PG_PAIRS:-1} PG_SECONDS=${PG_SECONDS:-1} PG_SCALE=${PG_SCALE:-1} PG_WARMUP=${PG_WARMUP:-0}
+	PG_CONN_SECONDS=${PG_CONN_SECONDS:-1}
 	REC_N=${REC_N:-3} BURST_ROUNDS=${BURST_ROUNDS:-3} NAPS=${NAPS:-20}
 	IDLE_N=${IDLE_N:-500} STALL_SECONDS=${STALL_SECONDS:-1} CALLS_N=${CALLS_N:-20000} CALLS_ROUNDS=${CALLS_ROUNDS:-1}
 	MACHINE_SECONDS=${MACHINE_SECONDS:-3}
 else
 	ROUNDS=${ROUNDS:-7} N=${N:-1000000} PP_N=${PP_N:-100000}
-	PG_PAIRS=${PG_PAIRS:-5} PG_SECONDS=${PG_SECONDS:-15} PG_SCALE=${PG_SCALE:-5}
+	PG_PAIRS=${PG_PAIRS:-5} PG_SECONDS=${PG_SECONDS:-15} PG_SCALE=${PG_SCALE:-5} PG_WARMUP=${PG_WARMUP:-1}
 	PG_CONN_SECONDS=${PG_CONN_SECONDS:-5}
 	REC_N=${REC_N:-10} BURST_ROUNDS=${BURST_ROUNDS:-20} NAPS=${NAPS:-200}
 	IDLE_N=${IDLE_N:-10000} STALL_SECONDS=${STALL_SECONDS:-5} CALLS_N=${CALLS_N:-200000} CALLS_ROUNDS=${CALLS_ROUNDS:-7}
@@ -385,7 +386,10 @@ pg_round() {
 		return 1
 	fi
 	# A short run first: the server's own caches warm up alike in both configurations.
-	"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -c 4 -j 2 -T 1 postgres >/dev/null 2>&1 || true
+	if [ "$PG_WARMUP" -gt 0 ]; then
+		"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -c 4 -j 2 -T "$PG_WARMUP" postgres \
+			>/dev/null 2>&1 || true
+	fi
 	[ -n "$PG_CG" ] && u0=$(cat "$PG_CG/cpuacct.usage")
 	# latsnap's own CPU time (clock ticks) over the run: the subshell exec'd it, or -a's.
 	local lpid='' l0='' l1='' w0 w1
@@ -788,7 +792,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 		echo
 		echo "Traced: the server under \`latsnap record -t 200ms -o DIR -- postgres ...\` (liblatsnap.so preloaded, snapshots on)."
 		echo "The server runs with synchronous_commit=off (CPU-bound: the worst case for a tracer), restarted"
-		echo "for each run, after a 1 s warm-up; pgbench itself is not traced."
+		echo "for each run, after a ${PG_WARMUP} s warm-up; pgbench itself is not traced."
 		echo
 		echo "The CPU columns count the server's processes (and latsnap's, traced) through a cpuacct cgroup:"
 		echo "unlike tps, they do not move with what other programs take; the ratio is per pair."

@@ -288,16 +288,25 @@ like "$(jq -r --argjson t "${STID:-0}" --argjson s "${SSTART:-0}" --arg m "$BIN"
 
 # --- d) C++, demangled --------------------------------------------------------------------
 # Names demangled in show and flame (the recorder stores them as the symbol table has them).
+# The nap makes its syscall itself: the frame-pointer walk then finds Napper<int>::nap too (libc's
+# wrappers keep no frame pointer, so their caller is skipped), and the check does not hang on the
+# preload library's unwound stack, which 19-own-waits and 90-unwind test.
 CXXOUT=$TMPD/cxx.d
 cat >"$TMPD/cxxnap.cc" <<'EOF'
+#include <sys/syscall.h>
 #include <time.h>
 namespace work {
 template <typename T> struct Napper {
 	__attribute__((noinline)) static void nap(T ms)
 	{
 		struct timespec ts = { 0, (long)ms * 1000000L };
-		nanosleep(&ts, nullptr);
-		__asm__ volatile("" ::: "memory");
+		long ret;
+
+		__asm__ volatile("syscall"
+				 : "=a"(ret)
+				 : "0"((long)SYS_nanosleep), "D"(&ts), "S"(0L)
+				 : "rcx", "r11", "memory");
+		(void)ret;
 	}
 };
 }
