@@ -307,9 +307,12 @@
 		box.appendChild(legend());
 		box.appendChild(timeline(o));
 		var cols = el('div', { class: 'cols' });
-		cols.appendChild(el('div', null, el('h3', null, 'Where it waited' +
-			(heavy ? ' (' + fmtNs(heavy.weight_ns) + ')' : '')),
-			stackList(o.user_stack ? o.user_stack.frames : [], heavy ? heavy.frames : [])));
+		var userFrames = o.user_stack ? o.user_stack.frames : [];
+		if (heavy || (userFrames && userFrames.length) || o.kind !== 'request') {
+			cols.appendChild(el('div', null, el('h3', null, 'Where it waited' +
+				(heavy ? ' (' + fmtNs(heavy.weight_ns) + ')' : '')),
+				stackList(userFrames, heavy ? heavy.frames : [])));
+		}
 		if (o.waker) {
 			cols.appendChild(el('div', null, el('h3', null, 'Woken by ' + (o.waker.comm || '?') +
 				' (' + o.waker.pid + '/' + o.waker.tid + ')'), stackList([], o.waker.frames)));
@@ -334,6 +337,26 @@
 					(l.syscall ? 'in ' + l.syscall + ', ' : '') + 'on CPU ' + fmtNs(l.on_cpu_ns) +
 					', blocked ' + fmtNs(l.blocked_ns) + ', runqueue ' + fmtNs(l.runqueue_ns)));
 				box.appendChild(stackList([], l.frames));
+			});
+		}
+		if (o.cpu_profile && o.cpu_profile.length) {
+			var sampled = o.cpu_profile.reduce(function (sum, p) {
+				return sum + (p.weight_ns || 0);
+			}, 0);
+			box.appendChild(el('h3', { class: 'cpu-profile' }, 'CPU profile: ' + fmtNs(sampled) +
+				' sampled in ' + o.cpu_profile.length + ' stack' +
+				(o.cpu_profile.length === 1 ? '' : 's') + ', heaviest first'));
+			o.cpu_profile.slice().sort(function (a, b) {
+				return (b.weight_ns || 0) - (a.weight_ns || 0);
+			}).slice(0, PROFILE_STACKS).forEach(function (p) {
+				var frames = p.frames || [];
+				box.appendChild(el('p', { class: 'sub' }, pct(p.weight_ns, sampled) + ' (' +
+					fmtNs(p.weight_ns) + ')'));
+				box.appendChild(stackList(frames.filter(function (f) {
+					return f.module !== 'kernel';
+				}), frames.filter(function (f) {
+					return f.module === 'kernel';
+				})));
 			});
 		}
 		if (o.waits && o.waits.length) {
@@ -422,6 +445,8 @@
 
 	// Sections are drawn when opened: a snapshot of a thousand outliers opens at once.
 	var EAGER = 3;
+	// A request's CPU profile shows this many stacks (as show does).
+	var PROFILE_STACKS = 10;
 
 	function snapshotPage(d, root) {
 		var outliers = d.outliers || [];

@@ -11,14 +11,15 @@
 #  c) 1,024 outliers in one snapshot: every one in the index, only the first sections drawn.
 #  d) report --html: the cause table, the distributions as bars, a link to each snapshot's
 #     page (each written, each rendering); a symlink in place of the pages directory is refused.
-#  e) usage errors and unwritable files: exit 2 / 1 with the reason.
+#  e) a request (record --request) of reqserver: its CPU profile (crunch under handle_request).
+#  f) usage errors and unwritable files: exit 2 / 1 with the reason.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 require_root
 require jq timeout c++ chromium /usr/bin/python3
 require_latsnap
-require_workloads pipewait sleeper
+require_workloads pipewait sleeper reqserver
 [ -r "$BUILD/liblatsnap.so" ] || skip_all "$BUILD/liblatsnap.so not built (run make)"
 require_lttng
 /usr/bin/python3 -c 'import PIL' 2>/dev/null || skip_all "needs python3-pil (scripts/install-deps.sh)"
@@ -214,21 +215,34 @@ grep -q 's-snapshots: not a directory (a symlink is not followed)' "$TMPD/d2.err
 	[ -z "$(ls -A "$TMPD/elsewhere")" ]
 ok $? "d) it says so and writes nothing where the symlink points"
 
-# --- e) usage and unwritable files ---------------------------------------------------------------
-L "$TMPD/e.txt" "$TMPD/e.err" show --html
-is "$RC" 2 "e) show --html without FILE: usage error"
-L "$TMPD/e.txt" "$TMPD/e.err" show --json --html "$TMPD/x.html" "$OUT/$ID"
-is "$RC" 2 "e) show --json --html: usage error"
-grep -q 'one or the other' "$TMPD/e.err"
-ok $? "e) it says --json and --html are one or the other"
+# --- e) a request (record --request): its CPU profile on the page --------------------------------
+rec "$TMPD/rq" e -t 50ms --request "uprobe:$WL/reqserver:handle_request" -- "$WL/reqserver" 5:0 150:0
+QID=$(for d in "$TMPD/rq"/*/; do [ -f "$d/summary.json" ] && basename "$d"; done | head -n 1)
+is "$(jq -r '[.outliers[] | select(.kind == "request")] | length' "$TMPD/rq/${QID:-none}/summary.json" 2>/dev/null)" \
+	1 "e) record --request -- reqserver: one request outlier (150 ms computing)"
+L "$TMPD/e.txt" "$TMPD/e.err" show --html "$TMPD/e.html" "$TMPD/rq/${QID:-none}"
+dom "$TMPD/e.html" e
+rendered e "e)"
+jq -e '.text | test("CPU profile: [0-9.]+ ms sampled in [0-9]+ stacks?, heaviest first")' "$TMPD/e.facts" >/dev/null &&
+	jq -e '.text | test("handle_request\\+0x[0-9a-f]+ +\\(reqserver\\) crunch\\+0x")' "$TMPD/e.facts" >/dev/null
+ok $? "e) the request's CPU profile is on the page, crunch called from handle_request" ||
+	jq -r '.text' "$TMPD/e.facts" | grep -o 'CPU profile.\{0,300\}' | while read -r l; do diag "  $l"; done
+
+# --- f) usage and unwritable files ---------------------------------------------------------------
+L "$TMPD/f.txt" "$TMPD/f.err" show --html
+is "$RC" 2 "f) show --html without FILE: usage error"
+L "$TMPD/f.txt" "$TMPD/f.err" show --json --html "$TMPD/x.html" "$OUT/$ID"
+is "$RC" 2 "f) show --json --html: usage error"
+grep -q 'one or the other' "$TMPD/f.err"
+ok $? "f) it says --json and --html are one or the other"
 cp "$TMPD/a.html" "$TMPD/a.before"
-L "$TMPD/e.txt" "$TMPD/e.err" show --html "$TMPD/nodir/a.html" "$OUT/$ID"
-is "$RC" 1 "e) show --html into a missing directory: exit 1"
-grep -q "$TMPD/nodir/a.html: No such file or directory" "$TMPD/e.err"
-ok $? "e) the error names the file and why"
-L "$TMPD/e.txt" "$TMPD/e.err" show --html "$TMPD/a.html" "$TMPD/nosuch"
-is "$RC" 1 "e) show --html of a missing snapshot: exit 1"
+L "$TMPD/f.txt" "$TMPD/f.err" show --html "$TMPD/nodir/a.html" "$OUT/$ID"
+is "$RC" 1 "f) show --html into a missing directory: exit 1"
+grep -q "$TMPD/nodir/a.html: No such file or directory" "$TMPD/f.err"
+ok $? "f) the error names the file and why"
+L "$TMPD/f.txt" "$TMPD/f.err" show --html "$TMPD/a.html" "$TMPD/nosuch"
+is "$RC" 1 "f) show --html of a missing snapshot: exit 1"
 cmp -s "$TMPD/a.html" "$TMPD/a.before"
-ok $? "e) the page already there is left as it was"
+ok $? "f) the page already there is left as it was"
 
 done_testing
