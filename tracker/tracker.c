@@ -353,6 +353,7 @@ static int ctx_read_cpu(struct tracker *tr, int cpu, uint64_t from_ns, struct ct
 	uint64_t head, i, seq, oldest = UINT64_MAX;
 	const struct ls_ctx_record *slot;
 	struct ctx_item *it;
+	bool done;
 	int err = 0;
 
 	head = __atomic_load_n(&tr->skel->bss->verdicts[cpu].ctx_head, __ATOMIC_ACQUIRE);
@@ -378,9 +379,18 @@ static int ctx_read_cpu(struct tracker *tr, int cpu, uint64_t from_ns, struct ct
 		if (it->rec.at < oldest) {
 			oldest = it->rec.at;
 		}
-		/* Handed over by an earlier read, or older than the window. */
-		if (it->rec.at < from_ns ||
-		    (i < tr->ctx_done[cpu] && it->rec.at >= tr->ctx_low[cpu])) {
+		/*
+		 * Handed over by an earlier read, or older than the window. Except the record
+		 * saying a thread is of interest: it says why that thread is in the window at
+		 * all, and its interest may well have begun before (a thread stays of interest
+		 * for seconds). Each such record goes once, the first read that finds it.
+		 */
+		done = i < tr->ctx_done[cpu];
+		if (it->rec.kind == LS_CTX_INTEREST) {
+			if (done) {
+				continue;
+			}
+		} else if (it->rec.at < from_ns || (done && it->rec.at >= tr->ctx_low[cpu])) {
 			continue;
 		}
 		err = ctx_copy_stack(tr, cpu, cr, it, r);
