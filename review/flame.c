@@ -374,33 +374,6 @@ int flame_write_folded(FILE *out, const struct flame *f)
 	return ferror(out) ? -EIO : 0;
 }
 
-static void xml_text(FILE *out, const char *s, size_t max)
-{
-	size_t i;
-
-	for (i = 0; s[i] && i < max; i++) {
-		switch (s[i]) {
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		case '\'':
-			fputs("&apos;", out);
-			break;
-		default:
-			fputc(s[i], out);
-		}
-	}
-}
-
 /* Cut a UTF-8 string at @max bytes at most, on a character boundary. */
 static size_t utf8_cut(const char *s, size_t max)
 {
@@ -459,7 +432,7 @@ static void svg_frame(FILE *out, const char *name, size_t nlen, enum frame_kind 
 		break;
 	}
 	fputs("<g><title>", out);
-	xml_text(out, name, nlen);
+	ls_xml_text(out, name, nlen);
 	fprintf(out, " (%" PRIu64 " ns, %.2f%%)</title>", end - start,
 		(double)((long double)(end - start) * 100 / total));
 	fprintf(out,
@@ -470,9 +443,9 @@ static void svg_frame(FILE *out, const char *name, size_t nlen, enum frame_kind 
 	if (chars >= 3) {
 		fprintf(out, "<text x=\"%.2f\" y=\"%d\">", x + 3, y + SVG_ROW - 4);
 		if (nlen + 1 <= chars) {
-			xml_text(out, name, nlen);
+			ls_xml_text(out, name, nlen);
 		} else {
-			xml_text(out, name, utf8_cut(name, chars - 2));
+			ls_xml_text(out, name, utf8_cut(name, chars - 2));
 			fputs("..", out);
 		}
 		fputs("</text>", out);
@@ -518,7 +491,7 @@ static void svg_begin(FILE *out, int height, const char *title)
 		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f0\"/>\n"
 		"<text x=\"%d\" y=\"22\" style=\"font-size: 16px\">",
 		SVG_WIDTH, height, SVG_WIDTH, height, SVG_WIDTH, height, SVG_PAD);
-	xml_text(out, title, strlen(title));
+	ls_xml_text(out, title, strlen(title));
 	fputs("</text>\n", out);
 }
 

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,31 +25,6 @@
 /* review/html-assets.S */
 extern const char ls_html_page_js[];
 extern const char ls_html_page_css[];
-
-static void html_text(FILE *out, const char *text)
-{
-	for (; *text; text++) {
-		switch (*text) {
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		case '\'':
-			fputs("&#39;", out);
-			break;
-		default:
-			fputc(*text, out);
-		}
-	}
-}
 
 /* @data as JSON that cannot leave a <script> element: only strings can hold <, > or &. */
 static int script_json(FILE *out, struct json_object *data)
@@ -99,7 +75,7 @@ int html_write_page(FILE *out, const char *title, struct json_object *data,
 	      "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
 	      "<meta name=\"generator\" content=\"latsnap " LATSNAP_VERSION "\">\n<title>",
 	      out);
-	html_text(out, title);
+	ls_xml_text(out, title, SIZE_MAX);
 	fputs("</title>\n<style>\n", out);
 	fputs(ls_html_page_css, out);
 	fputs("</style>\n</head>\n<body data-render=\"pending\">\n"

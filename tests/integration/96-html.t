@@ -27,15 +27,6 @@ require_lttng
 FACTS=$ROOT/tests/integration/html-facts.py
 OUT=$TMPD/out
 
-# L OUTFILE ERRFILE ARGS...: run latsnap ARGS; sets RC.
-L() {
-	local out=$1 err=$2
-	shift 2
-	timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" "$@" >"$out" 2>"$err"
-	RC=$?
-	return 0
-}
-
 # rec OUTDIR TAG ARGS...: latsnap record -o OUTDIR ARGS (snapshots); sets RC.
 rec() {
 	local dir=$1 tag=$2
@@ -75,14 +66,14 @@ rendered() {
 rec "$OUT" a -t 50ms -- "$WL/pipewait" 150
 is "$RC" 0 "a) record -- pipewait: exit 0"
 ID=$(for d in "$OUT"/*/; do [ -f "$d/summary.json" ] && basename "$d"; done | head -n 1)
-L "$TMPD/a.txt" "$TMPD/a.err" show --html "$TMPD/a.html" "$OUT/${ID:-none}"
+run_latsnap "$TMPD/a.txt" "$TMPD/a.err" show --html "$TMPD/a.html" "$OUT/${ID:-none}"
 is "$RC" 0 "a) show --html FILE DIR/ID: exit 0" || diag_file "$TMPD/a.err" "  stderr: "
 ok '[ -s "$TMPD/a.html" ] && ! [ -s "$TMPD/a.txt" ]' "a) the page is in FILE, nothing on stdout"
 # (The SVG namespace is a name, not an address; url(#id) is a reference inside the page.)
 ! grep -Piq '(src|href|action)\s*=\s*["\x27]?(https?:|//|file:)|@import|url\((?!#)|fetch\(|XMLHttpRequest|<(link|iframe|object|embed)\b' \
 	"$TMPD/a.html"
 ok $? "a) self-contained: no script, style, image or address fetched from anywhere"
-L "$TMPD/a.json" "$TMPD/a.jerr" show --json "$OUT/${ID:-none}"
+run_latsnap "$TMPD/a.json" "$TMPD/a.jerr" show --json "$OUT/${ID:-none}"
 dom "$TMPD/a.html" a
 rendered a "a)"
 # What a user checks first: each outlier's thread, cause and the kernel function it waited in.
@@ -154,7 +145,7 @@ mkdir -p "$TMPD/bin"
 if c++ -O2 -g -fno-omit-frame-pointer -o "$TMPD/bin/hostile" "$TMPD/hostile.cc" 2>"$TMPD/cc.err"; then
 	rec "$TMPD/h" b -t 40ms -- "$TMPD/bin/hostile"
 	HID=$(for d in "$TMPD/h"/*/; do [ -f "$d/summary.json" ] && basename "$d"; done | head -n 1)
-	L "$TMPD/b.txt" "$TMPD/b.err" show --html "$TMPD/b.html" "$TMPD/h/${HID:-none}"
+	run_latsnap "$TMPD/b.txt" "$TMPD/b.err" show --html "$TMPD/b.html" "$TMPD/h/${HID:-none}"
 	is "$RC" 0 "b) show --html of a process named <script>x&\": exit 0"
 	is "$(grep -o '<script' "$TMPD/b.html" | wc -l)" 2 \
 		"b) the page file holds its own two script elements, no other"
@@ -176,7 +167,7 @@ BID=$(for d in "$TMPD/big"/*/; do [ -f "$d/summary.json" ] && basename "$d"; don
 N=$(jq '.outliers | length' "$TMPD/big/${BID:-none}/summary.json" 2>/dev/null)
 between "${N:-0}" 1000 1024 "c) one snapshot of $N outliers"
 t0=$(date +%s%N)
-L "$TMPD/c.txt" "$TMPD/c.err" show --html "$TMPD/c.html" "$TMPD/big/${BID:-none}"
+run_latsnap "$TMPD/c.txt" "$TMPD/c.err" show --html "$TMPD/c.html" "$TMPD/big/${BID:-none}"
 t1=$(date +%s%N)
 is "$RC" 0 "c) show --html of it: exit 0"
 dom "$TMPD/c.html" c
@@ -190,7 +181,7 @@ is "$(jq -r '.drawn | join(",")' "$TMPD/c.facts")" "o-1,o-2,o-3" \
 
 # --- d) report --html --------------------------------------------------------------------------
 NSNAP=$(for d in "$OUT"/*/; do [ -f "$d/summary.json" ] && echo; done | wc -l)
-L "$TMPD/d.txt" "$TMPD/d.err" report --html "$TMPD/r.html" "$OUT"
+run_latsnap "$TMPD/d.txt" "$TMPD/d.err" report --html "$TMPD/r.html" "$OUT"
 is "$RC" 0 "d) report --html FILE DIR: exit 0" || diag_file "$TMPD/d.err" "  stderr: "
 is "$(find "$TMPD/r-snapshots" -name '*.html' | wc -l)" "$NSNAP" \
 	"d) a page per complete snapshot in r-snapshots/"
@@ -209,7 +200,7 @@ dom "$TMPD/${first:-none}" d1
 rendered d1 "d) a linked snapshot page"
 mkdir "$TMPD/elsewhere"
 ln -s "$TMPD/elsewhere" "$TMPD/s-snapshots"
-L "$TMPD/d2.txt" "$TMPD/d2.err" report --html "$TMPD/s.html" "$OUT"
+run_latsnap "$TMPD/d2.txt" "$TMPD/d2.err" report --html "$TMPD/s.html" "$OUT"
 is "$RC" 1 "d) report --html with a symlink as its pages directory: exit 1"
 grep -q 's-snapshots: not a directory (a symlink is not followed)' "$TMPD/d2.err" &&
 	[ -z "$(ls -A "$TMPD/elsewhere")" ]
@@ -220,7 +211,7 @@ rec "$TMPD/rq" e -t 50ms --request "uprobe:$WL/reqserver:handle_request" -- "$WL
 QID=$(for d in "$TMPD/rq"/*/; do [ -f "$d/summary.json" ] && basename "$d"; done | head -n 1)
 is "$(jq -r '[.outliers[] | select(.kind == "request")] | length' "$TMPD/rq/${QID:-none}/summary.json" 2>/dev/null)" \
 	1 "e) record --request -- reqserver: one request outlier (150 ms computing)"
-L "$TMPD/e.txt" "$TMPD/e.err" show --html "$TMPD/e.html" "$TMPD/rq/${QID:-none}"
+run_latsnap "$TMPD/e.txt" "$TMPD/e.err" show --html "$TMPD/e.html" "$TMPD/rq/${QID:-none}"
 dom "$TMPD/e.html" e
 rendered e "e)"
 jq -e '.text | test("CPU profile: [0-9.]+ ms sampled in [0-9]+ stacks?, heaviest first")' "$TMPD/e.facts" >/dev/null &&
@@ -229,18 +220,18 @@ ok $? "e) the request's CPU profile is on the page, crunch called from handle_re
 	jq -r '.text' "$TMPD/e.facts" | grep -o 'CPU profile.\{0,300\}' | while read -r l; do diag "  $l"; done
 
 # --- f) usage and unwritable files ---------------------------------------------------------------
-L "$TMPD/f.txt" "$TMPD/f.err" show --html
+run_latsnap "$TMPD/f.txt" "$TMPD/f.err" show --html
 is "$RC" 2 "f) show --html without FILE: usage error"
-L "$TMPD/f.txt" "$TMPD/f.err" show --json --html "$TMPD/x.html" "$OUT/$ID"
+run_latsnap "$TMPD/f.txt" "$TMPD/f.err" show --json --html "$TMPD/x.html" "$OUT/$ID"
 is "$RC" 2 "f) show --json --html: usage error"
 grep -q 'one or the other' "$TMPD/f.err"
 ok $? "f) it says --json and --html are one or the other"
 cp "$TMPD/a.html" "$TMPD/a.before"
-L "$TMPD/f.txt" "$TMPD/f.err" show --html "$TMPD/nodir/a.html" "$OUT/$ID"
+run_latsnap "$TMPD/f.txt" "$TMPD/f.err" show --html "$TMPD/nodir/a.html" "$OUT/$ID"
 is "$RC" 1 "f) show --html into a missing directory: exit 1"
 grep -q "$TMPD/nodir/a.html: No such file or directory" "$TMPD/f.err"
 ok $? "f) the error names the file and why"
-L "$TMPD/f.txt" "$TMPD/f.err" show --html "$TMPD/a.html" "$TMPD/nosuch"
+run_latsnap "$TMPD/f.txt" "$TMPD/f.err" show --html "$TMPD/a.html" "$TMPD/nosuch"
 is "$RC" 1 "f) show --html of a missing snapshot: exit 1"
 cmp -s "$TMPD/a.html" "$TMPD/a.before"
 ok $? "f) the page already there is left as it was"
