@@ -1,0 +1,150 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# scripts/kernels/install.sh [SERIES...]: what `make check-kernels` needs (docs/check-kernels.md).
+# Installs QEMU, a static busybox and cpio (for the guest's initramfs), kmod (depmod), then fetches Debian's
+# kernel package of each SERIES (5.10, 6.1, 6.12; default: all three) with `apt-get download`
+# and unpacks it into build/kernels/SERIES/root/ (never installed on this machine). Idempotent: a
+# series already unpacked is left alone (remove build/kernels/SERIES to fetch it again).
+#
+# 6.1 and 6.12 come from bookworm's own suites; 5.10 from bullseye's, through a private sources
+# list made from this machine's (same archive, suite renamed), with apt state of its own under
+# build/kernels/apt/, so the system's lists and cache are not touched.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+KDIR=${KERNELS_DIR:-$ROOT/build/kernels}
+
+die() { echo "latsnap: check-kernels: $*" >&2; exit 1; }
+
+# --- host packages -------------------------------------------------------------------------
+PACKAGES="qemu-system-x86 busybox-static cpio kmod xz-utils zstd"
+missing=$(. "$ROOT/scripts/apt-lib.sh"; apt_missing $PACKAGES)
+if [ -n "$missing" ]; then
+	# apt_prepare exits: run it in a subshell (it exits 0 only when nothing is missing).
+	(. "$ROOT/scripts/apt-lib.sh"; apt_prepare check-kernels "$missing"; exit 0) || exit 1
+	export DEBIAN_FRONTEND=noninteractive
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+[ $# -gt 0 ] || set -- 5.10 6.1 6.12
+
+# --- the private apt state for a release other than the system's ---------------------------
+# sources_uris: "URI TYPE" for each deb source of this system (TYPE: main or security).
+sources_uris() {
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		# deb822 stanzas: a Types line with deb, a URIs line, a Suites line.
+		awk '
+			function flush() {
+				if (deb && uris != "") {
+					n = split(uris, u, " ")
+					for (i = 1; i <= n; i++)
+						print u[i], (suites ~ /-security/ || u[i] ~ /-security\/?$/) ? "security" : "main"
+				}
+				deb = 0; uris = ""; suites = ""
+			}
+			/^[ \t]*$/ { flush(); next }
+			/^#/ { next }
+			tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
+			tolower($1) == "uris:" { $1 = ""; uris = $0 }
+			tolower($1) == "suites:" { $1 = ""; suites = $0 }
+			END { flush() }' "$f"
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		# One-line form: deb [options] URI SUITE COMPONENT...
+		awk '$1 == "deb" {
+				i = 2
+				if ($i ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
+				print $i, ($(i + 1) ~ /-security/ || $i ~ /-security\/?$/) ? "security" : "main"
+			}' "$f"
+	done
+}
+
+# private_apt RELEASE: makes $KDIR/apt/RELEASE (sources list, lists, cache) and sets APT_OPTS.
+APT_OPTS=()
+private_apt() {
+	local rel=$1 dir=$KDIR/apt/$1 uri type keyring=
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+	if [ -f /usr/share/keyrings/debian-archive-keyring.gpg ]; then
+		keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+	fi
+	: >"$dir/sources.list"
+	while read -r uri type; do
+		[ -n "$uri" ] || continue
+		if [ "$type" = security ]; then
+			echo "deb ${keyring:+[signed-by=$keyring] }$uri $rel-security main" >>"$dir/sources.list"
+		else
+			echo "deb ${keyring:+[signed-by=$keyring] }$uri $rel main" >>"$dir/sources.list"
+			echo "deb ${keyring:+[signed-by=$keyring] }$uri $rel-updates main" >>"$dir/sources.list"
+		fi
+	done < <(sources_uris | sort -u)
+	[ -s "$dir/sources.list" ] || die "no deb source in /etc/apt/sources.list{,.d} to take the archive's address from"
+	APT_OPTS=(-o "Dir::Etc::SourceList=$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache")
+	# Once a day is enough.
+	if [ -z "$(find "$dir/lists" -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null)" ]; then
+		echo "latsnap: check-kernels: apt-get update for $rel (private lists in $dir)" >&2
+		apt-get "${APT_OPTS[@]}" update -qq || die "apt-get update for $rel failed"
+	fi
+}
+
+# --- one kernel series -------------------------------------------------------------------------
+# depmod_series DIR: the package leaves modules.dep to depmod at installation: make it here, for
+# vm-run.sh (the initramfs's modules) and for modprobe in the guest.
+depmod_series() {
+	[ -f "$1/modules/modules.dep" ] || depmod -b "$1/root" "$(cat "$1/release")" ||
+		die "depmod for $(cat "$1/release") failed"
+}
+
+fetch_series() {
+	local series=$1 dir=$KDIR/$1 re pkg deb ver tmp
+	if [ -f "$dir/vmlinuz" ] && [ -f "$dir/release" ]; then
+		depmod_series "$dir"
+		return 0
+	fi
+	case $series in
+	5.10) private_apt bullseye ;;
+	6.1 | 6.12) APT_OPTS=() ;;
+	*) die "unknown kernel series '$series' (known: 5.10 6.1 6.12)" ;;
+	esac
+	# linux-image-6.1.0-56-amd64-unsigned, linux-image-6.12.117+deb12-amd64-unsigned: the
+	# generic flavour (not cloud: no 9p; not rt), newest ABI.
+	re="^linux-image-${series//./\\.}(\\.0-[0-9]+|\\.[0-9]+\\+deb[0-9]+)-amd64-unsigned\$"
+	pkg=$(apt-cache "${APT_OPTS[@]}" search --names-only "^linux-image-${series//./\\.}" |
+		awk '{ print $1 }' | grep -E "$re" | sort -V | tail -n 1) || true
+	[ -n "$pkg" ] || die "no $series kernel package (linux-image-$series*-amd64-unsigned) in apt's lists"
+	echo "latsnap: check-kernels: fetching $pkg" >&2
+	tmp=$(mktemp -d "$KDIR/.fetch-$series.XXXXXX")
+	chmod 755 "$tmp"
+	# As root into a directory _apt may not write: download as root, without the warning.
+	(cd "$tmp" && apt-get "${APT_OPTS[@]}" -o APT::Sandbox::User=root download -qq "$pkg") || { rm -rf "$tmp"; die "apt-get download $pkg failed"; }
+	deb=$(ls "$tmp"/*.deb)
+	mkdir -p "$tmp/root"
+	dpkg-deb -x "$deb" "$tmp/root"
+	# The image and its modules: /boot/vmlinuz-VER, /lib/modules/VER (or /usr/lib/modules).
+	ver=$(cd "$tmp/root/boot" && ls vmlinuz-* | head -n 1)
+	ver=${ver#vmlinuz-}
+	[ -n "$ver" ] || { rm -rf "$tmp"; die "$pkg has no /boot/vmlinuz-*"; }
+	rm -f "$deb"
+	ln -s "root/boot/vmlinuz-$ver" "$tmp/vmlinuz"
+	if [ -d "$tmp/root/lib/modules/$ver" ]; then
+		ln -s "root/lib/modules/$ver" "$tmp/modules"
+	else
+		ln -s "root/usr/lib/modules/$ver" "$tmp/modules"
+	fi
+	echo "$pkg" >"$tmp/package"
+	echo "$ver" >"$tmp/release"
+	depmod_series "$tmp"
+	rm -rf "$dir"
+	mv "$tmp" "$dir"
+	echo "latsnap: check-kernels: $series: $ver in $dir" >&2
+}
+
+mkdir -p "$KDIR"
+for s in "$@"; do
+	fetch_series "$s"
+done
