@@ -76,14 +76,14 @@ $(BUILD)/vmlinux.h: | $(DEPS_STAMP)
 		{ echo "latsnap: build: /sys/kernel/btf/vmlinux missing: a kernel with BTF is needed" >&2; exit 1; }
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(BUILD)/latsnap.bpf.o: bpf/latsnap.bpf.c bpf/kernel-defs.h include/latsnap.h $(BUILD)/vmlinux.h
+$(BUILD)/latsnap.bpf.o: bpf/latsnap.bpf.c bpf/kernel-defs.h bpf/core_fixes.bpf.h include/latsnap.h $(BUILD)/vmlinux.h
 	$(CLANG) $(BPF_CFLAGS) -I. -I$(BUILD) -c $< -o $@
 
 $(BUILD)/latsnap.skel.h: $(BUILD)/latsnap.bpf.o
 	$(BPFTOOL) gen skeleton $< name latsnap_bpf > $@
 
 # `latsnap top`'s own program, loaded only by it.
-$(BUILD)/top.bpf.o: bpf/top.bpf.c bpf/kernel-defs.h include/top.h $(BUILD)/vmlinux.h
+$(BUILD)/top.bpf.o: bpf/top.bpf.c bpf/kernel-defs.h bpf/core_fixes.bpf.h include/top.h $(BUILD)/vmlinux.h
 	$(CLANG) $(BPF_CFLAGS) -I. -I$(BUILD) -c $< -o $@
 
 $(BUILD)/top.skel.h: $(BUILD)/top.bpf.o

@@ -16,6 +16,7 @@
 #include <bpf/usdt.bpf.h>
 #include "include/latsnap.h"
 #include "bpf/kernel-defs.h"
+#include "bpf/core_fixes.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -40,6 +41,11 @@ const volatile bool track_registered = false;
 /* record --cgroup, --comm: the processes of these cgroups (want_cgroups), of these names. */
 const volatile bool track_cgroups = false;
 const volatile bool track_comms = false;
+/*
+ * An end-of-switch hook is attached (ls_sched_exit, or ls_schedule_exit where the kernel lacks
+ * sched_exit_tp): a thread switched in can be signalled from its own context before it runs.
+ */
+const volatile bool switch_end_hook = false;
 /* prctl's number on this architecture; -1 turns registration off. */
 const volatile long prctl_nr = -1;
 /* The context stream: syscalls shorter than this are not sent. */
@@ -777,7 +783,7 @@ static __always_inline int capture_wait_stack(struct ls_event *acc, struct task_
 		stat_inc(LS_STAT_STACKS_DROPPED);
 		return -1;
 	}
-	n &= LS_MAX_STACKS - 1;
+	n = bounded_index(n, LS_MAX_STACKS);
 	__builtin_memcpy(&acc->stacks[n], st, sizeof(*st));
 	acc->nr_stacks = n + 1;
 	return n;
@@ -959,6 +965,22 @@ extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type
 				__u64 value) __ksym __weak;
 
 /*
+ * owe_signal - have @task signalled with @sig at the end of the switch that brings it in, from
+ * its own context, by whichever end-of-switch hook this kernel has (send_owed_signal()).
+ */
+static __always_inline __u32 owe_signal(struct task_struct *task, __u32 sig)
+{
+	struct ls_owed_signal *o = &owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+
+	if (!switch_end_hook) {
+		return LS_EF_SIGNAL_UNSUPPORTED;
+	}
+	o->task = (__u64)task;
+	o->sig = sig;
+	return LS_EF_SIGNALLED;
+}
+
+/*
  * signal_preload - ask the preload library in @task to unwind its user stack: current at the end
  * of a syscall, or a thread being switched in after a sleep outlier, which has run no user code
  * since it was switched out, so that the handler unwinds from where it stopped. The signal goes
@@ -1007,21 +1029,17 @@ static __always_inline __u32 signal_preload(struct task_struct *task, bool curre
 		 */
 		err = bpf_send_signal_task(task, sig, PIDTYPE_PID, 0);
 		if (err == -EPERM) {
-			struct ls_owed_signal *o =
-				&owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
-
 			/*
 			 * The kernel sends nothing while current has no user memory of its own:
 			 * the idle task (a thread picked up by an idle CPU, the common case), a
 			 * kernel thread, an exiting thread. The thread is then signalled at the
-			 * end of this switch, from its own context (ls_sched_exit()).
+			 * end of this switch, from its own context.
 			 */
-			o->task = (__u64)task;
-			o->sig = sig;
-			return LS_EF_SIGNALLED;
+			return owe_signal(task, sig);
 		}
 	} else {
-		return 0;
+		/* Before 6.13 only current can be signalled: the thread, once it runs. */
+		return owe_signal(task, sig);
 	}
 	if (err == -EBUSY) {
 		stat_inc(LS_STAT_SIGNAL_BUSY);
@@ -1623,13 +1641,11 @@ out:
 }
 
 /*
- * The end of __schedule(), in the context of the thread switched in: the signal it is owed (see
- * struct ls_owed_signal) goes from here, before it runs user code again. Every other switch ends
- * at the first test. Attached only when processes may carry the preload library (not with
- * --no-preload and a COMMAND): it runs at every switch of the machine.
+ * send_owed_signal - at the end of a switch, in the context of the thread switched in: the
+ * signal it is owed (see struct ls_owed_signal) goes from here, before it runs user code again.
+ * Every other switch ends at the first test.
  */
-SEC("tp_btf/sched_exit_tp")
-int BPF_PROG(ls_sched_exit, bool is_switch)
+static __always_inline int send_owed_signal(void)
 {
 	struct ls_owed_signal *o = &owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
 	long err;
@@ -1653,6 +1669,30 @@ int BPF_PROG(ls_sched_exit, bool is_switch)
 		stat_inc(LS_STAT_SIGNALS);
 	}
 	return 0;
+}
+
+/*
+ * The end of __schedule() (Linux 6.15). Attached only when processes may carry the preload
+ * library (not with --no-preload and a COMMAND): it runs at every switch of the machine.
+ */
+SEC("tp_btf/sched_exit_tp")
+int BPF_PROG(ls_sched_exit, bool is_switch)
+{
+	return send_owed_signal();
+}
+
+/*
+ * Where sched_exit_tp is missing (before 6.15): the return from schedule(), through ftrace.
+ * A thread that blocked or was preempted on its way back to user space, which is every sleep
+ * outside a syscall that is not a preemption inside the kernel, comes back through it, on the
+ * CPU that switched it in unless it is preempted again first (then its signal is counted as
+ * refused, and its outlier keeps its frame-pointer walk). IRQs are on here: the signal goes at
+ * once, not through the irq_work slot.
+ */
+SEC("fexit/schedule")
+int BPF_PROG(ls_schedule_exit)
+{
+	return send_owed_signal();
 }
 
 /*
@@ -1898,14 +1938,14 @@ int BPF_PROG(ls_sched_process_fork, struct task_struct *parent, struct task_stru
 }
 
 SEC("tp_btf/sched_process_exit")
-int BPF_PROG(ls_sched_process_exit, struct task_struct *task, bool group_dead)
+int BPF_PROG(ls_sched_process_exit, struct task_struct *task)
 {
 	__u32 tid = task->pid, tgid = task->tgid;
 
 	ctx_task_event(LS_CTX_EXIT, task, NULL);
 	bpf_map_delete_elem(&accum, &tid);
 	bpf_map_delete_elem(&quiet_tids, &tid);
-	if (group_dead) {
+	if (task_group_dead(task)) {
 		bpf_map_delete_elem(&tracked, &tgid);
 		bpf_map_delete_elem(&registered, &tgid);
 		if (bpf_map_delete_elem(&maps_noticed, &tgid) == 0) {

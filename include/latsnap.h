@@ -180,6 +180,7 @@ enum ls_event_flag {
 	LS_EF_SIGNAL_BUSY = 1 << 8, /* not signalled: the kernel's deferral slot was taken */
 	LS_EF_SWITCH_UNSEEN = 1 << 9, /* a switch-in was missed: its runqueue time is a bound */
 	LS_EF_IN_REQUEST = 1 << 10, /* a wait inside a request of its thread: a part of it */
+	LS_EF_SIGNAL_UNSUPPORTED = 1 << 11, /* not signalled: the kernel has no way to (off-CPU) */
 };
 
 /* Loss and health counters, one slot each in the per-CPU stats map. */

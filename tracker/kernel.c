@@ -17,7 +17,8 @@
 
 /*
  * What the programs use that a kernel may lack, oldest first: the first one missing is the one
- * named. Not probed, because every kernel with bpf_task_pt_regs() has them: BTF-typed tracepoint
+ * named. Optional ones, for which latsnap has another way or does without, are probed where they
+ * are used (kernel_switch_end()). Not probed, because every kernel with bpf_task_pt_regs() has them: BTF-typed tracepoint
  * programs (tp_btf), mmapable arrays, bpf_probe_read_kernel/user(), bpf_send_signal_thread() and
  * bpf_jiffies64() (5.5), BPF atomics that return the old value (5.12), task storage from tracing
  * programs (5.12). bpf_send_signal_task() (6.13) is optional: a weak kfunc, dead code without it
@@ -50,15 +51,6 @@ const struct kernel_feature kernel_features[] = {
 	  .users = KERNEL_FOR_RECORD | KERNEL_FOR_TOP,
 	  .probe = KERNEL_PROBE_HELPER,
 	  .arg = BPF_FUNC_task_pt_regs },
-	/*
-	 * The end of __schedule(): ls_sched_exit() sends from there the signals that the switch
-	 * itself could not (switched in from the idle task or a kernel thread).
-	 */
-	{ .what = "the sched_exit_tp tracepoint",
-	  .since = KERNEL_LINUX(6, 15),
-	  .users = KERNEL_FOR_PRELOAD,
-	  .probe = KERNEL_PROBE_HOOK,
-	  .hook = "sched_exit_tp" },
 };
 
 const size_t kernel_nr_features = sizeof(kernel_features) / sizeof(kernel_features[0]);
@@ -154,6 +146,62 @@ static int probe_hook(const char *name)
 	}
 	close(prog);
 	return ret;
+}
+
+/*
+ * Whether an fexit program attaches to the kernel function @name: BTF that has it, and ftrace's
+ * direct calls, which some kernels are built without. The empty program is attached, then
+ * detached at once: the only way to know, since loading succeeds where attaching fails.
+ */
+static int probe_fexit(const char *name)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FEXIT);
+	int prog, link, id, ret;
+
+	id = libbpf_find_vmlinux_btf_id(name, BPF_TRACE_FEXIT);
+	if (id < 0) {
+		return id == -ENOENT || id == -ESRCH ? 0 : id;
+	}
+	opts.attach_btf_id = (__u32)id;
+	prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns,
+			     sizeof(insns) / sizeof(insns[0]), &opts);
+	if (prog < 0) {
+		return errno == EPERM ? -EPERM : 0;
+	}
+	link = bpf_link_create(prog, 0, BPF_TRACE_FEXIT, NULL);
+	ret = link >= 0;
+	if (link >= 0) {
+		close(link);
+	} else if (errno == EPERM) {
+		ret = -EPERM;
+	}
+	close(prog);
+	return ret;
+}
+
+/**
+ * kernel_switch_end - the hook from which a thread switched in can be signalled in its own
+ * context, before it runs user code: sched_exit_tp at the end of __schedule() (Linux 6.15), else
+ * the return of schedule() through fexit (ftrace's direct calls: 5.5, where the kernel was built
+ * with them), else none.
+ */
+enum kernel_switch_end kernel_switch_end(void)
+{
+	const struct kernel_feature tp = { .what = "the sched_exit_tp tracepoint",
+					   .probe = KERNEL_PROBE_HOOK,
+					   .hook = "sched_exit_tp" };
+
+	if (kernel_probe(&tp) != 0) {
+		return KERNEL_SWITCH_END_TP;
+	}
+	if (probe_fexit("schedule") > 0) {
+		return KERNEL_SWITCH_END_FEXIT;
+	}
+	return KERNEL_SWITCH_END_NONE;
 }
 
 /**

@@ -15,7 +15,7 @@
 
 /* Who needs a feature: kernel_feature.users, and the @users of the functions below. */
 #define KERNEL_FOR_RECORD 0x1u /* the recorder's program (latsnap.bpf.c) */
-#define KERNEL_FOR_PRELOAD 0x2u /* its signals to the preload library (ls_sched_exit) */
+#define KERNEL_FOR_PRELOAD 0x2u /* its signals to the preload library */
 #define KERNEL_FOR_TOP 0x4u /* top's program (top.bpf.c) */
 
 enum kernel_probe {
@@ -45,5 +45,14 @@ const struct kernel_feature *kernel_first_missing(unsigned int users, kernel_pro
 int kernel_missing_message(char *buf, size_t size, const char *who, const char *release,
 			   const struct kernel_feature *f, unsigned int users);
 int kernel_check(const char *who, unsigned int users);
+
+/* Where a thread switched in is signalled from its own context (kernel_switch_end()). */
+enum kernel_switch_end {
+	KERNEL_SWITCH_END_NONE, /* nowhere: a thread back from a sleep is not unwound */
+	KERNEL_SWITCH_END_TP, /* the sched_exit_tp tracepoint (Linux 6.15) */
+	KERNEL_SWITCH_END_FEXIT, /* fexit on schedule(), where ftrace has direct calls */
+};
+
+enum kernel_switch_end kernel_switch_end(void);
 
 #endif /* LATSNAP_KERNEL_H */

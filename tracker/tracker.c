@@ -14,6 +14,7 @@
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -948,6 +949,35 @@ static void explain_load_error(int err)
 	}
 }
 
+/*
+ * Once at start: how threads coming back from an off-CPU sleep get their unwound stacks on this
+ * kernel, and what is lost where it has no way to signal them (said without -v too).
+ */
+static void say_switch_end(enum kernel_switch_end hook)
+{
+	struct utsname uts;
+
+	if (uname(&uts)) {
+		snprintf(uts.release, sizeof(uts.release), "?");
+	}
+	switch (hook) {
+	case KERNEL_SWITCH_END_TP:
+		break;
+	case KERNEL_SWITCH_END_FEXIT:
+		ls_verbose("tracker: this kernel (%s) lacks the sched_exit_tp tracepoint (Linux 6.15): "
+			   "threads back from a sleep are signalled on their return from schedule() "
+			   "(fexit)",
+			   uts.release);
+		break;
+	case KERNEL_SWITCH_END_NONE:
+		ls_err("tracker: this kernel (%s) lacks the sched_exit_tp tracepoint (Linux 6.15) "
+		       "and fexit on schedule() (ftrace): a sleep outside a syscall gets a "
+		       "frame-pointer user stack only, flagged kernel-no-switch-signal",
+		       uts.release);
+		break;
+	}
+}
+
 /* The length of a tick: the resolution of the coarse clock, 10 ms if it cannot be asked. */
 static uint64_t tick_ns(void)
 {
@@ -996,14 +1026,14 @@ static int want_targets(struct tracker *tr, const struct tracker_opts *opts)
 int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tracker_outlier_fn fn,
 		 void *ctx)
 {
+	enum kernel_switch_end switch_end;
 	struct tracker *tr;
 	int err;
 
 	*trackerp = NULL;
 	libbpf_log_init();
 	/* Before any other complaint (no BTF, the verifier's), which would hide an old kernel. */
-	err = kernel_check("record",
-			   KERNEL_FOR_RECORD | (opts->no_preload ? 0 : KERNEL_FOR_PRELOAD));
+	err = kernel_check("record", KERNEL_FOR_RECORD);
 	if (err) {
 		return err;
 	}
@@ -1059,7 +1089,14 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 		goto fail;
 	}
 	/* It runs at every switch of the machine, for the preload library's signals only. */
-	bpf_program__set_autoload(tr->skel->progs.ls_sched_exit, !opts->no_preload);
+	switch_end = opts->no_preload ? KERNEL_SWITCH_END_NONE : kernel_switch_end();
+	bpf_program__set_autoload(tr->skel->progs.ls_sched_exit, switch_end == KERNEL_SWITCH_END_TP);
+	bpf_program__set_autoload(tr->skel->progs.ls_schedule_exit,
+				  switch_end == KERNEL_SWITCH_END_FEXIT);
+	tr->skel->rodata->switch_end_hook = switch_end != KERNEL_SWITCH_END_NONE;
+	if (!opts->no_preload) {
+		say_switch_end(switch_end);
+	}
 	/* Only --cgroup needs to hear of moves between cgroups. */
 	bpf_program__set_autoload(tr->skel->progs.ls_cgroup_attach, opts->nr_cgroups > 0);
 	/* Attached to each --request probe by tracker_add_request(), with its cookie. */
