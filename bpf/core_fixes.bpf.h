@@ -13,8 +13,8 @@
 
 /*
  * task_group_dead - whether @task, at sched_process_exit, is the last thread of its process to
- * exit. Linux 6.16 passes that as the tracepoint's second argument (group_dead); 6.12 and older
- * pass the task alone, and a tp_btf program that names a second argument is refused there
+ * exit. Newer kernels (6.18 here) pass that as the tracepoint's second argument, group_dead;
+ * 6.12 and older pass the task alone, and refuse a tp_btf program that names a second argument
  * ("func 'sched_process_exit' doesn't have 2-th argument"). Every release's do_exit() counts
  * signal->live down before the tracepoint, so the count tells on all of them. Two threads that
  * exit at once may both read 0: both are then in a process that is gone, which is all that the

@@ -94,9 +94,7 @@ int top_load(struct top *t)
 	}
 	err = top_bpf__load(t->skel);
 	if (err) {
-		ls_err("top: cannot load the BPF program: %s (root and a kernel with BTF are "
-		       "needed; -v says more)",
-		       strerror(-err));
+		libbpf_log_explain_load("top", err);
 		return err;
 	}
 	t->ksyms = ksyms_load(NULL);

@@ -937,18 +937,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static void explain_load_error(int err)
-{
-	if (err == -EPERM || err == -EACCES) {
-		ls_err("tracker: cannot load the BPF program: %s (latsnap needs root: CAP_BPF, "
-		       "CAP_PERFMON and CAP_SYS_RESOURCE)",
-		       strerror(-err));
-	} else {
-		ls_err("tracker: cannot load the BPF program: %s (run with -v for the verifier log)",
-		       strerror(-err));
-	}
-}
-
 /*
  * Once at start: how threads coming back from an off-CPU sleep get their unwound stacks on this
  * kernel, and what is lost where it has no way to signal them (said without -v too).
@@ -1113,7 +1101,7 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 
 	err = latsnap_bpf__load(tr->skel);
 	if (err) {
-		explain_load_error(err);
+		libbpf_log_explain_load("tracker", err);
 		goto fail;
 	}
 	err = want_targets(tr, opts);
