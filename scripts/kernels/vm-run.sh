@@ -1,0 +1,190 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# scripts/kernels/vm-run.sh SERIES [--] CMD [ARG...]: runs CMD as root in a QEMU guest (TCG) booted
+# on Debian's SERIES kernel (5.10, 6.1, 6.12; scripts/kernels/install.sh fetches it), with this
+# machine's userspace: the guest's / is the host's / (9p, read-only) under an overlay whose upper
+# layer is a tmpfs, so CMD may write anywhere and nothing it writes reaches the host. CMD runs
+# in the work tree (same path as here); its output (stdout and stderr, together) streams to this
+# script's stdout, and this script exits with CMD's exit status. docs/check-kernels.md.
+#
+# Exit status: CMD's; 124 when the guest timed out (VM_TIMEOUT), 125 when it stopped without
+# CMD's status (it did not boot, or crashed), each with a "latsnap: check-kernels:" line.
+#
+# Environment:
+#   VM_TIMEOUT  seconds before the guest is killed (default 3600)
+#   VM_MEM      guest memory (default 4G; the tmpfs of the overlay holds what CMD writes)
+#   VM_SMP      guest CPUs (default 2)
+#   VM_ENV      names of more variables to pass to CMD (always passed if set: CI, LATSNAP_TIMEOUT,
+#               KEEP_TMP, STORM_SECONDS, LANG, LC_ALL)
+#   VM_CONSOLE  the guest console's log file (default build/kernels/logs/SERIES.console.log)
+#   VM_APPEND   more kernel command line
+#   VM_CACHE    9p cache mode of the host's / in the guest (default loose)
+#   VM_KEEP=1   keep the results share (build/kernels/run/SERIES.*) of the run
+#   VM_VERBOSE=1  copy the guest's console to stderr as it goes
+#   /results share: CMD may leave files in $VM_RESULTS (/run/latsnap-vm) for the host.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+KDIR=${KERNELS_DIR:-$ROOT/build/kernels}
+
+die() { echo "latsnap: check-kernels: $*" >&2; exit 125; }
+
+[ $# -ge 2 ] || die "usage: scripts/kernels/vm-run.sh SERIES [--] CMD [ARG...]"
+SERIES=$1
+shift
+[ "$1" != -- ] || shift
+[ $# -ge 1 ] || die "usage: scripts/kernels/vm-run.sh SERIES [--] CMD [ARG...]"
+
+VM_TIMEOUT=${VM_TIMEOUT:-3600}
+VM_MEM=${VM_MEM:-4G}
+VM_SMP=${VM_SMP:-2}
+VM_CACHE=${VM_CACHE:-loose}
+LOGDIR=$KDIR/logs
+VM_CONSOLE=${VM_CONSOLE:-$LOGDIR/$SERIES.console.log}
+KD=$KDIR/$SERIES
+
+if [ ! -f "$KD/release" ] || ! command -v qemu-system-x86_64 >/dev/null || [ ! -x /bin/busybox ]; then
+	"$HERE/install.sh" "$SERIES" >&2 || die "$SERIES: scripts/kernels/install.sh failed"
+fi
+RELEASE=$(cat "$KD/release")
+MOD=$KD/modules
+
+# --- the initramfs: busybox, /init, the modules for 9p and overlayfs -------------------------
+# A module's path (kernel/fs/9p/9p.ko.xz) and those of its dependencies, dependencies first.
+ORDER=()
+add_path() {
+	local p=$1 line d
+	for d in "${ORDER[@]}"; do
+		[ "$d" != "$p" ] || return 0
+	done
+	line=$(grep -F -m1 "$p:" "$MOD/modules.dep") || die "$SERIES: $p is not in $MOD/modules.dep"
+	for d in ${line#*:}; do
+		add_path "$d"
+	done
+	ORDER+=("$p")
+}
+add_module() {
+	local re line
+	re="(^|/)${1//[-_]/[-_]}\\.ko(\\.[a-z]+)?"
+	if line=$(grep -E -m1 "${re}:" "$MOD/modules.dep"); then
+		add_path "${line%%:*}"
+	elif ! grep -Eq "${re}\$" "$MOD/modules.builtin"; then
+		die "$SERIES: module $1 is neither in $MOD/modules.dep nor built in"
+	fi
+}
+
+INITRD=$KD/initramfs.cpio.gz
+if [ ! -s "$INITRD" ] || [ "$HERE/init.sh" -nt "$INITRD" ] || [ "$HERE/vm-run.sh" -nt "$INITRD" ] ||
+	[ /bin/busybox -nt "$INITRD" ]; then
+	for m in virtio_pci 9pnet_virtio 9p overlay; do
+		add_module "$m"
+	done
+	staging=$(mktemp -d "$KD/.initramfs.XXXXXX")
+	mkdir -p "$staging/bin" "$staging/modules" "$staging/proc" "$staging/sys" "$staging/dev"
+	cp /bin/busybox "$staging/bin/busybox"
+	cp "$HERE/init.sh" "$staging/init"
+	chmod 755 "$staging/init"
+	# Uncompressed: busybox's insmod takes a plain .ko.
+	for p in "${ORDER[@]}"; do
+		base=$(basename "$p")
+		case $p in
+		*.ko.xz) xz -dc "$MOD/$p" >"$staging/modules/${base%.xz}" ;;
+		*.ko.zst) zstd -qdc "$MOD/$p" >"$staging/modules/${base%.zst}" ;;
+		*.ko.gz) gzip -dc "$MOD/$p" >"$staging/modules/${base%.gz}" ;;
+		*) cp "$MOD/$p" "$staging/modules/$base" ;;
+		esac
+		echo "${base%.ko*}.ko" >>"$staging/modules/order"
+	done
+	(cd "$staging" && find . | cpio -o -H newc --quiet | gzip -1) >"$staging.cpio.gz"
+	mv "$staging.cpio.gz" "$INITRD"
+	rm -rf "$staging"
+fi
+
+# --- the run's results share: what CMD runs with, and what comes back ------------------------
+mkdir -p "$KDIR/run" "$LOGDIR" "$(dirname "$VM_CONSOLE")"
+RUN=$(mktemp -d "$KDIR/run/$SERIES.XXXXXX")
+chmod 755 "$RUN"
+QPID=
+TPID=
+cleanup() {
+	[ -z "$QPID" ] || kill "$QPID" 2>/dev/null || true
+	[ -z "$TPID" ] || kill "$TPID" 2>/dev/null || true
+	[ "${VM_KEEP:-0}" = 1 ] || rm -rf "$RUN"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+q() { printf '%q' "$1"; }
+read -r NOFILE_SOFT < <(ulimit -Sn)
+read -r NOFILE_HARD < <(ulimit -Hn)
+cat >"$RUN/conf" <<EOF
+REPO=$(q "$ROOT")
+SERIES=$(q "$SERIES")
+RELEASE=$(q "$RELEASE")
+KMODDIR=$(q "$(cd "$MOD" && pwd -P)")
+VM_HOSTNAME=$(q "latsnap-vm-${SERIES//./-}")
+NOFILE_SOFT=$NOFILE_SOFT
+NOFILE_HARD=$NOFILE_HARD
+CACHE=$(q "$VM_CACHE")
+EOF
+{
+	echo "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	echo "export HOME=/root USER=root LOGNAME=root SHELL=/bin/bash"
+	echo "export VM_SERIES=$(q "$SERIES") VM_RESULTS=/run/latsnap-vm"
+	for v in CI LATSNAP_TIMEOUT KEEP_TMP STORM_SECONDS LANG LC_ALL ${VM_ENV:-}; do
+		if [ -n "${!v+set}" ]; then
+			echo "export $v=$(q "${!v}")"
+		fi
+	done
+} >"$RUN/env"
+{
+	echo "cd $(q "$ROOT") || exit 125"
+	printf 'exec'
+	printf ' %q' "$@"
+	echo
+} >"$RUN/cmd"
+: >"$RUN/output"
+
+# --- the guest ------------------------------------------------------------------------------------
+START=$(date +%s.%N)
+# -nodefaults: no VGA, NIC, floppy, CD; the console is ttyS0, into VM_CONSOLE.
+timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp "$VM_SMP" -m "$VM_MEM" \
+	-nodefaults -display none -no-reboot -serial "file:$VM_CONSOLE" \
+	-kernel "$KD/vmlinuz" -initrd "$INITRD" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=4 ${VM_APPEND:-}" \
+	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+	-virtfs "local,path=$ROOT,mount_tag=repo,security_model=none,readonly=on,multidevs=remap" \
+	-virtfs "local,path=$RUN,mount_tag=results,security_model=none" \
+	</dev/null >"$RUN/qemu.log" 2>&1 &
+QPID=$!
+tail -c +1 -s 0.2 -f --pid=$QPID "$RUN/output" &
+TPID=$!
+if [ "${VM_VERBOSE:-0}" = 1 ]; then
+	tail -c +1 -s 0.2 -F --pid=$QPID "$VM_CONSOLE" >&2 2>/dev/null &
+fi
+qrc=0
+wait $QPID || qrc=$?
+QPID=
+wait $TPID || true
+TPID=
+END=$(date +%s.%N)
+
+if [ -s "$RUN/status" ]; then
+	rc=$(cat "$RUN/status")
+	echo "latsnap: check-kernels: $SERIES ($RELEASE): booted in $(cat "$RUN/booted") s," \
+		"CMD ran $(awk -v a="$(cat "$RUN/booted")" -v b="$(cat "$RUN/done")" 'BEGIN { printf "%.1f", b - a }') s," \
+		"$(awk -v a="$START" -v b="$END" 'BEGIN { printf "%.1f", b - a }') s in all; exit $rc" >&2
+	exit "$rc"
+fi
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+	echo "latsnap: check-kernels: $SERIES ($RELEASE): the guest timed out after $VM_TIMEOUT s (VM_TIMEOUT; console: $VM_CONSOLE)" >&2
+	rc=124
+else
+	echo "latsnap: check-kernels: $SERIES ($RELEASE): the guest stopped without the command's status (qemu exit $qrc; console: $VM_CONSOLE)" >&2
+	rc=125
+fi
+sed 's/^/  | /' "$RUN/qemu.log" >&2
+tail -n 25 "$VM_CONSOLE" | sed 's/^/  console| /' >&2
+exit $rc
