@@ -148,6 +148,15 @@ check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(UNIT_BINS) $(WORK
 	prove --exec '' $(UNIT_BINS)
 	prove -v --timer tests/integration/
 
+# The integration tests (scripts/kernels/tests.list) in QEMU guests booted on Debian's own kernels,
+# with this machine's userspace (scripts/kernels/, docs/check-kernels.md); fetches QEMU and the
+# kernels first. KERNELS: Debian kernel series, from 5.10 (bullseye) to 6.12.
+KERNELS ?= 5.10 6.1 6.12
+.PHONY: check-kernels
+check-kernels: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(WORKLOADS) $(BENCH_NEEDS) \
+	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY)
+	KERNELS="$(KERNELS)" scripts/kernels/check.sh
+
 # The faults test with its outlier storm a minute long (make check runs it for a few seconds).
 stress: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(WORKLOADS)
 	STORM_SECONDS=60 nice -n 19 prove -v tests/integration/94-faults.t

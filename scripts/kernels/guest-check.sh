@@ -1,0 +1,23 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# scripts/kernels/guest-check.sh TEST...: what scripts/kernels/check.sh runs in each guest (through
+# vm-run.sh, in the work tree): a few facts about the kernel, for the log, then the tests under
+# prove. Exits with prove's status.
+set -u
+
+fact() { printf '# kernel: %-36s %s\n' "$1" "$2"; }
+yesno() { if "$@" >/dev/null 2>&1; then echo yes; else echo no; fi; }
+
+fact release "$(uname -r)"
+fact "/sys/kernel/btf/vmlinux" "$(yesno test -f /sys/kernel/btf/vmlinux)"
+probe=$(bpftool feature probe kernel 2>/dev/null)
+fact "task_storage map type" "$(yesno grep -q "map_type task_storage is available" <<<"$probe")"
+fact "bpf_task_pt_regs helper" "$(yesno grep -q "bpf_task_pt_regs" <<<"$probe")"
+fact "sched_exit_tp (tracing events)" "$(yesno grep -rqs sched_exit_tp /sys/kernel/tracing/available_events)"
+fact "sched_exit_tp (BTF, raw tracepoint)" \
+	"$(yesno sh -c 'bpftool btf dump file /sys/kernel/btf/vmlinux | grep -q "btf_trace_sched_exit_tp\b"')"
+fact "ftrace functions (fentry)" "$(wc -l </sys/kernel/tracing/available_filter_functions 2>/dev/null || echo 0)"
+fact "CPUs, memory" "$(nproc), $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
+
+[ $# -gt 0 ] || exit 0
+exec prove -v --timer "$@"
