@@ -43,7 +43,7 @@ for s in $KERNELS; do
 	"$HERE/vm-run.sh" "$s" -- scripts/kernels/guest-check.sh "${TESTS[@]}" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	t1=$(date +%s)
-	release=$(cat "$ROOT/build/kernels/$s/release" 2>/dev/null || echo "?")
+	release=$(cat "${KERNELS_DIR:-$ROOT/build/kernels}/$s/release" 2>/dev/null || echo "?")
 	# prove's last line: "Result: PASS" or "Result: FAIL"; its Files=/Tests= line.
 	counts=$(grep -E '^Files=[0-9]+, Tests=[0-9]+' "$log" | tail -n 1 | cut -d, -f1,2)
 	case $rc in

@@ -42,6 +42,11 @@ mount -t 9p -o "trans=virtio,version=9p2000.L,msize=512000,cache=$CACHE,ro" host
 	fail "cannot mount the host's / (9p share hostroot)"
 mount -t tmpfs -o mode=755 rw /rw
 mkdir -p /rw/upper /rw/work
+# 9p reads a symlink from the host at each use (no cache, whatever the cache mode): copy the top
+# level's (/lib64, /bin, /lib: in every exec's path) into the upper layer, where they are tmpfs's.
+for l in /lower/*; do
+	[ -L "$l" ] && ln -s "$(readlink "$l")" "/rw/upper/${l#/lower/}"
+done
 mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work overlay /newroot ||
 	fail "cannot mount the overlay over the host's /"
 

@@ -16,7 +16,7 @@
 #   VM_SMP      guest CPUs (default 2)
 #   VM_ENV      names of more variables to pass to CMD (always passed if set: CI, LATSNAP_TIMEOUT,
 #               KEEP_TMP, STORM_SECONDS, LANG, LC_ALL)
-#   VM_CONSOLE  the guest console's log file (default build/kernels/logs/SERIES.console.log)
+#   VM_CONSOLE  where the guest console's log is left (default build/kernels/logs/SERIES.console.log)
 #   VM_APPEND   more kernel command line
 #   VM_CACHE    9p cache mode of the host's / in the guest (default loose)
 #   VM_KEEP=1   keep the results share (build/kernels/run/SERIES.*) of the run
@@ -149,11 +149,13 @@ EOF
 
 # --- the guest ------------------------------------------------------------------------------------
 START=$(date +%s.%N)
-# -nodefaults: no VGA, NIC, floppy, CD; the console is ttyS0, into VM_CONSOLE.
+# -nodefaults: no VGA, NIC, floppy, CD; the console is ttyS0, into VM_CONSOLE. tsc=reliable: the
+# kernel finds TCG's TSCs unsynchronized and falls back to the HPET, whose every read (each
+# clock_gettime, each BPF timestamp) is an emulated MMIO access.
 timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp "$VM_SMP" -m "$VM_MEM" \
-	-nodefaults -display none -no-reboot -serial "file:$VM_CONSOLE" \
+	-nodefaults -display none -no-reboot -serial "file:$RUN/console.log" \
 	-kernel "$KD/vmlinuz" -initrd "$INITRD" \
-	-append "console=ttyS0 panic=-1 quiet loglevel=4 ${VM_APPEND:-}" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=4 tsc=reliable ${VM_APPEND:-}" \
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$ROOT,mount_tag=repo,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$RUN,mount_tag=results,security_model=none" \
@@ -162,7 +164,7 @@ QPID=$!
 tail -c +1 -s 0.2 -f --pid=$QPID "$RUN/output" &
 TPID=$!
 if [ "${VM_VERBOSE:-0}" = 1 ]; then
-	tail -c +1 -s 0.2 -F --pid=$QPID "$VM_CONSOLE" >&2 2>/dev/null &
+	tail -c +1 -s 0.2 -F --pid=$QPID "$RUN/console.log" >&2 2>/dev/null &
 fi
 qrc=0
 wait $QPID || qrc=$?
@@ -170,6 +172,7 @@ QPID=
 wait $TPID || true
 TPID=
 END=$(date +%s.%N)
+cp "$RUN/console.log" "$VM_CONSOLE" 2>/dev/null || true
 
 if [ -s "$RUN/status" ]; then
 	rc=$(cat "$RUN/status")
@@ -186,5 +189,5 @@ else
 	rc=125
 fi
 sed 's/^/  | /' "$RUN/qemu.log" >&2
-tail -n 25 "$VM_CONSOLE" | sed 's/^/  console| /' >&2
+tail -n 25 "$RUN/console.log" | sed 's/^/  console| /' >&2
 exit $rc
