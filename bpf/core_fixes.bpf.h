@@ -9,6 +9,7 @@
 #define LATSNAP_CORE_FIXES_BPF_H
 
 #include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
 /*
@@ -37,5 +38,151 @@ static __always_inline bool task_group_dead(struct task_struct *task)
 		asm volatile("%0 &= %1" : "+r"(__bi) : "i"((n)-1));                                \
 		__bi;                                                                              \
 	})
+
+/*
+ * bpf_get_current_task_btf() (Linux 5.11) gives a task pointer that programs read through with
+ * plain loads. Before it, current is only an address (bpf_get_current_task()), which must be
+ * read with bpf_probe_read_kernel(). Which of the two the kernel has is a constant at load
+ * (a CO-RE relocation of the kernel's own enum), so the verifier drops the other path.
+ */
+#define current_task_typed() bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)
+
+static __always_inline struct task_struct *current_task(void)
+{
+	if (current_task_typed()) {
+		return bpf_get_current_task_btf();
+	}
+	return (struct task_struct *)bpf_get_current_task();
+}
+
+/*
+ * task_rd - a field of @t, a task that may be current_task(): a load where that is typed, a
+ * probe read where it is an address (5.10).
+ */
+#define task_rd(t, field) (current_task_typed() ? (t)->field : BPF_CORE_READ(t, field))
+
+/*
+ * task_comm_copy - @t's comm into the 16 bytes at @dst: two loads where @t is typed (the JIT
+ * guards each with an exception entry), a probe read where current is an address (5.10).
+ */
+static __always_inline void task_comm_copy(char *dst, const struct task_struct *t)
+{
+	const __u64 *src = (const __u64 *)t->comm;
+
+	if (current_task_typed()) {
+		((__u64 *)dst)[0] = src[0];
+		((__u64 *)dst)[1] = src[1];
+	} else if (bpf_probe_read_kernel(dst, 16, src)) {
+		__builtin_memset(dst, 0, 16);
+	}
+}
+
+/*
+ * task_regs - the user registers @task saved at its entry into the kernel. bpf_task_pt_regs()
+ * (Linux 5.15); before it, x86-64's task_pt_regs() by hand: the pt_regs at the top of the task's
+ * kernel stack (THREAD_SIZE, 16 KiB on x86-64 without KASAN, which distribution kernels are).
+ * Either is read with the _CORE macros (probe reads). NULL elsewhere: what needs them is lost.
+ */
+#define LS_X86_64_THREAD_SIZE (4096 << 2)
+
+static __always_inline struct pt_regs *task_regs(struct task_struct *task)
+{
+	void *stack;
+
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
+		return (struct pt_regs *)bpf_task_pt_regs(task);
+	}
+#if defined(__TARGET_ARCH_x86)
+	stack = BPF_CORE_READ(task, stack);
+	if (!stack) {
+		return NULL;
+	}
+	return (struct pt_regs *)(stack + LS_X86_64_THREAD_SIZE - bpf_core_type_size(struct pt_regs));
+#else
+	return NULL;
+#endif
+}
+
+/*
+ * A task's run state: task_struct.__state since Linux 5.14, .state (a long) before. libbpf
+ * matches the flavour below to the kernel's struct and drops its suffix.
+ */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline unsigned int task_run_state(struct task_struct *task)
+{
+	if (bpf_core_field_exists(task->__state)) {
+		return BPF_CORE_READ(task, __state);
+	}
+	return (unsigned int)BPF_CORE_READ((struct task_struct___pre514 *)task, state);
+}
+
+/*
+ * Task storage (BPF_MAP_TYPE_TASK_STORAGE, Linux 5.11). Without it, the same map is made a hash
+ * map keyed by thread id (user space sets its type before load, tracker/kernel.c), its new
+ * entries copied from storage_zeros, and its entries are dropped at sched_process_exit (task_storage_drop()). User space sets
+ * has_task_storage from the same probe.
+ */
+const volatile bool has_task_storage = true;
+
+/* What a new entry of the stand-in starts as: read, never written. */
+#define LS_STORAGE_ZERO_SIZE 1024
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8[LS_STORAGE_ZERO_SIZE]);
+} storage_zeros SEC(".maps");
+
+static __always_inline void *task_storage_get(void *map, struct task_struct *task, bool create)
+{
+	__u32 tid, zero = 0;
+	void *v, *init;
+
+	if (has_task_storage) {
+		return bpf_task_storage_get(map, task, NULL,
+					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	}
+	tid = task_rd(task, pid);
+	v = bpf_map_lookup_elem(map, &tid);
+	if (!v && create) {
+		init = bpf_map_lookup_elem(&storage_zeros, &zero);
+		if (!init) {
+			return NULL;
+		}
+		bpf_map_update_elem(map, &tid, init, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(map, &tid);
+	}
+	return v;
+}
+
+static __always_inline void task_storage_drop(void *map, struct task_struct *task)
+{
+	__u32 tid;
+
+	if (!has_task_storage) {
+		tid = task_rd(task, pid);
+		bpf_map_delete_elem(map, &tid);
+	}
+}
+
+
+/*
+ * The CPU a task last ran on: thread_info.cpu on x86 since Linux 5.16, task_struct.cpu before.
+ */
+struct task_struct___pre516 {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+static __always_inline unsigned int task_cpu(struct task_struct *task)
+{
+	if (bpf_core_field_exists(task->thread_info.cpu)) {
+		return task_rd(task, thread_info.cpu);
+	}
+	return BPF_CORE_READ((struct task_struct___pre516 *)task, cpu);
+}
 
 #endif /* LATSNAP_CORE_FIXES_BPF_H */

@@ -161,6 +161,10 @@ struct {
 	__type(value, struct task_state);
 } states SEC(".maps");
 
+_Static_assert(sizeof(struct task_state) <= LS_STORAGE_ZERO_SIZE &&
+		       sizeof(struct req_state) <= LS_STORAGE_ZERO_SIZE,
+	       "task storage's stand-in copies new entries from storage_zeros");
+
 /* tgid -> enum ls_track_reason bits */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -227,6 +231,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } refused_noticed SEC(".maps");
+
+/* Processes whose handler of latsnap's signal was displaced and said so: one notice each. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} displaced_noticed SEC(".maps");
 
 /* tgid -> how to signal the preload library in it. Filled only by the process itself. */
 struct {
@@ -356,7 +368,7 @@ static __always_inline void verdict_fast(struct task_struct *task, struct task_s
 /* @task stops being cold: the entry of the CPU it last ran on no longer says so. */
 static __always_inline void verdict_forget(struct task_struct *task)
 {
-	struct ls_cpu_verdict *v = &verdicts[task->thread_info.cpu & (LS_VERDICT_CPUS - 1)];
+	struct ls_cpu_verdict *v = &verdicts[task_cpu(task) & (LS_VERDICT_CPUS - 1)];
 
 	if (v->task == (__u64)task) {
 		v->task = 0;
@@ -388,12 +400,12 @@ static __always_inline void stat_inc(__u32 key)
 /* Kernel threads, latsnap itself and the tracer's threads: never tracked, whatever the target. */
 static __always_inline bool never_tracked(struct task_struct *task)
 {
-	__u32 tid = task->pid;
+	__u32 tid = task_rd(task, pid);
 
-	if (task->flags & PF_KTHREAD) {
+	if (task_rd(task, flags) & PF_KTHREAD) {
 		return true;
 	}
-	return bpf_map_lookup_elem(&quiet_tids, &tid) || (__u32)task->tgid == self_tgid;
+	return bpf_map_lookup_elem(&quiet_tids, &tid) || (__u32)task_rd(task, tgid) == self_tgid;
 }
 
 /* Deeper cgroups than this are not looked up past (systemd's trees are a handful deep). */
@@ -443,7 +455,7 @@ static __always_inline bool has_wanted_comm(struct task_struct *task)
  */
 static __always_inline bool decide_tracked(struct task_struct *task)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = task_rd(task, tgid);
 
 	if (never_tracked(task)) {
 		return false;
@@ -484,7 +496,7 @@ static __always_inline struct task_state *any_state(struct task_struct *task, bo
 {
 	struct task_state *s;
 
-	s = bpf_task_storage_get(&states, task, NULL, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	s = task_storage_get(&states, task, create);
 	if (!s) {
 		if (create) {
 			stat_inc(LS_STAT_STORAGE_FAILED);
@@ -533,14 +545,45 @@ static __always_inline void ctx_submit(struct ls_ctx_record *e)
 	e->seq &= ~LS_CTX_SEQ_BUSY;
 }
 
+/*
+ * ctx_take - the next value of @head, a counter of this CPU's, or -1 when a program that this
+ * one interrupted (a wakeup in a hard interrupt, say) is taking one right now. No atomics: Linux
+ * 5.10 refuses an atomic that returns the old value (5.12) anywhere in a program, even where it
+ * cannot run. Programs on one CPU nest only as interrupts do, the later one ending first, and
+ * a CPU sees its own stores in order: one that runs between another's read and store of @head
+ * sees @busy set and takes nothing; one that runs before the read or after the store takes its
+ * own value. What is not taken is counted as lost.
+ */
+static __always_inline __s64 ctx_take(__u64 *head, __u8 *busy)
+{
+	__u64 v;
+
+	if (*(volatile __u8 *)busy) {
+		return -1;
+	}
+	*(volatile __u8 *)busy = 1;
+	asm volatile("" ::: "memory");
+	v = *(volatile __u64 *)head;
+	*(volatile __u64 *)head = v + 1;
+	asm volatile("" ::: "memory");
+	*(volatile __u8 *)busy = 0;
+	return (__s64)v;
+}
+
 /* A slot of this CPU's ring. */
 static __always_inline struct ls_ctx_record *ctx_reserve(void)
 {
 	__u32 cpu = bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1), idx;
 	struct ls_ctx_record *e;
+	__s64 taken;
 	__u64 head;
 
-	head = __sync_fetch_and_add(&verdicts[cpu].ctx_head, 1);
+	taken = ctx_take(&verdicts[cpu].ctx_head, &verdicts[cpu].ctx_busy);
+	if (taken < 0) {
+		stat_inc(LS_STAT_CTX_LOST);
+		return NULL;
+	}
+	head = (__u64)taken;
 	idx = cpu * ctx_slots + (__u32)(head & (ctx_slots - 1));
 	e = bpf_map_lookup_elem(&ctx_ring, &idx);
 	if (!e) {
@@ -561,9 +604,14 @@ static __always_inline struct ls_ctx_stack *ctx_stack_reserve(struct ls_ctx_reco
 {
 	__u32 cpu = bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1), idx;
 	struct ls_ctx_stack *st;
+	__s64 taken;
 	__u64 head;
 
-	head = __sync_fetch_and_add(&verdicts[cpu].ctx_stack_head, 1);
+	taken = ctx_take(&verdicts[cpu].ctx_stack_head, &verdicts[cpu].ctx_busy);
+	if (taken < 0) {
+		return NULL;
+	}
+	head = (__u64)taken;
 	idx = cpu * ctx_stack_slots + (__u32)(head & (ctx_stack_slots - 1));
 	st = bpf_map_lookup_elem(&ctx_stacks, &idx);
 	if (!st) {
@@ -587,10 +635,7 @@ static __always_inline void ctx_stack_done(struct ls_ctx_stack *st)
  */
 static __always_inline void copy_comm(char *dst, const struct task_struct *task)
 {
-	const __u64 *src = (const __u64 *)task->comm;
-
-	((__u64 *)dst)[0] = src[0];
-	((__u64 *)dst)[1] = src[1];
+	task_comm_copy(dst, task);
 }
 
 /* The header of a context event about @task (and @other, which may be NULL). */
@@ -603,12 +648,12 @@ static __always_inline void ctx_fill(struct ls_ctx_record *e, __u8 kind, __u64 n
 	e->cpu = bpf_get_smp_processor_id();
 	e->ts = now;
 	e->at = now;
-	e->tid = task->pid;
-	e->pid = task->tgid;
+	e->tid = task_rd(task, pid);
+	e->pid = task_rd(task, tgid);
 	copy_comm(e->comm, task);
 	if (other) {
-		e->tid2 = other->pid;
-		e->pid2 = other->tgid;
+		e->tid2 = task_rd(other, pid);
+		e->pid2 = task_rd(other, tgid);
 		copy_comm(e->comm2, other);
 	} else {
 		e->tid2 = 0;
@@ -653,8 +698,8 @@ static __always_inline void ctx_interest(struct task_state *s, struct task_struc
 	struct ls_ctx_record *e;
 	bool was = s->interest_until > now;
 
-	if (s->tracked || (task->flags & PF_KTHREAD) || !task->pid ||
-	    (__u32)task->tgid == self_tgid || s->interest_until >= until) {
+	if (s->tracked || (task_rd(task, flags) & PF_KTHREAD) || !task_rd(task, pid) ||
+	    (__u32)task_rd(task, tgid) == self_tgid || s->interest_until >= until) {
 		return;
 	}
 	s->interest_until = until;
@@ -702,7 +747,7 @@ static __always_inline void notice_maps_once(struct task_state *s, __u32 tgid)
 
 static __always_inline struct ls_event *accum_get(struct task_state *s, struct task_struct *task)
 {
-	__u32 tid = task->pid;
+	__u32 tid = task_rd(task, pid);
 	struct ls_event *acc;
 	__u32 zero = 0;
 
@@ -819,7 +864,7 @@ static __always_inline void on_cpu_since_last(struct task_state *s, __u64 now)
  */
 static __always_inline void syscall_args(__u64 *args, struct task_struct *task)
 {
-	struct pt_regs *regs = task ? (struct pt_regs *)bpf_task_pt_regs(task) : NULL;
+	struct pt_regs *regs = task ? task_regs(task) : NULL;
 
 	__builtin_memset(args, 0, 6 * sizeof(__u64));
 	if (!regs) {
@@ -846,8 +891,8 @@ static __always_inline void fill_event(struct ls_event *e, struct task_struct *t
 				       struct task_state *s, __u8 kind, __u64 end, long ret)
 {
 	e->kind = kind;
-	e->pid = task->tgid;
-	e->tid = task->pid;
+	e->pid = task_rd(task, tgid);
+	e->tid = task_rd(task, pid);
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
 	e->syscall_nr = kind == LS_KIND_SYSCALL ? s->nr : -1;
 	e->switches = s->switches;
@@ -894,7 +939,7 @@ static __always_inline long user_syscall_nr(struct pt_regs *regs)
 static __always_inline void save_user_ip(void *ctx, struct task_struct *task, struct task_state *s,
 					 __u64 start)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct pt_regs *regs = task_regs(task);
 	long len = 0;
 
 	s->sleep_start = start;
@@ -990,9 +1035,10 @@ static __always_inline __u32 owe_signal(struct task_struct *task, __u32 sig)
  */
 static __always_inline __u32 signal_preload(struct task_struct *task, bool current)
 {
-	__u32 tgid = task->tgid, sig;
+	__u32 tgid = task_rd(task, tgid), sig;
 	struct ls_registration *reg;
 	__u64 bit, pending;
+	__u8 one = 1;
 	long err;
 
 	reg = bpf_map_lookup_elem(&registered, &tgid);
@@ -1008,7 +1054,9 @@ static __always_inline __u32 signal_preload(struct task_struct *task, bool curre
 	}
 	if (installed_handler(task, sig) != reg->handler) {
 		/* Once per process: the application's handler keeps the signal from now on. */
-		if (__sync_fetch_and_or(&reg->displaced, 1) == 0) {
+		/* Once per process: the map says who was first, without an atomic (see ctx_take()). */
+		reg->displaced = 1;
+		if (bpf_map_update_elem(&displaced_noticed, &tgid, &one, BPF_NOEXIST) == 0) {
 			notify(LS_NOTICE_DISPLACED, tgid, sig);
 		}
 		return LS_EF_SIGNAL_DISPLACED;
@@ -1077,7 +1125,7 @@ static __always_inline __u32 request_part(struct task_struct *task, struct task_
 	if (!s->in_req) {
 		return 0;
 	}
-	r = bpf_task_storage_get(&reqs, task, NULL, 0);
+	r = task_storage_get(&reqs, task, false);
 	if (r) {
 		r->waits++;
 	}
@@ -1088,7 +1136,7 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 				   __u8 kind, __u64 end, long ret)
 {
 	bool current = kind == LS_KIND_SYSCALL, signal;
-	__u32 tid = task->pid, part;
+	__u32 tid = task_rd(task, pid), part;
 	struct ls_event *e;
 
 	part = request_part(task, s, kind, end, &signal);
@@ -1135,7 +1183,7 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
  */
 static __always_inline void report_unwound(struct task_struct *task, struct pt_regs *regs)
 {
-	struct task_state *s = bpf_task_storage_get(&states, task, NULL, 0);
+	struct task_state *s = task_storage_get(&states, task, false);
 	struct ls_unwound *u;
 	void *report;
 	__u64 arg;
@@ -1155,8 +1203,8 @@ static __always_inline void report_unwound(struct task_struct *task, struct pt_r
 	u->status = (arg >> 16) & 0xff;
 	u->truncated = (arg >> 24) & 1;
 	u->pad = 0;
-	u->pid = task->tgid;
-	u->tid = task->pid;
+	u->pid = task_rd(task, tgid);
+	u->tid = task_rd(task, pid);
 	u->nr = arg & 0xffff;
 	if (u->nr > LS_UNWOUND_MAX_DEPTH) {
 		u->nr = LS_UNWOUND_MAX_DEPTH;
@@ -1180,7 +1228,7 @@ static __always_inline void report_unwound(struct task_struct *task, struct pt_r
 static __always_inline void handle_prctl(struct task_struct *task, struct pt_regs *regs)
 {
 	struct ls_registration reg = {};
-	__u32 tgid = task->tgid, tid = task->pid, reason = LS_TRACK_REGISTERED;
+	__u32 tgid = task_rd(task, tgid), tid = task_rd(task, pid), reason = LS_TRACK_REGISTERED;
 	struct task_state *s;
 	__u64 op, sig;
 	__u8 one = 1;
@@ -1200,7 +1248,7 @@ static __always_inline void handle_prctl(struct task_struct *task, struct pt_reg
 	}
 	if (op == LS_PRCTL_QUIET_THREAD) {
 		bpf_map_update_elem(&quiet_tids, &tid, &one, BPF_ANY);
-		s = bpf_task_storage_get(&states, task, NULL, 0);
+		s = task_storage_get(&states, task, false);
 		if (s) {
 			s->gen = 0;
 		}
@@ -1222,6 +1270,7 @@ static __always_inline void handle_prctl(struct task_struct *task, struct pt_reg
 	if (bpf_map_update_elem(&registered, &tgid, &reg, BPF_ANY)) {
 		return;
 	}
+	bpf_map_delete_elem(&displaced_noticed, &tgid);
 	if (track_registered && !bpf_map_lookup_elem(&tracked, &tgid)) {
 		bpf_map_update_elem(&tracked, &tgid, &reason, BPF_NOEXIST);
 		__sync_fetch_and_add(&tracking_gen, 1);
@@ -1298,7 +1347,7 @@ static __always_inline void syscall_flush(struct ls_cpu_verdict *v, struct task_
 SEC("tp_btf/sys_enter")
 int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct ls_cpu_verdict *v = this_verdict();
 	struct task_state *s;
 	__u64 now = 0;
@@ -1331,7 +1380,7 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 	if (!s->tracked) {
 		return 0;
 	}
-	accum_drop(s, task->pid);
+	accum_drop(s, task_rd(task, pid));
 	/* Inside a request nothing is idle. */
 	syscall_begin(s, id, idle_syscall(id) && !include_idle && !s->in_req,
 		      now ? now : bpf_ktime_get_ns(), bpf_jiffies64());
@@ -1383,7 +1432,7 @@ static __always_inline bool syscall_exit_fast(void *ctx, struct ls_cpu_verdict *
 SEC("tp_btf/sys_exit")
 int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct ls_cpu_verdict *v = this_verdict();
 	struct task_state *s;
 	__u64 now = 0, limit;
@@ -1426,7 +1475,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	if (!now && (s->quiet || (bpf_jiffies64() - s->start_jiffies + 2) * tick_ns < limit)) {
 		/* Short for sure: nothing of it is kept, no precise clock needed. */
 		s->run_state = RS_RUNNING;
-		accum_drop(s, task->pid);
+		accum_drop(s, task_rd(task, pid));
 		verdict_fast(task, s);
 		return 0;
 	}
@@ -1439,7 +1488,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	if (!s->quiet && now - s->start >= limit && !dying(task)) {
 		submit(ctx, task, s, LS_KIND_SYSCALL, now, ret);
 	}
-	accum_drop(s, task->pid);
+	accum_drop(s, task_rd(task, pid));
 	verdict_fast(task, s);
 	return 0;
 }
@@ -1550,9 +1599,8 @@ static __always_inline void ctx_switch(struct task_struct *prev, struct task_sta
 	ctx_submit(e);
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+static __always_inline int sched_switch(void *ctx, bool preempt, struct task_struct *prev,
+					struct task_struct *next, unsigned int prev_state)
 {
 	bool runnable = preempt || prev_state == TASK_RUNNING;
 	struct task_state *ps, *s;
@@ -1640,6 +1688,20 @@ out:
 	return 0;
 }
 
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ls_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return sched_switch(ctx, preempt, prev, next, prev_state);
+}
+
+/* Before Linux 5.18 the tracepoint did not pass prev_state (user space picks one of the two). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ls_sched_switch_3, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return sched_switch(ctx, preempt, prev, next, task_run_state(prev));
+}
+
 /*
  * send_owed_signal - at the end of a switch, in the context of the thread switched in: the
  * signal it is owed (see struct ls_owed_signal) goes from here, before it runs user code again.
@@ -1653,7 +1715,7 @@ static __always_inline int send_owed_signal(void)
 	if (!o->task) {
 		return 0;
 	}
-	if (o->task != (__u64)bpf_get_current_task_btf()) {
+	if (o->task != (__u64)current_task()) {
 		/* Not the thread it was for: that switch-in was undone before it ran. */
 		o->task = 0;
 		stat_inc(LS_STAT_SIGNAL_REFUSED);
@@ -1783,7 +1845,7 @@ static __always_inline bool waking_in_interrupt(void *ctx)
 static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct task_state *ps,
 				       __u64 now)
 {
-	struct task_struct *cur = bpf_get_current_task_btf();
+	struct task_struct *cur = current_task();
 	struct ls_ctx_stack *st;
 	struct task_state *cs;
 	struct ls_ctx_record *e;
@@ -1806,7 +1868,7 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 				e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
 				ctx_stack_done(st);
 			} else {
-				irq = !cur->pid;
+				irq = !task_rd(cur, pid);
 			}
 			e->arg = irq;
 			ctx_submit(e);
@@ -1818,7 +1880,7 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 			 * doing. Walking the stack to tell (waking_in_interrupt()) cost 3 us per
 			 * wakeup: --context sched cost more than full.
 			 */
-			irq = !cur->pid;
+			irq = !task_rd(cur, pid);
 			e = ctx_reserve();
 			if (!e) {
 				return;
@@ -1839,7 +1901,7 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 	if (!cs || !cs->tracked || (p->flags & PF_KTHREAD) || waking_in_interrupt(ctx)) {
 		return;
 	}
-	ps = ps ? ps : bpf_task_storage_get(&states, p, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	ps = ps ? ps : task_storage_get(&states, p, true);
 	if (ps) {
 		if (ps->gen != tracking_gen) {
 			redecide(ps, p);
@@ -1943,11 +2005,14 @@ int BPF_PROG(ls_sched_process_exit, struct task_struct *task)
 	__u32 tid = task->pid, tgid = task->tgid;
 
 	ctx_task_event(LS_CTX_EXIT, task, NULL);
+	task_storage_drop(&states, task);
+	task_storage_drop(&reqs, task);
 	bpf_map_delete_elem(&accum, &tid);
 	bpf_map_delete_elem(&quiet_tids, &tid);
 	if (task_group_dead(task)) {
 		bpf_map_delete_elem(&tracked, &tgid);
 		bpf_map_delete_elem(&registered, &tgid);
+		bpf_map_delete_elem(&displaced_noticed, &tgid);
 		if (bpf_map_delete_elem(&maps_noticed, &tgid) == 0) {
 			notify(LS_NOTICE_EXIT, tgid, 0);
 		}
@@ -1973,7 +2038,7 @@ int BPF_PROG(ls_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	if (never_tracked(task)) {
 		return 0;
 	}
-	s = bpf_task_storage_get(&states, task, NULL, 0);
+	s = task_storage_get(&states, task, false);
 	if (in_wanted_cgroup(task) || (s && s->tracked)) {
 		__sync_fetch_and_add(&tracking_gen, 1);
 	}
@@ -2039,10 +2104,9 @@ static __always_inline __u64 request_dev(struct request *rq)
 	return ((__u64)BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
 }
 
-SEC("tp_btf/block_rq_issue")
-int BPF_PROG(ls_block_rq_issue, struct request *rq)
+static __always_inline int block_issue(struct request *rq)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct block_issue issue;
 	struct ls_ctx_record *e;
 	__u64 key = (__u64)rq, now;
@@ -2055,8 +2119,8 @@ int BPF_PROG(ls_block_rq_issue, struct request *rq)
 		return 0;
 	}
 	issue.ts = now;
-	issue.tid = task->pid;
-	issue.pid = task->tgid;
+	issue.tid = task_rd(task, pid);
+	issue.pid = task_rd(task, tgid);
 	bpf_map_update_elem(&block_issued, &key, &issue, BPF_ANY);
 	e = ctx_reserve();
 	if (e) {
@@ -2068,6 +2132,19 @@ int BPF_PROG(ls_block_rq_issue, struct request *rq)
 		ctx_submit(e);
 	}
 	return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(ls_block_rq_issue, struct request *rq)
+{
+	return block_issue(rq);
+}
+
+/* Before Linux 5.11 the tracepoint passed the request's queue first (user space picks one). */
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(ls_block_rq_issue_q, struct request_queue *q, struct request *rq)
+{
+	return block_issue(rq);
 }
 
 SEC("tp_btf/block_rq_complete")
@@ -2130,7 +2207,7 @@ struct {
 
 static __always_inline void stall_regs(struct ls_stall *r, struct task_struct *task)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct pt_regs *regs = task_regs(task);
 
 	if (!regs) {
 		return;
@@ -2186,7 +2263,7 @@ int ls_stall_scan(struct bpf_iter__task *ctx)
 		if (task->flags & (PF_KTHREAD | PF_EXITING)) {
 			return 0;
 		}
-		s = bpf_task_storage_get(&states, task, NULL, 0);
+		s = task_storage_get(&states, task, false);
 		tracked = s && s->gen == tracking_gen ? s->tracked : decide_tracked(task);
 		if (!tracked) {
 			return 0;
@@ -2231,7 +2308,7 @@ int ls_stall_scan(struct bpf_iter__task *ctx)
 		if ((track_all || track_registered) && !stall_seed) {
 			return 0;
 		}
-		if (task->__state == TASK_RUNNING) {
+		if (task_run_state(task) == TASK_RUNNING) {
 			return 0;
 		}
 		r->flags |= LS_STALL_NO_STATE;
@@ -2240,7 +2317,7 @@ int ls_stall_scan(struct bpf_iter__task *ctx)
 	r->pid = task->tgid;
 	r->tid = task->pid;
 	bpf_probe_read_kernel_str(r->comm, sizeof(r->comm), task->comm);
-	r->task_state = task->__state;
+	r->task_state = task_run_state(task);
 	r->now_ns = now;
 	r->nvcsw = task->nvcsw + task->nivcsw;
 	r->voluntary = task->nvcsw;
@@ -2283,7 +2360,7 @@ static __always_inline void request_start(struct task_struct *task, struct task_
 {
 	struct req_state *r;
 
-	r = bpf_task_storage_get(&reqs, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	r = task_storage_get(&reqs, task, true);
 	if (!r) {
 		stat_inc(LS_STAT_STORAGE_FAILED);
 		return;
@@ -2304,7 +2381,7 @@ static __always_inline void request_start(struct task_struct *task, struct task_
 	r->waits = 0;
 	r->exec = BPF_CORE_READ(task, se.sum_exec_runtime);
 	r->delay = run_delay(task);
-	r->nvcsw = task->nvcsw + task->nivcsw;
+	r->nvcsw = task_rd(task, nvcsw) + task_rd(task, nivcsw);
 	r->arg_kind = LS_REQ_ARG_NONE;
 	r->arg_num = arg;
 	r->arg[0] = 0;
@@ -2329,7 +2406,7 @@ static __always_inline void request_end(struct task_struct *task, struct task_st
 	if (!s->in_req) {
 		return;
 	}
-	r = bpf_task_storage_get(&reqs, task, NULL, 0);
+	r = task_storage_get(&reqs, task, false);
 	if (!r || r->pair != pair) {
 		return;
 	}
@@ -2352,10 +2429,10 @@ static __always_inline void request_end(struct task_struct *task, struct task_st
 	e->arg_kind = r->arg_kind;
 	e->pad = 0;
 	e->pair = pair;
-	e->pid = task->tgid;
-	e->tid = task->pid;
+	e->pid = task_rd(task, tgid);
+	e->tid = task_rd(task, pid);
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
-	e->switches = (__u32)(task->nvcsw + task->nivcsw - r->nvcsw);
+	e->switches = (__u32)(task_rd(task, nvcsw) + task_rd(task, nivcsw) - r->nvcsw);
 	e->waits = r->waits;
 	e->start_ns = r->start;
 	e->end_ns = now;
@@ -2373,7 +2450,7 @@ static __always_inline void request_end(struct task_struct *task, struct task_st
 
 static __always_inline void request_probe(__u64 cookie, __u64 arg, bool has_arg)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct task_state *s = task_state(task, true);
 
 	if (!s) {
@@ -2391,7 +2468,10 @@ static __always_inline void request_probe(__u64 cookie, __u64 arg, bool has_arg)
 SEC("uprobe")
 int ls_req_uprobe(struct pt_regs *ctx)
 {
-	request_probe(bpf_get_attach_cookie(ctx), 0, false);
+	/* BPF cookies came with Linux 5.15: user space refuses uprobe requests without them. */
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_attach_cookie)) {
+		request_probe(bpf_get_attach_cookie(ctx), 0, false);
+	}
 	return 0;
 }
 
@@ -2414,12 +2494,12 @@ int ls_req_usdt(struct pt_regs *ctx)
 SEC("perf_event")
 int ls_req_sample(struct bpf_perf_event_data *ctx)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct task_state *s;
 	struct ls_sample *e;
 	long len;
 
-	s = bpf_task_storage_get(&states, task, NULL, 0);
+	s = task_storage_get(&states, task, false);
 	if (!s || !s->in_req) {
 		return 0;
 	}
@@ -2429,8 +2509,8 @@ int ls_req_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	e->kind = LS_KIND_SAMPLE;
-	e->pid = task->tgid;
-	e->tid = task->pid;
+	e->pid = task_rd(task, tgid);
+	e->tid = task_rd(task, pid);
 	e->ts = bpf_ktime_get_ns();
 	len = bpf_get_stack(ctx, e->kips, sizeof(e->kips), 0);
 	e->nr_kips = len > 0 ? len / sizeof(__u64) : 0;
@@ -2456,7 +2536,7 @@ int ls_ctx_flush(struct bpf_iter__task *ctx)
 	if (!task || ctx_level == LS_CTX_NONE) {
 		return 0;
 	}
-	s = bpf_task_storage_get(&states, task, NULL, 0);
+	s = task_storage_get(&states, task, false);
 	/* On a CPU, it is being switched in: its own switch-in sends it. */
 	if (!s || !s->out_ts || task->on_cpu) {
 		return 0;

@@ -347,7 +347,7 @@ struct ls_cpu_verdict {
 	__u8 cold;
 	__u8 fast; /* tracked, no outlier in the making: its syscalls may start here */
 	__u8 sc_quiet; /* the syscall below is on the idle list */
-	__u8 pad0;
+	__u8 ctx_busy; /* a ring slot is being taken (see ctx_take()) */
 	__u64 ctx_head; /* context events this CPU wrote into its ring (see ctx_reserve()) */
 	__u64 sc_task; /* the task whose syscall the next fields hold, set last; or 0 */
 	__u64 sc_start;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "lib/util.h"
@@ -36,21 +37,6 @@ const struct kernel_feature kernel_features[] = {
 	  .users = KERNEL_FOR_RECORD | KERNEL_FOR_TOP,
 	  .probe = KERNEL_PROBE_HELPER,
 	  .arg = BPF_FUNC_get_task_stack },
-	{ .what = "BPF task storage",
-	  .since = KERNEL_LINUX(5, 11),
-	  .users = KERNEL_FOR_RECORD | KERNEL_FOR_TOP,
-	  .probe = KERNEL_PROBE_MAP,
-	  .arg = BPF_MAP_TYPE_TASK_STORAGE },
-	{ .what = "bpf_get_current_task_btf()",
-	  .since = KERNEL_LINUX(5, 11),
-	  .users = KERNEL_FOR_RECORD,
-	  .probe = KERNEL_PROBE_HELPER,
-	  .arg = BPF_FUNC_get_current_task_btf },
-	{ .what = "bpf_task_pt_regs()",
-	  .since = KERNEL_LINUX(5, 15),
-	  .users = KERNEL_FOR_RECORD | KERNEL_FOR_TOP,
-	  .probe = KERNEL_PROBE_HELPER,
-	  .arg = BPF_FUNC_task_pt_regs },
 };
 
 const size_t kernel_nr_features = sizeof(kernel_features) / sizeof(kernel_features[0]);
@@ -202,6 +188,95 @@ enum kernel_switch_end kernel_switch_end(void)
 		return KERNEL_SWITCH_END_FEXIT;
 	}
 	return KERNEL_SWITCH_END_NONE;
+}
+
+/**
+ * kernel_has_task_storage - whether BPF task storage is there for tracing programs (Linux 5.12);
+ * a probe that cannot tell says yes, and loading says why.
+ */
+bool kernel_has_task_storage(void)
+{
+	/* 5.11 has the map type, for BPF LSM programs only: tracing programs have it from 5.12. */
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_FUNC_task_storage_get,
+				       NULL) != 0;
+}
+
+/**
+ * kernel_has_attach_cookie - whether BPF cookies (bpf_get_attach_cookie(), Linux 5.15) are
+ * there, which tell one request probe from another.
+ */
+bool kernel_has_attach_cookie(void)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie, NULL) != 0;
+}
+
+/**
+ * kernel_task_storage_standin - make @map, a task storage map, the hash map keyed by thread id
+ * that bpf/core_fixes.bpf.h's task_storage_get() uses where the kernel has no task storage.
+ *
+ * An LRU map: preallocated, as the perf_event program that reads it needs, and bounded. It holds
+ * an entry for each thread that ran while tracked or of interest, dropped at its exit; pid_max
+ * bounds how many there can be (clamped to 4,096..65,536), and the least recently used goes if a
+ * machine has more.
+ *
+ * Return: 0 or a negative errno from libbpf.
+ */
+int kernel_task_storage_standin(struct bpf_map *map)
+{
+	unsigned long pid_max = 32768;
+	FILE *f;
+	int err;
+
+	f = fopen("/proc/sys/kernel/pid_max", "r");
+	if (f) {
+		if (fscanf(f, "%lu", &pid_max) != 1) {
+			pid_max = 32768;
+		}
+		fclose(f);
+	}
+	pid_max = pid_max < 4096 ? 4096 : pid_max > 65536 ? 65536 : pid_max;
+	err = bpf_map__set_type(map, BPF_MAP_TYPE_LRU_HASH);
+	if (!err) {
+		err = bpf_map__set_map_flags(map, 0);
+	}
+	if (!err) {
+		err = bpf_map__set_key_size(map, sizeof(__u32));
+	}
+	if (!err) {
+		err = bpf_map__set_max_entries(map, (__u32)pid_max);
+	}
+	return err;
+}
+
+/**
+ * kernel_tp_args - how many arguments the kernel's tracepoint @name passes to a tp_btf program
+ * (its btf_trace_ typedef's, less the first, which is the tracepoint's data); -ENOENT when BTF
+ * does not have it.
+ */
+int kernel_tp_args(const char *name)
+{
+	char tname[128];
+	const struct btf_type *t;
+	struct btf *btf;
+	int id, ret = -ENOENT;
+
+	btf = btf__load_vmlinux_btf();
+	if (!btf) {
+		return -errno;
+	}
+	snprintf(tname, sizeof(tname), "btf_trace_%s", name);
+	id = btf__find_by_name_kind(btf, tname, BTF_KIND_TYPEDEF);
+	if (id > 0) {
+		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+		if (t && btf_is_ptr(t)) {
+			t = btf__type_by_id(btf, t->type);
+		}
+		if (t && btf_is_func_proto(t)) {
+			ret = btf_vlen(t) - 1;
+		}
+	}
+	btf__free(btf);
+	return ret;
 }
 
 /**

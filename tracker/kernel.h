@@ -6,6 +6,7 @@
 #ifndef LATSNAP_KERNEL_H
 #define LATSNAP_KERNEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* A mainline release, comparable: KERNEL_LINUX(5, 15) < KERNEL_LINUX(6, 1). */
@@ -54,5 +55,12 @@ enum kernel_switch_end {
 };
 
 enum kernel_switch_end kernel_switch_end(void);
+
+struct bpf_map;
+
+bool kernel_has_task_storage(void);
+bool kernel_has_attach_cookie(void);
+int kernel_task_storage_standin(struct bpf_map *map);
+int kernel_tp_args(const char *name);
 
 #endif /* LATSNAP_KERNEL_H */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -56,24 +57,31 @@ static void keep_verifier_tail(const char *msg)
 /* Without -v an error is one line of ours; libbpf's detail would bury it. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	char msg[16384];
 	const char *name;
+	char *msg = NULL;
 	va_list copy;
+	int ret;
 
+	/* The verifier's log comes in one message, of up to megabytes. */
 	va_copy(copy, args);
-	vsnprintf(msg, sizeof(msg), fmt, copy);
+	ret = vasprintf(&msg, fmt, copy);
 	va_end(copy);
-	if (level == LIBBPF_WARN && !strncmp(msg, "prog '", 6) &&
+	if (ret < 0) {
+		return ret;
+	}
+	name = strstr(msg, "prog '");
+	if (level == LIBBPF_WARN && name &&
 	    (strstr(msg, "BPF program load failed") || strstr(msg, "BEGIN PROG LOAD LOG"))) {
-		name = msg + 6;
+		name += 6;
 		snprintf(refused_prog, sizeof(refused_prog), "%.*s", (int)strcspn(name, "'"), name);
 		keep_verifier_tail(msg);
 	}
-	if (!ls_verbose_enabled) {
-		return 0;
+	if (ls_verbose_enabled) {
+		fputs("latsnap: ", stderr);
+		fputs(msg, stderr);
 	}
-	fputs("latsnap: ", stderr);
-	return fputs(msg, stderr);
+	free(msg);
+	return ret;
 }
 
 /**
@@ -129,8 +137,9 @@ void libbpf_log_explain_load(const char *who, int err)
 		       who, strerror(-err), uts.release);
 		return;
 	}
+	/* Its last word, but for the statistics it closes with. */
 	for (i = 0; i < VERIFIER_TAIL; i++) {
-		if (verifier_tail[i][0]) {
+		if (verifier_tail[i][0] && strncmp(verifier_tail[i], "processed ", 10)) {
 			last = verifier_tail[i];
 		}
 	}

@@ -57,6 +57,7 @@ struct parked {
 
 struct tracker {
 	struct latsnap_bpf *skel;
+	bool has_attach_cookie; /* BPF cookies (5.15), which --request's probes need */
 	struct ring_buffer *ring;
 	struct ksyms *ksyms;
 	struct usyms *usyms;
@@ -1016,6 +1017,7 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 {
 	enum kernel_switch_end switch_end;
 	struct tracker *tr;
+	bool old_block, old_switch;
 	int err;
 
 	*trackerp = NULL;
@@ -1085,6 +1087,30 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	if (!opts->no_preload) {
 		say_switch_end(switch_end);
 	}
+	/*
+	 * Older kernels: task storage's stand-in, a hash map by thread id (before 5.12);
+	 * sched_switch without prev_state (before 5.18); block_rq_issue with the request's queue
+	 * first (before 5.11).
+	 */
+	if (!kernel_has_task_storage()) {
+		tr->skel->rodata->has_task_storage = false;
+		err = kernel_task_storage_standin(tr->skel->maps.states);
+		if (!err) {
+			err = kernel_task_storage_standin(tr->skel->maps.reqs);
+		}
+		if (err) {
+			ls_err("tracker: cannot set up the per-thread state maps: %s", strerror(-err));
+			goto fail;
+		}
+		ls_verbose("tracker: no BPF task storage (Linux 5.11): per-thread state in hash maps");
+	}
+	old_switch = kernel_tp_args("sched_switch") == 3;
+	bpf_program__set_autoload(tr->skel->progs.ls_sched_switch, !old_switch);
+	bpf_program__set_autoload(tr->skel->progs.ls_sched_switch_3, old_switch);
+	old_block = kernel_tp_args("block_rq_issue") == 2;
+	bpf_program__set_autoload(tr->skel->progs.ls_block_rq_issue, !old_block);
+	bpf_program__set_autoload(tr->skel->progs.ls_block_rq_issue_q, old_block);
+	tr->has_attach_cookie = kernel_has_attach_cookie();
 	/* Only --cgroup needs to hear of moves between cgroups. */
 	bpf_program__set_autoload(tr->skel->progs.ls_cgroup_attach, opts->nr_cgroups > 0);
 	/* Attached to each --request probe by tracker_add_request(), with its cookie. */
@@ -1522,8 +1548,22 @@ int tracker_attach(struct tracker *tr)
 		} else {
 			ls_err("tracker: cannot attach the BPF programs: %s", strerror(-err));
 		}
+		return err;
 	}
-	return err;
+	/*
+	 * An fexit program's trampoline exists only once attached, and it is in the stack of
+	 * every thread that sleeps in schedule(): read kallsyms again, so that it is named, and
+	 * left out as glue, rather than taken for the code below it.
+	 */
+	if (bpf_program__autoload(tr->skel->progs.ls_schedule_exit)) {
+		struct ksyms *ksyms = ksyms_load(NULL);
+
+		if (ksyms) {
+			ksyms_free(tr->ksyms);
+			tr->ksyms = ksyms;
+		}
+	}
+	return 0;
 }
 
 /**
@@ -1780,6 +1820,18 @@ int tracker_add_request(struct tracker *tr, const struct request_spec *spec)
 		ls_err("tracker: --request '%s': at most %d probe pairs", spec->text,
 		       LS_MAX_REQUESTS);
 		return -E2BIG;
+	}
+	if (!tr->has_attach_cookie) {
+		struct utsname uts;
+
+		if (uname(&uts)) {
+			snprintf(uts.release, sizeof(uts.release), "?");
+		}
+		ls_err("tracker: --request '%s': this kernel (%s) lacks BPF cookies "
+		       "(bpf_get_attach_cookie(), Linux 5.15), which tell one request probe from "
+		       "another",
+		       spec->text, uts.release);
+		return -ENOTSUP;
 	}
 	if (!tr->sample_links && attach_sampling(tr)) {
 		return -ENOMEM;
