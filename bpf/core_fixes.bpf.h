@@ -159,6 +159,22 @@ static __always_inline void *task_storage_get(void *map, struct task_struct *tas
 	return v;
 }
 
+/*
+ * task_storage_init - @task's entry of @map, created from @init if it has none; as
+ * bpf_task_storage_get() with a value and BPF_LOCAL_STORAGE_GET_F_CREATE.
+ */
+static __always_inline void *task_storage_init(void *map, struct task_struct *task, void *init)
+{
+	__u32 tid;
+
+	if (has_task_storage) {
+		return bpf_task_storage_get(map, task, init, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	}
+	tid = task_rd(task, pid);
+	bpf_map_update_elem(map, &tid, init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, &tid);
+}
+
 static __always_inline void task_storage_drop(void *map, struct task_struct *task)
 {
 	__u32 tid;

@@ -24,6 +24,7 @@
 #include <bpf/bpf_core_read.h>
 #include "include/top.h"
 #include "bpf/kernel-defs.h"
+#include "bpf/core_fixes.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -223,6 +224,17 @@ static __always_inline long syscall_of(struct pt_regs *regs)
 #endif
 }
 
+/* The same, where @regs is an address to read through (core_fixes.bpf.h's task_regs()). */
+static __always_inline long syscall_of_core(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return PT_REGS_RC_CORE(regs) == (unsigned long)-ENOSYS ? (long)BPF_CORE_READ(regs, orig_ax) :
+								 -1;
+#elif defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(regs, syscallno);
+#endif
+}
+
 /*
  * The futex ABI (linux/futex.h, macros BTF does not carry): the commands that wait, and the flags
  * around them in op (FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME).
@@ -247,6 +259,7 @@ static __always_inline long syscall_of(struct pt_regs *regs)
  */
 static __always_inline void note_syscall(struct task_struct *task, struct task_wait *w)
 {
+	bool typed = bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs);
 	struct pt_regs *regs;
 	__u32 cmd, val;
 	long nr;
@@ -259,11 +272,12 @@ static __always_inline void note_syscall(struct task_struct *task, struct task_w
 	if (task->flags & PF_KTHREAD) {
 		return;
 	}
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	/* Before 5.15, the registers' address by hand, read through (core_fixes.bpf.h). */
+	regs = task_regs(task);
 	if (!regs) {
 		return;
 	}
-	nr = syscall_of(regs);
+	nr = typed ? syscall_of(regs) : syscall_of_core(regs);
 	if (nr < 0 || nr >= TOP_MAX_SYSCALLS) {
 		return;
 	}
@@ -271,7 +285,7 @@ static __always_inline void note_syscall(struct task_struct *task, struct task_w
 	kind = obj_syscalls[nr & (TOP_MAX_SYSCALLS - 1)];
 	if (kind != TOP_OBJ_NONE) {
 		w->obj_kind = kind;
-		w->obj = PT_REGS_PARM1_SYSCALL(regs);
+		w->obj = typed ? PT_REGS_PARM1_SYSCALL(regs) : PT_REGS_PARM1_CORE_SYSCALL(regs);
 	}
 	/*
 	 * A lock or an event: the idle policy's futex:lock test, on op and val (ints to the
@@ -279,8 +293,9 @@ static __always_inline void note_syscall(struct task_struct *task, struct task_w
 	 * registers, for futex only; the key keeps its size (a byte of its padding).
 	 */
 	if (kind == TOP_OBJ_FUTEX) {
-		cmd = (__u32)PT_REGS_PARM2_SYSCALL(regs) & ~(__u32)TOP_FUTEX_FLAGS;
-		val = (__u32)PT_REGS_PARM3_SYSCALL(regs);
+		cmd = (__u32)(typed ? PT_REGS_PARM2_SYSCALL(regs) : PT_REGS_PARM2_CORE_SYSCALL(regs)) &
+		      ~(__u32)TOP_FUTEX_FLAGS;
+		val = (__u32)(typed ? PT_REGS_PARM3_SYSCALL(regs) : PT_REGS_PARM3_CORE_SYSCALL(regs));
 		w->futex_lock = cmd == TOP_FUTEX_LOCK_PI || cmd == TOP_FUTEX_TRYLOCK_PI ||
 				cmd == TOP_FUTEX_LOCK_PI2 ||
 				((cmd == TOP_FUTEX_WAIT || cmd == TOP_FUTEX_WAIT_BITSET) &&
@@ -288,16 +303,15 @@ static __always_inline void note_syscall(struct task_struct *task, struct task_w
 	}
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(top_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+static __always_inline int sched_switch(bool preempt, struct task_struct *prev,
+					struct task_struct *next, unsigned int prev_state)
 {
 	struct task_wait *w;
 	__u64 now = bpf_ktime_get_ns();
 
 	if (prev->pid && (__u32)prev->tgid != self_tgid && !(prev->flags & PF_EXITING) &&
 	    (include_kthreads || !(prev->flags & PF_KTHREAD))) {
-		w = bpf_task_storage_get(&waits, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		w = task_storage_get(&waits, prev, true);
 		if (w) {
 			w->start = now;
 			if (preempt || prev_state == TASK_RUNNING) {
@@ -311,7 +325,7 @@ int BPF_PROG(top_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	if (!next->pid) {
 		return 0;
 	}
-	w = bpf_task_storage_get(&waits, next, NULL, 0);
+	w = task_storage_get(&waits, next, false);
 	if (!w) {
 		return 0;
 	}
@@ -325,10 +339,32 @@ int BPF_PROG(top_sched_switch, bool preempt, struct task_struct *prev, struct ta
 	return 0;
 }
 
+SEC("tp_btf/sched_switch")
+int BPF_PROG(top_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return sched_switch(preempt, prev, next, prev_state);
+}
+
+/* Before Linux 5.18 the tracepoint did not pass prev_state (top/load.c picks one of the two). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(top_sched_switch_3, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return sched_switch(preempt, prev, next, task_run_state(prev));
+}
+
+/* Task storage's stand-in (before 5.12) drops a thread's entry at its exit: tids are reused. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(top_sched_process_exit, struct task_struct *task)
+{
+	task_storage_drop(&waits, task);
+	return 0;
+}
+
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(top_sched_wakeup, struct task_struct *p)
 {
-	struct task_wait *w = bpf_task_storage_get(&waits, p, NULL, 0);
+	struct task_wait *w = task_storage_get(&waits, p, false);
 	__u64 now;
 
 	if (!w || w->state != TS_BLOCKED) {
@@ -391,7 +427,7 @@ static __always_inline struct rq *rq_of(struct task_struct *task)
  */
 static __always_inline __u64 blocked_since(struct task_struct *task, __u64 now)
 {
-	struct rq *trq = rq_of(task), *crq = rq_of(bpf_get_current_task_btf());
+	struct rq *trq = rq_of(task), *crq = rq_of(current_task());
 	__u64 out, ago, task_clock, clock, this_clock;
 
 	if (!trq || !crq) {
@@ -419,7 +455,7 @@ static __always_inline struct task_wait *note_blocked_before(struct task_struct 
 {
 	struct task_wait init = {};
 
-	if (task->__state == TASK_RUNNING || task->on_cpu) {
+	if (task_run_state(task) == TASK_RUNNING || task->on_cpu) {
 		return NULL;
 	}
 	init.state = TS_BLOCKED_BEFORE;
@@ -430,7 +466,7 @@ static __always_inline struct task_wait *note_blocked_before(struct task_struct 
 	}
 	note_syscall(task, &init);
 	/* NULL too when a hook gave it one meanwhile: the hook's is the truth. */
-	return bpf_task_storage_get(&waits, task, &init, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	return task_storage_init(&waits, task, &init);
 }
 
 SEC("iter/task")
@@ -451,7 +487,7 @@ int top_stalls(struct bpf_iter__task *ctx)
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
-	w = bpf_task_storage_get(&waits, task, NULL, 0);
+	w = task_storage_get(&waits, task, false);
 	if (!w) {
 		w = note_blocked_before(task, now);
 		if (!w) {
@@ -475,7 +511,7 @@ int top_stalls(struct bpf_iter__task *ctx)
 		break;
 	case TS_BLOCKED_BEFORE:
 		/* Only while it still is: woken, nothing ends this state until it runs. */
-		if (task->__state == TASK_RUNNING || task->on_cpu) {
+		if (task_run_state(task) == TASK_RUNNING || task->on_cpu) {
 			return 0;
 		}
 		kind = TOP_WAIT_BLOCKED;

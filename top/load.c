@@ -67,6 +67,7 @@ static void mark_idle(struct top_bpf *skel)
  */
 int top_load(struct top *t)
 {
+	bool stand_in, old_switch;
 	int err;
 
 	libbpf_log_init();
@@ -89,6 +90,23 @@ int top_load(struct top *t)
 	t->skel->rodata->sample_ratio = t->opts.sample_ratio;
 	t->skel->rodata->include_kthreads = t->opts.kthreads;
 	mark_syscalls(t->skel);
+	/*
+	 * Older kernels (as the tracker's): task storage's stand-in, a hash map by thread id, and
+	 * its exit hook (before 5.12); sched_switch without prev_state (before 5.18).
+	 */
+	stand_in = !kernel_has_task_storage();
+	if (stand_in) {
+		t->skel->rodata->has_task_storage = false;
+		err = kernel_task_storage_standin(t->skel->maps.waits);
+		if (err) {
+			ls_err("top: cannot set up the per-thread state map: %s", strerror(-err));
+			return err;
+		}
+	}
+	bpf_program__set_autoload(t->skel->progs.top_sched_process_exit, stand_in);
+	old_switch = kernel_tp_args("sched_switch") == 3;
+	bpf_program__set_autoload(t->skel->progs.top_sched_switch, !old_switch);
+	bpf_program__set_autoload(t->skel->progs.top_sched_switch_3, old_switch);
 	if (!t->opts.include_idle) {
 		mark_idle(t->skel);
 	}
