@@ -4,6 +4,7 @@
  * that has all a program needs, which missing feature a check names and how it says so, from
  * probe results made up here (no older kernel is at hand); and, as root, the probes themselves.
  */
+#include <errno.h>
 #include <linux/bpf.h>
 
 #include "tracker/kernel.h"
@@ -59,12 +60,12 @@ static void check_table(void)
 
 static void check_min_version(void)
 {
-	is_int(kernel_min_version(KERNEL_FOR_RECORD | KERNEL_FOR_PRELOAD), KERNEL_LINUX(6, 15),
-	       "record needs 6.15 (sched_exit_tp, for the preload library's signals)");
-	is_int(kernel_min_version(KERNEL_FOR_RECORD), KERNEL_LINUX(5, 15),
-	       "record --no-preload with a COMMAND needs 5.15 (bpf_task_pt_regs)");
-	is_int(kernel_min_version(KERNEL_FOR_TOP), KERNEL_LINUX(5, 15),
-	       "top needs 5.15 (bpf_task_pt_regs)");
+	is_int(kernel_min_version(KERNEL_FOR_RECORD | KERNEL_FOR_PRELOAD), KERNEL_LINUX(5, 9),
+	       "record needs 5.9 (bpf_get_task_stack()): the rest has a fallback");
+	is_int(kernel_min_version(KERNEL_FOR_RECORD), KERNEL_LINUX(5, 9),
+	       "the preload library's signals need nothing more");
+	is_int(kernel_min_version(KERNEL_FOR_TOP), KERNEL_LINUX(5, 9),
+	       "top needs 5.9 (bpf_get_task_stack())");
 	is_int(kernel_min_version(0), 0, "nothing needs nothing");
 }
 
@@ -73,19 +74,16 @@ static void check_first_missing(void)
 	const unsigned int rec = KERNEL_FOR_RECORD | KERNEL_FOR_PRELOAD;
 
 	is_str(missing(KERNEL_LINUX(6, 18), 0, rec), "", "6.18 has what record needs");
-	is_str(missing(KERNEL_LINUX(6, 15), 0, rec), "", "6.15 too");
+	is_str(missing(KERNEL_LINUX(6, 1), 0, rec), "", "6.1 too (fexit stands in for sched_exit_tp)");
+	is_str(missing(KERNEL_LINUX(5, 10), 0, rec), "",
+	       "5.10 too (task storage, current's BTF and bpf_task_pt_regs() have stand-ins)");
+	is_str(missing(KERNEL_LINUX(5, 10), 0, KERNEL_FOR_TOP), "", "5.10 runs top");
 	is_str(missing(KERNEL_LINUX(5, 4), 0, rec), "BPF ring buffers",
 	       "5.4: the oldest missing is named");
+	is_str(missing(KERNEL_LINUX(5, 8), 0, rec), "bpf_get_task_stack()",
+	       "5.8: the task stack helper");
 	is_str(missing(KERNEL_LINUX(5, 4), 0, KERNEL_FOR_TOP), "bpf_get_task_stack()",
 	       "5.4: top, which has no ring buffer, misses the task stack helper first");
-	is_str(missing(KERNEL_LINUX(5, 10), 0, rec), "BPF task storage", "5.10: task storage");
-	is_str(missing(KERNEL_LINUX(5, 11), 0, rec), "bpf_task_pt_regs()",
-	       "5.11: bpf_task_pt_regs()");
-	is_str(missing(KERNEL_LINUX(6, 12), 0, rec), "the sched_exit_tp tracepoint",
-	       "6.12: the tracepoint of the preload library's signals");
-	is_str(missing(KERNEL_LINUX(6, 12), 0, KERNEL_FOR_RECORD), "",
-	       "6.12: enough without the preload library");
-	is_str(missing(KERNEL_LINUX(6, 12), 0, KERNEL_FOR_TOP), "", "6.12: enough for top");
 	is_str(missing(KERNEL_LINUX(5, 4), KERNEL_LINUX(5, 8), rec), "bpf_get_task_stack()",
 	       "a probe that cannot tell does not blame its feature");
 }
@@ -106,41 +104,22 @@ static void check_message(void)
 				     KERNEL_FOR_RECORD | KERNEL_FOR_PRELOAD);
 	is_str(buf,
 	       "record: this kernel (5.4.0-150-generic) lacks BPF ring buffers (Linux 5.8): "
-	       "latsnap record needs Linux 6.15 or later",
+	       "latsnap record needs Linux 5.9 or later",
 	       "the missing feature, the release that brought it, and the one needed");
 	is_int(len, (int)strlen(buf), "its length");
 
-	kernel_missing_message(buf, sizeof(buf), "record", "5.4.0", f, KERNEL_FOR_RECORD);
-	is_str(buf,
-	       "record: this kernel (5.4.0) lacks BPF ring buffers (Linux 5.8): latsnap record "
-	       "needs Linux 5.15 or later",
-	       "without the preload library, record needs less");
-
-	fake_release = KERNEL_LINUX(6, 12);
-	f = kernel_first_missing(KERNEL_FOR_RECORD | KERNEL_FOR_PRELOAD, fake_probe);
-	if (!ok(f != NULL, "6.12 lacks something")) {
-		return;
-	}
-	kernel_missing_message(buf, sizeof(buf), "record", "6.12.48+deb13-amd64", f,
-			       KERNEL_FOR_RECORD | KERNEL_FOR_PRELOAD);
-	is_str(buf,
-	       "record: this kernel (6.12.48+deb13-amd64) lacks the sched_exit_tp tracepoint "
-	       "(Linux 6.15): latsnap record needs Linux 6.15 or later, or 5.15 with --no-preload "
-	       "and a COMMAND",
-	       "what the preload library alone needs says how to do without it");
-
-	fake_release = KERNEL_LINUX(5, 10);
+	fake_release = KERNEL_LINUX(5, 8);
 	f = kernel_first_missing(KERNEL_FOR_TOP, fake_probe);
-	if (!ok(f != NULL, "5.10 lacks something top needs")) {
+	if (!ok(f != NULL, "5.8 lacks something top needs")) {
 		return;
 	}
-	len = kernel_missing_message(buf, 24, "top", "5.10.0", f, KERNEL_FOR_TOP);
-	is_str(buf, "top: this kernel (5.10.", "cut short to the buffer");
+	len = kernel_missing_message(buf, 24, "top", "5.8.0", f, KERNEL_FOR_TOP);
+	is_str(buf, "top: this kernel (5.8.0", "cut short to the buffer");
 	ok(len > 24, "and says how long the whole line is (%d)", len);
-	kernel_missing_message(buf, sizeof(buf), "top", "5.10.0", f, KERNEL_FOR_TOP);
+	kernel_missing_message(buf, sizeof(buf), "top", "5.8.0", f, KERNEL_FOR_TOP);
 	is_str(buf,
-	       "top: this kernel (5.10.0) lacks BPF task storage (Linux 5.11): latsnap top needs "
-	       "Linux 5.15 or later",
+	       "top: this kernel (5.8.0) lacks bpf_get_task_stack() (Linux 5.9): latsnap top needs "
+	       "Linux 5.9 or later",
 	       "top's line");
 }
 
@@ -159,6 +138,9 @@ static void check_real_probes(void)
 	const struct kernel_feature hook = { .what = "sched_switch",
 					     .probe = KERNEL_PROBE_HOOK,
 					     .hook = "sched_switch" };
+	const struct kernel_feature exit_tp = { .what = "sched_exit_tp",
+						.probe = KERNEL_PROBE_HOOK,
+						.hook = "sched_exit_tp" };
 	const struct kernel_feature hook_none = { .what = "no such tracepoint",
 						  .probe = KERNEL_PROBE_HOOK,
 						  .hook = "latsnap_no_such_tracepoint" };
@@ -173,6 +155,19 @@ static void check_real_probes(void)
 	is_int(kernel_probe(&hook), 1, "sched_switch is there");
 	is_int(kernel_probe(&hook_none), 0, "latsnap_no_such_tracepoint is not");
 	is_int(kernel_check("top", KERNEL_FOR_TOP), 0, "this kernel runs top");
+
+	/* What picks the programs and stand-ins: true of every kernel latsnap runs on. */
+	ok(kernel_tp_args("sched_switch") == 3 || kernel_tp_args("sched_switch") == 4,
+	   "sched_switch passes 3 arguments (before 5.18) or 4 (%d)",
+	   kernel_tp_args("sched_switch"));
+	ok(kernel_tp_args("block_rq_issue") == 1 || kernel_tp_args("block_rq_issue") == 2,
+	   "block_rq_issue passes 1 or 2 (before 5.11) (%d)", kernel_tp_args("block_rq_issue"));
+	is_int(kernel_tp_args("latsnap_no_such_tracepoint"), -ENOENT,
+	       "no such tracepoint: -ENOENT");
+	is_int(kernel_switch_end() == KERNEL_SWITCH_END_TP, kernel_probe(&exit_tp) == 1,
+	       "the end of a switch is sched_exit_tp exactly where the kernel has it");
+	ok(kernel_tp_args("sched_switch") == 3 || kernel_has_task_storage(),
+	   "a kernel whose sched_switch has prev_state (5.18) has task storage (5.12)");
 }
 
 int main(void)
