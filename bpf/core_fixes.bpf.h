@@ -32,11 +32,11 @@ static __always_inline bool task_group_dead(struct task_struct *task)
  * verifier then follows a path it cannot rule out with an unbounded index (array access through
  * a "scalar": R2 invalid mem access). The empty asm keeps the mask.
  */
-#define bounded_index(i, n)                                                                        \
-	({                                                                                         \
-		__u32 __bi = (__u32)(i);                                                           \
-		asm volatile("%0 &= %1" : "+r"(__bi) : "i"((n)-1));                                \
-		__bi;                                                                              \
+#define bounded_index(i, n)                                         \
+	({                                                          \
+		__u32 __bi = (__u32)(i);                            \
+		asm volatile("%0 &= %1" : "+r"(__bi) : "i"((n)-1)); \
+		__bi;                                               \
 	})
 
 /*
@@ -45,7 +45,8 @@ static __always_inline bool task_group_dead(struct task_struct *task)
  * read with bpf_probe_read_kernel(). Which of the two the kernel has is a constant at load
  * (a CO-RE relocation of the kernel's own enum), so the verifier drops the other path.
  */
-#define current_task_typed() bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)
+#define current_task_typed() \
+	bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)
 
 static __always_inline struct task_struct *current_task(void)
 {
@@ -97,7 +98,8 @@ static __always_inline struct pt_regs *task_regs(struct task_struct *task)
 	if (!stack) {
 		return NULL;
 	}
-	return (struct pt_regs *)(stack + LS_X86_64_THREAD_SIZE - bpf_core_type_size(struct pt_regs));
+	return (struct pt_regs *)(stack + LS_X86_64_THREAD_SIZE -
+				  bpf_core_type_size(struct pt_regs));
 #else
 	return NULL;
 #endif
@@ -184,7 +186,6 @@ static __always_inline void task_storage_drop(void *map, struct task_struct *tas
 		bpf_map_delete_elem(map, &tid);
 	}
 }
-
 
 /*
  * The CPU a task last ran on: thread_info.cpu on x86 since Linux 5.16, task_struct.cpu before.

@@ -17,14 +17,26 @@
 #include "tracker/kernel.h"
 
 /*
- * What the programs use that a kernel may lack, oldest first: the first one missing is the one
- * named. Optional ones, for which latsnap has another way or does without, are probed where they
- * are used (kernel_switch_end()). Not probed, because every kernel with bpf_task_pt_regs() has them: BTF-typed tracepoint
- * programs (tp_btf), mmapable arrays, bpf_probe_read_kernel/user(), bpf_send_signal_thread() and
- * bpf_jiffies64() (5.5), BPF atomics that return the old value (5.12), task storage from tracing
- * programs (5.12). bpf_send_signal_task() (6.13) is optional: a weak kfunc, dead code without it
- * (kernels before 5.16 refuse such a call even as dead code when libbpf is older than 1.2, which
- * matters to --no-preload only).
+ * What the programs use that a kernel may lack and latsnap cannot do without, oldest first: the
+ * first one missing is the one named. Everything newer has a stand-in, picked at start by a
+ * probe (or, inside the programs, by a CO-RE check of the kernel's own enums and types: see
+ * bpf/core_fixes.bpf.h):
+ *   - task storage for tracing programs (5.12): a hash map by thread id
+ *     (kernel_has_task_storage(), kernel_task_storage_standin());
+ *   - bpf_get_current_task_btf() (5.11) and bpf_task_pt_regs() (5.15): reads through
+ *     bpf_probe_read_kernel(), the saved registers found by hand (x86-64);
+ *   - the sched_exit_tp tracepoint (6.15), where a thread switched in is signalled for the
+ *     preload library: fexit on schedule() (kernel_switch_end());
+ *   - bpf_send_signal_task() (6.13): a weak kfunc, the signal owed to the end of the switch;
+ *   - sched_switch without prev_state (before 5.18), block_rq_issue with its queue (before 5.11),
+ *     sched_process_exit without group_dead (6.12 and older; 6.18 has it): alternative programs or reads
+ *     (kernel_tp_args());
+ *   - BPF atomics that return the old value (5.12): none used (ctx_take()).
+ * BPF cookies (5.15), which tell --request's probes apart, have none: --request says so
+ * (kernel_has_attach_cookie()). Not probed, because every kernel with bpf_get_task_stack() has
+ * them: BTF-typed tracepoint programs (tp_btf), fentry/fexit, mmapable arrays,
+ * bpf_probe_read_kernel/user(), bpf_send_signal_thread() and bpf_jiffies64() (5.5), task
+ * iterators (5.8).
  */
 const struct kernel_feature kernel_features[] = {
 	{ .what = "BPF ring buffers",

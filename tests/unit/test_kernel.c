@@ -74,7 +74,8 @@ static void check_first_missing(void)
 	const unsigned int rec = KERNEL_FOR_RECORD | KERNEL_FOR_PRELOAD;
 
 	is_str(missing(KERNEL_LINUX(6, 18), 0, rec), "", "6.18 has what record needs");
-	is_str(missing(KERNEL_LINUX(6, 1), 0, rec), "", "6.1 too (fexit stands in for sched_exit_tp)");
+	is_str(missing(KERNEL_LINUX(6, 1), 0, rec), "",
+	       "6.1 too (fexit stands in for sched_exit_tp)");
 	is_str(missing(KERNEL_LINUX(5, 10), 0, rec), "",
 	       "5.10 too (task storage, current's BTF and bpf_task_pt_regs() have stand-ins)");
 	is_str(missing(KERNEL_LINUX(5, 10), 0, KERNEL_FOR_TOP), "", "5.10 runs top");
