@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <lttng/lttng.h>
@@ -26,7 +27,8 @@
 
 #define CHANNEL_NAME "latsnap"
 #define KERNEL_CHANNEL_NAME "latsnap-kernel"
-#define SESSIOND_START_TIMEOUT_MS 5000
+/* The wait ends at the daemon's signal: this only bounds one that never gives it. */
+#define SESSIOND_START_TIMEOUT_MS 30000
 /* How long the daemon latsnap starts waits on a relay daemon that does not answer. */
 #define RELAYD_TIMEOUT_MS "5000"
 
@@ -54,10 +56,34 @@ static void on_sessiond_ready(int sig)
 	sessiond_ready = 1;
 }
 
-/* Is an lttng-modules kernel tracer loadable or loaded here? Without modules it cannot be. */
+/*
+ * Is an lttng-modules kernel tracer loaded, or installed for this kernel? Otherwise a session
+ * daemon started without --no-kernel runs modprobe for each of its modules in vain, which takes
+ * seconds on a slow machine (Debian's kernels have modules, and rarely lttng-modules).
+ */
 static bool kernel_tracer_possible(void)
 {
-	return access("/sys/module/lttng_tracer", F_OK) == 0 || access("/proc/modules", F_OK) == 0;
+	char path[512], line[512];
+	struct utsname uts;
+	bool found = false;
+	FILE *dep;
+
+	if (access("/sys/module/lttng_tracer", F_OK) == 0) {
+		return true;
+	}
+	if (access("/proc/modules", F_OK) || uname(&uts)) {
+		return false;
+	}
+	snprintf(path, sizeof(path), "/lib/modules/%s/modules.dep", uts.release);
+	dep = fopen(path, "re");
+	if (!dep) {
+		return false;
+	}
+	while (!found && fgets(line, sizeof(line), dep)) {
+		found = strstr(line, "/lttng-tracer.ko") != NULL;
+	}
+	fclose(dep);
+	return found;
 }
 
 /*
