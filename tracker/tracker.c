@@ -58,6 +58,7 @@ struct parked {
 struct tracker {
 	struct latsnap_bpf *skel;
 	bool has_attach_cookie; /* BPF cookies (5.15), which --request's probes need */
+	bool iter_whole; /* task iterators walk every task: none over one process (before 6.1) */
 	struct ring_buffer *ring;
 	struct ksyms *ksyms;
 	struct usyms *usyms;
@@ -1676,13 +1677,24 @@ int tracker_scan_stalls(struct tracker *tr, uint64_t min_ns, tracker_stall_fn fn
 			every_task = true;
 		}
 	}
-	if (every_task) {
+	if (every_task || tr->iter_whole) {
 		return stall_read(tr->skel->links.ls_stall_scan, fn, ctx);
 	}
-	for (i = 0; i < n && !ret; i++) {
+	for (i = 0; i < n && !ret && !tr->iter_whole; i++) {
 		link = stall_link(tr, tgids[i]);
 		if (!link) {
-			/* Gone since: nothing to walk. */
+			/*
+			 * Gone since: nothing to walk. Any other error is a kernel whose task
+			 * iterators take no process (before 6.1: E2BIG for the link info's
+			 * fields it does not know): every task is walked then, now and from now on.
+			 */
+			if (errno != ESRCH && errno != ENOENT) {
+				ls_verbose("tracker: a task iterator over one process: %s: the stall "
+					   "scan walks every task",
+					   strerror(errno));
+				tr->iter_whole = true;
+				return stall_read(tr->skel->links.ls_stall_scan, fn, ctx);
+			}
 			continue;
 		}
 		ret = stall_read(link, fn, ctx);
@@ -1727,12 +1739,13 @@ int tracker_stall_thread(struct tracker *tr, pid_t tid, struct ls_stall *out)
 	struct bpf_link *link;
 	int ret;
 
-	link = bpf_program__attach_iter(tr->skel->progs.ls_stall_scan, &opts);
-	if (!link) {
+	/* Before 6.1, every task is walked, the program keeping @tid alone (stall_tid). */
+	link = tr->iter_whole ? NULL : bpf_program__attach_iter(tr->skel->progs.ls_stall_scan, &opts);
+	if (!link && !tr->iter_whole && (errno == ESRCH || errno == ENOENT)) {
 		return -errno;
 	}
 	tr->skel->bss->stall_tid = (__u32)tid;
-	ret = stall_read(link, stall_copy, out);
+	ret = stall_read(link ? link : tr->skel->links.ls_stall_scan, stall_copy, out);
 	tr->skel->bss->stall_tid = 0;
 	bpf_link__destroy(link);
 	return ret == 1 ? 0 : ret ? ret : -ESRCH;

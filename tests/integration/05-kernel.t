@@ -131,7 +131,8 @@ WL_LOG=$TMPD/e.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --json --no
 RC=$?
 is "$RC" 0 "e) record --hang 1s -- deadlock 6: exit 0" || diag_file "$TMPD/e.err" "  stderr: "
 O=$(pick "$TMPD/e.out" 'select(any(.flags[]; startswith("still-blocked")) and (.cause | test("^Deadlock")))')
-ok '[ "$O" != "{}" ]' "e) a thread is reported still blocked, its cause a deadlock ($(J "$O" .cause))"
+ok '[ "$O" != "{}" ]' "e) a thread is reported still blocked, its cause a deadlock ($(J "$O" .cause))" ||
+	{ dump_outliers "$TMPD/e.out"; diag_file "$TMPD/e.err" "  stderr: "; }
 like "$(J "$O" .holder.tid)" '^[0-9]+$' "e) ... held up by the other thread ($(J "$O" .holder.tid))"
 feature "--hang (stalls, deadlocks, holders)" "$([ "$O" != "{}" ] && echo yes || echo no)"
 
