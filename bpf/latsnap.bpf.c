@@ -1015,7 +1015,8 @@ extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type
  */
 static __always_inline __u32 owe_signal(struct task_struct *task, __u32 sig)
 {
-	struct ls_owed_signal *o = &owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+	__u32 cpu = bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1);
+	struct ls_owed_signal *o = &owed_signals[cpu];
 
 	if (!switch_end_hook) {
 		return LS_EF_SIGNAL_UNSUPPORTED;
@@ -1054,7 +1055,7 @@ static __always_inline __u32 signal_preload(struct task_struct *task, bool curre
 	}
 	if (installed_handler(task, sig) != reg->handler) {
 		/* Once per process: the application's handler keeps the signal from now on. */
-		/* Once per process: the map says who was first, without an atomic (see ctx_take()). */
+		/* Once per process: the map says who came first, with no atomic (ctx_take()). */
 		reg->displaced = 1;
 		if (bpf_map_update_elem(&displaced_noticed, &tgid, &one, BPF_NOEXIST) == 0) {
 			notify(LS_NOTICE_DISPLACED, tgid, sig);

@@ -228,8 +228,10 @@ static __always_inline long syscall_of(struct pt_regs *regs)
 static __always_inline long syscall_of_core(struct pt_regs *regs)
 {
 #if defined(__TARGET_ARCH_x86)
-	return PT_REGS_RC_CORE(regs) == (unsigned long)-ENOSYS ? (long)BPF_CORE_READ(regs, orig_ax) :
-								 -1;
+	if (PT_REGS_RC_CORE(regs) != (unsigned long)-ENOSYS) {
+		return -1;
+	}
+	return BPF_CORE_READ(regs, orig_ax);
 #elif defined(__TARGET_ARCH_arm64)
 	return BPF_CORE_READ(regs, syscallno);
 #endif

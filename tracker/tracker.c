@@ -954,9 +954,9 @@ static void say_switch_end(enum kernel_switch_end hook)
 	case KERNEL_SWITCH_END_TP:
 		break;
 	case KERNEL_SWITCH_END_FEXIT:
-		ls_verbose("tracker: this kernel (%s) lacks the sched_exit_tp tracepoint (Linux 6.15): "
-			   "threads back from a sleep are signalled on their return from schedule() "
-			   "(fexit)",
+		ls_verbose("tracker: this kernel (%s) lacks the sched_exit_tp tracepoint (Linux "
+			   "6.15): threads back from a sleep are signalled on their return from "
+			   "schedule() (fexit)",
 			   uts.release);
 		break;
 	case KERNEL_SWITCH_END_NONE:
@@ -1081,7 +1081,8 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	}
 	/* It runs at every switch of the machine, for the preload library's signals only. */
 	switch_end = opts->no_preload ? KERNEL_SWITCH_END_NONE : kernel_switch_end();
-	bpf_program__set_autoload(tr->skel->progs.ls_sched_exit, switch_end == KERNEL_SWITCH_END_TP);
+	bpf_program__set_autoload(tr->skel->progs.ls_sched_exit,
+				  switch_end == KERNEL_SWITCH_END_TP);
 	bpf_program__set_autoload(tr->skel->progs.ls_schedule_exit,
 				  switch_end == KERNEL_SWITCH_END_FEXIT);
 	tr->skel->rodata->switch_end_hook = switch_end != KERNEL_SWITCH_END_NONE;
@@ -1100,10 +1101,12 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 			err = kernel_task_storage_standin(tr->skel->maps.reqs);
 		}
 		if (err) {
-			ls_err("tracker: cannot set up the per-thread state maps: %s", strerror(-err));
+			ls_err("tracker: cannot set up the per-thread state maps: %s",
+			       strerror(-err));
 			goto fail;
 		}
-		ls_verbose("tracker: no BPF task storage (Linux 5.11): per-thread state in hash maps");
+		ls_verbose("tracker: no BPF task storage for tracing programs (Linux 5.12): "
+			   "per-thread state in hash maps");
 	}
 	old_switch = kernel_tp_args("sched_switch") == 3;
 	bpf_program__set_autoload(tr->skel->progs.ls_sched_switch, !old_switch);
@@ -1740,7 +1743,10 @@ int tracker_stall_thread(struct tracker *tr, pid_t tid, struct ls_stall *out)
 	int ret;
 
 	/* Before 6.1, every task is walked, the program keeping @tid alone (stall_tid). */
-	link = tr->iter_whole ? NULL : bpf_program__attach_iter(tr->skel->progs.ls_stall_scan, &opts);
+	link = NULL;
+	if (!tr->iter_whole) {
+		link = bpf_program__attach_iter(tr->skel->progs.ls_stall_scan, &opts);
+	}
 	if (!link && !tr->iter_whole && (errno == ESRCH || errno == ENOENT)) {
 		return -errno;
 	}
