@@ -131,6 +131,8 @@ struct task_state {
 	__u8 maps_told;
 	/* Inside a request (struct req_state): its waits down to the context floor are parts of it. */
 	__u8 in_req;
+	/* A signal owed at a switch-in that it left again before it ran (owed_carry()). */
+	__u8 sig_owed;
 };
 
 /* A thread inside a request: from its start probe, for its end probe. */
@@ -1600,6 +1602,35 @@ static __always_inline void ctx_switch(struct task_struct *prev, struct task_sta
 	ctx_submit(e);
 }
 
+/*
+ * A thread owed a signal (owe_signal()) that is switched out again before the end of the switch
+ * that brought it in was reached in its own context (fexit on schedule(): schedule() loops while
+ * another preemption is due, as under CPU contention): its signal is kept in its state, and owed
+ * again at its next switch-in, where it will get there.
+ */
+static __always_inline void owed_carry(struct task_struct *prev, struct task_state *ps)
+{
+	struct ls_owed_signal *o = &owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+
+	if (o->task == (__u64)prev) {
+		if (ps) {
+			ps->sig_owed = (__u8)o->sig;
+		}
+		o->task = 0;
+	}
+}
+
+static __always_inline void owed_restore(struct task_struct *next, struct task_state *s)
+{
+	struct ls_owed_signal *o = &owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+
+	if (s->sig_owed) {
+		o->task = (__u64)next;
+		o->sig = s->sig_owed;
+		s->sig_owed = 0;
+	}
+}
+
 static __always_inline int sched_switch(void *ctx, bool preempt, struct task_struct *prev,
 					struct task_struct *next, unsigned int prev_state)
 {
@@ -1612,9 +1643,11 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 
 	ps = (prev->flags & PF_EXITING) || verdict_cold(prev) ? NULL : any_state(prev, true);
 	syscall_flush(this_verdict(), prev, ps);
+	owed_carry(prev, ps);
 	s = any_state(next, false);
 	if (s) {
 		verdict_set(next, s->gen, state_cold(s));
+		owed_restore(next, s);
 	} else {
 		verdict_set(next, 0, false);
 	}
