@@ -4,7 +4,8 @@
 # For each kernel series: fetches it (install.sh), boots it under QEMU with this machine's
 # userspace (vm-run.sh) and runs there the integration tests of scripts/kernels/tests.list
 # under prove, after a few facts about the kernel (guest-check.sh). Logs go to
-# build/kernels/logs/SERIES.log (the tests' output) and SERIES.console.log (the guest's console).
+# build/kernels/logs/SERIES.log (the tests' output), SERIES.times (each test's time) and
+# SERIES.console.log (the guest's console).
 # Prints a summary line per kernel; exits 1 if any kernel failed.
 #
 # Environment: KERNELS (series, default "5.10 6.1 6.12"); KERNEL_TESTS (test files, instead of
@@ -53,6 +54,16 @@ for s in $KERNELS; do
 	*) verdict="FAIL (prove exit $rc)" ;;
 	esac
 	[ "$rc" = 0 ] || failed=1
+	# Each test's time (prove --timer's start stamps, and the last one at the end): SERIES.times.
+	awk '/^\[[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\]/ {
+			split(substr($1, 2, 8), t, ":"); now = t[1] * 3600 + t[2] * 60 + t[3]
+			if (name != "") { d = now - start; if (d < 0) d += 86400; printf "%6d s  %s\n", d, name }
+			name = $2; start = now
+		}' "$log" >"$LOGDIR/$s.times"
+	if [ -s "$LOGDIR/$s.times" ]; then
+		echo "latsnap: check-kernels: $s: slowest tests (all in $LOGDIR/$s.times):"
+		sort -rn "$LOGDIR/$s.times" | head -n 5 | sed 's/^/  /'
+	fi
 	SUMMARY+=("$(printf 'latsnap: check-kernels: %-5s %-22s %s in %dm%02ds%s' "$s" "$release" "$verdict" \
 		$(((t1 - t0) / 60)) $(((t1 - t0) % 60)) "${counts:+ ($counts)}")")
 done

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # scripts/kernels/guest-check.sh TEST...: what scripts/kernels/check.sh runs in each guest (through
 # vm-run.sh, in the work tree): a few facts about the kernel, for the log, then the tests under
-# prove. Exits with prove's status.
+# prove -v --timer. Exits with prove's status.
 set -u
 
 fact() { printf '# kernel: %-36s %s\n' "$1" "$2"; }
@@ -20,4 +20,6 @@ fact "ftrace functions (fentry)" "$(wc -l </sys/kernel/tracing/available_filter_
 fact "CPUs, memory" "$(nproc), $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
 
 [ $# -gt 0 ] || exit 0
-exec prove -v --timer "$@"
+# The console formatter, as on a terminal: prove's default for a file (vm-run.sh's results share,
+# which the host follows) prints a test's lines only once the test is over.
+exec prove -v --timer --formatter TAP::Formatter::Console "$@"
