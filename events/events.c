@@ -69,6 +69,17 @@ static void record_bin_info(const struct ls_ev_bin_info *b)
 	lttng_ust_tracepoint(latsnap, bin_info, b);
 }
 
+/*
+ * Whether this process's session daemon registration is through and the session's events are
+ * enabled in it: only then are the channel's stream and these events in the trace's metadata,
+ * and what latsnap records kept.
+ */
+static int events_ready(void)
+{
+	return lttng_ust_tracepoint_enabled(latsnap, outlier) &&
+	       lttng_ust_tracepoint_enabled(latsnap_kernel, sched_switch);
+}
+
 __attribute__((visibility("default"))) const struct ls_events latsnap_events = {
 	.abi = LS_EVENTS_ABI,
 	.size = sizeof(struct ls_events),
@@ -78,4 +89,5 @@ __attribute__((visibility("default"))) const struct ls_events latsnap_events = {
 	.summary = record_summary,
 	.user_stack = record_user_stack,
 	.bin_info = record_bin_info,
+	.ready = events_ready,
 };

@@ -18,7 +18,7 @@
  * the end of struct ls_events: latsnap takes a library from LS_EVENTS_ABI_MIN on and calls only
  * what its @size covers.
  */
-#define LS_EVENTS_ABI 4
+#define LS_EVENTS_ABI 5
 #define LS_EVENTS_ABI_MIN 2
 
 /* The symbol latsnap looks up in the library. */
@@ -130,6 +130,8 @@ struct ls_ev_bin_info {
  * @summary: records latsnap:summary (ABI 3 on)
  * @user_stack: records latsnap:user_stack (ABI 4 on)
  * @bin_info: records latsnap:bin_info (ABI 4 on)
+ * @ready: whether the session's events are enabled in this process, its registration with the
+ *	session daemon through (ABI 5 on)
  */
 struct ls_events {
 	uint32_t abi;
@@ -140,6 +142,7 @@ struct ls_events {
 	void (*summary)(const struct ls_ev_summary *s);
 	void (*user_stack)(const struct ls_ev_user_stack *u);
 	void (*bin_info)(const struct ls_ev_bin_info *b);
+	int (*ready)(void);
 };
 
 #endif /* LATSNAP_EVENTS_H */

@@ -5,6 +5,8 @@
 #ifndef LATSNAP_EMIT_H
 #define LATSNAP_EMIT_H
 
+#include <stdbool.h>
+
 #include <sys/types.h>
 
 struct emit;
@@ -18,6 +20,7 @@ void emit_mappings(struct emit *em, struct tracker *tr, pid_t pid);
 void emit_kernel_event(struct emit *em, const struct ls_ctx_event *e);
 int emit_summary(struct emit *em, const char *id, const char *json, unsigned long len,
 		 unsigned long part_max);
+bool emit_wait_ready(struct emit *em, unsigned int timeout_ms);
 void emit_close(struct emit *em);
 
 #endif /* LATSNAP_EMIT_H */

@@ -51,6 +51,8 @@
  * thousands a second would otherwise grow latsnap by hundreds of MB before its snapshot.
  */
 #define MAX_BATCH 1024
+/* How long record waits at start for its own events to be enabled (emit_wait_ready()). */
+#define EMIT_READY_TIMEOUT_MS 10000
 /* A latsnap:summary event carries at most this much of the summary (and half a sub-buffer). */
 #define SUMMARY_PART_MAX 65536
 /* How often snapshots are checked against --max-age when none is written. */
@@ -250,6 +252,10 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	if (emit_open(&rec->emit, rec->emit_why, sizeof(rec->emit_why))) {
 		ls_err("record: latsnap's own events: %s; the snapshots go on without them",
 		       rec->emit_why);
+	} else if (!emit_wait_ready(rec->emit, EMIT_READY_TIMEOUT_MS)) {
+		ls_err("record: latsnap's own events are not enabled after %d s (lttng-sessiond "
+		       "slow to answer?): snapshots taken before they are will lack them",
+		       EMIT_READY_TIMEOUT_MS / 1000);
 	}
 	if (session_has_kernel(rec->session)) {
 		ls_verbose(
