@@ -408,17 +408,6 @@ int session_snapshot(struct session *s, const char *dir)
 	if (ret < 0) {
 		ls_verbose("record: LTTng: regenerate statedump: %s", lttng_strerror(ret));
 	}
-	/*
-	 * The session daemon can append an event's declaration before its channel's (stream id 0)
-	 * when the channel and its events register at about the same time: a snapshot taken then
-	 * has metadata that no CTF reader accepts ("Cannot find stream class at this point"), and
-	 * so do later ones of the session, its metadata being appended to. Regenerated, it is
-	 * written anew from the registry, each channel before its events.
-	 */
-	ret = lttng_regenerate_metadata(s->name);
-	if (ret < 0) {
-		ls_verbose("record: LTTng: regenerate metadata: %s", lttng_strerror(ret));
-	}
 	output = lttng_snapshot_output_create();
 	if (!output) {
 		return -ENOMEM;
