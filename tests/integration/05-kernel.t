@@ -106,6 +106,7 @@ else
 		"$([ "$(J "$O" .user_stack.source)" = unwind ] && echo yes || echo no)"
 fi
 like "$(frames "$O")" '(^| )crunch([.]|$| )' "c) ... where it was preempted: crunch() ($(frames "$O"))"
+diag "c) the cruncher's outlier: $(J "$O" -c '{source: .user_stack.source, signalled, flags}')"
 
 # --- d) snapshots, the kernel context, the waker --------------------------------------------------
 WL_LOG=$TMPD/d.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --json -t 200ms \
@@ -133,13 +134,14 @@ is "$RC" 0 "e) record --hang 1s -- deadlock 6: exit 0" || diag_file "$TMPD/e.err
 O=$(pick "$TMPD/e.out" 'select(any(.flags[]; startswith("still-blocked")) and (.cause | test("^Deadlock")))')
 ok '[ "$O" != "{}" ]' "e) a thread is reported still blocked, its cause a deadlock ($(J "$O" .cause))" ||
 	{ dump_outliers "$TMPD/e.out"; diag_file "$TMPD/e.err" "  stderr: "; }
-like "$(J "$O" .holder.tid)" '^[0-9]+$' "e) ... held up by the other thread ($(J "$O" .holder.tid))"
+like "$(J "$O" .holder.tid)" '^[0-9]+$' "e) ... held up by the other thread ($(J "$O" .holder.tid))" ||
+	jq -c '{comm, tid, cause, holder, flags}' "$TMPD/e.out" | diag_file /dev/stdin "  outlier: "
 feature "--hang (stalls, deadlocks, holders)" "$([ "$O" != "{}" ] && echo yes || echo no)"
 
 # --- f) --request ----------------------------------------------------------------------------------
 record_json "$TMPD/f.out" "$TMPD/f.err" -t 200ms \
 	--request "uprobe:$WL/reqserver:handle_request" -- "$WL/reqserver" 5:0 300:0 5:0
-if bpftool feature probe kernel 2>/dev/null | grep -q 'bpf_get_attach_cookie'; then
+if kernel_has_cookies; then
 	is "$RC" 0 "f) record --request uprobe:...:handle_request -- reqserver: exit 0"
 	O=$(pick "$TMPD/f.out" 'select(.kind == "request")')
 	ok '[ "$O" != "{}" ]' "f) the 300 ms request is a request outlier"

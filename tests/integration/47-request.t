@@ -31,6 +31,7 @@ set -u
 require_record reqserver
 require babeltrace2
 require_lttng
+kernel_has_cookies || skip_kernel "lacks BPF cookies (Linux 5.15), which record --request needs"
 
 T_START=$(date +%s%N)
 PROBE=uprobe:$WL/reqserver:handle_request

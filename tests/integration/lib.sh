@@ -224,6 +224,24 @@ skip_all() {
 	exit 1
 }
 
+# skip_kernel REASON: the running kernel cannot give what this file tests (REASON names the
+# feature it lacks and the release that brought it): skipped, under CI too, since no machine can
+# change that. For the older kernels make check-kernels boots.
+skip_kernel() {
+	if [ "$_tap_started" = 0 ]; then
+		echo "1..0 # SKIP this kernel ($(uname -r)) $*"
+		exit 0
+	fi
+	echo "Bail out! this kernel ($(uname -r)) $*"
+	exit 1
+}
+
+# kernel_has_cookies: whether the kernel has BPF cookies (bpf_get_attach_cookie(), Linux 5.15),
+# which record --request needs.
+kernel_has_cookies() {
+	bpftool feature probe kernel 2>/dev/null | grep -q 'bpf_get_attach_cookie'
+}
+
 # bail_out REASON: this file cannot go on, for a reason of its own making (not a missing
 # prerequisite): a failure, with or without CI. Not TAP's "Bail out!", which would stop the
 # other files too.
