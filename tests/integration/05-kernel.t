@@ -22,6 +22,8 @@
 #  g) top: sleeper's naps show as "Requested sleep" in `top --batch`.
 #  h) the idle policy: epoll_wait waiting for work is no outlier, unless --include-idle.
 #  i) errors: without privileges, "needs root"; never for a privileged user.
+#  j) the service: SIGHUP reloads the thresholds in the running programs (their .data), without
+#     a reload of the programs.
 # Each case ends with a "# kernel-feature: NAME: yes|no (why)" line, which make check-kernels
 # gathers into its kernel x feature table.
 set -u
@@ -176,12 +178,35 @@ is "$(jcount "$TMPD/h2.out" 'select(.syscall // "" | test("^epoll_"))')" 2 \
 	"h) ... but both are, with --include-idle"
 feature "idle policy" "$([ "$(jcount "$TMPD/h2.out" 'select(.syscall // "" | test("^epoll_"))')" = 2 ] && echo yes || echo no)"
 
+# --- j) the service: SIGHUP reloads the thresholds in the running programs ---------------------
+echo 'threshold = 2s' >"$TMPD/j.conf"
+WL_LOG=$TMPD/j.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --json --no-snapshot \
+	-c "$TMPD/j.conf" -- "$WL/sleeper" 500 14 >"$TMPD/j.out" 2>"$TMPD/j.err" &
+RUNNER=$!
+track_bg "$RUNNER"
+for _ in $(seq 600); do
+	[ -s "$TMPD/j.log" ] && break
+	sleep 0.05
+done
+REC=$(pgrep -P "$RUNNER" -x latsnap | head -n 1)
+REC=${REC:-$RUNNER}
+sleep 1
+echo 'threshold = 200ms' >"$TMPD/j.conf"
+kill -HUP "$REC"
+wait "$RUNNER"
+is "$?" 0 "j) record -c CONF -- sleeper 500 14, reloaded with SIGHUP: exit 0"
+like "$(grep 'reloaded' "$TMPD/j.err")" 'threshold 2s -> 200ms' "j) the reload is logged" ||
+	diag_file "$TMPD/j.err" "  stderr: "
+N=$(jcount "$TMPD/j.out" "select($NAP and .duration_ns >= 490000000)")
+ok '[ "$N" -ge 2 ]' "j) 500 ms naps are outliers after the reload (threshold 2 s before): $N"
+feature "service: SIGHUP reload" "$([ "$N" -ge 2 ] && echo yes || echo no)"
+
 # --- i) errors ----------------------------------------------------------------------------------
 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 	"$LATSNAP" record --no-snapshot -- true >"$TMPD/i.out" 2>"$TMPD/i.err"
 is "$?" 1 "i) record without privileges: exit 1"
 like "$(cat "$TMPD/i.err")" 'needs root' "i) ... says latsnap needs root"
-for f in a b c d e g h; do
+for f in a b c d e g h j; do
 	if grep -q 'needs root' "$TMPD/$f.err" 2>/dev/null; then
 		fail "i) case $f, run as root, said 'needs root'"
 	fi
