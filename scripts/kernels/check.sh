@@ -68,6 +68,29 @@ for s in $KERNELS; do
 		$(((t1 - t0) / 60)) $(((t1 - t0) % 60)) "${counts:+ ($counts)}")")
 done
 printf '%s\n' "${SUMMARY[@]}"
+# The kernel x feature table, from 05-kernel.t's "# kernel-feature: NAME: VERDICT" lines.
+table=$LOGDIR/features.md
+{
+	printf '| feature |'
+	for s in $KERNELS; do printf ' %s |' "$(cat "${KERNELS_DIR:-$ROOT/build/kernels}/$s/release" 2>/dev/null || echo "$s")"; done
+	printf '\n|---|'
+	for s in $KERNELS; do printf -- '---|'; done
+	printf '\n'
+	for s in $KERNELS; do
+		sed -n 's/^# kernel-feature: \([^:]*\): .*/\1/p' "$LOGDIR/$s.log" 2>/dev/null
+	done | awk '!seen[$0]++' | while IFS= read -r f; do
+		printf '| %s |' "$f"
+		for s in $KERNELS; do
+			v=$(grep -F "# kernel-feature: $f: " "$LOGDIR/$s.log" 2>/dev/null | tail -n 1)
+			printf ' %s |' "${v#"# kernel-feature: $f: "}"
+		done
+		printf '\n'
+	done
+} >"$table"
+if grep -q '^| [^-f]' "$table"; then
+	echo "latsnap: check-kernels: kernel x feature ($table):"
+	cat "$table"
+fi
 if [ "$failed" = 1 ]; then
 	echo "latsnap: check-kernels: failed; logs in $LOGDIR" >&2
 	exit 1
