@@ -199,7 +199,7 @@ like "$(grep 'reloaded' "$TMPD/j.err")" 'threshold 2s -> 200ms' "j) the reload i
 	diag_file "$TMPD/j.err" "  stderr: "
 N=$(jcount "$TMPD/j.out" "select($NAP and .duration_ns >= 490000000)")
 ok '[ "$N" -ge 2 ]' "j) 500 ms naps are outliers after the reload (threshold 2 s before): $N"
-feature "service: SIGHUP reload" "$([ "$N" -ge 2 ] && echo yes || echo no)"
+feature "service (SIGHUP reload)" "$([ "$N" -ge 2 ] && echo yes || echo no)"
 
 # --- i) errors ----------------------------------------------------------------------------------
 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
