@@ -151,11 +151,12 @@ EOF
 START=$(date +%s.%N)
 # -nodefaults: no VGA, NIC, floppy, CD; the console is ttyS0, into VM_CONSOLE. tsc=reliable: the
 # kernel finds TCG's TSCs unsynchronized and falls back to the HPET, whose every read (each
-# clock_gettime, each BPF timestamp) is an emulated MMIO access.
+# clock_gettime, each BPF timestamp) is an emulated MMIO access. loglevel=5: warnings and the
+# stacks of oopses and lockups, not the boot's chatter; a soft lockup dumps every CPU's stack.
 timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp "$VM_SMP" -m "$VM_MEM" \
 	-nodefaults -display none -no-reboot -serial "file:$RUN/console.log" \
 	-kernel "$KD/vmlinuz" -initrd "$INITRD" \
-	-append "console=ttyS0 panic=-1 quiet loglevel=4 tsc=reliable ${VM_APPEND:-}" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=5 softlockup_all_cpu_backtrace=1 tsc=reliable ${VM_APPEND:-}" \
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$ROOT,mount_tag=repo,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$RUN,mount_tag=results,security_model=none" \
