@@ -69,3 +69,10 @@ int empty_sched_exit(void *ctx)
 {
 	return 0;
 }
+
+/* Where the kernel lacks sched_exit_tp, latsnap's end-of-switch hook (empty-hooks picks one). */
+SEC("fexit/schedule")
+int empty_schedule_exit(void *ctx)
+{
+	return 0;
+}
