@@ -100,6 +100,12 @@ depmod_series() {
 		die "depmod for $(cat "$1/release") failed"
 }
 
+# newest REGEX SERIES: the newest package of apt's lists whose name matches REGEX.
+newest() {
+	apt-cache "${APT_OPTS[@]}" search --names-only "^linux-image-${2//./\\.}" |
+		awk '{ print $1 }' | grep -E "$1" | sort -V | tail -n 1 || true
+}
+
 fetch_series() {
 	local series=$1 dir=$KDIR/$1 re pkg deb ver tmp
 	if [ -f "$dir/vmlinuz" ] && [ -f "$dir/release" ]; then
@@ -114,14 +120,25 @@ fetch_series() {
 	# linux-image-6.1.0-56-amd64-unsigned, linux-image-6.12.117+deb12-amd64-unsigned: the
 	# generic flavour (not cloud: no 9p; not rt), newest ABI.
 	re="^linux-image-${series//./\\.}(\\.0-[0-9]+|\\.[0-9]+\\+deb[0-9]+)-amd64-unsigned\$"
-	pkg=$(apt-cache "${APT_OPTS[@]}" search --names-only "^linux-image-${series//./\\.}" |
-		awk '{ print $1 }' | grep -E "$re" | sort -V | tail -n 1) || true
+	pkg=$(newest "$re" "$series")
+	if [ -z "$pkg" ] && [ ${#APT_OPTS[@]} = 0 ]; then
+		# The system's lists may be missing or old (a fresh CI machine): update them once.
+		echo "latsnap: check-kernels: apt-get update" >&2
+		apt-get update -qq || die "apt-get update failed"
+		pkg=$(newest "$re" "$series")
+	fi
 	[ -n "$pkg" ] || die "no $series kernel package (linux-image-$series*-amd64-unsigned) in apt's lists"
 	echo "latsnap: check-kernels: fetching $pkg" >&2
 	tmp=$(mktemp -d "$KDIR/.fetch-$series.XXXXXX")
 	chmod 755 "$tmp"
 	# As root into a directory _apt may not write: download as root, without the warning.
-	(cd "$tmp" && apt-get "${APT_OPTS[@]}" -o APT::Sandbox::User=root download -qq "$pkg") || { rm -rf "$tmp"; die "apt-get download $pkg failed"; }
+	if ! (cd "$tmp" && apt-get "${APT_OPTS[@]}" -o APT::Sandbox::User=root download -qq "$pkg"); then
+		# Lists older than the archive name a version it no longer has: update, once.
+		echo "latsnap: check-kernels: apt-get update, and again" >&2
+		apt-get "${APT_OPTS[@]}" update -qq &&
+			(cd "$tmp" && apt-get "${APT_OPTS[@]}" -o APT::Sandbox::User=root download -qq "$pkg") ||
+			{ rm -rf "$tmp"; die "apt-get download $pkg failed"; }
+	fi
 	deb=$(ls "$tmp"/*.deb)
 	mkdir -p "$tmp/root"
 	dpkg-deb -x "$deb" "$tmp/root"
