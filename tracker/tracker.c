@@ -41,7 +41,6 @@ struct parked {
 	struct outlier *outlier;
 	pid_t pid;
 	pid_t tid;
-	uint64_t since_ns; /* parked then */
 	uint64_t until_ns; /* handed over without the stack from then on */
 };
 
@@ -50,11 +49,6 @@ struct parked {
  * user space, at once unless it waits for a CPU; an unwind takes tens to hundreds of µs.
  */
 #define UNWIND_WAIT_NS (200 * 1000000ULL)
-/*
- * On a loaded machine the thread may wait for a CPU longer than that: while it lives, it is
- * waited for, 200 ms at a time, up to this.
- */
-#define UNWIND_WAIT_MAX_NS (2000 * 1000000ULL)
 #define PARKED_MAX 256
 /* Waits sent as parts of requests not ended yet, at most (the oldest go first). */
 #define REQ_PARTS_MAX 1024
@@ -550,34 +544,8 @@ static int park(struct tracker *tr, struct outlier *outlier)
 	p->outlier = outlier;
 	p->pid = outlier->pid;
 	p->tid = outlier->tid;
-	p->since_ns = ls_now_ns();
-	p->until_ns = p->since_ns + UNWIND_WAIT_NS;
+	p->until_ns = ls_now_ns() + UNWIND_WAIT_NS;
 	return err;
-}
-
-/*
- * Whether thread @tid of @pid can still run its signal handler: it exists and has not exited
- * (a zombie, or dead). Read from /proc/PID/task/TID/stat, whose state follows the last ')'.
- */
-static bool thread_can_report(pid_t pid, pid_t tid)
-{
-	char path[64], buf[512], *paren;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		return false;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0) {
-		return false;
-	}
-	buf[n] = '\0';
-	paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' && paren[2] && !strchr("ZXx", paren[2]);
 }
 
 /* Hand over the parked outliers whose stack is overdue (every one with @all). */
@@ -587,19 +555,10 @@ static int unpark_overdue(struct tracker *tr, bool all)
 	int err = 0;
 
 	while (tr->nr_parked && !err && (all || tr->parked[0].until_ns <= now)) {
-		struct parked *p = &tr->parked[0];
-
-		/* The later ones wait behind it: outliers are handed over in order. */
-		if (!all && now - p->since_ns < UNWIND_WAIT_MAX_NS &&
-		    thread_can_report(p->pid, p->tid)) {
-			p->until_ns = now + UNWIND_WAIT_NS;
-			break;
-		}
-		outlier_add_flag(p->outlier,
+		outlier_add_flag(tr->parked[0].outlier,
 				 "no-unwound-stack: the preload library was signalled, but reported "
-				 "no stack within %" PRIu64 " ms (the thread did not return to user "
-				 "space, or its process ended)",
-				 (now - p->since_ns) / 1000000);
+				 "no stack within 200 ms (the thread did not return to user space, or "
+				 "its process ended)");
 		err = unpark(tr, 0);
 	}
 	return err;
