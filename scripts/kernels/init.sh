@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash disable=SC1091 # busybox ash; /results/conf is the guest's
 # SPDX-License-Identifier: GPL-2.0
 # /init of the guest's initramfs (scripts/kernels/vm-run.sh builds it; docs/check-kernels.md).
 # Loads the modules the initramfs carries, mounts the host's / (9p, read-only) under an overlay

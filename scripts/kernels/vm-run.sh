@@ -152,11 +152,14 @@ START=$(date +%s.%N)
 # -nodefaults: no VGA, NIC, floppy, CD; the console is ttyS0, into VM_CONSOLE. tsc=reliable: the
 # kernel finds TCG's TSCs unsynchronized and falls back to the HPET, whose every read (each
 # clock_gettime, each BPF timestamp) is an emulated MMIO access. loglevel=5: warnings and the
-# stacks of oopses and lockups, not the boot's chatter; a soft lockup dumps every CPU's stack.
+# stacks of oopses and lockups, not the boot's chatter. A CPU stuck in the kernel for 2 minutes
+# (watchdog_thresh=60: emulated kernel code is slow) dumps every CPU's stack and panics, which
+# ends the run at once (panic=-1, -no-reboot) instead of at VM_TIMEOUT.
 timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp "$VM_SMP" -m "$VM_MEM" \
 	-nodefaults -display none -no-reboot -serial "file:$RUN/console.log" \
 	-kernel "$KD/vmlinuz" -initrd "$INITRD" \
-	-append "console=ttyS0 panic=-1 quiet loglevel=5 softlockup_all_cpu_backtrace=1 tsc=reliable ${VM_APPEND:-}" \
+	-append "console=ttyS0 panic=-1 quiet loglevel=5 tsc=reliable \
+watchdog_thresh=60 softlockup_panic=1 softlockup_all_cpu_backtrace=1 ${VM_APPEND:-}" \
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$ROOT,mount_tag=repo,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$RUN,mount_tag=results,security_model=none" \
@@ -185,6 +188,9 @@ fi
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 	echo "latsnap: check-kernels: $SERIES ($RELEASE): the guest timed out after $VM_TIMEOUT s (VM_TIMEOUT; console: $VM_CONSOLE)" >&2
 	rc=124
+elif panic=$(grep -a -m1 -o 'Kernel panic - not syncing: .*' "$RUN/console.log"); then
+	echo "latsnap: check-kernels: $SERIES ($RELEASE): the guest's kernel panicked: ${panic#Kernel panic - not syncing: } (console: $VM_CONSOLE)" >&2
+	rc=125
 else
 	echo "latsnap: check-kernels: $SERIES ($RELEASE): the guest stopped without the command's status (qemu exit $qrc; console: $VM_CONSOLE)" >&2
 	rc=125
