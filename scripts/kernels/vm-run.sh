@@ -18,6 +18,7 @@
 #               KEEP_TMP, STORM_SECONDS, LANG, LC_ALL)
 #   VM_CONSOLE  where the guest console's log is left (default build/kernels/logs/SERIES.console.log)
 #   VM_APPEND   more kernel command line
+#   VM_ACCEL    QEMU's -accel (default tcg: a host thread per CPU; tcg,thread=single: one for all)
 #   VM_CACHE    9p cache mode of the host's / in the guest (default loose)
 #   VM_KEEP=1   keep the results share (build/kernels/run/SERIES.*) of the run
 #   VM_VERBOSE=1  copy the guest's console to stderr as it goes
@@ -155,7 +156,7 @@ START=$(date +%s.%N)
 # stacks of oopses and lockups, not the boot's chatter. A CPU stuck in the kernel for 2 minutes
 # (watchdog_thresh=60: emulated kernel code is slow) dumps every CPU's stack and panics, which
 # ends the run at once (panic=-1, -no-reboot) instead of at VM_TIMEOUT.
-timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp "$VM_SMP" -m "$VM_MEM" \
+timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 -accel "${VM_ACCEL:-tcg}" -cpu max -smp "$VM_SMP" -m "$VM_MEM" \
 	-nodefaults -display none -no-reboot -serial "file:$RUN/console.log" \
 	-kernel "$KD/vmlinuz" -initrd "$INITRD" \
 	-append "console=ttyS0 panic=-1 quiet loglevel=5 tsc=reliable \
