@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # scripts/kernels/install.sh [SERIES...]: what `make check-kernels` needs (docs/check-kernels.md).
-# Installs QEMU, a static busybox and cpio (for the guest's initramfs), kmod (depmod), then fetches Debian's
+# Installs QEMU, a static busybox and cpio (for the guest's initramfs), kmod (depmod); unpacks a
+# newer QEMU from backports into build/kernels/qemu/ when the system's is older than 8 (see
+# fetch_qemu); then fetches Debian's
 # kernel package of each SERIES (5.10, 6.1, 6.12; default: all three) with `apt-get download`
 # and unpacks it into build/kernels/SERIES/root/ (never installed on this machine). Idempotent: a
 # series already unpacked is left alone (remove build/kernels/SERIES to fetch it again).
@@ -64,10 +66,11 @@ sources_uris() {
 	done
 }
 
-# private_apt RELEASE: makes $KDIR/apt/RELEASE (sources list, lists, cache) and sets APT_OPTS.
+# private_apt NAME MAIN_SUITES [SECURITY_SUITES]: makes $KDIR/apt/NAME (sources list, lists,
+# cache) with these suites of the system's sources, and sets APT_OPTS to use it.
 APT_OPTS=()
 private_apt() {
-	local rel=$1 dir=$KDIR/apt/$1 uri type keyring=
+	local dir=$KDIR/apt/$1 uri type keyring='' suite
 	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
 	if [ -f /usr/share/keyrings/debian-archive-keyring.gpg ]; then
 		keyring=/usr/share/keyrings/debian-archive-keyring.gpg
@@ -76,10 +79,13 @@ private_apt() {
 	while read -r uri type; do
 		[ -n "$uri" ] || continue
 		if [ "$type" = security ]; then
-			echo "deb ${keyring:+[signed-by=$keyring] }$uri $rel-security main" >>"$dir/sources.list"
+			for suite in ${3:-}; do
+				echo "deb ${keyring:+[signed-by=$keyring] }$uri $suite main" >>"$dir/sources.list"
+			done
 		else
-			echo "deb ${keyring:+[signed-by=$keyring] }$uri $rel main" >>"$dir/sources.list"
-			echo "deb ${keyring:+[signed-by=$keyring] }$uri $rel-updates main" >>"$dir/sources.list"
+			for suite in $2; do
+				echo "deb ${keyring:+[signed-by=$keyring] }$uri $suite main" >>"$dir/sources.list"
+			done
 		fi
 	done < <(sources_uris | sort -u)
 	[ -s "$dir/sources.list" ] || die "no deb source in /etc/apt/sources.list{,.d} to take the archive's address from"
@@ -87,8 +93,8 @@ private_apt() {
 		-o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache")
 	# Once a day is enough.
 	if [ -z "$(find "$dir/lists" -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null)" ]; then
-		echo "latsnap: check-kernels: apt-get update for $rel (private lists in $dir)" >&2
-		apt-get "${APT_OPTS[@]}" update -qq || die "apt-get update for $rel failed"
+		echo "latsnap: check-kernels: apt-get update for $2 (private lists in $dir)" >&2
+		apt-get "${APT_OPTS[@]}" update -qq || die "apt-get update for $2 failed"
 	fi
 }
 
@@ -113,7 +119,7 @@ fetch_series() {
 		return 0
 	fi
 	case $series in
-	5.10) private_apt bullseye ;;
+	5.10) private_apt bullseye "bullseye bullseye-updates" bullseye-security ;;
 	6.1 | 6.12) APT_OPTS=() ;;
 	*) die "unknown kernel series '$series' (known: 5.10 6.1 6.12)" ;;
 	esac
@@ -161,7 +167,54 @@ fetch_series() {
 	echo "latsnap: check-kernels: $series: $ver in $dir" >&2
 }
 
+# --- QEMU from backports ----------------------------------------------------------------------
+# Debian 12's QEMU (7.2) livelocks guests whose kernel patches its own code while another CPU
+# runs it (the int3 of text_poke_bp() executed again and again from a stale translation, under
+# multi-threaded TCG): every BPF attach or detach does so. 10.0 from bookworm-backports does not.
+# It is unpacked into build/kernels/qemu/root (not installed; the system's qemu-system-x86 brought
+# the libraries it needs); vm-run.sh prefers it. Without it, vm-run.sh runs the system's QEMU
+# with every CPU in one host thread (half as fast).
+fetch_qemu() {
+	local dir=$KDIR/qemu codename major tmp pkg
+	[ ! -x "$dir/root/usr/bin/qemu-system-x86_64" ] || return 0
+	# Tried in the last day, in vain.
+	[ -z "$(find "$KDIR/qemu-none" -mmin -1440 2>/dev/null)" ] || return 0
+	major=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\).*/\1/p')
+	[ "${major:-0}" -lt 8 ] || return 0
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	[ -n "$codename" ] || { echo "latsnap: check-kernels: no VERSION_CODENAME in /etc/os-release: the system's QEMU it is" >&2; touch "$KDIR/qemu-none"; return 0; }
+	private_apt "$codename-backports" "$codename-backports"
+	tmp=$(mktemp -d "$KDIR/.fetch-qemu.XXXXXX")
+	chmod 755 "$tmp"
+	echo "latsnap: check-kernels: fetching QEMU from $codename-backports" >&2
+	for pkg in qemu-system-x86 qemu-system-common qemu-system-data seabios; do
+		if ! (cd "$tmp" && apt-get "${APT_OPTS[@]}" -o APT::Sandbox::User=root download -qq "$pkg/$codename-backports"); then
+			# seabios may be missing from backports: the system's then.
+			[ "$pkg" = seabios ] && continue
+			echo "latsnap: check-kernels: no $pkg in $codename-backports: the system's QEMU it is" >&2
+			rm -rf "$tmp"
+			touch "$KDIR/qemu-none"
+			return 0
+		fi
+	done
+	mkdir -p "$tmp/root"
+	for pkg in "$tmp"/*.deb; do
+		dpkg-deb -x "$pkg" "$tmp/root"
+		rm -f "$pkg"
+	done
+	if ! QEMU_MODULE_DIR=$tmp/root/usr/lib/x86_64-linux-gnu/qemu "$tmp/root/usr/bin/qemu-system-x86_64" --version >"$tmp/version"; then
+		echo "latsnap: check-kernels: $codename-backports' QEMU does not run here: the system's it is" >&2
+		rm -rf "$tmp"
+		touch "$KDIR/qemu-none"
+		return 0
+	fi
+	rm -rf "$dir"
+	mv "$tmp" "$dir"
+	echo "latsnap: check-kernels: $(head -n 1 "$dir/version") in $dir" >&2
+}
+
 mkdir -p "$KDIR"
+fetch_qemu
 for s in "$@"; do
 	fetch_series "$s"
 done

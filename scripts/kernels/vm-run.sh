@@ -18,6 +18,7 @@
 #               KEEP_TMP, STORM_SECONDS, LANG, LC_ALL)
 #   VM_CONSOLE  where the guest console's log is left (default build/kernels/logs/SERIES.console.log)
 #   VM_APPEND   more kernel command line
+#   VM_QEMU, VM_QEMU_ARGS  another QEMU binary, more arguments for it (-L DIR for its firmware)
 #   VM_ACCEL    QEMU's -accel (default tcg: a host thread per CPU; tcg,thread=single: one for all)
 #   VM_CACHE    9p cache mode of the host's / in the guest (default loose)
 #   VM_KEEP=1   keep the results share (build/kernels/run/SERIES.*) of the run
@@ -49,6 +50,22 @@ if [ ! -f "$KD/release" ] || ! command -v qemu-system-x86_64 >/dev/null || [ ! -
 	"$HERE/install.sh" "$SERIES" >&2 || die "$SERIES: scripts/kernels/install.sh failed"
 fi
 RELEASE=$(cat "$KD/release")
+# The QEMU: install.sh's from backports if there is one (the system's, 7.2, livelocks a guest
+# whose kernel patches its code: see install.sh's fetch_qemu), else the system's, with every CPU
+# in one host thread.
+QDIR=$KDIR/qemu/root
+if [ -z "${VM_QEMU:-}" ] && [ ! -x "$QDIR/usr/bin/qemu-system-x86_64" ] && [ ! -f "$KDIR/qemu-none" ] &&
+	qemu-system-x86_64 --version | grep -q '^QEMU emulator version [1-7]\.'; then
+	"$HERE/install.sh" "$SERIES" >&2 || die "$SERIES: scripts/kernels/install.sh failed"
+fi
+if [ -z "${VM_QEMU:-}" ] && [ -x "$QDIR/usr/bin/qemu-system-x86_64" ]; then
+	VM_QEMU=$QDIR/usr/bin/qemu-system-x86_64
+	VM_QEMU_ARGS="-L $QDIR/usr/share/seabios -L $QDIR/usr/share/qemu ${VM_QEMU_ARGS:-}"
+	export QEMU_MODULE_DIR=$QDIR/usr/lib/x86_64-linux-gnu/qemu
+elif [ -z "${VM_QEMU:-}" ] && qemu-system-x86_64 --version | grep -q '^QEMU emulator version [1-7]\.'; then
+	VM_ACCEL=${VM_ACCEL:-tcg,thread=single}
+fi
+QVER=$("${VM_QEMU:-qemu-system-x86_64}" --version | sed -n '1s/^QEMU emulator version \([^ ]*\).*/\1/p')
 MOD=$KD/modules
 
 # --- the initramfs: busybox, /init, the modules for 9p and overlayfs -------------------------
@@ -153,14 +170,16 @@ START=$(date +%s.%N)
 # -nodefaults: no VGA, NIC, floppy, CD; the console is ttyS0, into VM_CONSOLE. tsc=reliable: the
 # kernel finds TCG's TSCs unsynchronized and falls back to the HPET, whose every read (each
 # clock_gettime, each BPF timestamp) is an emulated MMIO access. loglevel=5: warnings and the
-# stacks of oopses and lockups, not the boot's chatter. A CPU stuck in the kernel for 2 minutes
-# (watchdog_thresh=60: emulated kernel code is slow) dumps every CPU's stack and panics, which
-# ends the run at once (panic=-1, -no-reboot) instead of at VM_TIMEOUT.
-timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 -accel "${VM_ACCEL:-tcg}" -cpu max -smp "$VM_SMP" -m "$VM_MEM" \
+# stacks of oopses and lockups, not the boot's chatter. A kernel that stalls RCU for a minute or
+# keeps a CPU for 2 (emulated kernel code is slow: thresholds 3 and 6 times the defaults) dumps
+# stacks and panics, which ends the run at once (panic=-1, -no-reboot), not at VM_TIMEOUT.
+# shellcheck disable=SC2086 # VM_QEMU_ARGS: words
+timeout -k 10 "$VM_TIMEOUT" "${VM_QEMU:-qemu-system-x86_64}" ${VM_QEMU_ARGS:-} -accel "${VM_ACCEL:-tcg}" -cpu max -smp "$VM_SMP" -m "$VM_MEM" \
 	-nodefaults -display none -no-reboot -serial "file:$RUN/console.log" \
 	-kernel "$KD/vmlinuz" -initrd "$INITRD" \
 	-append "console=ttyS0 panic=-1 quiet loglevel=5 tsc=reliable \
-watchdog_thresh=60 softlockup_panic=1 softlockup_all_cpu_backtrace=1 ${VM_APPEND:-}" \
+watchdog_thresh=60 softlockup_panic=1 softlockup_all_cpu_backtrace=1 \
+rcupdate.rcu_cpu_stall_timeout=60 sysctl.kernel.panic_on_rcu_stall=1 ${VM_APPEND:-}" \
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$ROOT,mount_tag=repo,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$RUN,mount_tag=results,security_model=none" \
@@ -181,7 +200,7 @@ cp "$RUN/console.log" "$VM_CONSOLE" 2>/dev/null || true
 
 if [ -s "$RUN/status" ]; then
 	rc=$(cat "$RUN/status")
-	echo "latsnap: check-kernels: $SERIES ($RELEASE): booted in $(cat "$RUN/booted") s," \
+	echo "latsnap: check-kernels: $SERIES ($RELEASE, QEMU $QVER ${VM_ACCEL:-tcg}): booted in $(cat "$RUN/booted") s," \
 		"CMD ran $(awk -v a="$(cat "$RUN/booted")" -v b="$(cat "$RUN/done")" 'BEGIN { printf "%.1f", b - a }') s," \
 		"$(awk -v a="$START" -v b="$END" 'BEGIN { printf "%.1f", b - a }') s in all; exit $rc" >&2
 	exit "$rc"
