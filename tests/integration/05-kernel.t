@@ -72,7 +72,10 @@ fi
 record_json "$TMPD/b.out" "$TMPD/b.err" -t 200ms --no-preload -- "$WL/sleeper" 600
 is "$RC" 0 "b) record --no-preload -- sleeper 600: exit 0"
 O=$(pick "$TMPD/b.out" "select(.kind == \"syscall\" and $NAP)")
-ok '[ "$O" != "{}" ]' "b) the nanosleep is an outlier"
+if ! ok '[ "$O" != "{}" ]' "b) the nanosleep is an outlier"; then
+	diag_file "$TMPD/b.err" "  stderr: "
+	diag "  outliers: $(jq -c '{kind, comm, syscall, duration_ns, flags}' "$TMPD/b.out" 2>&1 | paste -sd' ')"
+fi
 is "$(J "$O" .user_stack.source)" frame-pointer "b) its user stack is a frame-pointer walk"
 like "$(frames "$O")" '(^| )main( |$)' "b) ... which reaches main() ($(frames "$O"))"
 feature "record --no-preload" "$([ "$(J "$O" .user_stack.source)" = frame-pointer ] && echo yes || echo no)"
