@@ -355,6 +355,9 @@ int decode_event(const struct ls_event *e, const struct ksyms *ks, struct usyms 
 		o->has_args = true;
 	}
 	o->nvcsw = e->nvcsw;
+	o->in_work = e->flags & LS_EF_IN_WORK;
+	o->worked = e->flags & LS_EF_WORKED;
+	o->got_work = e->flags & LS_EF_GOT_WORK;
 	if (outlier_set_cause(o, placeholder_cause(e, syscall))) {
 		goto out;
 	}
@@ -443,6 +446,8 @@ int decode_stall(const struct ls_stall *st, const struct ksyms *ks, struct usyms
 		o->has_args = true;
 	}
 	o->nvcsw = st->voluntary;
+	o->in_work = st->flags & LS_STALL_IN_WORK;
+	o->worked = st->flags & LS_STALL_WORKED;
 	if (outlier_set_cause(o, syscall ? syscall : "off-CPU")) {
 		goto out;
 	}
