@@ -16,14 +16,14 @@
 /* A switch beyond which the frames are not the thread's now. */
 struct go_switch {
 	const char *name;
-	/* The goroutine the thread ran left it there: what it waited in is unknown. */
-	bool goroutine_left;
+	/* Why the goroutine's frames are unknown, for the flag; NULL: nothing of the thread's lost. */
+	const char *goroutine;
 };
 
 static const struct go_switch switches[] = {
-	{ "runtime.mcall", true },
-	{ "runtime.morestack", true },
-	{ "runtime.mstart", false },
+	{ "runtime.mcall", "the goroutine that entered it has left the thread" },
+	{ "runtime.morestack", "the goroutine that entered it is being preempted or moved" },
+	{ "runtime.mstart", NULL },
 };
 
 /* The switch @symbol names, with or without the linker's ".abi0" suffix, or NULL. */
@@ -87,9 +87,9 @@ bool gostack_cut(struct outlier_frames *frames)
 }
 
 /**
- * gostack_flag() - say so on @o when its user stack ends at a switch where a goroutine left the
- *                  thread (runtime.mcall, runtime.morestack): the thread is in the scheduler, and
- *                  which goroutine's work it last did, and where, is not known from its stack
+ * gostack_flag() - say so on @o when its user stack ends at a switch that a goroutine left the
+ *                  thread by (runtime.mcall, runtime.morestack): the thread is in the scheduler,
+ *                  and what that goroutine was doing is not known from its stack
  *
  * Return: 0 or -ENOMEM.
  */
@@ -99,12 +99,12 @@ int gostack_flag(struct outlier *o)
 	size_t at = 0;
 
 	sw = first_switch(&o->user_stack.frames, &at);
-	if (!sw || !sw->goroutine_left) {
+	if (!sw || !sw->goroutine) {
 		return 0;
 	}
-	return outlier_add_flag(o,
-				"go-stack-cut: the thread waits on the Go scheduler's stack, entered at "
-				"%s; the goroutine it ran before has left it, so the frames beyond "
-				"are not this thread's and are not shown",
-				sw->name);
+	return outlier_add_flag(
+		o,
+		"go-stack-cut: the thread is on the Go scheduler's stack, entered at %s: "
+		"%s, so its frames beyond are another time's and are not shown",
+		sw->name, sw->goroutine);
 }
