@@ -46,10 +46,9 @@ static const struct go_switch *go_switch(const char *symbol)
 
 /*
  * The first caller frame of @frames that is a switch, or NULL. The innermost frame is where the
- * thread is, not a return address: inside a switch function the walk is still on the stack it
- * started on (before the switch) or has just left it (the goroutine's frames are as the switch
- * saved them), so only a return into a switch, from a function it called on the other stack,
- * marks the crossing.
+ * thread is, not a return address: a thread inside a switch function itself has not handed its
+ * goroutine over yet (its frames are still as the switch found them), so only a return into a
+ * switch, from a function it called on the other stack, marks the crossing.
  */
 static const struct go_switch *first_switch(const struct outlier_frames *frames, size_t *at)
 {
