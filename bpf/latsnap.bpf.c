@@ -150,6 +150,8 @@ struct task_state {
 	__s32 work_fd;
 	/* 1 + the descriptor it last wrote to outside work: what it reads there is an answer. */
 	__s32 asked_fd1;
+	/* 1 + the descriptor its last read found no socket: a pipe read in a loop looks once. */
+	__s32 plain_fd1;
 };
 
 /* A thread inside a request: from its start probe, for its end probe. */
@@ -1503,11 +1505,22 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 		return;
 	}
 	kind = work_syscalls[nr & (LS_MAX_SYSCALLS - 1)];
-	if (!kind || (ret == 0 && kind != LS_WORK_ACCEPT)) {
+	if (!kind || (ret == 0 && kind != LS_WORK_ACCEPT && kind != LS_WORK_CLOSE)) {
 		return;
 	}
 	fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);
-	if (kind == LS_WORK_ACCEPT) {
+	if (kind == LS_WORK_CLOSE) {
+		/* The number may come back as another file; a unit's connection closed ends it. */
+		if (s->plain_fd1 == fd + 1) {
+			s->plain_fd1 = 0;
+		}
+		if (s->asked_fd1 == fd + 1) {
+			s->asked_fd1 = 0;
+		}
+		if (s->in_work && s->work_fd == fd) {
+			s->in_work = 0;
+		}
+	} else if (kind == LS_WORK_ACCEPT) {
 		/* A connection came: work to hand on, not a unit of its own. */
 		s->worked = 1;
 		s->work_came = !s->in_work;
@@ -1517,11 +1530,13 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 		}
 		if (s->asked_fd1 == fd + 1) {
 			s->asked_fd1 = 0;
-		} else if (fd_is_socket(task, fd)) {
+		} else if (s->plain_fd1 != fd + 1 && fd_is_socket(task, fd)) {
 			s->in_work = 1;
 			s->worked = 1;
 			s->work_fd = fd;
 			s->work_came = 1;
+		} else {
+			s->plain_fd1 = fd + 1;
 		}
 	} else if (s->in_work && s->work_fd == fd) {
 		s->in_work = 0;

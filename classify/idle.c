@@ -216,11 +216,30 @@ void idle_seed(struct idle_policy *policy, int32_t tid, int32_t syscall_nr, uint
 	}
 }
 
+/*
+ * The length of @symbol without a compiler clone's suffix (.constprop.0, .isra.0, .part.0, .cold)
+ * or a symbol version (@GLIBC_): a dot alone ends nothing (Go's runtime.stopm, C++'s lambdas).
+ */
+static size_t plain_name_len(const char *symbol)
+{
+	static const char *const suffixes[] = { ".constprop.", ".isra.", ".part.", ".cold",
+						".lto_priv." };
+	size_t len = strcspn(symbol, "@"), i;
+	const char *at;
+
+	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		at = strstr(symbol, suffixes[i]);
+		if (at && (size_t)(at - symbol) < len) {
+			len = (size_t)(at - symbol);
+		}
+	}
+	return len;
+}
+
 static const char *frame_name(const struct outlier_frame *f, char *buf, size_t size)
 {
 	if (f->symbol && *f->symbol) {
-		/* Without a compiler clone's suffix (.constprop.0) or a symbol version (@GLIBC_). */
-		snprintf(buf, size, "%.*s", (int)strcspn(f->symbol, ".@"), f->symbol);
+		snprintf(buf, size, "%.*s", (int)plain_name_len(f->symbol), f->symbol);
 	} else {
 		snprintf(buf, size, "0x%llx", (unsigned long long)f->addr);
 	}

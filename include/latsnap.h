@@ -193,6 +193,7 @@ enum ls_work_syscall {
 	LS_WORK_INPUT = 1, /* read, recv...: data in starts a unit */
 	LS_WORK_OUTPUT = 2, /* write, send...: to the unit's socket, its reply, ends it */
 	LS_WORK_ACCEPT = 3, /* accept: a connection came, work for others */
+	LS_WORK_CLOSE = 4, /* close: what was said of the descriptor no longer holds */
 };
 
 /* Loss and health counters, one slot each in the per-CPU stats map. */

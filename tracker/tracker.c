@@ -994,6 +994,10 @@ static void set_work_syscalls(__u8 *work)
 			work[nr] = LS_WORK_OUTPUT;
 		}
 	}
+	nr = syscall_number("close");
+	if (nr >= 0 && nr < LS_MAX_SYSCALLS) {
+		work[nr] = LS_WORK_CLOSE;
+	}
 	for (i = 0; i < sizeof(accepts) / sizeof(accepts[0]); i++) {
 		nr = syscall_number(accepts[i]);
 		if (nr >= 0 && nr < LS_MAX_SYSCALLS) {
