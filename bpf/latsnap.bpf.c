@@ -152,6 +152,12 @@ struct task_state {
 	__s32 asked_fd1;
 	/* 1 + the descriptor its last read found no socket: a pipe read in a loop looks once. */
 	__s32 plain_fd1;
+	/*
+	 * Where a hand-over found it waiting (syscall and first argument: a condition variable's
+	 * futex word, a poll set): back there, waiting again, its job is done (work_back_home()).
+	 */
+	__s32 handover_nr;
+	__u64 handover_arg;
 };
 
 /* A thread inside a request: from its start probe, for its end probe. */
@@ -1353,6 +1359,28 @@ static __always_inline void syscall_begin(struct task_state *s, long nr, bool qu
 }
 
 /*
+ * work_back_home - thread @s, in work handed over to it, begins a wait in the syscall it
+ * was in when the hand-over came, on the same object (@arg0: the futex word of its queue's
+ * condition variable, its poll set): its job is done, it waits for the next. No reply ends such
+ * a unit; this does.
+ */
+static __always_inline void work_back_home(struct task_state *s, __u64 arg0)
+{
+	/* glibc's condition variable waits on one of two futex words, 4 bytes apart, by turns. */
+	if (s->in_work && s->work_fd < 0 && !s->in_req && s->handover_nr == s->nr &&
+	    arg0 + 8 >= s->handover_arg && arg0 <= s->handover_arg + 8) {
+		s->in_work = 0;
+		s->work_at_start = 0;
+	}
+}
+
+/* Whether @s may be back where work was handed to it: worth reading the syscall's argument. */
+static __always_inline bool work_handed(const struct task_state *s)
+{
+	return s->in_work && s->work_fd < 0 && s->handover_nr == s->nr;
+}
+
+/*
  * syscall_flush - @task leaves the CPU (or ends a long syscall) inside the syscall its CPU's
  * cache holds: into its task storage, as a slow entry would have written it. @s may be NULL
  * (no storage reachable): the syscall is then not seen.
@@ -1368,6 +1396,9 @@ static __always_inline void syscall_flush(struct ls_cpu_verdict *v, struct task_
 		return;
 	}
 	syscall_begin(s, v->sc_nr, v->sc_quiet, v->sc_start, v->sc_jiffies);
+	if (work_handed(s)) {
+		work_back_home(s, PT_REGS_PARM1_CORE_SYSCALL(task_regs(task)));
+	}
 	if (ctx_level == LS_CTX_FULL) {
 		s->sc_start = s->start;
 		s->sc_nr = s->nr;
@@ -1415,6 +1446,9 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 	/* Inside a request nothing is idle. */
 	syscall_begin(s, id, idle_syscall(id) && !include_idle && !s->in_req,
 		      now ? now : bpf_ktime_get_ns(), bpf_jiffies64());
+	if (work_handed(s)) {
+		work_back_home(s, PT_REGS_PARM1_CORE_SYSCALL(regs));
+	}
 	return 0;
 }
 
@@ -2083,7 +2117,7 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
  * landed on one), it is handed a part of that work (a job, a task of a pool) and is in work
  * from now on, without a socket to end it (the idle policy learns where it waits for more).
  */
-static __always_inline void work_handover(void *ctx, struct task_state *s)
+static __always_inline void work_handover(void *ctx, struct task_struct *p, struct task_state *s)
 {
 	struct task_state *ws = task_storage_get(&states, current_task(), false);
 
@@ -2093,6 +2127,8 @@ static __always_inline void work_handover(void *ctx, struct task_state *s)
 	s->in_work = 1;
 	s->worked = 1;
 	s->work_fd = -1;
+	s->handover_nr = s->in_syscall ? s->nr : -1;
+	s->handover_arg = s->in_syscall ? PT_REGS_PARM1_CORE_SYSCALL(task_regs(p)) : 0;
 }
 
 SEC("tp_btf/sched_waking")
@@ -2112,7 +2148,7 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 		return 0;
 	}
 	if (!s->in_work) {
-		work_handover(ctx, s);
+		work_handover(ctx, p, s);
 	}
 	if (!now) {
 		now = bpf_ktime_get_ns();

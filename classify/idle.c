@@ -430,7 +430,7 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 		return false;
 	}
 	if (o->worked && !in_sleep(o)) {
-		*why = "between units of work: its thread answered its last request";
+		*why = "between units of work: its last one was answered or done";
 		return true;
 	}
 	what = waits_for(p, o);
