@@ -23,6 +23,7 @@
 #include "recorder/command.h"
 #include "lib/cgroup.h"
 #include "lib/config.h"
+#include "lib/demangle.h"
 #include "lib/duration.h"
 #include "lib/outlier.h"
 #include "recorder/record.h"
@@ -1019,6 +1020,9 @@ static bool targets_alive(const struct record_opts *opts)
 	return false;
 }
 
+/* How many idle waits the exit-time list shows without -v. */
+#define IDLE_SHOWN 10
+
 static int by_idle_total(const void *a, const void *b)
 {
 	const struct idle_entry *x = *(const struct idle_entry *const *)a;
@@ -1027,12 +1031,16 @@ static int by_idle_total(const void *a, const void *b)
 	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
 }
 
-/* The idle waits, per thread and place, the longest first: not latency, not dropped either. */
+/*
+ * The idle waits, per thread and place, the longest in all first: not latency, not dropped
+ * either. IDLE_SHOWN of them, unless -v; the rest are counted, and the line says how to see them.
+ */
 static void print_idle(const struct record_state *st)
 {
 	const struct idle_entry *entries, **order;
-	char total[LS_DURATION_BUFSZ];
-	size_t n = idle_entries(st->idle, &entries), i;
+	char total[LS_DURATION_BUFSZ], *site;
+	size_t n = idle_entries(st->idle, &entries), i, shown;
+	uint64_t rest_count = 0, rest_ns = 0;
 
 	order = n ? malloc(n * sizeof(*order)) : NULL;
 	if (!order) {
@@ -1043,13 +1051,25 @@ static void print_idle(const struct record_state *st)
 	}
 	ls_sort(order, n, sizeof(*order), by_idle_total);
 	fprintf(stderr, "latsnap: idle waits (waiting for work, not latency):\n");
-	for (i = 0; i < n && i < 10; i++) {
+	shown = ls_verbose_enabled || n <= IDLE_SHOWN ? n : IDLE_SHOWN;
+	for (i = 0; i < shown; i++) {
 		ls_format_duration(order[i]->total_ns, total, sizeof(total));
+		site = ls_demangle_text(order[i]->site);
 		fprintf(stderr, "latsnap:   %s[%d] %" PRIu64 " x %s, %s\n", order[i]->comm,
-			order[i]->tid, order[i]->count, order[i]->site, total);
+			order[i]->tid, order[i]->count, site ? site : order[i]->site, total);
+		free(site);
 	}
-	if (n > 10) {
-		fprintf(stderr, "latsnap:   ... and %zu more threads and places\n", n - 10);
+	for (; i < n; i++) {
+		rest_count += order[i]->count;
+		rest_ns += order[i]->total_ns;
+	}
+	if (shown < n) {
+		ls_format_duration(rest_ns, total, sizeof(total));
+		fprintf(stderr,
+			"latsnap:   ... and %zu more threads and places (%" PRIu64
+			" waits, %s in all, each shorter in all than those above): -v lists every one%s\n",
+			n - shown, rest_count, total,
+			st->recorder ? "; each snapshot's summary holds those of its time" : "");
 	}
 	free(order);
 }
