@@ -230,7 +230,9 @@ static const char usage_text[] =
 	"DUR is a number with a unit ns, us, ms or s (250us, 20ms, 1.5s); a bare number is ms.\n"
 	"See latsnap(1).\n";
 
+/* The last SIGINT or SIGTERM, and how many came: a second one while COMMAND ends lets it be. */
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_count;
 static volatile sig_atomic_t reload_signal;
 /* A reload re-reads the options: a --pid that has exited since is no error then. */
 static bool reloading;
@@ -238,6 +240,7 @@ static bool reloading;
 static void on_stop_signal(int sig)
 {
 	stop_signal = sig;
+	stop_count++;
 }
 
 static void on_reload_signal(int sig)
@@ -1925,7 +1928,59 @@ static int record_loop(const struct record_opts *opts, struct record_state *st,
 	return 0;
 }
 
-/* The run is over: the last outliers, COMMAND ended if --duration ran out, the last snapshot. */
+/*
+ * end_command - the run stops (--duration, SIGINT, SIGTERM) while COMMAND still runs: send it
+ * SIGTERM, as perf record and timeout(1) do, and wait for it, still tracking it, so that what
+ * it does on its way out is seen and it is never left running untracked. A COMMAND that
+ * ignores SIGTERM is waited for until a second SIGINT or SIGTERM, which leaves it running.
+ */
+static void end_command(struct tracker *tr, struct record_child *ch)
+{
+	sig_atomic_t signals = stop_count;
+	int n;
+
+	if (waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid) {
+		/* It ended on its own meanwhile (a terminal's Ctrl-C reaches it too). */
+		ch->done = true;
+		return;
+	}
+	if (stop_signal) {
+		fprintf(stderr, "latsnap: record: SIG%s: ending COMMAND (pid %d) with SIGTERM\n",
+			sigabbrev_np(stop_signal), (int)ch->pid);
+	}
+	kill(ch->pid, SIGTERM);
+	for (;;) {
+		if (waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid) {
+			ch->done = true;
+			break;
+		}
+		if (stop_count != signals) {
+			fprintf(stderr,
+				"latsnap: record: SIG%s again: COMMAND (pid %d) left running, no "
+				"longer tracked\n",
+				sigabbrev_np(stop_signal), (int)ch->pid);
+			break;
+		}
+		n = tracker_poll(tr, 100);
+		if (n < 0 && n != -EINTR) {
+			/* Nothing more to read: wait for COMMAND alone. */
+			usleep(100 * 1000);
+		}
+	}
+	if (ch->done && stop_signal) {
+		if (WIFSIGNALED(ch->status)) {
+			fprintf(stderr, "latsnap: record: COMMAND (pid %d) ended by SIG%s\n",
+				(int)ch->pid, sigabbrev_np(WTERMSIG(ch->status)));
+		} else {
+			fprintf(stderr, "latsnap: record: COMMAND (pid %d) exited with status %d\n",
+				(int)ch->pid, exit_status_of(ch->status));
+		}
+	}
+	drain_all(tr);
+	tracker_settle(tr, 250);
+}
+
+/* The run is over: the last outliers, COMMAND ended if still running, the last snapshot. */
 static void record_finish(struct record_state *st, struct tracker *tr, struct record_child *ch)
 {
 	unsigned int processes, in_flight;
@@ -1937,13 +1992,8 @@ static void record_finish(struct record_state *st, struct tracker *tr, struct re
 		/* Before COMMAND is ended: what still waits now is unfinished, not dropped. */
 		stall_finish(st->stalls);
 	}
-	if (ch->pid > 0 && !ch->done && !stop_signal) {
-		/* --duration ran out with COMMAND still running: end it, as timeout(1) would. */
-		kill(ch->pid, SIGTERM);
-		waitpid(ch->pid, &ch->status, 0);
-		ch->done = true;
-		drain_all(tr);
-		tracker_settle(tr, 250);
+	if (ch->pid > 0 && !ch->done) {
+		end_command(tr, ch);
 	}
 	if (st->recorder) {
 		/* The snapshot under way is finished, whatever stopped the run. */
@@ -2063,7 +2113,8 @@ int record_main(int argc, char **argv)
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping: the last snapshot");
 	record_finish(&st, tr, &ch);
 	write_status(&st, tr, false);
-	ret = ch.done ? exit_status_of(ch.status) : 0;
+	/* SIGINT, SIGTERM: 0, whatever became of COMMAND (the contract; its end was said). */
+	ret = ch.done && !stop_signal ? exit_status_of(ch.status) : 0;
 out:
 	if (ch.gate_fd >= 0) {
 		close(ch.gate_fd);
