@@ -156,8 +156,9 @@ static bool check_frames(struct json_object *frames, const char *where, char *wh
 		 */
 		if (!is_optional(f, "symbol", json_type_string) ||
 		    !is_optional(f, "module", json_type_string)) {
-			snprintf(why, len, "%s: frame %zu: symbol or module is not a string or null",
-				 where, i);
+			snprintf(why, len,
+				 "%s: frame %zu: symbol or module is not a string or null", where,
+				 i);
 			goto out;
 		}
 		if (json_object_object_get_ex(f, "offset", NULL) && !is_count(f, "offset")) {

@@ -95,8 +95,7 @@ static void test_parse(void)
 		  "S: outlier 0: user_stack: frame 2: symbol or module is not a string or null" },
 		{ "\"module\":\"/bin/w\"}]}", "\"module\":[]}]}",
 		  "S: outlier 0: user_stack: frame 2: symbol or module is not a string or null" },
-		{ "{\"addr\":\"0x401200\",", "{",
-		  "S: outlier 0: user_stack: frame 2 has no addr" },
+		{ "{\"addr\":\"0x401200\",", "{", "S: outlier 0: user_stack: frame 2 has no addr" },
 		{ "\"addr\":\"0x401200\"", "\"addr\":4198912",
 		  "S: outlier 0: user_stack: frame 2 has no addr" },
 		{ "\"wait_chain\":[]", "\"wait_chain\":[{\"depth\":1}]",
@@ -176,8 +175,9 @@ static void test_unknown_frames(void)
 
 	a = variant("{\"addr\":\"0x401100\",\"symbol\":null,\"offset\":0,\"module\":\"/bin/w\"}",
 		    "{\"addr\":\"0x7f27310a27a0\",\"symbol\":null,\"offset\":0,\"module\":null}");
-	b = substitute(a, "{\"addr\":\"0x401200\",\"symbol\":\"main\",\"offset\":6,\"module\":\"/bin/w\"}",
-		       "{\"addr\":\"0x7f2731000010\"}");
+	b = substitute(
+		a, "{\"addr\":\"0x401200\",\"symbol\":\"main\",\"offset\":6,\"module\":\"/bin/w\"}",
+		"{\"addr\":\"0x7f2731000010\"}");
 	if (!is_int(parse(b, &s, why, sizeof(why)), 0,
 		    "a frame with module and symbol null, and one with its address alone, are read")) {
 		diag("why: %s", why);
@@ -430,7 +430,8 @@ static void test_demangle(void)
 	ok(ls_demangle("main") == NULL, "a C name is not demangled");
 	ok(ls_demangle("_Znotmangled") == NULL, "an invalid mangled name is left alone");
 	d = ls_demangle_text("pthread_cond_timedwait in _ZN2os15PlatformMonitor4waitEl (futex)");
-	is_str(d ? d : "(null)", "pthread_cond_timedwait in os::PlatformMonitor::wait(long) (futex)",
+	is_str(d ? d : "(null)",
+	       "pthread_cond_timedwait in os::PlatformMonitor::wait(long) (futex)",
 	       "an idle place's text: the mangled name in it demangled, the rest kept");
 	free(d);
 	d = ls_demangle_text("x_Z3foov _Znotmangled _Z3foov");
