@@ -42,6 +42,9 @@ FUZZ_NAMES := summary flame config rules args show ksyms report
 FUZZ_REPLAY := $(patsubst %,$(BUILD)/fuzz-replay/fuzz_%,$(FUZZ_NAMES))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
+# C++ workloads (tests/workloads/*.cc): the names latsnap demangles.
+WORKLOAD_CXX_SRCS := $(wildcard tests/workloads/*.cc)
+WORKLOADS += $(patsubst tests/workloads/%.cc,$(BUILD)/workloads/%,$(WORKLOAD_CXX_SRCS))
 # Go workloads: tests/workloads/go/NAME.go is build/workloads/goNAME (see its rule below).
 GO_WORKLOAD_SRCS := $(wildcard tests/workloads/go/*.go)
 GO_WORKLOADS := $(patsubst tests/workloads/go/%.go,$(BUILD)/workloads/go%,$(GO_WORKLOAD_SRCS))
@@ -139,6 +142,10 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(DE
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g $(if $(findstring -nofp,$*),$(NOFP_CFLAGS),-fno-omit-frame-pointer) \
 		$(WARN) -D_GNU_SOURCE -pthread -o $@ $< -ldl
+
+$(BUILD)/workloads/%: tests/workloads/%.cc | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CXX) -std=gnu++17 -O2 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -pthread -o $@ $<
 
 # Go workloads: one standard-library program each, static (no cgo) like most Go binaries, so a
 # preload library never loads in them. Built offline: GOPATH mode (no module download), the
