@@ -69,7 +69,7 @@ else
 fi
 
 # --- b) --no-preload ---------------------------------------------------------------------------
-record_json "$TMPD/b.out" "$TMPD/b.err" -t 200ms --no-preload -- "$WL/sleeper" 600
+record_json "$TMPD/b.out" "$TMPD/b.err" -v -t 200ms --no-preload -- "$WL/sleeper" 600
 is "$RC" 0 "b) record --no-preload -- sleeper 600: exit 0"
 O=$(pick "$TMPD/b.out" "select(.kind == \"syscall\" and $NAP)")
 if ! ok '[ "$O" != "{}" ]' "b) the nanosleep is an outlier"; then
