@@ -18,6 +18,7 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "tracker/perfmap.h"
 #include "tracker/usyms.h"
 #include "lib/util.h"
 
@@ -45,6 +46,7 @@ struct usyms_proc {
 	uint64_t last_use; /* LRU stamp */
 	uint64_t reported_ns; /* CLOCK_MONOTONIC of the last read of the maps */
 	bool final; /* exited or replaced: what was captured is all there will be */
+	struct perfmap *jit; /* its /tmp/perf-PID.map, once an address was in no object */
 };
 
 struct memo {
@@ -575,6 +577,7 @@ static struct usyms_proc *find_proc(struct usyms *us, pid_t pid)
 
 static void drop_proc(struct usyms_proc *p)
 {
+	perfmap_free(p->jit);
 	dwfl_end(p->dwfl);
 	memset(p, 0, sizeof(*p));
 }
@@ -758,6 +761,58 @@ void usyms_forget(struct usyms *us, pid_t pid)
 	}
 }
 
+/*
+ * Whether @addr lies in a loaded segment of @mod's ELF file. libdwfl makes one module of all the
+ * mappings of a file from its first to its last, with whatever lies between: node maps its own
+ * file again far above its image (V8's code range), and its JIT code between the two was
+ * attributed to /usr/bin/node. A module whose file is not known is taken at its word.
+ */
+static bool in_image(Dwfl_Module *mod, uint64_t addr)
+{
+	GElf_Phdr mem, *ph;
+	GElf_Addr bias = 0;
+	bool ret = true;
+	size_t n, i;
+	Elf *elf;
+
+	elf = dwfl_module_getelf(mod, &bias);
+	if (!elf || elf_getphdrnum(elf, &n)) {
+		goto out;
+	}
+	ret = false;
+	for (i = 0; i < n && !ret; i++) {
+		ph = gelf_getphdr(elf, (int)i, &mem);
+		ret = ph && ph->p_type == PT_LOAD && addr - bias >= ph->p_vaddr &&
+		      addr - bias - ph->p_vaddr < ph->p_memsz;
+	}
+out:
+	return ret;
+}
+
+/*
+ * An address in no object (anonymous memory): JIT code, named by the process's perf map if it
+ * writes one. Not memoized: the JIT frees code and compiles other code at the same place.
+ */
+static void jit_lookup(struct usyms *us, struct usyms_proc *p, uint64_t addr, struct usym *out)
+{
+	const char *name;
+	uint64_t off = 0;
+
+	if (!p->jit) {
+		p->jit = perfmap_new(p->pid);
+		if (!p->jit) {
+			return;
+		}
+	}
+	name = perfmap_lookup(p->jit, addr, &off);
+	if (!name) {
+		return;
+	}
+	out->symbol = intern(&us->names, name);
+	out->module = intern(&us->names, perfmap_module(p->jit));
+	out->offset = out->symbol ? off : 0;
+}
+
 /**
  * usyms_lookup() - symbolize a user-space address of a process
  * @us: the cache
@@ -766,7 +821,9 @@ void usyms_forget(struct usyms *us, pid_t pid)
  * @out: the result; every field is set on every return
  *
  * Captures @pid first if it is not cached. An address outside every captured object makes the
- * mappings of a live process be read again (at most every 100 ms) to find objects mapped since.
+ * mappings of a live process be read again (at most every 100 ms) to find objects mapped since;
+ * one still in none (anonymous memory: JIT code) is looked up in the process's perf map,
+ * /tmp/perf-PID.map (perfmap.h), and its module is then "[perf-PID.map]".
  * The strings are the cache's own and stay valid until usyms_free(), whatever is forgotten or
  * evicted meanwhile.
  *
@@ -800,8 +857,9 @@ int usyms_lookup(struct usyms *us, pid_t pid, uint64_t addr, struct usym *out)
 		refresh(us, p, false);
 		mod = dwfl_addrmodule(p->dwfl, addr);
 	}
-	/* Misses are not remembered: a later refresh may find the object. */
-	if (!mod) {
+	/* Misses are not remembered: a later refresh may find the object, the JIT its name. */
+	if (!mod || !in_image(mod, addr)) {
+		jit_lookup(us, p, addr, out);
 		goto out;
 	}
 	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
