@@ -17,6 +17,10 @@ libdw-dev linux-libc-dev jq perl procps libxml2-dev libxml2-utils iproute2 util-
 libunwind-dev liblttng-ust-dev liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev
 libncurses-dev libsystemd-dev tmux gdb postgresql-15 postgresql-client-15 redis-server redis-tools
 chromium python3-pil fonts-dejavu-core python3-jsonschema
+libdebuginfod-dev
+debuginfod
+nodejs
+openjdk-17-jdk-headless
 "
 
 . "$(dirname "$0")/apt-lib.sh"
