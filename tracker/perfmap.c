@@ -42,6 +42,8 @@ struct perfmap {
 	char module[48]; /* "[perf-NSPID.map]" */
 	uid_t uids[NR_UIDS]; /* real, effective, saved, filesystem */
 	bool who_known;
+	/* Its root is latsnap's: once it exited (no /proc/PID/root), its map is read through ours. */
+	bool our_root;
 	bool checked;
 	uint64_t checked_ns;
 	/* What was read: the file, and the offset after its last complete line. */
@@ -131,6 +133,10 @@ static int open_map(const struct perfmap *pm, struct stat *st)
 
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)pm->pid);
 	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* JITs leave their map behind for perf, which reads it after the process exited. */
+	if (root < 0 && pm->our_root) {
+		root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
 	if (root < 0) {
 		goto out;
 	}
@@ -283,7 +289,7 @@ static void load(struct perfmap *pm)
 	ssize_t n;
 	int fd;
 
-	if (!pm->who_known && read_status(pm)) {
+	if (!pm->who_known) {
 		return;
 	}
 	/* A map that went away keeps its names: the code it named may still be running. */
@@ -353,15 +359,29 @@ out:
 /**
  * perfmap_new() - the perf map of process @pid, not read yet
  *
- * Return: the map, or NULL when out of memory.
+ * Call it while the process lives: who it is (its uids, its pid and root as it sees them) is
+ * read now, so that its map can still be read after it exited, if it shares latsnap's root.
+ *
+ * Return: the map, or NULL when out of memory. One of a process that could not be read names
+ * nothing.
  */
 struct perfmap *perfmap_new(pid_t pid)
 {
 	struct perfmap *pm = calloc(1, sizeof(*pm));
+	struct stat theirs, ours;
+	char path[32];
 
-	if (pm) {
-		pm->pid = pid;
+	if (!pm) {
+		goto out;
 	}
+	pm->pid = pid;
+	if (read_status(pm)) {
+		goto out;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
+	pm->our_root = !stat(path, &theirs) && !stat("/", &ours) && theirs.st_dev == ours.st_dev &&
+		       theirs.st_ino == ours.st_ino;
+out:
 	return pm;
 }
 

@@ -48,7 +48,7 @@ struct usyms_proc {
 	uint64_t last_use; /* LRU stamp */
 	uint64_t reported_ns; /* CLOCK_MONOTONIC of the last read of the maps */
 	bool final; /* exited or replaced: what was captured is all there will be */
-	struct perfmap *jit; /* its /tmp/perf-PID.map, once an address was in no object */
+	struct perfmap *jit; /* its /tmp/perf-PID.map, read once an address was in no object */
 	/* A module's debug info was still being fetched (dbgfetch.h) when the Dwfl looked for it. */
 	bool debuginfo_pending;
 	uint64_t fetches_seen; /* dbgfetch_done() when the Dwfl was made */
@@ -679,6 +679,8 @@ static struct usyms_proc *get_proc(struct usyms *us, pid_t pid, int *err)
 	}
 	tmp.reported_ns = ls_now_ns();
 	tmp.gen = ++us->gen;
+	/* Who it is, while it lives: its perf map may be needed after it exited. */
+	tmp.jit = perfmap_new(pid);
 	for (i = 0; i < USYMS_MAX_PROCS; i++) {
 		if (!us->procs[i].dwfl) {
 			victim = &us->procs[i];
@@ -882,10 +884,7 @@ static void jit_lookup(struct usyms *us, struct usyms_proc *p, uint64_t addr, st
 	uint64_t off = 0;
 
 	if (!p->jit) {
-		p->jit = perfmap_new(p->pid);
-		if (!p->jit) {
-			return;
-		}
+		return;
 	}
 	name = perfmap_lookup(p->jit, addr, &off);
 	if (!name) {
