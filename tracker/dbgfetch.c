@@ -229,8 +229,8 @@ int dbgfetch_get(struct dbgfetch *df, const uint8_t *id, size_t len, char **path
 		it->waited = true;
 		clock_gettime(CLOCK_MONOTONIC, &deadline);
 		deadline.tv_nsec += (long)(DBGFETCH_WAIT_NS % 1000000000ULL);
-		deadline.tv_sec += (time_t)(DBGFETCH_WAIT_NS / 1000000000ULL) +
-				   deadline.tv_nsec / 1000000000L;
+		deadline.tv_sec +=
+			(time_t)(DBGFETCH_WAIT_NS / 1000000000ULL) + deadline.tv_nsec / 1000000000L;
 		deadline.tv_nsec %= 1000000000L;
 		while (it->state == QUEUED || it->state == FETCHING) {
 			if (pthread_cond_timedwait(&df->cond, &df->lock, &deadline) == ETIMEDOUT) {

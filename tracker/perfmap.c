@@ -187,10 +187,9 @@ static bool same_prefix(const struct perfmap *pm, int fd, const struct stat *st)
 	if (st->st_dev != pm->dev || st->st_ino != pm->ino || st->st_size < pm->done) {
 		return false;
 	}
-	return !pm->tail_len ||
-	       (pread(fd, buf, pm->tail_len, pm->done - (off_t)pm->tail_len) ==
-			(ssize_t)pm->tail_len &&
-		!memcmp(buf, pm->tail, pm->tail_len));
+	return !pm->tail_len || (pread(fd, buf, pm->tail_len, pm->done - (off_t)pm->tail_len) ==
+					 (ssize_t)pm->tail_len &&
+				 !memcmp(buf, pm->tail, pm->tail_len));
 }
 
 static int add_entry(struct perfmap *pm, uint64_t start, uint64_t size, const char *name,

@@ -464,7 +464,8 @@ static void init_debuginfo_path(void)
 	if (!debuginfo_path) {
 		goto out;
 	}
-	for (dir = copy ? strtok_r(copy, ":", &save) : NULL; dir; dir = strtok_r(NULL, ":", &save)) {
+	for (dir = copy ? strtok_r(copy, ":", &save) : NULL; dir;
+	     dir = strtok_r(NULL, ":", &save)) {
 		/* libdwfl takes only absolute directories; a "-" or "+" first would be a flag. */
 		if (dir[0] == '/') {
 			strcat(strcat(debuginfo_path, dir), ":");
