@@ -54,8 +54,8 @@ struct perfmap {
 	size_t tail_len;
 	bool skipping; /* inside a line too long to keep */
 	bool full; /* a bound was reached: nothing more is read */
-	struct entry *v;
-	size_t nr, cap;
+	struct entry *v; /* sorted by start, then line, up to sorted */
+	size_t nr, cap, sorted;
 	char *names;
 	size_t names_len, names_cap;
 	uint32_t seq;
@@ -168,9 +168,31 @@ out:
 	return fd;
 }
 
+/* The memory all maps hold, against PERFMAP_TOTAL_BYTES: 64 traced processes may each have one. */
+static size_t held_total;
+
+/* Grows *@p (@size bytes now) to @want bytes within the budget of all maps; 0 or -ENOMEM. */
+static int grow(void **p, size_t size, size_t want)
+{
+	void *n;
+
+	if (__atomic_add_fetch(&held_total, want - size, __ATOMIC_RELAXED) > PERFMAP_TOTAL_BYTES) {
+		__atomic_sub_fetch(&held_total, want - size, __ATOMIC_RELAXED);
+		return -ENOMEM;
+	}
+	n = realloc(*p, want);
+	if (!n) {
+		__atomic_sub_fetch(&held_total, want - size, __ATOMIC_RELAXED);
+		return -ENOMEM;
+	}
+	*p = n;
+	return 0;
+}
+
 static void reset(struct perfmap *pm)
 {
 	pm->nr = 0;
+	pm->sorted = 0;
 	pm->names_len = 0;
 	pm->done = 0;
 	pm->tail_len = 0;
@@ -201,25 +223,20 @@ static int add_entry(struct perfmap *pm, uint64_t start, uint64_t size, const ch
 	if (pm->nr == pm->cap) {
 		size_t cap = pm->cap ? pm->cap * 2 : 1024;
 
-		e = realloc(pm->v, cap * sizeof(*e));
-		if (!e) {
+		if (grow((void **)&pm->v, pm->cap * sizeof(*e), cap * sizeof(*e))) {
 			return -ENOMEM;
 		}
-		pm->v = e;
 		pm->cap = cap;
 	}
 	if (pm->names_len + len + 1 > pm->names_cap) {
 		size_t cap = pm->names_cap ? pm->names_cap : 64 << 10;
-		char *n;
 
 		while (cap < pm->names_len + len + 1) {
 			cap *= 2;
 		}
-		n = realloc(pm->names, cap);
-		if (!n) {
+		if (grow((void **)&pm->names, pm->names_cap, cap)) {
 			return -ENOMEM;
 		}
-		pm->names = n;
 		pm->names_cap = cap;
 	}
 	e = &pm->v[pm->nr++];
@@ -277,6 +294,42 @@ static int cmp_entry(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/*
+ * Sorts the entries read since the last sort and merges them with the others: a JIT appends a
+ * few lines at a time to a map of many.
+ */
+static void sort_new(struct perfmap *pm)
+{
+	size_t old = pm->sorted, i = 0, j = old, k = 0;
+	struct entry *tmp = NULL;
+
+	if (old == pm->nr) {
+		goto out;
+	}
+	ls_sort(pm->v + old, pm->nr - old, sizeof(*pm->v), cmp_entry);
+	if (!old) {
+		goto out;
+	}
+	tmp = malloc(pm->nr * sizeof(*tmp));
+	if (!tmp) {
+		ls_sort(pm->v, pm->nr, sizeof(*pm->v), cmp_entry);
+		goto out;
+	}
+	while (i < old && j < pm->nr) {
+		tmp[k++] = cmp_entry(&pm->v[i], &pm->v[j]) <= 0 ? pm->v[i++] : pm->v[j++];
+	}
+	while (i < old) {
+		tmp[k++] = pm->v[i++];
+	}
+	while (j < pm->nr) {
+		tmp[k++] = pm->v[j++];
+	}
+	memcpy(pm->v, tmp, pm->nr * sizeof(*tmp));
+out:
+	free(tmp);
+	pm->sorted = pm->nr;
+}
+
 /* Reads what the map gained since the last read, or all of it when it was rewritten. */
 static void load(struct perfmap *pm)
 {
@@ -284,7 +337,6 @@ static void load(struct perfmap *pm)
 	struct stat st;
 	size_t have = 0, start, i;
 	char *buf = NULL;
-	bool grew = false;
 	ssize_t n;
 	int fd;
 
@@ -298,7 +350,6 @@ static void load(struct perfmap *pm)
 	}
 	if (!same_prefix(pm, fd, &st)) {
 		reset(pm);
-		grew = true;
 	}
 	pm->dev = st.st_dev;
 	pm->ino = st.st_ino;
@@ -337,7 +388,6 @@ static void load(struct perfmap *pm)
 		memmove(buf, buf + start, have - start);
 		have -= start;
 		pm->done = off - (off_t)have;
-		grew = true;
 	}
 	if (st.st_size > (off_t)PERFMAP_MAX_BYTES && off >= limit) {
 		pm->full = true;
@@ -348,9 +398,7 @@ static void load(struct perfmap *pm)
 		reset(pm);
 	}
 out:
-	if (grew) {
-		ls_sort(pm->v, pm->nr, sizeof(*pm->v), cmp_entry);
-	}
+	sort_new(pm);
 	free(buf);
 	close(fd);
 }
@@ -393,6 +441,7 @@ void perfmap_free(struct perfmap *pm)
 	if (!pm) {
 		return;
 	}
+	__atomic_sub_fetch(&held_total, pm->cap * sizeof(*pm->v) + pm->names_cap, __ATOMIC_RELAXED);
 	free(pm->v);
 	free(pm->names);
 	free(pm);

@@ -7,7 +7,8 @@
  * The map is the traced process's, and latsnap runs as root: it is read through the process's
  * own root (/proc/PID/root, as the process sees /tmp, with its pid-namespace pid), no symlink
  * followed, only when it is a regular file owned by one of the process's uids or by root, and
- * within bounds (PERFMAP_MAX_BYTES read, PERFMAP_MAX_ENTRIES kept, PERFMAP_MAX_LINE a line).
+ * within bounds (PERFMAP_MAX_BYTES read, PERFMAP_MAX_ENTRIES kept, PERFMAP_MAX_LINE a line;
+ * PERFMAP_TOTAL_BYTES of memory for all the maps of all processes together).
  * Lines that do not parse are skipped. JITs append to the map: it is read again, from where the
  * last read stopped, when it changed (checked at most every PERFMAP_RECHECK_NS).
  *
@@ -19,10 +20,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define PERFMAP_MAX_BYTES (64U << 20)
-#define PERFMAP_MAX_ENTRIES (1U << 20)
+#define PERFMAP_MAX_BYTES (32U << 20)
+#define PERFMAP_MAX_ENTRIES (512U << 10)
 #define PERFMAP_MAX_LINE 4096
-#define PERFMAP_RECHECK_NS (10 * 1000 * 1000ULL)
+#define PERFMAP_TOTAL_BYTES (256U << 20)
+#define PERFMAP_RECHECK_NS (100 * 1000 * 1000ULL)
 
 struct perfmap;
 

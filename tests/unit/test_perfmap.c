@@ -67,6 +67,9 @@ int main(void)
 	put("1000 100 alpha2\n", true);
 	is_str(name_of(pm, 0x1050), "alpha2+80", "appended: the later line at a place wins");
 	is_str(name_of(pm, 0x2001), "beta+1", "appended: the earlier lines stay");
+	put("500 10 low\n4000 10 high\n", true);
+	is_str(name_of(pm, 0x505), "low+5", "appended below the others: merged in place");
+	is_str(name_of(pm, 0x1050), "alpha2+80", "and the others are still found");
 
 	put("3000 10 gam", true);
 	is_str(name_of(pm, 0x3000), "-", "a line still being written names nothing yet");
