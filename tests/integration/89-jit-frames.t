@@ -65,10 +65,10 @@ for (let i = 0; i < 50; i++) {
 }
 outerWork(300);
 EOF
+# The runtimes write files in their working directory (V8's log, the JVM's attach file).
 cd "$T" || bail_out "cd $T"
 record_json "$T/node.out" "$T/node.err" --include-idle -t 200ms -- \
 	node --perf-basic-prof --interpreted-frames-native-stack "$T/block.js"
-cd "$ROOT" || bail_out "cd $ROOT"
 NODE_PID=$(jq -s -r '[.[] | select(.comm == "node")][0].pid // empty' "$T/node.out" 2>/dev/null)
 [ -n "$NODE_PID" ] && MAPS+=("/tmp/perf-$NODE_PID.map")
 NODE_BIN=$(readlink -f "$(command -v node)")
@@ -178,6 +178,21 @@ for mode in fifo symlink foreign none; do
 	is "$RC" 0 "jitnap $mode: record exits 0, in time"
 	is "$JFRAME" '"null null main"' "jitnap $mode: the JIT frame has no name and no module"
 done
+
+# With a snapshot: show and report read back what record wrote, the JIT frame's name kept (its
+# map may be gone by then).
+require_lttng
+record_snap jitsnap -o "$T/snaps" -t 100ms -- "$WL/jitnap" good 200
+pid=$(wl_log_get "$T/jitsnap.log" pid)
+[ -n "$pid" ] && MAPS+=("/tmp/perf-$pid.map")
+SNAP=$(find "$T/snaps" -name summary.json -printf '%h\n' 2>/dev/null | head -n 1)
+ok "[ -n '$SNAP' ]" "jitnap with a snapshot: one is written"
+run_latsnap "$T/show.out" "$T/show.err" show "$SNAP"
+is "$RC" 0 "show reads it" || diag_file "$T/show.err"
+ok "grep -q 'jitnap::trampoline+0x6 *(\[perf-$pid.map\])' '$T/show.out'" \
+	"show names the JIT frame as record did" || diag_file "$T/show.out" "  " 30
+run_latsnap "$T/report.out" "$T/report.err" report "$T/snaps"
+is "$RC" 0 "report reads it" || diag_file "$T/report.err"
 
 # --- Python 3.12's -X perf, where there is one ---
 PY312=${PYTHON312:-$(command -v python3.12 || true)}
