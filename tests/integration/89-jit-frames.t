@@ -196,6 +196,8 @@ is "$RC" 0 "report reads it" || diag_file "$T/report.err"
 
 # --- Python 3.12's -X perf, where there is one ---
 PY312=${PYTHON312:-$(command -v python3.12 || true)}
+# The interpreter itself (not a pyenv shim), if it is a 3.12 or later.
+[ -n "$PY312" ] && PY312=$("$PY312" -c 'import sys; print(sys.executable if sys.version_info >= (3, 12) else "")' 2>/dev/null)
 if [ -n "$PY312" ] && [ -x "$PY312" ]; then
 	diag "Python: $PY312 ($("$PY312" --version 2>&1))"
 	cat >"$T/block.py" <<'EOF'
