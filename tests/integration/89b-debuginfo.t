@@ -5,8 +5,10 @@
 # has only addresses in its frames; its separate debug file, found by build-id in a
 # LATSNAP_DEBUG_DIR tree (.build-id/NN/REST.debug) or served by a local debuginfod
 # (DEBUGINFOD_URLS, a cache of this file's own), names slow_nap and main. show takes
-# LATSNAP_DEBUG_DIR too. A debuginfod that accepts and never answers holds record up no longer
-# than its wait (no timing asserted here: the run must end, with its outlier).
+# LATSNAP_DEBUG_DIR too. A server slower than record's wait (500 ms) has the first nap's frames
+# unnamed and the later ones named once the file came; one that accepts and never answers holds
+# record up no longer than its wait (no timing asserted here: the run must end, with its
+# outliers).
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -82,6 +84,39 @@ like "$(names "$T/dfd.out")" '^"slow_nap main' \
 	"debuginfod: the fetched debug file names slow_nap and main in record's own output" ||
 	dump_outlier_json "$T/dfd.out" '.user_stack'
 ok "[ -s '$T/cache/$ID/debuginfo' ]" "debuginfod: the debug file is in DEBUGINFOD_CACHE_PATH"
+
+# A slow server: the first nap's frames come before the file (record waits 500 ms at most),
+# the last nap's after it, named once it is there.
+python3 -c '
+import http.server, sys, time
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        time.sleep(1.0)
+        if self.path != "/buildid/%s/debuginfo" % sys.argv[1]:
+            self.send_error(404)
+            return
+        data = open(sys.argv[2], "rb").read()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def log_message(self, *args):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+' "$ID" "$T/srv/sleeper.debug" >"$T/slow.port" &
+track_bg $!
+for _ in $(seq 50); do [ -s "$T/slow.port" ] && break; sleep 0.1; done
+DEBUGINFOD_URLS=http://127.0.0.1:$(cat "$T/slow.port") DEBUGINFOD_CACHE_PATH=$T/slow-cache \
+	record_json "$T/slow.out" "$T/slow.err" -t 100ms -- "$BIN" 200 4 900
+# The naps, not the pauses between them (900 ms).
+NAPS='select((.syscall // "" | test("nanosleep")) and .duration_ns < 500000000)'
+is "$RC" 0 "a slow debuginfod: record exits 0"
+is "$(jcount "$T/slow.out" "$NAPS")" 4 "a slow debuginfod: the four naps are outliers"
+like "$(jq -s -c "[.[] | $NAPS][-1] // {} | [.user_stack.frames[]? | select(.module == \"$BIN\") | .symbol // \"?\"] | join(\" \")" "$T/slow.out")" \
+	'^"slow_nap main' "a slow debuginfod: the last nap's frames are named, from the file fetched meanwhile" ||
+	dump_outlier_json "$T/slow.out" '[.end_ns, [.user_stack.frames[] | .symbol]]'
 
 # A server that accepts and never answers.
 python3 -c '
