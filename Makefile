@@ -42,6 +42,13 @@ FUZZ_NAMES := summary flame config rules args show ksyms report
 FUZZ_REPLAY := $(patsubst %,$(BUILD)/fuzz-replay/fuzz_%,$(FUZZ_NAMES))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
+# C++ workloads (tests/workloads/*.cc): the names latsnap demangles.
+WORKLOAD_CXX_SRCS := $(wildcard tests/workloads/*.cc)
+WORKLOADS += $(patsubst tests/workloads/%.cc,$(BUILD)/workloads/%,$(WORKLOAD_CXX_SRCS))
+# Go workloads: tests/workloads/go/NAME.go is build/workloads/goNAME (see its rule below).
+GO_WORKLOAD_SRCS := $(wildcard tests/workloads/go/*.go)
+GO_WORKLOADS := $(patsubst tests/workloads/go/%.go,$(BUILD)/workloads/go%,$(GO_WORKLOAD_SRCS))
+WORKLOADS += $(GO_WORKLOADS)
 GEN_HDRS := $(BUILD)/latsnap.skel.h $(BUILD)/top.skel.h $(BUILD)/syscalls_gen.h
 DEPS_STAMP := $(BUILD)/.deps-ok
 PRELOAD := $(BUILD)/liblatsnap.so
@@ -135,6 +142,19 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(DE
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g $(if $(findstring -nofp,$*),$(NOFP_CFLAGS),-fno-omit-frame-pointer) \
 		$(WARN) -D_GNU_SOURCE -pthread -o $@ $< -ldl
+
+$(BUILD)/workloads/%: tests/workloads/%.cc | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CXX) -std=gnu++17 -O2 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -pthread -o $@ $<
+
+# Go workloads: one standard-library program each, static (no cgo) like most Go binaries, so a
+# preload library never loads in them. Built offline: GOPATH mode (no module download), the
+# user's go env file ignored, the build cache and GOPATH under build/.
+GO ?= go
+$(GO_WORKLOADS): $(BUILD)/workloads/go%: tests/workloads/go/%.go | $(DEPS_STAMP)
+	@mkdir -p $(dir $@) $(BUILD)/go
+	GOENV=off GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOCACHE=$(abspath $(BUILD)/go/cache) \
+		GOPATH=$(abspath $(BUILD)/go/path) $(GO) build -buildvcs=false -o $@ $<
 
 unit: $(UNIT_BINS)
 	prove -v --exec '' $(UNIT_BINS)

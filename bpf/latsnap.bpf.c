@@ -46,6 +46,11 @@ const volatile bool track_comms = false;
  * sched_exit_tp): a thread switched in can be signalled from its own context before it runs.
  */
 const volatile bool switch_end_hook = false;
+/*
+ * The syscalls that move a unit of work (enum ls_work_syscall), by number: a read that brings a
+ * request in, a write that may be its reply. From user space, which knows the numbers.
+ */
+const volatile __u8 work_syscalls[LS_MAX_SYSCALLS] = {};
 /* prctl's number on this architecture; -1 turns registration off. */
 const volatile long prctl_nr = -1;
 /* The context stream: syscalls shorter than this are not sent. */
@@ -133,6 +138,26 @@ struct task_state {
 	__u8 in_req;
 	/* A signal owed at a switch-in that it left again before it ran (owed_carry()). */
 	__u8 sig_owed;
+	/*
+	 * Work context (the idle policy): in a unit of work since a socket read brought data or
+	 * a thread in work woke it, until the reply on that socket (work_fd; -1: handed over).
+	 * work_at_start: in work when the wait under way began; worked: ever in work.
+	 */
+	__u8 in_work;
+	__u8 worked;
+	__u8 work_at_start;
+	__u8 work_came; /* the syscall under way brought work: a request, a connection */
+	__s32 work_fd;
+	/* 1 + the descriptor it last wrote to outside work: what it reads there is an answer. */
+	__s32 asked_fd1;
+	/* 1 + the descriptor its last read found no socket: a pipe read in a loop looks once. */
+	__s32 plain_fd1;
+	/*
+	 * Where a hand-over found it waiting (syscall and first argument: a condition variable's
+	 * futex word, a poll set): back there, waiting again, its job is done (work_back_home()).
+	 */
+	__s32 handover_nr;
+	__u64 handover_arg;
 };
 
 /* A thread inside a request: from its start probe, for its end probe. */
@@ -1135,6 +1160,13 @@ static __always_inline __u32 request_part(struct task_struct *task, struct task_
 	return LS_EF_IN_REQUEST;
 }
 
+/* What the wait that ends now had to do with work (enum ls_event_flag's LS_EF_*WORK*). */
+static __always_inline __u32 work_flags(const struct task_state *s)
+{
+	return (s->work_at_start ? LS_EF_IN_WORK : 0) | (s->worked ? LS_EF_WORKED : 0) |
+	       ((s->in_work && !s->work_at_start) || s->work_came ? LS_EF_GOT_WORK : 0);
+}
+
 static __always_inline void submit(void *ctx, struct task_struct *task, struct task_state *s,
 				   __u8 kind, __u64 end, long ret)
 {
@@ -1146,7 +1178,7 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	e = s->has_accum ? bpf_map_lookup_elem(&accum, &tid) : NULL;
 	if (e) {
 		fill_event(e, task, s, kind, end, ret);
-		e->flags |= part;
+		e->flags |= part | work_flags(s);
 		capture_user_stack(e, task, s, ctx, current);
 		if (!restarting(ret) && signal) {
 			e->flags |= signal_preload(task, current);
@@ -1168,7 +1200,7 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	e->nr_stacks = 0;
 	e->has_waker = 0;
 	e->flags = (s->accum_lost ? LS_EF_ACCUM_FULL : 0) |
-		   (s->unseen_switch ? LS_EF_SWITCH_UNSEEN : 0) | part;
+		   (s->unseen_switch ? LS_EF_SWITCH_UNSEEN : 0) | part | work_flags(s);
 	e->stacks_dropped = 0;
 	capture_user_stack(e, task, s, ctx, current);
 	if (!restarting(ret) && signal) {
@@ -1322,6 +1354,30 @@ static __always_inline void syscall_begin(struct task_state *s, long nr, bool qu
 	s->switches = 0;
 	s->cur_slot = -1;
 	s->unseen_switch = 0;
+	s->work_at_start = s->in_work || s->in_req;
+	s->work_came = 0;
+}
+
+/*
+ * work_back_home - thread @s, in work handed over to it, begins a wait in the syscall it
+ * was in when the hand-over came, on the same object (@arg0: the futex word of its queue's
+ * condition variable, its poll set): its job is done, it waits for the next. No reply ends such
+ * a unit; this does.
+ */
+static __always_inline void work_back_home(struct task_state *s, __u64 arg0)
+{
+	/* glibc's condition variable waits on one of two futex words, 4 bytes apart, by turns. */
+	if (s->in_work && s->work_fd < 0 && !s->in_req && s->handover_nr == s->nr &&
+	    arg0 + 8 >= s->handover_arg && arg0 <= s->handover_arg + 8) {
+		s->in_work = 0;
+		s->work_at_start = 0;
+	}
+}
+
+/* Whether @s may be back where work was handed to it: worth reading the syscall's argument. */
+static __always_inline bool work_handed(const struct task_state *s)
+{
+	return s->in_work && s->work_fd < 0 && s->handover_nr == s->nr;
 }
 
 /*
@@ -1340,6 +1396,9 @@ static __always_inline void syscall_flush(struct ls_cpu_verdict *v, struct task_
 		return;
 	}
 	syscall_begin(s, v->sc_nr, v->sc_quiet, v->sc_start, v->sc_jiffies);
+	if (work_handed(s)) {
+		work_back_home(s, PT_REGS_PARM1_CORE_SYSCALL(task_regs(task)));
+	}
 	if (ctx_level == LS_CTX_FULL) {
 		s->sc_start = s->start;
 		s->sc_nr = s->nr;
@@ -1387,6 +1446,9 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 	/* Inside a request nothing is idle. */
 	syscall_begin(s, id, idle_syscall(id) && !include_idle && !s->in_req,
 		      now ? now : bpf_ktime_get_ns(), bpf_jiffies64());
+	if (work_handed(s)) {
+		work_back_home(s, PT_REGS_PARM1_CORE_SYSCALL(regs));
+	}
 	return 0;
 }
 
@@ -1432,6 +1494,107 @@ static __always_inline bool syscall_exit_fast(void *ctx, struct ls_cpu_verdict *
 	return true;
 }
 
+#ifndef S_IFMT
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+#endif
+
+/* Whether current's file descriptor @fd is a socket (read through its file table). */
+static __always_inline bool fd_is_socket(struct task_struct *task, int fd)
+{
+	struct files_struct *files = BPF_CORE_READ(task, files);
+	struct fdtable *fdt;
+	struct file **fds, *f = NULL;
+	unsigned int mode;
+
+	if (fd < 0 || !files) {
+		return false;
+	}
+	fdt = BPF_CORE_READ(files, fdt);
+	if (!fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds)) {
+		return false;
+	}
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f) {
+		return false;
+	}
+	mode = BPF_CORE_READ(f, f_inode, i_mode);
+	return (mode & S_IFMT) == S_IFSOCK;
+}
+
+/*
+ * work_note - the end of syscall @nr of tracked thread @s, which returned @ret: a socket read
+ * that brought data, outside any work, starts a unit of work on that socket, unless the thread
+ * wrote there first (a client reading its answer); a write to it ends the unit (the reply). A
+ * read on another socket inside work (a call to a backend) changes nothing. Only the
+ * work_syscalls pay for the lookup of the file.
+ */
+static __always_inline void work_note(struct task_struct *task, struct task_state *s, long nr,
+				      struct pt_regs *regs, long ret)
+{
+	__u8 kind;
+	int fd;
+
+	if (nr < 0 || nr >= LS_MAX_SYSCALLS || ret < 0) {
+		return;
+	}
+	kind = work_syscalls[nr & (LS_MAX_SYSCALLS - 1)];
+	if (!kind || (ret == 0 && kind != LS_WORK_ACCEPT && kind != LS_WORK_CLOSE)) {
+		return;
+	}
+	fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);
+	if (kind == LS_WORK_CLOSE) {
+		/* The number may come back as another file; a unit's connection closed ends it. */
+		if (s->plain_fd1 == fd + 1) {
+			s->plain_fd1 = 0;
+		}
+		if (s->asked_fd1 == fd + 1) {
+			s->asked_fd1 = 0;
+		}
+		if (s->in_work && s->work_fd == fd) {
+			s->in_work = 0;
+		}
+	} else if (kind == LS_WORK_ACCEPT) {
+		/* A connection came: work to hand on, not a unit of its own. */
+		s->worked = 1;
+		s->work_came = !s->in_work;
+	} else if (kind == LS_WORK_INPUT) {
+		if (s->in_work) {
+			return;
+		}
+		if (s->asked_fd1 == fd + 1) {
+			s->asked_fd1 = 0;
+		} else if (s->plain_fd1 != fd + 1 && fd_is_socket(task, fd)) {
+			s->in_work = 1;
+			s->worked = 1;
+			s->work_fd = fd;
+			s->work_came = 1;
+		} else {
+			s->plain_fd1 = fd + 1;
+		}
+	} else if (s->in_work && s->work_fd == fd) {
+		s->in_work = 0;
+	} else if (!s->in_work) {
+		s->asked_fd1 = fd + 1;
+	}
+}
+
+/* work_note() for a syscall that ended in its CPU's cache (syscall_exit_fast()). */
+static __always_inline void work_note_fast(struct task_struct *task, long nr, struct pt_regs *regs,
+					   long ret)
+{
+	struct task_state *s;
+
+	if (nr < 0 || nr >= LS_MAX_SYSCALLS || ret < 0 ||
+	    !work_syscalls[nr & (LS_MAX_SYSCALLS - 1)]) {
+		return;
+	}
+	s = task_storage_get(&states, task, false);
+	if (s && s->tracked) {
+		work_note(task, s, nr, regs, ret);
+	}
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 {
@@ -1445,6 +1608,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 			return 0;
 		}
 		if (v->sc_task == (__u64)task && syscall_exit_fast(ctx, v, task, ret)) {
+			work_note_fast(task, v->sc_nr, regs, ret);
 			return 0;
 		}
 	}
@@ -1473,6 +1637,8 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 	s->in_syscall = 0;
+	/* Before the outlier is sent: a read that brought work was a wait for it. */
+	work_note(task, s, s->nr, regs, ret);
 	limit = s->in_req ? ctx_floor_ns : threshold_ns;
 	/* Two ticks more than it counted: one for each end of the syscall within its tick. */
 	if (!now && (s->quiet || (bpf_jiffies64() - s->start_jiffies + 2) * tick_ns < limit)) {
@@ -1673,6 +1839,8 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 			ps->runq = 0;
 			ps->switches = 1;
 			ps->quiet = 0;
+			ps->work_at_start = ps->in_work || ps->in_req;
+			ps->work_came = 0;
 		}
 		ps->last = now;
 		ps->run_state = runnable ? RS_RUNNABLE : RS_BLOCKED;
@@ -1944,6 +2112,25 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 	}
 }
 
+/*
+ * work_handover - a thread outside work, @s, is woken: by a thread in work (not an interrupt that
+ * landed on one), it is handed a part of that work (a job, a task of a pool) and is in work
+ * from now on, without a socket to end it (the idle policy learns where it waits for more).
+ */
+static __always_inline void work_handover(void *ctx, struct task_struct *p, struct task_state *s)
+{
+	struct task_state *ws = task_storage_get(&states, current_task(), false);
+
+	if (!ws || !ws->tracked || !(ws->in_work || ws->in_req) || waking_in_interrupt(ctx)) {
+		return;
+	}
+	s->in_work = 1;
+	s->worked = 1;
+	s->work_fd = -1;
+	s->handover_nr = s->in_syscall ? s->nr : -1;
+	s->handover_arg = s->in_syscall ? PT_REGS_PARM1_CORE_SYSCALL(task_regs(p)) : 0;
+}
+
 SEC("tp_btf/sched_waking")
 int BPF_PROG(ls_sched_waking, struct task_struct *p)
 {
@@ -1959,6 +2146,9 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 	}
 	if (!s || !s->tracked || s->run_state != RS_BLOCKED) {
 		return 0;
+	}
+	if (!s->in_work) {
+		work_handover(ctx, p, s);
 	}
 	if (!now) {
 		now = bpf_ktime_get_ns();
@@ -2333,6 +2523,8 @@ int ls_stall_scan(struct bpf_iter__task *ctx)
 		r->blocked_ns = s->blocked + (s->run_state == RS_BLOCKED ? since : 0);
 		r->runqueue_ns = s->runq + (s->run_state == RS_RUNNABLE ? since : 0);
 		r->switches = s->switches;
+		r->flags |= (s->work_at_start ? LS_STALL_IN_WORK : 0) |
+			    (s->worked ? LS_STALL_WORKED : 0);
 	} else if (!stall_tid) {
 		/*
 		 * Never switched out since it was tracked: it has waited since before. Only with

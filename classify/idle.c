@@ -92,6 +92,7 @@ struct idle_policy {
 	struct site_key *sites;
 	bool *used;
 	bool *at_start;
+	bool *work_site; /* its thread got work there: where it waits for more */
 	size_t nr_sites;
 	struct idle_entry *entries;
 	size_t nr_entries;
@@ -121,8 +122,9 @@ int idle_open(struct idle_policy **policyp, const struct rules *rules, bool enab
 	p->sites = calloc(SITES_SLOTS, sizeof(*p->sites));
 	p->used = calloc(SITES_SLOTS, sizeof(*p->used));
 	p->at_start = calloc(SITES_SLOTS, sizeof(*p->at_start));
+	p->work_site = calloc(SITES_SLOTS, sizeof(*p->work_site));
 	p->entries = calloc(ENTRIES_MAX, sizeof(*p->entries));
-	if (!p->sites || !p->used || !p->at_start || !p->entries) {
+	if (!p->sites || !p->used || !p->at_start || !p->work_site || !p->entries) {
 		goto out;
 	}
 	err = rules_parse(event_rules_text, "idle policy", &p->events);
@@ -145,6 +147,7 @@ void idle_close(struct idle_policy *policy)
 	free(policy->sites);
 	free(policy->used);
 	free(policy->at_start);
+	free(policy->work_site);
 	free(policy->entries);
 	free(policy);
 }
@@ -159,13 +162,18 @@ static size_t site_hash(const struct site_key *k)
 	return (size_t)(h % SITES_SLOTS);
 }
 
-/* Whether and how @k was seen before; remembered from now on either way. */
-static enum site_seen site_seen(struct idle_policy *p, const struct site_key *k, bool at_start)
+/*
+ * Whether and how @k was seen before; remembered from now on either way. @slot: where it is
+ * kept (for work_site), until the next call.
+ */
+static enum site_seen site_seen(struct idle_policy *p, const struct site_key *k, bool at_start,
+				size_t *slot)
 {
 	size_t i = site_hash(k);
 
 	while (p->used[i]) {
 		if (!memcmp(&p->sites[i], k, sizeof(*k))) {
+			*slot = i;
 			return p->at_start[i] ? SITE_AT_START : SITE_CAME_BACK;
 		}
 		i = (i + 1) % SITES_SLOTS;
@@ -177,8 +185,10 @@ static enum site_seen site_seen(struct idle_policy *p, const struct site_key *k,
 	}
 	p->used[i] = true;
 	p->at_start[i] = at_start;
+	p->work_site[i] = false;
 	p->sites[i] = *k;
 	p->nr_sites++;
+	*slot = i;
 	return SITE_NEW;
 }
 
@@ -199,17 +209,37 @@ void idle_set_rules(struct idle_policy *policy, const struct rules *rules)
 void idle_seed(struct idle_policy *policy, int32_t tid, int32_t syscall_nr, uint64_t ip)
 {
 	struct site_key k = { .tid = tid, .nr = syscall_nr, .ip = ip };
+	size_t slot;
 
 	if (policy && policy->enabled) {
-		site_seen(policy, &k, true);
+		site_seen(policy, &k, true, &slot);
 	}
+}
+
+/*
+ * The length of @symbol without a compiler clone's suffix (.constprop.0, .isra.0, .part.0, .cold)
+ * or a symbol version (@GLIBC_): a dot alone ends nothing (Go's runtime.stopm, C++'s lambdas).
+ */
+static size_t plain_name_len(const char *symbol)
+{
+	static const char *const suffixes[] = { ".constprop.", ".isra.", ".part.", ".cold",
+						".lto_priv." };
+	size_t len = strcspn(symbol, "@"), i;
+	const char *at;
+
+	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		at = strstr(symbol, suffixes[i]);
+		if (at && (size_t)(at - symbol) < len) {
+			len = (size_t)(at - symbol);
+		}
+	}
+	return len;
 }
 
 static const char *frame_name(const struct outlier_frame *f, char *buf, size_t size)
 {
 	if (f->symbol && *f->symbol) {
-		/* Without a compiler clone's suffix (.constprop.0) or a symbol version (@GLIBC_). */
-		snprintf(buf, size, "%.*s", (int)strcspn(f->symbol, ".@"), f->symbol);
+		snprintf(buf, size, "%.*s", (int)plain_name_len(f->symbol), f->symbol);
 	} else {
 		snprintf(buf, size, "0x%llx", (unsigned long long)f->addr);
 	}
@@ -337,11 +367,35 @@ static bool timed_out(const struct outlier *o)
 }
 
 /*
- * decide - the policy, for @o waiting at a place @seen as it was: the rules first, then the kind
- * of wait, then whether it is the thread's home wait.
+ * Whether @o waits in a sleep: a sleep syscall, or a timed wait a sleep function made (Java's
+ * Thread.sleep parks in a timed condition wait, MariaDB's SLEEP() in Interruptible_wait, Python's
+ * time.sleep in select): a sleep is latency, asked for, even when it runs to its timeout.
+ */
+static bool in_sleep(const struct outlier *o)
+{
+	const struct outlier_frames *fr = &o->user_stack.frames;
+	size_t i;
+
+	if (o->syscall &&
+	    (!strcmp(o->syscall, "nanosleep") || !strcmp(o->syscall, "clock_nanosleep"))) {
+		return true;
+	}
+	for (i = 0; i < fr->nr && i < 24; i++) {
+		if (fr->v[i].symbol && (strcasestr(fr->v[i].symbol, "sleep") ||
+					strstr(fr->v[i].symbol, "Interruptible_wait"))) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * decide - the policy, for @o waiting at a place @seen as it was: the rules first, then what the
+ * thread is doing (its work context), then, where that says nothing, the kind of wait and
+ * whether it is the thread's home wait. @work_site: its thread got work at this place before.
  */
 static bool decide(const struct idle_policy *p, const struct outlier *o, enum site_seen seen,
-		   const char **why)
+		   bool work_site, const char **why)
 {
 	/*
 	 * A main thread does its process's work: a reply it asked for on a socket or a futex is
@@ -359,11 +413,31 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 	default:
 		break;
 	}
+	/*
+	 * Work context first: a wait inside a unit of work is latency whatever it waits on; a
+	 * wait that work ended (a request read, a job handed over), or a serving thread's wait
+	 * between units, is idle whatever it waits on. A sleep is latency.
+	 */
+	if (o->got_work) {
+		*why = "it waited for work, and work came (a request read, or a job handed over)";
+		return true;
+	}
+	if (o->in_work && work_site) {
+		*why = "its thread waits there for work (a job was handed over there before)";
+		return true;
+	}
+	if (o->in_work) {
+		return false;
+	}
+	if (o->worked && !in_sleep(o)) {
+		*why = "between units of work: its last one was answered or done";
+		return true;
+	}
 	what = waits_for(p, o);
 	if (what == WAIT_BUSY) {
 		return false;
 	}
-	if (timed_out(o)) {
+	if (timed_out(o) && !in_sleep(o)) {
 		*why = "it timed out: nothing it waited for came";
 		return true;
 	}
@@ -421,21 +495,26 @@ bool idle_judge(struct idle_policy *policy, const struct outlier *outlier, const
 	struct lasting *last;
 	struct site_key k;
 	enum site_seen seen;
-	bool idle;
+	bool idle, work_site;
+	size_t slot;
 
 	*why = NULL;
 	if (!policy || !policy->enabled || outlier->kind == OUTLIER_REQUEST) {
 		return false;
 	}
 	k = site_of(outlier);
-	seen = site_seen(policy, &k, false);
+	seen = site_seen(policy, &k, false, &slot);
+	work_site = policy->work_site[slot];
+	if (outlier->got_work) {
+		policy->work_site[slot] = true;
+	}
 	last = lasting_of(policy, outlier);
 	if (last) {
 		/* One wait, one verdict: reported while it lasted, and then again. */
 		idle = last->idle;
 		*why = last->why;
 	} else {
-		idle = decide(policy, outlier, seen, why);
+		idle = decide(policy, outlier, seen, work_site, why);
 	}
 	if (!last && outlier_has_flag(outlier, "still-blocked")) {
 		last = &policy->lasting[policy->next_lasting++ % LASTING_MAX];
@@ -464,7 +543,7 @@ bool idle_judge_wait(const struct idle_policy *policy, const struct outlier *wai
 	if (!policy || !policy->enabled || wait->kind == OUTLIER_REQUEST) {
 		return false;
 	}
-	return decide(policy, wait, came_back ? SITE_CAME_BACK : SITE_NEW, why);
+	return decide(policy, wait, came_back ? SITE_CAME_BACK : SITE_NEW, false, why);
 }
 
 /**

@@ -181,6 +181,19 @@ enum ls_event_flag {
 	LS_EF_SWITCH_UNSEEN = 1 << 9, /* a switch-in was missed: its runqueue time is a bound */
 	LS_EF_IN_REQUEST = 1 << 10, /* a wait inside a request of its thread: a part of it */
 	LS_EF_SIGNAL_UNSUPPORTED = 1 << 11, /* not signalled: the kernel has no way to (off-CPU) */
+	/* Work context, for the idle policy (see work_note() in latsnap.bpf.c): */
+	LS_EF_IN_WORK = 1 << 12, /* the thread was in a unit of work when the wait began */
+	LS_EF_WORKED = 1 << 13, /* the thread has been in work before: it serves */
+	LS_EF_GOT_WORK = 1 << 14, /* outside work when it began, in work when it ended */
+};
+
+/* work_syscalls[nr]: what a syscall does to a unit of work, if it is on a socket. */
+enum ls_work_syscall {
+	LS_WORK_NONE = 0,
+	LS_WORK_INPUT = 1, /* read, recv...: data in starts a unit */
+	LS_WORK_OUTPUT = 2, /* write, send...: to the unit's socket, its reply, ends it */
+	LS_WORK_ACCEPT = 3, /* accept: a connection came, work for others */
+	LS_WORK_CLOSE = 4, /* close: what was said of the descriptor no longer holds */
 };
 
 /* Loss and health counters, one slot each in the per-CPU stats map. */
@@ -367,6 +380,8 @@ enum ls_stall_flag {
 	LS_STALL_NO_STATE = 1 << 0, /* no state: blocked since before it was tracked; start unknown */
 	LS_STALL_ON_CPU = 1 << 1, /* on a CPU: its registers are those of its last kernel entry */
 	LS_STALL_IN_USER = 1 << 2, /* its last kernel entry was not a syscall (interrupt, fault) */
+	LS_STALL_IN_WORK = 1 << 3, /* in a unit of work when the wait began (LS_EF_IN_WORK) */
+	LS_STALL_WORKED = 1 << 4, /* it has been in work before (LS_EF_WORKED) */
 };
 
 struct ls_stall {

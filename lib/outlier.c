@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "lib/duration.h"
+#include "lib/demangle.h"
 #include "lib/outlier.h"
 
 static const char *const kind_names[] = {
@@ -978,7 +979,9 @@ static void print_frames(FILE *out, const struct outlier_frames *frames, const c
 		const char *module = f->module ? f->module : "?";
 
 		if (f->symbol) {
-			fprintf(out, "%s%s+0x%" PRIx64, indent, f->symbol, f->offset);
+			fputs(indent, out);
+			ls_put_symbol(out, f->symbol);
+			fprintf(out, "+0x%" PRIx64, f->offset);
 		} else {
 			fprintf(out, "%s0x%" PRIx64, indent, f->addr);
 		}

@@ -155,6 +155,14 @@ struct outlier {
 	 * the outlier was taken (0: not known). 1 is the first wait of the thread's life.
 	 */
 	uint64_t nvcsw;
+	/*
+	 * Not written: the thread's work context (the idle policy; latsnap.bpf.c's work_note()):
+	 * in a unit of work when the wait began; in work ever before; and the wait ended with
+	 * work come (a request read, a job handed over) where it began outside work.
+	 */
+	bool in_work;
+	bool worked;
+	bool got_work;
 	char *cause;
 	struct outlier_kstack *kernel_stacks;
 	size_t nr_kernel_stacks;

@@ -23,6 +23,7 @@
 #include "recorder/command.h"
 #include "lib/cgroup.h"
 #include "lib/config.h"
+#include "lib/demangle.h"
 #include "lib/duration.h"
 #include "lib/outlier.h"
 #include "recorder/record.h"
@@ -229,7 +230,9 @@ static const char usage_text[] =
 	"DUR is a number with a unit ns, us, ms or s (250us, 20ms, 1.5s); a bare number is ms.\n"
 	"See latsnap(1).\n";
 
+/* The last SIGINT or SIGTERM, and how many came: a second one while COMMAND ends lets it be. */
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_count;
 static volatile sig_atomic_t reload_signal;
 /* A reload re-reads the options: a --pid that has exited since is no error then. */
 static bool reloading;
@@ -237,6 +240,7 @@ static bool reloading;
 static void on_stop_signal(int sig)
 {
 	stop_signal = sig;
+	stop_count++;
 }
 
 static void on_reload_signal(int sig)
@@ -1019,6 +1023,9 @@ static bool targets_alive(const struct record_opts *opts)
 	return false;
 }
 
+/* How many idle waits the exit-time list shows without -v. */
+#define IDLE_SHOWN 10
+
 static int by_idle_total(const void *a, const void *b)
 {
 	const struct idle_entry *x = *(const struct idle_entry *const *)a;
@@ -1027,12 +1034,16 @@ static int by_idle_total(const void *a, const void *b)
 	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
 }
 
-/* The idle waits, per thread and place, the longest first: not latency, not dropped either. */
+/*
+ * The idle waits, per thread and place, the longest in all first: not latency, not dropped
+ * either. IDLE_SHOWN of them, unless -v; the rest are counted, and the line says how to see them.
+ */
 static void print_idle(const struct record_state *st)
 {
 	const struct idle_entry *entries, **order;
-	char total[LS_DURATION_BUFSZ];
-	size_t n = idle_entries(st->idle, &entries), i;
+	char total[LS_DURATION_BUFSZ], *site;
+	size_t n = idle_entries(st->idle, &entries), i, shown;
+	uint64_t rest_count = 0, rest_ns = 0;
 
 	order = n ? malloc(n * sizeof(*order)) : NULL;
 	if (!order) {
@@ -1043,13 +1054,25 @@ static void print_idle(const struct record_state *st)
 	}
 	ls_sort(order, n, sizeof(*order), by_idle_total);
 	fprintf(stderr, "latsnap: idle waits (waiting for work, not latency):\n");
-	for (i = 0; i < n && i < 10; i++) {
+	shown = ls_verbose_enabled || n <= IDLE_SHOWN ? n : IDLE_SHOWN;
+	for (i = 0; i < shown; i++) {
 		ls_format_duration(order[i]->total_ns, total, sizeof(total));
+		site = ls_demangle_text(order[i]->site);
 		fprintf(stderr, "latsnap:   %s[%d] %" PRIu64 " x %s, %s\n", order[i]->comm,
-			order[i]->tid, order[i]->count, order[i]->site, total);
+			order[i]->tid, order[i]->count, site ? site : order[i]->site, total);
+		free(site);
 	}
-	if (n > 10) {
-		fprintf(stderr, "latsnap:   ... and %zu more threads and places\n", n - 10);
+	for (; i < n; i++) {
+		rest_count += order[i]->count;
+		rest_ns += order[i]->total_ns;
+	}
+	if (shown < n) {
+		ls_format_duration(rest_ns, total, sizeof(total));
+		fprintf(stderr,
+			"latsnap:   ... and %zu more threads and places (%" PRIu64
+			" waits, %s in all, each shorter in all than those above): -v lists every one%s\n",
+			n - shown, rest_count, total,
+			st->recorder ? "; each snapshot's summary holds those of its time" : "");
 	}
 	free(order);
 }
@@ -1905,7 +1928,59 @@ static int record_loop(const struct record_opts *opts, struct record_state *st,
 	return 0;
 }
 
-/* The run is over: the last outliers, COMMAND ended if --duration ran out, the last snapshot. */
+/*
+ * end_command - the run stops (--duration, SIGINT, SIGTERM) while COMMAND still runs: send it
+ * SIGTERM, as perf record and timeout(1) do, and wait for it, still tracking it, so that what
+ * it does on its way out is seen and it is never left running untracked. A COMMAND that
+ * ignores SIGTERM is waited for until a second SIGINT or SIGTERM, which leaves it running.
+ */
+static void end_command(struct tracker *tr, struct record_child *ch)
+{
+	sig_atomic_t signals = stop_count;
+	int n;
+
+	if (waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid) {
+		/* It ended on its own meanwhile (a terminal's Ctrl-C reaches it too). */
+		ch->done = true;
+		return;
+	}
+	if (stop_signal) {
+		fprintf(stderr, "latsnap: record: SIG%s: ending COMMAND (pid %d) with SIGTERM\n",
+			sigabbrev_np(stop_signal), (int)ch->pid);
+	}
+	kill(ch->pid, SIGTERM);
+	for (;;) {
+		if (waitpid(ch->pid, &ch->status, WNOHANG) == ch->pid) {
+			ch->done = true;
+			break;
+		}
+		if (stop_count != signals) {
+			fprintf(stderr,
+				"latsnap: record: SIG%s again: COMMAND (pid %d) left running, no "
+				"longer tracked\n",
+				sigabbrev_np(stop_signal), (int)ch->pid);
+			break;
+		}
+		n = tracker_poll(tr, 100);
+		if (n < 0 && n != -EINTR) {
+			/* Nothing more to read: wait for COMMAND alone. */
+			usleep(100 * 1000);
+		}
+	}
+	if (ch->done && stop_signal) {
+		if (WIFSIGNALED(ch->status)) {
+			fprintf(stderr, "latsnap: record: COMMAND (pid %d) ended by SIG%s\n",
+				(int)ch->pid, sigabbrev_np(WTERMSIG(ch->status)));
+		} else {
+			fprintf(stderr, "latsnap: record: COMMAND (pid %d) exited with status %d\n",
+				(int)ch->pid, exit_status_of(ch->status));
+		}
+	}
+	drain_all(tr);
+	tracker_settle(tr, 250);
+}
+
+/* The run is over: the last outliers, COMMAND ended if still running, the last snapshot. */
 static void record_finish(struct record_state *st, struct tracker *tr, struct record_child *ch)
 {
 	unsigned int processes, in_flight;
@@ -1917,13 +1992,8 @@ static void record_finish(struct record_state *st, struct tracker *tr, struct re
 		/* Before COMMAND is ended: what still waits now is unfinished, not dropped. */
 		stall_finish(st->stalls);
 	}
-	if (ch->pid > 0 && !ch->done && !stop_signal) {
-		/* --duration ran out with COMMAND still running: end it, as timeout(1) would. */
-		kill(ch->pid, SIGTERM);
-		waitpid(ch->pid, &ch->status, 0);
-		ch->done = true;
-		drain_all(tr);
-		tracker_settle(tr, 250);
+	if (ch->pid > 0 && !ch->done) {
+		end_command(tr, ch);
 	}
 	if (st->recorder) {
 		/* The snapshot under way is finished, whatever stopped the run. */
@@ -2043,7 +2113,8 @@ int record_main(int argc, char **argv)
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping: the last snapshot");
 	record_finish(&st, tr, &ch);
 	write_status(&st, tr, false);
-	ret = ch.done ? exit_status_of(ch.status) : 0;
+	/* SIGINT, SIGTERM: 0, whatever became of COMMAND (the contract; its end was said). */
+	ret = ch.done && !stop_signal ? exit_status_of(ch.status) : 0;
 out:
 	if (ch.gate_fd >= 0) {
 		close(ch.gate_fd);

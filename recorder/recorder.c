@@ -38,6 +38,7 @@
 #include "recorder/chain.h"
 #include "trace/ctf.h"
 #include "recorder/emit.h"
+#include "lib/demangle.h"
 #include "lib/outlier.h"
 #include "recorder/retention.h"
 #include "recorder/recorder.h"
@@ -933,6 +934,7 @@ static void idle_print_text(FILE *out, const struct idle_policy *idle)
 	const struct idle_entry *entries;
 	size_t n = idle_entries(idle, &entries), i;
 	bool first = true;
+	char *site;
 
 	for (i = 0; i < n; i++) {
 		if (!entries[i].window_count) {
@@ -942,8 +944,11 @@ static void idle_print_text(FILE *out, const struct idle_policy *idle)
 			fprintf(out, "\nidle waits (waiting for work, not latency):\n");
 			first = false;
 		}
+		site = ls_demangle_text(entries[i].site);
 		fprintf(out, "  %s[%d] %" PRIu64 " x %s, %.1f ms\n", entries[i].comm, entries[i].tid,
-			entries[i].window_count, entries[i].site, (double)entries[i].window_ns / 1e6);
+			entries[i].window_count, site ? site : entries[i].site,
+			(double)entries[i].window_ns / 1e6);
+		free(site);
 	}
 }
 

@@ -31,9 +31,6 @@
 #define BUILD_ID_MAX 64
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
 
-/* libstdc++'s demangler (the C++ ABI's, callable from C). */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
-
 struct mapping {
 	int64_t pid;
 	uint64_t base, memsz;
@@ -58,9 +55,6 @@ struct dwfl_sym {
 	size_t nr_maps, cap_maps;
 	struct proc_dwfl *procs;
 	size_t nr_procs, cap_procs;
-	/* Strings handed out that are ours to free (demangled names, file names). */
-	char **strs;
-	size_t nr_strs, cap_strs;
 };
 
 static void hex(const uint8_t *id, size_t len, char *buf, size_t size)
@@ -71,64 +65,6 @@ static void hex(const uint8_t *id, size_t len, char *buf, size_t size)
 	for (i = 0; i < len && 2 * i + 3 <= size; i++) {
 		snprintf(buf + 2 * i, 3, "%02x", id[i]);
 	}
-}
-
-static char *keep(struct dwfl_sym *ds, char *s)
-{
-	char **grown;
-
-	if (!s) {
-		return NULL;
-	}
-	if (ds->nr_strs == ds->cap_strs) {
-		grown = realloc(ds->strs, (ds->cap_strs ? ds->cap_strs * 2 : 64) * sizeof(*grown));
-		if (!grown) {
-			free(s);
-			return NULL;
-		}
-		ds->strs = grown;
-		ds->cap_strs = ds->cap_strs ? ds->cap_strs * 2 : 64;
-	}
-	ds->strs[ds->nr_strs++] = s;
-	return s;
-}
-
-/**
- * dwfl_sym_demangle() - the C++ (Itanium ABI) demangling of a symbol, or NULL
- * @name: a symbol; "_Z..." names are demangled, a "@VERSION" suffix is kept
- *
- * Return: a malloc()ed string the caller frees, or NULL when @name is not a mangled name.
- */
-char *dwfl_sym_demangle(const char *name)
-{
-	char *mangled = NULL, *out = NULL, *ret = NULL;
-	const char *at;
-	int status = -1;
-
-	if (!name || strncmp(name, "_Z", 2)) {
-		goto out;
-	}
-	at = strchr(name, '@');
-	mangled = at ? strndup(name, (size_t)(at - name)) : strdup(name);
-	if (!mangled) {
-		goto out;
-	}
-	out = __cxa_demangle(mangled, NULL, NULL, &status);
-	if (status || !out) {
-		goto out;
-	}
-	if (at && asprintf(&ret, "%s%s", out, at) < 0) {
-		ret = NULL;
-		goto out;
-	}
-	if (!at) {
-		ret = out;
-		out = NULL;
-	}
-out:
-	free(mangled);
-	free(out);
-	return ret;
 }
 
 /*
@@ -215,10 +151,6 @@ void dwfl_sym_free(struct dwfl_sym *ds)
 		free(ds->maps[i].path);
 		free(ds->maps[i].used);
 	}
-	for (i = 0; i < ds->nr_strs; i++) {
-		free(ds->strs[i]);
-	}
-	free(ds->strs);
 	free(ds->procs);
 	free(ds->maps);
 	free(ds->debug_dir);
@@ -538,10 +470,8 @@ int dwfl_sym_lookup(struct dwfl_sym *ds, int64_t pid, uint64_t addr, int is_retu
 	if (!name) {
 		goto out;
 	}
-	out->symbol = keep(ds, dwfl_sym_demangle(name));
-	if (!out->symbol) {
-		out->symbol = name;
-	}
+	/* As the symbol table has it: show demangles what it prints (lib/demangle.c). */
+	out->symbol = name;
 	out->offset = off + (addr - at);
 	line = dwfl_module_getsrc(mod, at);
 	file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;

@@ -16,7 +16,7 @@ struct dwfl_sym;
 
 /**
  * struct dwfl_sym_result - what one address resolved to
- * @symbol: the function, demangled (NULL when unknown)
+ * @symbol: the function, as the symbol table names it (mangled for C++; NULL when unknown)
  * @offset: the address minus the function's start
  * @module: the path the statedump recorded for the object holding the address (NULL if none)
  * @file: the source file (NULL without line information)
@@ -41,6 +41,5 @@ int dwfl_sym_add_build_id(struct dwfl_sym *ds, int64_t pid, uint64_t base, const
 int dwfl_sym_lookup(struct dwfl_sym *ds, int64_t pid, uint64_t addr, int is_return,
 		    struct dwfl_sym_result *out);
 size_t dwfl_sym_nr_mappings(const struct dwfl_sym *ds, int64_t pid);
-char *dwfl_sym_demangle(const char *name);
 
 #endif /* LATSNAP_DWFL_SYM_H */

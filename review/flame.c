@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "classify/frames.h"
+#include "lib/demangle.h"
 #include "lib/outlier.h"
-#include "review/dwfl-sym.h"
 #include "review/flame.h"
 #include "review/snapshots.h"
 #include "lib/util.h"
@@ -119,7 +119,7 @@ out:
 static int put_frame(char **buf, size_t *len, size_t *cap, const struct outlier_frame *frame)
 {
 	const char *sym = frame->symbol;
-	char *demangled = sym ? dwfl_sym_demangle(sym) : NULL;
+	char *demangled = sym ? ls_demangle(sym) : NULL;
 	char addr[24];
 	int ret;
 
@@ -157,7 +157,7 @@ static bool user_matches(const struct outlier_frames *frames, const regex_t *gre
 		if (!sym) {
 			continue;
 		}
-		demangled = dwfl_sym_demangle(sym);
+		demangled = ls_demangle(sym);
 		ret = !regexec(grep, demangled ? demangled : sym, 0, NULL, 0);
 		free(demangled);
 	}

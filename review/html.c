@@ -19,6 +19,7 @@
 
 #include <json-c/json.h>
 
+#include "lib/demangle.h"
 #include "lib/util.h"
 #include "review/html.h"
 
@@ -53,12 +54,61 @@ static int script_json(FILE *out, struct json_object *data)
 	return 0;
 }
 
+/* @obj's string member @key, with what ls_demangle_text() makes of it; left as it is on failure. */
+static void demangle_member(struct json_object *obj, const char *key)
+{
+	struct json_object *v;
+	char *d;
+
+	if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string)) {
+		return;
+	}
+	d = ls_demangle_text(json_object_get_string(v));
+	if (d && strcmp(d, json_object_get_string(v))) {
+		json_object_object_add(obj, key, json_object_new_string(d));
+	}
+	free(d);
+}
+
+/*
+ * The page is for people: C++ names demangled, in each frame's "symbol" (a FRAME has "addr")
+ * and each idle wait's "site". The JSON outputs keep the names as the symbol tables have them.
+ */
+static void demangle_data(struct json_object *v, unsigned int depth)
+{
+	size_t i, n;
+
+	/* Deeper than any summary or report nests: leave it be rather than recurse on. */
+	if (depth > 32) {
+		return;
+	}
+	if (json_object_is_type(v, json_type_array)) {
+		n = json_object_array_length(v);
+		for (i = 0; i < n; i++) {
+			demangle_data(json_object_array_get_idx(v, i), depth + 1);
+		}
+		return;
+	}
+	if (!json_object_is_type(v, json_type_object)) {
+		return;
+	}
+	if (json_object_object_get_ex(v, "addr", NULL)) {
+		demangle_member(v, "symbol");
+	}
+	demangle_member(v, "site");
+	json_object_object_foreach(v, key, val)
+	{
+		(void)key;
+		demangle_data(val, depth + 1);
+	}
+}
+
 /**
  * html_write_page() - write one page
  * @out: where to
  * @title: the page's title (text)
  * @data: what the page's script draws: a `show --json` summary, or `report --json` with
- *        "page": "report"
+ *        "page": "report"; its C++ names are demangled in place
  * @trusted_html: markup latsnap made and escaped itself (the flame graph's SVG), placed hidden
  *                for the script to move where it belongs; NULL for none
  *
@@ -89,6 +139,7 @@ int html_write_page(FILE *out, const char *title, struct json_object *data,
 		fputs(trusted_html, out);
 		fputs("</div>\n", out);
 	}
+	demangle_data(data, 0);
 	fputs("<script type=\"application/json\" id=\"latsnap-data\">", out);
 	err = script_json(out, data);
 	fputs("</script>\n<script>\n", out);

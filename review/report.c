@@ -27,6 +27,7 @@
 
 #include <json-c/json.h>
 
+#include "lib/demangle.h"
 #include "lib/duration.h"
 #include "lib/outlier.h"
 #include "review/html.h"
@@ -891,7 +892,7 @@ static void idle_label(const struct snapshot_idle *e, bool many_hosts, char *buf
  */
 static void print_idle(FILE *out, const struct report *r)
 {
-	char total[LS_DURATION_BUFSZ], label[256], site[512];
+	char total[LS_DURATION_BUFSZ], label[256], site[512], *demangled;
 	bool many_hosts = r->hosts.nr > 1;
 	uint64_t rest_count = 0, rest_ns = 0;
 	int width = KEY_WIDTH_MIN;
@@ -916,7 +917,9 @@ static void print_idle(FILE *out, const struct report *r)
 	fprintf(out, "%-*s %7s %12s  %s\n", width, "Thread", "Count", "Total", "Where");
 	for (i = 0; i < shown; i++) {
 		idle_label(&r->idle[i], many_hosts, label, sizeof(label));
-		one_line(r->idle[i].site, site, sizeof(site));
+		demangled = ls_demangle_text(r->idle[i].site);
+		one_line(demangled ? demangled : r->idle[i].site, site, sizeof(site));
+		free(demangled);
 		ls_format_duration(r->idle[i].total_ns, total, sizeof(total));
 		fprintf(out, "%-*.*s %7" PRIu64 " %12s  %s\n", width, width, label,
 			r->idle[i].count, total, site);

@@ -29,6 +29,7 @@
 #include "trace/ctf.h"
 #include "classify/frames.h"
 #include "classify/rules.h"
+#include "lib/demangle.h"
 #include "lib/duration.h"
 #include "lib/outlier.h"
 #include "lib/util.h"
@@ -475,7 +476,7 @@ static void print_frame(FILE *out, const struct outlier_frame *f, const struct f
 {
 	const char *module = f->module ? f->module : "?";
 	const char *base = strrchr(module, '/');
-	char *demangled = f->symbol ? dwfl_sym_demangle(f->symbol) : NULL;
+	char *demangled = f->symbol ? ls_demangle(f->symbol) : NULL;
 
 	if (f->symbol) {
 		fprintf(out, "    %s+0x%" PRIx64, demangled ? demangled : f->symbol, f->offset);
@@ -726,7 +727,7 @@ static void print_holder(FILE *out, const struct interest *in)
 /* A frame's name for a one-line stack: its symbol, demangled, or its address. */
 static void print_frame_name(FILE *out, const struct outlier_frame *f)
 {
-	char *demangled = f->symbol ? dwfl_sym_demangle(f->symbol) : NULL;
+	char *demangled = f->symbol ? ls_demangle(f->symbol) : NULL;
 
 	if (f->symbol) {
 		fputs(demangled ? demangled : f->symbol, out);
@@ -1157,7 +1158,7 @@ static void print_one_line(FILE *out, const char *text)
 static void print_idle(FILE *out, const struct summary *s)
 {
 	const struct summary_idle **v;
-	char text[LS_DURATION_BUFSZ];
+	char text[LS_DURATION_BUFSZ], *site;
 	uint64_t count = 0, total = 0;
 	size_t i;
 
@@ -1186,7 +1187,9 @@ static void print_idle(FILE *out, const struct summary *s)
 		fprintf(out,
 			"[pid %" PRId32 " tid %" PRId32 "] %" PRIu64 " wait%s, %s: ", v[i]->pid,
 			v[i]->tid, v[i]->count, v[i]->count == 1 ? "" : "s", text);
-		print_one_line(out, v[i]->site);
+		site = ls_demangle_text(v[i]->site);
+		print_one_line(out, site ? site : v[i]->site);
+		free(site);
 		fputc('\n', out);
 	}
 	fputc('\n', out);

@@ -120,6 +120,12 @@ static bool is_type(struct json_object *obj, const char *key, json_type type, bo
 	return json_object_is_type(v, type);
 }
 
+/* @key absent, null, or of @type. */
+static bool is_optional(struct json_object *obj, const char *key, json_type type)
+{
+	return !json_object_object_get_ex(obj, key, NULL) || is_type(obj, key, type, true);
+}
+
 static bool is_count(struct json_object *obj, const char *key)
 {
 	return is_type(obj, key, json_type_int, false) && get_i64(obj, key) >= 0;
@@ -140,10 +146,19 @@ static bool check_frames(struct json_object *frames, const char *where, char *wh
 	for (i = 0; i < n; i++) {
 		f = json_object_array_get_idx(frames, i);
 		if (!f || !json_object_is_type(f, json_type_object) ||
-		    !is_type(f, "addr", json_type_string, false) ||
-		    !is_type(f, "symbol", json_type_string, true) ||
-		    !is_type(f, "module", json_type_string, false)) {
-			snprintf(why, len, "%s: frame %zu lacks addr, symbol or module", where, i);
+		    !is_type(f, "addr", json_type_string, false)) {
+			snprintf(why, len, "%s: frame %zu has no addr", where, i);
+			goto out;
+		}
+		/*
+		 * Only the address is certain: JIT code, anonymous memory and stripped objects
+		 * have no symbol, and code outside any mapped file no module (null or absent).
+		 */
+		if (!is_optional(f, "symbol", json_type_string) ||
+		    !is_optional(f, "module", json_type_string)) {
+			snprintf(why, len,
+				 "%s: frame %zu: symbol or module is not a string or null", where,
+				 i);
 			goto out;
 		}
 		if (json_object_object_get_ex(f, "offset", NULL) && !is_count(f, "offset")) {

@@ -9,6 +9,7 @@
 # screenshot with python3-pil (Debian's /usr/bin/python3).
 # python3-jsonschema is for tests/integration/96-perfetto.t, which checks export's output against
 # a JSON Schema with Debian's /usr/bin/python3.
+# golang-go builds tests/workloads/go/ (a Go program's goroutine stacks, tests/integration/86-go.t).
 set -eu
 
 PACKAGES="
@@ -17,10 +18,11 @@ libdw-dev linux-libc-dev jq perl procps libxml2-dev libxml2-utils iproute2 util-
 libunwind-dev liblttng-ust-dev liblttng-ctl-dev lttng-tools babeltrace2 libbabeltrace2-dev
 libncurses-dev libsystemd-dev tmux gdb postgresql-15 postgresql-client-15 redis-server redis-tools
 chromium python3-pil fonts-dejavu-core python3-jsonschema
+openjdk-17-jdk-headless
+golang-go
 libdebuginfod-dev
 debuginfod
 nodejs
-openjdk-17-jdk-headless
 "
 
 . "$(dirname "$0")/apt-lib.sh"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tracker/decode.h"
+#include "tracker/gostack.h"
 #include "tracker/ksyms.h"
 #include "classify/syscalls.h"
 #include "tracker/usyms.h"
@@ -184,6 +185,7 @@ static int decode_user_stack(const struct ls_event *e, struct usyms *us, struct 
 	ret = decode_user_frames(us, e->pid, (const uint64_t *)e->user.ips, nr,
 				 &o->user_stack.frames);
 	o->user_stack.source = nr ? OUTLIER_USTACK_FRAME_POINTER : OUTLIER_USTACK_NONE;
+	ret = ret ?: gostack_flag(o);
 	if (!nr) {
 		outlier_add_flag(o, "no-user-stack: %s",
 			 !(e->flags & LS_EF_USER_STACK_FAILED) ? "its user stack was empty" :
@@ -222,6 +224,8 @@ int decode_user_frames(struct usyms *us, pid_t pid, const uint64_t *ips, unsigne
 	for (i = 0; !ret && i < n; i++) {
 		ret = user_frame(us, pid, ips[i], i > 0, &frames->v[i]);
 	}
+	/* A Go thread's frames beyond a stack switch may be another goroutine's (gostack.h). */
+	gostack_cut(frames);
 	return ret;
 }
 
@@ -355,6 +359,9 @@ int decode_event(const struct ls_event *e, const struct ksyms *ks, struct usyms 
 		o->has_args = true;
 	}
 	o->nvcsw = e->nvcsw;
+	o->in_work = e->flags & LS_EF_IN_WORK;
+	o->worked = e->flags & LS_EF_WORKED;
+	o->got_work = e->flags & LS_EF_GOT_WORK;
 	if (outlier_set_cause(o, placeholder_cause(e, syscall))) {
 		goto out;
 	}
@@ -443,6 +450,8 @@ int decode_stall(const struct ls_stall *st, const struct ksyms *ks, struct usyms
 		o->has_args = true;
 	}
 	o->nvcsw = st->voluntary;
+	o->in_work = st->flags & LS_STALL_IN_WORK;
+	o->worked = st->flags & LS_STALL_WORKED;
 	if (outlier_set_cause(o, syscall ? syscall : "off-CPU")) {
 		goto out;
 	}
@@ -460,6 +469,9 @@ int decode_stall(const struct ls_stall *st, const struct ksyms *ks, struct usyms
 	usyms_capture(us, (pid_t)st->pid);
 	err = decode_stall_user(st, us, &o->user_stack.frames);
 	if (err == -ENOMEM) {
+		goto out;
+	}
+	if (gostack_flag(o)) {
 		goto out;
 	}
 	if (o->user_stack.frames.nr) {

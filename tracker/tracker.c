@@ -29,6 +29,7 @@
 #include "latsnap.skel.h"
 #include "tracker/preloaded.h"
 #include "tracker/request.h"
+#include "classify/syscalls.h"
 #include "tracker/tracker.h"
 #include "tracker/usyms.h"
 #include "lib/util.h"
@@ -968,6 +969,43 @@ static void say_switch_end(enum kernel_switch_end hook)
 	}
 }
 
+/*
+ * The syscalls that carry a unit of work in and out, when they are on a socket (work_note() in
+ * latsnap.bpf.c): the file descriptor first, and what they return a count of bytes or messages.
+ */
+static void set_work_syscalls(__u8 *work)
+{
+	static const char *const input[] = { "read", "readv", "recvfrom", "recvmsg", "recvmmsg" };
+	static const char *const output[] = { "write", "writev", "sendto", "sendmsg", "sendmmsg",
+					      "sendfile" };
+	static const char *const accepts[] = { "accept", "accept4" };
+	size_t i;
+	int nr;
+
+	for (i = 0; i < sizeof(input) / sizeof(input[0]); i++) {
+		nr = syscall_number(input[i]);
+		if (nr >= 0 && nr < LS_MAX_SYSCALLS) {
+			work[nr] = LS_WORK_INPUT;
+		}
+	}
+	for (i = 0; i < sizeof(output) / sizeof(output[0]); i++) {
+		nr = syscall_number(output[i]);
+		if (nr >= 0 && nr < LS_MAX_SYSCALLS) {
+			work[nr] = LS_WORK_OUTPUT;
+		}
+	}
+	nr = syscall_number("close");
+	if (nr >= 0 && nr < LS_MAX_SYSCALLS) {
+		work[nr] = LS_WORK_CLOSE;
+	}
+	for (i = 0; i < sizeof(accepts) / sizeof(accepts[0]); i++) {
+		nr = syscall_number(accepts[i]);
+		if (nr >= 0 && nr < LS_MAX_SYSCALLS) {
+			work[nr] = LS_WORK_ACCEPT;
+		}
+	}
+}
+
 /* The length of a tick: the resolution of the coarse clock, 10 ms if it cannot be asked. */
 static uint64_t tick_ns(void)
 {
@@ -1128,6 +1166,7 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	tr->track_comms = opts->nr_comms > 0;
 	memcpy((void *)tr->skel->rodata->idle_syscalls, opts->idle_syscalls,
 	       sizeof(opts->idle_syscalls));
+	set_work_syscalls((__u8 *)tr->skel->rodata->work_syscalls);
 
 	err = latsnap_bpf__load(tr->skel);
 	if (err) {

@@ -222,6 +222,55 @@ int main(void)
 	idle_close(p);
 	rules_free(rules);
 
+	/*
+	 * The work context (latsnap.bpf.c's work_note()) decides before the kind of wait: inside a
+	 * unit of work a condition-variable wait is latency, even at a place the thread came back
+	 * to; a wait that work ended, or a serving thread's wait between units, is idle, even on
+	 * a mutex; a thread's later wait where it got work before is idle though still in work.
+	 */
+	ok(!idle_open(&p, builtin, true), "idle_open for the work context");
+	o = futex_wait(201, false, 0x7f0000006000);
+	o->in_work = o->worked = true;
+	ok(!judge(p, o, &why), "in work: a condition-variable wait is latency");
+	o = futex_wait(201, false, 0x7f0000006000);
+	o->in_work = o->worked = true;
+	ok(!judge(p, o, &why), "in work: ... at the same place again too");
+	o = futex_wait(202, true, 0x7f0000007000);
+	o->worked = true;
+	ok(judge(p, o, &why), "served before, not in work: a mutex wait is idle");
+	ok(why && strstr(why, "between units of work"), "why: between units (%s)", why ? why : "");
+	o = futex_wait(203, false, 0x7f0000008000);
+	o->got_work = o->worked = true;
+	ok(judge(p, o, &why), "work came: the wait was for work");
+	o = futex_wait(203, false, 0x7f0000008000);
+	o->in_work = o->worked = true;
+	ok(judge(p, o, &why), "in work again at the place where work came: idle");
+	ok(why && strstr(why, "waits there for work"), "why: its place (%s)", why ? why : "");
+	o = futex_wait(203, true, 0x7f0000009000);
+	o->in_work = o->worked = true;
+	ok(!judge(p, o, &why), "in work elsewhere: latency");
+	/* A timed wait that ran to its timeout is idle, unless a sleep function made it. */
+	o = futex_wait(204, false, 0x7f000000a000);
+	o->waker = calloc(1, sizeof(*o->waker));
+	if (!o->waker || outlier_frames_alloc(&o->waker->frames, 1) ||
+	    outlier_frame_set(&o->waker->frames.v[0], 0xffffffff81000200ULL, "hrtimer_wakeup", 0,
+			      NULL)) {
+		bail_out("out of memory");
+	}
+	o->nvcsw = 400;
+	ok(judge(p, o, &why), "a timed condition wait that timed out: idle");
+	o = futex_wait(205, false, 0x7f000000b000);
+	o->waker = calloc(1, sizeof(*o->waker));
+	if (!o->waker || outlier_frames_alloc(&o->waker->frames, 1) ||
+	    outlier_frame_set(&o->waker->frames.v[0], 0xffffffff81000200ULL, "hrtimer_wakeup", 0,
+			      NULL) ||
+	    outlier_set_str(&o->user_stack.frames.v[2].symbol, "JVM_Sleep")) {
+		bail_out("out of memory");
+	}
+	o->nvcsw = 400;
+	ok(!judge(p, o, &why), "... but from JVM_Sleep (Thread.sleep): a sleep, latency");
+	idle_close(p);
+
 	ok(!idle_open(&p, builtin, false), "idle_open disabled (--include-idle)");
 	idle_seed(p, PID, 202, 0x7f0000005000);
 	ok(!judge(p, futex_wait(PID, false, 0x7f0000005000), &why), "disabled: nothing is idle");

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "lib/outlier.h"
-#include "review/dwfl-sym.h"
+#include "lib/demangle.h"
 #include "review/flame.h"
 #include "review/snapshots.h"
 #include "tap.h"
@@ -92,7 +92,12 @@ static void test_parse(void)
 		{ "\"weight_ns\":30", "\"weight_ns\":null",
 		  "S: outlier 0: kernel stack 1: weight_ns is not a non-negative integer" },
 		{ "\"symbol\":\"main\"", "\"symbol\":7",
-		  "S: outlier 0: user_stack: frame 2 lacks addr, symbol or module" },
+		  "S: outlier 0: user_stack: frame 2: symbol or module is not a string or null" },
+		{ "\"module\":\"/bin/w\"}]}", "\"module\":[]}]}",
+		  "S: outlier 0: user_stack: frame 2: symbol or module is not a string or null" },
+		{ "{\"addr\":\"0x401200\",", "{", "S: outlier 0: user_stack: frame 2 has no addr" },
+		{ "\"addr\":\"0x401200\"", "\"addr\":4198912",
+		  "S: outlier 0: user_stack: frame 2 has no addr" },
 		{ "\"wait_chain\":[]", "\"wait_chain\":[{\"depth\":1}]",
 		  "S: outlier 0: wait_chain link 0: tid, pid or comm missing" },
 		{ "\"outliers\":[", "\"outliers\":{\"a\":[", NULL },
@@ -156,6 +161,37 @@ static void test_parse(void)
 		}
 		free(text);
 	}
+}
+
+/*
+ * A frame of JIT code, anonymous memory or a stripped object: its address alone, symbol and
+ * module null or absent. record writes such frames; its reader must take them.
+ */
+static void test_unknown_frames(void)
+{
+	struct summary *s = NULL;
+	const struct outlier_frames *fr;
+	char why[512], *a, *b;
+
+	a = variant("{\"addr\":\"0x401100\",\"symbol\":null,\"offset\":0,\"module\":\"/bin/w\"}",
+		    "{\"addr\":\"0x7f27310a27a0\",\"symbol\":null,\"offset\":0,\"module\":null}");
+	b = substitute(
+		a, "{\"addr\":\"0x401200\",\"symbol\":\"main\",\"offset\":6,\"module\":\"/bin/w\"}",
+		"{\"addr\":\"0x7f2731000010\"}");
+	if (!is_int(parse(b, &s, why, sizeof(why)), 0,
+		    "a frame with module and symbol null, and one with its address alone, are read")) {
+		diag("why: %s", why);
+		goto out;
+	}
+	fr = &s->outliers[0]->user_stack.frames;
+	ok(fr->nr == 3 && fr->v[1].addr == 0x7f27310a27a0 && !fr->v[1].symbol && !fr->v[1].module,
+	   "  the null one: its address, no symbol, no module");
+	ok(fr->v[2].addr == 0x7f2731000010 && !fr->v[2].symbol && !fr->v[2].module,
+	   "  the bare one: its address, no symbol, no module");
+out:
+	summary_free(s);
+	free(a);
+	free(b);
 }
 
 /* What report, show and flame read: the typed summary and outliers. */
@@ -383,16 +419,25 @@ static void test_demangle(void)
 {
 	char *d;
 
-	d = dwfl_sym_demangle("_ZN3foo3barEv");
+	d = ls_demangle("_ZN3foo3barEv");
 	is_str(d ? d : "(null)", "foo::bar()", "_ZN3foo3barEv demangles to foo::bar()");
 	free(d);
-	d = dwfl_sym_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi@@GLIBCXX_3.4");
+	d = ls_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi@@GLIBCXX_3.4");
 	is_str(d ? d : "(null)",
 	       "std::vector<int, std::allocator<int> >::push_back(int const&)@@GLIBCXX_3.4",
 	       "a versioned C++ name demangles, its version kept");
 	free(d);
-	ok(dwfl_sym_demangle("main") == NULL, "a C name is not demangled");
-	ok(dwfl_sym_demangle("_Znotmangled") == NULL, "an invalid mangled name is left alone");
+	ok(ls_demangle("main") == NULL, "a C name is not demangled");
+	ok(ls_demangle("_Znotmangled") == NULL, "an invalid mangled name is left alone");
+	d = ls_demangle_text("pthread_cond_timedwait in _ZN2os15PlatformMonitor4waitEl (futex)");
+	is_str(d ? d : "(null)",
+	       "pthread_cond_timedwait in os::PlatformMonitor::wait(long) (futex)",
+	       "an idle place's text: the mangled name in it demangled, the rest kept");
+	free(d);
+	d = ls_demangle_text("x_Z3foov _Znotmangled _Z3foov");
+	is_str(d ? d : "(null)", "x_Z3foov _Znotmangled foo()",
+	       "  only words that start with _Z, and only those that demangle");
+	free(d);
 }
 
 int main(void)
@@ -409,6 +454,7 @@ int main(void)
 	test_load();
 	test_flame();
 	test_demangle();
+	test_unknown_frames();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd)) {
 		diag("could not remove %s", tmpdir);

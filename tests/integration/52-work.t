@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The idle policy judges what a thread is doing, not what it waits in (issue 29): a wait inside a
+# unit of work is latency whatever the primitive; a thread waiting for its next unit is idle
+# whatever the primitive. rowlock is a database's shape (statements read from TCP connections, a
+# row lock, a task pool, a housekeeping timer), driven by rowclient, which runs outside latsnap:
+#  a) preloaded: the UPDATE's row-lock wait (a condition variable, as InnoDB's lock wait) and
+#     both SLEEPs (timed condition waits that run to their timeout) inside statements are
+#     outliers, with the user function that waited; the connections waiting for their next
+#     statement, the pool waiting for tasks (handed over by statements), the timer between ticks
+#     and the main thread in accept() and pthread_join() are not, and are counted idle with why.
+#  b) the same without the preload library (frame-pointer stacks).
+#  c) --include-idle: the idle waits are outliers again.
+# Every span rowlock logs is labelled by what it did; precision and recall over a) and b).
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_record rowlock rowclient
+no_ust_wait
+T=50ms
+MIN_NS=65000000 # spans this long are outliers for sure (the threshold is 50 ms)
+
+# spans LOG: rowlock's logged waits of MIN_NS or more, as JSON lines {label, tid, start, end}.
+spans() {
+	awk -v min="$MIN_NS" '($1 == "lock" || $1 == "nap" || $1 == "idle") && $4 - $3 >= min {
+		printf "{\"label\":\"%s\",\"tid\":%s,\"start\":%s,\"end\":%s}\n",
+			($1 == "idle" ? "idle" : "latency"), $2, $3, $4 }' "$1"
+}
+
+# score LOG OUT: "TP FN FP TN": a span is reported when an outlier of its thread overlaps it.
+score() {
+	spans "$1" >"$TMPD/spans.json"
+	jq -n -r --slurpfile s "$TMPD/spans.json" --slurpfile o "$2" '
+		def reported($x): any($o[]; .tid == $x.tid and .start_ns <= $x.end and
+			.end_ns >= $x.start);
+		[$s[] | {label: .label, r: reported(.)}] |
+		"\(map(select(.label == "latency" and .r)) | length) \(map(select(.label == "latency" and (.r | not))) | length) \(map(select(.label == "idle" and .r)) | length) \(map(select(.label == "idle" and (.r | not))) | length)"' 2>/dev/null || echo "x x x x"
+}
+
+# run TAG ARGS...: rowlock 2 under `latsnap record --json ARGS`, rowclient outside it.
+run() {
+	local tag=$1 port=
+	shift
+	WL_LOG=$TMPD/$tag.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --no-snapshot \
+		--json -v "$@" -- "$WL/rowlock" 2 >"$TMPD/$tag.out" 2>"$TMPD/$tag.err" &
+	local rec=$!
+	for _ in $(seq 200); do
+		port=$(awk '$1 == "port" { print $2 }' "$TMPD/$tag.log" 2>/dev/null)
+		[ -n "$port" ] && break
+		sleep 0.05
+	done
+	if [ -n "$port" ]; then
+		WL_LOG=$TMPD/$tag.client.log "$WL/rowclient" "$port" 700 300 1200 2>"$TMPD/$tag.client.err"
+	else
+		kill "$rec" 2>/dev/null
+	fi
+	wait "$rec"
+	RC=$?
+}
+
+TP=0 FN=0 FP=0 TN=0
+# check TAG NAME: the labelled spans of run TAG, and what the outliers say.
+check() {
+	local tag=$1 name=$2 tp fn fp tn sel
+	is "$RC" 0 "$name: record -- rowlock 2: exit 0" || diag_file "$TMPD/$tag.err" "  stderr: "
+	read -r tp fn fp tn <<<"$(score "$TMPD/$tag.log" "$TMPD/$tag.out")"
+	diag "$name: latency reported $tp, missed $fn; idle reported $fp, left out $tn"
+	is "$fn" 0 "$name: every wait inside a statement is an outlier" ||
+		dump_outliers "$TMPD/$tag.out"
+	is "$fp" 0 "$name: no wait for work is an outlier" || dump_outliers "$TMPD/$tag.out"
+	is "$tp" 3 "$name: the row-lock wait and the two SLEEPs"
+	TP=$((TP + ${tp:-0})) FN=$((FN + ${fn:-0})) FP=$((FP + ${fp:-0})) TN=$((TN + ${tn:-0}))
+	if [ "$tag" = pre ]; then
+		sel='select(.comm == "rl_conn" and any(.user_stack.frames[]?; .symbol == "row_lock_wait"))'
+		between "$(jq -s "[.[] | $sel | .duration_ns] | max // 0" "$TMPD/$tag.out")" \
+			500000000 1500000000 \
+			"$name: the row-lock wait, in row_lock_wait(), lasts the other statement's hold (0.5-1.5 s)"
+		sel='select(.comm == "rl_conn" and any(.user_stack.frames[]?; .symbol == "sql_sleep"))'
+		is "$(jq -s "[.[] | $sel] | length" "$TMPD/$tag.out")" 2 \
+			"$name: both sleeps, in sql_sleep(), though they ran to their timeout"
+	else
+		# glibc has no frame pointers: the walk ends in its futex wrapper; no stack needed.
+		is "$(jcount "$TMPD/$tag.out" 'select(.comm == "rl_conn" and .syscall == "futex")')" 3 \
+			"$name: the three futex waits of the statements, without a user function to tell"
+	fi
+	grep -qE 'idle, not latency: rl_conn\[[0-9]+\] recv[a-z]* .*work came' "$TMPD/$tag.err"
+	ok $? "$name: a connection's wait for its next statement is idle: work came" ||
+		diag_file "$TMPD/$tag.err" "  stderr: " 40
+	# Its first wait may be judged while it lasts (--hang's report): not yet ended by work.
+	grep -qE 'idle, not latency: rl_pool\[[0-9]+\] futex .*(work came|waits there for work)' \
+		"$TMPD/$tag.err"
+	ok $? "$name: the pool's waits for tasks are idle: statements handed it work"
+	# No reply ends a task: back at its queue's condition variable, its job is done.
+	between "$(grep -cE 'idle, not latency: rl_pool\[[0-9]+\] futex .*(work came|waits there for work|between units)' "$TMPD/$tag.err")" \
+		3 100 "$name: ... each wait back at its queue, its task done, too" ||
+		{ grep 'rl_pool' "$TMPD/$tag.err" >"$TMPD/$tag.pool"; diag_file "$TMPD/$tag.pool" "  stderr: "; }
+	grep -qE 'idle, not latency: rl_timer\[[0-9]+\] futex' "$TMPD/$tag.err"
+	ok $? "$name: the timer between ticks is idle"
+}
+
+# --- a) preloaded ------------------------------------------------------------------------------
+run pre -t $T
+check pre "preloaded"
+
+# --- b) frame pointers only --------------------------------------------------------------------
+run nopre -t $T --no-preload
+check nopre "no preload"
+
+PREC=$(awk -v tp=$TP -v fp=$FP 'BEGIN { printf "%.3f", tp + fp ? tp / (tp + fp) : 0 }')
+RECALL=$(awk -v tp=$TP -v fn=$FN 'BEGIN { printf "%.3f", tp + fn ? tp / (tp + fn) : 0 }')
+diag "rowlock: $TP latency reported, $FN missed, $FP idle reported, $TN idle left out:" \
+	"precision $PREC, recall $RECALL"
+is "$PREC $RECALL" "1.000 1.000" "rowlock: precision and recall 1"
+
+# --- c) --include-idle -------------------------------------------------------------------------
+run inc -t $T --include-idle
+is "$RC" 0 "--include-idle: exit 0"
+between "$(jcount "$TMPD/inc.out" 'select(.comm == "rl_pool" or .comm == "rl_timer")')" 2 100 \
+	"--include-idle: the pool's and the timer's waits are outliers"
+grep -qE '\), 0 idle$' "$TMPD/inc.err"
+ok $? "--include-idle: nothing is idle" || diag_file "$TMPD/inc.err" "  stderr: " 10
+
+done_testing
