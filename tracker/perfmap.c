@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tracker/perfmap.h"
@@ -44,6 +45,8 @@ struct perfmap {
 	bool who_known;
 	/* Its root is latsnap's: once it exited (no /proc/PID/root), its map is read through ours. */
 	bool our_root;
+	/* When it started (CLOCK_REALTIME seconds; 0 unknown): an older map is another's. */
+	int64_t started;
 	bool checked;
 	uint64_t checked_ns;
 	/* What was read: the file, and the offset after its last complete line. */
@@ -100,6 +103,47 @@ static int read_status(struct perfmap *pm)
 	return 0;
 }
 
+/*
+ * When @pid started, in CLOCK_REALTIME seconds, from its start time in /proc/PID/stat (clock
+ * ticks since boot); 0 when unknown.
+ */
+static int64_t start_wall(pid_t pid)
+{
+	unsigned long long ticks = 0;
+	struct timespec real, boot;
+	char path[32], buf[1024];
+	const char *p;
+	int64_t ret = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		goto out;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || hz <= 0) {
+		goto out;
+	}
+	buf[n] = '\0';
+	/* The comm may hold anything: field 22 counts from after its last ')'. */
+	p = strrchr(buf, ')');
+	if (!p ||
+	    sscanf(p + 1,
+		   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+		   "%*d %*d %llu",
+		   &ticks) != 1 ||
+	    clock_gettime(CLOCK_REALTIME, &real) || clock_gettime(CLOCK_BOOTTIME, &boot)) {
+		goto out;
+	}
+	ret = (int64_t)real.tv_sec - ((int64_t)boot.tv_sec - (int64_t)(ticks / (unsigned long)hz));
+out:
+	return ret;
+}
+
 /* A map written by someone else (another user's file squatting the name) names nothing. */
 static bool owner_ok(const struct perfmap *pm, const struct stat *st)
 {
@@ -145,7 +189,12 @@ static int open_map(const struct perfmap *pm, struct stat *st)
 		/* Before Linux 5.6: the last component at least is no symlink. */
 		pfd = openat(root, pm->relpath, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	}
-	if (pfd < 0 || fstat(pfd, st) || !S_ISREG(st->st_mode) || !owner_ok(pm, st)) {
+	/*
+	 * Runtimes leave their maps behind and pids are reused: a map last written before the
+	 * process started (a second of slack for the clocks' rounding) is an earlier process's.
+	 */
+	if (pfd < 0 || fstat(pfd, st) || !S_ISREG(st->st_mode) || !owner_ok(pm, st) ||
+	    (pm->started && st->st_mtim.tv_sec < pm->started - 1)) {
 		goto out;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", pfd);
@@ -425,6 +474,7 @@ struct perfmap *perfmap_new(pid_t pid)
 	if (read_status(pm)) {
 		goto out;
 	}
+	pm->started = start_wall(pid);
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)pid);
 	pm->our_root = !stat(path, &theirs) && !stat("/", &ours) && theirs.st_dev == ours.st_dev &&
 		       theirs.st_ino == ours.st_ino;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tracker/perfmap.h"
@@ -109,6 +110,22 @@ int main(void)
 	perfmap_free(pm);
 	unlink(path);
 	put("1000 100 alpha\n", false);
+	{
+		/* Last written long before this process started: a process of the same pid's. */
+		struct timespec old[2] = { { .tv_sec = time(NULL) - 3600 - 60 * 60 * 24 * 365 },
+					   { .tv_sec = time(NULL) - 3600 - 60 * 60 * 24 * 365 } };
+
+		if (utimensat(AT_FDCWD, path, old, 0)) {
+			bail_out("utimensat: %s", strerror(errno));
+		}
+		pm = perfmap_new(getpid());
+		is_str(name_of(pm, 0x1000), "-", "a map older than the process names nothing");
+		perfmap_free(pm);
+		put("1000 100 alpha\n", false);
+		pm = perfmap_new(getpid());
+		is_str(name_of(pm, 0x1000), "alpha+0", "written again since it started: read");
+		perfmap_free(pm);
+	}
 	if (geteuid() == 0 && !chown(path, 65534, 65534)) {
 		pm = perfmap_new(getpid());
 		is_str(name_of(pm, 0x1000), "-", "a map owned by another user names nothing");
