@@ -13,7 +13,7 @@ BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
 
 # Evaluated at use, after the deps step has had a chance to install pkg-config files.
-PKGS = libbpf libelf zlib json-c libdw babeltrace2 lttng-ctl ncursesw libsystemd
+PKGS = libbpf libelf zlib json-c libdw libdebuginfod babeltrace2 lttng-ctl ncursesw libsystemd
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++
 

@@ -48,6 +48,7 @@ struct proc_dwfl {
 
 struct dwfl_sym {
 	char *debug_dir;
+	char *env_dirs; /* LATSNAP_DEBUG_DIR's absolute directories, ':'-separated, or NULL */
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;
 	struct mapping *maps;
@@ -66,10 +67,39 @@ static void hex(const uint8_t *id, size_t len, char *buf, size_t size)
 	}
 }
 
+/*
+ * The absolute directories of the ':'-separated @list (libdwfl takes the others as relative to
+ * the binary's), or NULL when it has none.
+ */
+static char *absolute_dirs(const char *list)
+{
+	char *copy = list ? strdup(list) : NULL, *out = NULL, *dir, *save = NULL;
+	size_t len = 0;
+
+	if (!copy) {
+		goto out;
+	}
+	out = calloc(1, strlen(list) + 1);
+	for (dir = out ? strtok_r(copy, ":", &save) : NULL; dir; dir = strtok_r(NULL, ":", &save)) {
+		if (dir[0] == '/') {
+			len += (size_t)sprintf(out + len, "%s%s", len ? ":" : "", dir);
+		}
+	}
+	if (out && !len) {
+		free(out);
+		out = NULL;
+	}
+out:
+	free(copy);
+	return out;
+}
+
 /**
  * dwfl_sym_new() - an empty symbolizer
  * @debug_dir: a directory searched for .build-id/xx/yyyy(.debug) before /usr/lib/debug; NULL
  *	for none
+ *
+ * The directories of LATSNAP_DEBUG_DIR (':'-separated) are searched next, as record does.
  *
  * Return: the symbolizer, or NULL (out of memory).
  */
@@ -85,10 +115,13 @@ struct dwfl_sym *dwfl_sym_new(const char *debug_dir)
 	if (debug_dir) {
 		ds->debug_dir = strdup(debug_dir);
 	}
+	ds->env_dirs = absolute_dirs(getenv("LATSNAP_DEBUG_DIR"));
 	/* Build-id lookups of separate debug info for the files that match: --debug-dir first. */
-	if (asprintf(&ds->debuginfo_path, "-:.debug%s%s:" SYSTEM_DEBUG_DIR, debug_dir ? ":" : "",
-		     debug_dir ? debug_dir : "") < 0 ||
+	if (asprintf(&ds->debuginfo_path, "-:.debug%s%s%s%s:" SYSTEM_DEBUG_DIR,
+		     debug_dir ? ":" : "", debug_dir ? debug_dir : "", ds->env_dirs ? ":" : "",
+		     ds->env_dirs ? ds->env_dirs : "") < 0 ||
 	    (debug_dir && !ds->debug_dir)) {
+		free(ds->env_dirs);
 		free(ds->debug_dir);
 		free(ds);
 		ds = NULL;
@@ -121,6 +154,7 @@ void dwfl_sym_free(struct dwfl_sym *ds)
 	free(ds->procs);
 	free(ds->maps);
 	free(ds->debug_dir);
+	free(ds->env_dirs);
 	free(ds->debuginfo_path);
 	free(ds);
 }
@@ -287,6 +321,19 @@ out:
 	return path;
 }
 
+/* by_build_id() in each of LATSNAP_DEBUG_DIR's directories, in order. */
+static char *by_env_dirs(struct dwfl_sym *ds, const uint8_t *id, size_t len)
+{
+	char *copy = ds->env_dirs ? strdup(ds->env_dirs) : NULL, *dir, *save = NULL, *path = NULL;
+
+	for (dir = copy ? strtok_r(copy, ":", &save) : NULL; dir && !path;
+	     dir = strtok_r(NULL, ":", &save)) {
+		path = by_build_id(dir, id, len);
+	}
+	free(copy);
+	return path;
+}
+
 /* Choose the file for @m: the path if it still is the object, else one found by build-id. */
 static void choose_file(struct dwfl_sym *ds, struct mapping *m)
 {
@@ -302,6 +349,9 @@ static void choose_file(struct dwfl_sym *ds, struct mapping *m)
 	}
 	if (m->id_len) {
 		m->used = by_build_id(ds->debug_dir, m->build_id, m->id_len);
+		if (!m->used) {
+			m->used = by_env_dirs(ds, m->build_id, m->id_len);
+		}
 		if (!m->used) {
 			m->used = by_build_id(SYSTEM_DEBUG_DIR, m->build_id, m->id_len);
 		}

@@ -20,6 +20,9 @@ libncurses-dev libsystemd-dev tmux gdb postgresql-15 postgresql-client-15 redis-
 chromium python3-pil fonts-dejavu-core python3-jsonschema
 openjdk-17-jdk-headless
 golang-go
+libdebuginfod-dev
+debuginfod
+nodejs
 "
 
 . "$(dirname "$0")/apt-lib.sh"

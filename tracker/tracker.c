@@ -1188,8 +1188,7 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 		goto fail;
 	}
 
-	/* libdw would otherwise fetch missing debug info over the network, in the middle of a run. */
-	unsetenv("DEBUGINFOD_URLS");
+	/* Debug info from debuginfod (DEBUGINFOD_URLS) comes in a thread of its own: dbgfetch.h. */
 	tr->usyms = usyms_new();
 	if (!tr->usyms) {
 		err = -ENOMEM;

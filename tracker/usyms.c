@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,8 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include "tracker/dbgfetch.h"
+#include "tracker/perfmap.h"
 #include "tracker/usyms.h"
 #include "lib/util.h"
 
@@ -45,6 +48,10 @@ struct usyms_proc {
 	uint64_t last_use; /* LRU stamp */
 	uint64_t reported_ns; /* CLOCK_MONOTONIC of the last read of the maps */
 	bool final; /* exited or replaced: what was captured is all there will be */
+	struct perfmap *jit; /* its /tmp/perf-PID.map, read once an address was in no object */
+	/* A module's debug info was still being fetched (dbgfetch.h) when the Dwfl looked for it. */
+	bool debuginfo_pending;
+	uint64_t fetches_seen; /* dbgfetch_done() when the Dwfl was made */
 };
 
 struct memo {
@@ -122,6 +129,7 @@ struct usyms {
 	struct memo memo[USYMS_MEMO_SIZE];
 	struct unwind_call *call;
 	struct unwind_page pages[UNWIND_PAGES];
+	struct dbgfetch *fetch; /* NULL without DEBUGINFOD_URLS */
 };
 
 struct vma {
@@ -439,11 +447,77 @@ out:
 	return -1;
 }
 
+/*
+ * The directories whose .build-id/NN/REST.debug libdwfl opens: LATSNAP_DEBUG_DIR's (a list, as
+ * PATH is), then the system's. Set once, by the first usyms_new().
+ */
 static char *debuginfo_path;
+static pthread_once_t debuginfo_once = PTHREAD_ONCE_INIT;
+
+static void init_debuginfo_path(void)
+{
+	const char *env = getenv("LATSNAP_DEBUG_DIR");
+	char *copy = env ? strdup(env) : NULL, *dir, *save = NULL;
+	size_t len = sizeof("/usr/lib/debug") + (env ? strlen(env) + 1 : 0);
+
+	debuginfo_path = calloc(1, len);
+	if (!debuginfo_path) {
+		goto out;
+	}
+	for (dir = copy ? strtok_r(copy, ":", &save) : NULL; dir;
+	     dir = strtok_r(NULL, ":", &save)) {
+		/* libdwfl takes only absolute directories; a "-" or "+" first would be a flag. */
+		if (dir[0] == '/') {
+			strcat(strcat(debuginfo_path, dir), ":");
+		}
+	}
+	strcat(debuginfo_path, "/usr/lib/debug");
+out:
+	free(copy);
+}
+
+/*
+ * The usyms and the process whose Dwfl is at work in this thread (a lookup or an unwind), for
+ * usyms_find_debuginfo(), which libdwfl calls lazily, with nothing of ours.
+ */
+static __thread struct usyms *tls_us;
+static __thread struct usyms_proc *tls_proc;
+
+/*
+ * Dwfl_Callbacks.find_debuginfo: the separate debug file of the module's build-id, in the
+ * debug directories, else from a debuginfod server (dbgfetch.h). Not by .gnu_debuglink: that
+ * names a file in the traced program's own directory, which libdwfl opens as it is (a FIFO
+ * there would block record for good).
+ */
+static int usyms_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+				Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+				GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const unsigned char *bits = NULL;
+	GElf_Addr vaddr;
+	int fd, len;
+
+	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	if (fd >= 0 || !tls_us || !tls_us->fetch) {
+		goto out;
+	}
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (len <= 0) {
+		goto out;
+	}
+	fd = dbgfetch_get(tls_us->fetch, bits, (size_t)len, debuginfo_file_name);
+	if (fd == -EAGAIN && tls_proc) {
+		tls_proc->debuginfo_pending = true;
+	}
+	fd = fd >= 0 ? fd : -1;
+out:
+	return fd;
+}
 
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = usyms_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = usyms_find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 
@@ -575,6 +649,7 @@ static struct usyms_proc *find_proc(struct usyms *us, pid_t pid)
 
 static void drop_proc(struct usyms_proc *p)
 {
+	perfmap_free(p->jit);
 	dwfl_end(p->dwfl);
 	memset(p, 0, sizeof(*p));
 }
@@ -598,12 +673,15 @@ static struct usyms_proc *get_proc(struct usyms *us, pid_t pid, int *err)
 	if (*err) {
 		goto out;
 	}
+	tmp.fetches_seen = us->fetch ? dbgfetch_done(us->fetch) : 0;
 	*err = report(us, pid, NULL, &tmp.dwfl);
 	if (*err) {
 		goto out;
 	}
 	tmp.reported_ns = ls_now_ns();
 	tmp.gen = ++us->gen;
+	/* Who it is, while it lives: its perf map may be needed after it exited. */
+	tmp.jit = perfmap_new(pid);
 	for (i = 0; i < USYMS_MAX_PROCS; i++) {
 		if (!us->procs[i].dwfl) {
 			victim = &us->procs[i];
@@ -633,6 +711,7 @@ out:
 static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 {
 	unsigned long long start_time;
+	uint64_t fetches;
 	Dwfl *dwfl;
 	int err;
 
@@ -643,6 +722,7 @@ static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 		p->final = true;
 		return;
 	}
+	fetches = us->fetch ? dbgfetch_done(us->fetch) : 0;
 	err = report(us, p->pid, p->dwfl, &dwfl);
 	p->reported_ns = ls_now_ns();
 	if (err) {
@@ -652,6 +732,8 @@ static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 	dwfl_end(p->dwfl);
 	p->dwfl = dwfl;
 	p->gen = ++us->gen;
+	p->debuginfo_pending = false;
+	p->fetches_seen = fetches;
 }
 
 static struct memo *memo_slot(struct usyms *us, uint64_t gen, uint64_t addr)
@@ -668,7 +750,13 @@ static struct memo *memo_slot(struct usyms *us, uint64_t gen, uint64_t addr)
  */
 struct usyms *usyms_new(void)
 {
-	return calloc(1, sizeof(struct usyms));
+	struct usyms *us = calloc(1, sizeof(struct usyms));
+
+	pthread_once(&debuginfo_once, init_debuginfo_path);
+	if (us) {
+		us->fetch = dbgfetch_new();
+	}
+	return us;
 }
 
 /**
@@ -693,6 +781,7 @@ void usyms_free(struct usyms *us)
 		}
 	}
 	strset_free(&us->names);
+	dbgfetch_free(us->fetch);
 	free(us);
 }
 
@@ -758,6 +847,55 @@ void usyms_forget(struct usyms *us, pid_t pid)
 	}
 }
 
+/*
+ * Whether @addr lies in a loaded segment of @mod's ELF file. libdwfl makes one module of all the
+ * mappings of a file from its first to its last, with whatever lies between: node maps its own
+ * file again far above its image (V8's code range), and its JIT code between the two was
+ * attributed to /usr/bin/node. A module whose file is not known is taken at its word.
+ */
+static bool in_image(Dwfl_Module *mod, uint64_t addr)
+{
+	GElf_Phdr mem, *ph;
+	GElf_Addr bias = 0;
+	bool ret = true;
+	size_t n, i;
+	Elf *elf;
+
+	elf = dwfl_module_getelf(mod, &bias);
+	if (!elf || elf_getphdrnum(elf, &n)) {
+		goto out;
+	}
+	ret = false;
+	for (i = 0; i < n && !ret; i++) {
+		ph = gelf_getphdr(elf, (int)i, &mem);
+		ret = ph && ph->p_type == PT_LOAD && addr - bias >= ph->p_vaddr &&
+		      addr - bias - ph->p_vaddr < ph->p_memsz;
+	}
+out:
+	return ret;
+}
+
+/*
+ * An address in no object (anonymous memory): JIT code, named by the process's perf map if it
+ * writes one. Not memoized: the JIT frees code and compiles other code at the same place.
+ */
+static void jit_lookup(struct usyms *us, struct usyms_proc *p, uint64_t addr, struct usym *out)
+{
+	const char *name;
+	uint64_t off = 0;
+
+	if (!p->jit) {
+		return;
+	}
+	name = perfmap_lookup(p->jit, addr, &off);
+	if (!name) {
+		return;
+	}
+	out->symbol = intern(&us->names, name);
+	out->module = intern(&us->names, perfmap_module(p->jit));
+	out->offset = out->symbol ? off : 0;
+}
+
 /**
  * usyms_lookup() - symbolize a user-space address of a process
  * @us: the cache
@@ -766,7 +904,9 @@ void usyms_forget(struct usyms *us, pid_t pid)
  * @out: the result; every field is set on every return
  *
  * Captures @pid first if it is not cached. An address outside every captured object makes the
- * mappings of a live process be read again (at most every 100 ms) to find objects mapped since.
+ * mappings of a live process be read again (at most every 100 ms) to find objects mapped since;
+ * one still in none (anonymous memory: JIT code) is looked up in the process's perf map,
+ * /tmp/perf-PID.map (perfmap.h), and its module is then "[perf-PID.map]".
  * The strings are the cache's own and stay valid until usyms_free(), whatever is forgotten or
  * evicted meanwhile.
  *
@@ -790,18 +930,25 @@ int usyms_lookup(struct usyms *us, pid_t pid, uint64_t addr, struct usym *out)
 	if (!p) {
 		goto out;
 	}
+	if (p->debuginfo_pending && dbgfetch_done(us->fetch) != p->fetches_seen) {
+		/* Fetched since this Dwfl looked for it: a new one looks again, sharing the files. */
+		refresh(us, p, true);
+	}
 	m = memo_slot(us, p->gen, addr);
 	if (m->gen == p->gen && m->addr == addr) {
 		*out = m->sym;
 		goto out;
 	}
+	tls_us = us;
+	tls_proc = p;
 	mod = dwfl_addrmodule(p->dwfl, addr);
 	if (!mod) {
 		refresh(us, p, false);
 		mod = dwfl_addrmodule(p->dwfl, addr);
 	}
-	/* Misses are not remembered: a later refresh may find the object. */
-	if (!mod) {
+	/* Misses are not remembered: a later refresh may find the object, the JIT its name. */
+	if (!mod || !in_image(mod, addr)) {
+		jit_lookup(us, p, addr, out);
 		goto out;
 	}
 	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
@@ -824,6 +971,8 @@ int usyms_lookup(struct usyms *us, pid_t pid, uint64_t addr, struct usym *out)
 	m->addr = addr;
 	m->sym = *out;
 out:
+	tls_us = NULL;
+	tls_proc = NULL;
 	return err;
 }
 
@@ -1021,9 +1170,13 @@ static int unwind_once(struct usyms *us, struct usyms_proc *p, struct unwind_cal
 		us->pages[i].loaded = false;
 	}
 	us->call = c;
+	tls_us = us;
+	tls_proc = p;
 	/* -1 says where the walk stopped (no CFI, unreadable stack): the frames so far stand. */
 	dwfl_getthread_frames(p->dwfl, c->tid, unwind_frame, c);
 	us->call = NULL;
+	tls_us = NULL;
+	tls_proc = NULL;
 	/* Not even the first frame: the registers did not fit the process's (a 32-bit one). */
 	return c->nr ? 0 : -ENOEXEC;
 }

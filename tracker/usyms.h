@@ -35,7 +35,10 @@ struct usyms;
 struct usym {
 	const char *symbol; /* NULL when unknown */
 	uint64_t offset; /* addr - symbol start, 0 when unknown */
-	/* The object's path as /proc/PID/maps gives it, or "[vdso]"; NULL if addr is in none. */
+	/*
+	 * The object's path as /proc/PID/maps gives it, or "[vdso]", or "[perf-PID.map]" for JIT
+	 * code named by the process's perf map; NULL if addr is in none.
+	 */
 	const char *module;
 };
 
