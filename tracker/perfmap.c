@@ -40,7 +40,7 @@ struct entry {
 struct perfmap {
 	pid_t pid;
 	char relpath[48]; /* "tmp/perf-NSPID.map", under the process's root */
-	char module[48]; /* "[perf-NSPID.map]" */
+	char module[48]; /* "/tmp/perf-NSPID.map", in its root: perf's name for the object */
 	uid_t uids[NR_UIDS]; /* real, effective, saved, filesystem */
 	bool who_known;
 	/* Its root is latsnap's: once it exited (no /proc/PID/root), its map is read through ours. */
@@ -98,7 +98,7 @@ static int read_status(struct perfmap *pm)
 		pm->uids[i] = (uid_t)u[i];
 	}
 	snprintf(pm->relpath, sizeof(pm->relpath), "tmp/perf-%ld.map", nspid);
-	snprintf(pm->module, sizeof(pm->module), "[perf-%ld.map]", nspid);
+	snprintf(pm->module, sizeof(pm->module), "/tmp/perf-%ld.map", nspid);
 	pm->who_known = true;
 	return 0;
 }
@@ -546,10 +546,11 @@ const char *perfmap_lookup(struct perfmap *pm, uint64_t addr, uint64_t *offset)
 }
 
 /**
- * perfmap_module() - what a frame named from @pm gives as its module: "[perf-NSPID.map]", the
- *                    file the name came from (NSPID: the pid in the process's namespace)
+ * perfmap_module() - what a frame named from @pm gives as its module: "/tmp/perf-NSPID.map",
+ *                    the file the name came from, in the process's root (NSPID: its pid in its
+ *                    namespace), as perf names it: summary.json's module is a path
  */
 const char *perfmap_module(const struct perfmap *pm)
 {
-	return pm->module[0] ? pm->module : "[perf-map]";
+	return pm->module[0] ? pm->module : "/tmp/perf-map";
 }

@@ -906,7 +906,7 @@ static void jit_lookup(struct usyms *us, struct usyms_proc *p, uint64_t addr, st
  * Captures @pid first if it is not cached. An address outside every captured object makes the
  * mappings of a live process be read again (at most every 100 ms) to find objects mapped since;
  * one still in none (anonymous memory: JIT code) is looked up in the process's perf map,
- * /tmp/perf-PID.map (perfmap.h), and its module is then "[perf-PID.map]".
+ * /tmp/perf-PID.map (perfmap.h), and its module is then "/tmp/perf-PID.map".
  * The strings are the cache's own and stay valid until usyms_free(), whatever is forgotten or
  * evicted meanwhile.
  *

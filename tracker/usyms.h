@@ -36,7 +36,7 @@ struct usym {
 	const char *symbol; /* NULL when unknown */
 	uint64_t offset; /* addr - symbol start, 0 when unknown */
 	/*
-	 * The object's path as /proc/PID/maps gives it, or "[vdso]", or "[perf-PID.map]" for JIT
+	 * The object's path as /proc/PID/maps gives it, or "[vdso]", or "/tmp/perf-PID.map" for JIT
 	 * code named by the process's perf map; NULL if addr is in none.
 	 */
 	const char *module;

@@ -4,7 +4,7 @@
 # node 20's --perf-basic-prof, the JVM's `jcmd PID Compiler.perfmap`, a one-function JIT of our
 # own (jitnap), and Python 3.12's -X perf when a python3.12 is there (PYTHON312=PATH, or on
 # PATH; Debian 12 has 3.11 only, so CI does not cover it: this file says so). A frame named from
-# the map has the module "[perf-PID.map]". An address between two mappings of one file is not
+# the map has the module "/tmp/perf-PID.map". An address between two mappings of one file is not
 # that file's: node's JIT code lies between /usr/bin/node and V8's remapped code range, and was
 # reported as /usr/bin/node's. The map is the traced program's: a corrupt one still names what
 # its good lines name, and a FIFO, a symlink or another user's file names nothing and holds
@@ -84,7 +84,7 @@ is "$(jfirst "$T/node.out" "$NSEL" .user_stack.source)" '"unwind"' \
 	diag "$(jfirst "$T/node.out" "$NSEL" .flags)" "other latsnap runs: ${OTHERS:-none}"
 wi=$(frame_index "$T/node.out" "$NSEL" 'waitForLock')
 oi=$(frame_index "$T/node.out" "$NSEL" 'outerWork')
-like "$(frame_module "$T/node.out" "$NSEL" 'waitForLock')" '^"\[perf-[0-9]+\.map\]"$' \
+like "$(frame_module "$T/node.out" "$NSEL" 'waitForLock')" '^"/tmp/perf-[0-9]+\.map"$' \
 	"node: the JS function waitForLock is named, from the perf map" || show_user "$T/node.out" "$NSEL"
 ok "[ $wi -ge 0 ] && [ $oi -gt $wi ]" "node: outerWork is named too, as waitForLock's caller (frames $wi, $oi)"
 is "$(jfirst "$T/node.out" "$NSEL" "[.user_stack.frames[] | select(.module == \"$NODE_BIN\" and .symbol == null)] | length")" 0 \
@@ -147,7 +147,7 @@ is "$(cat "$T/java.rc" 2>/dev/null)" 0 "java: record exits 0"
 JSEL='select(.duration_ns >= 250000000 and ([.user_stack.frames[]? | .symbol] | index("JVM_Sleep")))'
 ok "[ $(jcount "$T/java.out" "$JSEL") -ge 1 ]" "java: the 300 ms Thread.sleep is an outlier" ||
 	dump_outliers "$T/java.out"
-like "$(frame_module "$T/java.out" "$JSEL" 'Contend\\.waitForLock')" '^"\[perf-[0-9]+\.map\]"$' \
+like "$(frame_module "$T/java.out" "$JSEL" 'Contend\\.waitForLock')" '^"/tmp/perf-[0-9]+\.map"$' \
 	"java: the compiled method Contend.waitForLock is named, from the perf map" ||
 	show_user "$T/java.out" "$JSEL"
 ji=$(frame_index "$T/java.out" "$JSEL" 'Contend\\.waitForLock')
@@ -172,10 +172,10 @@ jit_case() {
 
 jit_case good
 is "$RC" 0 "jitnap good: record exits 0"
-like "$JFRAME" '^"jitnap::trampoline \[perf-[0-9]+\.map\] main"$' \
+like "$JFRAME" '^"jitnap::trampoline /tmp/perf-[0-9]+\.map main"$' \
 	"jitnap good: the JIT frame is named from the map, and the walk goes on to main"
 jit_case garbage
-like "$JFRAME" '^"jitnap::trampoline \[perf-[0-9]+\.map\] main"$' \
+like "$JFRAME" '^"jitnap::trampoline /tmp/perf-[0-9]+\.map main"$' \
 	"jitnap garbage: junk, bad numbers and a 100 KiB line are skipped, the good line names the frame"
 for mode in fifo symlink foreign none; do
 	jit_case "$mode"
@@ -193,7 +193,7 @@ SNAP=$(find "$T/snaps" -name summary.json -printf '%h\n' 2>/dev/null | head -n 1
 ok "[ -n '$SNAP' ]" "jitnap with a snapshot: one is written"
 run_latsnap "$T/show.out" "$T/show.err" show "$SNAP"
 is "$RC" 0 "show reads it" || diag_file "$T/show.err"
-ok "grep -q 'jitnap::trampoline+0x6 *(\[perf-$pid.map\])' '$T/show.out'" \
+ok "grep -q 'jitnap::trampoline+0x6 *(perf-$pid.map)' '$T/show.out'" \
 	"show names the JIT frame as record did" || diag_file "$T/show.out" "  " 30
 run_latsnap "$T/report.out" "$T/report.err" report "$T/snaps"
 is "$RC" 0 "report reads it" || diag_file "$T/report.err"
@@ -216,7 +216,7 @@ EOF
 	PPID_=$(jq -s -r '[.[]][0].pid // empty' "$T/py.out" 2>/dev/null)
 	[ -n "$PPID_" ] && MAPS+=("/tmp/perf-$PPID_.map")
 	PSEL='select(.pid == .tid and .syscall == "futex" and .duration_ns >= 250000000)'
-	like "$(frame_module "$T/py.out" "$PSEL" '^py::wait_for_lock:')" '^"\[perf-[0-9]+\.map\]"$' \
+	like "$(frame_module "$T/py.out" "$PSEL" '^py::wait_for_lock:')" '^"/tmp/perf-[0-9]+\.map"$' \
 		"python3.12 -X perf: the Python function wait_for_lock is named, from the perf map" ||
 		show_user "$T/py.out" "$PSEL"
 else
