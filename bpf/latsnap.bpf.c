@@ -147,6 +147,7 @@ struct task_state {
 	__u8 worked;
 	__u8 work_at_start;
 	__u8 work_came; /* the syscall under way brought work: a request, a connection */
+	__u8 answered; /* the syscall under way read the answer to what the thread wrote */
 	__s32 work_fd;
 	/* 1 + the descriptor it last wrote to outside work: what it reads there is an answer. */
 	__s32 asked_fd1;
@@ -1164,7 +1165,8 @@ static __always_inline __u32 request_part(struct task_struct *task, struct task_
 static __always_inline __u32 work_flags(const struct task_state *s)
 {
 	return (s->work_at_start ? LS_EF_IN_WORK : 0) | (s->worked ? LS_EF_WORKED : 0) |
-	       ((s->in_work && !s->work_at_start) || s->work_came ? LS_EF_GOT_WORK : 0);
+	       ((s->in_work && !s->work_at_start) || s->work_came ? LS_EF_GOT_WORK : 0) |
+	       (s->answered ? LS_EF_ANSWERED : 0);
 }
 
 static __always_inline void submit(void *ctx, struct task_struct *task, struct task_state *s,
@@ -1356,6 +1358,7 @@ static __always_inline void syscall_begin(struct task_state *s, long nr, bool qu
 	s->unseen_switch = 0;
 	s->work_at_start = s->in_work || s->in_req;
 	s->work_came = 0;
+	s->answered = 0;
 }
 
 /*
@@ -1564,6 +1567,7 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 		}
 		if (s->asked_fd1 == fd + 1) {
 			s->asked_fd1 = 0;
+			s->answered = 1;
 		} else if (s->plain_fd1 != fd + 1 && fd_is_socket(task, fd)) {
 			s->in_work = 1;
 			s->worked = 1;
@@ -2121,7 +2125,8 @@ static __always_inline void work_handover(void *ctx, struct task_struct *p, stru
 {
 	struct task_state *ws = task_storage_get(&states, current_task(), false);
 
-	if (!ws || !ws->tracked || !(ws->in_work || ws->in_req) || waking_in_interrupt(ctx)) {
+	if (!ws || !ws->tracked || !((ws->in_work && ws->work_fd >= 0) || ws->in_req) ||
+	    waking_in_interrupt(ctx)) {
 		return;
 	}
 	s->in_work = 1;

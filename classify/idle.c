@@ -36,6 +36,9 @@ static const char event_rules_text[] =
 	"470 user:LWLockAcquire|LWLockAcquireOrWait|LWLockWaitForVar|ProcSleep|WaitOnLock = busy\n"
 	"460 syscall:futex user:*lll_lock_wait*|*pthread_mutex_*lock*|*pthread_rwlock_*lock* = busy\n"
 	"460 syscall:futex user:*pthread_*join* = busy\n"
+	/* The JVM's contended synchronized, Python's Lock (a semaphore underneath): locks. */
+	"460 syscall:futex user:*ObjectMonitor*enter*|*ObjectMonitor*EnterI* = busy\n"
+	"460 syscall:futex user:PyThread_acquire_lock*|*PyMutex_Lock* = busy\n"
 	"450 syscall:futex user:*pthread_cond_*wait*|*sem_*wait* = peer\n"
 	"440 syscall:futex futex:lock = busy\n"
 	"430 syscall:futex futex:wait = peer\n"
@@ -434,7 +437,8 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 		return true;
 	}
 	what = waits_for(p, o);
-	if (what == WAIT_BUSY) {
+	if (what == WAIT_BUSY || o->answered || in_sleep(o)) {
+		/* A client reading the answer it asked for waits for its peer, each time. */
 		return false;
 	}
 	if (timed_out(o) && !in_sleep(o)) {
@@ -451,6 +455,14 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 	}
 	if (seen == SITE_NEW && worker && o->nvcsw && o->nvcsw <= o->switches + YOUNG_SWITCHES) {
 		*why = "the first wait of a new thread: waiting for its first work";
+		return true;
+	}
+	if (worker) {
+		/*
+		 * A helper thread never in work, waiting for an event nobody owns and not for an
+		 * answer it asked: a pool's worker, a housekeeper, waiting for its next job.
+		 */
+		*why = "a helper thread, never in work, waits for an event: for its next job";
 		return true;
 	}
 	return false;

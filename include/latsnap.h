@@ -185,6 +185,7 @@ enum ls_event_flag {
 	LS_EF_IN_WORK = 1 << 12, /* the thread was in a unit of work when the wait began */
 	LS_EF_WORKED = 1 << 13, /* the thread has been in work before: it serves */
 	LS_EF_GOT_WORK = 1 << 14, /* outside work when it began, in work when it ended */
+	LS_EF_ANSWERED = 1 << 15, /* a read that brought the answer to what the thread wrote there */
 };
 
 /* work_syscalls[nr]: what a syscall does to a unit of work, if it is on a socket. */

@@ -163,6 +163,7 @@ struct outlier {
 	bool in_work;
 	bool worked;
 	bool got_work;
+	bool answered; /* a read of the answer to what the thread wrote on that descriptor */
 	char *cause;
 	struct outlier_kstack *kernel_stacks;
 	size_t nr_kernel_stacks;

@@ -948,6 +948,11 @@ static int take_outlier(struct outlier *outlier, const char *cause, void *ctx)
 		outlier_free(outlier);
 		return 0;
 	}
+	if (!cause && outlier->in_work) {
+		ls_verbose("record: latency: %s[%d] %s %.1f ms: inside a unit of work", outlier->comm,
+			   outlier->tid, outlier->syscall ? outlier->syscall : "off-CPU",
+			   (double)outlier->duration_ns / 1e6);
+	}
 	st->outliers++;
 	/* A request's waits (record --request) each get their own cause too. */
 	rules_classify_waits(st->rules, outlier);

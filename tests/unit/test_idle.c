@@ -77,14 +77,18 @@ int main(void)
 
 	ok(!idle_open(&p, builtin, true), "idle_open");
 
-	/* A worker's condition-variable wait: first seen with many waits behind it, so counted. */
-	ok(!judge(p, futex_wait(101, false, 0x7f0000001000), &why),
-	   "a worker's first condvar wait after 39 other waits is latency (nothing known yet)");
+	/*
+	 * A worker's condition-variable wait, never in work (no work context): a helper thread
+	 * waiting for an event nobody owns, for its next job, wherever it is.
+	 */
+	ok(judge(p, futex_wait(101, false, 0x7f0000001000), &why),
+	   "a helper thread's first condvar wait after 39 other waits: idle");
+	ok(why && strstr(why, "helper thread"), "why: a helper thread (%s)", why ? why : "(null)");
 	ok(judge(p, futex_wait(101, false, 0x7f0000001000), &why),
 	   "the same worker back at the same place: idle");
 	ok(why && strstr(why, "came back"), "why: it came back (%s)", why ? why : "(null)");
-	ok(!judge(p, futex_wait(101, false, 0x7f0000002000), &why),
-	   "the same worker at another place: latency");
+	ok(judge(p, futex_wait(101, false, 0x7f0000002000), &why),
+	   "the same worker at another place: idle too");
 
 	/* A mutex wait is never idle, however often. */
 	ok(!judge(p, futex_wait(102, true, 0x7f0000003000), &why), "a mutex wait: latency");
@@ -109,7 +113,8 @@ int main(void)
 	ok(judge(p, o, &why), "a new worker (3 voluntary switches in its life): its first wait is idle");
 	o = futex_wait(105, false, 0x7f0000008000);
 	o->nvcsw = 0;
-	ok(!judge(p, o, &why), "switch count unknown (0): not taken for a new thread");
+	ok(judge(p, o, &why), "switch count unknown (0): a helper thread all the same");
+	ok(why && !strstr(why, "new thread"), "why: not taken for a new thread (%s)", why ? why : "");
 	o = futex_wait(PID, false, 0x7f0000009000);
 	o->nvcsw = 1;
 	ok(!judge(p, o, &why), "the main thread's first wait: latency (it does the process's work)");
@@ -172,10 +177,12 @@ int main(void)
 	o = futex_wait(108, false, 0x7f000000c000);
 	o->start_ns = 7000 * MS;
 	outlier_add_flag(o, "still-blocked: still waiting");
-	ok(!judge(p, o, &why), "a worker's wait, still going, at a new place: latency");
+	o->in_work = o->worked = true;
+	ok(!judge(p, o, &why), "a wait in work, still going: latency");
 	o = futex_wait(108, false, 0x7f000000c000);
 	o->start_ns = 7000 * MS;
-	ok(!judge(p, o, &why), "its end, though the place is known now: latency still");
+	o->got_work = o->worked = true;
+	ok(!judge(p, o, &why), "its end, though work came then: latency still (one wait, one verdict)");
 	o = futex_wait(108, false, 0x7f000000c000);
 	o->start_ns = 9000 * MS;
 	ok(judge(p, o, &why), "the thread's next wait there: idle");
@@ -186,26 +193,26 @@ int main(void)
 	o->start_ns = 5000 * MS;
 	o->duration_ns = 1000 * MS;
 	ok(judge(p, o, &why), "still-blocked at its home place: idle");
-	is_u64(idle_count(p), 7, "7 idle waits counted, the one still going included");
+	is_u64(idle_count(p), 10, "10 idle waits counted, the one still going included");
 	o = futex_wait(101, false, 0x7f0000001000);
 	o->start_ns = 5000 * MS;
 	o->duration_ns = 1500 * MS;
 	ok(judge(p, o, &why), "its end: idle");
-	is_u64(idle_count(p), 7, "its end is not another wait");
+	is_u64(idle_count(p), 10, "its end is not another wait");
 	n = idle_entries(p, &e);
-	is_u64(n, 5, "5 threads and places (the main thread's condvar waits at one)");
+	is_u64(n, 6, "6 threads and places (the main thread's condvar waits at one)");
 	is_str(n ? e[0].site : "", "pthread_cond_wait in next_job (futex)",
 	       "the place: libc's outermost frame in the caller, no version or clone suffix");
-	is_u64(n ? e[0].count : 0, 2, "two waits there");
-	is_u64(n ? e[0].total_ns : 0, 1800 * MS, "their time: 300 ms and the long one's 1.5 s");
+	is_u64(n ? e[0].count : 0, 4, "four waits there (its two places have one text)");
+	is_u64(n ? e[0].total_ns : 0, 2400 * MS, "their time: 3 x 300 ms and the long one's 1.5 s");
 	idle_window_reset(p);
 	n = idle_entries(p, &e);
-	is_u64(n == 5 ? e[0].window_count + e[1].window_count + e[2].window_count + e[3].window_count +
-			       e[4].window_count :
+	is_u64(n == 6 ? e[0].window_count + e[1].window_count + e[2].window_count + e[3].window_count +
+			       e[4].window_count + e[5].window_count :
 			1,
 	       0,
 	       "a snapshot's window starts over");
-	is_u64(n ? e[0].count : 0, 2, "the run's counts stay");
+	is_u64(n ? e[0].count : 0, 4, "the run's counts stay");
 	idle_close(p);
 
 	/* Rules decide first; --include-idle turns it all off. */
