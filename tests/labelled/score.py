@@ -15,7 +15,8 @@ overlaps it; otherwise it is a false negative, "filed idle" when an idle line of
 duration (within 10% or 20 ms), "missed" when not. Every outlier (one per thread and start: a wait
 reported while it lasted and again is one) that overlaps the window and no latency wait of its
 thread is a false positive: in the window the programs do nothing but the labelled work, so any
-other wait is one for work. Idle threads in the report: the threads of the false positives among
+other wait is one for work. An outlier that waited for a CPU more than it was blocked is not
+scored (listed apart): it says how busy the machine was, not what the thread waited for. Idle threads in the report: the threads of the false positives among
 the outliers of the complete snapshots (what `latsnap report` counts, stalls included).
 
 Prints one line of numbers, then one line per misjudged wait; --result writes them as JSON.
@@ -135,23 +136,31 @@ def score(args):
     min_ns = int(args.min_ms * 1e6)
     latency = [s for s in spans if s["label"] == "latency"]
     res = {"name": args.name, "tp": 0, "fn": 0, "filed_idle": 0, "missed": 0, "fp": 0,
-           "correct_outliers": 0, "misjudged": [], "report_idle_threads": []}
+           "correct_outliers": 0, "misjudged": [], "report_idle_threads": [],
+           "cpu_outliers": [], "found": []}
     for s in latency:
         if s["end"] - s["start"] < min_ns:
             continue
-        if any(overlaps(o, s) for o in outliers):
+        hits = [o for o in outliers if overlaps(o, s)]
+        if hits:
             res["tp"] += 1
+            res["found"].append({"tid": s["tid"], "role": roles.get(s["tid"]), "what": s["what"],
+                                 "ms": round((s["end"] - s["start"]) / 1e6, 1),
+                                 "outliers": [describe(o, roles) for o in hits]})
             continue
         res["fn"] += 1
         ms = (s["end"] - s["start"]) / 1e6
+        # The idle lines have no times: those of its thread that fit in it (a wait cut in pieces,
+        # as a JVM monitor's timed parks, gives several).
         match = [i for i in idle_lines if i["tid"] == s["tid"] and
-                 abs(i["ms"] - ms) <= max(20.0, 0.1 * ms)]
+                 0.2 * ms <= i["ms"] <= ms + 20.0]
         entry = {"verdict": "latency filed idle" if match else "latency missed",
                  "tid": s["tid"], "role": roles.get(s["tid"]), "what": s["what"],
                  "ms": round(ms, 1)}
         if match:
             res["filed_idle"] += 1
-            entry.update({"syscall": match[0]["syscall"], "why": match[0]["why"]})
+            entry["idle_lines"] = sorted({"%s %.1f ms: %s" % (i["syscall"], i["ms"], i["why"])
+                                          for i in match})
             sites = sorted({e.get("site") for e in snap_idle if e.get("tid") == s["tid"]})
             if sites:
                 entry["idle_sites"] = sites
@@ -164,6 +173,12 @@ def score(args):
         if any(overlaps(o, s) for s in latency):
             res["correct_outliers"] += 1
             continue
+        if o.get("runqueue_ns", 0) > o.get("blocked_ns", 0):
+            # Mostly a wait for a CPU of the machine: not what the thread waited for.
+            d = describe(o, roles)
+            d["verdict"] = "waiting for CPU (not scored)"
+            res["cpu_outliers"].append(d)
+            continue
         res["fp"] += 1
         d = describe(o, roles)
         d["verdict"] = "idle reported as latency"
@@ -171,7 +186,8 @@ def score(args):
         res["misjudged"].append(d)
     threads = {}
     for o in unique(snap_outliers):
-        if in_window(o, window) and not any(overlaps(o, s) for s in latency):
+        if (in_window(o, window) and not any(overlaps(o, s) for s in latency) and
+                o.get("runqueue_ns", 0) <= o.get("blocked_ns", 0)):
             threads.setdefault(o["tid"], o.get("comm"))
     res["report_idle_threads"] = [{"tid": t, "comm": c, "role": roles.get(t)}
                                   for t, c in sorted(threads.items())]
@@ -200,11 +216,16 @@ def main():
     ap.add_argument("--snaps")
     ap.add_argument("--min-ms", type=float, default=65.0)
     ap.add_argument("--result")
+    ap.add_argument("--found", action="store_true",
+                    help="print the outliers found for each latency wait too (their frames)")
     args = ap.parse_args()
     r = score(args)
     print(summary_line(r))
-    for m in r["misjudged"]:
+    for m in r["misjudged"] + r["cpu_outliers"]:
         print("  " + json.dumps(m, sort_keys=True))
+    if args.found:
+        for m in r["found"]:
+            print("  found: " + json.dumps(m, sort_keys=True))
     if args.result:
         with open(args.result, "w") as f:
             json.dump(r, f, indent=1, sort_keys=True)
