@@ -22,7 +22,7 @@ require_record labpool
 require java node mariadbd mariadb-install-db lttng-sessiond
 LAB=$ROOT/tests/labelled
 PY=/usr/bin/python3
-[ -x "$PY" ] && "$PY" -c 'import pymysql' 2>/dev/null || skip_all "needs Debian's python3 with python3-pymysql"
+"$PY" -c 'import pymysql' 2>/dev/null || skip_all "needs Debian's python3 ($PY) with python3-pymysql"
 for f in "$BUILD/labelled/LabServer.class" "$BUILD/labelled/goserver"; do
 	[ -e "$f" ] || skip_all "$f not built (run make check)"
 done

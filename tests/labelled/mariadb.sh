@@ -24,7 +24,8 @@ if ! mariadb-install-db --no-defaults --user=root --datadir="$dir/data" \
 	cat "$dir/install.log" >&2
 	exit 1
 fi
-timeout -k 5 "$TIMEOUT" "$LATSNAP" record -v --json -t "$THRESHOLD" -o "$dir/snaps" -- \
+# shellcheck disable=SC2086 # RECORD_ARGS: more flags, split
+timeout -k 5 "$TIMEOUT" "$LATSNAP" record -v --json -t "$THRESHOLD" ${RECORD_ARGS:-} -o "$dir/snaps" -- \
 	mariadbd --no-defaults --user=root --datadir="$dir/data" --socket="$dir/sock" \
 	--skip-networking --pid-file="$dir/mariadbd.pid" --log-error="$dir/mariadbd.err" \
 	--performance-schema=ON --innodb-buffer-pool-size=32M >"$dir/out" 2>"$dir/err" &

@@ -5,7 +5,8 @@
 # driven by its client, then scored: DIR/gt.log (ground truth), DIR/out (record's stdout), DIR/err
 # (its stderr), DIR/snaps, DIR/result.json and DIR/score.txt (score.py's). PROGRAM: cpool, python,
 # java, go, node, mariadb. IDLE_S: seconds the program is left idle after its requests (default
-# 2). Environment: LATSNAP_BUILD (default build/), LATSNAP_TIMEOUT (default 120 s), THRESHOLD.
+# 2). Environment: LATSNAP_BUILD (default build/), LATSNAP_TIMEOUT (default 120 s), THRESHOLD,
+# RECORD_ARGS (more flags for record: --include-idle shows every wait's frames).
 # Exits with record's status (the score is in the files).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -40,7 +41,8 @@ mariadb) exec "$HERE/mariadb.sh" "$dir" "$idle" ;;
 	;;
 esac
 
-timeout -k 5 "$TIMEOUT" "$LATSNAP" record -v --json -t "$THRESHOLD" -o "$dir/snaps" -- "${cmd[@]}" \
+# shellcheck disable=SC2086 # RECORD_ARGS: more flags, split
+timeout -k 5 "$TIMEOUT" "$LATSNAP" record -v --json -t "$THRESHOLD" ${RECORD_ARGS:-} -o "$dir/snaps" -- "${cmd[@]}" \
 	>"$dir/out" 2>"$dir/err" &
 rec=$!
 "$PY" "$HERE/client.py" "$sock" "$dir/gt.log" "$rounds" "$idle" >"$dir/client.log" 2>&1
