@@ -22,7 +22,8 @@ require_record labpool
 require java node mariadbd mariadb-install-db lttng-sessiond
 LAB=$ROOT/tests/labelled
 PY=/usr/bin/python3
-"$PY" -c 'import pymysql' 2>/dev/null || skip_all "needs Debian's python3 ($PY) with python3-pymysql"
+"$PY" -c 'import pymysql' 2>/dev/null ||
+	skip_all "needs Debian's python3 ($PY) with python3-pymysql"
 for f in "$BUILD/labelled/LabServer.class" "$BUILD/labelled/goserver"; do
 	[ -e "$f" ] || skip_all "$f not built (run make check)"
 done
@@ -55,7 +56,7 @@ check() {
 		fail "$p: scored"
 		return
 	fi
-	is "$(jq '.tp + .fn' "$r")" "$n" "$p: its $n latency waits logged (the run is what it should be)" ||
+	is "$(jq '.tp + .fn' "$r")" "$n" "$p: its $n latency waits logged (the run went as it should)" ||
 		diag_file "$TMPD/$p/gt.log" "  gt: " 40
 	between "$(jq .precision "$r")" $MIN 1 "$p: precision of latency >= $MIN"
 	between "$(jq .recall "$r")" $MIN 1 "$p: recall of latency >= $MIN"

@@ -25,8 +25,8 @@ if ! mariadb-install-db --no-defaults --user=root --datadir="$dir/data" \
 	exit 1
 fi
 # shellcheck disable=SC2086 # RECORD_ARGS: more flags, split
-timeout -k 5 "$TIMEOUT" "$LATSNAP" record -v --json -t "$THRESHOLD" ${RECORD_ARGS:-} -o "$dir/snaps" -- \
-	mariadbd --no-defaults --user=root --datadir="$dir/data" --socket="$dir/sock" \
+timeout -k 5 "$TIMEOUT" "$LATSNAP" record -v --json -t "$THRESHOLD" ${RECORD_ARGS:-} \
+	-o "$dir/snaps" -- mariadbd --no-defaults --user=root --datadir="$dir/data" --socket="$dir/sock" \
 	--skip-networking --pid-file="$dir/mariadbd.pid" --log-error="$dir/mariadbd.err" \
 	--performance-schema=ON --innodb-buffer-pool-size=32M >"$dir/out" 2>"$dir/err" &
 rec=$!

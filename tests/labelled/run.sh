@@ -42,8 +42,8 @@ mariadb) exec "$HERE/mariadb.sh" "$dir" "$idle" ;;
 esac
 
 # shellcheck disable=SC2086 # RECORD_ARGS: more flags, split
-timeout -k 5 "$TIMEOUT" "$LATSNAP" record -v --json -t "$THRESHOLD" ${RECORD_ARGS:-} -o "$dir/snaps" -- "${cmd[@]}" \
-	>"$dir/out" 2>"$dir/err" &
+timeout -k 5 "$TIMEOUT" "$LATSNAP" record -v --json -t "$THRESHOLD" ${RECORD_ARGS:-} \
+	-o "$dir/snaps" -- "${cmd[@]}" >"$dir/out" 2>"$dir/err" &
 rec=$!
 "$PY" "$HERE/client.py" "$sock" "$dir/gt.log" "$rounds" "$idle" >"$dir/client.log" 2>&1
 client=$?

@@ -11,13 +11,16 @@ LOG: ground truth lines "latency|idle TID START END WHAT", "window START END", "
 report` counts, and each snapshot's idle list).
 
 A latency wait of at least MS (default 65) is found (true positive) when an outlier of its thread
-overlaps it; otherwise it is a false negative, "filed idle" when an idle line of its thread has its
-duration (within 10% or 20 ms), "missed" when not. Every outlier (one per thread and start: a wait
-reported while it lasted and again is one) that overlaps the window and no latency wait of its
-thread is a false positive: in the window the programs do nothing but the labelled work, so any
-other wait is one for work. An outlier that waited for a CPU more than it was blocked is not
-scored (listed apart): it says how busy the machine was, not what the thread waited for. Idle threads in the report: the threads of the false positives among
-the outliers of the complete snapshots (what `latsnap report` counts, stalls included).
+overlaps it (by half the shorter of the two at least); otherwise it is a false negative, "filed
+idle" when idle lines of its thread fit in it (a fifth of it to 20 ms more: a wait may be cut in
+pieces), "missed" when none does.
+Every outlier (one per thread and start: a wait reported while it lasted and again is one) that
+overlaps the window and no latency wait of its thread is a false positive: in the window the
+programs do nothing but the labelled work, so any other wait is one for work. An outlier that
+waited for a CPU more than it was blocked is not scored (listed apart): it says how busy the
+machine was, not what the thread waited for. Idle threads in the report: the threads of the false
+positives among the outliers of the complete snapshots (what `latsnap report` counts, stalls
+included).
 
 Prints one line of numbers, then one line per misjudged wait; --result writes them as JSON.
 """
@@ -102,7 +105,13 @@ def frames_text(frames, n=12):
 
 
 def overlaps(o, s):
-    return o["tid"] == s["tid"] and o["start_ns"] <= s["end"] and o["end_ns"] >= s["start"]
+    """Whether outlier @o is (part of) wait @s: same thread, and at least half of the shorter of
+    the two in common (a wait for the next statement that ends as the client's clock starts a
+    statement touches it, and is not it)."""
+    if o["tid"] != s["tid"]:
+        return False
+    common = min(o["end_ns"], s["end"]) - max(o["start_ns"], s["start"])
+    return common >= 0.5 * min(o["end_ns"] - o["start_ns"], s["end"] - s["start"])
 
 
 def unique(outliers):
