@@ -11,8 +11,8 @@
 #  a) the C pool (labpool), Python 3.11 (threading.Lock, time.sleep, queue.get), Node (a sync
 #     Atomics.wait on a worker_threads holder, a sync sleep, the idle event loop), Go 1.19
 #     (sync.Mutex, time.Sleep, workers on a channel), OpenJDK 17 (a contended synchronized block,
-#     Thread.sleep, an idle fixed thread pool): one after the other;
-#  b) MariaDB 10.11 beside them (its own datadir and socket): a row-lock wait (~0.9 s) inside an
+#     Thread.sleep, an idle fixed thread pool): in two lanes side by side;
+#  b) MariaDB 10.11 in a third (its own datadir and socket): a row-lock wait (~0.9 s) inside an
 #     UPDATE, SELECT SLEEP(1.0) inside the lock holder's transaction, SELECT SLEEP(0.3);
 #  c) the whole set.
 set -u
@@ -33,17 +33,28 @@ LAB_IDLE_S=${LAB_IDLE_S:-2}
 MIN=0.95
 
 t0=$(date +%s)
-# b) beside a): MariaDB spends most of its run starting, stopping and idle.
-"$LAB/run.sh" mariadb "$TMPD/mariadb" "$LAB_IDLE_S" >"$TMPD/mariadb.run" 2>&1 &
-MDB=$!
-track_bg "$MDB"
+# Three lanes side by side, each program alone under its own `latsnap record`: MariaDB (most of
+# its run is starting, stopping and idle); the C pool, Node and the JVM; Python and Go. A wait
+# that the machine's load stretched is a wait for a CPU, which the scorer leaves out.
+lane() {
+	local p
+	for p in "$@"; do
+		"$LAB/run.sh" "$p" "$TMPD/$p" "$LAB_IDLE_S" >"$TMPD/$p.run" 2>&1
+		echo "$?" >"$TMPD/$p.rc"
+	done
+}
+lane mariadb &
+L1=$!
+lane cpool node java &
+L2=$!
+track_bg "$L1"
+track_bg "$L2"
+lane python go
+wait "$L1" "$L2"
 declare -A RUN_RC
-for p in cpool python node go java; do
-	"$LAB/run.sh" "$p" "$TMPD/$p" "$LAB_IDLE_S" >"$TMPD/$p.run" 2>&1
-	RUN_RC[$p]=$?
+for p in cpool python node go java mariadb; do
+	RUN_RC[$p]=$(cat "$TMPD/$p.rc" 2>/dev/null || echo none)
 done
-wait "$MDB"
-RUN_RC[mariadb]=$?
 diag "the set ran in $(($(date +%s) - t0)) s"
 
 # check PROGRAM EXPECTED_LATENCY_WAITS IDLE_CHECK
