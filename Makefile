@@ -63,6 +63,8 @@ BENCH_BINS := $(BUILD)/bench/empty-hooks $(BUILD)/bench/pingpong $(BUILD)/bench/
 BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(BUILD)/workloads/sleeper \
 	$(BUILD)/workloads/unwind-nofp $(BENCH_BINS)
 BENCH_DEPS_STAMP := $(BUILD)/.bench-deps-ok
+# The labelled set's programs in Java and Go (tests/labelled/README.md): 85-labelled.t, make bench.
+LABELLED := $(BUILD)/labelled/LabServer.class $(BUILD)/labelled/goserver
 
 .PHONY: all deps check check-asan check-valgrind unit integration demo bench install clean \
 	format fuzz stress deb
@@ -156,15 +158,26 @@ $(GO_WORKLOADS): $(BUILD)/workloads/go%: tests/workloads/go/%.go | $(DEPS_STAMP)
 	GOENV=off GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOCACHE=$(abspath $(BUILD)/go/cache) \
 		GOPATH=$(abspath $(BUILD)/go/path) $(GO) build -buildvcs=false -o $@ $<
 
+# The labelled set's Java and Go servers (tests/labelled/README.md), with Debian 12's toolchains
+# (openjdk-17-jdk-headless, golang-go); the Go one built as the Go workloads are.
+$(BUILD)/labelled/LabServer.class: tests/labelled/LabServer.java | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	javac -d $(BUILD)/labelled $<
+
+$(BUILD)/labelled/goserver: tests/labelled/goserver/main.go | $(DEPS_STAMP)
+	@mkdir -p $(dir $@) $(BUILD)/go
+	GOENV=off GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOCACHE=$(abspath $(BUILD)/go/cache) \
+		GOPATH=$(abspath $(BUILD)/go/path) $(GO) build -buildvcs=false -o $@ $<
+
 unit: $(UNIT_BINS)
 	prove -v --exec '' $(UNIT_BINS)
 
 integration: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(WORKLOADS) $(BENCH_NEEDS) \
-	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY)
+	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY) $(LABELLED)
 	prove -v --timer tests/integration/
 
 check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(UNIT_BINS) $(WORKLOADS) $(BENCH_NEEDS) \
-	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY)
+	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY) $(LABELLED)
 	prove --exec '' $(UNIT_BINS)
 	prove -v --timer tests/integration/
 
@@ -243,7 +256,7 @@ $(BUILD)/bench/%: bench/workloads/%.c tests/workloads/wl_common.h | $(DEPS_STAMP
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -pthread -o $@ $<
 
-bench: $(BENCH_NEEDS) $(BENCH_DEPS_STAMP)
+bench: $(BENCH_NEEDS) $(BENCH_DEPS_STAMP) $(LABELLED) $(WORKLOADS)
 	bench/run.sh
 
 # Fuzzing (libFuzzer, ASan, UBSan): one harness per reader of untrusted input, each run for

@@ -18,14 +18,20 @@
 #   9. the idle policy: `record -a -t 50ms` on this machine, left idle but for two idle worker
 #      pools (one started before latsnap, one after): outliers reported as latency, waits judged
 #      idle, and the same with --include-idle (no policy) for comparison
+#  10. the labelled set (tests/labelled/README.md): MariaDB, a JVM, Python, Go, Node and a C pool
+#      under `latsnap record -t 50ms`, each with waits of known kind, then left idle LAB_IDLE_S
+#      seconds (60): precision and recall of "latency" per program and overall, and the idle
+#      threads among the outliers `latsnap report` counts; one program at a time (not in QUICK
+#      mode by default: tests/integration/85-labelled.t runs the set in make check)
 # Configurations are alternated (A B C ... A B C ...) so that the machine's drift lands on all of
 # them alike, each run right after an untraced one to which it is compared, and medians are
 # reported. A peer that cannot run is a row "not run: why".
 # QUICK=1: short runs and one round of everything (make check, about 75 s), no timing claims.
 # Knobs (environment): ROUNDS, N (getppid calls), PP_N (round trips), IDLE_N and STALL_SECONDS
 # (of 7), PG_PAIRS, PG_SECONDS, PG_WARMUP (seconds of pgbench before each measured run),
-# PG_SCALE, REC_N (outliers for 4.), BURST_ROUNDS, NAPS (outliers per depth for 6.), BENCH_OUT;
-# SECTIONS (which of the six to run, default "1 2 3 4 5 6"; 1 and 2 run together), CONFIGS (the
+# PG_SCALE, REC_N (outliers for 4.), BURST_ROUNDS, NAPS (outliers per depth for 6.), BENCH_OUT,
+# LAB_IDLE_S and LAB_PROGRAMS (of 10);
+# SECTIONS (which to run, default "1 2 3 4 5 6 7 8 9 10", without 10 under QUICK; 1 and 2 run together), CONFIGS (the
 # configurations of 1 and 2, default all) and PG_CONFIGS (of 3: untraced floor traced ctxsched
 # ctxnone all nosnap), to measure a change quickly.
 set -euo pipefail
@@ -52,7 +58,13 @@ fi
 # perf trace costs tens of microseconds a syscall: fewer calls keep its rounds as short as others'.
 PERF_DIV=${PERF_DIV:-50}
 BENCH_OUT=${BENCH_OUT:-build/bench.md}
-SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9}
+if [ "$QUICK" = 1 ]; then
+	SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9}
+else
+	SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9 10}
+fi
+LAB_IDLE_S=${LAB_IDLE_S:-60}
+LAB_PROGRAMS=${LAB_PROGRAMS:-cpool python node go java mariadb}
 # Section 3's configurations, each run paired with the untraced one before it.
 PG_CONFIGS=${PG_CONFIGS:-untraced floor traced ctxsched ctxnone all nosnap}
 has() { [[ " $SECTIONS " == *" $1 "* ]]; }
@@ -694,6 +706,16 @@ if has 9; then
 	machine_run nopolicy --include-idle
 fi
 
+if has 10; then
+	say "10: the labelled set, each program left idle ${LAB_IDLE_S}s: $LAB_PROGRAMS"
+	for p in $LAB_PROGRAMS; do
+		LATSNAP_BUILD=$BUILD LATSNAP_TIMEOUT=$((LAB_IDLE_S + 120)) \
+			tests/labelled/run.sh "$p" "$TMP/lab-$p" "$LAB_IDLE_S" >"$TMP/lab-$p.run" 2>&1 ||
+			note labelled "$p" "not run: $(tail -n 1 "$TMP/lab-$p.run")"
+		[ -s "$TMP/lab-$p/result.json" ] || note labelled "$p" "not run: no score ($(tail -n 1 "$TMP/lab-$p.run"))"
+	done
+fi
+
 # --- the tables -------------------------------------------------------------------------------
 
 fmt() { awk -v v="$1" -v f="$2" 'BEGIN { printf f, v }'; }
@@ -1050,6 +1072,34 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 		echo
 		jq -r '"- \(.comm) \(.syscall // "off-CPU") \(.duration_ns / 1e6 | floor) ms: \(.cause)"' \
 			"$TMP/machine-policy.out" 2>/dev/null | sort | uniq -c | sort -rn | head -n 20 | sed 's/^ *//'
+	fi
+	if has 10; then
+		echo
+		echo "## 10. The labelled set: \`record -t 50ms\` on programs with waits of known kind, each left idle ${LAB_IDLE_S} s (tests/labelled/README.md)"
+		echo
+		echo "| program | latency waits | found | filed idle | missed | outliers | on idle waits | precision | recall | idle threads in report |"
+		echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+		for p in $LAB_PROGRAMS; do
+			r=$TMP/lab-$p/result.json
+			if [ -s "$r" ] && ! grep -q "^labelled $p " "$NOTES"; then
+				jq -r --arg p "$p" '"| \($p) | \(.tp + .fn) | \(.tp) | \(.filed_idle) | \(.missed) | \(.correct_outliers + .fp) | \(.fp) | \(.precision * 1000 | round / 1000) | \(.recall * 1000 | round / 1000) | \(.report_idle_threads | length) |"' "$r"
+			else
+				echo "| $p | $(why labelled "$p") | | | | | | | | |"
+			fi
+		done
+		# shellcheck disable=SC2086
+		ls "$TMP"/lab-*/result.json >/dev/null 2>&1 && jq -s -r '
+			(map(.correct_outliers) | add) as $r | (map(.fp) | add) as $f |
+			(map(.tp) | add) as $t | (map(.fn) | add) as $n |
+			"| all | \($t + $n) | \($t) | \(map(.filed_idle) | add) | \(map(.missed) | add) | \($r + $f) | \($f) | \(if $r + $f > 0 then ($r / ($r + $f) * 1000 | round / 1000) else 1 end) | \(if $t + $n > 0 then ($t / ($t + $n) * 1000 | round / 1000) else 0 end) | \(map(.report_idle_threads | length) | add) |"' \
+			"$TMP"/lab-*/result.json
+		echo
+		echo "Goal (issue 29): precision and recall >= 0.95, no idle thread in the report of an idle MariaDB, JVM or Go. The idle threads latsnap reported as latency:"
+		echo
+		for p in $LAB_PROGRAMS; do
+			[ -s "$TMP/lab-$p/result.json" ] || continue
+			jq -r --arg p "$p" '.report_idle_threads[] | "- \($p): \(.comm)[\(.tid)]"' "$TMP/lab-$p/result.json"
+		done
 	fi
 } >"$TMP/bench.md"
 

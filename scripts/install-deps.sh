@@ -10,6 +10,10 @@
 # python3-jsonschema is for tests/integration/96-perfetto.t, which checks export's output against
 # a JSON Schema with Debian's /usr/bin/python3.
 # golang-go builds tests/workloads/go/ (a Go program's goroutine stacks, tests/integration/86-go.t).
+# The labelled set of tests/integration/85-labelled.t (tests/labelled/README.md) runs programs
+# nobody here wrote: MariaDB 10.11 (its server, its client, and PyMySQL for Debian's python3,
+# which drives the sessions), OpenJDK 17, Go 1.19 and Node (Debian's nodejs, or a newer one
+# already installed).
 set -eu
 
 PACKAGES="
@@ -22,6 +26,9 @@ openjdk-17-jdk-headless
 golang-go
 libdebuginfod-dev
 debuginfod
+mariadb-server
+mariadb-client
+python3-pymysql
 nodejs
 "
 

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# run.sh PROGRAM DIR [IDLE_S] [ROUNDS]: one program of the labelled set (README.md) under
+#   latsnap record -v --json -t 50ms -o DIR/snaps -- PROGRAM...
+# driven by its client, then scored: DIR/gt.log (ground truth), DIR/out (record's stdout), DIR/err
+# (its stderr), DIR/snaps, DIR/result.json and DIR/score.txt (score.py's). PROGRAM: cpool, python,
+# java, go, node, mariadb. IDLE_S: seconds the program is left idle after its requests (default
+# 2). Environment: LATSNAP_BUILD (default build/), LATSNAP_TIMEOUT (default 120 s), THRESHOLD,
+# RECORD_ARGS (more flags for record: --include-idle shows every wait's frames).
+# Exits with record's status (the score is in the files).
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+BUILD=${LATSNAP_BUILD:-$ROOT/build}
+LATSNAP=${LATSNAP:-$BUILD/latsnap}
+PY=/usr/bin/python3 # Debian's: the one the packages are for
+prog=$1 dir=$2 idle=${3:-2} rounds=${4:-2}
+THRESHOLD=${THRESHOLD:-50ms}
+TIMEOUT=${LATSNAP_TIMEOUT:-120}
+mkdir -p "$dir"
+: >"$dir/gt.log"
+sock=$dir/sock
+# lttng-ust in each program would wait for a session daemon that is slow to answer: not what is
+# measured here.
+export LTTNG_UST_REGISTER_TIMEOUT=0
+export LAB_LOG=$dir/gt.log
+# One session daemon for all: programs run side by side would each start one, and all but one
+# would fail.
+pgrep -x lttng-sessiond >/dev/null || lttng-sessiond --daemonize --no-kernel >/dev/null 2>&1
+
+case $prog in
+cpool) cmd=("$BUILD/workloads/labpool" "$sock") ;;
+python) cmd=("$PY" "$HERE/pyserver.py" "$sock") ;;
+java) cmd=(java -cp "$BUILD/labelled" LabServer "$sock") ;;
+go) cmd=("$BUILD/labelled/goserver" "$sock") ;;
+node) cmd=(node "$HERE/nodeserver.js" "$sock") ;;
+mariadb) exec "$HERE/mariadb.sh" "$dir" "$idle" ;;
+*)
+	echo "run.sh: unknown program $prog" >&2
+	exit 2
+	;;
+esac
+
+# shellcheck disable=SC2086 # RECORD_ARGS: more flags, split
+timeout -k 5 "$TIMEOUT" "$LATSNAP" record -v --json -t "$THRESHOLD" ${RECORD_ARGS:-} \
+	-o "$dir/snaps" -- "${cmd[@]}" >"$dir/out" 2>"$dir/err" &
+rec=$!
+"$PY" "$HERE/client.py" "$sock" "$dir/gt.log" "$rounds" "$idle" >"$dir/client.log" 2>&1
+client=$?
+wait "$rec"
+rc=$?
+[ "$client" = 0 ] || { echo "run.sh: $prog: the client failed:" >&2; cat "$dir/client.log" >&2; }
+"$PY" "$HERE/score.py" --name "$prog" --gt "$dir/gt.log" --out "$dir/out" --err "$dir/err" \
+	--snaps "$dir/snaps" --result "$dir/result.json" >"$dir/score.txt"
+exit "$rc"
