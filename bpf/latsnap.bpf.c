@@ -139,9 +139,9 @@ struct task_state {
 	/* A signal owed at a switch-in that it left again before it ran (owed_carry()). */
 	__u8 sig_owed;
 	/*
-	 * Work context (the idle policy): in a unit of work since a socket read brought data or
-	 * a thread in work woke it, until the reply on that socket (work_fd; -1: handed over).
-	 * work_at_start: in work when the wait under way began; worked: ever in work.
+	 * Work context (the idle policy): in a unit of work since a socket read brought data,
+	 * until the reply on that socket (work_fd) or its close. work_at_start: in work when the
+	 * wait under way began; worked: ever in work (or accepted a connection).
 	 */
 	__u8 in_work;
 	__u8 worked;
@@ -153,12 +153,6 @@ struct task_state {
 	__s32 asked_fd1;
 	/* 1 + the descriptor its last read found no socket: a pipe read in a loop looks once. */
 	__s32 plain_fd1;
-	/*
-	 * Where a hand-over found it waiting (syscall and first argument: a condition variable's
-	 * futex word, a poll set): back there, waiting again, its job is done (work_back_home()).
-	 */
-	__s32 handover_nr;
-	__u64 handover_arg;
 };
 
 /* A thread inside a request: from its start probe, for its end probe. */
@@ -1362,28 +1356,6 @@ static __always_inline void syscall_begin(struct task_state *s, long nr, bool qu
 }
 
 /*
- * work_back_home - thread @s, in work handed over to it, begins a wait in the syscall it
- * was in when the hand-over came, on the same object (@arg0: the futex word of its queue's
- * condition variable, its poll set): its job is done, it waits for the next. No reply ends such
- * a unit; this does.
- */
-static __always_inline void work_back_home(struct task_state *s, __u64 arg0)
-{
-	/* glibc's condition variable waits on one of two futex words, 4 bytes apart, by turns. */
-	if (s->in_work && s->work_fd < 0 && !s->in_req && s->handover_nr == s->nr &&
-	    arg0 + 8 >= s->handover_arg && arg0 <= s->handover_arg + 8) {
-		s->in_work = 0;
-		s->work_at_start = 0;
-	}
-}
-
-/* Whether @s may be back where work was handed to it: worth reading the syscall's argument. */
-static __always_inline bool work_handed(const struct task_state *s)
-{
-	return s->in_work && s->work_fd < 0 && s->handover_nr == s->nr;
-}
-
-/*
  * syscall_flush - @task leaves the CPU (or ends a long syscall) inside the syscall its CPU's
  * cache holds: into its task storage, as a slow entry would have written it. @s may be NULL
  * (no storage reachable): the syscall is then not seen.
@@ -1399,9 +1371,6 @@ static __always_inline void syscall_flush(struct ls_cpu_verdict *v, struct task_
 		return;
 	}
 	syscall_begin(s, v->sc_nr, v->sc_quiet, v->sc_start, v->sc_jiffies);
-	if (work_handed(s)) {
-		work_back_home(s, PT_REGS_PARM1_CORE_SYSCALL(task_regs(task)));
-	}
 	if (ctx_level == LS_CTX_FULL) {
 		s->sc_start = s->start;
 		s->sc_nr = s->nr;
@@ -1449,9 +1418,6 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 	/* Inside a request nothing is idle. */
 	syscall_begin(s, id, idle_syscall(id) && !include_idle && !s->in_req,
 		      now ? now : bpf_ktime_get_ns(), bpf_jiffies64());
-	if (work_handed(s)) {
-		work_back_home(s, PT_REGS_PARM1_CORE_SYSCALL(regs));
-	}
 	return 0;
 }
 
@@ -2117,11 +2083,13 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 }
 
 /*
- * work_handover - a thread outside work, @s, is woken: by a thread in work (not an interrupt that
- * landed on one), it is handed a part of that work (a job, a task of a pool) and is in work
- * from now on, without a socket to end it (the idle policy learns where it waits for more).
+ * work_handover - a thread outside work, @s, is woken by a thread in a unit of work (a socket's,
+ * or a request's; not an interrupt that landed on one): it was handed a part of that work (a job
+ * for a pool, a task for a helper thread), so the wait that ends now was a wait for work. It is
+ * not taken to be in work itself: no reply would end that, and every thread a worker wakes (a
+ * compiler thread, a lock's next owner) would be.
  */
-static __always_inline void work_handover(void *ctx, struct task_struct *p, struct task_state *s)
+static __always_inline void work_handover(void *ctx, struct task_state *s)
 {
 	struct task_state *ws = task_storage_get(&states, current_task(), false);
 
@@ -2129,11 +2097,7 @@ static __always_inline void work_handover(void *ctx, struct task_struct *p, stru
 	    waking_in_interrupt(ctx)) {
 		return;
 	}
-	s->in_work = 1;
-	s->worked = 1;
-	s->work_fd = -1;
-	s->handover_nr = s->in_syscall ? s->nr : -1;
-	s->handover_arg = s->in_syscall ? PT_REGS_PARM1_CORE_SYSCALL(task_regs(p)) : 0;
+	s->work_came = 1;
 }
 
 SEC("tp_btf/sched_waking")
@@ -2152,8 +2116,8 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 	if (!s || !s->tracked || s->run_state != RS_BLOCKED) {
 		return 0;
 	}
-	if (!s->in_work) {
-		work_handover(ctx, p, s);
+	if (!s->in_work && !s->work_came) {
+		work_handover(ctx, s);
 	}
 	if (!now) {
 		now = bpf_ktime_get_ns();

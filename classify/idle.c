@@ -36,9 +36,8 @@ static const char event_rules_text[] =
 	"470 user:LWLockAcquire|LWLockAcquireOrWait|LWLockWaitForVar|ProcSleep|WaitOnLock = busy\n"
 	"460 syscall:futex user:*lll_lock_wait*|*pthread_mutex_*lock*|*pthread_rwlock_*lock* = busy\n"
 	"460 syscall:futex user:*pthread_*join* = busy\n"
-	/* The JVM's contended synchronized, Python's Lock (a semaphore underneath): locks. */
+	/* The JVM's contended synchronized: a lock (Python's Lock is not told from its queues'). */
 	"460 syscall:futex user:*ObjectMonitor*enter*|*ObjectMonitor*EnterI* = busy\n"
-	"460 syscall:futex user:PyThread_acquire_lock*|*PyMutex_Lock* = busy\n"
 	"450 syscall:futex user:*pthread_cond_*wait*|*sem_*wait* = peer\n"
 	"440 syscall:futex futex:lock = busy\n"
 	"430 syscall:futex futex:wait = peer\n"
@@ -95,7 +94,6 @@ struct idle_policy {
 	struct site_key *sites;
 	bool *used;
 	bool *at_start;
-	bool *work_site; /* its thread got work there: where it waits for more */
 	size_t nr_sites;
 	struct idle_entry *entries;
 	size_t nr_entries;
@@ -125,9 +123,8 @@ int idle_open(struct idle_policy **policyp, const struct rules *rules, bool enab
 	p->sites = calloc(SITES_SLOTS, sizeof(*p->sites));
 	p->used = calloc(SITES_SLOTS, sizeof(*p->used));
 	p->at_start = calloc(SITES_SLOTS, sizeof(*p->at_start));
-	p->work_site = calloc(SITES_SLOTS, sizeof(*p->work_site));
 	p->entries = calloc(ENTRIES_MAX, sizeof(*p->entries));
-	if (!p->sites || !p->used || !p->at_start || !p->work_site || !p->entries) {
+	if (!p->sites || !p->used || !p->at_start || !p->entries) {
 		goto out;
 	}
 	err = rules_parse(event_rules_text, "idle policy", &p->events);
@@ -150,7 +147,6 @@ void idle_close(struct idle_policy *policy)
 	free(policy->sites);
 	free(policy->used);
 	free(policy->at_start);
-	free(policy->work_site);
 	free(policy->entries);
 	free(policy);
 }
@@ -165,18 +161,13 @@ static size_t site_hash(const struct site_key *k)
 	return (size_t)(h % SITES_SLOTS);
 }
 
-/*
- * Whether and how @k was seen before; remembered from now on either way. @slot: where it is
- * kept (for work_site), until the next call.
- */
-static enum site_seen site_seen(struct idle_policy *p, const struct site_key *k, bool at_start,
-				size_t *slot)
+/* Whether and how @k was seen before; remembered from now on either way. */
+static enum site_seen site_seen(struct idle_policy *p, const struct site_key *k, bool at_start)
 {
 	size_t i = site_hash(k);
 
 	while (p->used[i]) {
 		if (!memcmp(&p->sites[i], k, sizeof(*k))) {
-			*slot = i;
 			return p->at_start[i] ? SITE_AT_START : SITE_CAME_BACK;
 		}
 		i = (i + 1) % SITES_SLOTS;
@@ -188,10 +179,8 @@ static enum site_seen site_seen(struct idle_policy *p, const struct site_key *k,
 	}
 	p->used[i] = true;
 	p->at_start[i] = at_start;
-	p->work_site[i] = false;
 	p->sites[i] = *k;
 	p->nr_sites++;
-	*slot = i;
 	return SITE_NEW;
 }
 
@@ -212,10 +201,9 @@ void idle_set_rules(struct idle_policy *policy, const struct rules *rules)
 void idle_seed(struct idle_policy *policy, int32_t tid, int32_t syscall_nr, uint64_t ip)
 {
 	struct site_key k = { .tid = tid, .nr = syscall_nr, .ip = ip };
-	size_t slot;
 
 	if (policy && policy->enabled) {
-		site_seen(policy, &k, true, &slot);
+		site_seen(policy, &k, true);
 	}
 }
 
@@ -370,10 +358,32 @@ static bool timed_out(const struct outlier *o)
 }
 
 /*
- * Whether @o waits in a sleep: a sleep syscall, or a timed wait a sleep function made (Java's
- * Thread.sleep parks in a timed condition wait, MariaDB's SLEEP() in Interruptible_wait, Python's
- * time.sleep in select): a sleep is latency, asked for, even when it runs to its timeout.
+ * The functions that sleep on a program's request, whatever they wait in: Java's Thread.sleep
+ * (JVM_Sleep, and its JIT frame) parks in a timed condition wait, MariaDB's SLEEP() waits in
+ * Interruptible_wait, Python's time.sleep in select or clock_nanosleep, Go's time.Sleep parks its
+ * goroutine. Not any function with "sleep" in its name: a runtime's own housekeeping thread
+ * sleeps between rounds (the JVM's WatcherThread::sleep), waiting for work.
  */
+static const char *const sleep_functions[] = {
+	"sleep",     "usleep",	"nanosleep",  "__nanosleep", "clock_nanosleep", "__clock_nanosleep",
+	"JVM_Sleep", "pysleep", "time_sleep", "time.Sleep"
+};
+
+static bool is_sleep_function(const char *symbol)
+{
+	size_t len = strcspn(symbol, "@"), i;
+
+	for (i = 0; i < sizeof(sleep_functions) / sizeof(sleep_functions[0]); i++) {
+		if (strlen(sleep_functions[i]) == len &&
+		    !strncmp(symbol, sleep_functions[i], len)) {
+			return true;
+		}
+	}
+	return strstr(symbol, "Interruptible_wait") || strstr(symbol, "Item_func_sleep") ||
+	       strstr(symbol, "java.lang.Thread.sleep");
+}
+
+/* Whether @o waits in a sleep: a sleep is latency, asked for, even when it runs to its timeout. */
 static bool in_sleep(const struct outlier *o)
 {
 	const struct outlier_frames *fr = &o->user_stack.frames;
@@ -384,8 +394,7 @@ static bool in_sleep(const struct outlier *o)
 		return true;
 	}
 	for (i = 0; i < fr->nr && i < 24; i++) {
-		if (fr->v[i].symbol && (strcasestr(fr->v[i].symbol, "sleep") ||
-					strstr(fr->v[i].symbol, "Interruptible_wait"))) {
+		if (fr->v[i].symbol && is_sleep_function(fr->v[i].symbol)) {
 			return true;
 		}
 	}
@@ -395,10 +404,10 @@ static bool in_sleep(const struct outlier *o)
 /*
  * decide - the policy, for @o waiting at a place @seen as it was: the rules first, then what the
  * thread is doing (its work context), then, where that says nothing, the kind of wait and
- * whether it is the thread's home wait. @work_site: its thread got work at this place before.
+ * whether it is the thread's home wait.
  */
 static bool decide(const struct idle_policy *p, const struct outlier *o, enum site_seen seen,
-		   bool work_site, const char **why)
+		   const char **why)
 {
 	/*
 	 * A main thread does its process's work: a reply it asked for on a socket or a futex is
@@ -423,10 +432,6 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 	 */
 	if (o->got_work) {
 		*why = "it waited for work, and work came (a request read, or a job handed over)";
-		return true;
-	}
-	if (o->in_work && work_site) {
-		*why = "its thread waits there for work (a job was handed over there before)";
 		return true;
 	}
 	if (o->in_work) {
@@ -507,26 +512,21 @@ bool idle_judge(struct idle_policy *policy, const struct outlier *outlier, const
 	struct lasting *last;
 	struct site_key k;
 	enum site_seen seen;
-	bool idle, work_site;
-	size_t slot;
+	bool idle;
 
 	*why = NULL;
 	if (!policy || !policy->enabled || outlier->kind == OUTLIER_REQUEST) {
 		return false;
 	}
 	k = site_of(outlier);
-	seen = site_seen(policy, &k, false, &slot);
-	work_site = policy->work_site[slot];
-	if (outlier->got_work) {
-		policy->work_site[slot] = true;
-	}
+	seen = site_seen(policy, &k, false);
 	last = lasting_of(policy, outlier);
 	if (last) {
 		/* One wait, one verdict: reported while it lasted, and then again. */
 		idle = last->idle;
 		*why = last->why;
 	} else {
-		idle = decide(policy, outlier, seen, work_site, why);
+		idle = decide(policy, outlier, seen, why);
 	}
 	if (!last && outlier_has_flag(outlier, "still-blocked")) {
 		last = &policy->lasting[policy->next_lasting++ % LASTING_MAX];
@@ -555,7 +555,7 @@ bool idle_judge_wait(const struct idle_policy *policy, const struct outlier *wai
 	if (!policy || !policy->enabled || wait->kind == OUTLIER_REQUEST) {
 		return false;
 	}
-	return decide(policy, wait, came_back ? SITE_CAME_BACK : SITE_NEW, false, why);
+	return decide(policy, wait, came_back ? SITE_CAME_BACK : SITE_NEW, why);
 }
 
 /**
