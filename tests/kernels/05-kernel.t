@@ -25,9 +25,11 @@
 #  j) the service: SIGHUP reloads the thresholds in the running programs (their .data), without
 #     a reload of the programs.
 # Each case ends with a "# kernel-feature: NAME: yes|no (why)" line, which make check-kernels
-# gathers into its kernel x feature table.
+# gathers into its kernel x feature table. Not in make check: on the host every case is a test
+# of tests/integration/ already (20, 90, 50, 95, 45, 47, 98, 48, 10, 49); `prove tests/kernels/`
+# runs it on the running kernel.
 set -u
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../integration/lib.sh"
 
 require_record sleeper cpucontend pipewait deadlock reqserver epollidle
 require babeltrace2
