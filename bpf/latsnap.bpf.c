@@ -270,6 +270,27 @@ struct {
 	__type(value, struct ls_registration);
 } registered SEC(".maps");
 
+/*
+ * A syscall in its CPU's cache (syscall_enter_fast()) whose thread left the CPU while task
+ * storage was out of reach: the kernel refuses it to a hook on a CPU where another BPF program
+ * holds it, and a tracing program can be preempted while it does (more often the slower the CPU:
+ * under QEMU without KVM). Kept here by thread id for its exit to find (syscall_unpark()),
+ * rather than lost with the wait it began.
+ */
+struct ls_parked_syscall {
+	__s64 nr;
+	__u64 start;
+	__u64 jiffies;
+	__u8 quiet;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct ls_parked_syscall);
+} parked_syscalls SEC(".maps");
+
 /* tid -> 1 for the tracer's own threads (lttng-ust's listeners), which are never tracked. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -1363,11 +1384,24 @@ static __always_inline void syscall_begin(struct task_state *s, long nr, bool qu
 static __always_inline void syscall_flush(struct ls_cpu_verdict *v, struct task_struct *task,
 					  struct task_state *s)
 {
+	struct ls_parked_syscall parked;
+	__u32 tid;
+
 	if (v->sc_task != (__u64)task) {
 		return;
 	}
 	v->sc_task = 0;
-	if (!s || !s->tracked) {
+	if (!s) {
+		/* Only a tracked thread's syscall is in the cache: its storage is out of reach. */
+		parked.nr = v->sc_nr;
+		parked.start = v->sc_start;
+		parked.jiffies = v->sc_jiffies;
+		parked.quiet = v->sc_quiet;
+		tid = task_rd(task, pid);
+		bpf_map_update_elem(&parked_syscalls, &tid, &parked, BPF_ANY);
+		return;
+	}
+	if (!s->tracked) {
 		return;
 	}
 	syscall_begin(s, v->sc_nr, v->sc_quiet, v->sc_start, v->sc_jiffies);
@@ -1376,6 +1410,32 @@ static __always_inline void syscall_flush(struct ls_cpu_verdict *v, struct task_
 		s->sc_nr = s->nr;
 		s->sc_active = 1;
 	}
+}
+
+/*
+ * syscall_unpark - the exit of a syscall of tracked thread @s that its state does not hold: if
+ * its switch-out parked it (syscall_flush() without storage), it is taken back. What it did off
+ * the CPU went unseen: all of it is counted blocked, and flagged (unseen_switch).
+ */
+static __always_inline void syscall_unpark(struct task_struct *task, struct task_state *s,
+					   struct pt_regs *regs)
+{
+	__u32 tid = task_rd(task, pid);
+	struct ls_parked_syscall *p = bpf_map_lookup_elem(&parked_syscalls, &tid);
+	__u64 now;
+
+	if (!p) {
+		return;
+	}
+	if (p->nr == user_syscall_nr(regs)) {
+		syscall_begin(s, p->nr, p->quiet, p->start, p->jiffies);
+		now = bpf_ktime_get_ns();
+		s->blocked = now - p->start;
+		s->last = now;
+		s->switches = 1;
+		s->unseen_switch = 1;
+	}
+	bpf_map_delete_elem(&parked_syscalls, &tid);
 }
 
 SEC("tp_btf/sys_enter")
@@ -1501,13 +1561,14 @@ static __always_inline bool fd_is_socket(struct task_struct *task, int fd)
 static __always_inline void work_note(struct task_struct *task, struct task_state *s, long nr,
 				      struct pt_regs *regs, long ret)
 {
-	__u8 kind;
+	__u8 kind, sock_only;
 	int fd;
 
 	if (nr < 0 || nr >= LS_MAX_SYSCALLS || ret < 0) {
 		return;
 	}
-	kind = work_syscalls[nr & (LS_MAX_SYSCALLS - 1)];
+	sock_only = work_syscalls[nr & (LS_MAX_SYSCALLS - 1)] & LS_WORK_SOCKET_ONLY;
+	kind = work_syscalls[nr & (LS_MAX_SYSCALLS - 1)] & LS_WORK_KIND;
 	if (!kind || (ret == 0 && kind != LS_WORK_ACCEPT && kind != LS_WORK_CLOSE)) {
 		return;
 	}
@@ -1534,7 +1595,7 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 		if (s->asked_fd1 == fd + 1) {
 			s->asked_fd1 = 0;
 			s->answered = 1;
-		} else if (s->plain_fd1 != fd + 1 && fd_is_socket(task, fd)) {
+		} else if (sock_only || (s->plain_fd1 != fd + 1 && fd_is_socket(task, fd))) {
 			s->in_work = 1;
 			s->worked = 1;
 			s->work_fd = fd;
@@ -1549,14 +1610,28 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 	}
 }
 
-/* work_note() for a syscall that ended in its CPU's cache (syscall_exit_fast()). */
+/*
+ * work_note() for a syscall that ended in its CPU's cache (syscall_exit_fast()). A read or write
+ * of a file that is no socket changes nothing and is told from its file alone: task storage is
+ * looked up only for sockets, accepts and closes. Its lookup holds the CPU's storage lock, which
+ * a wakeup's hook from an interrupt meanwhile would not get: the fewer, the fewer wakeups unseen.
+ */
 static __always_inline void work_note_fast(struct task_struct *task, long nr, struct pt_regs *regs,
 					   long ret)
 {
 	struct task_state *s;
+	__u8 work;
 
-	if (nr < 0 || nr >= LS_MAX_SYSCALLS || ret < 0 ||
-	    !work_syscalls[nr & (LS_MAX_SYSCALLS - 1)]) {
+	if (nr < 0 || nr >= LS_MAX_SYSCALLS || ret < 0) {
+		return;
+	}
+	work = work_syscalls[nr & (LS_MAX_SYSCALLS - 1)];
+	if (!work) {
+		return;
+	}
+	if (((work & LS_WORK_KIND) == LS_WORK_INPUT || (work & LS_WORK_KIND) == LS_WORK_OUTPUT) &&
+	    !(work & LS_WORK_SOCKET_ONLY) &&
+	    (ret == 0 || !fd_is_socket(task, (int)PT_REGS_PARM1_CORE_SYSCALL(regs)))) {
 		return;
 	}
 	s = task_storage_get(&states, task, false);
@@ -1588,6 +1663,9 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	}
 	/* A long syscall that never left the CPU: in task storage now, ended as any other. */
 	syscall_flush(v, task, s);
+	if (s->tracked && !s->in_syscall) {
+		syscall_unpark(task, s, regs);
+	}
 	if (s->sc_active) {
 		s->sc_active = 0;
 		now = bpf_ktime_get_ns();

@@ -195,6 +195,8 @@ enum ls_work_syscall {
 	LS_WORK_OUTPUT = 2, /* write, send...: to the unit's socket, its reply, ends it */
 	LS_WORK_ACCEPT = 3, /* accept: a connection came, work for others */
 	LS_WORK_CLOSE = 4, /* close: what was said of the descriptor no longer holds */
+	LS_WORK_KIND = 0x0f, /* the kind, above */
+	LS_WORK_SOCKET_ONLY = 0x10, /* or'ed: its descriptor is a socket (recv, send...) */
 };
 
 /* Loss and health counters, one slot each in the per-CPU stats map. */

@@ -985,13 +985,15 @@ static void set_work_syscalls(__u8 *work)
 	for (i = 0; i < sizeof(input) / sizeof(input[0]); i++) {
 		nr = syscall_number(input[i]);
 		if (nr >= 0 && nr < LS_MAX_SYSCALLS) {
-			work[nr] = LS_WORK_INPUT;
+			/* read and readv take any file; the others, sockets only. */
+			work[nr] = LS_WORK_INPUT | (i >= 2 ? LS_WORK_SOCKET_ONLY : 0);
 		}
 	}
 	for (i = 0; i < sizeof(output) / sizeof(output[0]); i++) {
 		nr = syscall_number(output[i]);
 		if (nr >= 0 && nr < LS_MAX_SYSCALLS) {
-			work[nr] = LS_WORK_OUTPUT;
+			/* write, writev and sendfile take any file; send*, sockets only. */
+			work[nr] = LS_WORK_OUTPUT | (i >= 2 && i <= 4 ? LS_WORK_SOCKET_ONLY : 0);
 		}
 	}
 	nr = syscall_number("close");
