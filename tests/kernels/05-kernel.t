@@ -178,9 +178,9 @@ record_json "$TMPD/h.out" "$TMPD/h.err" -t 200ms -- "$WL/epollidle" 400 2
 is "$RC" 0 "h) record -t 200ms -- epollidle 400 2: exit 0"
 is "$(jcount "$TMPD/h.out" 'select(.syscall // "" | test("^epoll_"))')" 0 \
 	"h) epoll_wait waiting for work is no outlier"
-record_json "$TMPD/h2.out" "$TMPD/h2.err" -t 200ms --include-idle -- "$WL/epollidle" 400 2
+record_json "$TMPD/h2.out" "$TMPD/h2.err" -v -t 200ms --include-idle -- "$WL/epollidle" 400 2
 is "$(jcount "$TMPD/h2.out" 'select(.syscall // "" | test("^epoll_"))')" 2 \
-	"h) ... but both are, with --include-idle"
+	"h) ... but both are, with --include-idle" || diag_file "$TMPD/h2.err" "  stderr: " 40
 feature "idle policy" "$([ "$(jcount "$TMPD/h2.out" 'select(.syscall // "" | test("^epoll_"))')" = 2 ] && echo yes || echo no)"
 
 # --- j) the service: SIGHUP reloads the thresholds in the running programs ---------------------
