@@ -23,22 +23,13 @@ MIN_NS=65000000 # spans this long are outliers for sure (the threshold is 50 ms)
 
 # spans LOG: the workload's logged waits of MIN_NS or more as JSON lines
 # {"label": "latency"|"idle", "tid", "start", "end"}.
-spans() {
-	awk -v min="$MIN_NS" '($1 == "lock" || $1 == "read" || $1 == "nap" || $1 == "idle") &&
-		$4 - $3 >= min {
-		printf "{\"label\":\"%s\",\"tid\":%s,\"start\":%s,\"end\":%s}\n",
-			($1 == "idle" ? "idle" : "latency"), $2, $3, $4 }' "$1"
-}
+spans() { wl_spans "$1" "$MIN_NS" 'lock|read|nap'; }
 
 # score LOG OUT: "TP FN FP TN" of the spans of LOG against the outliers of OUT: a span is
 # reported when an outlier of its thread overlaps it.
 score() {
 	spans "$1" >"$TMPD/spans.json"
-	jq -n -r --slurpfile s "$TMPD/spans.json" --slurpfile o "$2" '
-		def reported($x): any($o[]; .tid == $x.tid and .start_ns <= $x.end and
-			.end_ns >= $x.start);
-		[$s[] | {label: .label, r: reported(.)}] |
-		"\(map(select(.label == "latency" and .r)) | length) \(map(select(.label == "latency" and (.r | not))) | length) \(map(select(.label == "idle" and .r)) | length) \(map(select(.label == "idle" and (.r | not))) | length)"' 2>/dev/null || echo "x x x x"
+	wl_score "$TMPD/spans.json" "$2"
 }
 
 TP=0 FN=0 FP=0 TN=0

@@ -21,20 +21,12 @@ T=50ms
 MIN_NS=65000000 # spans this long are outliers for sure (the threshold is 50 ms)
 
 # spans LOG: rowlock's logged waits of MIN_NS or more, as JSON lines {label, tid, start, end}.
-spans() {
-	awk -v min="$MIN_NS" '($1 == "lock" || $1 == "nap" || $1 == "idle") && $4 - $3 >= min {
-		printf "{\"label\":\"%s\",\"tid\":%s,\"start\":%s,\"end\":%s}\n",
-			($1 == "idle" ? "idle" : "latency"), $2, $3, $4 }' "$1"
-}
+spans() { wl_spans "$1" "$MIN_NS" 'lock|nap'; }
 
 # score LOG OUT: "TP FN FP TN": a span is reported when an outlier of its thread overlaps it.
 score() {
 	spans "$1" >"$TMPD/spans.json"
-	jq -n -r --slurpfile s "$TMPD/spans.json" --slurpfile o "$2" '
-		def reported($x): any($o[]; .tid == $x.tid and .start_ns <= $x.end and
-			.end_ns >= $x.start);
-		[$s[] | {label: .label, r: reported(.)}] |
-		"\(map(select(.label == "latency" and .r)) | length) \(map(select(.label == "latency" and (.r | not))) | length) \(map(select(.label == "idle" and .r)) | length) \(map(select(.label == "idle" and (.r | not))) | length)"' 2>/dev/null || echo "x x x x"
+	wl_score "$TMPD/spans.json" "$2"
 }
 
 # run TAG ARGS...: rowlock 2 under `latsnap record --json ARGS`, rowclient outside it.

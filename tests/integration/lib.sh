@@ -507,3 +507,22 @@ stack_names() {
 stack_symbols() {
 	jq -s -r "[.[] | $2][${3:-0}] | [.user_stack.frames[]? | .symbol // \"?\"] | join(\" \")" "$1" 2>/dev/null
 }
+
+# wl_spans LOG MIN_NS KINDS: a workload's logged waits ("KIND TID START END") of MIN_NS or more,
+# as JSON lines {label, tid, start, end}: "idle" lines idle, those whose kind matches the regex
+# KINDS latency.
+wl_spans() {
+	awk -v min="$2" -v kinds="^($3)\$" '($1 ~ kinds || $1 == "idle") && $4 - $3 >= min {
+		printf "{\"label\":\"%s\",\"tid\":%s,\"start\":%s,\"end\":%s}\n",
+			($1 == "idle" ? "idle" : "latency"), $2, $3, $4 }' "$1"
+}
+
+# wl_score SPANS OUT: "TP FN FP TN" of the spans in file SPANS (wl_spans) against the outliers of
+# OUT: a span is reported when an outlier of its thread overlaps it.
+wl_score() {
+	jq -n -r --slurpfile s "$1" --slurpfile o "$2" '
+		def reported($x): any($o[]; .tid == $x.tid and .start_ns <= $x.end and
+			.end_ns >= $x.start);
+		[$s[] | {label: .label, r: reported(.)}] |
+		"\(map(select(.label == "latency" and .r)) | length) \(map(select(.label == "latency" and (.r | not))) | length) \(map(select(.label == "idle" and .r)) | length) \(map(select(.label == "idle" and (.r | not))) | length)"' 2>/dev/null || echo "x x x x"
+}
