@@ -144,7 +144,16 @@ struct report_ctx {
 	struct vma *vmas; /* the names in /proc/PID/map_files, sorted by start */
 	size_t nr_vmas;
 	bool vmas_loaded;
+	bool data_file; /* the file usyms_find_elf() opened last is no ELF object */
 };
+
+/*
+ * A module's userdata after its capture: its file is a data file (ld.so.cache, locale-archive,
+ * fonts), which holds no code. Not a module of any address, then: the loader unmaps its cache
+ * before main(), and a capture taken while the process loaded still has it where JIT code or
+ * other anonymous memory may lie by the time of a stack.
+ */
+static char data_file_mark;
 
 static const char deleted_suffix[] = " (deleted)";
 
@@ -345,13 +354,14 @@ static void cache_elf(struct usyms *us, const struct stat *st, Elf *elf)
  * module of every cached process, which soon exhausts RLIMIT_NOFILE. The whole file is mapped, so
  * the Elf keeps the inode and never reads through a path again. Closes @fd.
  */
-static Elf *elf_from_fd(int fd)
+static Elf *elf_from_fd(int fd, bool *data_file)
 {
 	char magic[SELFMAG];
 	Elf *elf = NULL;
 
 	/* Processes map data files too (locale-archive, fonts): do not map those again. */
 	if (pread(fd, magic, SELFMAG, 0) != SELFMAG || memcmp(magic, ELFMAG, SELFMAG)) {
+		*data_file = true;
 		goto out;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -398,9 +408,10 @@ static Elf *reuse_elf(struct report_ctx *ctx, const char *name, Dwarf_Addr base,
 static int usyms_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
 			  char **file_name, Elf **elfp)
 {
-	struct report_ctx *ctx = *userdata;
+	/* libdwfl looks no module's file up twice: a marked one is never asked for again. */
+	struct report_ctx *ctx = *userdata == &data_file_mark ? NULL : *userdata;
+	bool mapped = false, data_file = false;
 	size_t len = strlen(name);
-	bool mapped = false;
 	struct stat st;
 	int fd = -1;
 
@@ -432,7 +443,10 @@ static int usyms_find_elf(Dwfl_Module *mod, void **userdata, const char *name, D
 		fd = dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
 	}
 	if (fd >= 0) {
-		*elfp = elf_from_fd(fd);
+		*elfp = elf_from_fd(fd, &data_file);
+		if (ctx) {
+			ctx->data_file = data_file;
+		}
 		if (mapped && *elfp) {
 			cache_elf(ctx->us, &st, *elfp);
 		}
@@ -564,17 +578,20 @@ out:
 static int open_module_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
 			   void *arg)
 {
+	struct report_ctx *ctx = arg;
 	Dwarf_Addr bias;
+	Elf *elf;
 
 	(void)name;
 	(void)start;
 	*userdata = arg;
+	ctx->data_file = false;
 	/*
 	 * Open now, while /proc/PID/ still has the process: a failure only costs this module its
 	 * symbols, and a module that already has its ELF is not looked for again.
 	 */
-	dwfl_module_getelf(mod, &bias);
-	*userdata = NULL;
+	elf = dwfl_module_getelf(mod, &bias);
+	*userdata = !elf && ctx->data_file ? &data_file_mark : NULL;
 	return DWARF_CB_OK;
 }
 
@@ -875,6 +892,18 @@ out:
 	return ret;
 }
 
+/* Whether @addr is code of @mod: an ELF image's, or a module whose file could not be read. */
+static bool holds_code(Dwfl_Module *mod, uint64_t addr)
+{
+	void **userdata = NULL;
+
+	if (!mod) {
+		return false;
+	}
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	return !(userdata && *userdata == &data_file_mark) && in_image(mod, addr);
+}
+
 /*
  * An address in no object (anonymous memory): JIT code, named by the process's perf map if it
  * writes one. Not memoized: the JIT frees code and compiles other code at the same place.
@@ -942,12 +971,13 @@ int usyms_lookup(struct usyms *us, pid_t pid, uint64_t addr, struct usym *out)
 	tls_us = us;
 	tls_proc = p;
 	mod = dwfl_addrmodule(p->dwfl, addr);
-	if (!mod) {
+	/* In no object, or in a data file the loader has unmapped since: maps changed since. */
+	if (!holds_code(mod, addr)) {
 		refresh(us, p, false);
 		mod = dwfl_addrmodule(p->dwfl, addr);
 	}
 	/* Misses are not remembered: a later refresh may find the object, the JIT its name. */
-	if (!mod || !in_image(mod, addr)) {
+	if (!holds_code(mod, addr)) {
 		jit_lookup(us, p, addr, out);
 		goto out;
 	}

@@ -11,6 +11,9 @@
  *   symlink  a symlink to a file holding that line
  *   foreign  that line, in a file owned by another user (65534: run as root)
  *   none     nothing
+ *   remap    the good map, with the trampoline where a data file (/etc/ld.so.cache) was mapped
+ *            until after a first short wait (50 ms): as the loader leaves its cache, which a
+ *            capture of the maps during that wait holds
  * What it put there stays at exit, as JITs leave their map for perf: the test removes it.
  * WL_LOG lines: "pid P", "jit ADDR SIZE" (the trampoline's place).
  */
@@ -54,14 +57,30 @@ int main(int argc, char **argv)
 	size_t len, n;
 	void *mem;
 
-	wl_init("jitnap", "good|garbage|fifo|symlink|foreign|none [MS=300]", argc, argv);
+	wl_init("jitnap", "good|garbage|fifo|symlink|foreign|none|remap [MS=300]", argc, argv);
 	if (wl_argc < 2) {
-		fprintf(stderr, "usage: jitnap good|garbage|fifo|symlink|foreign|none [MS=300]\n");
+		fprintf(stderr, "usage: jitnap good|garbage|fifo|symlink|foreign|none|remap [MS=300]\n");
 		return 2;
 	}
 	mode = wl_argv[1];
 	nap_ms = wl_arg(2, 300, 0, 3600000);
-	mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	mem = NULL;
+	if (!strcmp(mode, "remap")) {
+		int fd = open("/etc/ld.so.cache", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			wl_die("/etc/ld.so.cache", errno);
+		mem = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (mem == MAP_FAILED)
+			wl_die("mmap /etc/ld.so.cache", errno);
+		close(fd);
+		wl_timed_nap(50);
+		if (munmap(mem, 4096))
+			wl_die("munmap", errno);
+		mode = "good";
+	}
+	mem = mmap(mem, 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | (mem ? MAP_FIXED_NOREPLACE : 0), -1, 0);
 	if (mem == MAP_FAILED)
 		wl_die("mmap", errno);
 	memcpy(mem, trampoline, sizeof(trampoline));
