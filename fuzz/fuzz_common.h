@@ -6,6 +6,7 @@
 #ifndef LATSNAP_FUZZ_COMMON_H
 #define LATSNAP_FUZZ_COMMON_H
 
+#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,37 @@ static inline char *fuzz_strndup(const uint8_t *data, size_t size)
 	memcpy(s, data, size);
 	s[size] = '\0';
 	return s;
+}
+
+static char fuzz_tmp_dir[64];
+
+static inline int fuzz_remove_one(const char *path, const struct stat *st, int flag,
+				  struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static inline void fuzz_remove_tmp_dir(void)
+{
+	nftw(fuzz_tmp_dir, fuzz_remove_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * fuzz_mkdtemp() - make a directory from @tmpl (mkdtemp()'s template, changed in place) that is
+ * removed with all it holds at exit: a replay of the corpus in make check left one in /tmp per
+ * harness per run.
+ */
+static inline void fuzz_mkdtemp(char *tmpl)
+{
+	if (!mkdtemp(tmpl)) {
+		abort();
+	}
+	snprintf(fuzz_tmp_dir, sizeof(fuzz_tmp_dir), "%s", tmpl);
+	atexit(fuzz_remove_tmp_dir);
 }
 
 #endif /* LATSNAP_FUZZ_COMMON_H */

@@ -31,9 +31,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	fuzz_quiet_stderr();
-	if (!freopen("/dev/null", "w", stdout) || !mkdtemp(dir)) {
+	if (!freopen("/dev/null", "w", stdout)) {
 		abort();
 	}
+	fuzz_mkdtemp(dir);
 	snprintf(out_dir, sizeof(out_dir), "%s", dir);
 	for (i = 1; i <= 2; i++) {
 		snprintf(snap, sizeof(snap), "%s/20260101T000000.000Z-000%d", out_dir, i);

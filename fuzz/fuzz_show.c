@@ -35,9 +35,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	fuzz_quiet_stderr();
-	if (!freopen("/dev/null", "w", stdout) || !mkdtemp(dir)) {
+	if (!freopen("/dev/null", "w", stdout)) {
 		abort();
 	}
+	fuzz_mkdtemp(dir);
 	snprintf(snap_dir, sizeof(snap_dir), "%s/snap", dir);
 	if (mkdir(snap_dir, 0700)) {
 		abort();
