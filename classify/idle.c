@@ -383,10 +383,22 @@ static bool is_sleep_function(const char *symbol)
 	       strstr(symbol, "java.lang.Thread.sleep");
 }
 
+/*
+ * A wait that sleeps when it runs to its timeout: JavaScript's one synchronous sleep is
+ * Atomics.wait on a value nobody changes (V8's Builtin_AtomicsWait < FutexEmulation::WaitSync,
+ * a timed condition wait); woken before, it waited for another thread, as a lock does.
+ */
+static bool is_timed_sleep_function(const char *symbol)
+{
+	return strstr(symbol, "AtomicsWait") ||
+	       (strstr(symbol, "FutexEmulation") && strstr(symbol, "WaitSync"));
+}
+
 /* Whether @o waits in a sleep: a sleep is latency, asked for, even when it runs to its timeout. */
 static bool in_sleep(const struct outlier *o)
 {
 	const struct outlier_frames *fr = &o->user_stack.frames;
+	bool timed = timed_out(o);
 	size_t i;
 
 	if (o->syscall &&
@@ -394,7 +406,8 @@ static bool in_sleep(const struct outlier *o)
 		return true;
 	}
 	for (i = 0; i < fr->nr && i < 24; i++) {
-		if (fr->v[i].symbol && is_sleep_function(fr->v[i].symbol)) {
+		if (fr->v[i].symbol && (is_sleep_function(fr->v[i].symbol) ||
+					(timed && is_timed_sleep_function(fr->v[i].symbol)))) {
 			return true;
 		}
 	}

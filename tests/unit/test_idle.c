@@ -275,6 +275,28 @@ int main(void)
 	}
 	o->nvcsw = 400;
 	ok(!judge(p, o, &why), "... but from JVM_Sleep (Thread.sleep): a sleep, latency");
+	/* JavaScript's Atomics.wait: a sleep when it runs to its timeout, a lock wait when woken. */
+	o = futex_wait(206, false, 0x7f000000c000);
+	o->waker = calloc(1, sizeof(*o->waker));
+	if (!o->waker || outlier_frames_alloc(&o->waker->frames, 1) ||
+	    outlier_frame_set(&o->waker->frames.v[0], 0xffffffff81000200ULL, "hrtimer_wakeup", 0,
+			      NULL) ||
+	    outlier_set_str(&o->user_stack.frames.v[2].symbol,
+			    "_ZN2v88internal15FutexEmulation8WaitSyncEPNS0_7IsolateENS0_6HandleINS0_"
+			    "13JSArrayBufferEEEmiNS0_6HandleINS0_6ObjectEEE")) {
+		bail_out("out of memory");
+	}
+	o->nvcsw = 400;
+	ok(!judge(p, o, &why), "Atomics.wait run to its timeout (V8's FutexEmulation::WaitSync): "
+			       "a JavaScript sleep, latency");
+	o = futex_wait(207, false, 0x7f000000d000);
+	if (outlier_set_str(&o->user_stack.frames.v[2].symbol,
+			    "_ZN2v88internal19Builtin_AtomicsWaitEiPmPNS0_7IsolateE")) {
+		bail_out("out of memory");
+	}
+	o->nvcsw = 400;
+	ok(judge(p, o, &why), "... woken by another thread before its timeout: not a sleep (a "
+			      "helper's wait for an event: idle)");
 	idle_close(p);
 
 	ok(!idle_open(&p, builtin, false), "idle_open disabled (--include-idle)");
