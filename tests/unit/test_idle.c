@@ -297,6 +297,14 @@ int main(void)
 	o->nvcsw = 400;
 	ok(judge(p, o, &why), "... woken by another thread before its timeout: not a sleep (a "
 			      "helper's wait for an event: idle)");
+	/* The java launcher's main thread joins the JVM's main thread for the program's life. */
+	o = futex_wait(PID, false, 0x7f000000e000);
+	if (outlier_set_str(&o->user_stack.frames.v[1].symbol, "__pthread_clockjoin_ex") ||
+	    outlier_set_str(&o->user_stack.frames.v[2].symbol, "CallJavaMainInNewThread")) {
+		bail_out("out of memory");
+	}
+	ok(judge(p, o, &why) && !strcmp(why, "an idle rule matches it"),
+	   "the java launcher joining the JVM's main thread: idle, by a built-in rule");
 	idle_close(p);
 
 	ok(!idle_open(&p, builtin, false), "idle_open disabled (--include-idle)");
