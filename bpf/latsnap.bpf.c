@@ -53,6 +53,8 @@ const volatile bool switch_end_hook = false;
 const volatile __u8 work_syscalls[LS_MAX_SYSCALLS] = {};
 /* prctl's number on this architecture; -1 turns registration off. */
 const volatile long prctl_nr = -1;
+/* futex(2)'s number: a lock's next owner is handed no work (waits_for_lock()). */
+const volatile long futex_nr = -1;
 /* The context stream: syscalls shorter than this are not sent. */
 const volatile __u64 ctx_floor_ns = 1000000;
 /* Events kept per CPU in ctx_ring, a power of two (from user space). */
@@ -139,16 +141,21 @@ struct task_state {
 	/* A signal owed at a switch-in that it left again before it ran (owed_carry()). */
 	__u8 sig_owed;
 	/*
-	 * Work context (the idle policy): in a unit of work since a socket read brought data,
-	 * until the reply on that socket (work_fd) or its close. work_at_start: in work when the
-	 * wait under way began; worked: ever in work (or accepted a connection).
+	 * Work context (the idle policy): in a unit of work since a socket read brought data, or
+	 * since a thread in one woke it (handed a part: a job for a pool), until the reply on that
+	 * socket (work_fd) or its close, by any thread of the unit (units). work_at_start: in work
+	 * when the wait under way began; worked: ever in work (or accepted a connection).
 	 */
 	__u8 in_work;
 	__u8 worked;
 	__u8 work_at_start;
 	__u8 work_came; /* the syscall under way brought work: a request, a connection */
 	__u8 answered; /* the syscall under way read the answer to what the thread wrote */
+	__u8 handed; /* in a unit it was handed, not one it read */
 	__s32 work_fd;
+	__u32 work_gen; /* the generation of its unit (units) when it joined it */
+	/* Where a handed thread was waiting when work came (home_key()): back there, it is done. */
+	__u64 home_key;
 	/* 1 + the descriptor it last wrote to outside work: what it reads there is an answer. */
 	__s32 asked_fd1;
 	/* 1 + the descriptor its last read found no socket: a pipe read in a loop looks once. */
@@ -290,6 +297,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ls_parked_syscall);
 } parked_syscalls SEC(".maps");
+
+/*
+ * Units of work, by process and socket (tgid << 32 | fd) -> a generation, bumped when the unit on
+ * that socket ends (its reply, its close): the threads that share a unit (the one that read the
+ * request, those it handed parts to) are out of it when its generation has moved on.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u32);
+} units SEC(".maps");
 
 /* tid -> 1 for the tracer's own threads (lttng-ust's listeners), which are never tracked. */
 struct {
@@ -1176,6 +1195,117 @@ static __always_inline __u32 request_part(struct task_struct *task, struct task_
 	return LS_EF_IN_REQUEST;
 }
 
+static __always_inline __u64 unit_key(__u32 tgid, int fd)
+{
+	return (__u64)tgid << 32 | (__u32)fd;
+}
+
+/* The generation of the unit of work on socket @fd of process @tgid (0: none ended yet). */
+static __always_inline __u32 unit_gen(__u32 tgid, int fd)
+{
+	__u64 key = unit_key(tgid, fd);
+	__u32 *gen = bpf_map_lookup_elem(&units, &key);
+
+	return gen ? *gen : 0;
+}
+
+/* A unit begins on socket @fd of process @tgid: the socket is known to bring requests. */
+static __always_inline __u32 unit_start(__u32 tgid, int fd)
+{
+	__u64 key = unit_key(tgid, fd);
+	__u32 *gen = bpf_map_lookup_elem(&units, &key), zero = 0;
+
+	if (gen) {
+		return *gen;
+	}
+	bpf_map_update_elem(&units, &key, &zero, BPF_NOEXIST);
+	return 0;
+}
+
+/*
+ * A thread in work writes to or closes socket @fd, not its unit's: if a unit began on @fd (a
+ * request came there), that is the reply to it, and it ends. A thread handed its unit has then
+ * answered a request of its own (a lock's next owner, woken by the holder, does its own job) or
+ * was handed a unit that was not its job's (the reader had read the next request before): either
+ * way it is out of the unit it was handed. A write to any other socket is a call to a backend.
+ */
+static __always_inline void unit_reply(__u32 tgid, struct task_state *s, int fd)
+{
+	__u64 key = unit_key(tgid, fd);
+	__u32 *gen = bpf_map_lookup_elem(&units, &key);
+
+	if (!gen) {
+		return;
+	}
+	__sync_fetch_and_add(gen, 1);
+	if (s->handed) {
+		s->in_work = 0;
+	}
+}
+
+/* The unit on socket @fd of process @tgid ends (its reply, its close), for every thread in it. */
+static __always_inline void unit_end(__u32 tgid, int fd)
+{
+	__u64 key = unit_key(tgid, fd);
+	__u32 *gen = bpf_map_lookup_elem(&units, &key), next = 1;
+
+	if (gen) {
+		next = *gen + 1;
+	}
+	bpf_map_update_elem(&units, &key, &next, BPF_ANY);
+}
+
+/*
+ * Where a thread waits, for the home rule: the syscall and its first argument (a futex's word,
+ * a descriptor), the futex word rounded down to 8 bytes: glibc's condition variable waits on one
+ * of its two group words (__g_signals[0] or [1], 4 bytes apart), one place all the same. 0 for
+ * a wait outside a syscall.
+ */
+static __always_inline __u64 home_key(struct task_struct *task, long nr)
+{
+	struct pt_regs *regs;
+	__u64 arg0;
+
+	if (nr < 0) {
+		return 0;
+	}
+	regs = task_regs(task);
+	if (!regs) {
+		return 0;
+	}
+#if defined(__TARGET_ARCH_x86)
+	arg0 = BPF_CORE_READ(regs, di);
+#elif defined(__TARGET_ARCH_arm64)
+	arg0 = BPF_CORE_READ(regs, orig_x0);
+#else
+	arg0 = 0;
+#endif
+	return ((__u64)nr << 52) ^ (arg0 & ~7ULL) ^ 1;
+}
+
+/*
+ * work_begin - a wait of @task (@s), in syscall @nr or -1, begins (it leaves the CPU): is it in
+ * work? Not when its
+ * unit was ended by another thread of it (the reply came from the thread it handed the job to),
+ * nor when it was handed its unit and now waits again where it waited when it was: a thread woken
+ * by one in work (a JIT compiler, a collector, a pool's worker) does that part and goes back to
+ * wait for the next; the pool's worker replies first (its unit ends then), the others do not.
+ */
+static __always_inline void work_begin(struct task_struct *task, struct task_state *s, long nr)
+{
+	if (!s->in_work) {
+		s->work_at_start = s->in_req;
+		return;
+	}
+	if (unit_gen(task_rd(task, tgid), s->work_fd) != s->work_gen) {
+		s->in_work = 0;
+	}
+	if (s->in_work && s->handed && s->home_key == home_key(task, nr)) {
+		s->in_work = 0;
+	}
+	s->work_at_start = s->in_work || s->in_req;
+}
+
 /* What the wait that ends now had to do with work (enum ls_event_flag's LS_EF_*WORK*). */
 static __always_inline __u32 work_flags(const struct task_state *s)
 {
@@ -1583,12 +1713,19 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 		}
 		if (s->in_work && s->work_fd == fd) {
 			s->in_work = 0;
+			unit_end(task_rd(task, tgid), fd);
+		} else if (s->in_work) {
+			unit_reply(task_rd(task, tgid), s, fd);
 		}
 	} else if (kind == LS_WORK_ACCEPT) {
 		/* A connection came: work to hand on, not a unit of its own. */
 		s->worked = 1;
 		s->work_came = !s->in_work;
 	} else if (kind == LS_WORK_INPUT) {
+		/* A unit another thread of it ended is over: this read may start the next. */
+		if (s->in_work && unit_gen(task_rd(task, tgid), s->work_fd) != s->work_gen) {
+			s->in_work = 0;
+		}
 		if (s->in_work) {
 			return;
 		}
@@ -1599,13 +1736,18 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 			s->in_work = 1;
 			s->worked = 1;
 			s->work_fd = fd;
+			s->work_gen = unit_start(task_rd(task, tgid), fd);
+			s->handed = 0;
 			s->work_came = 1;
 		} else {
 			s->plain_fd1 = fd + 1;
 		}
 	} else if (s->in_work && s->work_fd == fd) {
 		s->in_work = 0;
-	} else if (!s->in_work) {
+		unit_end(task_rd(task, tgid), fd);
+	} else if (s->in_work) {
+		unit_reply(task_rd(task, tgid), s, fd);
+	} else {
 		s->asked_fd1 = fd + 1;
 	}
 }
@@ -1876,6 +2018,10 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 		tid = prev->pid;
 		if (ps->in_syscall) {
 			on_cpu_since_last(ps, now);
+			/* Its wait begins: the syscall's entry did not know where it would wait. */
+			if (!ps->switches && (ps->in_work || ps->work_at_start)) {
+				work_begin(prev, ps, ps->nr);
+			}
 			ps->switches++;
 		} else {
 			/* An off-CPU interval outside any syscall starts here. */
@@ -1887,7 +2033,7 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 			ps->runq = 0;
 			ps->switches = 1;
 			ps->quiet = 0;
-			ps->work_at_start = ps->in_work || ps->in_req;
+			work_begin(prev, ps, -1);
 			ps->work_came = 0;
 		}
 		ps->last = now;
@@ -2160,22 +2306,63 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 	}
 }
 
-/*
- * work_handover - a thread outside work, @s, is woken by a thread in a unit of work (a socket's,
- * or a request's; not an interrupt that landed on one): it was handed a part of that work (a job
- * for a pool, a task for a helper thread), so the wait that ends now was a wait for work. It is
- * not taken to be in work itself: no reply would end that, and every thread a worker wakes (a
- * compiler thread, a lock's next owner) would be.
- */
-static __always_inline void work_handover(void *ctx, struct task_state *s)
+/* Whether @p (@s) waits in a futex for a lock: FUTEX_LOCK_PI, or a wait for the value 2. */
+static __always_inline bool waits_for_lock(struct task_struct *p, struct task_state *s)
 {
-	struct task_state *ws = task_storage_get(&states, current_task(), false);
+	struct pt_regs *regs;
+	__u64 op, val;
+
+	if (!s->in_syscall || s->nr != futex_nr) {
+		return false;
+	}
+	regs = task_regs(p);
+	if (!regs) {
+		return false;
+	}
+#if defined(__TARGET_ARCH_x86)
+	op = BPF_CORE_READ(regs, si);
+	val = BPF_CORE_READ(regs, dx);
+#elif defined(__TARGET_ARCH_arm64)
+	op = BPF_CORE_READ(regs, regs[1]);
+	val = BPF_CORE_READ(regs, regs[2]);
+#else
+	return false;
+#endif
+	op &= 127; /* without FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME */
+	return op == 6 || op == 13 || ((op == 0 || op == 9) && val == 2);
+}
+
+/*
+ * work_handover - a thread outside work, @p (@s), blocked in a syscall and not for a lock, is
+ * woken by a thread of its process in a unit of work (a socket's, or a request's; not an
+ * interrupt that landed on one): it was handed a part of that work (a job for a pool, a task for
+ * a helper thread), so the wait that ends now was a wait for work, and it is in that unit now,
+ * until the unit's reply or close (by it or by any thread of the unit), or until it waits again
+ * where it waited now (home_key(): a JIT compiler or a collector woken by a worker goes back to
+ * wait for its next task without replying). A lock's next owner is handed nothing.
+ */
+static __always_inline void work_handover(void *ctx, struct task_struct *p, struct task_state *s)
+{
+	struct task_struct *waker = current_task();
+	struct task_state *ws = task_storage_get(&states, waker, false);
+	__u32 tgid;
 
 	if (!ws || !ws->tracked || !((ws->in_work && ws->work_fd >= 0) || ws->in_req) ||
 	    waking_in_interrupt(ctx)) {
 		return;
 	}
 	s->work_came = 1;
+	tgid = task_rd(p, tgid);
+	if (!ws->in_work || ws->work_fd < 0 || (__u32)task_rd(waker, tgid) != tgid || !s->in_syscall ||
+	    waits_for_lock(p, s) || unit_gen(tgid, ws->work_fd) != ws->work_gen) {
+		return;
+	}
+	s->in_work = 1;
+	s->worked = 1;
+	s->work_fd = ws->work_fd;
+	s->work_gen = ws->work_gen;
+	s->handed = 1;
+	s->home_key = home_key(p, s->nr);
 }
 
 SEC("tp_btf/sched_waking")
@@ -2195,7 +2382,7 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 		return 0;
 	}
 	if (!s->in_work && !s->work_came) {
-		work_handover(ctx, s);
+		work_handover(ctx, p, s);
 	}
 	if (!now) {
 		now = bpf_ktime_get_ns();

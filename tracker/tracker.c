@@ -1102,6 +1102,7 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	tr->skel->rodata->track_cgroups = opts->nr_cgroups > 0;
 	tr->skel->rodata->track_comms = opts->nr_comms > 0;
 	tr->skel->rodata->prctl_nr = SYS_prctl;
+	tr->skel->rodata->futex_nr = SYS_futex;
 	if (opts->ctx_floor_ns) {
 		tr->skel->rodata->ctx_floor_ns = opts->ctx_floor_ns;
 	}

@@ -11,11 +11,15 @@
 #     and the main thread in accept() and pthread_join() are not, and are counted idle with why.
 #  b) the same without the preload library (frame-pointer stacks).
 #  c) --include-idle: the idle waits are outliers again.
+#  d) a job handed over: labpool's acceptor reads each request and queues it to a worker, which
+#     replies; on "await" the worker hands a part to a helper thread and waits on a semaphore
+#     for it (a wait for an event, inside the job the worker was handed): latency, as its lock
+#     waits and sleeps; the workers' and the helper's waits for their next job or part are not.
 # Every span rowlock logs is labelled by what it did; precision and recall over a) and b).
 set -u
 . "$(dirname "$0")/lib.sh"
 
-require_record rowlock rowclient
+require_record rowlock rowclient labpool
 no_ust_wait
 T=50ms
 MIN_NS=65000000 # spans this long are outliers for sure (the threshold is 50 ms)
@@ -111,5 +115,27 @@ between "$(jcount "$TMPD/inc.out" 'select(.comm == "rl_pool" or .comm == "rl_tim
 	"--include-idle: the pool's and the timer's waits are outliers"
 grep -qE '\), 0 idle$' "$TMPD/inc.err"
 ok $? "--include-idle: nothing is idle" || diag_file "$TMPD/inc.err" "  stderr: " 10
+
+# --- d) a job handed over ----------------------------------------------------------------------
+SOCK=$TMPD/labpool.sock
+WL_LOG= LAB_LOG=$TMPD/pool.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --no-snapshot \
+	--json -v -t $T -- "$WL/labpool" "$SOCK" 2 >"$TMPD/pool.out" 2>"$TMPD/pool.err" &
+REC=$!
+/usr/bin/python3 "$ROOT/tests/labelled/client.py" "$SOCK" "$TMPD/pool.log" 2 0.5 await \
+	2>"$TMPD/pool.client.err"
+ok $? "labpool: the client's requests were answered" || diag_file "$TMPD/pool.client.err"
+wait "$REC"
+is "$?" 0 "labpool: record exits 0" || diag_file "$TMPD/pool.err" "  stderr: " 20
+wl_spans "$TMPD/pool.log" "$MIN_NS" latency >"$TMPD/pool.spans"
+read -r tp fn fp tn <<<"$(wl_score "$TMPD/pool.spans" "$TMPD/pool.out")"
+diag "labpool: latency reported $tp, missed $fn; idle reported $fp, left out $tn"
+between "$(awk '$1 == "latency" && $5 == "await"' "$TMPD/pool.log" | wc -l)" 2 2 \
+	"labpool: the workers awaited the helper twice (the run went as it should)"
+is "$fn" 0 "labpool: every wait inside a job is an outlier, the wait for the helper's part too" ||
+	{ grep 'idle, not latency' "$TMPD/pool.err" | head -20 >"$TMPD/pool.idle"; diag_file "$TMPD/pool.idle" "  "; }
+is "$fp" 0 "labpool: no wait for a job or a part is an outlier" || dump_outliers "$TMPD/pool.out"
+sel='select(.comm == "lp_worker" and any(.user_stack.frames[]?; .symbol == "await_part"))'
+between "$(jq -s "[.[] | $sel] | length" "$TMPD/pool.out")" 2 2 \
+	"labpool: the two waits for the part are outliers, in await_part()"
 
 done_testing

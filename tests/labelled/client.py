@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""client.py SOCKET LOG [ROUNDS [IDLE_S]]: the requests of the labelled set (README.md) to a line
+"""client.py SOCKET LOG [ROUNDS [IDLE_S [EXTRA]]]: the requests of the labelled set (README.md) to a line
 server on the unix stream socket SOCKET: each round "hold" (the server holds a lock, sleeping
 280 ms), 40 ms later "contend" (waits for that lock), then "nap" (sleeps 200 ms), then 300 ms of
-nothing; after the rounds IDLE_S seconds of nothing, then "quit". Appends "window START END" (the
+nothing (with EXTRA, that request too, before the 300 ms: labpool's "await"); after the rounds
+IDLE_S seconds of nothing, then "quit". Appends "window START END" (the
 span scored, CLOCK_MONOTONIC ns) to LOG. Waits up to 30 s for the socket."""
 import socket
 import sys
@@ -37,6 +38,7 @@ def main():
     path, log = sys.argv[1], sys.argv[2]
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 2
     idle = float(sys.argv[4]) if len(sys.argv) > 4 else 2.0
+    extra = sys.argv[5] if len(sys.argv) > 5 else None
     deadline = time.monotonic() + 30
     while True:
         try:
@@ -57,6 +59,8 @@ def main():
         reply(a)
         reply(b)
         reply(send(path, "nap"))
+        if extra:
+            reply(send(path, extra))
         time.sleep(0.3)
     time.sleep(idle)
     end = time.monotonic_ns()

@@ -6,11 +6,17 @@
  * accepts connections on the unix stream socket SOCKET, reads one request line from each and
  * queues it; WORKERS threads "lp_worker" wait on a condition variable for the next job, do it and
  * write the reply. Requests: "hold" (take the mutex, sleep 280 ms holding it), "contend" (take
- * the same mutex: waits for the holder), "nap" (sleep 200 ms), "quit" (exit 0).
+ * the same mutex: waits for the holder), "nap" (sleep 200 ms), "await" (hand a part to the thread
+ * "lp_helper", which waits on a condition variable of its own for parts and sleeps 200 ms on
+ * each, and wait on a semaphore for it to be done: a wait for an event inside a job handed over),
+ * "quit" (exit 0).
  * Ground truth, to LAB_LOG: "idle TID START END jobwait" around each condition-variable wait
  * (waiting for the next job), "idle TID START END accept" around each accept, "latency TID START
- * END lock|sleep" around the waits inside a job, "thread TID ROLE".
+ * END lock|sleep|await" around the waits inside a job, "thread TID ROLE".
  */
+#include <semaphore.h>
+#include <stdbool.h>
+
 #include "wl_common.h"
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -26,6 +32,12 @@ static pthread_cond_t queue_cond = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t resource = PTHREAD_MUTEX_INITIALIZER;
 static struct job *head, *tail;
 static int lab_fd = -1;
+
+/* The helper's one part at a time: asked under part_lock, done posted on part_done. */
+static pthread_mutex_t part_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t part_cond = PTHREAD_COND_INITIALIZER;
+static bool part_asked;
+static sem_t part_done;
 
 /* One ground-truth line, "LABEL TID START END WHAT", in one write. */
 static void lab_log(const char *label, uint64_t t0, uint64_t t1, const char *what)
@@ -88,6 +100,41 @@ static __attribute__((noinline)) void take_resource(void)
 	lab_log("latency", t0, wl_now_ns(), "lock");
 }
 
+static void *helper_main(void *arg)
+{
+	uint64_t t0;
+
+	(void)arg;
+	lab_thread("lp_helper");
+	for (;;) {
+		pthread_mutex_lock(&part_lock);
+		while (!part_asked) {
+			t0 = wl_now_ns();
+			pthread_cond_wait(&part_cond, &part_lock);
+			lab_log("idle", t0, wl_now_ns(), "partwait");
+		}
+		part_asked = false;
+		pthread_mutex_unlock(&part_lock);
+		nap(200);
+		sem_post(&part_done);
+	}
+	return NULL;
+}
+
+/* Hands a part of the job to the helper and waits for it: a wait for an event, in a job. */
+static __attribute__((noinline)) void await_part(void)
+{
+	uint64_t t0 = wl_now_ns();
+
+	pthread_mutex_lock(&part_lock);
+	part_asked = true;
+	pthread_cond_signal(&part_cond);
+	pthread_mutex_unlock(&part_lock);
+	while (sem_wait(&part_done) && errno == EINTR) {
+	}
+	lab_log("latency", t0, wl_now_ns(), "await");
+}
+
 static __attribute__((noinline)) void do_job(struct job *j)
 {
 	if (!strcmp(j->cmd, "hold")) {
@@ -99,6 +146,8 @@ static __attribute__((noinline)) void do_job(struct job *j)
 		pthread_mutex_unlock(&resource);
 	} else if (!strcmp(j->cmd, "nap")) {
 		nap(200);
+	} else if (!strcmp(j->cmd, "await")) {
+		await_part();
 	}
 	if (write(j->fd, "done\n", 5) != 5) {
 		wl_say("reply: %s", strerror(errno));
@@ -165,8 +214,12 @@ int main(int argc, char **argv)
 		wl_die(argv[1], errno);
 	}
 	signal(SIGPIPE, SIG_IGN); /* a client gone before its reply */
+	if (sem_init(&part_done, 0, 0)) {
+		wl_die("sem_init", errno);
+	}
 	pool = wl_spawn_all(workers, worker_main);
 	(void)pool;
+	(void)wl_spawn_all(1, helper_main);
 	lab_thread("lp_accept");
 	for (i = 0;; i++) {
 		fd = wait_for_connection(lfd);
