@@ -415,6 +415,49 @@ static bool in_sleep(const struct outlier *o)
 }
 
 /*
+ * A goroutine's wait reasons, as Go names them (the flag go-wait, tracker/goroutines.c), that
+ * park it for work: a channel or select, the netpoller, a condition variable, the runtime's own
+ * idle goroutines. A lock, a semaphore (Go 1.19's sync.Mutex), a sleep or a channel send (a
+ * producer held up by its consumer) is latency.
+ */
+static const char *const go_idle_reasons[] = {
+	"chan receive",		  "chan receive (nil chan)",
+	"chan send (nil chan)",	  "select",
+	"select (no cases)",	  "IO wait",
+	"sync.Cond.Wait",	  "GC worker (idle)",
+	"GC sweep wait",	  "GC scavenge wait",
+	"force gc (idle)",	  "finalizer wait",
+	"timer goroutine (idle)", "trace reader (blocked)",
+};
+
+#define GO_WAIT_FLAG "go-wait: "
+
+/* The wait reason of @o when it is a goroutine's wait, or NULL. */
+static const char *go_wait_reason(const struct outlier *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nr_flags; i++) {
+		if (!strncmp(o->flags[i], GO_WAIT_FLAG, strlen(GO_WAIT_FLAG))) {
+			return o->flags[i] + strlen(GO_WAIT_FLAG);
+		}
+	}
+	return NULL;
+}
+
+static bool go_idle_reason(const char *reason)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(go_idle_reasons) / sizeof(go_idle_reasons[0]); i++) {
+		if (!strcmp(reason, go_idle_reasons[i])) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * decide - the policy, for @o waiting at a place @seen as it was: the rules first, then what the
  * thread is doing (its work context), then, where that says nothing, the kind of wait and
  * whether it is the thread's home wait.
@@ -427,6 +470,7 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 	 * latency each time, even at the same place.
 	 */
 	bool worker = o->tid != o->pid;
+	const char *go_reason;
 	enum wait_for what;
 
 	switch (rules_idle_verdict(p->rules, o)) {
@@ -437,6 +481,13 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 		return false;
 	default:
 		break;
+	}
+	/* A goroutine's wait: its M's work context is not the goroutine's; its reason tells. */
+	go_reason = go_wait_reason(o);
+	if (go_reason) {
+		*why = "a goroutine parked for work (a channel, select, the netpoller, a condition "
+		       "variable, the runtime's idle goroutines)";
+		return go_idle_reason(go_reason);
 	}
 	/*
 	 * Work context first: a wait inside a unit of work is latency whatever it waits on; a

@@ -186,6 +186,26 @@ enum ls_event_flag {
 	LS_EF_WORKED = 1 << 13, /* the thread has been in work before: it serves */
 	LS_EF_GOT_WORK = 1 << 14, /* outside work when it began, in work when it ended */
 	LS_EF_ANSWERED = 1 << 15, /* a read that brought the answer to what the thread wrote there */
+	/*
+	 * A goroutine's wait (LS_KIND_SLEEP), from runtime.gopark to runtime.ready: tid is the M
+	 * (thread) it parked on, args[0] its goid, args[1] its waitReason (see struct ls_go_proc).
+	 */
+	LS_EF_GOROUTINE = 1 << 16,
+};
+
+/*
+ * Go programs (amd64, Go 1.17+ register ABI): uprobes on runtime.gopark and runtime.ready time a
+ * goroutine's wait on the goroutine itself. Per tracked Go process (tgid), what the probes need
+ * to know of its binary, from user space (tracker/goroutines.c), which reads it from the
+ * binary's DWARF: a process not in the map is not followed.
+ */
+#define LS_GO_MAX_PROCS 1024
+/* Goroutines parked at once, in all followed processes (the oldest go first beyond). */
+#define LS_GO_MAX_PARKED 8192
+
+struct ls_go_proc {
+	__u32 goid_off; /* offset of runtime.g's goid */
+	__u32 pad;
 };
 
 /* work_syscalls[nr]: what a syscall does to a unit of work, if it is on a socket. */

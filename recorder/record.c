@@ -1200,10 +1200,18 @@ static int start_command(const struct record_opts *opts, struct tracker *tr,
 			 struct record_child *ch)
 {
 	int exec_err = 0;
+	size_t i;
 
 	ch->pid = command_start(&ch->cmd, &ch->gate_fd, &ch->exec_fd);
 	if (ch->pid < 0 || tracker_track_pid(tr, ch->pid)) {
 		return 1;
+	}
+	/* What it will exec (execvp's first file it may run): a Go program's goroutines, from start. */
+	for (i = 0; ch->cmd.paths && ch->cmd.paths[i]; i++) {
+		if (!access(ch->cmd.paths[i], X_OK)) {
+			tracker_follow_goroutines(tr, ch->pid, ch->cmd.paths[i]);
+			break;
+		}
 	}
 	if (write(ch->gate_fd, "g", 1) != 1) {
 		ls_err("record: cannot start '%s': %s", opts->command[0], strerror(errno));

@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "tracker/decode.h"
+#include "tracker/goroutines.h"
 #include "tracker/kernel.h"
 #include "tracker/ksyms.h"
 #include "tracker/libbpf-log.h"
@@ -114,6 +115,7 @@ struct tracker {
 	unsigned int req_sample_head; /* the oldest */
 	unsigned int nr_req_samples;
 	struct bpf_link **sample_links; /* one per CPU: the cpu-clock events */
+	struct goroutines *go; /* the goroutine waits of tracked Go processes */
 };
 
 /*
@@ -872,6 +874,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (size == sizeof(struct ls_notice)) {
 		const struct ls_notice *notice = data;
 
+		if (notice->kind == LS_NOTICE_EXIT) {
+			goroutines_forget(tr->go, notice->pid);
+		} else if (notice->kind == LS_NOTICE_MAPS || notice->kind == LS_NOTICE_EXEC) {
+			/* Its image is loaded (or new): a Go program's goroutines are followed. */
+			goroutines_follow(tr->go, notice->pid, NULL);
+		}
 		if (notice->kind == LS_NOTICE_MAPS) {
 			/* It blocks in its own code: a capture taken while it loaded lacks libraries. */
 			usyms_recapture(tr->usyms, notice->pid);
@@ -922,6 +930,11 @@ static int handle_event(void *ctx, void *data, size_t size)
 	tracker_totals(tr, &now);
 	if (decode_event(data, tr->ksyms, tr->usyms, &outlier)) {
 		ls_err("tracker: an outlier could not be decoded: %s", strerror(ENOMEM));
+		return 0;
+	}
+	if (goroutines_decorate(tr->go, data, outlier)) {
+		ls_err("tracker: an outlier could not be decoded: %s", strerror(ENOMEM));
+		outlier_free(outlier);
 		return 0;
 	}
 	flag_losses(tr, &now, outlier);
@@ -1162,6 +1175,9 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	bpf_program__set_autoattach(tr->skel->progs.ls_req_uprobe, false);
 	bpf_program__set_autoattach(tr->skel->progs.ls_req_usdt, false);
 	bpf_program__set_autoattach(tr->skel->progs.ls_req_sample, false);
+	/* Attached to each Go binary a tracked process runs (goroutines_follow()). */
+	bpf_program__set_autoattach(tr->skel->progs.ls_go_park, false);
+	bpf_program__set_autoattach(tr->skel->progs.ls_go_ready, false);
 	tr->track_registered = opts->track_registered;
 	tr->track_all = opts->track_all;
 	tr->track_unlisted = opts->nr_cgroups || opts->nr_comms;
@@ -1194,6 +1210,13 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	/* Debug info from debuginfod (DEBUGINFOD_URLS) comes in a thread of its own: dbgfetch.h. */
 	tr->usyms = usyms_new();
 	if (!tr->usyms) {
+		err = -ENOMEM;
+		goto fail;
+	}
+
+	tr->go = goroutines_new(tr->skel->progs.ls_go_park, tr->skel->progs.ls_go_ready,
+				bpf_map__fd(tr->skel->maps.go_procs));
+	if (!tr->go) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -1258,6 +1281,19 @@ out:
 		       strerror(-err));
 	}
 	return err;
+}
+
+/**
+ * tracker_follow_goroutines() - @pid, tracked, is about to exec @path (record's COMMAND, held
+ *                               at its gate): if that is a Go program, its goroutines' waits
+ *                               are followed from its first instruction on, not from its first
+ *                               wait, which its first goroutines may be parked in already
+ *
+ * Return: 1 when followed, 0 when not (not a Go program), or a negative errno.
+ */
+int tracker_follow_goroutines(struct tracker *tr, pid_t pid, const char *path)
+{
+	return goroutines_follow(tr->go, pid, path);
 }
 
 /**
@@ -2033,6 +2069,7 @@ void tracker_close(struct tracker *tr)
 	for (i = 0; i < 2 * LS_MAX_REQUESTS; i++) {
 		bpf_link__destroy(tr->req_links[i]);
 	}
+	goroutines_free(tr->go);
 	for (i = 0; tr->sample_links && i < (unsigned int)tr->ncpus; i++) {
 		bpf_link__destroy(tr->sample_links[i]);
 	}

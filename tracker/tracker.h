@@ -74,6 +74,7 @@ typedef int (*tracker_outlier_fn)(struct outlier *outlier, void *ctx);
 
 int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tracker_outlier_fn fn,
 		 void *ctx);
+int tracker_follow_goroutines(struct tracker *tr, pid_t pid, const char *path);
 int tracker_track_pid(struct tracker *tr, pid_t pid);
 
 /* The kinds of target a run can change live (tracker_live_targets()). */

@@ -11,6 +11,9 @@
 //   - read: main.pipeReader reads an os.Pipe made blocking (a real read syscall on its
 //     goroutine's stack) until main writes to it, MS later.
 //
+// Meanwhile main.idler, a worker goroutine with no work, waits on a channel from the start to
+// the end (a goroutine waiting for work: idle).
+//
 // Conventions of the C workloads (tests/workloads/wl_common.h): nothing on stdout; WL_LOG=FILE
 // gets "pid PID", "PHASE START_NS END_NS" (CLOCK_MONOTONIC) and "tid reader TID" lines.
 package main
@@ -66,6 +69,13 @@ func nap(d time.Duration) {
 }
 
 //go:noinline
+func idler(jobs <-chan int, done chan<- struct{}) {
+	for range jobs {
+	}
+	done <- struct{}{}
+}
+
+//go:noinline
 func pipeReader(r *os.File, done chan<- error) {
 	buf := make([]byte, 16)
 
@@ -96,6 +106,9 @@ func main() {
 	}
 	logLine("pid %d", os.Getpid())
 
+	jobs, idled := make(chan int), make(chan struct{})
+	go idler(jobs, idled)
+
 	var mu sync.Mutex
 	held := make(chan struct{})
 	go holder(&mu, held, d)
@@ -123,4 +136,6 @@ func main() {
 	if err := <-done; err != nil {
 		fail("read", err)
 	}
+	close(jobs)
+	<-idled
 }
