@@ -238,6 +238,49 @@ static const char *frame_name(const struct outlier_frame *f, char *buf, size_t s
 }
 
 /*
+ * A goroutine's wait reasons, as Go names them (the flag go-wait, tracker/goroutines.c), that
+ * park it for work: a channel or select, the netpoller, a condition variable, the runtime's own
+ * idle goroutines. A lock, a semaphore (Go 1.19's sync.Mutex), a sleep or a channel send (a
+ * producer held up by its consumer) is latency.
+ */
+static const char *const go_idle_reasons[] = {
+	"chan receive",		  "chan receive (nil chan)",
+	"chan send (nil chan)",	  "select",
+	"select (no cases)",	  "IO wait",
+	"sync.Cond.Wait",	  "GC worker (idle)",
+	"GC sweep wait",	  "GC scavenge wait",
+	"force gc (idle)",	  "finalizer wait",
+	"timer goroutine (idle)", "trace reader (blocked)",
+};
+
+#define GO_WAIT_FLAG "go-wait: "
+
+/* The wait reason of @o when it is a goroutine's wait, or NULL. */
+static const char *go_wait_reason(const struct outlier *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nr_flags; i++) {
+		if (!strncmp(o->flags[i], GO_WAIT_FLAG, strlen(GO_WAIT_FLAG))) {
+			return o->flags[i] + strlen(GO_WAIT_FLAG);
+		}
+	}
+	return NULL;
+}
+
+static bool go_idle_reason(const char *reason)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(go_idle_reasons) / sizeof(go_idle_reasons[0]); i++) {
+		if (!strcmp(reason, go_idle_reasons[i])) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * "pthread_cond_wait in bioProcessBackgroundJobs (futex)": the outermost frame of the library
  * the wait is in, and its caller outside it; the innermost frame alone when that is all the
  * stack holds.
@@ -247,9 +290,21 @@ static void site_text(const struct outlier *o, char *text, size_t size)
 	const struct outlier_frames *fr = &o->user_stack.frames;
 	const char *what = o->syscall ? o->syscall : "off-CPU";
 	const char *lib = fr->nr ? fr->v[0].module : NULL;
+	const char *go_reason = go_wait_reason(o);
 	char a[96], b[96];
 	size_t k;
 
+	if (go_reason) {
+		/* "chan receive in main.idler (goroutine)": the first frame outside the runtime. */
+		for (k = 1; k < fr->nr; k++) {
+			if (fr->v[k].symbol && strncmp(fr->v[k].symbol, "runtime.", 8)) {
+				break;
+			}
+		}
+		snprintf(text, size, "%s in %s (goroutine)", go_reason,
+			 k < fr->nr ? frame_name(&fr->v[k], a, sizeof(a)) : "runtime.gopark");
+		return;
+	}
 	if (!fr->nr) {
 		snprintf(text, size, "%s", what);
 		return;
@@ -408,49 +463,6 @@ static bool in_sleep(const struct outlier *o)
 	for (i = 0; i < fr->nr && i < 24; i++) {
 		if (fr->v[i].symbol && (is_sleep_function(fr->v[i].symbol) ||
 					(timed && is_timed_sleep_function(fr->v[i].symbol)))) {
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- * A goroutine's wait reasons, as Go names them (the flag go-wait, tracker/goroutines.c), that
- * park it for work: a channel or select, the netpoller, a condition variable, the runtime's own
- * idle goroutines. A lock, a semaphore (Go 1.19's sync.Mutex), a sleep or a channel send (a
- * producer held up by its consumer) is latency.
- */
-static const char *const go_idle_reasons[] = {
-	"chan receive",		  "chan receive (nil chan)",
-	"chan send (nil chan)",	  "select",
-	"select (no cases)",	  "IO wait",
-	"sync.Cond.Wait",	  "GC worker (idle)",
-	"GC sweep wait",	  "GC scavenge wait",
-	"force gc (idle)",	  "finalizer wait",
-	"timer goroutine (idle)", "trace reader (blocked)",
-};
-
-#define GO_WAIT_FLAG "go-wait: "
-
-/* The wait reason of @o when it is a goroutine's wait, or NULL. */
-static const char *go_wait_reason(const struct outlier *o)
-{
-	size_t i;
-
-	for (i = 0; i < o->nr_flags; i++) {
-		if (!strncmp(o->flags[i], GO_WAIT_FLAG, strlen(GO_WAIT_FLAG))) {
-			return o->flags[i] + strlen(GO_WAIT_FLAG);
-		}
-	}
-	return NULL;
-}
-
-static bool go_idle_reason(const char *reason)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(go_idle_reasons) / sizeof(go_idle_reasons[0]); i++) {
-		if (!strcmp(reason, go_idle_reasons[i])) {
 			return true;
 		}
 	}
