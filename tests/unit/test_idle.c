@@ -57,6 +57,42 @@ static struct outlier *futex_wait(int tid, bool lock, uint64_t ip)
 	return o;
 }
 
+/*
+ * A goroutine's wait as the tracker makes it (tracker/goroutines.c): kind sleep on the M @tid, no
+ * kernel stack, its frames from runtime.gopark out to @fn (called from @caller), flags goroutine
+ * and go-wait.
+ */
+static struct outlier *goroutine_wait(int tid, const char *reason, const char *fn,
+				      const char *caller)
+{
+	static const char *const inner[] = { "runtime.gopark", "runtime.chanrecv" };
+	struct outlier *o = outlier_new();
+	size_t i;
+
+	if (!o || outlier_set_str(&o->comm, "goserver") ||
+	    outlier_frames_alloc(&o->user_stack.frames, 4)) {
+		bail_out("out of memory");
+	}
+	o->kind = OUTLIER_SLEEP;
+	o->pid = PID;
+	o->tid = tid;
+	o->syscall_nr = -1;
+	o->duration_ns = o->blocked_ns = 300 * MS;
+	for (i = 0; i < 2; i++) {
+		if (outlier_frame_set(&o->user_stack.frames.v[i], 0x430000 + i * 0x100, inner[i], 8,
+				      APP)) {
+			bail_out("out of memory");
+		}
+	}
+	if (outlier_frame_set(&o->user_stack.frames.v[2], 0x480000, fn, 8, APP) ||
+	    outlier_frame_set(&o->user_stack.frames.v[3], 0x490000, caller, 8, APP) ||
+	    outlier_add_flag(o, "goroutine") || outlier_add_flag(o, "goroutine 42") ||
+	    outlier_add_flag(o, "go-wait: %s", reason)) {
+		bail_out("out of memory");
+	}
+	return o;
+}
+
 /* judge: idle_judge() of @o, freed after. */
 static bool judge(struct idle_policy *p, struct outlier *o, const char **why)
 {
@@ -305,6 +341,27 @@ int main(void)
 	}
 	ok(judge(p, o, &why) && !strcmp(why, "an idle rule matches it"),
 	   "the java launcher joining the JVM's main thread: idle, by a built-in rule");
+
+	/* Goroutines: judged by their wait reason, whatever their M did before. */
+	ok(judge(p, goroutine_wait(300, "chan receive", "main.worker", "runtime.goexit"), &why),
+	   "a goroutine parked in chan receive (a worker waiting for its job): idle");
+	n = idle_entries(p, &e);
+	ok(n > 0 && !strcmp(e[n - 1].site, "chan receive in main.worker (goroutine)"),
+	   "listed as 'chan receive in main.worker (goroutine)' (%s)", n ? e[n - 1].site : "none");
+	ok(judge(p, goroutine_wait(300, "select", "main.loop", "main.main"), &why),
+	   "a goroutine parked in select: idle");
+	ok(judge(p, goroutine_wait(300, "sync.Cond.Wait", "sync.(*Cond).Wait", "main.next"), &why),
+	   "a goroutine in sync.Cond.Wait: idle");
+	ok(!judge(p, goroutine_wait(300, "semacquire", "sync.(*Mutex).lockSlow", "main.take"),
+		  &why),
+	   "a goroutine waiting for a sync.Mutex (Go 1.19's semacquire): latency");
+	ok(!judge(p, goroutine_wait(300, "semacquire", "sync.(*Mutex).lockSlow", "main.take"),
+		  &why),
+	   "... again at the same place, on the same M: latency still");
+	ok(!judge(p, goroutine_wait(301, "sleep", "time.Sleep", "main.nap"), &why),
+	   "a goroutine in time.Sleep: latency");
+	ok(!judge(p, goroutine_wait(301, "chan send", "main.produce", "main.main"), &why),
+	   "a goroutine held up sending on a channel: latency");
 	idle_close(p);
 
 	ok(!idle_open(&p, builtin, false), "idle_open disabled (--include-idle)");

@@ -820,6 +820,46 @@ static void classify_builtin_futex(void)
 		RULES_IDLE_DEFAULT);
 }
 
+/*
+ * Built-in: a goroutine's wait (a sleep outlier without kernel stacks, its frames the goroutine's
+ * from runtime.gopark) named as Go names its wait reason, from where it parked.
+ */
+static void classify_builtin_goroutines(void)
+{
+	const struct rules *rules = rules_builtin();
+
+	classifies("builtin: a goroutine's sync.Mutex wait (Go 1.19's semacquire)", rules, NULL,
+		   NULL,
+		   "runtime.gopark runtime.goparkunlock runtime.semacquire1 "
+		   "sync.runtime_SemacquireMutex sync.(*Mutex).lockSlow sync.(*Mutex).Lock "
+		   "main.takeResource main.doJob runtime.goexit",
+		   "Go: sync.Mutex.Lock", 600, true);
+	classifies("builtin: a goroutine's RWMutex.Lock (its writer mutex's lockSlow below)", rules,
+		   NULL, NULL,
+		   "runtime.gopark runtime.goparkunlock runtime.semacquire1 "
+		   "sync.runtime_SemacquireMutex sync.(*Mutex).lockSlow sync.(*Mutex).Lock "
+		   "sync.(*RWMutex).Lock main.write",
+		   "Go: sync.RWMutex.Lock", 610, true);
+	classifies("builtin: a goroutine's WaitGroup.Wait", rules, NULL, NULL,
+		   "runtime.gopark runtime.goparkunlock runtime.semacquire1 "
+		   "sync.runtime_Semacquire sync.(*WaitGroup).Wait main.main",
+		   "Go: sync.WaitGroup.Wait", 600, true);
+	classifies("builtin: a goroutine's time.Sleep", rules, NULL, NULL,
+		   "runtime.gopark time.Sleep main.nap main.doJob", "Go: sleep", 590, true);
+	classifies("builtin: a goroutine's channel receive", rules, NULL, NULL,
+		   "runtime.gopark runtime.chanrecv runtime.chanrecv2 main.worker",
+		   "Go: chan receive", 590, true);
+	classifies("builtin: a goroutine's select", rules, NULL, NULL,
+		   "runtime.gopark runtime.selectgo main.loop", "Go: select", 590, true);
+	classifies("builtin: any other park", rules, NULL, NULL,
+		   "runtime.gopark runtime.gcMarkDone main.x",
+		   "Go: a goroutine parked (runtime.gopark)", 500, true);
+	classifies("builtin: an M's wait, cut at mcall, is no goroutine's", rules, NULL, NULL,
+		   "runtime.futex runtime.futexsleep runtime.notesleep runtime.stopm "
+		   "runtime.findRunnable runtime.schedule runtime.park_m runtime.mcall",
+		   RULES_CAUSE_SLEEP, 0, false);
+}
+
 static void idle_verdicts(void)
 {
 	struct rules *rules;
@@ -1240,6 +1280,7 @@ int main(void)
 	classify_builtin();
 	classify_comm_futex();
 	classify_builtin_futex();
+	classify_builtin_goroutines();
 	idle_verdicts();
 	command();
 	builtin_globs_exist();
