@@ -88,6 +88,8 @@ struct go_binary {
 struct go_pid {
 	pid_t pid;
 	size_t binary;
+	/* Followed before its exec (record's COMMAND): its image may still be latsnap's. */
+	bool expected;
 };
 
 struct goroutines {
@@ -399,6 +401,7 @@ void goroutines_forget(struct goroutines *gr, pid_t pid)
 int goroutines_follow(struct goroutines *gr, pid_t pid, const char *path)
 {
 	struct ls_go_proc proc = { 0 };
+	bool expected = path != NULL;
 	struct go_binary *b;
 	char exe[64];
 	struct go_pid *p;
@@ -412,11 +415,14 @@ int goroutines_follow(struct goroutines *gr, pid_t pid, const char *path)
 		path = exe;
 	}
 	b = binary_of(gr, path, pid);
+	p = pid_entry(gr, pid);
 	if (!b || b->state != GO_FOLLOWED) {
-		goroutines_forget(gr, pid);
+		/* A notice from before its exec: what it is about to run is still followed. */
+		if (!p || !p->expected || expected) {
+			goroutines_forget(gr, pid);
+		}
 		return 0;
 	}
-	p = pid_entry(gr, pid);
 	if (!p && gr->nr_pids == LS_GO_MAX_PROCS) {
 		return -ENOSPC;
 	}
@@ -432,6 +438,7 @@ int goroutines_follow(struct goroutines *gr, pid_t pid, const char *path)
 	}
 	p->pid = pid;
 	p->binary = (size_t)(b - gr->bins);
+	p->expected = expected;
 	return 1;
 }
 
