@@ -1206,7 +1206,7 @@ static int start_command(const struct record_opts *opts, struct tracker *tr,
 	if (ch->pid < 0 || tracker_track_pid(tr, ch->pid)) {
 		return 1;
 	}
-	/* What it will exec (execvp's first file it may run): a Go program's goroutines, from start. */
+	/* What it will exec (execvp's first runnable file): a Go program is followed at once. */
 	for (i = 0; ch->cmd.paths && ch->cmd.paths[i]; i++) {
 		if (!access(ch->cmd.paths[i], X_OK)) {
 			tracker_follow_goroutines(tr, ch->pid, ch->cmd.paths[i]);

@@ -34,7 +34,8 @@ ok '[ -n "$PID" ] && [ -n "${LOCK_T1:-}" ] && [ -n "${NAP_T1:-}" ]' \
 LOCK_T0=${LOCK_T0:-0} LOCK_T1=${LOCK_T1:-0} NAP_T0=${NAP_T0:-0} NAP_T1=${NAP_T1:-0}
 J() { jq -s -r "[.[] | select(.pid == ${PID:-0})] | $1" "$OUT" 2>/dev/null; }
 NAMES='[.user_stack.frames[]? | .symbol // ""]'
-J "map(\"\(.tid) \(.kind) \(.duration_ns / 1e6) ms \(.cause): \($NAMES | join(\" < \")) \(.flags)\") | .[]" |
+SUMMARY="\(.tid) \(.kind) \(.duration_ns / 1e6) ms \(.cause): \($NAMES | join(\" < \")) \(.flags)"
+J "map(\"$SUMMARY\") | .[]" |
 	while IFS= read -r line; do diag "  $line"; done
 
 # goroutine_wait NAME FUNCTION T0 T1 CAUSE INNER: the checks of one goroutine's wait, the outlier
@@ -50,12 +51,15 @@ goroutine_wait() {
 	between "$(J "$W | .duration_ns")" 150000000 $((t1 - t0)) \
 		"$name: its duration is the wait's (the span is $(((t1 - t0) / 1000000)) ms)"
 	is "$(J "$W | .blocked_ns == .duration_ns")" true "$name: all of it blocked"
-	is "$(J "$W | .user_stack.source")" frame-pointer "$name: its user stack is a frame-pointer walk"
+	is "$(J "$W | .user_stack.source")" frame-pointer \
+		"$name: its user stack is a frame-pointer walk"
 	is "$(J "$W | $NAMES | (index(\"$inner\") // 99) < (index(\"$fn\") // -1)")" true \
 		"$name: its frames are the goroutine's: $inner below $fn"
-	is "$(J "$W | $NAMES | .[0]")" runtime.gopark "$name: innermost, where it parked: runtime.gopark"
+	is "$(J "$W | $NAMES | .[0]")" runtime.gopark \
+		"$name: innermost, where it parked: runtime.gopark"
 	is "$(J "$W | .flags | any(. == \"goroutine\")")" true "$name: flag goroutine"
-	is "$(J "$W | .flags | any(test(\"^goroutine [0-9]+$\"))")" true "$name: flag 'goroutine GOID'"
+	is "$(J "$W | .flags | any(test(\"^goroutine [0-9]+$\"))")" true \
+		"$name: flag 'goroutine GOID'"
 	is "$(J "$W | .cause")" "$cause" "$name: cause '$cause'"
 	is "$(J "$W | .tid > 0 and .comm == \"gowaits\"")" true \
 		"$name: its thread, the M it parked on, is one of gowaits'"
