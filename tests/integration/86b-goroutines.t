@@ -15,6 +15,8 @@
 #     it idle): parked in chan receive (flag "go-wait: chan receive").
 #  d) gowaits built without DWARF (-ldflags=-w): runtime.g's layout is unknown, so its goroutines
 #     are not followed (no offset is guessed): record -v says so, once, and it still runs.
+#  e) The rest of the pipeline takes them as any outlier: with snapshots, summary.json holds both
+#     waits, and report and show read it and name them.
 set -u
 . "$(dirname "$0")/lib.sh"
 no_ust_wait
@@ -96,5 +98,24 @@ is "$(grep -c 'a Go binary without DWARF.*not followed' "$ERR")" 1 \
 	"record -v says once that its goroutines are not followed (no DWARF)" ||
 	diag_file "$ERR" "  stderr: "
 is "$(J 'map(select(.flags | any(. == "goroutine"))) | length')" 0 "no goroutine wait is reported"
+
+# e) snapshots, report, show.
+require_lttng
+SNAPS=$TMPD/snaps
+record_snap snap -t 100ms -o "$SNAPS" -- "$WL/gowaits" 300
+is "$RC" 0 "record -t 100ms -o DIR -- gowaits 300 (snapshots): exit 0"
+SUMS=$(grep -l '"goroutine"' "$SNAPS"/*/summary.json 2>/dev/null)
+is "$(jq -r -s '[.[].outliers[] | select(.flags | any(. == "goroutine")) | .cause] | unique |
+	join(",")' $SUMS 2>/dev/null)" "Go: sleep,Go: sync.Mutex.Lock" \
+	"the snapshots' summary.json hold the two goroutine waits"
+run_latsnap "$TMPD/report" "$TMPD/report.err" report "$SNAPS"
+is "$RC" 0 "report DIR: exit 0" || diag_file "$TMPD/report.err" "  stderr: "
+ok 'grep -q "Go: sync.Mutex.Lock" "$TMPD/report" && grep -q "Go: sleep" "$TMPD/report"' \
+	"report names both causes" || diag_file "$TMPD/report" "  report: "
+SNAP=$(dirname "$(grep -l 'main.contend' $SUMS /dev/null | head -n 1)")
+run_latsnap "$TMPD/show" "$TMPD/show.err" show "$SNAP"
+is "$RC" 0 "show DIR/ID of the mutex wait's snapshot: exit 0" || diag_file "$TMPD/show.err" "  stderr: "
+ok 'grep -q "sync.(\*Mutex).lockSlow" "$TMPD/show" && grep -q "main.contend" "$TMPD/show"' \
+	"show lists its goroutine frames" || diag_file "$TMPD/show" "  show: " 60
 
 done_testing
