@@ -81,6 +81,7 @@ struct go_binary {
 	ino_t ino;
 	enum go_state state;
 	__u32 goid_off;
+	size_t probe_off[2]; /* where in gopark and ready the probes go (see probe_offset()) */
 	const struct go_release *release;
 	struct bpf_link *links[2];
 };
@@ -137,8 +138,42 @@ void goroutines_free(struct goroutines *gr)
 	free(gr);
 }
 
-/* Whether @elf's symbol table has both functions the probes need: a Go program's runtime. */
-static bool has_go_runtime(Elf *elf)
+/*
+ * Where in the function at @sym (of @elf, open as @fd) its probe goes: past the stack check that
+ * opens a Go function on amd64 (cmp 0x10(%r14),%rsp), on the jbe after it. The kernel emulates a
+ * conditional jump where it single-steps a compare with memory out of line: one trap per hit,
+ * not two (a trap is microseconds, tens of them in a VM). The registers there are the entry's
+ * but for the flags. 0, the entry, for any other first instruction.
+ */
+static size_t probe_offset(Elf *elf, int fd, const GElf_Sym *sym)
+{
+	static const unsigned char check[] = { 0x49, 0x3b, 0x66, 0x10 };
+	unsigned char code[sizeof(check) + 2];
+	Elf_Scn *scn = elf_getscn(elf, sym->st_shndx);
+	GElf_Shdr shdr;
+	off_t at;
+
+	if (!scn || !gelf_getshdr(scn, &shdr) || sym->st_value < shdr.sh_addr ||
+	    sym->st_value + sizeof(code) > shdr.sh_addr + shdr.sh_size) {
+		return 0;
+	}
+	at = (off_t)(shdr.sh_offset + (sym->st_value - shdr.sh_addr));
+	if (pread(fd, code, sizeof(code), at) != (ssize_t)sizeof(code) ||
+	    memcmp(code, check, sizeof(check))) {
+		return 0;
+	}
+	/* jbe rel8 (76), or jbe rel32 (0f 86). */
+	if (code[4] == 0x76 || (code[4] == 0x0f && code[5] == 0x86)) {
+		return sizeof(check);
+	}
+	return 0;
+}
+
+/*
+ * Whether @elf's symbol table has both functions the probes need: a Go program's runtime; where
+ * in each the probe goes, into @off.
+ */
+static bool has_go_runtime(Elf *elf, int fd, size_t *off)
 {
 	bool found[2] = { false, false };
 	Elf_Scn *scn = NULL;
@@ -161,7 +196,10 @@ static bool has_go_runtime(Elf *elf)
 			}
 			name = elf_strptr(elf, shdr.sh_link, sym.st_name);
 			for (k = 0; name && k < 2; k++) {
-				found[k] = found[k] || !strcmp(name, probed[k]);
+				if (!found[k] && !strcmp(name, probed[k])) {
+					found[k] = true;
+					off[k] = probe_offset(elf, fd, &sym);
+				}
 			}
 		}
 	}
@@ -254,7 +292,7 @@ static void examine(int fd, const char *path, pid_t pid, struct go_binary *b)
 	b->state = GO_NOT;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || !gelf_getehdr(elf, &ehdr) || !has_go_runtime(elf)) {
+	if (!elf || !gelf_getehdr(elf, &ehdr) || !has_go_runtime(elf, fd, b->probe_off)) {
 		goto out;
 	}
 	b->state = GO_UNFOLLOWED;
@@ -308,7 +346,8 @@ static int attach(struct goroutines *gr, struct go_binary *b, const char *path)
 
 	for (k = 0; k < 2; k++) {
 		opts.func_name = probed[k];
-		b->links[k] = bpf_program__attach_uprobe_opts(gr->progs[k], -1, path, 0, &opts);
+		b->links[k] = bpf_program__attach_uprobe_opts(gr->progs[k], -1, path,
+							      b->probe_off[k], &opts);
 		if (!b->links[k]) {
 			err = -errno;
 			ls_err("tracker: cannot attach a uprobe to %s in %s: %s: its goroutines' "
