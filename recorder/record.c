@@ -56,6 +56,7 @@ struct record_opts {
 	bool no_snapshot;
 	bool json;
 	bool include_idle;
+	bool go_waits; /* --go-waits: goroutine waits, through uprobes in Go programs */
 	uint64_t duration_ns;
 	uint64_t hang_ns; /* 0: the default, from the threshold */
 	struct request_spec requests[LS_MAX_REQUESTS];
@@ -122,6 +123,7 @@ enum opt_id {
 	OPT_CGROUP,
 	OPT_COMM,
 	OPT_MAX_AGE,
+	OPT_GO_WAITS,
 };
 
 static const struct option long_options[] = {
@@ -132,6 +134,7 @@ static const struct option long_options[] = {
 	{ "no-snapshot", no_argument, NULL, OPT_NO_SNAPSHOT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "include-idle", no_argument, NULL, OPT_INCLUDE_IDLE },
+	{ "go-waits", no_argument, NULL, OPT_GO_WAITS },
 	{ "idle-syscalls", required_argument, NULL, OPT_IDLE_SYSCALLS },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "hang", required_argument, NULL, OPT_HANG },
@@ -198,6 +201,7 @@ static const char usage_text[] =
 	"      --json                 one JSON object per outlier per line on stdout\n"
 	"      --include-idle         report waits for work too: the idle list and policy off\n"
 	"      --idle-syscalls LIST   the idle list, comma-separated syscall names\n"
+	"      --go-waits             time Go programs' goroutine waits (uprobes: costly)\n"
 	"  -d, --duration DUR         stop after DUR (COMMAND then gets SIGTERM)\n"
 	"      --request START[,END]  operations between two probes of the target are requests;\n"
 	"                             a slow one is an outlier of kind request, with its waits\n"
@@ -375,6 +379,9 @@ static int apply_flag(struct record_opts *opts, int id, const char *value,
 		break;
 	case OPT_INCLUDE_IDLE:
 		opts->include_idle = flag;
+		break;
+	case OPT_GO_WAITS:
+		opts->go_waits = flag;
 		break;
 	case OPT_ALL:
 		opts->all = flag;
@@ -724,6 +731,7 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 	case OPT_NO_SNAPSHOT:
 	case OPT_JSON:
 	case OPT_INCLUDE_IDLE:
+	case OPT_GO_WAITS:
 	case OPT_ALL:
 	case OPT_VERBOSE:
 	case OPT_NO_PRELOAD:
@@ -1182,6 +1190,7 @@ static void tracker_opts_of(const struct record_opts *opts, struct tracker_opts 
 	topts->track_registered = !opts->all && !opts->nr_pids && !opts->command &&
 				  !opts->nr_cgroups && !opts->nr_comms;
 	topts->include_idle = opts->include_idle;
+	topts->go_waits = opts->go_waits;
 	topts->ctx_floor_ns = opts->context_floor_ns;
 	topts->no_preload = opts->no_preload && opts->command && !opts->nr_pids && !opts->all &&
 			    !opts->nr_cgroups && !opts->nr_comms;
@@ -1506,8 +1515,9 @@ static void check_fixed(const char *path, const struct record_opts *cur,
 	    cur->duration_ns != next->duration_ns || cur->no_hang != next->no_hang) {
 		needs_restart(path, "no-snapshot, json, duration or hang off", &n);
 	}
-	if (cur->signal != next->signal || cur->no_preload != next->no_preload) {
-		needs_restart(path, "signal, no-preload", &n);
+	if (cur->signal != next->signal || cur->no_preload != next->no_preload ||
+	    cur->go_waits != next->go_waits) {
+		needs_restart(path, "signal, no-preload, go-waits", &n);
 	}
 	if (cur->log_stacks != next->log_stacks || !same_text(cur->stack_log, next->stack_log)) {
 		needs_restart(path, "log-stacks, stack-log", &n);

@@ -22,6 +22,8 @@ struct tracker_opts {
 	/* No target: every process that registers through the preload library is tracked. */
 	bool track_registered;
 	bool include_idle;
+	/* Time the goroutine waits of Go programs (tracker/goroutines.c): two uprobes each. */
+	bool go_waits;
 	/* One byte per syscall number, non-zero for the idle list. */
 	unsigned char idle_syscalls[LS_MAX_SYSCALLS];
 	/* Syscalls of the context stream shorter than this are not sent. */

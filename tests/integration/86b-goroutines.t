@@ -17,6 +17,7 @@
 #     are not followed (no offset is guessed): record -v says so, once, and it still runs.
 #  e) The rest of the pipeline takes them as any outlier: with snapshots, summary.json holds both
 #     waits, and report and show read it and name them.
+#  f) Without --go-waits (the probes trap at each park and wakeup: opt-in), no goroutine wait.
 set -u
 . "$(dirname "$0")/lib.sh"
 no_ust_wait
@@ -24,7 +25,7 @@ no_ust_wait
 require_record gowaits
 
 OUT=$TMPD/out ERR=$TMPD/err LOG=$TMPD/wl.log
-WL_LOG=$LOG record_json "$OUT" "$ERR" -- -t 100ms -v -- "$WL/gowaits" 300
+WL_LOG=$LOG record_json "$OUT" "$ERR" -- -t 100ms -v --go-waits -- "$WL/gowaits" 300
 is "$RC" 0 "record -t 100ms -v -- gowaits 300: exit 0"
 ok 'ndjson_ok "$OUT"' "stdout is NDJSON" || diag_file "$OUT" "  stdout: "
 diag_file "$LOG" "  workload: "
@@ -75,7 +76,7 @@ goroutine_wait "sleep" main.nap "$NAP_T0" "$NAP_T1" "Go: sleep" time.Sleep
 # c) the idle worker.
 is "$(J "map(select($NAMES | any(. == \"main.idler\"))) | length")" 0 \
 	"the worker goroutine waiting for work on a channel (main.idler) is not an outlier"
-WL_LOG=$TMPD/wl2.log record_json "$OUT" "$ERR" -- -t 100ms --include-idle -- "$WL/gowaits" 300
+WL_LOG=$TMPD/wl2.log record_json "$OUT" "$ERR" -- -t 100ms --include-idle --go-waits -- "$WL/gowaits" 300
 is "$RC" 0 "record -t 100ms --include-idle -- gowaits 300: exit 0"
 PID=$(wl_log_get "$TMPD/wl2.log" pid)
 IDLER="map(select($NAMES | any(. == \"main.idler\")))"
@@ -91,7 +92,7 @@ GOENV=off GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOCACHE=$BUILD/go/cache GOPATH=
 	go build -buildvcs=false -ldflags=-w -o "$NODWARF" "$ROOT/tests/workloads/go/waits.go" \
 	2>"$TMPD/go.err"
 ok '[ -x "$NODWARF" ]' "gowaits built with -ldflags=-w" || diag_file "$TMPD/go.err" "  go: "
-WL_LOG=$TMPD/wl3.log record_json "$OUT" "$ERR" -- -t 100ms -v -- "$NODWARF" 300
+WL_LOG=$TMPD/wl3.log record_json "$OUT" "$ERR" -- -t 100ms -v --go-waits -- "$NODWARF" 300
 is "$RC" 0 "record -t 100ms -v -- gowaits-nodwarf 300: exit 0"
 PID=$(wl_log_get "$TMPD/wl3.log" pid)
 is "$(grep -c 'a Go binary without DWARF.*not followed' "$ERR")" 1 \
@@ -102,7 +103,7 @@ is "$(J 'map(select(.flags | any(. == "goroutine"))) | length')" 0 "no goroutine
 # e) snapshots, report, show.
 require_lttng
 SNAPS=$TMPD/snaps
-record_snap snap -t 100ms -o "$SNAPS" -- "$WL/gowaits" 300
+record_snap snap -t 100ms --go-waits -o "$SNAPS" -- "$WL/gowaits" 300
 is "$RC" 0 "record -t 100ms -o DIR -- gowaits 300 (snapshots): exit 0"
 SUMS=$(grep -l '"goroutine"' "$SNAPS"/*/summary.json 2>/dev/null)
 is "$(jq -r -s '[.[].outliers[] | select(.flags | any(. == "goroutine")) | .cause] | unique |
@@ -117,5 +118,11 @@ run_latsnap "$TMPD/show" "$TMPD/show.err" show "$SNAP"
 is "$RC" 0 "show DIR/ID of the mutex wait's snapshot: exit 0" || diag_file "$TMPD/show.err" "  stderr: "
 ok 'grep -q "sync.(\*Mutex).lockSlow" "$TMPD/show" && grep -q "main.contend" "$TMPD/show"' \
 	"show lists its goroutine frames" || diag_file "$TMPD/show" "  show: " 60
+
+# f) the probes are opt-in.
+WL_LOG=$TMPD/wl4.log record_json "$OUT" "$ERR" -- -t 100ms -v -- "$WL/gowaits" 300
+is "$RC" 0 "record -t 100ms (no --go-waits) -- gowaits 300: exit 0"
+is "$(jcount "$OUT" 'select(.flags | any(. == "goroutine"))')" 0 \
+	"without --go-waits, no goroutine wait is timed"
 
 done_testing

@@ -32,7 +32,11 @@ case $prog in
 cpool) cmd=("$BUILD/workloads/labpool" "$sock") ;;
 python) cmd=("$PY" "$HERE/pyserver.py" "$sock") ;;
 java) cmd=(java -cp "$BUILD/labelled" LabServer "$sock") ;;
-go) cmd=("$BUILD/labelled/goserver" "$sock") ;;
+go)
+	# A goroutine's waits are timed with record --go-waits (uprobes, opt-in for their cost).
+	cmd=("$BUILD/labelled/goserver" "$sock")
+	RECORD_ARGS="--go-waits ${RECORD_ARGS:-}"
+	;;
 node) cmd=(node "$HERE/nodeserver.js" "$sock") ;;
 mariadb) exec "$HERE/mariadb.sh" "$dir" "$idle" ;;
 *)
