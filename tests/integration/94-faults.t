@@ -79,13 +79,19 @@ mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 
 INST=/sys/kernel/tracing/instances/latsnap94-$$
 if mkdir "$INST" 2>/dev/null; then
 	# The target, started by the test (its exit status is the test's to see), with the library.
-	LD_PRELOAD=$LIB WL_LOG=$T/log "$WL/stress" 10 16 2000 &
+	# It waits at a gate until latsnap tracks it, then execs stress (the same pid): its 10 s
+	# start then, however long latsnap takes to start (check-asan in CI took so long that a
+	# target started at once had run out before this case looked whether it ran on).
+	WL_LOG=$T/log sh -c 'while [ ! -e "$1" ]; do sleep 0.02; done; exec env LD_PRELOAD="$2" "$3" 10 16 2000' \
+		gate "$T/go" "$LIB" "$WL/stress" &
 	TPID=$!
 	track_bg $TPID
 	"$LATSNAP" record -v -t 1ms --post 20ms -o "$T/out" -p "$TPID" >"$T/out.txt" 2>"$T/err" &
 	LPID=$!
 	track_bg $LPID
 	wait_for "$T/err" '^latsnap: record: tracking' 100
+	touch "$T/go"
+	wait_for "$T/log" '^pid ' 100
 	# mid-burst: 16 threads over the threshold 500 times a second each, a snapshot likely under way
 	sleep 2
 	progs_of "$LPID" >"$T/progs.before"
