@@ -1261,26 +1261,9 @@ static __always_inline void unit_end(__u32 tgid, int fd)
  * of its two group words (__g_signals[0] or [1], 4 bytes apart), one place all the same. 0 for
  * a wait outside a syscall.
  */
-static __always_inline __u64 home_key(struct task_struct *task, long nr)
+static __always_inline __u64 home_key(long nr, const __u64 *args)
 {
-	struct pt_regs *regs;
-	__u64 arg0;
-
-	if (nr < 0) {
-		return 0;
-	}
-	regs = task_regs(task);
-	if (!regs) {
-		return 0;
-	}
-#if defined(__TARGET_ARCH_x86)
-	arg0 = BPF_CORE_READ(regs, di);
-#elif defined(__TARGET_ARCH_arm64)
-	arg0 = BPF_CORE_READ(regs, orig_x0);
-#else
-	arg0 = 0;
-#endif
-	return ((__u64)nr << 52) ^ (arg0 & ~7ULL) ^ 1;
+	return nr < 0 ? 0 : ((__u64)nr << 52) ^ (args[0] & ~7ULL) ^ 1;
 }
 
 /*
@@ -1300,8 +1283,13 @@ static __always_inline void work_begin(struct task_struct *task, struct task_sta
 	if (unit_gen(task_rd(task, tgid), s->work_fd) != s->work_gen) {
 		s->in_work = 0;
 	}
-	if (s->in_work && s->handed && s->home_key == home_key(task, nr)) {
-		s->in_work = 0;
+	if (s->in_work && s->handed) {
+		__u64 args[6];
+
+		syscall_args(args, task);
+		if (s->home_key == home_key(nr, args)) {
+			s->in_work = 0;
+		}
 	}
 	s->work_at_start = s->in_work || s->in_req;
 }
@@ -2306,30 +2294,12 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 	}
 }
 
-/* Whether @p (@s) waits in a futex for a lock: FUTEX_LOCK_PI, or a wait for the value 2. */
-static __always_inline bool waits_for_lock(struct task_struct *p, struct task_state *s)
+/* Whether @s waits in a futex for a lock (@args: its syscall's): FUTEX_LOCK_PI, or a wait for 2. */
+static __always_inline bool waits_for_lock(const struct task_state *s, const __u64 *args)
 {
-	struct pt_regs *regs;
-	__u64 op, val;
+	__u64 op = args[1] & 127; /* without FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME */
 
-	if (!s->in_syscall || s->nr != futex_nr) {
-		return false;
-	}
-	regs = task_regs(p);
-	if (!regs) {
-		return false;
-	}
-#if defined(__TARGET_ARCH_x86)
-	op = BPF_CORE_READ(regs, si);
-	val = BPF_CORE_READ(regs, dx);
-#elif defined(__TARGET_ARCH_arm64)
-	op = BPF_CORE_READ(regs, regs[1]);
-	val = BPF_CORE_READ(regs, regs[2]);
-#else
-	return false;
-#endif
-	op &= 127; /* without FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME */
-	return op == 6 || op == 13 || ((op == 0 || op == 9) && val == 2);
+	return s->nr == futex_nr && (op == 6 || op == 13 || ((op == 0 || op == 9) && args[2] == 2));
 }
 
 /*
@@ -2345,6 +2315,7 @@ static __always_inline void work_handover(void *ctx, struct task_struct *p, stru
 {
 	struct task_struct *waker = current_task();
 	struct task_state *ws = task_storage_get(&states, waker, false);
+	__u64 args[6];
 	__u32 tgid;
 
 	if (!ws || !ws->tracked || !((ws->in_work && ws->work_fd >= 0) || ws->in_req) ||
@@ -2354,7 +2325,11 @@ static __always_inline void work_handover(void *ctx, struct task_struct *p, stru
 	s->work_came = 1;
 	tgid = task_rd(p, tgid);
 	if (!ws->in_work || ws->work_fd < 0 || (__u32)task_rd(waker, tgid) != tgid || !s->in_syscall ||
-	    waits_for_lock(p, s) || unit_gen(tgid, ws->work_fd) != ws->work_gen) {
+	    unit_gen(tgid, ws->work_fd) != ws->work_gen) {
+		return;
+	}
+	syscall_args(args, p);
+	if (waits_for_lock(s, args)) {
 		return;
 	}
 	s->in_work = 1;
@@ -2362,7 +2337,7 @@ static __always_inline void work_handover(void *ctx, struct task_struct *p, stru
 	s->work_fd = ws->work_fd;
 	s->work_gen = ws->work_gen;
 	s->handed = 1;
-	s->home_key = home_key(p, s->nr);
+	s->home_key = home_key(s->nr, args);
 }
 
 SEC("tp_btf/sched_waking")
