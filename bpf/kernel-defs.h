@@ -9,6 +9,10 @@
 #define PF_EXITING 0x00000004
 #define PF_KTHREAD 0x00200000
 #define TASK_RUNNING 0
+/* Scheduling policies (include/uapi/linux/sched.h): the CFS ones. */
+#define SCHED_NORMAL 0
+#define SCHED_BATCH 3
+#define SCHED_IDLE 5
 #define SIGKILL 9
 #define SIGSTOP 19
 #define EPERM 1

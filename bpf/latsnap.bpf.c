@@ -904,19 +904,49 @@ static __always_inline void charge_slot(struct ls_event *acc, int slot, __u64 de
 }
 
 /*
- * The thread runs now, and ran since s->last, unless its switch-in went unseen: task storage is
- * not reachable from a hook that preempted another BPF program's use of it on the same CPU
- * (the kernel's recursion guard), so a sched_switch can be missed. Then it was runnable since
- * its wakeup, most of that time on the runqueue: counted there, and said.
+ * came_back_at - when @task, running now, came back onto the CPU, its switch-in unseen: no
+ * sched_switch reached latsnap for it (the kernel's recursion guard skips a program; this VM's
+ * 6.18 kernel traces no switch out of its own agent's threads, and the thread they hand the CPU
+ * to is switched in unseen). The scheduler charged a CFS thread, since it was last picked, the
+ * CPU time se.sum_exec_runtime - se.prev_sum_exec_runtime: exact at a switch, a tick behind
+ * elsewhere. Bounded by what latsnap saw (s->last); a real-time thread's is not kept: s->last.
  */
-static __always_inline void on_cpu_since_last(struct task_state *s, __u64 now)
+static __always_inline __u64 came_back_at(struct task_struct *task, struct task_state *s,
+					  __u64 now)
 {
-	if (s->run_state == RS_RUNNABLE) {
-		s->runq += now - s->last;
-		s->unseen_switch = 1;
-	} else {
-		s->on_cpu += now - s->last;
+	unsigned int policy = BPF_CORE_READ(task, policy);
+	__u64 ran;
+
+	if (policy != SCHED_NORMAL && policy != SCHED_BATCH && policy != SCHED_IDLE) {
+		return s->last;
 	}
+	ran = BPF_CORE_READ(task, se.sum_exec_runtime) -
+	      BPF_CORE_READ(task, se.prev_sum_exec_runtime);
+	return ran < now - s->last ? now - ran : s->last;
+}
+
+/*
+ * The thread runs now, and ran since s->last, unless its switch-in went unseen (came_back_at()):
+ * then it waited until it came back, on the runqueue or blocked as it was, and the split is
+ * flagged (unseen_switch).
+ */
+static __always_inline void on_cpu_since_last(struct task_struct *task, struct task_state *s,
+					      __u64 now)
+{
+	__u64 back;
+
+	if (s->run_state != RS_RUNNABLE && s->run_state != RS_BLOCKED) {
+		s->on_cpu += now - s->last;
+		return;
+	}
+	back = came_back_at(task, s, now);
+	if (s->run_state == RS_RUNNABLE) {
+		s->runq += back - s->last;
+	} else {
+		s->blocked += back - s->last;
+	}
+	s->on_cpu += now - back;
+	s->unseen_switch = 1;
 }
 
 /*
@@ -1310,6 +1340,14 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	struct ls_event *e;
 
 	part = request_part(task, s, kind, end, &signal);
+	/*
+	 * A sleep whose switch-in went unseen ends later, at a hook of the thread's own: a signal
+	 * from there would unwind where it is now, not where it waited. Its stack is the frame kept
+	 * at its switch-out.
+	 */
+	if (!current && s->unseen_switch) {
+		signal = false;
+	}
 	e = s->has_accum ? bpf_map_lookup_elem(&accum, &tid) : NULL;
 	if (e) {
 		fill_event(e, task, s, kind, end, ret);
@@ -1495,6 +1533,32 @@ static __always_inline void syscall_begin(struct task_state *s, long nr, bool qu
 }
 
 /*
+ * sleep_came_back - at a hook of @task's own (its switch-out, a syscall's entry): if it is off
+ * CPU for latsnap, outside a syscall, its switch-in went unseen (came_back_at()). The off-CPU
+ * interval ended when it came back: sent as an outlier if long enough, flagged, instead of lost
+ * when the next interval starts over.
+ */
+static __always_inline void sleep_came_back(void *ctx, struct task_struct *task,
+					    struct task_state *s, __u64 now)
+{
+	__u64 end;
+
+	if (s->in_syscall || (s->run_state != RS_RUNNABLE && s->run_state != RS_BLOCKED)) {
+		return;
+	}
+	/* An interval outside a syscall counts no CPU time: it ended where the CPU time began. */
+	on_cpu_since_last(task, s, now);
+	s->on_cpu = 0;
+	end = s->start + s->blocked + s->runq;
+	s->run_state = RS_RUNNING;
+	s->last = now;
+	if (end - s->start >= (s->in_req ? ctx_floor_ns : sleep_threshold_ns)) {
+		submit(ctx, task, s, LS_KIND_SLEEP, end, 0);
+	}
+	accum_drop(s, task_rd(task, pid));
+}
+
+/*
  * syscall_flush - @task leaves the CPU (or ends a long syscall) inside the syscall its CPU's
  * cache holds: into its task storage, as a slow entry would have written it. @s may be NULL
  * (no storage reachable): the syscall is then not seen.
@@ -1592,10 +1656,14 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 	if (!s->tracked) {
 		return 0;
 	}
+	if (!now) {
+		now = bpf_ktime_get_ns();
+	}
+	sleep_came_back(ctx, task, s, now);
 	accum_drop(s, task_rd(task, pid));
 	/* Inside a request nothing is idle. */
-	syscall_begin(s, id, idle_syscall(id) && !include_idle && !s->in_req,
-		      now ? now : bpf_ktime_get_ns(), bpf_jiffies64());
+	syscall_begin(s, id, idle_syscall(id) && !include_idle && !s->in_req, now,
+		      bpf_jiffies64());
 	return 0;
 }
 
@@ -1829,7 +1897,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	if (!now) {
 		now = bpf_ktime_get_ns();
 	}
-	on_cpu_since_last(s, now);
+	on_cpu_since_last(task, s, now);
 	s->last = now;
 	s->run_state = RS_RUNNING;
 	if (!s->quiet && now - s->start >= limit && !dying(task)) {
@@ -2004,8 +2072,9 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 			now = bpf_ktime_get_ns();
 		}
 		tid = prev->pid;
+		sleep_came_back(ctx, prev, ps, now);
 		if (ps->in_syscall) {
-			on_cpu_since_last(ps, now);
+			on_cpu_since_last(prev, ps, now);
 			/* Its wait begins: the syscall's entry did not know where it would wait. */
 			if (!ps->switches && (ps->in_work || ps->work_at_start)) {
 				work_begin(prev, ps, ps->nr);
@@ -2021,6 +2090,7 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 			ps->runq = 0;
 			ps->switches = 1;
 			ps->quiet = 0;
+			ps->unseen_switch = 0;
 			work_begin(prev, ps, -1);
 			ps->work_came = 0;
 		}

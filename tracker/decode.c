@@ -274,9 +274,9 @@ static void decode_flags(const struct ls_event *e, struct outlier *o, uint64_t s
 				    "pending), so the preload library was not asked to unwind");
 	}
 	if (e->flags & LS_EF_SWITCH_UNSEEN) {
-		outlier_add_flag(o, "split-uncertain: a switch back onto the CPU went unseen (the "
-				    "kernel's BPF recursion guard); the time since the wakeup is "
-				    "counted as runqueue, though its last part was on CPU");
+		outlier_add_flag(o, "split-uncertain: its switch back onto the CPU went unseen (no "
+				    "sched_switch event reached latsnap); when it ran again is "
+				    "estimated from the CPU time the scheduler charged it since");
 	}
 	if (e->flags & LS_EF_SIGNAL_BUSY) {
 		outlier_add_flag(o, "signal-busy: the kernel could not send latsnap's signal now");
