@@ -101,6 +101,7 @@ struct task_state {
 	__s8 cur_slot; /* stack slot the wait under way is charged to, -1 for none */
 	__u8 accum_lost; /* a long wait found no room in accum: its stacks are lost */
 	__u8 unseen_switch; /* a switch-in went unseen: runqueue and on-CPU time are mixed */
+	__u8 clock_back; /* a clock read on another CPU was behind s->last (advance()) */
 	__s32 nr;
 	__u32 switches;
 	__u64 start; /* syscall entry, or switch-out that began an off-CPU interval */
@@ -904,6 +905,25 @@ static __always_inline void charge_slot(struct ls_event *acc, int slot, __u64 de
 }
 
 /*
+ * advance - the time since s->last, which moves to @now; 0, with s->last kept, when @now is
+ * earlier: the two were read on different CPUs (a wakeup runs on the waker's), whose clocks may
+ * disagree by microseconds (an emulated 6.12 guest: ~54 us). Never a negative part of the
+ * split: what the earlier clock missed goes to the next part, and the outlier says so.
+ */
+static __always_inline __u64 advance(struct task_state *s, __u64 now)
+{
+	__u64 delta;
+
+	if (now < s->last) {
+		s->clock_back = 1;
+		return 0;
+	}
+	delta = now - s->last;
+	s->last = now;
+	return delta;
+}
+
+/*
  * came_back_at - when @task, running now, came back onto the CPU, its switch-in unseen: no
  * sched_switch reached latsnap for it (the kernel's recursion guard skips a program; this VM's
  * 6.18 kernel traces no switch out of its own agent's threads, and the thread they hand the CPU
@@ -922,7 +942,7 @@ static __always_inline __u64 came_back_at(struct task_struct *task, struct task_
 	}
 	ran = BPF_CORE_READ(task, se.sum_exec_runtime) -
 	      BPF_CORE_READ(task, se.prev_sum_exec_runtime);
-	return ran < now - s->last ? now - ran : s->last;
+	return now > s->last && ran < now - s->last ? now - ran : s->last;
 }
 
 /*
@@ -936,16 +956,16 @@ static __always_inline void on_cpu_since_last(struct task_struct *task, struct t
 	__u64 back;
 
 	if (s->run_state != RS_RUNNABLE && s->run_state != RS_BLOCKED) {
-		s->on_cpu += now - s->last;
+		s->on_cpu += advance(s, now);
 		return;
 	}
 	back = came_back_at(task, s, now);
 	if (s->run_state == RS_RUNNABLE) {
-		s->runq += back - s->last;
+		s->runq += advance(s, back);
 	} else {
-		s->blocked += back - s->last;
+		s->blocked += advance(s, back);
 	}
-	s->on_cpu += now - back;
+	s->on_cpu += advance(s, now);
 	s->unseen_switch = 1;
 }
 
@@ -994,6 +1014,9 @@ static __always_inline void fill_event(struct ls_event *e, struct task_struct *t
 	e->on_cpu_ns = s->on_cpu;
 	if (s->unseen_switch) {
 		e->flags |= LS_EF_SWITCH_UNSEEN;
+	}
+	if (s->clock_back) {
+		e->flags |= LS_EF_CLOCK_BACK;
 	}
 	e->blocked_ns = s->blocked;
 	e->runqueue_ns = s->runq;
@@ -1373,7 +1396,8 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	e->nr_stacks = 0;
 	e->has_waker = 0;
 	e->flags = (s->accum_lost ? LS_EF_ACCUM_FULL : 0) |
-		   (s->unseen_switch ? LS_EF_SWITCH_UNSEEN : 0) | part | work_flags(s);
+		   (s->unseen_switch ? LS_EF_SWITCH_UNSEEN : 0) |
+		   (s->clock_back ? LS_EF_CLOCK_BACK : 0) | part | work_flags(s);
 	e->stacks_dropped = 0;
 	capture_user_stack(e, task, s, ctx, current);
 	if (!restarting(ret) && signal) {
@@ -1527,6 +1551,7 @@ static __always_inline void syscall_begin(struct task_state *s, long nr, bool qu
 	s->switches = 0;
 	s->cur_slot = -1;
 	s->unseen_switch = 0;
+	s->clock_back = 0;
 	s->work_at_start = s->in_work || s->in_req;
 	s->work_came = 0;
 	s->answered = 0;
@@ -1551,7 +1576,6 @@ static __always_inline void sleep_came_back(void *ctx, struct task_struct *task,
 	s->on_cpu = 0;
 	end = s->start + s->blocked + s->runq;
 	s->run_state = RS_RUNNING;
-	s->last = now;
 	if (end - s->start >= (s->in_req ? ctx_floor_ns : sleep_threshold_ns)) {
 		submit(ctx, task, s, LS_KIND_SLEEP, end, 0);
 	}
@@ -1612,8 +1636,8 @@ static __always_inline void syscall_unpark(struct task_struct *task, struct task
 	if (p->nr == user_syscall_nr(regs)) {
 		syscall_begin(s, p->nr, p->quiet, p->start, p->jiffies);
 		now = bpf_ktime_get_ns();
-		s->blocked = now - p->start;
-		s->last = now;
+		s->blocked = now > p->start ? now - p->start : 0;
+		s->last = now > p->start ? now : p->start;
 		s->switches = 1;
 		s->unseen_switch = 1;
 	}
@@ -1898,10 +1922,10 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 		now = bpf_ktime_get_ns();
 	}
 	on_cpu_since_last(task, s, now);
-	s->last = now;
 	s->run_state = RS_RUNNING;
-	if (!s->quiet && now - s->start >= limit && !dying(task)) {
-		submit(ctx, task, s, LS_KIND_SYSCALL, now, ret);
+	/* s->last: now, or later when this CPU's clock is behind the one that set it. */
+	if (!s->quiet && s->last - s->start >= limit && !dying(task)) {
+		submit(ctx, task, s, LS_KIND_SYSCALL, s->last, ret);
 	}
 	accum_drop(s, task_rd(task, pid));
 	verdict_fast(task, s);
@@ -1913,7 +1937,7 @@ static __always_inline bool wait_is_long(struct task_state *s, __u64 now)
 {
 	__u64 limit = s->in_req ? ctx_floor_ns : s->in_syscall ? threshold_ns : sleep_threshold_ns;
 
-	return !s->quiet && now - s->start >= limit / 2;
+	return !s->quiet && now > s->start && now - s->start >= limit / 2;
 }
 
 /*
@@ -2091,10 +2115,11 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 			ps->switches = 1;
 			ps->quiet = 0;
 			ps->unseen_switch = 0;
+			ps->clock_back = 0;
+			ps->last = now;
 			work_begin(prev, ps, -1);
 			ps->work_came = 0;
 		}
-		ps->last = now;
 		ps->run_state = runnable ? RS_RUNNABLE : RS_BLOCKED;
 		ps->cur_slot = -1;
 		if (!runnable) {
@@ -2117,20 +2142,19 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 	}
 	tid = next->pid;
 	if (s->run_state == RS_RUNNABLE) {
-		s->runq += now - s->last;
+		s->runq += advance(s, now);
 	} else if (s->run_state == RS_BLOCKED) {
 		/* Its wakeup went unseen (tracking began while it slept): count it as blocked. */
-		s->blocked += now - s->last;
+		s->blocked += advance(s, now);
 	} else {
 		s->run_state = RS_RUNNING;
 		s->last = now;
 		goto out;
 	}
 	s->run_state = RS_RUNNING;
-	s->last = now;
 	if (!s->in_syscall) {
-		if (now - s->start >= (s->in_req ? ctx_floor_ns : sleep_threshold_ns)) {
-			submit(ctx, next, s, LS_KIND_SLEEP, now, 0);
+		if (s->last - s->start >= (s->in_req ? ctx_floor_ns : sleep_threshold_ns)) {
+			submit(ctx, next, s, LS_KIND_SLEEP, s->last, 0);
 		}
 		accum_drop(s, tid);
 	}
@@ -2432,9 +2456,8 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 	if (!now) {
 		now = bpf_ktime_get_ns();
 	}
-	delta = now - s->last;
+	delta = advance(s, now);
 	s->blocked += delta;
-	s->last = now;
 	s->run_state = RS_RUNNABLE;
 	if (!wait_is_long(s, now)) {
 		return 0;
@@ -2790,10 +2813,10 @@ int ls_stall_scan(struct bpf_iter__task *ctx)
 	r->switches = 0;
 	if (s && !stall_tid) {
 		if ((s->run_state != RS_BLOCKED && s->run_state != RS_RUNNABLE) || s->quiet ||
-		    (now - s->start < stall_min_ns && !stall_seed)) {
+		    ((now <= s->start || now - s->start < stall_min_ns) && !stall_seed)) {
 			return 0;
 		}
-		since = now - s->last;
+		since = now > s->last ? now - s->last : 0;
 		r->run_state = s->run_state;
 		r->in_syscall = s->in_syscall;
 		r->syscall_nr = s->in_syscall ? s->nr : -1;
@@ -3177,7 +3200,8 @@ int ls_go_ready(struct pt_regs *ctx)
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
-	if (now - p->start < sleep_threshold_ns) {
+	/* Parked on another CPU, whose clock may be ahead by microseconds (advance()). */
+	if (now <= p->start || now - p->start < sleep_threshold_ns) {
 		goto out;
 	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);

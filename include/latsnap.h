@@ -191,6 +191,8 @@ enum ls_event_flag {
 	 * (thread) it parked on, args[0] its goid, args[1] its waitReason (see struct ls_go_proc).
 	 */
 	LS_EF_GOROUTINE = 1 << 16,
+	/* Two CPUs' clocks disagreed while it waited: a time read later was earlier (clamped). */
+	LS_EF_CLOCK_BACK = 1 << 17,
 };
 
 /*

@@ -278,6 +278,11 @@ static void decode_flags(const struct ls_event *e, struct outlier *o, uint64_t s
 				    "sched_switch event reached latsnap); when it ran again is "
 				    "estimated from the CPU time the scheduler charged it since");
 	}
+	if (e->flags & LS_EF_CLOCK_BACK) {
+		outlier_add_flag(o, "clock-skew: two CPUs' clocks disagreed while it waited (a time "
+				    "read later was earlier); no part of the split is negative, but the "
+				    "skew's microseconds may be counted in the next part");
+	}
 	if (e->flags & LS_EF_SIGNAL_BUSY) {
 		outlier_add_flag(o, "signal-busy: the kernel could not send latsnap's signal now");
 	}
