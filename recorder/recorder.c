@@ -775,98 +775,6 @@ static int settle_trace_dir(int snap_fd)
 }
 
 
-/* What one reading of a snapshot's trace collects. */
-struct read_back {
-	struct recorder *rec;
-	struct chain_events chain;
-	int err; /* of the collection (memory), not of the reading */
-};
-
-/*
- * A latsnap:user_stack event of the trace just written: latsnap recorded it for the outlier it
- * names (tid, end_ns), whose unwound stack the tracker already put in. Say the trace holds its
- * copy, which `show` then expects to find there.
- */
-static void on_user_stack(struct recorder *rec, const struct ctf_event *ev)
-{
-	bool has_tid, has_end;
-	uint64_t tid = ctf_field_u64(ev->fields, "tid", &has_tid);
-	uint64_t end = ctf_field_u64(ev->fields, "end_ns", &has_end);
-	struct outlier *o;
-	size_t i;
-
-	for (i = 0; has_tid && has_end && i < rec->nr_batch; i++) {
-		o = rec->batch[i];
-		if ((uint64_t)(int64_t)o->tid == tid && o->end_ns == end &&
-		    o->user_stack.source == OUTLIER_USTACK_UNWIND) {
-			o->user_stack.in_trace = true;
-			break;
-		}
-	}
-}
-
-static int on_trace_event(const struct ctf_event *ev, void *ctx)
-{
-	struct read_back *rb = ctx;
-
-	if (!strcmp(ev->name, "latsnap:user_stack")) {
-		on_user_stack(rb->rec, ev);
-	} else if (rb->rec->streaming && !rb->err) {
-		rb->err = chain_add_ctf(&rb->chain, ev);
-	}
-	return 0;
-}
-
-/* The flags the trace's reading gives each outlier. */
-static void flag_outliers(struct recorder *rec, const struct ctf_trace_info *info)
-{
-	struct outlier *o;
-	size_t i;
-
-	for (i = 0; i < rec->nr_batch; i++) {
-		o = rec->batch[i];
-		if (info->events && o->start_ns < info->first_ns) {
-			outlier_add_flag(o, "trace-starts-later: the ring buffer no longer held the "
-					    "start of this outlier (raise --buffer-size)");
-		}
-		if (o->signalled && o->user_stack.source != OUTLIER_USTACK_UNWIND &&
-		    !outlier_has_flag(o, "no-unwound-stack:")) {
-			outlier_add_flag(o, "no-unwound-stack: the preload library was signalled, "
-					    "but its latsnap:user_stack event is not in the snapshot");
-		}
-	}
-}
-
-/*
- * read_back - what the trace says about each outlier: its unwound stack, its wait chain, and
- * whether it reaches back. The trace is read once, for all three.
- */
-static void read_back(struct recorder *rec, const char *trace_path, struct json_object *flags)
-{
-	struct read_back rb = { .rec = rec, .chain = { .tr = rec->tracker } };
-	struct ctf_trace_info info = { 0 };
-	char text[160];
-	int err;
-
-	err = ctf_read_info(trace_path, "latsnap", on_trace_event, &rb, &info);
-	if (!err && (info.discarded_events || info.discarded_packets)) {
-		snprintf(text, sizeof(text),
-			 "trace-lost: the ring buffer discarded %" PRIu64 " events and %" PRIu64
-			 " packets",
-			 info.discarded_events, info.discarded_packets);
-		json_object_array_add(flags, json_object_new_string(text));
-	}
-	if (rec->streaming &&
-	    (err || rb.err || chain_build(&rb.chain, rec->batch, rec->nr_batch))) {
-		json_object_array_add(flags,
-				      json_object_new_string(
-					      "no-wait-chain: the kernel context events of the "
-					      "trace could not be read"));
-	}
-	chain_events_free(&rb.chain);
-	flag_outliers(rec, &info);
-}
-
 /* Write @text as @name under @fd atomically: a temporary file, fsync, rename. */
 static int write_atomic(int fd, const char *name, const char *text, size_t len)
 {
@@ -1141,6 +1049,139 @@ struct snap {
 	uint64_t t0, t_lttng, t_read, t_relay;
 };
 
+/* What one reading of a snapshot's trace collects. */
+struct read_back {
+	struct recorder *rec;
+	struct chain_events chain;
+	int err; /* of the collection (memory), not of the reading */
+};
+
+/*
+ * A latsnap:user_stack event of the trace just written: latsnap recorded it for the outlier it
+ * names (tid, end_ns), whose unwound stack the tracker already put in. Say the trace holds its
+ * copy, which `show` then expects to find there.
+ */
+static void on_user_stack(struct recorder *rec, const struct ctf_event *ev)
+{
+	bool has_tid, has_end;
+	uint64_t tid = ctf_field_u64(ev->fields, "tid", &has_tid);
+	uint64_t end = ctf_field_u64(ev->fields, "end_ns", &has_end);
+	struct outlier *o;
+	size_t i;
+
+	for (i = 0; has_tid && has_end && i < rec->nr_batch; i++) {
+		o = rec->batch[i];
+		if ((uint64_t)(int64_t)o->tid == tid && o->end_ns == end &&
+		    o->user_stack.source == OUTLIER_USTACK_UNWIND) {
+			o->user_stack.in_trace = true;
+			break;
+		}
+	}
+}
+
+static int on_trace_event(const struct ctf_event *ev, void *ctx)
+{
+	struct read_back *rb = ctx;
+
+	if (!strcmp(ev->name, "latsnap:user_stack")) {
+		on_user_stack(rb->rec, ev);
+	} else if (rb->rec->streaming && !rb->err) {
+		rb->err = chain_add_ctf(&rb->chain, ev);
+	}
+	return 0;
+}
+
+/* The flags the trace's reading gives each outlier. */
+static void flag_outliers(struct recorder *rec, const struct ctf_trace_info *info)
+{
+	struct outlier *o;
+	size_t i;
+
+	for (i = 0; i < rec->nr_batch; i++) {
+		o = rec->batch[i];
+		if (info->events && o->start_ns < info->first_ns) {
+			outlier_add_flag(o, "trace-starts-later: the ring buffer no longer held the "
+					    "start of this outlier (raise --buffer-size)");
+		}
+		if (o->signalled && o->user_stack.source != OUTLIER_USTACK_UNWIND &&
+		    !outlier_has_flag(o, "no-unwound-stack:")) {
+			outlier_add_flag(o, "no-unwound-stack: the preload library was signalled, "
+					    "but its latsnap:user_stack event is not in the snapshot");
+		}
+	}
+}
+
+/*
+ * snapshot_retake - @sn's trace could not be read back. Seen in slow guests under load: its
+ * metadata, as LTTng copied it, declared an event before the stream it belongs to ("Cannot find
+ * stream class at this point: id=0"), and no CTF reader takes it. LTTng writes the session's
+ * metadata again, whole and in order, and the snapshot is taken again in place of the first.
+ */
+static int snapshot_retake(struct recorder *rec, struct snap *sn)
+{
+	char path[PATH_MAX + 128];
+	int err;
+
+	if (rec->session_gone || session_regenerate_metadata(rec->session)) {
+		return -EIO;
+	}
+	remove_tree(sn->fd, "trace");
+	if (mkdirat(sn->fd, ".lttng", 0700)) {
+		return -errno;
+	}
+	snprintf(path, sizeof(path), "%s/%s/.lttng", rec->out_path, sn->id);
+	err = session_snapshot(rec->session, path);
+	if (!err) {
+		err = settle_trace_dir(sn->fd);
+	}
+	return err;
+}
+
+/*
+ * read_back - what the trace says about each outlier: its unwound stack, its wait chain, and
+ * whether it reaches back. The trace is read once, for all three; once more if it could not be
+ * read and @sn could be taken again (snapshot_retake()).
+ */
+static void read_back(struct recorder *rec, const char *trace_path, struct snap *sn)
+{
+	struct read_back rb = { .rec = rec, .chain = { .tr = rec->tracker } };
+	struct json_object *flags = sn->flags;
+	struct ctf_trace_info info = { 0 };
+	char text[160];
+	int err;
+
+	err = ctf_read_info(trace_path, "latsnap", on_trace_event, &rb, &info);
+	if (err && err != -ENOMEM && snapshot_retake(rec, sn) == 0) {
+		ls_verbose("record: %s/%s: the trace could not be read (%s): its metadata "
+			   "regenerated, the snapshot taken again",
+			   rec->out_path, sn->id, strerror(-err));
+		chain_events_free(&rb.chain);
+		memset(&rb, 0, sizeof(rb));
+		rb.rec = rec;
+		rb.chain.tr = rec->tracker;
+		memset(&info, 0, sizeof(info));
+		err = ctf_read_info(trace_path, "latsnap", on_trace_event, &rb, &info);
+		add_flag(flags, "trace-retaken: the first copy of the trace could not be read; "
+				"LTTng wrote its metadata again and the snapshot was taken again");
+	}
+	if (!err && (info.discarded_events || info.discarded_packets)) {
+		snprintf(text, sizeof(text),
+			 "trace-lost: the ring buffer discarded %" PRIu64 " events and %" PRIu64
+			 " packets",
+			 info.discarded_events, info.discarded_packets);
+		json_object_array_add(flags, json_object_new_string(text));
+	}
+	if (rec->streaming &&
+	    (err || rb.err || chain_build(&rb.chain, rec->batch, rec->nr_batch))) {
+		json_object_array_add(flags,
+				      json_object_new_string(
+					      "no-wait-chain: the kernel context events of the "
+					      "trace could not be read"));
+	}
+	chain_events_free(&rb.chain);
+	flag_outliers(rec, &info);
+}
+
 /*
  * snapshot_admit - may the batch become a snapshot under the limits? Makes room if it brings
  * a new cause or worst case; otherwise counts it as skipped and says why (-v).
@@ -1338,7 +1379,7 @@ int recorder_snapshot(struct recorder *rec)
 		goto failed;
 	}
 	snprintf(trace, sizeof(trace), "%s/%s/trace", rec->out_path, sn.id);
-	read_back(rec, trace, sn.flags);
+	read_back(rec, trace, &sn);
 	sn.t_read = ls_now_ns();
 	err = write_summary(rec, sn.fd, sn.id, sn.flags, rec->opts.relay ? &sn.json : NULL);
 	if (err) {

@@ -430,6 +430,24 @@ int session_snapshot(struct session *s, const char *dir)
 	return err;
 }
 
+/**
+ * session_regenerate_metadata - have LTTng write the session's metadata again, whole and in order
+ * (a snapshot's copy of it is then read from the start), for a snapshot whose trace could not
+ * be read back.
+ *
+ * Return: 0, or -EIO after printing why (verbose).
+ */
+int session_regenerate_metadata(struct session *s)
+{
+	int ret = lttng_regenerate_metadata(s->name);
+
+	if (ret < 0) {
+		ls_verbose("record: LTTng: regenerate metadata: %s", lttng_strerror(ret));
+		return -EIO;
+	}
+	return 0;
+}
+
 /*
  * LTTng's network URL of @url: net:// and net6:// as they are, tcp:// and tcp6:// (which
  * lttng-create(1) takes as the same) renamed, since the snapshot output wants a combined URL.

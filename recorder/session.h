@@ -21,6 +21,7 @@ struct session_opts {
 
 int session_open(struct session **sessionp, const struct session_opts *opts);
 int session_snapshot(struct session *s, const char *dir);
+int session_regenerate_metadata(struct session *s);
 bool session_is_network_url(const char *url);
 int session_check_url(const char *url, char *why, size_t why_size);
 int session_snapshot_net(struct session *s, const char *url, const char *name, char *why,

@@ -1305,6 +1305,9 @@ static int add_snapshots(struct report *r, const struct snapshot_set *set, uint6
 		(*complete)++;
 		r->skipped = sat_add(r->skipped, set->snaps[i].summary->skipped);
 		/* Its outliers are reported all the same: a warning, not a corrupt summary. */
+		if (set->snaps[i].summary->outliers_why) {
+			ls_err("report: warning: %s", set->snaps[i].summary->outliers_why);
+		}
 		if (set->snaps[i].summary->idle_why) {
 			ls_err("report: warning: %s", set->snaps[i].summary->idle_why);
 		}

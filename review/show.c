@@ -997,6 +997,9 @@ static int load_snapshot(const char *path, struct snapshot *snap)
 		return 1;
 	}
 	/* The outliers are shown all the same: a warning, not a corrupt summary. */
+	if (snap->summary->outliers_why) {
+		ls_err("show: warning: %s", snap->summary->outliers_why);
+	}
 	if (snap->summary->idle_why) {
 		ls_err("show: warning: %s", snap->summary->idle_why);
 	}

@@ -372,7 +372,6 @@ static bool check_summary(struct json_object *obj, char *what, size_t len)
 {
 	struct json_object *outliers;
 	bool ok = false;
-	size_t i, n;
 
 	if (!json_object_is_type(obj, json_type_object)) {
 		snprintf(what, len, "not a JSON object");
@@ -400,12 +399,6 @@ static bool check_summary(struct json_object *obj, char *what, size_t len)
 	if (!outliers) {
 		snprintf(what, len, "outliers is not an array");
 		goto out;
-	}
-	n = json_object_array_length(outliers);
-	for (i = 0; i < n; i++) {
-		if (!check_outlier(json_object_array_get_idx(outliers, i), i, what, len)) {
-			goto out;
-		}
 	}
 	ok = true;
 out:
@@ -648,7 +641,8 @@ static int summary_new(struct json_object *obj, const char *name, struct summary
 		       size_t len)
 {
 	struct json_object *outliers = get_arr(obj, "outliers"), *o;
-	size_t i, n = json_object_array_length(outliers);
+	size_t i, n = json_object_array_length(outliers), bad = 0, wlen;
+	char scratch[384], *w;
 	struct summary *s;
 	int ret = -ENOMEM;
 
@@ -659,7 +653,8 @@ static int summary_new(struct json_object *obj, const char *name, struct summary
 	s->json = json_object_get(obj);
 	s->skipped = (uint64_t)get_i64(obj, "skipped");
 	s->outliers = calloc(n ? n : 1, sizeof(*s->outliers));
-	if (!s->outliers || outlier_set_str(&s->id, get_str(obj, "id", NULL)) ||
+	s->json_idx = calloc(n ? n : 1, sizeof(*s->json_idx));
+	if (!s->outliers || !s->json_idx || outlier_set_str(&s->id, get_str(obj, "id", NULL)) ||
 	    outlier_set_str(&s->host, get_str(obj, "host", NULL)) ||
 	    outlier_set_str(&s->created, get_str(obj, "created", NULL)) ||
 	    outlier_set_str(&s->trace, get_str(obj, "trace", NULL)) ||
@@ -668,20 +663,33 @@ static int summary_new(struct json_object *obj, const char *name, struct summary
 	}
 	for (i = 0; i < n; i++) {
 		o = json_object_array_get_idx(outliers, i);
-		if (!check_typed(o, i, what, len)) {
-			ret = -EBADMSG;
-			goto out;
+		/* The first bad one's reason is kept: the one a user fixes first. */
+		w = bad ? scratch : what;
+		wlen = bad ? sizeof(scratch) : len;
+		if (!check_outlier(o, i, w, wlen) || !check_typed(o, i, w, wlen)) {
+			bad++;
+			continue;
 		}
-		ret = outlier_from_json(o, &s->outliers[i]);
+		ret = outlier_from_json(o, &s->outliers[s->nr_outliers]);
 		if (ret == -EINVAL) {
-			/* Not expected after the checks; still a corrupt summary, not a crash. */
-			snprintf(what, len, "outlier %zu: a member is not of its type", i);
-			ret = -EBADMSG;
+			/* Not expected after the checks: one more bad outlier, not a crash. */
+			snprintf(w, wlen, "outlier %zu: a member is not of its type", i);
+			bad++;
+			continue;
 		}
 		if (ret) {
 			goto out;
 		}
-		s->nr_outliers++;
+		s->json_idx[s->nr_outliers++] = i;
+	}
+	if (bad) {
+		ret = asprintf(&s->outliers_why, "%s: %s (%zu of %zu outliers skipped)", name, what,
+			       bad, n) < 0 ? -ENOMEM : 0;
+		if (ret) {
+			s->outliers_why = NULL;
+			goto out;
+		}
+		what[0] = '\0';
 	}
 	ret = idle_from_json(obj, s, name);
 	if (ret) {
@@ -756,6 +764,8 @@ void summary_free(struct summary *s)
 	}
 	free(s->idle);
 	free(s->idle_why);
+	free(s->outliers_why);
+	free(s->json_idx);
 	free(s->id);
 	free(s->host);
 	free(s->created);
@@ -799,7 +809,8 @@ struct json_object *summary_to_json(const struct summary *s, struct json_object 
  */
 struct json_object *summary_outlier_to_json(const struct summary *s, size_t i)
 {
-	struct json_object *read = json_object_array_get_idx(get_arr(s->json, "outliers"), i);
+	struct json_object *read =
+		json_object_array_get_idx(get_arr(s->json, "outliers"), s->json_idx[i]);
 	struct json_object_iterator it = json_object_iter_begin(read);
 	struct json_object_iterator end = json_object_iter_end(read);
 	struct json_object *obj = outlier_to_json(s->outliers[i]);

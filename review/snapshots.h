@@ -59,6 +59,10 @@ struct summary_idle {
  * @idle_why: NULL, or "FILE: what" when "idle" was damaged: the bad entries are left out of
  *	@idle rather than the summary refused (idle waits are not latency: a bad one must not cost
  *	the outliers); the reader warns with it once
+ * @json_idx: for each of @outliers, its index in the file's "outliers"
+ * @outliers_why: NULL, or "FILE: what (K of N outliers skipped)" when some outliers were bad:
+ *	each is left out (one bad outlier, a stack or a split written wrong, must not cost the
+ *	others, nor the trace); the reader warns with it once
  * @json: the summary as read; only snapshots.c reads it (summary_to_json() passes the members
  *	this latsnap does not know through)
  */
@@ -75,6 +79,8 @@ struct summary {
 	struct summary_idle *idle;
 	size_t nr_idle;
 	char *idle_why;
+	size_t *json_idx;
+	char *outliers_why;
 	struct json_object *json;
 };
 

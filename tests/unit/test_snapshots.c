@@ -151,6 +151,23 @@ static void test_parse(void)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		text = variant(bad[i].from, bad[i].to);
 		why[0] = '\0';
+		if (bad[i].why && !strncmp(bad[i].why, "S: outlier ", 11)) {
+			char *expect;
+
+			/* A bad outlier costs only itself: left out, said once. */
+			is_int(parse(text, &s, why, sizeof(why)), 0,
+			       "'%s' -> '%s': the summary is read", bad[i].from, bad[i].to);
+			ok(s && s->nr_outliers == 0, "  without its one outlier");
+			if (asprintf(&expect, "%s (1 of 1 outliers skipped)", bad[i].why) < 0) {
+				bail_out("out of memory");
+			}
+			is_str(s ? s->outliers_why : NULL, expect, "  and says why");
+			free(expect);
+			summary_free(s);
+			s = NULL;
+			free(text);
+			continue;
+		}
 		is_int(parse(text, &s, why, sizeof(why)), -EBADMSG, "'%s' -> '%s' is refused",
 		       bad[i].from, bad[i].to);
 		ok(!s, "  and nothing is returned");
@@ -161,6 +178,44 @@ static void test_parse(void)
 		}
 		free(text);
 	}
+}
+
+/*
+ * A summary whose first outlier is bad (a split written wrong: issue 33's underflow) and whose
+ * second is good: the good one is read, at its own place in the file, and the bad one said.
+ */
+static void test_one_bad_outlier(void)
+{
+	const char *first = strstr(good, "{\"kind\""), *end = strstr(good, "\"flags\":[]}]}");
+	struct json_object *obj;
+	struct summary *s = NULL;
+	char why[512], *bad, *text;
+
+	/* The one outlier of @good ends with its flags; "]}" closes the outliers and the summary. */
+	if (end) {
+		end += strlen("\"flags\":[]}");
+	}
+	if (!first || !end || asprintf(&text, "%.*s", (int)(end - first), first) < 0) {
+		bail_out("test bug: no outlier in the good summary");
+	}
+	bad = substitute(text, "\"blocked_ns\":180", "\"blocked_ns\":-54000");
+	free(text);
+	if (asprintf(&text, "%.*s%s,%.*s]}", (int)(first - good), good, bad, (int)(end - first),
+		     first) < 0) {
+		bail_out("out of memory");
+	}
+	is_int(parse(text, &s, why, sizeof(why)), 0, "a summary with one bad outlier of two is read");
+	ok(s && s->nr_outliers == 1, "with its good outlier");
+	is_str(s ? s->outliers_why : NULL,
+	       "S: outlier 0: blocked_ns is not a non-negative integer (1 of 2 outliers skipped)",
+	       "the bad one is named, and counted");
+	obj = s ? summary_outlier_to_json(s, 0) : NULL;
+	is_int(obj ? json_object_get_int64(json_object_object_get(obj, "blocked_ns")) : -1, 180,
+	       "the good one is read from its own place in the file");
+	json_object_put(obj);
+	summary_free(s);
+	free(bad);
+	free(text);
 }
 
 /*
@@ -449,6 +504,7 @@ int main(void)
 		bail_out("mkdtemp: %s", strerror(errno));
 	}
 	test_parse();
+	test_one_bad_outlier();
 	test_typed();
 	test_pass_through();
 	test_load();
