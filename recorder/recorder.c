@@ -1151,18 +1151,23 @@ static void read_back(struct recorder *rec, const char *trace_path, struct snap 
 	int err;
 
 	err = ctf_read_info(trace_path, "latsnap", on_trace_event, &rb, &info);
-	if (err && err != -ENOMEM && snapshot_retake(rec, sn) == 0) {
+	/*
+	 * Empty, though latsnap just recorded its outliers into it: a 6.12 guest under load wrote
+	 * such a snapshot (the buffers' streams not yet in it); taken again, it has them.
+	 */
+	if (((err && err != -ENOMEM) || (!err && !info.events)) && snapshot_retake(rec, sn) == 0) {
 		ls_verbose("record: %s/%s: the trace could not be read (%s): its metadata "
 			   "regenerated, the snapshot taken again",
-			   rec->out_path, sn->id, strerror(-err));
+			   rec->out_path, sn->id, err ? strerror(-err) : "no events");
 		chain_events_free(&rb.chain);
 		memset(&rb, 0, sizeof(rb));
 		rb.rec = rec;
 		rb.chain.tr = rec->tracker;
 		memset(&info, 0, sizeof(info));
 		err = ctf_read_info(trace_path, "latsnap", on_trace_event, &rb, &info);
-		add_flag(flags, "trace-retaken: the first copy of the trace could not be read; "
-				"LTTng wrote its metadata again and the snapshot was taken again");
+		add_flag(flags, "trace-retaken: the first copy of the trace could not be read, or "
+				"was empty; LTTng wrote its metadata again and the snapshot was taken "
+				"again");
 	}
 	if (!err && (info.discarded_events || info.discarded_packets)) {
 		snprintf(text, sizeof(text),
