@@ -32,12 +32,16 @@ enum outlier_ustack_source {
  * @symbol: its function, or NULL when unknown
  * @offset: from the start of @symbol (0 without one)
  * @module: "kernel", a kernel module, the path of a user object, or NULL when unknown
+ * @interp: an interpreter's frame (CPython): @addr is its code object, @symbol its qualified
+ *          name, @module its source file, @line its current line (0: unknown); "line" in JSON
  */
 struct outlier_frame {
 	uint64_t addr;
 	char *symbol;
 	uint64_t offset;
 	char *module;
+	bool interp;
+	uint32_t line;
 };
 
 /* A stack, innermost frame first. */

@@ -29,6 +29,7 @@ debuginfod
 mariadb-server
 mariadb-client
 python3-pymysql
+python3.11-dev
 nodejs
 "
 
