@@ -109,6 +109,25 @@ int outlier_frame_set(struct outlier_frame *f, uint64_t addr, const char *symbol
 }
 
 /**
+ * outlier_interp_name() - an interpreter frame for people, into @buf: "wait_for_lock
+ * (prog.py:12)", the file by its base name, no line when it is not known; "? (Python code
+ * 0xADDR)" when its code object could not be read
+ */
+void outlier_interp_name(const struct outlier_frame *f, char *buf, size_t len)
+{
+	const char *base = f->module ? strrchr(f->module, '/') : NULL;
+
+	base = base ? base + 1 : f->module;
+	if (!f->symbol || !base) {
+		snprintf(buf, len, "? (Python code 0x%" PRIx64 ")", f->addr);
+	} else if (f->line) {
+		snprintf(buf, len, "%s (%s:%" PRIu32 ")", f->symbol, base, f->line);
+	} else {
+		snprintf(buf, len, "%s (%s)", f->symbol, base);
+	}
+}
+
+/**
  * outlier_frames_free() - free the frames of @frames and leave it empty
  */
 void outlier_frames_free(struct outlier_frames *frames)

@@ -198,6 +198,9 @@ int outlier_frames_alloc(struct outlier_frames *frames, size_t nr);
 int outlier_frame_set(struct outlier_frame *f, uint64_t addr, const char *symbol,
 		      uint64_t offset, const char *module);
 void outlier_frames_free(struct outlier_frames *frames);
+/* Room for outlier_interp_name()'s text: long names and paths are cut. */
+#define LS_INTERP_NAME_LEN 512
+void outlier_interp_name(const struct outlier_frame *f, char *buf, size_t len);
 void outlier_frames_move(struct outlier_frames *to, struct outlier_frames *from);
 struct outlier_kstack *outlier_add_kstack(struct outlier *o, uint64_t weight_ns);
 struct outlier_link *outlier_add_link(struct outlier *o);

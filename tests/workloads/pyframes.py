@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # pyframes.py - Python waits whose frames latsnap must name (tests/integration/89c-python-frames.t):
 # a thread blocks 200 ms in threading.Lock.acquire() inside wait_for_lock(), called from handle();
-# then the main thread sleeps 200 ms in nap(). Prints what it did; exits 0.
+# then the main thread sleeps 200 ms in nap(). Prints what it did; exits with its argument
+# (0 without one), so that a test sees the status latsnap hands on.
+import sys
 import threading
 import time
 
@@ -35,3 +37,4 @@ def main():
 
 if __name__ == "__main__":
     main()
+    sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
