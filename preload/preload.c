@@ -11,7 +11,9 @@
  * ever waits in the application. latsnap itself puts the stack into the trace
  * (latsnap:user_stack). The only wrapper is dl_iterate_phdr (which lets libunwind find unwind
  * tables without the loader's lock), and the registration is one prctl per process image; the
- * kernel side carries it over to forked children.
+ * kernel side carries it over to forked children. In a CPython 3.11 process the report also
+ * holds the thread's Python frames, as the interpreter's pointers (py_frames(): a fixed number
+ * of fault-safe reads); latsnap names them (tracker/pyframes.c).
  *
  * Settings come from the environment, read once in the constructor and never in secure
  * execution (setuid and the like), where the library does nothing at all:

@@ -218,7 +218,8 @@ static unsigned char *read_bytes(pid_t pid, uint64_t obj, size_t *lenp)
 static struct py_code *code_at(struct pyframes *pf, pid_t pid, uint64_t addr)
 {
 	unsigned char head[LS_PY311_CODE_READ];
-	struct py_code *c = &pf->slots[((addr >> 4) ^ (uint64_t)pid * 2654435761U) % PY_CACHE_SLOTS];
+	struct py_code *c =
+		&pf->slots[((addr >> 4) ^ (uint64_t)pid * 2654435761U) % PY_CACHE_SLOTS];
 	uint64_t qualname, filename, table;
 
 	if (!addr || read_mem(pid, addr, head, sizeof(head))) {
