@@ -7,7 +7,9 @@
 # script's path and the lines they were at, on the inner side of the _PyEval_EvalFrameDefault
 # frame that runs them; nap's sleep names nap. Without the preload library's Python walk the
 # stack shows only the interpreter's C frames. The waits are what this file is about, not whether
-# the idle policy calls them work: --include-idle. A C program's stacks get no Python frame.
+# the idle policy calls them work: --include-idle. A frame linked to unmapped memory ends the walk
+# there and harms nothing; a C program's stacks get no Python frame. PYTHON311=PATH runs another
+# CPython 3.11 (pyenv's 3.11.7, whose libpython3.11.so holds the interpreter, passes too).
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -110,12 +112,26 @@ if [ -n "$SNAP" ]; then
 		"^wait_for_lock \\(pyframes.py:$LOCK_LINE\\)\$" "b) flame names wait_for_lock (pyframes.py:$LOCK_LINE)"
 fi
 
-# --- c) a C program: no Python frame ---
+# --- c) a frame whose link to its caller points at unmapped memory ---
+# The preload library reads the interpreter's memory fault-safely: the walk ends at the bad link
+# (bad_chain named, its callers not), and the program runs on as it would.
+BAD_LINE=$(line_of BAD-SLEEP)
+"$PY" "$SCRIPT" bad-chain >"$T/bad-plain.out" 2>&1
+record_json "$T/d.out" "$T/d.err" --include-idle -t 50ms -- "$PY" "$SCRIPT" bad-chain
+is "$RC" 0 "c) record -- pyframes.py bad-chain: exit 0, no crash"
+is "$(grep -v '^{' "$T/d.out")" "$(cat "$T/bad-plain.out")" "c) the program's output is unchanged"
+BAD_SEL='select(.user_stack.source == "unwind" and
+	([.user_stack.frames[]? | .symbol] | index("bad_chain")) != null)'
+is "$(frames_text "$T/d.out" "$BAD_SEL" | grep -v ' -$')" "bad_chain $SCRIPT $BAD_LINE" \
+	"c) its only Python frame is bad_chain at $SCRIPT:$BAD_LINE (the walk ended at the bad link)" ||
+	frames_text "$T/d.out" "$BAD_SEL" | while IFS= read -r l; do diag "    $l"; done
+
+# --- d) a C program: no Python frame ---
 record_json "$T/c.out" "$T/c.err" -t 50ms -- "$WL/sleeper" 150 2
-is "$RC" 0 "c) record -- sleeper: exit 0"
+is "$RC" 0 "d) record -- sleeper: exit 0"
 ok "[ $(jcount "$T/c.out" 'select(.user_stack.source == "unwind")') -ge 1 ]" \
-	"c) sleeper's outliers have unwound stacks"
+	"d) sleeper's outliers have unwound stacks"
 is "$(jcount "$T/c.out" 'select([.user_stack.frames[]? | has("line")] | any)')" 0 \
-	"c) no frame of a C program is a Python frame"
+	"d) no frame of a C program is a Python frame"
 
 done_testing
