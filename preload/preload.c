@@ -82,6 +82,8 @@ static volatile int ls_handlers_active;
  */
 static uintptr_t ls_py_runtime;
 static pid_t ls_pid;
+/* _PyEval_EvalFrameDefault's code: each of its calls in the stack runs Python frames. */
+static uintptr_t ls_py_eval_start, ls_py_eval_end;
 
 typedef int (*phdr_callback_fn)(struct dl_phdr_info *, size_t, void *);
 typedef int (*dl_iterate_phdr_fn)(phdr_callback_fn, void *);
@@ -209,18 +211,30 @@ static uintptr_t word_at(const unsigned char *buf, size_t off)
  * code object, last instruction and is_entry bit (the tracker names them later). The thread's
  * PyThreadState is the value of the interpreter's own TSS key (pthread_getspecific() reads the
  * thread's descriptor, no lock); each frame is one safe_read(), at most LS_PY_MAX_FRAMES of them
- * and two more. A thread that is not Python's, or any unreadable pointer, ends the walk there.
+ * and two more. Only as many eval calls' frames are read as the native stack (@depth frames) has
+ * _PyEval_EvalFrameDefault frames to place them at: none, no read at all. A thread that is not
+ * Python's, or any unreadable pointer, ends the walk there.
  */
-static void py_frames(struct ls_unwind_report *report)
+static void py_frames(struct ls_unwind_report *report, uint32_t depth)
 {
 	unsigned char frame[LS_PY311_FRAME_READ];
 	uintptr_t tstate, cframe, cur;
 	uint64_t start = now_ns();
+	uint32_t i, evals = 0;
 	int tss[2];
 
 	report->py_magic = LS_PY_MAGIC;
 	report->py_nr = 0;
 	report->py_entry = 0;
+	for (i = 0; i < depth; i++) {
+		/* A return address is past its call: it may be the function's end itself. */
+		if (report->ips[i] > ls_py_eval_start && report->ips[i] <= ls_py_eval_end) {
+			evals++;
+		}
+	}
+	if (!evals) {
+		goto out;
+	}
 	memcpy(tss, (const void *)(ls_py_runtime + LS_PY311_RUNTIME_TSS), sizeof(tss));
 	if (!tss[LS_PY311_TSS_INITIALIZED / sizeof(int)]) {
 		goto out;
@@ -235,8 +249,12 @@ static void py_frames(struct ls_unwind_report *report)
 		report->py[report->py_nr].instr = word_at(frame, LS_PY311_FRAME_PREV_INSTR);
 		if (frame[LS_PY311_FRAME_IS_ENTRY]) {
 			report->py_entry |= 1U << report->py_nr;
+			evals--;
 		}
 		report->py_nr++;
+		if (!evals) {
+			break;
+		}
 		cur = word_at(frame, LS_PY311_FRAME_PREVIOUS);
 	}
 out:
@@ -307,7 +325,7 @@ report:
 	report.py_magic = 0;
 	report.py_nr = 0;
 	if (ls_py_runtime) {
-		py_frames(&report);
+		py_frames(&report, depth);
 	}
 	prctl(LS_PRCTL_OPTION, LS_PRCTL_USER_STACK, (unsigned long)(uintptr_t)&report,
 	      LS_UNWOUND_ARG(depth, status, truncated), LS_ABI_VERSION);
@@ -371,10 +389,17 @@ static void find_python(void)
 {
 	const unsigned long *version = dlsym(RTLD_DEFAULT, "Py_Version");
 	void *runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
+	void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
 
-	if (version && runtime && (*version & LS_PY311_HEX_MASK) == LS_PY311_HEX) {
-		ls_py_runtime = (uintptr_t)runtime;
+	if (!version || !runtime || !eval || (*version & LS_PY311_HEX_MASK) != LS_PY311_HEX ||
+	    !dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size) {
+		return;
 	}
+	ls_py_eval_start = (uintptr_t)eval;
+	ls_py_eval_end = (uintptr_t)eval + sym->st_size;
+	ls_py_runtime = (uintptr_t)runtime;
 }
 
 static int parse_depth(const char *text)
