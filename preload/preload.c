@@ -77,11 +77,9 @@ static volatile int ls_handlers_active;
 
 /*
  * CPython 3.11's _PyRuntime, found at init when the process is a 3.11 interpreter (0: it is
- * not, and the handler reads no Python frames). ls_pid is whom process_vm_readv reads: this
- * process, set again in a forked child.
+ * not, and the handler reads no Python frames).
  */
 static uintptr_t ls_py_runtime;
-static pid_t ls_pid;
 /* _PyEval_EvalFrameDefault's code: each of its calls in the stack runs Python frames. */
 static uintptr_t ls_py_eval_start, ls_py_eval_end;
 
@@ -186,16 +184,17 @@ LS_EXPORT int dl_iterate_phdr(phdr_callback_fn callback, void *data)
 }
 
 /*
- * safe_read - copy @len bytes at @addr of this process, or fail (-1) where a plain load would
+ * safe_read - copy @len bytes at @addr of this process (@self, from getpid(): asked in the
+ * handler, right in a child however it was made), or fail (-1) where a plain load would
  * fault: the interpreter's pointers are read while it runs on, and a stale one must cost the
  * report its Python frames, never the process its life. One system call, async-signal-safe.
  */
-static int safe_read(uintptr_t addr, void *buf, size_t len)
+static int safe_read(pid_t self, uintptr_t addr, void *buf, size_t len)
 {
 	struct iovec local = { .iov_base = buf, .iov_len = len };
 	struct iovec remote = { .iov_base = (void *)addr, .iov_len = len };
 
-	return process_vm_readv(ls_pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+	return process_vm_readv(self, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
 static uintptr_t word_at(const unsigned char *buf, size_t off)
@@ -221,6 +220,7 @@ static void py_frames(struct ls_unwind_report *report, uint32_t depth)
 	uintptr_t tstate, cframe, cur;
 	uint64_t start = now_ns();
 	uint32_t i, evals = 0;
+	pid_t self;
 	int tss[2];
 
 	report->py_magic = LS_PY_MAGIC;
@@ -240,11 +240,13 @@ static void py_frames(struct ls_unwind_report *report, uint32_t depth)
 		goto out;
 	}
 	tstate = (uintptr_t)pthread_getspecific((pthread_key_t)tss[LS_PY311_TSS_KEY / sizeof(int)]);
-	if (!tstate || safe_read(tstate + LS_PY311_TSTATE_CFRAME, &cframe, sizeof(cframe)) ||
-	    !cframe || safe_read(cframe + LS_PY311_CFRAME_CURRENT, &cur, sizeof(cur))) {
+	self = getpid();
+	if (!tstate || safe_read(self, tstate + LS_PY311_TSTATE_CFRAME, &cframe, sizeof(cframe)) ||
+	    !cframe || safe_read(self, cframe + LS_PY311_CFRAME_CURRENT, &cur, sizeof(cur))) {
 		goto out;
 	}
-	while (cur && report->py_nr < LS_PY_MAX_FRAMES && !safe_read(cur, frame, sizeof(frame))) {
+	while (cur && report->py_nr < LS_PY_MAX_FRAMES &&
+	       !safe_read(self, cur, frame, sizeof(frame))) {
 		report->py[report->py_nr].code = word_at(frame, LS_PY311_FRAME_CODE);
 		report->py[report->py_nr].instr = word_at(frame, LS_PY311_FRAME_PREV_INSTR);
 		if (frame[LS_PY311_FRAME_IS_ENTRY]) {
@@ -352,7 +354,6 @@ static void ls_fork_parent(void)
 /* In the child: the only thread, none of its handlers under way; libunwind's locks are free. */
 static void ls_fork_child(void)
 {
-	ls_pid = getpid();
 	__atomic_store_n(&ls_handlers_active, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&ls_forking, 0, __ATOMIC_SEQ_CST);
 }
@@ -447,7 +448,6 @@ __attribute__((constructor)) static void latsnap_preload_init(void)
 	}
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
 	warm_up_unwinder();
-	ls_pid = getpid();
 	find_python();
 	if (pthread_atfork(ls_fork_prepare, ls_fork_parent, ls_fork_child)) {
 		/* Without it a child could hang in our handler: stay off in this process. */

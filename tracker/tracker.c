@@ -599,8 +599,9 @@ static int on_unwound(struct tracker *tr, const struct ls_unwound *u)
 		outlier_add_flag(outlier, "%s: %s", nr ? "user-stack-partial" : "no-unwound-stack",
 				 unwind_status_text[u->status]);
 	}
-	if (nr && !decode_user_frames(tr->usyms, (pid_t)u->pid, (const uint64_t *)u->report.ips,
-				      nr, &frames) &&
+	if (nr &&
+	    !decode_user_frames(tr->usyms, (pid_t)u->pid, (const uint64_t *)u->report.ips, nr,
+				&frames) &&
 	    !pyframes_insert(tr->pyframes, (pid_t)u->pid, &u->report, &frames)) {
 		outlier_frames_move(&outlier->user_stack.frames, &frames);
 		outlier->user_stack.source = OUTLIER_USTACK_UNWIND;
