@@ -53,6 +53,9 @@ GEN_HDRS := $(BUILD)/latsnap.skel.h $(BUILD)/top.skel.h $(BUILD)/syscalls_gen.h
 DEPS_STAMP := $(BUILD)/.deps-ok
 PRELOAD := $(BUILD)/liblatsnap.so
 PRELOAD_SRCS := preload/preload.c lib/signame.c
+# lib/py311.h's offsets checked against CPython 3.11's headers (python3.11-dev), when present.
+PY311_INC := /usr/include/python3.11
+PY311_CHECK := $(if $(wildcard $(PY311_INC)/internal/pycore_frame.h),$(BUILD)/.py311-ok)
 EVENTS := $(BUILD)/liblatsnap-events.so
 # The process latsnap reads CTF traces in (trace/ctf.c starts it; cli/trace-reader.c).
 TRACE_READER := $(BUILD)/latsnap-trace-reader
@@ -70,7 +73,7 @@ LABELLED := $(BUILD)/labelled/LabServer.class $(BUILD)/labelled/goserver
 	format fuzz stress deb
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER)
+all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(PY311_CHECK)
 
 # Installs missing Debian packages first, so each target works as the first command on a fresh
 # machine; the stamp keeps the check to once per build tree.
@@ -120,8 +123,12 @@ $(BUILD)/latsnap: $(CLI_OBJS) $(BUILD)/libcore.a
 $(TRACE_READER): $(OBJ)/cli/trace-reader.o $(BUILD)/libcore.a
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
 
+$(BUILD)/.py311-ok: scripts/py311-check.c lib/py311.h | $(DEPS_STAMP)
+	$(CC) -fsyntax-only -I. -I$(PY311_INC) $<
+	@touch $@
+
 # The preload library: hidden by default, bound at load (no lazy binding in the signal path).
-$(PRELOAD): $(PRELOAD_SRCS) include/latsnap.h lib/signame.h | $(DEPS_STAMP)
+$(PRELOAD): $(PRELOAD_SRCS) include/latsnap.h lib/signame.h lib/py311.h | $(DEPS_STAMP)
 	$(CC) -std=gnu11 $(WARN) $(PRELOAD_CFLAGS) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
 		-I. -o $@ $(PRELOAD_SRCS) -lunwind -ldl \
 		-Wl,-z,defs -Wl,-z,now

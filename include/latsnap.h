@@ -116,10 +116,25 @@ enum ls_prctl_op {
 #define LS_UNWOUND_ARG(nr, status, truncated)                                                   \
 	((unsigned long)(nr) | ((unsigned long)(status) << 16) | ((unsigned long)(truncated) << 24))
 
+/* The most CPython frames the handler copies, and the mark of a report that holds them. */
+#define LS_PY_MAX_FRAMES 32
+#define LS_PY_MAGIC 0x50594652 /* "PYFR": an older library's report has no py part */
+
+/* A CPython 3.11 frame as the handler found it: the tracker names it from the code object. */
+struct ls_py_frame {
+	__u64 code; /* its PyCodeObject (f_code) */
+	__u64 instr; /* the last instruction it ran (prev_instr) */
+};
+
 /* What the handler reports, in its own stack frame. */
 struct ls_unwind_report {
 	__u64 unwind_ns; /* how long the walk took */
 	__u64 ips[LS_UNWOUND_MAX_DEPTH]; /* innermost first */
+	__u32 py_magic; /* LS_PY_MAGIC when the py fields below are the library's */
+	__u32 py_nr; /* valid entries in py */
+	__u32 py_entry; /* bit i: py[i] is the frame its _PyEval_EvalFrameDefault call entered at */
+	__u32 py_ns; /* how long the walk of the Python frames took */
+	struct ls_py_frame py[LS_PY_MAX_FRAMES]; /* innermost first */
 };
 
 /* The unwound stack of a signalled thread, as the BPF side passes it on. */

@@ -109,6 +109,25 @@ int outlier_frame_set(struct outlier_frame *f, uint64_t addr, const char *symbol
 }
 
 /**
+ * outlier_interp_name() - an interpreter frame for people, into @buf: "wait_for_lock
+ * (prog.py:12)", the file by its base name, no line when it is not known; "? (Python code
+ * 0xADDR)" when its code object could not be read
+ */
+void outlier_interp_name(const struct outlier_frame *f, char *buf, size_t len)
+{
+	const char *base = f->module ? strrchr(f->module, '/') : NULL;
+
+	base = base ? base + 1 : f->module;
+	if (!f->symbol || !base) {
+		snprintf(buf, len, "? (Python code 0x%" PRIx64 ")", f->addr);
+	} else if (f->line) {
+		snprintf(buf, len, "%s (%s:%" PRIu32 ")", f->symbol, base, f->line);
+	} else {
+		snprintf(buf, len, "%s (%s)", f->symbol, base);
+	}
+}
+
+/**
  * outlier_frames_free() - free the frames of @frames and leave it empty
  */
 void outlier_frames_free(struct outlier_frames *frames)
@@ -420,6 +439,9 @@ struct json_object *outlier_frames_to_json(const struct outlier_frames *frames)
 		json_object_object_add(f, "symbol", json_str(fr->symbol));
 		json_object_object_add(f, "offset", json_u64(fr->offset));
 		json_object_object_add(f, "module", json_str(fr->module));
+		if (fr->interp) {
+			json_object_object_add(f, "line", json_u64(fr->line));
+		}
 	}
 	return arr;
 fail:
@@ -655,6 +677,27 @@ static struct json_object *get_typed(struct json_object *obj, const char *key, j
 	return v;
 }
 
+/* An interpreter's frame has "line", a count (0: unknown); other frames have none. */
+static int frame_line_from_json(struct json_object *f, struct outlier_frame *fr)
+{
+	struct json_object *v;
+	int64_t line;
+
+	if (!json_object_object_get_ex(f, "line", &v)) {
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_int)) {
+		return -EINVAL;
+	}
+	line = json_object_get_int64(v);
+	if (line < 0 || line > UINT32_MAX) {
+		return -EINVAL;
+	}
+	fr->interp = true;
+	fr->line = (uint32_t)line;
+	return 0;
+}
+
 /**
  * outlier_frames_from_json() - read [FRAME, ...] (NULL: none) into the empty @frames
  *
@@ -688,6 +731,7 @@ int outlier_frames_from_json(struct json_object *arr, struct outlier_frames *fra
 		ret = ret ?: get_str(f, "symbol", &fr->symbol);
 		ret = ret ?: get_u64(f, "offset", &fr->offset);
 		ret = ret ?: get_str(f, "module", &fr->module);
+		ret = ret ?: frame_line_from_json(f, fr);
 	}
 	return ret;
 }

@@ -32,12 +32,16 @@ enum outlier_ustack_source {
  * @symbol: its function, or NULL when unknown
  * @offset: from the start of @symbol (0 without one)
  * @module: "kernel", a kernel module, the path of a user object, or NULL when unknown
+ * @interp: an interpreter's frame (CPython): @addr is its code object, @symbol its qualified
+ *          name, @module its source file, @line its current line (0: unknown); "line" in JSON
  */
 struct outlier_frame {
 	uint64_t addr;
 	char *symbol;
 	uint64_t offset;
 	char *module;
+	bool interp;
+	uint32_t line;
 };
 
 /* A stack, innermost frame first. */
@@ -194,6 +198,9 @@ int outlier_frames_alloc(struct outlier_frames *frames, size_t nr);
 int outlier_frame_set(struct outlier_frame *f, uint64_t addr, const char *symbol,
 		      uint64_t offset, const char *module);
 void outlier_frames_free(struct outlier_frames *frames);
+/* Room for outlier_interp_name()'s text: long names and paths are cut. */
+#define LS_INTERP_NAME_LEN 512
+void outlier_interp_name(const struct outlier_frame *f, char *buf, size_t len);
 void outlier_frames_move(struct outlier_frames *to, struct outlier_frames *from);
 struct outlier_kstack *outlier_add_kstack(struct outlier *o, uint64_t weight_ns);
 struct outlier_link *outlier_add_link(struct outlier *o);

@@ -11,7 +11,9 @@
  * ever waits in the application. latsnap itself puts the stack into the trace
  * (latsnap:user_stack). The only wrapper is dl_iterate_phdr (which lets libunwind find unwind
  * tables without the loader's lock), and the registration is one prctl per process image; the
- * kernel side carries it over to forked children.
+ * kernel side carries it over to forked children. In a CPython 3.11 process the report also
+ * holds the thread's Python frames, as the interpreter's pointers (py_frames(): a fixed number
+ * of fault-safe reads); latsnap names them (tracker/pyframes.c).
  *
  * Settings come from the environment, read once in the constructor and never in secure
  * execution (setuid and the like), where the library does nothing at all:
@@ -31,11 +33,13 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <linux/types.h>
 #include "include/latsnap.h"
+#include "lib/py311.h"
 #include "lib/signame.h"
 
 #define LS_PRELOAD_MAX_DEPTH LS_UNWOUND_MAX_DEPTH
@@ -70,6 +74,14 @@ static LS_TLS uintptr_t tls_lookup_pc;
  */
 static volatile int ls_forking;
 static volatile int ls_handlers_active;
+
+/*
+ * CPython 3.11's _PyRuntime, found at init when the process is a 3.11 interpreter (0: it is
+ * not, and the handler reads no Python frames).
+ */
+static uintptr_t ls_py_runtime;
+/* _PyEval_EvalFrameDefault's code: each of its calls in the stack runs Python frames. */
+static uintptr_t ls_py_eval_start, ls_py_eval_end;
 
 typedef int (*phdr_callback_fn)(struct dl_phdr_info *, size_t, void *);
 typedef int (*dl_iterate_phdr_fn)(phdr_callback_fn, void *);
@@ -172,6 +184,86 @@ LS_EXPORT int dl_iterate_phdr(phdr_callback_fn callback, void *data)
 }
 
 /*
+ * safe_read - copy @len bytes at @addr of this process (@self, from getpid(): asked in the
+ * handler, right in a child however it was made), or fail (-1) where a plain load would
+ * fault: the interpreter's pointers are read while it runs on, and a stale one must cost the
+ * report its Python frames, never the process its life. One system call, async-signal-safe.
+ */
+static int safe_read(pid_t self, uintptr_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)addr, .iov_len = len };
+
+	return process_vm_readv(self, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+static uintptr_t word_at(const unsigned char *buf, size_t off)
+{
+	uintptr_t w;
+
+	memcpy(&w, buf + off, sizeof(w));
+	return w;
+}
+
+/*
+ * py_frames - this thread's CPython 3.11 frames, innermost first, into @report: per frame its
+ * code object, last instruction and is_entry bit (the tracker names them later). The thread's
+ * PyThreadState is the value of the interpreter's own TSS key (pthread_getspecific() reads the
+ * thread's descriptor, no lock); each frame is one safe_read(), at most LS_PY_MAX_FRAMES of them
+ * and two more. Only as many eval calls' frames are read as the native stack (@depth frames) has
+ * _PyEval_EvalFrameDefault frames to place them at: none, no read at all. A thread that is not
+ * Python's, or any unreadable pointer, ends the walk there.
+ */
+static void py_frames(struct ls_unwind_report *report, uint32_t depth)
+{
+	unsigned char frame[LS_PY311_FRAME_READ];
+	uintptr_t tstate, cframe, cur;
+	uint64_t start = now_ns();
+	uint32_t i, evals = 0;
+	pid_t self;
+	int tss[2];
+
+	report->py_magic = LS_PY_MAGIC;
+	report->py_nr = 0;
+	report->py_entry = 0;
+	for (i = 0; i < depth; i++) {
+		/* A return address is past its call: it may be the function's end itself. */
+		if (report->ips[i] > ls_py_eval_start && report->ips[i] <= ls_py_eval_end) {
+			evals++;
+		}
+	}
+	if (!evals) {
+		goto out;
+	}
+	memcpy(tss, (const void *)(ls_py_runtime + LS_PY311_RUNTIME_TSS), sizeof(tss));
+	if (!tss[LS_PY311_TSS_INITIALIZED / sizeof(int)]) {
+		goto out;
+	}
+	tstate = (uintptr_t)pthread_getspecific((pthread_key_t)tss[LS_PY311_TSS_KEY / sizeof(int)]);
+	self = getpid();
+	if (!tstate || safe_read(self, tstate + LS_PY311_TSTATE_CFRAME, &cframe, sizeof(cframe)) ||
+	    !cframe || safe_read(self, cframe + LS_PY311_CFRAME_CURRENT, &cur, sizeof(cur))) {
+		goto out;
+	}
+	while (cur && report->py_nr < LS_PY_MAX_FRAMES &&
+	       !safe_read(self, cur, frame, sizeof(frame))) {
+		report->py[report->py_nr].code = word_at(frame, LS_PY311_FRAME_CODE);
+		report->py[report->py_nr].instr = word_at(frame, LS_PY311_FRAME_PREV_INSTR);
+		if (frame[LS_PY311_FRAME_IS_ENTRY]) {
+			report->py_entry |= 1U << report->py_nr;
+			evals--;
+		}
+		report->py_nr++;
+		if (!evals) {
+			break;
+		}
+		cur = word_at(frame, LS_PY311_FRAME_PREVIOUS);
+	}
+out:
+	report->py_ns = (uint32_t)(now_ns() - start);
+}
+
+/*
  * ls_on_signal - unwind from the interrupted context and hand the stack to latsnap through the
  * prctl its BPF side watches (one system call, async-signal-safe). Async-signal-safe throughout:
  * libunwind's local unwinder without its cache, clock_gettime from the vDSO. Every other signal
@@ -232,6 +324,11 @@ static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 report:
 	tls_in_handler = 0;
 	report.unwind_ns = now_ns() - start;
+	report.py_magic = 0;
+	report.py_nr = 0;
+	if (ls_py_runtime) {
+		py_frames(&report, depth);
+	}
 	prctl(LS_PRCTL_OPTION, LS_PRCTL_USER_STACK, (unsigned long)(uintptr_t)&report,
 	      LS_UNWOUND_ARG(depth, status, truncated), LS_ABI_VERSION);
 done:
@@ -284,6 +381,28 @@ static void warm_up_unwinder(void)
 	}
 }
 
+/*
+ * find_python - whether this process is a CPython 3.11 interpreter (its executable or a library
+ * it was linked with exports _PyRuntime and Py_Version): looked up here, never in the handler.
+ * An interpreter loaded later with dlopen() (an embedding program) is not seen.
+ */
+static void find_python(void)
+{
+	const unsigned long *version = dlsym(RTLD_DEFAULT, "Py_Version");
+	void *runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
+	void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+
+	if (!version || !runtime || !eval || (*version & LS_PY311_HEX_MASK) != LS_PY311_HEX ||
+	    !dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size) {
+		return;
+	}
+	ls_py_eval_start = (uintptr_t)eval;
+	ls_py_eval_end = (uintptr_t)eval + sym->st_size;
+	ls_py_runtime = (uintptr_t)runtime;
+}
+
 static int parse_depth(const char *text)
 {
 	char *end;
@@ -329,6 +448,7 @@ __attribute__((constructor)) static void latsnap_preload_init(void)
 	}
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
 	warm_up_unwinder();
+	find_python();
 	if (pthread_atfork(ls_fork_prepare, ls_fork_parent, ls_fork_child)) {
 		/* Without it a child could hang in our handler: stay off in this process. */
 		return;

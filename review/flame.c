@@ -119,11 +119,14 @@ out:
 static int put_frame(char **buf, size_t *len, size_t *cap, const struct outlier_frame *frame)
 {
 	const char *sym = frame->symbol;
-	char *demangled = sym ? ls_demangle(sym) : NULL;
-	char addr[24];
+	char *demangled = sym && !frame->interp ? ls_demangle(sym) : NULL;
+	char addr[LS_INTERP_NAME_LEN];
 	int ret;
 
-	if (!sym || !*sym) {
+	if (frame->interp) {
+		outlier_interp_name(frame, addr, sizeof(addr));
+		sym = addr;
+	} else if (!sym || !*sym) {
 		snprintf(addr, sizeof(addr), "0x%" PRIx64, frame->addr);
 		sym = addr;
 	}

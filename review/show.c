@@ -77,7 +77,7 @@ static const char show_usage[] =
 
 /* What symbolizing a user frame again found, for the text and --json. */
 struct frame_note {
-	const char *symbolized; /* "build-id", "recorded", or NULL: a kernel frame, not looked up */
+	const char *symbolized; /* "build-id", "recorded", "python" (named when recorded), or NULL */
 	const char *file; /* its source file, or NULL; lives as long as the symbolizer */
 	int line;
 };
@@ -399,6 +399,13 @@ static int resymbolize(struct dwfl_sym *ds, struct outlier_frames *frames,
 	notes->nr = frames->nr;
 	for (i = 0; i < frames->nr; i++) {
 		f = &frames->v[i];
+		if (f->interp) {
+			/* A Python frame: its code object, named when it was recorded. */
+			notes->v[i].file = f->module;
+			notes->v[i].line = (int)f->line;
+			notes->v[i].symbolized = "python";
+			continue;
+		}
 		if (!f->module || !strcmp(f->module, "kernel")) {
 			continue;
 		}
@@ -477,16 +484,20 @@ static void print_frame(FILE *out, const struct outlier_frame *f, const struct f
 	const char *module = f->module ? f->module : "?";
 	const char *base = strrchr(module, '/');
 	char *demangled = f->symbol ? ls_demangle(f->symbol) : NULL;
+	char name[LS_INTERP_NAME_LEN];
 
-	if (f->symbol) {
+	if (f->interp) {
+		outlier_interp_name(f, name, sizeof(name));
+		fprintf(out, "    %s  (python)", name);
+	} else if (f->symbol) {
 		fprintf(out, "    %s+0x%" PRIx64, demangled ? demangled : f->symbol, f->offset);
 	} else {
 		fprintf(out, "    0x%" PRIx64, f->addr);
 	}
-	if (note && note->file) {
+	if (note && note->file && !f->interp) {
 		fprintf(out, "  %s:%d", note->file, note->line);
 	}
-	if (user) {
+	if (user && !f->interp) {
 		fprintf(out, "  (%s)", base ? base + 1 : module);
 	}
 	fputc('\n', out);
@@ -727,9 +738,13 @@ static void print_holder(FILE *out, const struct interest *in)
 /* A frame's name for a one-line stack: its symbol, demangled, or its address. */
 static void print_frame_name(FILE *out, const struct outlier_frame *f)
 {
-	char *demangled = f->symbol ? ls_demangle(f->symbol) : NULL;
+	char *demangled = f->symbol && !f->interp ? ls_demangle(f->symbol) : NULL;
+	char name[LS_INTERP_NAME_LEN];
 
-	if (f->symbol) {
+	if (f->interp) {
+		outlier_interp_name(f, name, sizeof(name));
+		fputs(name, out);
+	} else if (f->symbol) {
 		fputs(demangled ? demangled : f->symbol, out);
 	} else {
 		fprintf(out, "0x%" PRIx64, f->addr);

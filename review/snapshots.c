@@ -165,6 +165,12 @@ static bool check_frames(struct json_object *frames, const char *where, char *wh
 			snprintf(why, len, "%s: frame %zu: offset is not a count", where, i);
 			goto out;
 		}
+		/* An interpreter's frame (CPython) says its line; 0 when it is not known. */
+		if (json_object_object_get_ex(f, "line", NULL) &&
+		    (!is_count(f, "line") || get_i64(f, "line") > UINT32_MAX)) {
+			snprintf(why, len, "%s: frame %zu: line is not a count", where, i);
+			goto out;
+		}
 	}
 	ok = true;
 out:

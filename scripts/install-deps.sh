@@ -14,6 +14,8 @@
 # nobody here wrote: MariaDB 10.11 (its server, its client, and PyMySQL for Debian's python3,
 # which drives the sessions), OpenJDK 17, Go 1.19 and Node (Debian's nodejs, or a newer one
 # already installed).
+# python3.11-dev holds CPython 3.11's headers, which lib/py311.h's offsets are checked against
+# (scripts/py311-check.c); tests/integration/89c-python-frames.t runs Debian's /usr/bin/python3.
 set -eu
 
 PACKAGES="
@@ -29,6 +31,7 @@ debuginfod
 mariadb-server
 mariadb-client
 python3-pymysql
+python3.11-dev
 nodejs
 "
 

@@ -32,6 +32,7 @@
 #include "tracker/request.h"
 #include "classify/syscalls.h"
 #include "tracker/tracker.h"
+#include "tracker/pyframes.h"
 #include "tracker/usyms.h"
 #include "lib/util.h"
 
@@ -64,6 +65,7 @@ struct tracker {
 	struct ring_buffer *ring;
 	struct ksyms *ksyms;
 	struct usyms *usyms;
+	struct pyframes *pyframes; /* CPython 3.11 code objects named (pyframes.c) */
 	tracker_outlier_fn fn;
 	void *ctx;
 	tracker_context_fn ctx_fn; /* the kernel context stream's consumer */
@@ -597,8 +599,10 @@ static int on_unwound(struct tracker *tr, const struct ls_unwound *u)
 		outlier_add_flag(outlier, "%s: %s", nr ? "user-stack-partial" : "no-unwound-stack",
 				 unwind_status_text[u->status]);
 	}
-	if (nr && !decode_user_frames(tr->usyms, (pid_t)u->pid, (const uint64_t *)u->report.ips,
-				      nr, &frames)) {
+	if (nr &&
+	    !decode_user_frames(tr->usyms, (pid_t)u->pid, (const uint64_t *)u->report.ips, nr,
+				&frames) &&
+	    !pyframes_insert(tr->pyframes, (pid_t)u->pid, &u->report, &frames)) {
 		outlier_frames_move(&outlier->user_stack.frames, &frames);
 		outlier->user_stack.source = OUTLIER_USTACK_UNWIND;
 		outlier->user_stack.unwound = true;
@@ -1209,7 +1213,8 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 
 	/* Debug info from debuginfod (DEBUGINFOD_URLS) comes in a thread of its own: dbgfetch.h. */
 	tr->usyms = usyms_new();
-	if (!tr->usyms) {
+	tr->pyframes = pyframes_new();
+	if (!tr->usyms || !tr->pyframes) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -2101,5 +2106,6 @@ void tracker_close(struct tracker *tr)
 	latsnap_bpf__destroy(tr->skel);
 	ksyms_free(tr->ksyms);
 	usyms_free(tr->usyms);
+	pyframes_free(tr->pyframes);
 	free(tr);
 }

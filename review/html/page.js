@@ -95,6 +95,10 @@
 		if (!f) {
 			return '?';
 		}
+		// A Python frame (CPython 3.11): its function's qualified name; addr is its code object.
+		if (f.symbolized === 'python') {
+			return f.symbol ? f.symbol : '? (Python code ' + f.addr + ')';
+		}
 		var name = f.symbol ? f.symbol : f.addr;
 		if (f.symbol && f.offset !== undefined && f.offset !== null) {
 			name += '+0x' + Number(f.offset).toString(16);
@@ -107,7 +111,7 @@
 		if (f.file) {
 			parts.push(f.file + (f.line ? ':' + f.line : ''));
 		}
-		if (f.module && f.module !== 'kernel') {
+		if (f.module && f.module !== 'kernel' && f.symbolized !== 'python') {
 			parts.push('(' + f.module.replace(/^.*\//, '') + ')');
 		}
 		return parts.join('  ');

@@ -14,7 +14,8 @@
  * Every member, in the order outlier_to_json() writes them: a symbol that is null, a path in a
  * module, a waker, a wait chain whose first link has unknown_ns (written only when not 0) and
  * whose second has no syscall, a user stack with the preload library's unwind_ns and status (a
- * negative one) and truncated and in_trace, and flags.
+ * negative one) and truncated and in_trace, two Python frames in it (one whose code object was
+ * not read), and flags.
  */
 static const char full[] =
 	"{\"kind\":\"syscall\",\"pid\":3713,\"tid\":3716,\"comm\":\"rebuilder\","
@@ -30,6 +31,9 @@ static const char full[] =
 	"\"user_stack\":{\"source\":\"unwind\",\"unwind_ns\":70726,\"status\":-2,\"frames\":["
 	"{\"addr\":\"0x7fe3a9a73545\",\"symbol\":\"clock_nanosleep@GLIBC_2.2.5\",\"offset\":101,"
 	"\"module\":\"/usr/lib/x86_64-linux-gnu/libc.so.6\"},"
+	"{\"addr\":\"0x7fe3a93ec750\",\"symbol\":\"Pool.wait_for_lock\",\"offset\":0,"
+	"\"module\":\"/srv/app/pool.py\",\"line\":12},"
+	"{\"addr\":\"0x7fe3a93ec800\",\"symbol\":null,\"offset\":0,\"module\":null,\"line\":0},"
 	"{\"addr\":\"0x55667c683363\",\"symbol\":null,\"offset\":0,"
 	"\"module\":\"/usr/bin/latsnap-demo\"}],\"truncated\":true,\"in_trace\":true},"
 	"\"waker\":{\"pid\":3713,\"tid\":3714,\"comm\":\"writer\",\"frames\":["
@@ -179,6 +183,8 @@ static void test_wrong_type(void)
 		{ "\"waker\":{\"pid\":3713", "\"waker\":{\"pid\":true" },
 		{ "\"holder\":{\"pid\":3713", "\"holder\":{\"pid\":[]" },
 		{ "\"state\":\"running\"", "\"state\":7" },
+		{ "\"line\":12", "\"line\":\"12\"" },
+		{ "\"line\":12", "\"line\":-1" },
 		{ "\"unknown_ns\":7", "\"unknown_ns\":\"7\"" },
 		{ "\"syscall\":\"write\"", "\"syscall\":1" },
 		{ "\"wait_chain\":[{", "\"wait_chain\":[7,{" },
@@ -253,9 +259,31 @@ static void test_print_head(void)
 	json_object_put(obj);
 }
 
+/* A Python frame for people: name (file's base name:line); no line, no file, nothing read. */
+static void test_interp_name(void)
+{
+	struct outlier_frame f = { .addr = 0x7f00, .symbol = "Pool.wait", .module = "/srv/pool.py",
+				   .interp = true, .line = 12 };
+	char buf[LS_INTERP_NAME_LEN];
+
+	outlier_interp_name(&f, buf, sizeof(buf));
+	is_str(buf, "Pool.wait (pool.py:12)", "a Python frame: name (file:line)");
+	f.line = 0;
+	outlier_interp_name(&f, buf, sizeof(buf));
+	is_str(buf, "Pool.wait (pool.py)", "line unknown: no line");
+	f.module = "<string>";
+	outlier_interp_name(&f, buf, sizeof(buf));
+	is_str(buf, "Pool.wait (<string>)", "a file with no directory");
+	f.symbol = NULL;
+	f.module = NULL;
+	outlier_interp_name(&f, buf, sizeof(buf));
+	is_str(buf, "? (Python code 0x7f00)", "its code object not read: its address");
+}
+
 int main(void)
 {
 	test_round_trip();
+	test_interp_name();
 	test_wrong_type();
 	test_print_head();
 	return tap_done();
