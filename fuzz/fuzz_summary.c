@@ -21,10 +21,7 @@ static void walk_frames(const struct outlier_frames *frames)
 	size_t i;
 
 	for (i = 0; i < frames->nr; i++) {
-		/* The checks make module a string; symbol may be null. */
-		if (!frames->v[i].module) {
-			abort();
-		}
+		/* Symbol and module may both be null: JIT code, a freed Python code object. */
 		(void)snapshots_is_glue_frame(&frames->v[i]);
 	}
 	if (snapshots_kernel_skip(frames) > frames->nr) {
