@@ -161,6 +161,8 @@ struct task_state {
 	__s32 asked_fd1;
 	/* 1 + the descriptor its last read found no socket: a pipe read in a loop looks once. */
 	__s32 plain_fd1;
+	/* 1 + the descriptor of the connection it accepted last: what comes there is a request. */
+	__s32 accepted_fd1;
 };
 
 /* A thread inside a request: from its start probe, for its end probe. */
@@ -1791,19 +1793,38 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 		if (s->asked_fd1 == fd + 1) {
 			s->asked_fd1 = 0;
 		}
+		if (s->accepted_fd1 == fd + 1) {
+			s->accepted_fd1 = 0;
+		}
 		if (s->in_work && s->work_fd == fd) {
 			s->in_work = 0;
 			unit_end(task_rd(task, tgid), fd);
-		} else if (s->in_work) {
+		} else {
+			/*
+			 * Closed by a thread latsnap did not know in the unit (a thread that
+			 * started without a wait to be handed work at), the connection is over
+			 * all the same: left open, the unit would keep its reader in work.
+			 */
 			unit_reply(task_rd(task, tgid), s, fd);
 		}
 	} else if (kind == LS_WORK_ACCEPT) {
 		/* A connection came: work to hand on, not a unit of its own. */
 		s->worked = 1;
 		s->work_came = !s->in_work;
+		s->accepted_fd1 = (int)ret + 1;
 	} else if (kind == LS_WORK_INPUT) {
 		/* A unit another thread of it ended is over: this read may start the next. */
 		if (s->in_work && unit_gen(task_rd(task, tgid), s->work_fd) != s->work_gen) {
+			s->in_work = 0;
+		}
+		/*
+		 * A connection it accepted brings a request: a unit of its own, never a backend's
+		 * answer. An acceptor that read the last request and handed it on is out of that
+		 * unit now, though its reply has not come yet: else it would hand the old unit
+		 * with the new request, and the thread doing that would stay in it after its own
+		 * reply, on a socket where no unit began.
+		 */
+		if (s->in_work && s->work_fd != fd && s->accepted_fd1 == fd + 1) {
 			s->in_work = 0;
 		}
 		if (s->in_work) {
@@ -2503,6 +2524,31 @@ static __always_inline void inherit_registration(__u32 parent_tgid, __u32 child_
 	}
 }
 
+/*
+ * work_inherit - a thread in a unit of work starts a thread, @child: it is in that unit, as if
+ * handed it (a pool that starts its workers on demand hands the first job to the thread it
+ * starts for it, which may run it without ever waiting to be handed it). It leaves the unit as a
+ * handed thread does, but has no place to go back to (home_key() is never ~0).
+ */
+static __always_inline void work_inherit(struct task_struct *parent, struct task_struct *child)
+{
+	struct task_state *ps = task_storage_get(&states, parent, false), *cs;
+
+	if (!ps || !ps->tracked || !ps->in_work || ps->work_fd < 0) {
+		return;
+	}
+	cs = task_storage_get(&states, child, true);
+	if (!cs) {
+		return;
+	}
+	cs->in_work = 1;
+	cs->worked = 1;
+	cs->work_fd = ps->work_fd;
+	cs->work_gen = ps->work_gen;
+	cs->handed = 1;
+	cs->home_key = ~0ULL;
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ls_sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -2517,6 +2563,9 @@ int BPF_PROG(ls_sched_process_fork, struct task_struct *parent, struct task_stru
 	 * its name is tracked while it is in the cgroup or has the name, decided on its own.
 	 */
 	ptgid = parent->tgid;
+	if (child->tgid == parent->tgid) {
+		work_inherit(parent, child);
+	}
 	if (track_all || child->tgid == parent->tgid || never_tracked(parent) ||
 	    !bpf_map_lookup_elem(&tracked, &ptgid)) {
 		return 0;

@@ -46,6 +46,8 @@
 #define REQUEST_WIDTH_MAX 60
 /* The text's idle section lists this many threads and places at most, then how many more. */
 #define IDLE_ROWS_MAX 20
+/* The longest waits listed, each with what held it up. */
+#define LONGEST_ROWS 10
 
 enum group_by { BY_CAUSE, BY_PROCESS, BY_SYSCALL, BY_HOST, BY_REQUEST, NR_BY };
 
@@ -874,6 +876,199 @@ static void print_stalls(FILE *out, const struct report *r)
 	fputc('\n', out);
 }
 
+/* --- the longest waits --------------------------------------------------------------------- */
+
+/*
+ * The nearest thread of the wait chain of @w (the one that woke it, with what it did
+ * meanwhile), or NULL.
+ */
+static const struct outlier_link *held_up_by(const struct snapshot_wait *w)
+{
+	const struct outlier *o = w->o;
+	size_t i;
+
+	for (i = 0; i < o->nr_links; i++) {
+		if (o->wait_chain[i].depth == 1) {
+			return &o->wait_chain[i];
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The wait of the link @l's thread that covers most of @l, among the report's waits (the holder
+ * itself waiting, as a row lock's holder in its own sleep), or NULL.
+ */
+static const struct outlier *link_wait(const struct report *r, const struct snapshot_wait *w,
+				       const struct outlier_link *l)
+{
+	const struct outlier *best = NULL;
+	uint64_t best_ns = 0, from, to;
+	size_t i;
+
+	for (i = 0; i < r->nr_waits; i++) {
+		const struct outlier *o = r->waits[i].o;
+
+		if (o->pid != l->pid || o->tid != l->tid ||
+		    strcmp(wait_host(&r->waits[i]), wait_host(w))) {
+			continue;
+		}
+		from = o->start_ns > l->from_ns ? o->start_ns : l->from_ns;
+		to = o->end_ns < l->to_ns ? o->end_ns : l->to_ns;
+		if (to > from && to - from > best_ns) {
+			best = o;
+			best_ns = to - from;
+		}
+	}
+	/* Half of the link at least: a wait that only brushes it did not hold it up. */
+	return best && best_ns * 2 >= l->to_ns - l->from_ns ? best : NULL;
+}
+
+/* The waits to list as the longest: @idx[0..return) into r->waits, longest first. */
+static size_t longest_waits(const struct report *r, size_t *idx, size_t max)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < r->nr_waits; i++) {
+		if (r->by == BY_REQUEST && r->waits[i].o->kind != OUTLIER_REQUEST) {
+			continue;
+		}
+		/* Insertion into the kept top @max, longest first. */
+		for (j = n;
+		     j > 0 && r->waits[idx[j - 1]].o->duration_ns < r->waits[i].o->duration_ns;
+		     j--) {
+			if (j < max) {
+				idx[j] = idx[j - 1];
+			}
+		}
+		if (j < max) {
+			idx[j] = i;
+			if (n < max) {
+				n++;
+			}
+		}
+	}
+	return n;
+}
+
+/*
+ * "  894.807 ms  mariadbd[681/705] futex: CAUSE; held up by mariadbd[681/698] (in futex,
+ * blocked 99.7%)  [SNAPSHOT]": the longest waits, each with what held it up, so that one look
+ * at the report names the wait and its holder, not only its cause's share.
+ */
+static void print_longest(FILE *out, const struct report *r)
+{
+	size_t idx[LONGEST_ROWS], n = longest_waits(r, idx, LONGEST_ROWS), i;
+	char dur[LS_DURATION_BUFSZ];
+
+	if (!n) {
+		return;
+	}
+	fprintf(out, "Longest waits (held up by: the holder, else the thread that woke it):\n");
+	for (i = 0; i < n; i++) {
+		const struct snapshot_wait *w = &r->waits[idx[i]];
+		const struct outlier *o = w->o;
+		const struct outlier_link *l = held_up_by(w);
+
+		ls_format_duration(o->duration_ns, dur, sizeof(dur));
+		fprintf(out, "  %12s  ", dur);
+		print_who(out, o->comm, o->pid, o->tid);
+		fprintf(out, " %s: %s",
+			o->kind == OUTLIER_REQUEST ? "request" :
+			o->syscall		   ? o->syscall :
+						     "off-cpu",
+			o->cause ? o->cause : "unknown");
+		if (w->holder) {
+			fputs("; held by ", out);
+			print_who(out, w->holder->comm, w->holder->pid, w->holder->tid);
+			if (w->holder->what) {
+				fprintf(out, " (%s)", w->holder->what);
+			}
+		} else if (l) {
+			uint64_t span = l->to_ns > l->from_ns ? l->to_ns - l->from_ns : 0;
+			const struct outlier *lw = link_wait(r, w, l);
+
+			fputs("; held up by ", out);
+			print_who(out, l->comm, l->pid, l->tid);
+			fprintf(out, " (%s%s, blocked %.1f%%", l->syscall ? "in " : "",
+				l->syscall ? l->syscall : "outside a syscall",
+				percent(l->blocked_ns, span));
+			if (lw && lw->cause) {
+				fprintf(out, ": %s", lw->cause);
+			}
+			fputc(')', out);
+		} else if (o->waker && !o->waker->tid) {
+			/* An interrupt's: [hardirq] or [softirq], on no thread of its own. */
+			fprintf(out, "; woken by %s",
+				o->waker->comm ? o->waker->comm : "an interrupt");
+		} else if (o->waker) {
+			fputs("; woken by ", out);
+			print_who(out, o->waker->comm, o->waker->pid, o->waker->tid);
+		}
+		if (w->snap) {
+			fprintf(out, "  [%s]", w->snap->id);
+		}
+		fputc('\n', out);
+	}
+	fputc('\n', out);
+}
+
+static struct json_object *u64_json(uint64_t v);
+
+/* The longest waits as print_longest() lists them: report --json's "longest". */
+static struct json_object *longest_json(const struct report *r)
+{
+	struct json_object *arr = json_object_new_array(), *e, *h;
+	size_t idx[LONGEST_ROWS], n = longest_waits(r, idx, LONGEST_ROWS), i;
+
+	for (i = 0; arr && i < n; i++) {
+		const struct snapshot_wait *w = &r->waits[idx[i]];
+		const struct outlier *o = w->o;
+		const struct outlier_link *l = held_up_by(w);
+		const struct outlier *lw;
+
+		e = json_object_new_object();
+		json_object_object_add(e, "snapshot",
+				       w->snap ? json_object_new_string(w->snap->id) : NULL);
+		json_object_object_add(e, "pid", json_object_new_int(o->pid));
+		json_object_object_add(e, "tid", json_object_new_int(o->tid));
+		json_object_object_add(e, "comm", json_object_new_string(o->comm ? o->comm : ""));
+		json_object_object_add(e, "syscall",
+				       o->syscall ? json_object_new_string(o->syscall) : NULL);
+		json_object_object_add(e, "duration_ns", u64_json(o->duration_ns));
+		json_object_object_add(e, "cause",
+				       o->cause ? json_object_new_string(o->cause) : NULL);
+		h = NULL;
+		if (w->holder) {
+			h = json_object_new_object();
+			json_object_object_add(h, "pid", json_object_new_int(w->holder->pid));
+			json_object_object_add(h, "tid", json_object_new_int(w->holder->tid));
+			json_object_object_add(
+				h, "comm",
+				json_object_new_string(w->holder->comm ? w->holder->comm : ""));
+			json_object_object_add(h, "how", json_object_new_string("holder"));
+		} else if (l) {
+			h = json_object_new_object();
+			json_object_object_add(h, "pid", json_object_new_int(l->pid));
+			json_object_object_add(h, "tid", json_object_new_int(l->tid));
+			json_object_object_add(h, "comm",
+					       json_object_new_string(l->comm ? l->comm : ""));
+			json_object_object_add(h, "how", json_object_new_string("wait-chain"));
+			json_object_object_add(h, "syscall",
+					       l->syscall ? json_object_new_string(l->syscall) :
+							    NULL);
+			json_object_object_add(h, "blocked_ns", u64_json(l->blocked_ns));
+			lw = link_wait(r, w, l);
+			json_object_object_add(h, "cause",
+					       lw && lw->cause ? json_object_new_string(lw->cause) :
+								 NULL);
+		}
+		json_object_object_add(e, "held_up_by", h);
+		json_object_array_add(arr, e);
+	}
+	return arr;
+}
+
 /* --- idle waits ---------------------------------------------------------------------------- */
 
 /* "comm[pid/tid]", and " on host" when the report has several: the idle section's thread. */
@@ -977,6 +1172,7 @@ static void print_text(FILE *out, const struct report *r, const struct snapshot_
 		fputc('\n', out);
 	}
 	print_stalls(out, r);
+	print_longest(out, r);
 	fprintf(out, "Distribution of each %s:\n", by_names[r->by]);
 	for (i = 0; i < r->system.nr; i++) {
 		print_hist(out, &r->system.groups[i]);
@@ -1202,6 +1398,7 @@ static struct json_object *report_json(const struct report *r, const struct snap
 	}
 	json_object_object_add(obj, "processes", procs);
 	json_object_object_add(obj, "stalls", stalls_json(r));
+	json_object_object_add(obj, "longest", longest_json(r));
 	json_object_object_add(obj, "idle", idle_json(r));
 	json_object_object_add(obj, "idle_count", u64_json(r->idle_count));
 	json_object_object_add(obj, "idle_total_ns", u64_json(r->idle_total_ns));

@@ -15,6 +15,7 @@
 #     replies; on "await" the worker hands a part to a helper thread and waits on a semaphore
 #     for it (a wait for an event, inside the job the worker was handed): latency, as its lock
 #     waits and sleeps; the workers' and the helper's waits for their next job or part are not.
+#  e) the acceptor reads the next request before the last one's reply: each is a unit of its own.
 # Every span rowlock logs is labelled by what it did; precision and recall over a) and b).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -137,5 +138,56 @@ is "$fp" 0 "labpool: no wait for a job or a part is an outlier" || dump_outliers
 sel='select(.comm == "lp_worker" and any(.user_stack.frames[]?; .symbol == "await_part"))'
 between "$(jq -s "[.[] | $sel] | length" "$TMPD/pool.out")" 2 2 \
 	"labpool: the two waits for the part are outliers, in await_part()"
+
+# --- e) an acceptor that reads the next request before the last one's reply ---------------------
+# labpool "ondemand" starts its 2 workers as a JVM's pool does: one per request, each waiting to
+# be started, then doing that request first. "nap" (a new worker sleeps 200 ms, then replies), 40
+# ms later "quick" (a new worker replies at once, then waits for its next job; two naps at once
+# end that wait 0.6 s later): the acceptor read "quick" inside the nap's unit. Before, it handed the nap's unit with
+# it, the quick worker stayed in it after its own reply (no unit had begun on that socket), and
+# its wait for the next job, begun before the nap's reply, was an outlier (the JVM's labelled
+# case, one run in five).
+SOCK=$TMPD/quick.sock
+WL_LOG= LAB_LOG=$TMPD/quick.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --no-snapshot \
+	--json -v -t $T -- "$WL/labpool" "$SOCK" 2 ondemand >"$TMPD/quick.out" 2>"$TMPD/quick.err" &
+REC=$!
+/usr/bin/python3 - "$SOCK" 2>"$TMPD/quick.client.err" <<'PY'
+import socket, sys, time
+path = sys.argv[1]
+def send(cmd):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.sendall(cmd.encode() + b"\n")
+    return s
+deadline = time.monotonic() + 30
+while True:
+    try:
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect(path)
+        break
+    except OSError:
+        if time.monotonic() > deadline:
+            sys.exit("no server")
+        time.sleep(0.05)
+a = send("nap")
+time.sleep(0.04)
+send("quick").recv(16)
+a.recv(16)
+time.sleep(0.4)
+# Two naps at once: both workers take one, so the quick one's wait for a job ends here.
+b, c = send("nap"), send("nap")
+b.recv(16)
+c.recv(16)
+send("quit").recv(16)
+PY
+ok $? "quick: the client's requests were answered" || diag_file "$TMPD/quick.client.err"
+wait "$REC"
+is "$?" 0 "quick: record exits 0" || diag_file "$TMPD/quick.err" "  stderr: " 20
+wl_spans "$TMPD/quick.log" "$MIN_NS" latency >"$TMPD/quick.spans"
+read -r tp fn fp tn <<<"$(wl_score "$TMPD/quick.spans" "$TMPD/quick.out")"
+diag "quick: latency reported $tp, missed $fn; idle reported $fp, left out $tn"
+is "$tp $fn" "3 0" "quick: the three naps are outliers"
+is "$fp" 0 "quick: the quick job's worker, waiting for its next job, is no outlier" ||
+	dump_outliers "$TMPD/quick.out"
+between "$tn" 1 100 "quick: the waits for the next job were logged and left out"
 
 done_testing

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * labpool SOCKET [WORKERS=3]
+ * labpool SOCKET [WORKERS=3] [ondemand]
  *
  * A C thread pool server for the labelled set (tests/labelled/README.md): the thread "lp_accept"
  * accepts connections on the unix stream socket SOCKET, reads one request line from each and
@@ -9,7 +9,11 @@
  * the same mutex: waits for the holder), "nap" (sleep 200 ms), "await" (hand a part to the thread
  * "lp_helper", which waits on a condition variable of its own for parts and sleeps 200 ms on
  * each, and wait on a semaphore for it to be done: a wait for an event inside a job handed over),
- * "quit" (exit 0).
+ * "quit" (exit 0); anything else is answered at once.
+ * With "ondemand", the workers are started as a JVM's ThreadPoolExecutor starts them: none at
+ * first, then one per request until there are WORKERS, each with that request as its first job;
+ * a new thread waits until its creator starts it (as HotSpot's os::start_thread does) and does
+ * its first job without waiting for it in the queue.
  * Ground truth, to LAB_LOG: "idle TID START END jobwait" around each condition-variable wait
  * (waiting for the next job), "idle TID START END accept" around each accept, "latency TID START
  * END lock|sleep|await" around the waits inside a job, "thread TID ROLE".
@@ -166,6 +170,44 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* "ondemand": a worker started with its first job, once its creator lets it run. */
+struct first_job {
+	sem_t started;
+	struct job *job;
+};
+
+static void *ondemand_main(void *arg)
+{
+	struct first_job *f = arg;
+
+	while (sem_wait(&f->started) && errno == EINTR) {
+	}
+	lab_thread("lp_worker");
+	do_job(f->job);
+	for (;;) {
+		do_job(wait_for_job());
+	}
+	return NULL;
+}
+
+/* Start a worker for @j, as a JVM starts a pool's thread: created, then told to run. */
+static void start_worker(struct job *j)
+{
+	struct first_job *f = calloc(1, sizeof(*f));
+	pthread_t t;
+
+	if (!f || sem_init(&f->started, 0, 0)) {
+		wl_die("start_worker", errno);
+	}
+	f->job = j;
+	if (pthread_create(&t, NULL, ondemand_main, f)) {
+		wl_die("pthread_create", errno);
+	}
+	/* Give the new thread time to wait for its start, as a JVM's does. */
+	usleep(2000);
+	sem_post(&f->started);
+}
+
 /* One request line from @fd into @cmd, without its newline. */
 static void read_request(int fd, char *cmd, size_t size)
 {
@@ -191,7 +233,8 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *log = getenv("LAB_LOG");
-	long workers, i;
+	long workers, started = 0, i;
+	bool ondemand;
 	pthread_t *pool;
 	struct job *j;
 	int lfd, fd;
@@ -201,6 +244,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	workers = argc > 2 ? atol(argv[2]) : 3;
+	ondemand = argc > 3 && !strcmp(argv[3], "ondemand");
 	if (log) {
 		lab_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (lab_fd < 0) {
@@ -217,7 +261,7 @@ int main(int argc, char **argv)
 	if (sem_init(&part_done, 0, 0)) {
 		wl_die("sem_init", errno);
 	}
-	pool = wl_spawn_all(workers, worker_main);
+	pool = ondemand ? NULL : wl_spawn_all(workers, worker_main);
 	(void)pool;
 	(void)wl_spawn_all(1, helper_main);
 	lab_thread("lp_accept");
@@ -244,6 +288,11 @@ int main(int argc, char **argv)
 			}
 			unlink(argv[1]);
 			return 0;
+		}
+		if (ondemand && started < workers) {
+			started++;
+			start_worker(j);
+			continue;
 		}
 		pthread_mutex_lock(&queue_lock);
 		if (tail) {
