@@ -869,39 +869,42 @@ static void classify_builtin_mariadb(void)
 	const struct rules *rules = rules_builtin();
 	const char *cond = "__futex_abstimed_wait_common pthread_cond_timedwait@@GLIBC_2.3.2";
 
-	classifies_waiter("builtin: MariaDB, stripped: a row lock wait inside handler::", rules,
-			  (struct waiter){ .syscall = "futex",
-					   .stacks = FUTEX_STACK,
-					   .user = "__futex_abstimed_wait_common"
-						   " pthread_cond_timedwait@@GLIBC_2.3.2"
-						   " _ZN7handler17ha_index_read_mapEPhPKhm17ha_rkey_function"
-						   " _Z12mysql_updateP3THD",
-					   CONDVAR_ARGS },
-			  "Storage engine wait in a handler call (InnoDB: a row lock)", 440, true);
-	classifies_waiter("builtin: MariaDB with its symbols: lock_wait()", rules,
-			  (struct waiter){ .syscall = "futex",
-					   .stacks = FUTEX_STACK,
-					   .user = "__futex_abstimed_wait_common"
-						   " pthread_cond_timedwait@@GLIBC_2.3.2"
-						   " _Z9lock_waitP9que_thr_t _Z20row_search_mvccPh"
-						   " _ZN7handler17ha_index_read_mapEPhPKhm17ha_rkey_function",
-					   CONDVAR_ARGS },
-			  "Row lock wait (InnoDB)", 450, true);
-	classifies_waiter("builtin: SQL SLEEP()", rules,
-			  (struct waiter){ .syscall = "futex",
-					   .stacks = FUTEX_STACK,
-					   .user = "__futex_abstimed_wait_common"
-						   " pthread_cond_timedwait@@GLIBC_2.3.2"
-						   " _ZN18Interruptible_wait4waitEP13st_mysql_condP14st_mysql_mutex"
-						   " _ZN15Item_func_sleep7val_intEv",
-					   CONDVAR_ARGS },
-			  "Requested sleep (SQL SLEEP())", 440, true);
-	classifies_waiter("builtin: a condition variable outside handler:: stays one", rules,
-			  (struct waiter){ .syscall = "futex",
-					   .stacks = FUTEX_STACK,
-					   .user = cond,
-					   CONDVAR_ARGS },
-			  "Waiting on a condition variable", 420, true);
+	classifies_waiter(
+		"builtin: MariaDB, stripped: a row lock wait inside handler::", rules,
+		(struct waiter){ .syscall = "futex",
+				 .stacks = FUTEX_STACK,
+				 .user = "__futex_abstimed_wait_common"
+					 " pthread_cond_timedwait@@GLIBC_2.3.2"
+					 " _ZN7handler17ha_index_read_mapEPhPKhm17ha_rkey_function"
+					 " _Z12mysql_updateP3THD",
+				 CONDVAR_ARGS },
+		"Storage engine wait in a handler call (InnoDB: a row lock)", 440, true);
+	classifies_waiter(
+		"builtin: MariaDB with its symbols: lock_wait()", rules,
+		(struct waiter){ .syscall = "futex",
+				 .stacks = FUTEX_STACK,
+				 .user = "__futex_abstimed_wait_common"
+					 " pthread_cond_timedwait@@GLIBC_2.3.2"
+					 " _Z9lock_waitP9que_thr_t _Z20row_search_mvccPh"
+					 " _ZN7handler17ha_index_read_mapEPhPKhm17ha_rkey_function",
+				 CONDVAR_ARGS },
+		"Row lock wait (InnoDB)", 450, true);
+	classifies_waiter(
+		"builtin: SQL SLEEP()", rules,
+		(struct waiter){
+			.syscall = "futex",
+			.stacks = FUTEX_STACK,
+			.user = "__futex_abstimed_wait_common"
+				" pthread_cond_timedwait@@GLIBC_2.3.2"
+				" _ZN18Interruptible_wait4waitEP13st_mysql_condP14st_mysql_mutex"
+				" _ZN15Item_func_sleep7val_intEv",
+			CONDVAR_ARGS },
+		"Requested sleep (SQL SLEEP())", 440, true);
+	classifies_waiter(
+		"builtin: a condition variable outside handler:: stays one", rules,
+		(struct waiter){
+			.syscall = "futex", .stacks = FUTEX_STACK, .user = cond, CONDVAR_ARGS },
+		"Waiting on a condition variable", 420, true);
 	idle_is("builtin: a JIT compiler thread waiting for its next task is idle", rules,
 		(struct waiter){ .syscall = "futex",
 				 .stacks = FUTEX_STACK,
