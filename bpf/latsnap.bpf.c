@@ -1799,11 +1799,11 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 		if (s->in_work && s->work_fd == fd) {
 			s->in_work = 0;
 			unit_end(task_rd(task, tgid), fd);
-		} else {
+		} else if (s->in_work || s->worked) {
 			/*
-			 * Closed by a thread latsnap did not know in the unit (a thread that
-			 * started without a wait to be handed work at), the connection is over
-			 * all the same: left open, the unit would keep its reader in work.
+			 * Closed by a serving thread latsnap did not know in the unit, the
+			 * connection is over all the same: left open, the unit would keep its
+			 * reader in work. A thread that never served pays no lookup.
 			 */
 			unit_reply(task_rd(task, tgid), s, fd);
 		}

@@ -194,7 +194,7 @@ static const char builtin_text[] =
 	"# functions are named, and a condition variable wait inside a storage engine\n"
 	"# call (handler::) is what a row lock wait looks like then; it is named so.\n"
 	"450 user:_Z9lock_waitP9que_thr_t|*lock_wait_suspend_thread* = Row lock wait (InnoDB)\n"
-	"440 syscall:futex user:*pthread_cond_*wait* user:_ZN7handler* = Storage engine wait in a handler call (InnoDB: a row lock)\n"
+	"440 syscall:futex user:*pthread_cond_*wait* user:_ZN7handler* = Storage engine wait (InnoDB: a row lock)\n"
 	"440 user:_ZN15Item_func_sleep* = Requested sleep (SQL SLEEP())\n"
 	"470 user:LWLockAcquire|LWLockAcquireOrWait|LWLockWaitForVar = LWLock wait (PostgreSQL)\n"
 	"460 user:ProcSleep|WaitOnLock|LockAcquire|LockAcquireExtended = Lock wait (PostgreSQL heavyweight lock)\n"

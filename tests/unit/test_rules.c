@@ -878,7 +878,7 @@ static void classify_builtin_mariadb(void)
 					 " _ZN7handler17ha_index_read_mapEPhPKhm17ha_rkey_function"
 					 " _Z12mysql_updateP3THD",
 				 CONDVAR_ARGS },
-		"Storage engine wait in a handler call (InnoDB: a row lock)", 440, true);
+		"Storage engine wait (InnoDB: a row lock)", 440, true);
 	classifies_waiter(
 		"builtin: MariaDB with its symbols: lock_wait()", rules,
 		(struct waiter){ .syscall = "futex",
