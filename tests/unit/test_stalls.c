@@ -270,8 +270,19 @@ static void test_report(const char *dir)
 	ok(has("  srv[100/101] read, 3.000 s, ended: Reading from a pipe; held by writer[300/300] "
 	       "(pipe:[1234] write end)\n"),
 	   "report: srv, ended after 3 s, held by writer");
-	if (!ok(!has("other[400/400]"), "report: an ordinary outlier is no stall") ||
-	    tap_failed_ != failed) {
+	{
+		const char *stalls = strstr(out_buf, "\nStalls (");
+		const char *end = stalls ? strstr(stalls + 1, "\n\n") : NULL;
+		const char *other = strstr(out_buf, "other[400/400]");
+
+		ok(stalls && end && (!other || other < stalls || other > end),
+		   "report: an ordinary outlier is no stall");
+	}
+	ok(has("\nLongest waits (held up by: the holder, else the thread that woke it):\n") &&
+		   has("  srv[100/101] read: Reading from a pipe; held by writer[300/300] "
+		       "(pipe:[1234] write end)"),
+	   "report: Longest waits, each with its holder");
+	if (tap_failed_ != failed) {
 		diag_output();
 	}
 
@@ -358,6 +369,71 @@ static void test_no_stalls(const char *dir)
 	obj = json_tokener_parse(out_buf);
 	ok(obj && json_object_array_length(json_object_object_get(obj, "stalls")) == 0,
 	   "  stalls: []");
+	json_object_put(obj);
+}
+
+/* @o with @chain (JSON) as its wait chain; @o is freed. */
+static char *with_chain(char *o, const char *chain)
+{
+	const char *at = strstr(o, "\"wait_chain\":[]");
+	char *s;
+
+	if (!at || asprintf(&s, "%.*s\"wait_chain\":%s%s", (int)(at - o), o, chain,
+			    at + strlen("\"wait_chain\":[]")) < 0) {
+		bail_out("out of memory");
+	}
+	free(o);
+	return s;
+}
+
+/*
+ * Longest waits: a row lock's wait, held up by the thread of its wait chain (its holder, in its
+ * own sleep meanwhile): named with that sleep's cause, longest first, in text and --json.
+ */
+static void test_longest(const char *dir)
+{
+	const char *text[] = { "report", dir, NULL };
+	const char *json[] = { "report", "--json", dir, NULL };
+	struct json_object *obj, *first = NULL, *second = NULL, *h = NULL;
+	char *o[2], chain[512];
+
+	mkdir(dir, 0700);
+	snprintf(chain, sizeof(chain),
+		 "[{\"depth\":1,\"pid\":10,\"tid\":12,\"comm\":\"db\",\"from_ns\":%" PRIu64
+		 ",\"to_ns\":%" PRIu64 ",\"on_cpu_ns\":0,\"blocked_ns\":%" PRIu64
+		 ",\"runqueue_ns\":0,\"syscall\":\"futex\",\"frames\":[]}]",
+		 (uint64_t)(SEC + SEC / 10), (uint64_t)(SEC + SEC), (uint64_t)(SEC - SEC / 10));
+	o[0] = with_chain(outlier("db", 10, 11, "futex", SEC + SEC / 10, SEC - SEC / 10,
+				  "Row lock wait (InnoDB)", NULL, no_holder(), "futex_do_wait"),
+			  chain);
+	o[1] = outlier("db", 10, 12, "futex", SEC, SEC, "Requested sleep (SQL SLEEP())", NULL,
+		       no_holder(), "futex_do_wait");
+	write_snapshot(dir, SNAP_A, o, 2);
+	is_int(run(report_main, text), 0, "report of a held-up wait: exit 0");
+	ok(has("\nLongest waits (held up by: the holder, else the thread that woke it):\n"
+	       "       1.000 s  db[10/12] futex: Requested sleep (SQL SLEEP())  [" SNAP_A "]\n"
+	       "    900.000 ms  db[10/11] futex: Row lock wait (InnoDB); held up by db[10/12] (in "
+	       "futex, blocked 100.0%: Requested sleep (SQL SLEEP()))  [" SNAP_A "]\n"),
+	   "  Longest waits: longest first, the row lock held up by db[10/12] in its sleep");
+	if (!has("held up by db[10/12]")) {
+		diag_output();
+	}
+	is_int(run(report_main, json), 0, "report --json of a held-up wait: exit 0");
+	obj = json_tokener_parse(out_buf);
+	if (obj && json_object_array_length(json_object_object_get(obj, "longest")) == 2) {
+		first = json_object_array_get_idx(json_object_object_get(obj, "longest"), 0);
+		second = json_object_array_get_idx(json_object_object_get(obj, "longest"), 1);
+		h = json_object_object_get(second, "held_up_by");
+	}
+	ok(first &&
+		   json_object_is_type(json_object_object_get(first, "held_up_by"), json_type_null),
+	   "  longest[0]: the sleep, held up by nobody");
+	ok(h && json_object_get_int(json_object_object_get(h, "tid")) == 12 &&
+		   !strcmp(json_object_get_string(json_object_object_get(h, "how")),
+			   "wait-chain") &&
+		   !strcmp(json_object_get_string(json_object_object_get(h, "cause")),
+			   "Requested sleep (SQL SLEEP())"),
+	   "  longest[1]: held_up_by tid 12, how wait-chain, its cause the sleep");
 	json_object_put(obj);
 }
 
@@ -518,6 +594,8 @@ int main(void)
 	test_show(dir);
 	snprintf(dir, sizeof(dir), "%s/quiet", tmpdir);
 	test_no_stalls(dir);
+	snprintf(dir, sizeof(dir), "%s/longest", tmpdir);
+	test_longest(dir);
 	snprintf(dir, sizeof(dir), "%s/one", tmpdir);
 	test_flame_summary(dir);
 	test_bad_holder();
