@@ -561,6 +561,26 @@
 			' in all, ' + (d.skipped || 0) + ' skipped by the recorder'));
 		root.appendChild(el('h2', null, 'System-wide, by ' + (d.by || 'cause')));
 		root.appendChild(groupTable(sys, d.by || 'cause'));
+		if (d.longest && d.longest.length) {
+			root.appendChild(el('h2', null, 'Longest waits'));
+			var lt = el('table', { id: 'longest' }, el('tr', null,
+				el('th', { class: 'num' }, 'Duration'), el('th', null, 'Thread'),
+				el('th', null, 'Syscall'), el('th', null, 'Cause'),
+				el('th', null, 'Held up by'), el('th', null, 'Snapshot')));
+			d.longest.forEach(function (w) {
+				var h = w.held_up_by, by = '';
+				if (h) {
+					by = (h.how === 'holder' ? 'held by ' : '') + (h.comm || '?') + '[' + h.pid +
+						'/' + h.tid + ']' + (h.syscall ? ' in ' + h.syscall : '') +
+						(h.cause ? ': ' + h.cause : '');
+				}
+				lt.appendChild(el('tr', null, el('td', { class: 'num' }, fmtNs(w.duration_ns)),
+					el('td', null, (w.comm || '?') + '[' + w.pid + '/' + w.tid + ']'),
+					el('td', null, w.syscall || 'off-cpu'), el('td', null, w.cause || ''),
+					el('td', null, by), el('td', null, w.snapshot || '')));
+			});
+			root.appendChild(lt);
+		}
 		root.appendChild(el('h2', null, 'Distribution of each ' + (d.by || 'cause')));
 		(sys.groups || []).forEach(function (g) {
 			root.appendChild(el('h3', null, g.key));
