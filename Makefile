@@ -104,10 +104,18 @@ $(BUILD)/top.skel.h: $(BUILD)/top.bpf.o
 $(BUILD)/syscalls_gen.h: scripts/gen-syscalls.sh | $(DEPS_STAMP)
 	scripts/gen-syscalls.sh $@
 
-$(OBJ)/%.o: %.c $(GEN_HDRS) $(wildcard include/*.h events/*.h $(patsubst %,%/*.h,$(LAYERS))) \
-	| $(DEPS_STAMP)
+# Each object depends on the headers it includes, as the compiler found them (-MMD -MP write
+# them to its .d, read at the end of this file): a header's change rebuilds what includes it, and
+# the BPF skeletons rebuild only the files that include them. A generated header must exist
+# before the first compile of a file that includes it (it has no .d yet): those files are found
+# by their include line.
+DEPFLAGS := -MMD -MP
+GEN_USERS := $(shell grep -l -E '"(latsnap\.skel|top\.skel|syscalls_gen)\.h"' $(CORE_SRCS) cli/*.c)
+$(patsubst %.c,$(OBJ)/%.o,$(GEN_USERS)): | $(GEN_HDRS)
+
+$(OBJ)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # The HTML pages' script and style sheet, inlined by review/html.c (.incbin, from the top).
 $(OBJ)/review/html-assets.o: review/html-assets.S review/html/page.js review/html/page.css
@@ -140,9 +148,9 @@ $(EVENTS): events/events.c events/events-tp.h events/kernel-tp.h \
 		-I. -Ievents -o $@ events/events.c -llttng-ust -ldl \
 		-Wl,-z,defs -Wl,-z,now
 
-$(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(BUILD)/libcore.a | $(TRACE_READER)
+$(BUILD)/tests/%.t: tests/unit/%.c $(BUILD)/libcore.a | $(TRACE_READER)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(BUILD)/libcore.a $(PKG_LIBS)
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -Itests -o $@ $< $(BUILD)/libcore.a $(PKG_LIBS)
 
 # Workloads keep frame pointers and symbols: tests check the functions they call. Those named
 # *-nofp have none, so that only the preload library's unwinder can walk them.
@@ -275,10 +283,10 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -std=gnu11 $(WARN) -g -O1 -D_GNU_SOURCE -I. -I$(BUILD) -Ifuzz $(PKG_CFLAGS) \
 	-DLS_LIBDIR='"$(LIBDIR)"'
 FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(CORE_SRCS))
-$(BUILD)/fuzz/obj/%.o: %.c $(GEN_HDRS) \
-	$(wildcard include/*.h events/*.h $(patsubst %,%/*.h,$(LAYERS))) | $(DEPS_STAMP)
+$(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(GEN_USERS)): | $(GEN_HDRS)
+$(BUILD)/fuzz/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
+	$(CLANG) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
 
 $(BUILD)/fuzz/libcore.a: $(FUZZ_OBJS)
 	$(AR) rcs $@ $^
@@ -337,3 +345,6 @@ format:
 
 clean:
 	rm -rf $(BUILD)
+
+# The headers each object, unit test and fuzz object was compiled with (DEPFLAGS).
+-include $(wildcard $(OBJ)/*/*.d $(BUILD)/tests/*.d $(BUILD)/fuzz/obj/*/*.d)

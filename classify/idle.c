@@ -339,7 +339,7 @@ static void count_idle(struct idle_policy *p, const struct outlier *o)
 	}
 	if (!e && p->nr_entries == ENTRIES_MAX) {
 		/* Counted in all, not listed: the list is for people. */
-		if (!outlier_has_flag(o, "still-blocked")) {
+		if (o->state != OUTLIER_STILL_BLOCKED) {
 			p->count++;
 		}
 		return;
@@ -366,7 +366,7 @@ static void count_idle(struct idle_policy *p, const struct outlier *o)
 	e->total_ns += delta;
 	e->window_ns += delta;
 	e->open_start_ns = o->start_ns;
-	e->open_ns = outlier_has_flag(o, "still-blocked") ? o->duration_ns : 0;
+	e->open_ns = o->state == OUTLIER_STILL_BLOCKED ? o->duration_ns : 0;
 }
 
 enum wait_for {
@@ -604,7 +604,7 @@ bool idle_judge(struct idle_policy *policy, const struct outlier *outlier, const
 	} else {
 		idle = decide(policy, outlier, seen, why);
 	}
-	if (!last && outlier_has_flag(outlier, "still-blocked")) {
+	if (!last && outlier->state == OUTLIER_STILL_BLOCKED) {
 		last = &policy->lasting[policy->next_lasting++ % LASTING_MAX];
 		last->tid = outlier->tid;
 		last->start_ns = outlier->start_ns;

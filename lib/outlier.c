@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <json-c/json.h>
 
@@ -42,6 +43,67 @@ const char *outlier_kind_name(enum outlier_kind kind)
 const char *outlier_ustack_source_name(enum outlier_ustack_source source)
 {
 	return source <= OUTLIER_USTACK_UNWIND ? source_names[source] : "?";
+}
+
+static const char *const state_names[] = { "ended", "still-blocked", "unfinished" };
+
+/**
+ * outlier_state_name() - the contract's "state" string: "ended", "still-blocked", "unfinished"
+ */
+const char *outlier_state_name(enum outlier_state state)
+{
+	return state <= OUTLIER_UNFINISHED ? state_names[state] : "?";
+}
+
+static void deadlock_free(struct outlier_deadlock *d)
+{
+	size_t i;
+
+	if (!d) {
+		return;
+	}
+	for (i = 0; i < d->nr; i++) {
+		free(d->threads[i].comm);
+	}
+	free(d->threads);
+	free(d);
+}
+
+/**
+ * outlier_set_deadlock() - @o's thread is in the deadlock of @threads[0..@nr), in the order
+ * they wait for each other (copied; any deadlock it had is replaced)
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int outlier_set_deadlock(struct outlier *o, const struct outlier_deadlock_thread *threads,
+			 size_t nr)
+{
+	struct outlier_deadlock *d = calloc(1, sizeof(*d));
+	size_t i;
+	int ret = -ENOMEM;
+
+	if (!d) {
+		goto out;
+	}
+	d->threads = calloc(nr ? nr : 1, sizeof(*d->threads));
+	if (!d->threads) {
+		goto out;
+	}
+	for (; d->nr < nr; d->nr++) {
+		i = d->nr;
+		d->threads[i].pid = threads[i].pid;
+		d->threads[i].tid = threads[i].tid;
+		if (outlier_set_str(&d->threads[i].comm, threads[i].comm)) {
+			goto out;
+		}
+	}
+	deadlock_free(o->deadlock);
+	o->deadlock = d;
+	d = NULL;
+	ret = 0;
+out:
+	deadlock_free(d);
+	return ret;
 }
 
 /**
@@ -327,6 +389,7 @@ void outlier_free(struct outlier *o)
 	outlier_frames_free(&o->user_stack.frames);
 	waker_free(o->waker);
 	holder_free(o->holder);
+	deadlock_free(o->deadlock);
 	request_free(o->request);
 	for (i = 0; i < o->nr_waits; i++) {
 		outlier_free(o->waits[i]);
@@ -559,6 +622,28 @@ static struct json_object *link_to_json(const struct outlier_link *l)
  *
  * Return: a new object, or NULL without memory.
  */
+/* "deadlock": null, or {"threads": [{"pid", "tid", "comm"}, ...]} in the cycle's order. */
+static struct json_object *deadlock_to_json(const struct outlier_deadlock *d)
+{
+	struct json_object *obj, *arr, *t;
+	size_t i;
+
+	if (!d) {
+		return NULL;
+	}
+	obj = json_object_new_object();
+	arr = json_object_new_array_ext((int)d->nr);
+	for (i = 0; arr && i < d->nr; i++) {
+		t = json_object_new_object();
+		json_object_object_add(t, "pid", json_object_new_int(d->threads[i].pid));
+		json_object_object_add(t, "tid", json_object_new_int(d->threads[i].tid));
+		json_object_object_add(t, "comm", json_str(d->threads[i].comm));
+		json_object_array_add(arr, t);
+	}
+	json_object_object_add(obj, "threads", arr);
+	return obj;
+}
+
 struct json_object *outlier_to_json(const struct outlier *o)
 {
 	struct json_object *obj = json_object_new_object(), *arr, *w = NULL;
@@ -612,6 +697,8 @@ struct json_object *outlier_to_json(const struct outlier *o)
 	}
 	json_object_object_add(obj, "wait_chain", arr);
 	json_object_object_add(obj, "signalled", json_object_new_boolean(o->signalled));
+	json_object_object_add(obj, "state", json_object_new_string(outlier_state_name(o->state)));
+	json_object_object_add(obj, "deadlock", deadlock_to_json(o->deadlock));
 	arr = json_object_new_array_ext((int)o->nr_flags);
 	for (i = 0; arr && i < o->nr_flags; i++) {
 		json_object_array_add(arr, json_object_new_string(o->flags[i]));
@@ -940,6 +1027,87 @@ static int args_from_json(struct json_object *arr, struct outlier *o)
 	return ret;
 }
 
+/* A flag named @name ("name" or "name: why"), as the recorder writes them. */
+static bool has_named_flag(const struct outlier *o, const char *name)
+{
+	size_t i, len = strlen(name);
+
+	for (i = 0; i < o->nr_flags; i++) {
+		if (!strncmp(o->flags[i], name, len) && (!o->flags[i][len] || o->flags[i][len] == ':')) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* "deadlock"'s threads into @o (an object, checked by review/snapshots.c). */
+static int deadlock_from_json(struct json_object *obj, struct outlier *o)
+{
+	struct outlier_deadlock_thread *t = NULL;
+	struct json_object *arr, *e;
+	size_t i, n;
+	int ret = 0;
+
+	arr = get_typed(obj, "threads", json_type_array, &ret);
+	n = arr ? json_object_array_length(arr) : 0;
+	t = calloc(n ? n : 1, sizeof(*t));
+	if (!t) {
+		return -ENOMEM;
+	}
+	for (i = 0; !ret && i < n; i++) {
+		e = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(e, json_type_object)) {
+			ret = -EINVAL;
+			break;
+		}
+		ret = ret ?: get_i32(e, "pid", &t[i].pid);
+		ret = ret ?: get_i32(e, "tid", &t[i].tid);
+		ret = ret ?: get_str(e, "comm", &t[i].comm);
+	}
+	ret = ret ?: outlier_set_deadlock(o, t, n);
+	for (i = 0; i < n; i++) {
+		free(t[i].comm);
+	}
+	free(t);
+	return ret;
+}
+
+/*
+ * "state" and "deadlock". A summary written before them (no "state") said the same in prose:
+ * the flags "still-blocked: ..." and "unfinished: ...", and a cause beginning "Deadlock".
+ */
+static int state_from_json(struct json_object *obj, struct outlier *o)
+{
+	struct json_object *v;
+	const char *name;
+	int ret = 0;
+
+	v = get_typed(obj, "state", json_type_string, &ret);
+	if (ret) {
+		return ret;
+	}
+	if (!v) {
+		o->state = has_named_flag(o, "unfinished")    ? OUTLIER_UNFINISHED :
+			   has_named_flag(o, "still-blocked") ? OUTLIER_STILL_BLOCKED :
+								OUTLIER_ENDED;
+		if (o->cause && !strncasecmp(o->cause, "deadlock", 8)) {
+			return outlier_set_deadlock(o, NULL, 0);
+		}
+		return 0;
+	}
+	name = json_object_get_string(v);
+	for (o->state = OUTLIER_ENDED; o->state <= OUTLIER_UNFINISHED; o->state++) {
+		if (!strcmp(name, state_names[o->state])) {
+			break;
+		}
+	}
+	if (o->state > OUTLIER_UNFINISHED) {
+		return -EINVAL;
+	}
+	v = get_typed(obj, "deadlock", json_type_object, &ret);
+	return ret ?: v ? deadlock_from_json(v, o) : 0;
+}
+
 /**
  * outlier_from_json() - read an OUTLIER object
  * @obj: the object, checked as review/snapshots.c checks a summary's outliers
@@ -991,6 +1159,7 @@ int outlier_from_json(struct json_object *obj, struct outlier **outp)
 	ret = ret ?: holder_from_json(json_object_object_get(obj, "holder"), &o->holder);
 	ret = ret ?: request_from_json(obj, o);
 	ret = ret ?: lists_from_json(obj, o);
+	ret = ret ?: state_from_json(obj, o);
 out:
 	if (ret) {
 		outlier_free(o);

@@ -26,6 +26,32 @@ enum outlier_ustack_source {
 	OUTLIER_USTACK_UNWIND,
 };
 
+/*
+ * Was the wait over when it was reported? The contract's "state" strings, in this order: ended
+ * (every outlier but the hang check's), still-blocked (reported while it still waited, record
+ * --hang), unfinished (the run ended while it still waited).
+ */
+enum outlier_state {
+	OUTLIER_ENDED,
+	OUTLIER_STILL_BLOCKED,
+	OUTLIER_UNFINISHED,
+};
+
+/**
+ * struct outlier_deadlock - "deadlock": the cycle of threads that wait for each other, this
+ * outlier's thread among them, each waiting for what the next holds and the last for what the
+ * first holds; @nr is 0 for a deadlock read from a summary written before the field (its cause
+ * said so, not who)
+ */
+struct outlier_deadlock {
+	struct outlier_deadlock_thread {
+		int32_t pid;
+		int32_t tid;
+		char *comm;
+	} *threads;
+	size_t nr;
+};
+
 /**
  * struct outlier_frame - FRAME
  * @addr: the instruction address
@@ -186,6 +212,9 @@ struct outlier {
 	char **flags;
 	size_t nr_flags;
 	bool signalled;
+	/* Written as "state" and "deadlock" (NULL: none); see enum outlier_state. */
+	enum outlier_state state;
+	struct outlier_deadlock *deadlock;
 	/* Not written: the tracker's mark of a wait sent as a part of a request of its thread. */
 	bool part_of_request;
 };
@@ -217,6 +246,9 @@ bool outlier_has_flag(const struct outlier *o, const char *prefix);
 
 const char *outlier_kind_name(enum outlier_kind kind);
 const char *outlier_ustack_source_name(enum outlier_ustack_source source);
+const char *outlier_state_name(enum outlier_state state);
+int outlier_set_deadlock(struct outlier *o, const struct outlier_deadlock_thread *threads,
+			 size_t nr);
 
 struct json_object *outlier_to_json(const struct outlier *o);
 struct json_object *outlier_frames_to_json(const struct outlier_frames *frames);

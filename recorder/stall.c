@@ -334,8 +334,28 @@ static void cycle_cause(struct stall_wait *const *members, int n, char *buf, siz
 	}
 }
 
-/* Report @w's wait as it is now. */
-static void report(struct stall_check *sc, struct stall_wait *w, const char *cause)
+/* @o's "deadlock": the cycle @members[0..@n), in the order they wait for each other. */
+static void set_cycle(struct outlier *o, struct stall_wait *const *members, int n)
+{
+	struct outlier_deadlock_thread t[STALL_MAX_CYCLE];
+	char comm[STALL_MAX_CYCLE][LS_TASK_COMM_LEN + 1];
+	int k;
+
+	for (k = 0; k < n && k < STALL_MAX_CYCLE; k++) {
+		const struct ls_stall *r = &members[k]->rec;
+
+		snprintf(comm[k], sizeof(comm[k]), "%.*s", LS_TASK_COMM_LEN, r->comm);
+		t[k].pid = (int32_t)r->pid;
+		t[k].tid = (int32_t)r->tid;
+		t[k].comm = comm[k];
+	}
+	/* Without memory it is still a deadlock by its cause's words, for people. */
+	outlier_set_deadlock(o, t, (size_t)k);
+}
+
+/* Report @w's wait as it is now; @members[0..@n) the deadlock it is in (@n 0: none). */
+static void report(struct stall_check *sc, struct stall_wait *w, const char *cause,
+		   struct stall_wait *const *members, int n)
 {
 	char so_far[LS_DURATION_BUFSZ], hang[LS_DURATION_BUFSZ];
 	struct ls_stall now;
@@ -353,11 +373,16 @@ static void report(struct stall_check *sc, struct stall_wait *w, const char *cau
 		return;
 	}
 	ls_format_duration(waited(w), so_far, sizeof(so_far));
+	if (n) {
+		set_cycle(o, members, n);
+	}
 	if (sc->finishing) {
+		o->state = OUTLIER_UNFINISHED;
 		outlier_add_flag(o, "unfinished: the run ended while it still waited, after %s",
 				 so_far);
 		sc->totals.unfinished++;
 	} else {
+		o->state = OUTLIER_STILL_BLOCKED;
 		ls_format_duration(sc->hang_ns, hang, sizeof(hang));
 		outlier_add_flag(o,
 				 "still-blocked: still waiting when checked, after %s (--hang %s);"
@@ -404,7 +429,7 @@ static void report_due(struct stall_check *sc)
 		}
 		if (!n) {
 			w->handled = true;
-			report(sc, w, NULL);
+			report(sc, w, NULL, NULL, 0);
 			continue;
 		}
 		sc->totals.deadlocks++;
@@ -412,7 +437,7 @@ static void report_due(struct stall_check *sc)
 		for (k = 0; k < n; k++) {
 			if (!members[k]->handled && (sc->finishing || !members[k]->reported)) {
 				members[k]->handled = true;
-				report(sc, members[k], cause);
+				report(sc, members[k], cause, members, n);
 			}
 			members[k]->handled = true;
 		}

@@ -669,6 +669,20 @@ static bool is_holder(const struct outlier_holder *h, const char *host, const st
 	       !strcmp(host, wait_host(st->w));
 }
 
+/* Is @st's thread one of the deadlock @d's (its cycle as the recorder wrote it)? */
+static bool in_cycle(const struct outlier_deadlock *d, const char *host, const struct stall *st)
+{
+	size_t i;
+
+	for (i = 0; d && i < d->nr; i++) {
+		if (d->threads[i].tid == st->w->o->tid && d->threads[i].pid == st->w->o->pid &&
+		    !strcmp(host, wait_host(st->w))) {
+			return true;
+		}
+	}
+	return false;
+}
+
 static size_t find_root(size_t *root, size_t i)
 {
 	while (root[i] != i) {
@@ -696,7 +710,8 @@ static int cmp_stall(const void *a, const void *b)
 
 /*
  * The stalled waits of @r into @r->stalls; the deadlocked ones into cycles: a thread and the
- * thread holding what it waits for, both deadlocked, are in the same one.
+ * threads of its "deadlock", or (a summary written before it) the thread holding what it waits
+ * for, both deadlocked, are in the same one.
  */
 static int find_stalls(struct report *r)
 {
@@ -728,8 +743,10 @@ static int find_stalls(struct report *r)
 		}
 		for (j = 0; j < n; j++) {
 			if (j != i && snapshots_is_deadlock(r->stalls[j].w->o) &&
-			    is_holder(r->stalls[i].w->holder, wait_host(r->stalls[i].w),
-				      &r->stalls[j])) {
+			    (in_cycle(r->stalls[i].w->o->deadlock, wait_host(r->stalls[i].w),
+				      &r->stalls[j]) ||
+			     is_holder(r->stalls[i].w->holder, wait_host(r->stalls[i].w),
+				       &r->stalls[j]))) {
 				root[find_root(root, i)] = find_root(root, j);
 			}
 		}

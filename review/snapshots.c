@@ -425,6 +425,7 @@ static const struct member outlier_members[] = {
 	{ "syscall_nr", json_type_int },
 	{ "switches", json_type_int },
 	{ "signalled", json_type_boolean },
+	{ "state", json_type_string },
 	{ NULL, json_type_null },
 };
 
@@ -495,6 +496,61 @@ static bool check_holder(struct json_object *o, size_t idx, char *what, size_t l
 	return true;
 }
 
+static const struct member deadlock_thread_members[] = {
+	{ "pid", json_type_int },
+	{ "tid", json_type_int },
+	{ "comm", json_type_string },
+	{ NULL, json_type_null },
+};
+
+/*
+ * "state" (one of outlier_state_name()'s) and "deadlock" (absent or null, or {"threads":
+ * [{"pid", "tid", "comm"}, ...]}): each checked as struct outlier reads them.
+ */
+static bool check_state(struct json_object *o, size_t idx, char *what, size_t len)
+{
+	struct json_object *v, *threads;
+	const char *name;
+	char where[96];
+	size_t i, n;
+
+	if (json_object_object_get_ex(o, "state", &v) && v) {
+		name = json_object_get_string(v);
+		if (strcmp(name, outlier_state_name(OUTLIER_ENDED)) &&
+		    strcmp(name, outlier_state_name(OUTLIER_STILL_BLOCKED)) &&
+		    strcmp(name, outlier_state_name(OUTLIER_UNFINISHED))) {
+			snprintf(what, len, "outlier %zu: state is not ended, still-blocked or unfinished",
+				 idx);
+			return false;
+		}
+	}
+	if (!json_object_object_get_ex(o, "deadlock", &v) || !v) {
+		return true;
+	}
+	if (!json_object_is_type(v, json_type_object) ||
+	    (json_object_object_get_ex(v, "threads", &threads) && threads &&
+	     !json_object_is_type(threads, json_type_array))) {
+		snprintf(what, len, "outlier %zu: deadlock is neither null nor {\"threads\": [...]}",
+			 idx);
+		return false;
+	}
+	n = threads && json_object_is_type(threads, json_type_array) ?
+		    json_object_array_length(threads) :
+		    0;
+	for (i = 0; i < n; i++) {
+		snprintf(where, sizeof(where), "outlier %zu: deadlock thread %zu", idx, i);
+		v = json_object_array_get_idx(threads, i);
+		if (!json_object_is_type(v, json_type_object)) {
+			snprintf(what, len, "%s is not an object", where);
+			return false;
+		}
+		if (!check_members(v, deadlock_thread_members, where, what, len)) {
+			return false;
+		}
+	}
+	return true;
+}
+
 /* The members of outlier @idx (checked by check_outlier()) that only struct outlier reads. */
 static bool check_typed(struct json_object *o, size_t idx, char *what, size_t len)
 {
@@ -520,7 +576,7 @@ static bool check_typed(struct json_object *o, size_t idx, char *what, size_t le
 			return false;
 		}
 	}
-	return check_holder(o, idx, what, len);
+	return check_holder(o, idx, what, len) && check_state(o, idx, what, len);
 }
 
 /*
@@ -1398,31 +1454,20 @@ void snapshots_free(struct snapshot_set *set)
 
 /* --- one wait, counted once ---------------------------------------------------------------- */
 
-/* Does @o carry the flag @name ("name" alone, or "name: detail")? */
-static bool has_named_flag(const struct outlier *o, const char *name)
-{
-	size_t i, len = strlen(name);
-
-	for (i = 0; i < o->nr_flags; i++) {
-		if (!strncmp(o->flags[i], name, len) &&
-		    (o->flags[i][len] == '\0' || o->flags[i][len] == ':')) {
-			return true;
-		}
-	}
-	return false;
-}
-
 /**
  * snapshots_wait_state() - is @o a report of a wait that was over, or one reported while it
- *			    still waited (still-blocked), or when the run ended (unfinished)?
+ *			    still waited (still-blocked), or when the run ended (unfinished)? Its
+ *			    "state" (lib/outlier.c reads an older summary's flags as one).
  */
 enum snapshot_wait_state snapshots_wait_state(const struct outlier *o)
 {
-	if (has_named_flag(o, "unfinished")) {
-		return SNAPSHOT_WAIT_UNFINISHED;
-	}
-	if (has_named_flag(o, "still-blocked")) {
+	switch (o->state) {
+	case OUTLIER_STILL_BLOCKED:
 		return SNAPSHOT_WAIT_STILL_BLOCKED;
+	case OUTLIER_UNFINISHED:
+		return SNAPSHOT_WAIT_UNFINISHED;
+	case OUTLIER_ENDED:
+		break;
 	}
 	return SNAPSHOT_WAIT_ENDED;
 }
@@ -1434,21 +1479,22 @@ const char *snapshots_wait_state_name(enum snapshot_wait_state state)
 {
 	switch (state) {
 	case SNAPSHOT_WAIT_ENDED:
-		return "ended";
+		return outlier_state_name(OUTLIER_ENDED);
 	case SNAPSHOT_WAIT_STILL_BLOCKED:
-		return "still-blocked";
+		return outlier_state_name(OUTLIER_STILL_BLOCKED);
 	case SNAPSHOT_WAIT_UNFINISHED:
-		return "unfinished";
+		return outlier_state_name(OUTLIER_UNFINISHED);
 	}
 	return "?";
 }
 
 /**
- * snapshots_is_deadlock() - is @o's cause a deadlock ("Deadlock: pthread mutex cycle ...")?
+ * snapshots_is_deadlock() - is @o's thread in a deadlock? Its "deadlock" (an older summary's
+ * cause beginning "Deadlock" reads as one): a rule's cause that begins so is not one.
  */
 bool snapshots_is_deadlock(const struct outlier *o)
 {
-	return o->cause && !strncasecmp(o->cause, "deadlock", 8);
+	return o->deadlock != NULL;
 }
 
 /* One report read, and where: @pos orders the reports as the summaries do. */

@@ -137,9 +137,9 @@ void snapshots_filter_host(struct snapshot_set *set, const char *host);
  * ended first, in the same snapshot or a later one (same host, pid, tid and start_ns).
  */
 enum snapshot_wait_state {
-	SNAPSHOT_WAIT_ENDED, /* no still-blocked or unfinished flag: the wait is over */
-	SNAPSHOT_WAIT_STILL_BLOCKED, /* "still-blocked: ...": reported while it waited */
-	SNAPSHOT_WAIT_UNFINISHED, /* "unfinished: ...": the run ended while it waited */
+	SNAPSHOT_WAIT_ENDED, /* "state": "ended": the wait is over */
+	SNAPSHOT_WAIT_STILL_BLOCKED, /* "still-blocked": reported while it waited */
+	SNAPSHOT_WAIT_UNFINISHED, /* "unfinished": the run ended while it waited */
 };
 
 /**

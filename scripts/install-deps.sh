@@ -5,9 +5,9 @@
 # postgresql-15 (and its client, psql) is for tests/integration/47-request.t, which records a
 # throwaway server of its own (not the default cluster the package may create). redis-server
 # (with redis-tools, its client) is for tests/integration/48-idle.t, which starts its own too.
-# chromium renders the HTML pages in tests/integration/96-html.t (headless), which reads its
+# chromium renders the HTML pages in tests/integration/83-html.t (headless), which reads its
 # screenshot with python3-pil (Debian's /usr/bin/python3).
-# python3-jsonschema is for tests/integration/96-perfetto.t, which checks export's output against
+# python3-jsonschema is for tests/integration/84-perfetto.t, which checks export's output against
 # a JSON Schema with Debian's /usr/bin/python3.
 # golang-go builds tests/workloads/go/ (a Go program's goroutine stacks, tests/integration/86-go.t).
 # The labelled set of tests/integration/85-labelled.t (tests/labelled/README.md) runs programs

@@ -3,7 +3,7 @@
 # san-reports.sh DIR: the verdict of make check-asan over the sanitizer reports in DIR.
 # A report fails the run, except a crash inside libbabeltrace2 (its innermost frame there) in
 # latsnap-trace-reader, the process that trace/ctf.c starts to read a trace:
-# tests/integration/98-corrupt-trace.t feeds it damaged traces on purpose, and that process
+# tests/integration/82-corrupt-trace.t feeds it damaged traces on purpose, and that process
 # exists so that such a crash of the third-party reader costs `show` only its timeline. Those are listed, not counted.
 set -u
 dir=$1

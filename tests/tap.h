@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -282,6 +284,60 @@ static inline size_t tap_capture_end(struct tap_capture *c, char *out, size_t le
 	out[n > 0 ? n : 0] = '\0';
 	close(c->fd);
 	return n > 0 ? (size_t)n : 0;
+}
+
+/*
+ * tap_run() - run @fn, a command's main(), with the NULL-terminated @args as its argv (at most
+ * 15), what it writes to stdout into @out and to stderr into @err (each truncated to its size - 1
+ * and NUL-terminated).
+ *
+ * Return: its exit status.
+ */
+static inline int tap_run(int (*fn)(int, char **), const char **args, char *out, size_t out_len,
+			  char *err, size_t err_len)
+{
+	struct tap_capture out_cap, err_cap;
+	char *argv[16];
+	int argc = 0, rc;
+
+	while (args[argc] && argc < 15) {
+		argv[argc] = (char *)args[argc];
+		argc++;
+	}
+	argv[argc] = NULL;
+	tap_capture_begin(&out_cap, STDOUT_FILENO);
+	tap_capture_begin(&err_cap, STDERR_FILENO);
+	rc = fn(argc, argv);
+	tap_capture_end(&err_cap, err, err_len);
+	tap_capture_end(&out_cap, out, out_len);
+	return rc;
+}
+
+/* The file @path made to hold the @len bytes of @data, or the test bails out. */
+static inline void tap_write_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0 || write(fd, data, len) != (ssize_t)len || close(fd)) {
+		tap_bail_("cannot write %s: %s", path, strerror(errno));
+	}
+}
+
+/*
+ * tap_write_snapshot() - a snapshot as review reads it: @dir/@id/summary.json holding @summary,
+ * and an empty @dir/@id/trace/ (@dir is made when missing).
+ */
+static inline void tap_write_snapshot(const char *dir, const char *id, const char *summary)
+{
+	char path[4096];
+
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/%s", dir, id);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/%s/trace", dir, id);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/%s/summary.json", dir, id);
+	tap_write_file(path, summary, strlen(summary));
 }
 
 /* A new temporary file that holds the @len bytes of @data; returns its path, to tap_remove_temp(). */

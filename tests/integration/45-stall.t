@@ -114,6 +114,10 @@ deadlock_case() {
 		between "$(J .duration_ns)" 1000000000 2500000000 "$what: $who: waited $(J .duration_ns) ns so far (>= --hang)"
 		like "$(J .cause)" '^Deadlock: .*a\['"$A"'\].*b\['"$B"'\]|^Deadlock: .*b\['"$B"'\].*a\['"$A"'\]' \
 			"$what: $who: the cause names the deadlock and both threads ($(J .cause))"
+		is "$(J .state)" still-blocked "$what: $who: state still-blocked"
+		is "$(J '[.deadlock.threads[]?.tid] | sort | map(tostring) | join(" ")')" \
+			"$(printf '%s\n' "$A" "$B" | sort -n | tr '\n' ' ' | sed 's/ $//')" \
+			"$what: $who: deadlock: its cycle's threads, a and b"
 		is "$(J .holder.tid)" "$other" "$what: $who: held up by the other thread ($other)"
 		like "$(J .holder.what)" 'mutex' "$what: $who: ... which holds a mutex ($(J .holder.what))"
 		like "$(J '[.kernel_stacks[0].frames[]?.symbol] | join(" ")')" 'futex_wait|futex_q_wait' \
@@ -170,6 +174,7 @@ like "$(J '[.holder.frames[]?.symbol // "?"] | join(" ")')" 'crunch' "lock: the 
 	diag "  holder: $(J '[.holder.frames[]? | "\(.symbol)@\(.module)"] | join(" < ")')"
 unlike_deadlock=$(J '.cause | test("Deadlock")')
 is "$unlike_deadlock" false "lock: not a deadlock ($(J .cause))"
+is "$(J '.deadlock')" null "lock: deadlock: null"
 wait "$L"
 
 # --- c2) a wait that passes --hang, then ends: reported twice, the second time as usual -------

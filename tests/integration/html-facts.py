@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # html-facts.py DOM.html [PAGE.html]: what a user sees on a latsnap HTML page, as one JSON
 # object, read from the DOM a real browser rendered (chromium --dump-dom) and, given the page
-# file itself, the data it carries. Used by tests/integration/96-html.t.
+# file itself, the data it carries. Used by tests/integration/83-html.t.
 import json
 import sys
 from html.parser import HTMLParser

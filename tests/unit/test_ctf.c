@@ -194,16 +194,6 @@ static void refused(const char *dir, const char *what, int expected)
 	refused_after(dir, what, expected, false);
 }
 
-static void write_file(const char *path, const void *buf, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-	if (fd < 0 || write(fd, buf, len) != (ssize_t)len) {
-		bail_out("%s: %s", path, strerror(errno));
-	}
-	close(fd);
-}
-
 /*
  * A CTF 1.8 trace written by hand: plain-text metadata, one stream of one packet with two events
  * at clock values 5000 and 6000 of a clock of @freq Hz whose offset (1000 s + 7 cycles) is not to
@@ -275,9 +265,9 @@ static void make_hand_trace(const char *dir, unsigned long long freq)
 	mkdir(dir, 0755);
 	snprintf(text, sizeof(text), meta, freq);
 	snprintf(path, sizeof(path), "%s/metadata", dir);
-	write_file(path, text, strlen(text));
+	tap_write_file(path, text, strlen(text));
 	snprintf(path, sizeof(path), "%s/stream", dir);
-	write_file(path, stream, (size_t)(p - stream));
+	tap_write_file(path, stream, (size_t)(p - stream));
 }
 
 static struct json_object *field(struct json_object *fields, const char *name)
@@ -427,7 +417,7 @@ static void no_trace_tests(void)
 	refused(dir, "an empty directory", -ENODATA);
 
 	snprintf(path, sizeof(path), "%s/file", tmpdir);
-	write_file(path, "x", 1);
+	tap_write_file(path, "x", 1);
 	refused(path, "a regular file", -ENOTDIR);
 
 	/* A "metadata" file full of noise, the packet magic first so it is taken as packetized. */
@@ -438,17 +428,17 @@ static void no_trace_tests(void)
 		junk[i] = (unsigned char)rand();
 	}
 	snprintf(path, sizeof(path), "%s/metadata", dir);
-	write_file(path, junk, sizeof(junk));
+	tap_write_file(path, junk, sizeof(junk));
 	refused(dir, "metadata of random bytes", -EBADMSG);
 	/* 0x75d11d57 in little-endian byte order. */
 	memcpy(junk, "\x57\x1d\xd1\x75", 4);
-	write_file(path, junk, sizeof(junk));
+	tap_write_file(path, junk, sizeof(junk));
 	refused(dir, "metadata of random bytes after the packet magic", -EBADMSG);
 
 	snprintf(dir, sizeof(dir), "%s/text", tmpdir);
 	mkdir(dir, 0755);
 	snprintf(path, sizeof(path), "%s/metadata", dir);
-	write_file(path, text, strlen(text));
+	tap_write_file(path, text, strlen(text));
 	refused(dir, "plain-text metadata with a syntax error", -EBADMSG);
 }
 
@@ -707,7 +697,7 @@ static void broken_trace_tests(const char *trace)
 		for (i = 0; i < sizeof(junk); i++) {
 			junk[i] = (unsigned char)rand();
 		}
-		write_file(meta, junk, sizeof(junk));
+		tap_write_file(meta, junk, sizeof(junk));
 		refused(copy, "garbage in the metadata file", -EBADMSG);
 	}
 

@@ -213,6 +213,7 @@ int main(void)
 	o = futex_wait(108, false, 0x7f000000c000);
 	o->start_ns = 7000 * MS;
 	outlier_add_flag(o, "still-blocked: still waiting");
+	o->state = OUTLIER_STILL_BLOCKED;
 	o->in_work = o->worked = true;
 	ok(!judge(p, o, &why), "a wait in work, still going: latency");
 	o = futex_wait(108, false, 0x7f000000c000);
@@ -226,6 +227,7 @@ int main(void)
 	/* Counted per thread and place; a wait reported while it lasts is not counted. */
 	o = futex_wait(101, false, 0x7f0000001000);
 	outlier_add_flag(o, "still-blocked: still waiting");
+	o->state = OUTLIER_STILL_BLOCKED;
 	o->start_ns = 5000 * MS;
 	o->duration_ns = 1000 * MS;
 	ok(judge(p, o, &why), "still-blocked at its home place: idle");

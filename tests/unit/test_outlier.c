@@ -52,7 +52,9 @@ static const char full[] =
 	"{\"depth\":2,\"pid\":1,\"tid\":1,\"comm\":\"init\",\"from_ns\":4900760613963,"
 	"\"to_ns\":4900880807806,\"on_cpu_ns\":0,\"blocked_ns\":0,\"runqueue_ns\":120193843,"
 	"\"syscall\":null,\"frames\":[]}],"
-	"\"signalled\":true,"
+	"\"signalled\":true,\"state\":\"unfinished\","
+	"\"deadlock\":{\"threads\":[{\"pid\":3713,\"tid\":3713,\"comm\":\"rebuilder\"},"
+	"{\"pid\":3713,\"tid\":3715,\"comm\":\"compute\"}]},"
 	"\"flags\":[\"waker-in-interrupt: no\",\"user-stack-truncated: at 5 frames\"]}";
 
 /* A sleep: no syscall, no waker, no chain, no user stack; unwind_ns and status not written. */
@@ -61,7 +63,7 @@ static const char sleep_outlier[] =
 	"\"syscall_nr\":null,\"start_ns\":1,\"end_ns\":2,\"duration_ns\":1,\"on_cpu_ns\":0,"
 	"\"blocked_ns\":1,\"runqueue_ns\":0,\"switches\":0,\"cause\":\"\",\"kernel_stacks\":[],"
 	"\"user_stack\":{\"source\":\"none\",\"frames\":[]},\"waker\":null,\"holder\":null,"
-	"\"wait_chain\":[],\"signalled\":false,\"flags\":[]}";
+	"\"wait_chain\":[],\"signalled\":false,\"state\":\"ended\",\"deadlock\":null,\"flags\":[]}";
 
 /* A request: its probe and argument, one wait (a sleep outlier of its own), a CPU profile. */
 #define SLEEP_WAIT                                                                                 \
@@ -69,7 +71,7 @@ static const char sleep_outlier[] =
 	"\"syscall_nr\":null,\"start_ns\":2,\"end_ns\":3,\"duration_ns\":1,\"on_cpu_ns\":0,"         \
 	"\"blocked_ns\":1,\"runqueue_ns\":0,\"switches\":0,\"cause\":\"\",\"kernel_stacks\":[],"      \
 	"\"user_stack\":{\"source\":\"none\",\"frames\":[]},\"waker\":null,\"holder\":null,"         \
-	"\"wait_chain\":[],\"signalled\":false,\"flags\":[]}"
+	"\"wait_chain\":[],\"signalled\":false,\"state\":\"ended\",\"deadlock\":null,\"flags\":[]}"
 static const char request_outlier[] =
 	"{\"kind\":\"request\",\"pid\":7,\"tid\":8,\"comm\":\"postgres\",\"syscall\":null,"
 	"\"syscall_nr\":null,\"start_ns\":1,\"end_ns\":401,\"duration_ns\":400,\"on_cpu_ns\":100,"
@@ -80,7 +82,7 @@ static const char request_outlier[] =
 	"\"waits\":[" SLEEP_WAIT "],\"cpu_profile\":[{\"weight_ns\":100,\"frames\":["
 	"{\"addr\":\"0x55667c683400\",\"symbol\":\"ExecScan\",\"offset\":16,"
 	"\"module\":\"/usr/bin/postgres\"}]}],"
-	"\"wait_chain\":[],\"signalled\":false,\"flags\":[]}";
+	"\"wait_chain\":[],\"signalled\":false,\"state\":\"ended\",\"deadlock\":null,\"flags\":[]}";
 
 static struct json_object *parse(const char *text)
 {
@@ -144,6 +146,10 @@ static void test_round_trip(void)
 		   !o->wait_chain[1].syscall,
 	   "  its wait chain: unknown_ns 7, then a link in no syscall");
 	ok(o->nr_flags == 2 && outlier_has_flag(o, "user-stack-truncated"), "  its flags");
+	ok(o->state == OUTLIER_UNFINISHED && o->deadlock && o->deadlock->nr == 2 &&
+		   o->deadlock->threads[1].tid == 3715 &&
+		   !strcmp(o->deadlock->threads[1].comm, "compute"),
+	   "  its state, unfinished, and its deadlock's two threads in order");
 	outlier_free(o);
 
 	back = round_trip(sleep_outlier, NULL);
@@ -162,6 +168,42 @@ static void test_round_trip(void)
 	   "  read: kind request, its argument, its wait, its profile");
 	outlier_free(o);
 	free(back);
+}
+
+/*
+ * A summary written before "state" and "deadlock" said them in prose: the flags still-blocked and
+ * unfinished, and a cause that begins "Deadlock". Read so, and written back typed.
+ */
+static void test_before_state(void)
+{
+	struct json_object *obj;
+	struct outlier *o = NULL;
+	const char *text;
+
+	obj = parse("{\"kind\":\"syscall\",\"pid\":1,\"tid\":2,\"comm\":\"a\","
+		    "\"syscall\":\"futex\",\"cause\":\"Deadlock: 2 threads wait for each other\","
+		    "\"flags\":[\"still-blocked: still waiting when checked\"]}");
+	ok(!outlier_from_json(obj, &o) && o, "an OUTLIER from before \"state\" reads");
+	json_object_put(obj);
+	if (!o) {
+		return;
+	}
+	ok(o->state == OUTLIER_STILL_BLOCKED, "  its still-blocked flag: state still-blocked");
+	ok(o->deadlock && !o->deadlock->nr, "  its cause \"Deadlock...\": a deadlock, threads unknown");
+	obj = outlier_to_json(o);
+	text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
+	ok(strstr(text, "\"state\":\"still-blocked\",\"deadlock\":{\"threads\":[]}") != NULL,
+	   "  written back typed (%s)", text);
+	json_object_put(obj);
+	outlier_free(o);
+	o = NULL;
+	obj = parse("{\"kind\":\"syscall\",\"pid\":1,\"tid\":2,\"comm\":\"a\","
+		    "\"cause\":\"Deadlock of the night shift\",\"state\":\"ended\","
+		    "\"flags\":[\"unfinished: not a state any more\"]}");
+	ok(!outlier_from_json(obj, &o) && o && o->state == OUTLIER_ENDED && !o->deadlock,
+	   "with \"state\": the flags and the cause say nothing of it (a rule's \"Deadlock...\")");
+	json_object_put(obj);
+	outlier_free(o);
 }
 
 static void test_wrong_type(void)
@@ -189,6 +231,11 @@ static void test_wrong_type(void)
 		{ "\"syscall\":\"write\"", "\"syscall\":1" },
 		{ "\"wait_chain\":[{", "\"wait_chain\":[7,{" },
 		{ "\"flags\":[\"waker", "\"flags\":[1,\"waker" },
+		{ "\"state\":\"unfinished\"", "\"state\":\"paused\"" },
+		{ "\"state\":\"unfinished\"", "\"state\":2" },
+		{ "\"deadlock\":{", "\"deadlock\":7,\"x\":{" },
+		{ "\"threads\":[{\"pid\":3713", "\"threads\":[{\"pid\":\"3713\"" },
+		{ "\"threads\":[{", "\"threads\":[7,{" },
 	};
 	struct json_object *obj;
 	struct outlier *o;
@@ -283,6 +330,7 @@ static void test_interp_name(void)
 int main(void)
 {
 	test_round_trip();
+	test_before_state();
 	test_interp_name();
 	test_wrong_type();
 	test_print_head();

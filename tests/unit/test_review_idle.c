@@ -107,49 +107,17 @@ static char *list(char **e, size_t n)
 	return grown;
 }
 
-static void write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	size_t len = strlen(text);
-
-	if (fd < 0 || write(fd, text, len) != (ssize_t)len || close(fd)) {
-		bail_out("cannot write %s: %s", path, strerror(errno));
-	}
-}
-
 /* DIR/ID/summary.json holding @text (freed), and an empty DIR/ID/trace/. */
 static void write_snapshot(const char *dir, const char *id, char *text)
 {
-	char path[PATH_MAX];
-
-	mkdir(dir, 0700);
-	snprintf(path, sizeof(path), "%s/%s", dir, id);
-	mkdir(path, 0700);
-	snprintf(path, sizeof(path), "%s/%s/trace", dir, id);
-	mkdir(path, 0700);
-	snprintf(path, sizeof(path), "%s/%s/summary.json", dir, id);
-	write_file(path, text);
+	tap_write_snapshot(dir, id, text);
 	free(text);
 }
 
-/* Run @fn with argv @args (NULL-terminated), its stdout into out_buf; its exit status. */
+/* Run @fn with argv @args (NULL-terminated), its output into out_buf and err_buf; its status. */
 static int run(int (*fn)(int, char **), const char **args)
 {
-	struct tap_capture out, err;
-	char *argv[16];
-	int argc = 0, rc;
-
-	while (args[argc] && argc < 15) {
-		argv[argc] = (char *)args[argc];
-		argc++;
-	}
-	argv[argc] = NULL;
-	tap_capture_begin(&out, STDOUT_FILENO);
-	tap_capture_begin(&err, STDERR_FILENO);
-	rc = fn(argc, argv);
-	tap_capture_end(&err, err_buf, sizeof(err_buf));
-	tap_capture_end(&out, out_buf, OUT_MAX);
-	return rc;
+	return tap_run(fn, args, out_buf, OUT_MAX, err_buf, sizeof(err_buf));
 }
 
 static bool has(const char *text)

@@ -331,15 +331,6 @@ static void test_pass_through(void)
 	free(text);
 }
 
-static void write_file(const char *path, const char *text, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-	if (fd < 0 || write(fd, text, len) != (ssize_t)len || close(fd)) {
-		bail_out("cannot write %s: %s", path, strerror(errno));
-	}
-}
-
 static void test_load(void)
 {
 	struct snapshot_set set;
@@ -356,22 +347,22 @@ static void test_load(void)
 	snprintf(path, sizeof(path), "%s/out/B-corrupt", tmpdir);
 	mkdir(path, 0700);
 	snprintf(path, sizeof(path), "%s/out/B-corrupt/summary.json", tmpdir);
-	write_file(path, good, sizeof(good) / 3);
+	tap_write_file(path, good, sizeof(good) / 3);
 	snprintf(path, sizeof(path), "%s/out/A-good", tmpdir);
 	mkdir(path, 0700);
 	snprintf(path, sizeof(path), "%s/out/A-good/summary.json", tmpdir);
-	write_file(path, good, strlen(good));
+	tap_write_file(path, good, strlen(good));
 	snprintf(path, sizeof(path), "%s/out/C-incomplete", tmpdir);
 	mkdir(path, 0700);
 	snprintf(path, sizeof(path), "%s/out/D-badversion", tmpdir);
 	mkdir(path, 0700);
 	snprintf(path, sizeof(path), "%s/out/D-badversion/summary.json", tmpdir);
 	text = variant("\"version\":1", "\"version\":9");
-	write_file(path, text, strlen(text));
+	tap_write_file(path, text, strlen(text));
 	free(text);
 	/* Not snapshots: a file, a hidden directory, a symlink to a snapshot. */
 	snprintf(path, sizeof(path), "%s/out/notes.txt", tmpdir);
-	write_file(path, "x", 1);
+	tap_write_file(path, "x", 1);
 	snprintf(path, sizeof(path), "%s/out/.hidden", tmpdir);
 	mkdir(path, 0700);
 	snprintf(path, sizeof(path), "%s/out/E-link", tmpdir);

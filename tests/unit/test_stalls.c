@@ -89,20 +89,10 @@ static char *holder(const char *comm, int pid, int tid, const char *what, const 
 	return s;
 }
 
-static void write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	size_t len = strlen(text);
-
-	if (fd < 0 || write(fd, text, len) != (ssize_t)len || close(fd)) {
-		bail_out("cannot write %s: %s", path, strerror(errno));
-	}
-}
-
 /* DIR/ID/summary.json holding the outliers @o[0..@n) (freed), and an empty DIR/ID/trace/. */
 static void write_snapshot(const char *dir, const char *id, char **o, size_t n)
 {
-	char path[PATH_MAX], *text, *all = strdup(""), *grown;
+	char *text, *all = strdup(""), *grown;
 	size_t i;
 
 	for (i = 0; all && i < n; i++) {
@@ -120,12 +110,7 @@ static void write_snapshot(const char *dir, const char *id, char **o, size_t n)
 			     id, all) < 0) {
 		bail_out("out of memory");
 	}
-	snprintf(path, sizeof(path), "%s/%s", dir, id);
-	mkdir(path, 0700);
-	snprintf(path, sizeof(path), "%s/%s/trace", dir, id);
-	mkdir(path, 0700);
-	snprintf(path, sizeof(path), "%s/%s/summary.json", dir, id);
-	write_file(path, text);
+	tap_write_snapshot(dir, id, text);
 	free(text);
 	free(all);
 }
@@ -175,24 +160,10 @@ static void write_stalls(const char *dir)
 	write_snapshot(dir, SNAP_B, b, 3);
 }
 
-/* Run @fn with argv @args (NULL-terminated) and its stdout into out_buf; its exit status. */
+/* Run @fn with argv @args (NULL-terminated), its output into out_buf and err_buf; its status. */
 static int run(int (*fn)(int, char **), const char **args)
 {
-	struct tap_capture out, err;
-	char *argv[16];
-	int argc = 0, rc;
-
-	while (args[argc] && argc < 15) {
-		argv[argc] = (char *)args[argc];
-		argc++;
-	}
-	argv[argc] = NULL;
-	tap_capture_begin(&out, STDOUT_FILENO);
-	tap_capture_begin(&err, STDERR_FILENO);
-	rc = fn(argc, argv);
-	tap_capture_end(&err, err_buf, sizeof(err_buf));
-	tap_capture_end(&out, out_buf, OUT_MAX);
-	return rc;
+	return tap_run(fn, args, out_buf, OUT_MAX, err_buf, sizeof(err_buf));
 }
 
 static bool has(const char *text)
@@ -437,6 +408,81 @@ static void test_longest(const char *dir)
 	json_object_put(obj);
 }
 
+/* @o with @member ("\"key\":value") added before its flags; @o is freed. */
+static char *with_member(char *o, const char *member)
+{
+	const char *at = strstr(o, "\"flags\":");
+	char *s;
+
+	if (!at || asprintf(&s, "%.*s%s,%s", (int)(at - o), o, member, at) < 0) {
+		bail_out("out of memory");
+	}
+	free(o);
+	return s;
+}
+
+/*
+ * The typed state: a wait still-blocked by its "state" alone (no flag) is a stall; a cause that
+ * begins "Deadlock" (a user's rule) with "state" and no "deadlock" is none; a "deadlock" with its
+ * threads is one. A summary with a state of another name loses that outlier only.
+ */
+static void test_typed_state(const char *dir)
+{
+	const char *json[] = { "report", "--json", dir, NULL };
+	struct json_object *obj, *stalls;
+	struct snapshot_set set;
+	char *o[4];
+	size_t i, n = 0;
+	bool blocked = false, ruled = false, cycle = false;
+
+	mkdir(dir, 0700);
+	o[0] = with_member(outlier("w", 500, 501, "futex", SEC, 2 * SEC, "Lock", NULL, no_holder(),
+				   "futex_do_wait"),
+			   "\"state\":\"still-blocked\"");
+	o[1] = with_member(outlier("r", 500, 502, "read", SEC, SEC, "Deadlock of the night shift",
+				   NULL, no_holder(), "pipe_read"),
+			   "\"state\":\"ended\",\"deadlock\":null");
+	o[2] = with_member(outlier("d", 500, 503, "futex", SEC, 3 * SEC, "Two threads", NULL,
+				   no_holder(), "futex_do_wait"),
+			   "\"state\":\"unfinished\",\"deadlock\":{\"threads\":[{\"pid\":500,"
+			   "\"tid\":503,\"comm\":\"d\"},{\"pid\":500,\"tid\":501,\"comm\":\"w\"}]}");
+	o[3] = with_member(outlier("x", 500, 504, "futex", SEC, SEC, "Lock", NULL, no_holder(),
+				   "futex_do_wait"),
+			   "\"state\":\"paused\"");
+	write_snapshot(dir, SNAP_A, o, 4);
+	if (is_int(snapshots_load(dir, &set), 0, "typed state: the snapshot loads")) {
+		ok(set.snaps[0].summary && set.snaps[0].summary->nr_outliers == 3 &&
+			   set.snaps[0].summary->outliers_why &&
+			   strstr(set.snaps[0].summary->outliers_why, "state is not ended"),
+		   "  the outlier whose state is \"paused\" is skipped, and said (%s)",
+		   set.snaps[0].summary ? set.snaps[0].summary->outliers_why : "-");
+		for (i = 0; set.snaps[0].summary && i < set.snaps[0].summary->nr_outliers; i++) {
+			const struct outlier *x = set.snaps[0].summary->outliers[i];
+
+			blocked |= x->tid == 501 && snapshots_wait_state(x) ==
+								SNAPSHOT_WAIT_STILL_BLOCKED;
+			ruled |= x->tid == 502 && !snapshots_is_deadlock(x);
+			cycle |= x->tid == 503 && snapshots_is_deadlock(x) && x->deadlock->nr == 2 &&
+				 x->deadlock->threads[1].tid == 501;
+		}
+		ok(blocked, "  \"state\": \"still-blocked\" without its flag: still-blocked");
+		ok(ruled, "  a rule's cause beginning \"Deadlock\", deadlock null: no deadlock");
+		ok(cycle, "  \"deadlock\" with its two threads: a deadlock, its cycle read");
+		snapshots_free(&set);
+	}
+	is_int(run(report_main, json), 0, "typed state: report --json exits 0");
+	obj = json_tokener_parse(out_buf);
+	stalls = obj ? json_object_object_get(obj, "stalls") : NULL;
+	n = stalls ? json_object_array_length(stalls) : 0;
+	for (i = 0; i < n; i++) {
+		ok(json_object_get_int(json_object_object_get(json_object_array_get_idx(stalls, i),
+							      "tid")) != 502,
+		   "  stall %zu is not the rule's \"Deadlock\"", i);
+	}
+	is_int((int)n, 2, "  two stalls: the still-blocked wait and the deadlock's member");
+	json_object_put(obj);
+}
+
 static void test_flame(const char *dir)
 {
 	const char *args[] = { "flame", dir, NULL };
@@ -596,6 +642,8 @@ int main(void)
 	test_no_stalls(dir);
 	snprintf(dir, sizeof(dir), "%s/longest", tmpdir);
 	test_longest(dir);
+	snprintf(dir, sizeof(dir), "%s/typed", tmpdir);
+	test_typed_state(dir);
 	snprintf(dir, sizeof(dir), "%s/one", tmpdir);
 	test_flame_summary(dir);
 	test_bad_holder();

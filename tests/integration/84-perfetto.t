@@ -286,5 +286,5 @@ jq '.traceEvents |= map(if .ph == "X" then del(.dur) elif .ph == "s" then del(.i
 valid "$TMPD/bad.json" >/dev/null
 isnt $? 0 "d) the schema refuses an X without dur and a flow without id"
 
-diag "96-perfetto took $(( ($(date +%s%N) - T_START) / 1000000 )) ms"
+diag "84-perfetto took $(( ($(date +%s%N) - T_START) / 1000000 )) ms"
 done_testing
