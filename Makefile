@@ -49,7 +49,6 @@ WORKLOADS += $(patsubst tests/workloads/%.cc,$(BUILD)/workloads/%,$(WORKLOAD_CXX
 GO_WORKLOAD_SRCS := $(wildcard tests/workloads/go/*.go)
 GO_WORKLOADS := $(patsubst tests/workloads/go/%.go,$(BUILD)/workloads/go%,$(GO_WORKLOAD_SRCS))
 WORKLOADS += $(GO_WORKLOADS)
-GEN_HDRS := $(BUILD)/latsnap.skel.h $(BUILD)/top.skel.h $(BUILD)/syscalls_gen.h
 DEPS_STAMP := $(BUILD)/.deps-ok
 PRELOAD := $(BUILD)/liblatsnap.so
 PRELOAD_SRCS := preload/preload.c lib/signame.c
@@ -110,8 +109,10 @@ $(BUILD)/syscalls_gen.h: scripts/gen-syscalls.sh | $(DEPS_STAMP)
 # before the first compile of a file that includes it (it has no .d yet): those files are found
 # by their include line.
 DEPFLAGS := -MMD -MP
-GEN_USERS := $(shell grep -l -E '"(latsnap\.skel|top\.skel|syscalls_gen)\.h"' $(CORE_SRCS) cli/*.c)
-$(patsubst %.c,$(OBJ)/%.o,$(GEN_USERS)): | $(GEN_HDRS)
+SKEL_USERS := $(shell grep -l -E '"(latsnap|top)\.skel\.h"' $(CORE_SRCS) cli/*.c)
+SYSCALLS_USERS := $(shell grep -l -F '"syscalls_gen.h"' $(CORE_SRCS) cli/*.c)
+$(patsubst %.c,$(OBJ)/%.o,$(SKEL_USERS)): | $(BUILD)/latsnap.skel.h $(BUILD)/top.skel.h
+$(patsubst %.c,$(OBJ)/%.o,$(SYSCALLS_USERS)): | $(BUILD)/syscalls_gen.h
 
 $(OBJ)/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -125,10 +126,18 @@ $(OBJ)/review/html-assets.o: review/html-assets.S review/html/page.js review/htm
 $(BUILD)/libcore.a: $(CORE_OBJS)
 	$(AR) rcs $@ $^
 
+# The core without the files that include a BPF skeleton (tracker/tracker.c, top/'s readers of
+# its maps): what builds without bpftool, clang or a kernel with BTF. The trace reader and the
+# unit tests link it, but for those that reach the BPF side (UNIT_FULL: their link fails
+# with libbase.a, naming a tracker_ or top_ function).
+BASE_OBJS := $(filter-out $(patsubst %.c,$(OBJ)/%.o,$(SKEL_USERS)),$(CORE_OBJS))
+$(BUILD)/libbase.a: $(BASE_OBJS)
+	$(AR) rcs $@ $^
+
 $(BUILD)/latsnap: $(CLI_OBJS) $(BUILD)/libcore.a
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
 
-$(TRACE_READER): $(OBJ)/cli/trace-reader.o $(BUILD)/libcore.a
+$(TRACE_READER): $(OBJ)/cli/trace-reader.o $(BUILD)/libbase.a
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/.py311-ok: scripts/py311-check.c lib/py311.h | $(DEPS_STAMP)
@@ -148,7 +157,14 @@ $(EVENTS): events/events.c events/events-tp.h events/kernel-tp.h \
 		-I. -Ievents -o $@ events/events.c -llttng-ust -ldl \
 		-Wl,-z,defs -Wl,-z,now
 
-$(BUILD)/tests/%.t: tests/unit/%.c $(BUILD)/libcore.a | $(TRACE_READER)
+UNIT_FULL := test_chain test_ctf test_top
+UNIT_FULL_BINS := $(patsubst %,$(BUILD)/tests/%.t,$(UNIT_FULL))
+$(filter-out $(UNIT_FULL_BINS),$(UNIT_BINS)): $(BUILD)/tests/%.t: tests/unit/%.c \
+	$(BUILD)/libbase.a | $(TRACE_READER)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -Itests -o $@ $< $(BUILD)/libbase.a $(PKG_LIBS)
+
+$(UNIT_FULL_BINS): $(BUILD)/tests/%.t: tests/unit/%.c $(BUILD)/libcore.a | $(TRACE_READER)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -Itests -o $@ $< $(BUILD)/libcore.a $(PKG_LIBS)
 
@@ -283,7 +299,8 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -std=gnu11 $(WARN) -g -O1 -D_GNU_SOURCE -I. -I$(BUILD) -Ifuzz $(PKG_CFLAGS) \
 	-DLS_LIBDIR='"$(LIBDIR)"'
 FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(CORE_SRCS))
-$(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(GEN_USERS)): | $(GEN_HDRS)
+$(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(SKEL_USERS)): | $(BUILD)/latsnap.skel.h $(BUILD)/top.skel.h
+$(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(SYSCALLS_USERS)): | $(BUILD)/syscalls_gen.h
 $(BUILD)/fuzz/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
