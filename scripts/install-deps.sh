@@ -8,7 +8,8 @@
 # chromium renders the HTML pages in tests/integration/83-html.t (headless), which reads its
 # screenshot with python3-pil (Debian's /usr/bin/python3).
 # python3-jsonschema is for tests/integration/84-perfetto.t, which checks export's output against
-# a JSON Schema with Debian's /usr/bin/python3.
+# a JSON Schema with Debian's /usr/bin/python3, and for every integration test's last check: the
+# summaries it wrote against tests/schemas/summary.schema.json (tests/schemas/check-summaries.py).
 # golang-go builds tests/workloads/go/ (a Go program's goroutine stacks, tests/integration/86-go.t).
 # The labelled set of tests/integration/85-labelled.t (tests/labelled/README.md) runs programs
 # nobody here wrote: MariaDB 10.11 (its server, its client, and PyMySQL for Debian's python3,

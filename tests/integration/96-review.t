@@ -17,6 +17,8 @@
 #     stream or no metadata, a snapshot of another host, an empty or missing directory, usage
 #     errors: a clear error naming the file, exit 1 (2 for usage), never a crash.
 set -u
+# e) damages summaries on purpose: the schema check is of the others (below, at the end).
+SUMMARY_SCHEMA=skip
 . "$(dirname "$0")/lib.sh"
 
 require_root
@@ -430,4 +432,5 @@ for cmd in report show flame; do
 done
 
 diag "wall time: $((($(date +%s%N) - T_START) / 1000000)) ms"
+check_summaries "$OUT" "$TMPD/wc" "$TMPD/n" "$TMPD/h"
 done_testing

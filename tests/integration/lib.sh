@@ -191,7 +191,24 @@ skip_tests() {
 	done
 }
 
+# check_summaries PATH...: every summary.json under the PATHs conforms to summary.json's schema
+# (tests/schemas/summary.schema.json), one test; none found, no test.
+check_summaries() {
+	local out rc
+	[ -n "$(find "$@" -name summary.json -print -quit 2>/dev/null)" ] || return 0
+	out=$(/usr/bin/python3 "$ROOT/tests/schemas/check-summaries.py" "$@" 2>&1)
+	rc=$?
+	_tap_result "$([ "$rc" = 0 ] && echo 1 || echo 0)" \
+		"every summary.json written conforms to tests/schemas/summary.schema.json ($(tail -n 1 <<<"$out"))"
+	[ "$rc" = 0 ] || diag "$(head -n 20 <<<"$out")"
+}
+
 done_testing() {
+	# What latsnap wrote in this test's scratch directory, unless the test damages summaries on
+	# purpose (SUMMARY_SCHEMA=skip; it checks its own with check_summaries).
+	if [ -z "$_tap_planned" ] && [ "${SUMMARY_SCHEMA:-check}" != skip ]; then
+		check_summaries "$TMPD"
+	fi
 	if [ -z "$_tap_planned" ]; then
 		echo "1..$_tap_n"
 	elif [ "$_tap_planned" != "$_tap_n" ]; then
