@@ -112,13 +112,15 @@ static int start_sessiond(pid_t *pidp)
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, &saved, NULL);
 		setsid();
+		/*
+		 * Quiet, and holding none of latsnap's pipes: the daemon can outlive latsnap
+		 * (stop_sessiond()), and a reader of latsnap's output would wait for it.
+		 */
 		devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (devnull >= 0 && !ls_verbose_enabled) {
-			dup2(devnull, STDOUT_FILENO);
-			dup2(devnull, STDERR_FILENO);
-		}
 		if (devnull >= 0) {
 			dup2(devnull, STDIN_FILENO);
+			dup2(devnull, STDOUT_FILENO);
+			dup2(devnull, STDERR_FILENO);
 		}
 		/*
 		 * Without a timeout a snapshot to a relay that drops packets blocks in connect()
@@ -624,6 +626,34 @@ uint64_t session_lost_packets(struct session *s)
 	return total;
 }
 
+/*
+ * stop_sessiond - stop the session daemon latsnap started, unless others use it now: a second
+ * `latsnap record`, or a user's `lttng create`, finds it running and puts its session in it, and
+ * killing it would end theirs (their snapshots lost). Then it is left running, as `lttng create`
+ * leaves the daemon it spawns.
+ */
+static void stop_sessiond(struct session *s)
+{
+	struct lttng_session *sessions = NULL;
+	int others = 0;
+
+	if (waitpid(s->sessiond, NULL, WNOHANG) == s->sessiond) {
+		return;
+	}
+	if (!s->lost) {
+		others = lttng_list_sessions(&sessions);
+		free(sessions);
+	}
+	if (others > 0) {
+		ls_verbose("record: lttng-sessiond (pid %d), started by latsnap, left running: "
+			   "%d session%s of others in it",
+			   s->sessiond, others, others == 1 ? "" : "s");
+		return;
+	}
+	kill(s->sessiond, SIGTERM);
+	waitpid(s->sessiond, NULL, 0);
+}
+
 /**
  * session_close - destroy the session, and stop the session daemon if latsnap started it.
  * Safe on a partly opened session.
@@ -645,8 +675,7 @@ void session_close(struct session *s)
 		lttng_destroy_handle(s->kernel);
 	}
 	if (s->sessiond > 0) {
-		kill(s->sessiond, SIGTERM);
-		waitpid(s->sessiond, NULL, 0);
+		stop_sessiond(s);
 	}
 	free(s);
 }

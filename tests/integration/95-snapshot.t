@@ -223,11 +223,44 @@ survivors 3
 # COMMAND outlives latsnap after SIGINT: it is ours, end it.
 wpid=$(awk '$1 == "pid" { print $2; exit }' "$A/3.log" 2>/dev/null)
 [ -n "$wpid" ] && kill -0 "$wpid" 2>/dev/null && echo "$wpid" >"$A/3.orphan" && kill -TERM "$wpid"
+# 4: two runs, the second in the daemon the first started; the first ends (SIGINT) once the
+# second registered, long before the second's outlier (a 1.8 s nap) and its snapshot: the daemon
+# must outlive the first.
+WL_LOG=$A/4a.log "$LATSNAP" record -v --json -t 20ms -o "$A/4a.d" -- "$WL/sleeper" 10000 \
+	>"$A/4a.out" 2>"$A/4a.err" &
+first=$!
+registered() {
+	local i
+	for i in $(seq 200); do
+		grep -q 'registered through the preload library' "$1" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+registered "$A/4a.err"
+WL_LOG=$A/4b.log timeout -k 5 "$LIMIT" "$LATSNAP" record -v --json -t 20ms -o "$A/4b.d" -- \
+	"$WL/sleeper" 1800 >"$A/4b.out" 2>"$A/4b.err" &
+second=$!
+registered "$A/4b.err"
+kill -INT $first
+wait $first
+echo $? >"$A/4a.rc"
+wpid=$(awk '$1 == "pid" { print $2; exit }' "$A/4a.log" 2>/dev/null)
+[ -n "$wpid" ] && kill -TERM "$wpid" 2>/dev/null
+wait $second
+echo $? >"$A/4b.rc"
+procs | comm -13 "$A/procs.before" - | while read -r p; do
+	echo "$p $(ps -o ppid= -p "$p" | tr -d ' ')"
+done >"$A/procs.4"
+# The daemon left running is ours to stop (the namespace shares the pid space).
+sd=$(sed -n 's/^latsnap: record: started lttng-sessiond (pid \([0-9]*\))$/\1/p' "$A/4a.err")
+[ -n "$sd" ] && kill -TERM "$sd" 2>/dev/null
+survivors 4end
 ls -A /run/lttng >"$A/rundir.after"
 exit 0
 EOF
 if ! command -v unshare >/dev/null; then
-	skip_tests 18 "a) needs unshare(1) for a private /run/lttng"
+	skip_tests 24 "a) needs unshare(1) for a private /run/lttng"
 else
 	unshare -m -- bash "$A/ns.sh" "$A" "$LATSNAP" "$WL" "$LATSNAP_TIMEOUT"
 	NSRC=$?
@@ -251,6 +284,21 @@ else
 			"a$n) no lttng-sessiond or lttng-consumerd left that was not running before" ||
 			diag_file "$A/procs.$n.ps" "  left: "
 	done
+	# 4: the first run leaves the daemon it started to the second, whose session is in it.
+	is "$(cat "$A/4a.rc" "$A/4b.rc" 2>/dev/null | paste -sd' ')" "0 0" "a4) two runs at once: both exit 0 (the first ended by SIGINT)"
+	SD=$(sed -n 's/^latsnap: record: started lttng-sessiond (pid \([0-9]*\))$/\1/p' "$A/4a.err" | head -n 1)
+	like "$(grep 'lttng-sessiond' "$A/4a.err" | tail -n 1)" \
+		"lttng-sessiond \\(pid ${SD:-none}\\), started by latsnap, left running: 1 session of others in it" \
+		"a4) the first run left the daemon it started running: the second's session is in it"
+	is "$(grep -c 'lttng-sessiond is gone' "$A/4b.err")" 0 "a4) the second run never lost its daemon" ||
+		diag_file "$A/4b.err" "  stderr: " 20
+	is "$(collect "$A/4b.d" | jq -s "[.[] | $NAP_SEL | select(.duration_ns > 1700000000)] | length")" 1 \
+		"a4) the second run's 1.8 s nap, ended after the first run, is in its snapshots" ||
+		diag_file "$A/4b.err" "  stderr: " 20
+	is "$(awk -v sd="${SD:-none}" '$1 != sd && $2 != sd' "$A/procs.4" | paste -sd' ')" "" \
+		"a4) that daemon (and its consumer daemon) were the only ones left" ||
+		diag_file "$A/procs.4" "  left (pid ppid): "
+	is "$(paste -sd' ' "$A/procs.4end" 2>/dev/null)" "" "a4) none left once the test stopped it"
 	# The application registered with that daemon: the unwound stack is in the snapshot.
 	n=$(pick "$A/1.d" "$NAP_SEL")
 	is "$n/$(O "$TMPD/pick.json" .user_stack.source)" "1/unwind" \

@@ -45,8 +45,13 @@ _tap_cleanup() {
 		lttng destroy "$s" >/dev/null 2>&1
 	done
 	# The session daemon we started goes, unless another test (run alongside) has a session.
+	# It goes before the next test starts: one that saw it still there, dying, would use it.
 	if [ -n "${_started_sessiond:-}" ] && ! lttng list 2>/dev/null | grep -q '^ *[0-9])'; then
 		kill -TERM "$_started_sessiond" 2>/dev/null
+		for _i in $(seq 100); do
+			kill -0 "$_started_sessiond" 2>/dev/null || break
+			sleep 0.05
+		done
 	fi
 	if [ "${KEEP_TMP:-0}" = 1 ]; then
 		echo "# kept $TMPD" >&2
