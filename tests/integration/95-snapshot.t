@@ -186,7 +186,13 @@ A=$1 LATSNAP=$2 WL=$3 LIMIT=$4
 mkdir -p /run/lttng && mount -t tmpfs -o mode=0755 latsnap-95 /run/lttng || exit 91
 mount -t tmpfs -o mode=1777 latsnap-95 /dev/shm || exit 92
 ls -A /run/lttng >"$A/rundir.before"
-procs() { { pgrep -x lttng-sessiond; pgrep -x lttng-consumerd; } | sort -n; }
+# The daemons of this mount namespace only: others' tests may start and stop theirs meanwhile.
+procs() {
+	local p
+	for p in $(pgrep -x lttng-sessiond) $(pgrep -x lttng-consumerd); do
+		[ "$(readlink "/proc/$p/ns/mnt")" = "$(readlink /proc/self/ns/mnt)" ] && echo "$p"
+	done | sort
+}
 procs >"$A/procs.before"
 # survivors K: the daemons not there before; waits up to 2 s for them to go.
 survivors() {
