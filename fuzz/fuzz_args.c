@@ -8,7 +8,7 @@
  * parser on its own, and an accepted duration must format into LS_DURATION_BUFSZ bytes. The
  * harness never reads a file: -c/--config arguments are dropped.
  */
-#include "recorder/record.c"
+#include "recorder/record-opts.c"
 
 #include "fuzz_common.h"
 
@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	set_defaults(&opts);
 	(void)parse_args(&opts, argc, argv);
-	if (opts.nr_pids < 0 || opts.nr_pids > MAX_PIDS) {
+	if (opts.nr_pids < 0 || opts.nr_pids > RECORD_MAX_PIDS) {
 		abort();
 	}
 	for (i = 0; i < opts.nr_owned; i++) {

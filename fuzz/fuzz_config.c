@@ -4,10 +4,10 @@
  * ls_config_load() with record's own callback, so every value parser behind a key (durations,
  * sizes, pids, signals, syscall lists, stack-log modes, booleans) sees the fuzzed values too.
  *
- * record.c is included for its static option table and callback; the harness calls nothing that
- * starts tracing.
+ * record-opts.c is included for its static option table and callback; the harness calls nothing
+ * that starts tracing.
  */
-#include "recorder/record.c"
+#include "recorder/record-opts.c"
 
 #include "fuzz_common.h"
 
@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!ret) {
 		/* What was accepted holds together: the checks record makes after loading. */
-		if (!opts.threshold_ns || opts.nr_pids < 0 || opts.nr_pids > MAX_PIDS ||
+		if (!opts.threshold_ns || opts.nr_pids < 0 || opts.nr_pids > RECORD_MAX_PIDS ||
 		    opts.nr_owned > (int)(sizeof(opts.owned) / sizeof(opts.owned[0]))) {
 			abort();
 		}
