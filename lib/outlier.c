@@ -710,47 +710,77 @@ struct json_object *outlier_to_json(const struct outlier *o)
 /* --- from JSON ----------------------------------------------------------------------------- */
 
 /*
- * The readers below take a checked OUTLIER (review/snapshots.c checks a summary before anything
- * reads it): a member of the wrong type is refused, a missing one is left at its zero.
+ * The readers below take an OUTLIER the summary reader (lib/summary.c) has checked against the
+ * contract: a member of the wrong type is refused, a missing one is left at its zero. A refusal
+ * is the one check of a member's type: it says which member, where ("outlier 3: wait_chain link
+ * 0"), in the words of the summary's error message.
  */
-static int get_u64(struct json_object *obj, const char *key, uint64_t *out)
-{
-	struct json_object *v;
+struct reader {
+	char where[160];
+	char *why; /* NULL: nobody asked, or the first refusal is said already */
+	size_t len;
+};
 
-	if (!json_object_object_get_ex(obj, key, &v) || !v) {
-		return 0;
+static int refuse(struct reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* -EINVAL, after "WHERE: what" in the reader's message when it is the first refusal. */
+static int refuse(struct reader *rd, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (rd->why) {
+		n = snprintf(rd->why, rd->len, "%s: ", rd->where);
+		va_start(ap, fmt);
+		if (n >= 0 && (size_t)n < rd->len) {
+			vsnprintf(rd->why + n, rd->len - (size_t)n, fmt, ap);
+		}
+		va_end(ap);
+		rd->why = NULL;
 	}
-	if (!json_object_is_type(v, json_type_int)) {
-		return -EINVAL;
-	}
-	*out = (uint64_t)json_object_get_int64(v);
-	return 0;
+	return -EINVAL;
 }
 
-static int get_i32(struct json_object *obj, const char *key, int32_t *out)
+static const char *type_name(json_type type)
 {
-	uint64_t v = 0;
-	int ret = get_u64(obj, key, &v);
-
-	*out = (int32_t)v;
-	return ret;
+	switch (type) {
+	case json_type_int:
+		return "an integer";
+	case json_type_boolean:
+		return "a boolean";
+	case json_type_array:
+		return "an array";
+	case json_type_object:
+		return "an object";
+	default:
+		return "a string";
+	}
 }
 
-static int get_str(struct json_object *obj, const char *key, char **out)
-{
-	struct json_object *v;
+/* Go into a part of the outlier ("user_stack"): returns where to come back to with leave(). */
+static size_t enter(struct reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-	if (!json_object_object_get_ex(obj, key, &v) || !v) {
-		return 0;
+static size_t enter(struct reader *rd, const char *fmt, ...)
+{
+	size_t at = strlen(rd->where);
+	va_list ap;
+
+	if (at + 2 < sizeof(rd->where)) {
+		memcpy(rd->where + at, ": ", 3);
+		va_start(ap, fmt);
+		vsnprintf(rd->where + at + 2, sizeof(rd->where) - at - 2, fmt, ap);
+		va_end(ap);
 	}
-	if (!json_object_is_type(v, json_type_string)) {
-		return -EINVAL;
-	}
-	return outlier_set_str(out, json_object_get_string(v));
+	return at;
 }
 
-static struct json_object *get_typed(struct json_object *obj, const char *key, json_type type,
-				     int *err)
+static void leave(struct reader *rd, size_t at)
+{
+	rd->where[at] = '\0';
+}
+
+static struct json_object *get_typed(struct reader *rd, struct json_object *obj, const char *key,
+				     json_type type, int *err)
 {
 	struct json_object *v;
 
@@ -758,31 +788,113 @@ static struct json_object *get_typed(struct json_object *obj, const char *key, j
 		return NULL;
 	}
 	if (!json_object_is_type(v, type)) {
-		*err = -EINVAL;
+		*err = refuse(rd, "%s is not %s", key, type_name(type));
+		return NULL;
+	}
+	return v;
+}
+
+static int get_u64(struct reader *rd, struct json_object *obj, const char *key, uint64_t *out)
+{
+	struct json_object *v;
+	int ret = 0;
+
+	v = get_typed(rd, obj, key, json_type_int, &ret);
+	if (v) {
+		*out = (uint64_t)json_object_get_int64(v);
+	}
+	return ret;
+}
+
+static int get_i32(struct reader *rd, struct json_object *obj, const char *key, int32_t *out)
+{
+	uint64_t v = 0;
+	int ret = get_u64(rd, obj, key, &v);
+
+	*out = (int32_t)v;
+	return ret;
+}
+
+static int get_str(struct reader *rd, struct json_object *obj, const char *key, char **out)
+{
+	struct json_object *v;
+	int ret = 0;
+
+	v = get_typed(rd, obj, key, json_type_string, &ret);
+	return ret ?: v ? outlier_set_str(out, json_object_get_string(v)) : 0;
+}
+
+static bool get_bool(struct reader *rd, struct json_object *obj, const char *key, int *err)
+{
+	struct json_object *v = *err ? NULL : get_typed(rd, obj, key, json_type_boolean, err);
+
+	return v && json_object_get_boolean(v);
+}
+
+/* Element @i of @arr, which must be an object ("LABEL I is not an object"). */
+static struct json_object *get_elem(struct reader *rd, struct json_object *arr, size_t i,
+				    const char *label, int *err)
+{
+	struct json_object *v = json_object_array_get_idx(arr, i);
+
+	if (!json_object_is_type(v, json_type_object)) {
+		*err = refuse(rd, "%s %zu is not an object", label, i);
 		return NULL;
 	}
 	return v;
 }
 
 /* An interpreter's frame has "line", a count (0: unknown); other frames have none. */
-static int frame_line_from_json(struct json_object *f, struct outlier_frame *fr)
+static int frame_line_from_json(struct reader *rd, struct json_object *f, struct outlier_frame *fr)
 {
 	struct json_object *v;
 	int64_t line;
+	int ret = 0;
 
-	if (!json_object_object_get_ex(f, "line", &v)) {
-		return 0;
+	v = get_typed(rd, f, "line", json_type_int, &ret);
+	if (ret || (!v && !json_object_object_get_ex(f, "line", NULL))) {
+		return ret;
 	}
-	if (!json_object_is_type(v, json_type_int)) {
-		return -EINVAL;
-	}
-	line = json_object_get_int64(v);
+	/* A null line is refused too. */
+	line = v ? json_object_get_int64(v) : -1;
 	if (line < 0 || line > UINT32_MAX) {
-		return -EINVAL;
+		return refuse(rd, "line is not a count");
 	}
 	fr->interp = true;
 	fr->line = (uint32_t)line;
 	return 0;
+}
+
+/* [FRAME, ...] (NULL: none) into the empty @frames. */
+static int frames_from_json(struct reader *rd, struct json_object *arr,
+			    struct outlier_frames *frames)
+{
+	struct json_object *f, *addr;
+	struct outlier_frame *fr;
+	size_t i, n;
+	int ret = 0;
+
+	if (!arr) {
+		return 0;
+	}
+	if (!json_object_is_type(arr, json_type_array)) {
+		return refuse(rd, "frames is not an array");
+	}
+	n = json_object_array_length(arr);
+	ret = outlier_frames_alloc(frames, n);
+	for (i = 0; !ret && i < n; i++) {
+		fr = &frames->v[i];
+		f = get_elem(rd, arr, i, "frame", &ret);
+		addr = f ? get_typed(rd, f, "addr", json_type_string, &ret) : NULL;
+		if (addr) {
+			fr->addr = strtoull(json_object_get_string(addr), NULL, 16);
+		}
+		ret = ret ?: get_str(rd, f, "symbol", &fr->symbol);
+		ret = ret ?: get_u64(rd, f, "offset", &fr->offset);
+		ret = ret ?: get_str(rd, f, "module", &fr->module);
+		ret = ret ?: frame_line_from_json(rd, f, fr);
+	}
+	return ret;
 }
 
 /**
@@ -792,239 +904,252 @@ static int frame_line_from_json(struct json_object *f, struct outlier_frame *fr)
  */
 int outlier_frames_from_json(struct json_object *arr, struct outlier_frames *frames)
 {
-	size_t i, n;
-	int ret = 0;
+	struct reader rd = { .where = "frames" };
 
-	if (!arr) {
-		return 0;
-	}
-	if (!json_object_is_type(arr, json_type_array)) {
-		return -EINVAL;
-	}
-	n = json_object_array_length(arr);
-	ret = outlier_frames_alloc(frames, n);
-	for (i = 0; !ret && i < n; i++) {
-		struct json_object *f = json_object_array_get_idx(arr, i), *addr;
-		struct outlier_frame *fr = &frames->v[i];
-
-		if (!json_object_is_type(f, json_type_object)) {
-			ret = -EINVAL;
-			break;
-		}
-		addr = get_typed(f, "addr", json_type_string, &ret);
-		if (addr) {
-			fr->addr = strtoull(json_object_get_string(addr), NULL, 16);
-		}
-		ret = ret ?: get_str(f, "symbol", &fr->symbol);
-		ret = ret ?: get_u64(f, "offset", &fr->offset);
-		ret = ret ?: get_str(f, "module", &fr->module);
-		ret = ret ?: frame_line_from_json(f, fr);
-	}
-	return ret;
+	return frames_from_json(&rd, arr, frames);
 }
 
-static int user_stack_from_json(struct json_object *obj, struct outlier_ustack *u)
+static int user_stack_from_json(struct reader *rd, struct json_object *obj,
+				struct outlier_ustack *u)
 {
 	struct json_object *v;
 	uint64_t status = 0;
+	size_t s, back;
 	int ret = 0;
-	size_t s;
 
 	if (!obj) {
 		return 0;
 	}
 	if (!json_object_is_type(obj, json_type_object)) {
-		return -EINVAL;
+		return refuse(rd, "user_stack is not an object");
 	}
-	v = get_typed(obj, "source", json_type_string, &ret);
+	back = enter(rd, "user_stack");
+	v = get_typed(rd, obj, "source", json_type_string, &ret);
 	for (s = 0; v && s <= OUTLIER_USTACK_UNWIND; s++) {
 		if (!strcmp(json_object_get_string(v), source_names[s])) {
 			u->source = (enum outlier_ustack_source)s;
 		}
 	}
 	u->unwound = json_object_object_get_ex(obj, "unwind_ns", NULL);
-	ret = ret ?: get_u64(obj, "unwind_ns", &u->unwind_ns);
-	ret = ret ?: get_u64(obj, "status", &status);
+	ret = ret ?: get_u64(rd, obj, "unwind_ns", &u->unwind_ns);
+	ret = ret ?: get_u64(rd, obj, "status", &status);
 	u->status = (int)status;
-	v = get_typed(obj, "truncated", json_type_boolean, &ret);
-	u->truncated = v && json_object_get_boolean(v);
-	v = get_typed(obj, "in_trace", json_type_boolean, &ret);
-	u->in_trace = v && json_object_get_boolean(v);
-	return ret ?: outlier_frames_from_json(get_typed(obj, "frames", json_type_array, &ret),
-					       &u->frames);
+	u->truncated = get_bool(rd, obj, "truncated", &ret);
+	u->in_trace = get_bool(rd, obj, "in_trace", &ret);
+	ret = ret ?: frames_from_json(rd, json_object_object_get(obj, "frames"), &u->frames);
+	leave(rd, back);
+	return ret;
 }
 
-static int waker_from_json(struct json_object *obj, struct outlier_waker **wp)
+static int waker_from_json(struct reader *rd, struct json_object *obj, struct outlier_waker **wp)
 {
 	struct outlier_waker *w;
+	size_t back;
 	int ret;
 
 	if (!obj) {
 		return 0;
 	}
 	if (!json_object_is_type(obj, json_type_object)) {
-		return -EINVAL;
+		return refuse(rd, "waker is neither null nor a thread with frames");
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w) {
 		return -ENOMEM;
 	}
 	*wp = w;
-	ret = get_i32(obj, "pid", &w->pid);
-	ret = ret ?: get_i32(obj, "tid", &w->tid);
-	ret = ret ?: get_str(obj, "comm", &w->comm);
-	return ret ?: outlier_frames_from_json(json_object_object_get(obj, "frames"), &w->frames);
+	back = enter(rd, "waker");
+	ret = get_i32(rd, obj, "pid", &w->pid);
+	ret = ret ?: get_i32(rd, obj, "tid", &w->tid);
+	ret = ret ?: get_str(rd, obj, "comm", &w->comm);
+	ret = ret ?: frames_from_json(rd, json_object_object_get(obj, "frames"), &w->frames);
+	leave(rd, back);
+	return ret;
 }
 
-static int holder_from_json(struct json_object *obj, struct outlier_holder **hp)
+/* A holder's stack @key: "outlier 3: holder's frames: ..." when it is refused. */
+static int holder_frames(struct reader *rd, struct json_object *obj, const char *key,
+			 struct outlier_frames *frames)
+{
+	size_t back = enter(rd, "holder's %s", key);
+	int ret = frames_from_json(rd, json_object_object_get(obj, key), frames);
+
+	leave(rd, back);
+	return ret;
+}
+
+static int holder_from_json(struct reader *rd, struct json_object *obj, struct outlier_holder **hp)
 {
 	struct outlier_holder *h;
+	size_t back;
 	int ret;
 
 	if (!obj) {
 		return 0;
 	}
 	if (!json_object_is_type(obj, json_type_object)) {
-		return -EINVAL;
+		return refuse(rd, "holder is neither null nor an object");
 	}
 	h = calloc(1, sizeof(*h));
 	if (!h) {
 		return -ENOMEM;
 	}
 	*hp = h;
-	ret = get_i32(obj, "pid", &h->pid);
-	ret = ret ?: get_i32(obj, "tid", &h->tid);
-	ret = ret ?: get_str(obj, "comm", &h->comm);
-	ret = ret ?: get_str(obj, "what", &h->what);
-	ret = ret ?: get_str(obj, "state", &h->state);
-	ret = ret ?: outlier_frames_from_json(json_object_object_get(obj, "frames"), &h->frames);
-	return ret ?: outlier_frames_from_json(json_object_object_get(obj, "kernel_frames"),
-					       &h->kernel_frames);
+	back = enter(rd, "holder");
+	ret = get_i32(rd, obj, "pid", &h->pid);
+	ret = ret ?: get_i32(rd, obj, "tid", &h->tid);
+	ret = ret ?: get_str(rd, obj, "comm", &h->comm);
+	ret = ret ?: get_str(rd, obj, "what", &h->what);
+	ret = ret ?: get_str(rd, obj, "state", &h->state);
+	leave(rd, back);
+	ret = ret ?: holder_frames(rd, obj, "frames", &h->frames);
+	return ret ?: holder_frames(rd, obj, "kernel_frames", &h->kernel_frames);
 }
 
-/* Weighted stacks ("kernel_stacks", "cpu_profile"), each made by @add; @arr may be NULL. */
-static int kstacks_from_json(struct json_object *arr, struct outlier *o,
+/* Weighted stacks ("kernel_stacks", "cpu_profile": @label), each made by @add; @arr may be NULL. */
+static int kstacks_from_json(struct reader *rd, struct json_object *arr, const char *label,
+			     struct outlier *o,
 			     struct outlier_kstack *(*add)(struct outlier *o, uint64_t weight_ns))
 {
-	size_t i, n = arr ? json_object_array_length(arr) : 0;
+	size_t i, n = arr ? json_object_array_length(arr) : 0, back;
 	struct outlier_kstack *st;
 	struct json_object *v;
 	int ret = 0;
 
 	for (i = 0; !ret && i < n; i++) {
-		v = json_object_array_get_idx(arr, i);
-		if (!json_object_is_type(v, json_type_object)) {
-			return -EINVAL;
+		v = get_elem(rd, arr, i, label, &ret);
+		if (!v) {
+			break;
 		}
+		back = enter(rd, "%s %zu", label, i);
 		st = add(o, 0);
-		ret = st ? get_u64(v, "weight_ns", &st->weight_ns) : -ENOMEM;
-		ret = ret ?: outlier_frames_from_json(json_object_object_get(v, "frames"),
-						      &st->frames);
+		ret = st ? get_u64(rd, v, "weight_ns", &st->weight_ns) : -ENOMEM;
+		ret = ret ?: frames_from_json(rd, json_object_object_get(v, "frames"), &st->frames);
+		leave(rd, back);
 	}
 	return ret;
 }
 
+static int read_outlier(struct reader *rd, struct json_object *obj, struct outlier **outp);
+
 /* A request's "request", "waits" and "cpu_profile", where there are. */
-static int request_from_json(struct json_object *obj, struct outlier *o)
+static int request_from_json(struct reader *rd, struct json_object *obj, struct outlier *o)
 {
 	struct json_object *r, *arr;
-	struct outlier *wait;
 	char *probe = NULL, *arg = NULL;
-	size_t i, n;
+	struct outlier *wait;
+	size_t i, n, back;
 	int ret = 0;
 
-	r = get_typed(obj, "request", json_type_object, &ret);
+	r = get_typed(rd, obj, "request", json_type_object, &ret);
 	if (r) {
-		ret = get_str(r, "probe", &probe);
-		ret = ret ?: get_str(r, "arg", &arg);
+		back = enter(rd, "request");
+		ret = get_str(rd, r, "probe", &probe);
+		ret = ret ?: get_str(rd, r, "arg", &arg);
 		if (!ret && !outlier_set_request(o, probe ? probe : "", arg)) {
 			ret = -ENOMEM;
 		}
 		free(probe);
 		free(arg);
+		leave(rd, back);
 	}
-	arr = ret ? NULL : get_typed(obj, "waits", json_type_array, &ret);
+	arr = ret ? NULL : get_typed(rd, obj, "waits", json_type_array, &ret);
 	n = arr ? json_object_array_length(arr) : 0;
 	for (i = 0; !ret && i < n; i++) {
-		ret = outlier_from_json(json_object_array_get_idx(arr, i), &wait);
+		back = enter(rd, "wait %zu", i);
+		ret = read_outlier(rd, json_object_array_get_idx(arr, i), &wait);
 		ret = ret ?: outlier_add_wait(o, wait);
+		leave(rd, back);
 	}
-	arr = ret ? NULL : get_typed(obj, "cpu_profile", json_type_array, &ret);
-	return ret ?: kstacks_from_json(arr, o, outlier_add_profile);
+	arr = ret ? NULL : get_typed(rd, obj, "cpu_profile", json_type_array, &ret);
+	return ret ?: kstacks_from_json(rd, arr, "cpu_profile stack", o, outlier_add_profile);
 }
 
-static int link_from_json(struct json_object *obj, struct outlier_link *l)
+static int link_from_json(struct reader *rd, struct json_object *obj, struct outlier_link *l)
 {
 	uint64_t depth = 0;
 	int ret;
 
-	if (!json_object_is_type(obj, json_type_object)) {
-		return -EINVAL;
-	}
-	ret = get_u64(obj, "depth", &depth);
+	ret = get_u64(rd, obj, "depth", &depth);
 	l->depth = (unsigned int)depth;
-	ret = ret ?: get_i32(obj, "pid", &l->pid);
-	ret = ret ?: get_i32(obj, "tid", &l->tid);
-	ret = ret ?: get_str(obj, "comm", &l->comm);
-	ret = ret ?: get_u64(obj, "from_ns", &l->from_ns);
-	ret = ret ?: get_u64(obj, "to_ns", &l->to_ns);
-	ret = ret ?: get_u64(obj, "on_cpu_ns", &l->on_cpu_ns);
-	ret = ret ?: get_u64(obj, "blocked_ns", &l->blocked_ns);
-	ret = ret ?: get_u64(obj, "runqueue_ns", &l->runqueue_ns);
-	ret = ret ?: get_u64(obj, "unknown_ns", &l->unknown_ns);
-	ret = ret ?: get_str(obj, "syscall", &l->syscall);
-	return ret ?: outlier_frames_from_json(json_object_object_get(obj, "frames"), &l->frames);
+	ret = ret ?: get_i32(rd, obj, "pid", &l->pid);
+	ret = ret ?: get_i32(rd, obj, "tid", &l->tid);
+	ret = ret ?: get_str(rd, obj, "comm", &l->comm);
+	ret = ret ?: get_u64(rd, obj, "from_ns", &l->from_ns);
+	ret = ret ?: get_u64(rd, obj, "to_ns", &l->to_ns);
+	ret = ret ?: get_u64(rd, obj, "on_cpu_ns", &l->on_cpu_ns);
+	ret = ret ?: get_u64(rd, obj, "blocked_ns", &l->blocked_ns);
+	ret = ret ?: get_u64(rd, obj, "runqueue_ns", &l->runqueue_ns);
+	ret = ret ?: get_u64(rd, obj, "unknown_ns", &l->unknown_ns);
+	ret = ret ?: get_str(rd, obj, "syscall", &l->syscall);
+	return ret ?: frames_from_json(rd, json_object_object_get(obj, "frames"), &l->frames);
 }
 
-static int lists_from_json(struct json_object *obj, struct outlier *o)
+static int chain_from_json(struct reader *rd, struct json_object *obj, struct outlier *o)
+{
+	struct json_object *arr, *v;
+	struct outlier_link *l;
+	size_t i, n, back;
+	int ret = 0;
+
+	arr = get_typed(rd, obj, "wait_chain", json_type_array, &ret);
+	n = arr ? json_object_array_length(arr) : 0;
+	for (i = 0; !ret && i < n; i++) {
+		v = get_elem(rd, arr, i, "wait_chain link", &ret);
+		l = v ? outlier_add_link(o) : NULL;
+		if (v && !l) {
+			ret = -ENOMEM;
+		}
+		if (l) {
+			back = enter(rd, "wait_chain link %zu", i);
+			ret = link_from_json(rd, v, l);
+			leave(rd, back);
+		}
+	}
+	return ret;
+}
+
+static int lists_from_json(struct reader *rd, struct json_object *obj, struct outlier *o)
 {
 	struct json_object *arr, *v;
 	size_t i, n;
 	int ret = 0;
 
-	arr = get_typed(obj, "kernel_stacks", json_type_array, &ret);
-	ret = ret ?: kstacks_from_json(arr, o, outlier_add_kstack);
-	arr = ret ? NULL : get_typed(obj, "wait_chain", json_type_array, &ret);
-	n = arr ? json_object_array_length(arr) : 0;
-	for (i = 0; !ret && i < n; i++) {
-		struct outlier_link *l = outlier_add_link(o);
-
-		ret = l ? link_from_json(json_object_array_get_idx(arr, i), l) : -ENOMEM;
-	}
-	arr = ret ? NULL : get_typed(obj, "flags", json_type_array, &ret);
+	arr = get_typed(rd, obj, "kernel_stacks", json_type_array, &ret);
+	ret = ret ?: kstacks_from_json(rd, arr, "kernel stack", o, outlier_add_kstack);
+	ret = ret ?: chain_from_json(rd, obj, o);
+	arr = ret ? NULL : get_typed(rd, obj, "flags", json_type_array, &ret);
 	n = arr ? json_object_array_length(arr) : 0;
 	for (i = 0; !ret && i < n; i++) {
 		v = json_object_array_get_idx(arr, i);
 		ret = json_object_is_type(v, json_type_string) ?
 			      outlier_add_flag(o, "%s", json_object_get_string(v)) :
-			      -EINVAL;
+			      refuse(rd, "flag %zu is not a string", i);
 	}
 	return ret;
 }
 
 /* "args": absent or null in summaries older than it, else six numbers. */
-static int args_from_json(struct json_object *arr, struct outlier *o)
+static int args_from_json(struct reader *rd, struct json_object *arr, struct outlier *o)
 {
+	struct json_object *v;
 	size_t i;
-	int ret = 0;
 
 	if (!arr) {
 		return 0;
 	}
 	if (!json_object_is_type(arr, json_type_array) || json_object_array_length(arr) != 6) {
-		return -EINVAL;
+		return refuse(rd, "args is not six integers");
 	}
-	for (i = 0; i < 6 && !ret; i++) {
-		struct json_object *v = json_object_array_get_idx(arr, i);
-
+	for (i = 0; i < 6; i++) {
+		v = json_object_array_get_idx(arr, i);
 		if (!json_object_is_type(v, json_type_int)) {
-			ret = -EINVAL;
-		} else {
-			o->args[i] = (uint64_t)json_object_get_int64(v);
+			return refuse(rd, "args is not six integers");
 		}
+		o->args[i] = (uint64_t)json_object_get_int64(v);
 	}
-	o->has_args = !ret;
-	return ret;
+	o->has_args = true;
+	return 0;
 }
 
 /* A flag named @name ("name" or "name: why"), as the recorder writes them. */
@@ -1040,29 +1165,34 @@ static bool has_named_flag(const struct outlier *o, const char *name)
 	return false;
 }
 
-/* "deadlock"'s threads into @o (an object, checked by review/snapshots.c). */
-static int deadlock_from_json(struct json_object *obj, struct outlier *o)
+/* "deadlock"'s threads into @o: absent or null, or {"threads": [{"pid", "tid", "comm"}, ...]}. */
+static int deadlock_from_json(struct reader *rd, struct json_object *obj, struct outlier *o)
 {
 	struct outlier_deadlock_thread *t = NULL;
-	struct json_object *arr, *e;
-	size_t i, n;
+	struct json_object *arr = NULL, *e;
+	size_t i, n, back;
 	int ret = 0;
 
-	arr = get_typed(obj, "threads", json_type_array, &ret);
+	if (!json_object_is_type(obj, json_type_object) ||
+	    (json_object_object_get_ex(obj, "threads", &arr) && arr &&
+	     !json_object_is_type(arr, json_type_array))) {
+		return refuse(rd, "deadlock is neither null nor {\"threads\": [...]}");
+	}
 	n = arr ? json_object_array_length(arr) : 0;
 	t = calloc(n ? n : 1, sizeof(*t));
 	if (!t) {
 		return -ENOMEM;
 	}
 	for (i = 0; !ret && i < n; i++) {
-		e = json_object_array_get_idx(arr, i);
-		if (!json_object_is_type(e, json_type_object)) {
-			ret = -EINVAL;
+		e = get_elem(rd, arr, i, "deadlock thread", &ret);
+		if (!e) {
 			break;
 		}
-		ret = ret ?: get_i32(e, "pid", &t[i].pid);
-		ret = ret ?: get_i32(e, "tid", &t[i].tid);
-		ret = ret ?: get_str(e, "comm", &t[i].comm);
+		back = enter(rd, "deadlock thread %zu", i);
+		ret = get_i32(rd, e, "pid", &t[i].pid);
+		ret = ret ?: get_i32(rd, e, "tid", &t[i].tid);
+		ret = ret ?: get_str(rd, e, "comm", &t[i].comm);
+		leave(rd, back);
 	}
 	ret = ret ?: outlier_set_deadlock(o, t, n);
 	for (i = 0; i < n; i++) {
@@ -1076,13 +1206,13 @@ static int deadlock_from_json(struct json_object *obj, struct outlier *o)
  * "state" and "deadlock". A summary written before them (no "state") said the same in prose:
  * the flags "still-blocked: ..." and "unfinished: ...", and a cause beginning "Deadlock".
  */
-static int state_from_json(struct json_object *obj, struct outlier *o)
+static int state_from_json(struct reader *rd, struct json_object *obj, struct outlier *o)
 {
 	struct json_object *v;
 	const char *name;
 	int ret = 0;
 
-	v = get_typed(obj, "state", json_type_string, &ret);
+	v = get_typed(rd, obj, "state", json_type_string, &ret);
 	if (ret) {
 		return ret;
 	}
@@ -1102,27 +1232,64 @@ static int state_from_json(struct json_object *obj, struct outlier *o)
 		}
 	}
 	if (o->state > OUTLIER_UNFINISHED) {
-		return -EINVAL;
+		return refuse(rd, "state is not ended, still-blocked or unfinished");
 	}
-	v = get_typed(obj, "deadlock", json_type_object, &ret);
-	return ret ?: v ? deadlock_from_json(v, o) : 0;
+	v = json_object_object_get(obj, "deadlock");
+	return v ? deadlock_from_json(rd, v, o) : 0;
 }
 
-/**
- * outlier_from_json() - read an OUTLIER object
- * @obj: the object, checked as review/snapshots.c checks a summary's outliers
- * @outp: the new outlier, on success (free it with outlier_free())
- *
- * Return: 0, -EINVAL for a member of the wrong type, or -ENOMEM.
- */
-int outlier_from_json(struct json_object *obj, struct outlier **outp)
+static enum outlier_kind kind_from_json(struct reader *rd, struct json_object *obj, int *err)
+{
+	struct json_object *v = get_typed(rd, obj, "kind", json_type_string, err);
+
+	if (v && !strcmp(json_object_get_string(v), "syscall")) {
+		return OUTLIER_SYSCALL;
+	}
+	if (v && !strcmp(json_object_get_string(v), "request")) {
+		return OUTLIER_REQUEST;
+	}
+	return OUTLIER_SLEEP;
+}
+
+/* The members of OUTLIER @obj into @o, in the order outlier_to_json() writes them. */
+static int members_from_json(struct reader *rd, struct json_object *obj, struct outlier *o)
+{
+	uint64_t switches = 0;
+	int ret = 0;
+
+	o->kind = kind_from_json(rd, obj, &ret);
+	ret = ret ?: get_i32(rd, obj, "pid", &o->pid);
+	ret = ret ?: get_i32(rd, obj, "tid", &o->tid);
+	ret = ret ?: get_str(rd, obj, "comm", &o->comm);
+	ret = ret ?: get_str(rd, obj, "syscall", &o->syscall);
+	ret = ret ?: get_i32(rd, obj, "syscall_nr", &o->syscall_nr);
+	ret = ret ?: get_u64(rd, obj, "start_ns", &o->start_ns);
+	ret = ret ?: get_u64(rd, obj, "end_ns", &o->end_ns);
+	ret = ret ?: get_u64(rd, obj, "duration_ns", &o->duration_ns);
+	ret = ret ?: get_u64(rd, obj, "on_cpu_ns", &o->on_cpu_ns);
+	ret = ret ?: get_u64(rd, obj, "blocked_ns", &o->blocked_ns);
+	ret = ret ?: get_u64(rd, obj, "runqueue_ns", &o->runqueue_ns);
+	ret = ret ?: get_u64(rd, obj, "switches", &switches);
+	o->switches = (uint32_t)switches;
+	ret = ret ?: args_from_json(rd, json_object_object_get(obj, "args"), o);
+	ret = ret ?: get_str(rd, obj, "cause", &o->cause);
+	o->signalled = get_bool(rd, obj, "signalled", &ret);
+	ret = ret ?: user_stack_from_json(rd, json_object_object_get(obj, "user_stack"),
+					  &o->user_stack);
+	ret = ret ?: waker_from_json(rd, json_object_object_get(obj, "waker"), &o->waker);
+	ret = ret ?: holder_from_json(rd, json_object_object_get(obj, "holder"), &o->holder);
+	ret = ret ?: request_from_json(rd, obj, o);
+	ret = ret ?: lists_from_json(rd, obj, o);
+	return ret ?: state_from_json(rd, obj, o);
+}
+
+static int read_outlier(struct reader *rd, struct json_object *obj, struct outlier **outp)
 {
 	struct outlier *o = NULL;
-	struct json_object *v;
-	uint64_t switches = 0;
-	int ret = -EINVAL;
+	int ret;
 
 	if (!json_object_is_type(obj, json_type_object)) {
+		ret = refuse(rd, "not an object");
 		goto out;
 	}
 	o = outlier_new();
@@ -1130,36 +1297,7 @@ int outlier_from_json(struct json_object *obj, struct outlier **outp)
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = 0;
-	v = get_typed(obj, "kind", json_type_string, &ret);
-	o->kind = !v					      ? OUTLIER_SLEEP :
-		  !strcmp(json_object_get_string(v), "syscall") ? OUTLIER_SYSCALL :
-		  !strcmp(json_object_get_string(v), "request") ? OUTLIER_REQUEST :
-								  OUTLIER_SLEEP;
-	ret = ret ?: get_i32(obj, "pid", &o->pid);
-	ret = ret ?: get_i32(obj, "tid", &o->tid);
-	ret = ret ?: get_str(obj, "comm", &o->comm);
-	ret = ret ?: get_str(obj, "syscall", &o->syscall);
-	ret = ret ?: get_i32(obj, "syscall_nr", &o->syscall_nr);
-	ret = ret ?: get_u64(obj, "start_ns", &o->start_ns);
-	ret = ret ?: get_u64(obj, "end_ns", &o->end_ns);
-	ret = ret ?: get_u64(obj, "duration_ns", &o->duration_ns);
-	ret = ret ?: get_u64(obj, "on_cpu_ns", &o->on_cpu_ns);
-	ret = ret ?: get_u64(obj, "blocked_ns", &o->blocked_ns);
-	ret = ret ?: get_u64(obj, "runqueue_ns", &o->runqueue_ns);
-	ret = ret ?: get_u64(obj, "switches", &switches);
-	o->switches = (uint32_t)switches;
-	ret = ret ?: args_from_json(json_object_object_get(obj, "args"), o);
-	ret = ret ?: get_str(obj, "cause", &o->cause);
-	v = ret ? NULL : get_typed(obj, "signalled", json_type_boolean, &ret);
-	o->signalled = v && json_object_get_boolean(v);
-	ret = ret ?: user_stack_from_json(json_object_object_get(obj, "user_stack"),
-					  &o->user_stack);
-	ret = ret ?: waker_from_json(json_object_object_get(obj, "waker"), &o->waker);
-	ret = ret ?: holder_from_json(json_object_object_get(obj, "holder"), &o->holder);
-	ret = ret ?: request_from_json(obj, o);
-	ret = ret ?: lists_from_json(obj, o);
-	ret = ret ?: state_from_json(obj, o);
+	ret = members_from_json(rd, obj, o);
 out:
 	if (ret) {
 		outlier_free(o);
@@ -1167,6 +1305,35 @@ out:
 	}
 	*outp = o;
 	return ret;
+}
+
+/**
+ * outlier_from_json_at() - read an OUTLIER object, saying what is wrong with one it refuses
+ * @obj: the object, checked as lib/summary.c checks a summary's outliers
+ * @where: how @why names it ("outlier 3")
+ * @outp: the new outlier, on success (free it with outlier_free())
+ * @why: receives "WHERE: what is wrong first" when it returns -EINVAL; may be NULL
+ * @len: size of @why
+ *
+ * Return: 0, -EINVAL for a member of the wrong type, or -ENOMEM.
+ */
+int outlier_from_json_at(struct json_object *obj, const char *where, struct outlier **outp,
+			 char *why, size_t len)
+{
+	struct reader rd = { .why = len ? why : NULL, .len = len };
+
+	snprintf(rd.where, sizeof(rd.where), "%s", where);
+	return read_outlier(&rd, obj, outp);
+}
+
+/**
+ * outlier_from_json() - read an OUTLIER object (outlier_from_json_at() that says nothing)
+ *
+ * Return: 0, -EINVAL for a member of the wrong type, or -ENOMEM.
+ */
+int outlier_from_json(struct json_object *obj, struct outlier **outp)
+{
+	return outlier_from_json_at(obj, "outlier", outp, NULL, 0);
 }
 
 /* --- for people ---------------------------------------------------------------------------- */
