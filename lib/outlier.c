@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -469,6 +470,44 @@ bool outlier_has_flag(const struct outlier *o, const char *prefix)
 
 /* --- to JSON ------------------------------------------------------------------------------- */
 
+/* A member that is a count of nanoseconds: its key, and where the struct holds it. */
+struct time_member {
+	const char *key;
+	size_t offset;
+};
+
+/*
+ * OUTLIER's times, and a LINK's, in the order written and read: each key is spelled here only
+ * (lib/summary.c checks OUTLIER's through outlier_time_key()).
+ */
+static const struct time_member outlier_times[] = {
+	{ "start_ns", offsetof(struct outlier, start_ns) },
+	{ "end_ns", offsetof(struct outlier, end_ns) },
+	{ "duration_ns", offsetof(struct outlier, duration_ns) },
+	{ "on_cpu_ns", offsetof(struct outlier, on_cpu_ns) },
+	{ "blocked_ns", offsetof(struct outlier, blocked_ns) },
+	{ "runqueue_ns", offsetof(struct outlier, runqueue_ns) },
+	{ NULL, 0 },
+};
+
+static const struct time_member link_times[] = {
+	{ "from_ns", offsetof(struct outlier_link, from_ns) },
+	{ "to_ns", offsetof(struct outlier_link, to_ns) },
+	{ "on_cpu_ns", offsetof(struct outlier_link, on_cpu_ns) },
+	{ "blocked_ns", offsetof(struct outlier_link, blocked_ns) },
+	{ "runqueue_ns", offsetof(struct outlier_link, runqueue_ns) },
+	{ NULL, 0 },
+};
+
+/**
+ * outlier_time_key() - the key of OUTLIER's time @i, in the order written ("start_ns", ...,
+ *			"runqueue_ns"); NULL past the last
+ */
+const char *outlier_time_key(size_t i)
+{
+	return i < sizeof(outlier_times) / sizeof(outlier_times[0]) ? outlier_times[i].key : NULL;
+}
+
 /* Unsigned values travel as the int64 of their bits, as everywhere in latsnap's JSON. */
 static struct json_object *json_u64(uint64_t value)
 {
@@ -478,6 +517,17 @@ static struct json_object *json_u64(uint64_t value)
 static struct json_object *json_str(const char *text)
 {
 	return text ? json_object_new_string(text) : NULL;
+}
+
+/* The times @t of the struct at @from into @obj. */
+static void times_to_json(struct json_object *obj, const void *from, const struct time_member *t)
+{
+	const uint64_t *value;
+
+	for (; t->key; t++) {
+		value = (const uint64_t *)((const char *)from + t->offset);
+		json_object_object_add(obj, t->key, json_u64(*value));
+	}
 }
 
 /**
@@ -603,11 +653,7 @@ static struct json_object *link_to_json(const struct outlier_link *l)
 	json_object_object_add(obj, "pid", json_object_new_int(l->pid));
 	json_object_object_add(obj, "tid", json_object_new_int(l->tid));
 	json_object_object_add(obj, "comm", json_object_new_string(l->comm ? l->comm : ""));
-	json_object_object_add(obj, "from_ns", json_u64(l->from_ns));
-	json_object_object_add(obj, "to_ns", json_u64(l->to_ns));
-	json_object_object_add(obj, "on_cpu_ns", json_u64(l->on_cpu_ns));
-	json_object_object_add(obj, "blocked_ns", json_u64(l->blocked_ns));
-	json_object_object_add(obj, "runqueue_ns", json_u64(l->runqueue_ns));
+	times_to_json(obj, l, link_times);
 	if (l->unknown_ns) {
 		json_object_object_add(obj, "unknown_ns", json_u64(l->unknown_ns));
 	}
@@ -659,12 +705,7 @@ struct json_object *outlier_to_json(const struct outlier *o)
 	json_object_object_add(obj, "syscall", json_str(o->syscall));
 	json_object_object_add(obj, "syscall_nr",
 			       o->syscall ? json_object_new_int(o->syscall_nr) : NULL);
-	json_object_object_add(obj, "start_ns", json_u64(o->start_ns));
-	json_object_object_add(obj, "end_ns", json_u64(o->end_ns));
-	json_object_object_add(obj, "duration_ns", json_u64(o->duration_ns));
-	json_object_object_add(obj, "on_cpu_ns", json_u64(o->on_cpu_ns));
-	json_object_object_add(obj, "blocked_ns", json_u64(o->blocked_ns));
-	json_object_object_add(obj, "runqueue_ns", json_u64(o->runqueue_ns));
+	times_to_json(obj, o, outlier_times);
 	json_object_object_add(obj, "switches", json_object_new_int((int)o->switches));
 	if (o->has_args) {
 		arr = json_object_new_array_ext(6);
@@ -822,6 +863,18 @@ static int get_str(struct reader *rd, struct json_object *obj, const char *key, 
 
 	v = get_typed(rd, obj, key, json_type_string, &ret);
 	return ret ?: v ? outlier_set_str(out, json_object_get_string(v)) : 0;
+}
+
+/* The times @t of @obj into the struct at @to. */
+static int times_from_json(struct reader *rd, struct json_object *obj, void *to,
+			   const struct time_member *t)
+{
+	int ret = 0;
+
+	for (; !ret && t->key; t++) {
+		ret = get_u64(rd, obj, t->key, (uint64_t *)((char *)to + t->offset));
+	}
+	return ret;
 }
 
 static bool get_bool(struct reader *rd, struct json_object *obj, const char *key, int *err)
@@ -1075,11 +1128,7 @@ static int link_from_json(struct reader *rd, struct json_object *obj, struct out
 	ret = ret ?: get_i32(rd, obj, "pid", &l->pid);
 	ret = ret ?: get_i32(rd, obj, "tid", &l->tid);
 	ret = ret ?: get_str(rd, obj, "comm", &l->comm);
-	ret = ret ?: get_u64(rd, obj, "from_ns", &l->from_ns);
-	ret = ret ?: get_u64(rd, obj, "to_ns", &l->to_ns);
-	ret = ret ?: get_u64(rd, obj, "on_cpu_ns", &l->on_cpu_ns);
-	ret = ret ?: get_u64(rd, obj, "blocked_ns", &l->blocked_ns);
-	ret = ret ?: get_u64(rd, obj, "runqueue_ns", &l->runqueue_ns);
+	ret = ret ?: times_from_json(rd, obj, l, link_times);
 	ret = ret ?: get_u64(rd, obj, "unknown_ns", &l->unknown_ns);
 	ret = ret ?: get_str(rd, obj, "syscall", &l->syscall);
 	return ret ?: frames_from_json(rd, json_object_object_get(obj, "frames"), &l->frames);
@@ -1263,12 +1312,7 @@ static int members_from_json(struct reader *rd, struct json_object *obj, struct 
 	ret = ret ?: get_str(rd, obj, "comm", &o->comm);
 	ret = ret ?: get_str(rd, obj, "syscall", &o->syscall);
 	ret = ret ?: get_i32(rd, obj, "syscall_nr", &o->syscall_nr);
-	ret = ret ?: get_u64(rd, obj, "start_ns", &o->start_ns);
-	ret = ret ?: get_u64(rd, obj, "end_ns", &o->end_ns);
-	ret = ret ?: get_u64(rd, obj, "duration_ns", &o->duration_ns);
-	ret = ret ?: get_u64(rd, obj, "on_cpu_ns", &o->on_cpu_ns);
-	ret = ret ?: get_u64(rd, obj, "blocked_ns", &o->blocked_ns);
-	ret = ret ?: get_u64(rd, obj, "runqueue_ns", &o->runqueue_ns);
+	ret = ret ?: times_from_json(rd, obj, o, outlier_times);
 	ret = ret ?: get_u64(rd, obj, "switches", &switches);
 	o->switches = (uint32_t)switches;
 	ret = ret ?: args_from_json(rd, json_object_object_get(obj, "args"), o);

@@ -247,6 +247,7 @@ bool outlier_has_flag(const struct outlier *o, const char *prefix);
 const char *outlier_kind_name(enum outlier_kind kind);
 const char *outlier_ustack_source_name(enum outlier_ustack_source source);
 const char *outlier_state_name(enum outlier_state state);
+const char *outlier_time_key(size_t i);
 int outlier_set_deadlock(struct outlier *o, const struct outlier_deadlock_thread *threads,
 			 size_t nr);
 

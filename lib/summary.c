@@ -46,8 +46,8 @@
 #define KEY_DURATION_NS "duration_ns"
 
 /*
- * The members of a summary as read, for the checks below and the latsnap:summary events: once
- * checked, a summary is read through its typed struct summary, never through these.
+ * The members of a summary as read, for the checks below: once checked, a summary is read
+ * through its typed struct summary, never through these.
  */
 static int64_t get_i64(struct json_object *obj, const char *key)
 {
@@ -268,19 +268,19 @@ static bool check_holder(struct json_object *o, size_t idx, char *why, size_t le
 /* Checks outlier @idx against the contract; on failure @why says what is wrong first. */
 static bool check_outlier(struct json_object *o, size_t idx, char *why, size_t len)
 {
-	static const char *const counts[] = { "pid",	    "tid",	   "start_ns",
-					      "end_ns",	    "duration_ns", "on_cpu_ns",
-					      "blocked_ns", "runqueue_ns", NULL };
+	static const char *const ids[] = { "pid", "tid" };
+	const char *key;
 	size_t i;
 
 	if (!json_object_is_type(o, json_type_object)) {
 		snprintf(why, len, "outlier %zu is not an object", idx);
 		return false;
 	}
-	for (i = 0; counts[i]; i++) {
-		if (!is_count(o, counts[i])) {
+	/* Its pid and tid, then its times (lib/outlier.c's keys). */
+	for (i = 0; (key = i < 2 ? ids[i] : outlier_time_key(i - 2)); i++) {
+		if (!is_count(o, key)) {
 			snprintf(why, len, "outlier %zu: %s is not a non-negative integer", idx,
-				 counts[i]);
+				 key);
 			return false;
 		}
 	}

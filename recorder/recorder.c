@@ -67,8 +67,6 @@
 #define CTX_MARGIN_NS (50 * 1000000ull)
 /* An earlier run's snapshot without summary.json, untouched this long, is no snapshot under way. */
 #define INCOMPLETE_AGE_NS (3600 * 1000000000ull)
-/* A summary.json larger than this is not read: its snapshot counts as holding no cause. */
-#define SUMMARY_READ_MAX (256ull << 20)
 
 struct recorder {
 	struct recorder_opts opts;
@@ -557,7 +555,8 @@ static int read_summary(int snap_fd, struct retention_summary *sum)
 		err = -ELOOP;
 		goto out;
 	}
-	if ((uint64_t)st.st_size > SUMMARY_READ_MAX) {
+	/* Larger than the reader takes: its snapshot counts as holding no cause. */
+	if ((uint64_t)st.st_size > SUMMARY_MAX) {
 		err = -EFBIG;
 		goto out;
 	}
