@@ -1251,40 +1251,44 @@ static int deadlock_from_json(struct reader *rd, struct json_object *obj, struct
 	return ret;
 }
 
+/* "state": one of state_names. */
+static int state_name_from_json(struct reader *rd, struct json_object *v, struct outlier *o)
+{
+	const char *name = json_object_get_string(v);
+
+	for (o->state = OUTLIER_ENDED; o->state <= OUTLIER_UNFINISHED; o->state++) {
+		if (!strcmp(name, state_names[o->state])) {
+			return 0;
+		}
+	}
+	return refuse(rd, "state is not ended, still-blocked or unfinished");
+}
+
 /*
  * "state" and "deadlock". A summary written before them (no "state") said the same in prose:
  * the flags "still-blocked: ..." and "unfinished: ...", and a cause beginning "Deadlock".
  */
 static int state_from_json(struct reader *rd, struct json_object *obj, struct outlier *o)
 {
-	struct json_object *v;
-	const char *name;
+	struct json_object *state, *deadlock;
 	int ret = 0;
 
-	v = get_typed(rd, obj, "state", json_type_string, &ret);
-	if (ret) {
-		return ret;
-	}
-	if (!v) {
+	state = get_typed(rd, obj, "state", json_type_string, &ret);
+	if (state) {
+		ret = state_name_from_json(rd, state, o);
+	} else if (!ret) {
 		o->state = has_named_flag(o, "unfinished")    ? OUTLIER_UNFINISHED :
 			   has_named_flag(o, "still-blocked") ? OUTLIER_STILL_BLOCKED :
 								OUTLIER_ENDED;
-		if (o->cause && !strncasecmp(o->cause, "deadlock", 8)) {
-			return outlier_set_deadlock(o, NULL, 0);
-		}
-		return 0;
 	}
-	name = json_object_get_string(v);
-	for (o->state = OUTLIER_ENDED; o->state <= OUTLIER_UNFINISHED; o->state++) {
-		if (!strcmp(name, state_names[o->state])) {
-			break;
-		}
+	deadlock = ret ? NULL : json_object_object_get(obj, "deadlock");
+	if (deadlock) {
+		return deadlock_from_json(rd, deadlock, o);
 	}
-	if (o->state > OUTLIER_UNFINISHED) {
-		return refuse(rd, "state is not ended, still-blocked or unfinished");
+	if (!ret && !state && o->cause && !strncasecmp(o->cause, "deadlock", 8)) {
+		ret = outlier_set_deadlock(o, NULL, 0);
 	}
-	v = json_object_object_get(obj, "deadlock");
-	return v ? deadlock_from_json(rd, v, o) : 0;
+	return ret;
 }
 
 static enum outlier_kind kind_from_json(struct reader *rd, struct json_object *obj, int *err)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * snapshots.h - read a directory of snapshots (OUTDIR/<id>/summary.json, the contract's form)
- * and check each summary before anything uses it: the one reader of report, show and flame.
+ * snapshots.h - read a directory of snapshots (OUTDIR/<id>/summary.json, the contract's form,
+ * read and checked by lib/summary.h's reader) before anything uses them: the one reader of
+ * report, show and flame.
  */
 #ifndef LATSNAP_SNAPSHOTS_H
 #define LATSNAP_SNAPSHOTS_H

@@ -101,6 +101,9 @@ static void test_refused(void)
 		{ "\"still-blocked\"", "2", "outlier 0: state is not a string" },
 		{ "\"deadlock\":{", "\"deadlock\":7,\"x\":{",
 		  "outlier 0: deadlock is neither null nor {\"threads\": [...]}" },
+		/* Without "state" (a summary from before it), "deadlock" is still checked. */
+		{ "\"state\":\"still-blocked\",\"deadlock\":{", "\"deadlock\":7,\"x\":{",
+		  "outlier 0: deadlock is neither null nor {\"threads\": [...]}" },
 		{ "\"threads\":[{", "\"threads\":[7,{",
 		  "outlier 0: deadlock thread 0 is not an object" },
 		{ "\"threads\":[{\"pid\":10", "\"threads\":[{\"pid\":\"10\"",
