@@ -1283,9 +1283,15 @@ static int state_from_json(struct reader *rd, struct json_object *obj, struct ou
 	}
 	deadlock = ret ? NULL : json_object_object_get(obj, "deadlock");
 	if (deadlock) {
-		return deadlock_from_json(rd, deadlock, o);
+		ret = deadlock_from_json(rd, deadlock, o);
 	}
-	if (!ret && !state && o->cause && !strncasecmp(o->cause, "deadlock", 8)) {
+	if (ret || state) {
+		return ret;
+	}
+	/* Without "state", a "deadlock" is checked as ever, but only the cause says there is one. */
+	deadlock_free(o->deadlock);
+	o->deadlock = NULL;
+	if (o->cause && !strncasecmp(o->cause, "deadlock", 8)) {
 		ret = outlier_set_deadlock(o, NULL, 0);
 	}
 	return ret;

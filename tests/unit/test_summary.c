@@ -137,6 +137,29 @@ static void test_refused(void)
 	}
 }
 
+/* A summary from before "state": its "deadlock" is checked, but only a cause says deadlock. */
+static void test_before_state(void)
+{
+	static const char from[] = "\"state\":\"still-blocked\",";
+	const char *at = strstr(outlier_text, from);
+	struct summary *s = NULL;
+	char why[512], *outlier, *text;
+
+	if (!at || asprintf(&outlier, "%.*s%s", (int)(at - outlier_text), outlier_text,
+			    at + strlen(from)) < 0) {
+		bail_out("test bug: no state in the outlier");
+	}
+	text = summary_with(outlier);
+	is_int(summary_parse(text, strlen(text), "S", SUMMARY_STRICT, &s, why, sizeof(why)), 0,
+	       "an outlier without state reads");
+	ok(s && s->nr_outliers == 1 && !s->outliers[0]->deadlock &&
+		   s->outliers[0]->state == OUTLIER_ENDED,
+	   "  ended, and no deadlock: its cause is not one");
+	summary_free(s);
+	free(text);
+	free(outlier);
+}
+
 /* Retention's reading: no version or host needed, an outlier is its cause and duration. */
 static void test_lenient(void)
 {
@@ -177,6 +200,7 @@ int main(void)
 {
 	test_round_trip();
 	test_refused();
+	test_before_state();
 	test_lenient();
 	return tap_done();
 }
