@@ -477,8 +477,9 @@ struct time_member {
 };
 
 /*
- * OUTLIER's times, and a LINK's, in the order written and read: each key is spelled here only
- * (lib/summary.c checks OUTLIER's through outlier_time_key()).
+ * OUTLIER's times, and a LINK's, in the order written and read: each key is spelled here only.
+ * Every summary has OUTLIER's (lib/summary.c requires them, through outlier_time_key()): a time
+ * added later, which older summaries lack, is written and read on its own.
  */
 static const struct time_member outlier_times[] = {
 	{ "start_ns", offsetof(struct outlier, start_ns) },
