@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -469,6 +470,45 @@ bool outlier_has_flag(const struct outlier *o, const char *prefix)
 
 /* --- to JSON ------------------------------------------------------------------------------- */
 
+/* A member that is a count of nanoseconds: its key, and where the struct holds it. */
+struct time_member {
+	const char *key;
+	size_t offset;
+};
+
+/*
+ * OUTLIER's times, and a LINK's, in the order written and read: each key is spelled here only.
+ * Every summary has OUTLIER's (lib/summary.c requires them, through outlier_time_key()): a time
+ * added later, which older summaries lack, is written and read on its own.
+ */
+static const struct time_member outlier_times[] = {
+	{ "start_ns", offsetof(struct outlier, start_ns) },
+	{ "end_ns", offsetof(struct outlier, end_ns) },
+	{ "duration_ns", offsetof(struct outlier, duration_ns) },
+	{ "on_cpu_ns", offsetof(struct outlier, on_cpu_ns) },
+	{ "blocked_ns", offsetof(struct outlier, blocked_ns) },
+	{ "runqueue_ns", offsetof(struct outlier, runqueue_ns) },
+	{ NULL, 0 },
+};
+
+static const struct time_member link_times[] = {
+	{ "from_ns", offsetof(struct outlier_link, from_ns) },
+	{ "to_ns", offsetof(struct outlier_link, to_ns) },
+	{ "on_cpu_ns", offsetof(struct outlier_link, on_cpu_ns) },
+	{ "blocked_ns", offsetof(struct outlier_link, blocked_ns) },
+	{ "runqueue_ns", offsetof(struct outlier_link, runqueue_ns) },
+	{ NULL, 0 },
+};
+
+/**
+ * outlier_time_key() - the key of OUTLIER's time @i, in the order written ("start_ns", ...,
+ *			"runqueue_ns"); NULL past the last
+ */
+const char *outlier_time_key(size_t i)
+{
+	return i < sizeof(outlier_times) / sizeof(outlier_times[0]) ? outlier_times[i].key : NULL;
+}
+
 /* Unsigned values travel as the int64 of their bits, as everywhere in latsnap's JSON. */
 static struct json_object *json_u64(uint64_t value)
 {
@@ -478,6 +518,17 @@ static struct json_object *json_u64(uint64_t value)
 static struct json_object *json_str(const char *text)
 {
 	return text ? json_object_new_string(text) : NULL;
+}
+
+/* The times @t of the struct at @from into @obj. */
+static void times_to_json(struct json_object *obj, const void *from, const struct time_member *t)
+{
+	const uint64_t *value;
+
+	for (; t->key; t++) {
+		value = (const uint64_t *)((const char *)from + t->offset);
+		json_object_object_add(obj, t->key, json_u64(*value));
+	}
 }
 
 /**
@@ -603,11 +654,7 @@ static struct json_object *link_to_json(const struct outlier_link *l)
 	json_object_object_add(obj, "pid", json_object_new_int(l->pid));
 	json_object_object_add(obj, "tid", json_object_new_int(l->tid));
 	json_object_object_add(obj, "comm", json_object_new_string(l->comm ? l->comm : ""));
-	json_object_object_add(obj, "from_ns", json_u64(l->from_ns));
-	json_object_object_add(obj, "to_ns", json_u64(l->to_ns));
-	json_object_object_add(obj, "on_cpu_ns", json_u64(l->on_cpu_ns));
-	json_object_object_add(obj, "blocked_ns", json_u64(l->blocked_ns));
-	json_object_object_add(obj, "runqueue_ns", json_u64(l->runqueue_ns));
+	times_to_json(obj, l, link_times);
 	if (l->unknown_ns) {
 		json_object_object_add(obj, "unknown_ns", json_u64(l->unknown_ns));
 	}
@@ -659,12 +706,7 @@ struct json_object *outlier_to_json(const struct outlier *o)
 	json_object_object_add(obj, "syscall", json_str(o->syscall));
 	json_object_object_add(obj, "syscall_nr",
 			       o->syscall ? json_object_new_int(o->syscall_nr) : NULL);
-	json_object_object_add(obj, "start_ns", json_u64(o->start_ns));
-	json_object_object_add(obj, "end_ns", json_u64(o->end_ns));
-	json_object_object_add(obj, "duration_ns", json_u64(o->duration_ns));
-	json_object_object_add(obj, "on_cpu_ns", json_u64(o->on_cpu_ns));
-	json_object_object_add(obj, "blocked_ns", json_u64(o->blocked_ns));
-	json_object_object_add(obj, "runqueue_ns", json_u64(o->runqueue_ns));
+	times_to_json(obj, o, outlier_times);
 	json_object_object_add(obj, "switches", json_object_new_int((int)o->switches));
 	if (o->has_args) {
 		arr = json_object_new_array_ext(6);
@@ -710,47 +752,77 @@ struct json_object *outlier_to_json(const struct outlier *o)
 /* --- from JSON ----------------------------------------------------------------------------- */
 
 /*
- * The readers below take a checked OUTLIER (review/snapshots.c checks a summary before anything
- * reads it): a member of the wrong type is refused, a missing one is left at its zero.
+ * The readers below take an OUTLIER the summary reader (lib/summary.c) has checked against the
+ * contract: a member of the wrong type is refused, a missing one is left at its zero. A refusal
+ * is the one check of a member's type: it says which member, where ("outlier 3: wait_chain link
+ * 0"), in the words of the summary's error message.
  */
-static int get_u64(struct json_object *obj, const char *key, uint64_t *out)
-{
-	struct json_object *v;
+struct reader {
+	char where[160];
+	char *why; /* NULL: nobody asked, or the first refusal is said already */
+	size_t len;
+};
 
-	if (!json_object_object_get_ex(obj, key, &v) || !v) {
-		return 0;
+static int refuse(struct reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* -EINVAL, after "WHERE: what" in the reader's message when it is the first refusal. */
+static int refuse(struct reader *rd, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (rd->why) {
+		n = snprintf(rd->why, rd->len, "%s: ", rd->where);
+		va_start(ap, fmt);
+		if (n >= 0 && (size_t)n < rd->len) {
+			vsnprintf(rd->why + n, rd->len - (size_t)n, fmt, ap);
+		}
+		va_end(ap);
+		rd->why = NULL;
 	}
-	if (!json_object_is_type(v, json_type_int)) {
-		return -EINVAL;
-	}
-	*out = (uint64_t)json_object_get_int64(v);
-	return 0;
+	return -EINVAL;
 }
 
-static int get_i32(struct json_object *obj, const char *key, int32_t *out)
+static const char *type_name(json_type type)
 {
-	uint64_t v = 0;
-	int ret = get_u64(obj, key, &v);
-
-	*out = (int32_t)v;
-	return ret;
+	switch (type) {
+	case json_type_int:
+		return "an integer";
+	case json_type_boolean:
+		return "a boolean";
+	case json_type_array:
+		return "an array";
+	case json_type_object:
+		return "an object";
+	default:
+		return "a string";
+	}
 }
 
-static int get_str(struct json_object *obj, const char *key, char **out)
-{
-	struct json_object *v;
+/* Go into a part of the outlier ("user_stack"): returns where to come back to with leave(). */
+static size_t enter(struct reader *rd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-	if (!json_object_object_get_ex(obj, key, &v) || !v) {
-		return 0;
+static size_t enter(struct reader *rd, const char *fmt, ...)
+{
+	size_t at = strlen(rd->where);
+	va_list ap;
+
+	if (at + 2 < sizeof(rd->where)) {
+		memcpy(rd->where + at, ": ", 3);
+		va_start(ap, fmt);
+		vsnprintf(rd->where + at + 2, sizeof(rd->where) - at - 2, fmt, ap);
+		va_end(ap);
 	}
-	if (!json_object_is_type(v, json_type_string)) {
-		return -EINVAL;
-	}
-	return outlier_set_str(out, json_object_get_string(v));
+	return at;
 }
 
-static struct json_object *get_typed(struct json_object *obj, const char *key, json_type type,
-				     int *err)
+static void leave(struct reader *rd, size_t at)
+{
+	rd->where[at] = '\0';
+}
+
+static struct json_object *get_typed(struct reader *rd, struct json_object *obj, const char *key,
+				     json_type type, int *err)
 {
 	struct json_object *v;
 
@@ -758,31 +830,125 @@ static struct json_object *get_typed(struct json_object *obj, const char *key, j
 		return NULL;
 	}
 	if (!json_object_is_type(v, type)) {
-		*err = -EINVAL;
+		*err = refuse(rd, "%s is not %s", key, type_name(type));
+		return NULL;
+	}
+	return v;
+}
+
+static int get_u64(struct reader *rd, struct json_object *obj, const char *key, uint64_t *out)
+{
+	struct json_object *v;
+	int ret = 0;
+
+	v = get_typed(rd, obj, key, json_type_int, &ret);
+	if (v) {
+		*out = (uint64_t)json_object_get_int64(v);
+	}
+	return ret;
+}
+
+static int get_i32(struct reader *rd, struct json_object *obj, const char *key, int32_t *out)
+{
+	uint64_t v = 0;
+	int ret = get_u64(rd, obj, key, &v);
+
+	*out = (int32_t)v;
+	return ret;
+}
+
+static int get_str(struct reader *rd, struct json_object *obj, const char *key, char **out)
+{
+	struct json_object *v;
+	int ret = 0;
+
+	v = get_typed(rd, obj, key, json_type_string, &ret);
+	return ret ?: v ? outlier_set_str(out, json_object_get_string(v)) : 0;
+}
+
+/* The times @t of @obj into the struct at @to. */
+static int times_from_json(struct reader *rd, struct json_object *obj, void *to,
+			   const struct time_member *t)
+{
+	int ret = 0;
+
+	for (; !ret && t->key; t++) {
+		ret = get_u64(rd, obj, t->key, (uint64_t *)((char *)to + t->offset));
+	}
+	return ret;
+}
+
+static bool get_bool(struct reader *rd, struct json_object *obj, const char *key, int *err)
+{
+	struct json_object *v = *err ? NULL : get_typed(rd, obj, key, json_type_boolean, err);
+
+	return v && json_object_get_boolean(v);
+}
+
+/* Element @i of @arr, which must be an object ("LABEL I is not an object"). */
+static struct json_object *get_elem(struct reader *rd, struct json_object *arr, size_t i,
+				    const char *label, int *err)
+{
+	struct json_object *v = json_object_array_get_idx(arr, i);
+
+	if (!json_object_is_type(v, json_type_object)) {
+		*err = refuse(rd, "%s %zu is not an object", label, i);
 		return NULL;
 	}
 	return v;
 }
 
 /* An interpreter's frame has "line", a count (0: unknown); other frames have none. */
-static int frame_line_from_json(struct json_object *f, struct outlier_frame *fr)
+static int frame_line_from_json(struct reader *rd, struct json_object *f, struct outlier_frame *fr)
 {
 	struct json_object *v;
 	int64_t line;
+	int ret = 0;
 
-	if (!json_object_object_get_ex(f, "line", &v)) {
-		return 0;
+	v = get_typed(rd, f, "line", json_type_int, &ret);
+	if (ret || (!v && !json_object_object_get_ex(f, "line", NULL))) {
+		return ret;
 	}
-	if (!json_object_is_type(v, json_type_int)) {
-		return -EINVAL;
-	}
-	line = json_object_get_int64(v);
+	/* A null line is refused too. */
+	line = v ? json_object_get_int64(v) : -1;
 	if (line < 0 || line > UINT32_MAX) {
-		return -EINVAL;
+		return refuse(rd, "line is not a count");
 	}
 	fr->interp = true;
 	fr->line = (uint32_t)line;
 	return 0;
+}
+
+/* [FRAME, ...] (NULL: none) into the empty @frames. */
+static int frames_from_json(struct reader *rd, struct json_object *arr,
+			    struct outlier_frames *frames)
+{
+	struct json_object *f, *addr;
+	struct outlier_frame *fr;
+	size_t i, n;
+	int ret = 0;
+
+	if (!arr) {
+		return 0;
+	}
+	if (!json_object_is_type(arr, json_type_array)) {
+		return refuse(rd, "frames is not an array");
+	}
+	n = json_object_array_length(arr);
+	ret = outlier_frames_alloc(frames, n);
+	for (i = 0; !ret && i < n; i++) {
+		fr = &frames->v[i];
+		f = get_elem(rd, arr, i, "frame", &ret);
+		addr = f ? get_typed(rd, f, "addr", json_type_string, &ret) : NULL;
+		if (addr) {
+			fr->addr = strtoull(json_object_get_string(addr), NULL, 16);
+		}
+		ret = ret ?: get_str(rd, f, "symbol", &fr->symbol);
+		ret = ret ?: get_u64(rd, f, "offset", &fr->offset);
+		ret = ret ?: get_str(rd, f, "module", &fr->module);
+		ret = ret ?: frame_line_from_json(rd, f, fr);
+	}
+	return ret;
 }
 
 /**
@@ -792,239 +958,248 @@ static int frame_line_from_json(struct json_object *f, struct outlier_frame *fr)
  */
 int outlier_frames_from_json(struct json_object *arr, struct outlier_frames *frames)
 {
-	size_t i, n;
-	int ret = 0;
+	struct reader rd = { .where = "frames" };
 
-	if (!arr) {
-		return 0;
-	}
-	if (!json_object_is_type(arr, json_type_array)) {
-		return -EINVAL;
-	}
-	n = json_object_array_length(arr);
-	ret = outlier_frames_alloc(frames, n);
-	for (i = 0; !ret && i < n; i++) {
-		struct json_object *f = json_object_array_get_idx(arr, i), *addr;
-		struct outlier_frame *fr = &frames->v[i];
-
-		if (!json_object_is_type(f, json_type_object)) {
-			ret = -EINVAL;
-			break;
-		}
-		addr = get_typed(f, "addr", json_type_string, &ret);
-		if (addr) {
-			fr->addr = strtoull(json_object_get_string(addr), NULL, 16);
-		}
-		ret = ret ?: get_str(f, "symbol", &fr->symbol);
-		ret = ret ?: get_u64(f, "offset", &fr->offset);
-		ret = ret ?: get_str(f, "module", &fr->module);
-		ret = ret ?: frame_line_from_json(f, fr);
-	}
-	return ret;
+	return frames_from_json(&rd, arr, frames);
 }
 
-static int user_stack_from_json(struct json_object *obj, struct outlier_ustack *u)
+static int user_stack_from_json(struct reader *rd, struct json_object *obj,
+				struct outlier_ustack *u)
 {
 	struct json_object *v;
 	uint64_t status = 0;
+	size_t s, back;
 	int ret = 0;
-	size_t s;
 
 	if (!obj) {
 		return 0;
 	}
 	if (!json_object_is_type(obj, json_type_object)) {
-		return -EINVAL;
+		return refuse(rd, "user_stack is not an object");
 	}
-	v = get_typed(obj, "source", json_type_string, &ret);
+	back = enter(rd, "user_stack");
+	v = get_typed(rd, obj, "source", json_type_string, &ret);
 	for (s = 0; v && s <= OUTLIER_USTACK_UNWIND; s++) {
 		if (!strcmp(json_object_get_string(v), source_names[s])) {
 			u->source = (enum outlier_ustack_source)s;
 		}
 	}
 	u->unwound = json_object_object_get_ex(obj, "unwind_ns", NULL);
-	ret = ret ?: get_u64(obj, "unwind_ns", &u->unwind_ns);
-	ret = ret ?: get_u64(obj, "status", &status);
+	ret = ret ?: get_u64(rd, obj, "unwind_ns", &u->unwind_ns);
+	ret = ret ?: get_u64(rd, obj, "status", &status);
 	u->status = (int)status;
-	v = get_typed(obj, "truncated", json_type_boolean, &ret);
-	u->truncated = v && json_object_get_boolean(v);
-	v = get_typed(obj, "in_trace", json_type_boolean, &ret);
-	u->in_trace = v && json_object_get_boolean(v);
-	return ret ?: outlier_frames_from_json(get_typed(obj, "frames", json_type_array, &ret),
-					       &u->frames);
+	u->truncated = get_bool(rd, obj, "truncated", &ret);
+	u->in_trace = get_bool(rd, obj, "in_trace", &ret);
+	ret = ret ?: frames_from_json(rd, json_object_object_get(obj, "frames"), &u->frames);
+	leave(rd, back);
+	return ret;
 }
 
-static int waker_from_json(struct json_object *obj, struct outlier_waker **wp)
+static int waker_from_json(struct reader *rd, struct json_object *obj, struct outlier_waker **wp)
 {
 	struct outlier_waker *w;
+	size_t back;
 	int ret;
 
 	if (!obj) {
 		return 0;
 	}
 	if (!json_object_is_type(obj, json_type_object)) {
-		return -EINVAL;
+		return refuse(rd, "waker is neither null nor a thread with frames");
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w) {
 		return -ENOMEM;
 	}
 	*wp = w;
-	ret = get_i32(obj, "pid", &w->pid);
-	ret = ret ?: get_i32(obj, "tid", &w->tid);
-	ret = ret ?: get_str(obj, "comm", &w->comm);
-	return ret ?: outlier_frames_from_json(json_object_object_get(obj, "frames"), &w->frames);
+	back = enter(rd, "waker");
+	ret = get_i32(rd, obj, "pid", &w->pid);
+	ret = ret ?: get_i32(rd, obj, "tid", &w->tid);
+	ret = ret ?: get_str(rd, obj, "comm", &w->comm);
+	ret = ret ?: frames_from_json(rd, json_object_object_get(obj, "frames"), &w->frames);
+	leave(rd, back);
+	return ret;
 }
 
-static int holder_from_json(struct json_object *obj, struct outlier_holder **hp)
+/* A holder's stack @key: "outlier 3: holder's frames: ..." when it is refused. */
+static int holder_frames(struct reader *rd, struct json_object *obj, const char *key,
+			 struct outlier_frames *frames)
+{
+	size_t back = enter(rd, "holder's %s", key);
+	int ret = frames_from_json(rd, json_object_object_get(obj, key), frames);
+
+	leave(rd, back);
+	return ret;
+}
+
+static int holder_from_json(struct reader *rd, struct json_object *obj, struct outlier_holder **hp)
 {
 	struct outlier_holder *h;
+	size_t back;
 	int ret;
 
 	if (!obj) {
 		return 0;
 	}
 	if (!json_object_is_type(obj, json_type_object)) {
-		return -EINVAL;
+		return refuse(rd, "holder is neither null nor an object");
 	}
 	h = calloc(1, sizeof(*h));
 	if (!h) {
 		return -ENOMEM;
 	}
 	*hp = h;
-	ret = get_i32(obj, "pid", &h->pid);
-	ret = ret ?: get_i32(obj, "tid", &h->tid);
-	ret = ret ?: get_str(obj, "comm", &h->comm);
-	ret = ret ?: get_str(obj, "what", &h->what);
-	ret = ret ?: get_str(obj, "state", &h->state);
-	ret = ret ?: outlier_frames_from_json(json_object_object_get(obj, "frames"), &h->frames);
-	return ret ?: outlier_frames_from_json(json_object_object_get(obj, "kernel_frames"),
-					       &h->kernel_frames);
+	back = enter(rd, "holder");
+	ret = get_i32(rd, obj, "pid", &h->pid);
+	ret = ret ?: get_i32(rd, obj, "tid", &h->tid);
+	ret = ret ?: get_str(rd, obj, "comm", &h->comm);
+	ret = ret ?: get_str(rd, obj, "what", &h->what);
+	ret = ret ?: get_str(rd, obj, "state", &h->state);
+	leave(rd, back);
+	ret = ret ?: holder_frames(rd, obj, "frames", &h->frames);
+	return ret ?: holder_frames(rd, obj, "kernel_frames", &h->kernel_frames);
 }
 
-/* Weighted stacks ("kernel_stacks", "cpu_profile"), each made by @add; @arr may be NULL. */
-static int kstacks_from_json(struct json_object *arr, struct outlier *o,
+/* Weighted stacks ("kernel_stacks", "cpu_profile": @label), each made by @add; @arr may be NULL. */
+static int kstacks_from_json(struct reader *rd, struct json_object *arr, const char *label,
+			     struct outlier *o,
 			     struct outlier_kstack *(*add)(struct outlier *o, uint64_t weight_ns))
 {
-	size_t i, n = arr ? json_object_array_length(arr) : 0;
+	size_t i, n = arr ? json_object_array_length(arr) : 0, back;
 	struct outlier_kstack *st;
 	struct json_object *v;
 	int ret = 0;
 
 	for (i = 0; !ret && i < n; i++) {
-		v = json_object_array_get_idx(arr, i);
-		if (!json_object_is_type(v, json_type_object)) {
-			return -EINVAL;
+		v = get_elem(rd, arr, i, label, &ret);
+		if (!v) {
+			break;
 		}
+		back = enter(rd, "%s %zu", label, i);
 		st = add(o, 0);
-		ret = st ? get_u64(v, "weight_ns", &st->weight_ns) : -ENOMEM;
-		ret = ret ?: outlier_frames_from_json(json_object_object_get(v, "frames"),
-						      &st->frames);
+		ret = st ? get_u64(rd, v, "weight_ns", &st->weight_ns) : -ENOMEM;
+		ret = ret ?: frames_from_json(rd, json_object_object_get(v, "frames"), &st->frames);
+		leave(rd, back);
 	}
 	return ret;
 }
 
+static int read_outlier(struct reader *rd, struct json_object *obj, struct outlier **outp);
+
 /* A request's "request", "waits" and "cpu_profile", where there are. */
-static int request_from_json(struct json_object *obj, struct outlier *o)
+static int request_from_json(struct reader *rd, struct json_object *obj, struct outlier *o)
 {
 	struct json_object *r, *arr;
-	struct outlier *wait;
 	char *probe = NULL, *arg = NULL;
-	size_t i, n;
+	struct outlier *wait;
+	size_t i, n, back;
 	int ret = 0;
 
-	r = get_typed(obj, "request", json_type_object, &ret);
+	r = get_typed(rd, obj, "request", json_type_object, &ret);
 	if (r) {
-		ret = get_str(r, "probe", &probe);
-		ret = ret ?: get_str(r, "arg", &arg);
+		back = enter(rd, "request");
+		ret = get_str(rd, r, "probe", &probe);
+		ret = ret ?: get_str(rd, r, "arg", &arg);
 		if (!ret && !outlier_set_request(o, probe ? probe : "", arg)) {
 			ret = -ENOMEM;
 		}
 		free(probe);
 		free(arg);
+		leave(rd, back);
 	}
-	arr = ret ? NULL : get_typed(obj, "waits", json_type_array, &ret);
+	arr = ret ? NULL : get_typed(rd, obj, "waits", json_type_array, &ret);
 	n = arr ? json_object_array_length(arr) : 0;
 	for (i = 0; !ret && i < n; i++) {
-		ret = outlier_from_json(json_object_array_get_idx(arr, i), &wait);
+		back = enter(rd, "wait %zu", i);
+		ret = read_outlier(rd, json_object_array_get_idx(arr, i), &wait);
 		ret = ret ?: outlier_add_wait(o, wait);
+		leave(rd, back);
 	}
-	arr = ret ? NULL : get_typed(obj, "cpu_profile", json_type_array, &ret);
-	return ret ?: kstacks_from_json(arr, o, outlier_add_profile);
+	arr = ret ? NULL : get_typed(rd, obj, "cpu_profile", json_type_array, &ret);
+	return ret ?: kstacks_from_json(rd, arr, "cpu_profile stack", o, outlier_add_profile);
 }
 
-static int link_from_json(struct json_object *obj, struct outlier_link *l)
+static int link_from_json(struct reader *rd, struct json_object *obj, struct outlier_link *l)
 {
 	uint64_t depth = 0;
 	int ret;
 
-	if (!json_object_is_type(obj, json_type_object)) {
-		return -EINVAL;
-	}
-	ret = get_u64(obj, "depth", &depth);
+	ret = get_u64(rd, obj, "depth", &depth);
 	l->depth = (unsigned int)depth;
-	ret = ret ?: get_i32(obj, "pid", &l->pid);
-	ret = ret ?: get_i32(obj, "tid", &l->tid);
-	ret = ret ?: get_str(obj, "comm", &l->comm);
-	ret = ret ?: get_u64(obj, "from_ns", &l->from_ns);
-	ret = ret ?: get_u64(obj, "to_ns", &l->to_ns);
-	ret = ret ?: get_u64(obj, "on_cpu_ns", &l->on_cpu_ns);
-	ret = ret ?: get_u64(obj, "blocked_ns", &l->blocked_ns);
-	ret = ret ?: get_u64(obj, "runqueue_ns", &l->runqueue_ns);
-	ret = ret ?: get_u64(obj, "unknown_ns", &l->unknown_ns);
-	ret = ret ?: get_str(obj, "syscall", &l->syscall);
-	return ret ?: outlier_frames_from_json(json_object_object_get(obj, "frames"), &l->frames);
+	ret = ret ?: get_i32(rd, obj, "pid", &l->pid);
+	ret = ret ?: get_i32(rd, obj, "tid", &l->tid);
+	ret = ret ?: get_str(rd, obj, "comm", &l->comm);
+	ret = ret ?: times_from_json(rd, obj, l, link_times);
+	ret = ret ?: get_u64(rd, obj, "unknown_ns", &l->unknown_ns);
+	ret = ret ?: get_str(rd, obj, "syscall", &l->syscall);
+	return ret ?: frames_from_json(rd, json_object_object_get(obj, "frames"), &l->frames);
 }
 
-static int lists_from_json(struct json_object *obj, struct outlier *o)
+static int chain_from_json(struct reader *rd, struct json_object *obj, struct outlier *o)
+{
+	struct json_object *arr, *v;
+	struct outlier_link *l;
+	size_t i, n, back;
+	int ret = 0;
+
+	arr = get_typed(rd, obj, "wait_chain", json_type_array, &ret);
+	n = arr ? json_object_array_length(arr) : 0;
+	for (i = 0; !ret && i < n; i++) {
+		v = get_elem(rd, arr, i, "wait_chain link", &ret);
+		l = v ? outlier_add_link(o) : NULL;
+		if (v && !l) {
+			ret = -ENOMEM;
+		}
+		if (l) {
+			back = enter(rd, "wait_chain link %zu", i);
+			ret = link_from_json(rd, v, l);
+			leave(rd, back);
+		}
+	}
+	return ret;
+}
+
+static int lists_from_json(struct reader *rd, struct json_object *obj, struct outlier *o)
 {
 	struct json_object *arr, *v;
 	size_t i, n;
 	int ret = 0;
 
-	arr = get_typed(obj, "kernel_stacks", json_type_array, &ret);
-	ret = ret ?: kstacks_from_json(arr, o, outlier_add_kstack);
-	arr = ret ? NULL : get_typed(obj, "wait_chain", json_type_array, &ret);
-	n = arr ? json_object_array_length(arr) : 0;
-	for (i = 0; !ret && i < n; i++) {
-		struct outlier_link *l = outlier_add_link(o);
-
-		ret = l ? link_from_json(json_object_array_get_idx(arr, i), l) : -ENOMEM;
-	}
-	arr = ret ? NULL : get_typed(obj, "flags", json_type_array, &ret);
+	arr = get_typed(rd, obj, "kernel_stacks", json_type_array, &ret);
+	ret = ret ?: kstacks_from_json(rd, arr, "kernel stack", o, outlier_add_kstack);
+	ret = ret ?: chain_from_json(rd, obj, o);
+	arr = ret ? NULL : get_typed(rd, obj, "flags", json_type_array, &ret);
 	n = arr ? json_object_array_length(arr) : 0;
 	for (i = 0; !ret && i < n; i++) {
 		v = json_object_array_get_idx(arr, i);
 		ret = json_object_is_type(v, json_type_string) ?
 			      outlier_add_flag(o, "%s", json_object_get_string(v)) :
-			      -EINVAL;
+			      refuse(rd, "flag %zu is not a string", i);
 	}
 	return ret;
 }
 
 /* "args": absent or null in summaries older than it, else six numbers. */
-static int args_from_json(struct json_object *arr, struct outlier *o)
+static int args_from_json(struct reader *rd, struct json_object *arr, struct outlier *o)
 {
+	struct json_object *v;
 	size_t i;
-	int ret = 0;
 
 	if (!arr) {
 		return 0;
 	}
 	if (!json_object_is_type(arr, json_type_array) || json_object_array_length(arr) != 6) {
-		return -EINVAL;
+		return refuse(rd, "args is not six integers");
 	}
-	for (i = 0; i < 6 && !ret; i++) {
-		struct json_object *v = json_object_array_get_idx(arr, i);
-
+	for (i = 0; i < 6; i++) {
+		v = json_object_array_get_idx(arr, i);
 		if (!json_object_is_type(v, json_type_int)) {
-			ret = -EINVAL;
-		} else {
-			o->args[i] = (uint64_t)json_object_get_int64(v);
+			return refuse(rd, "args is not six integers");
 		}
+		o->args[i] = (uint64_t)json_object_get_int64(v);
 	}
-	o->has_args = !ret;
-	return ret;
+	o->has_args = true;
+	return 0;
 }
 
 /* A flag named @name ("name" or "name: why"), as the recorder writes them. */
@@ -1040,29 +1215,34 @@ static bool has_named_flag(const struct outlier *o, const char *name)
 	return false;
 }
 
-/* "deadlock"'s threads into @o (an object, checked by review/snapshots.c). */
-static int deadlock_from_json(struct json_object *obj, struct outlier *o)
+/* "deadlock"'s threads into @o: absent or null, or {"threads": [{"pid", "tid", "comm"}, ...]}. */
+static int deadlock_from_json(struct reader *rd, struct json_object *obj, struct outlier *o)
 {
 	struct outlier_deadlock_thread *t = NULL;
-	struct json_object *arr, *e;
-	size_t i, n;
+	struct json_object *arr = NULL, *e;
+	size_t i, n, back;
 	int ret = 0;
 
-	arr = get_typed(obj, "threads", json_type_array, &ret);
+	if (!json_object_is_type(obj, json_type_object) ||
+	    (json_object_object_get_ex(obj, "threads", &arr) && arr &&
+	     !json_object_is_type(arr, json_type_array))) {
+		return refuse(rd, "deadlock is neither null nor {\"threads\": [...]}");
+	}
 	n = arr ? json_object_array_length(arr) : 0;
 	t = calloc(n ? n : 1, sizeof(*t));
 	if (!t) {
 		return -ENOMEM;
 	}
 	for (i = 0; !ret && i < n; i++) {
-		e = json_object_array_get_idx(arr, i);
-		if (!json_object_is_type(e, json_type_object)) {
-			ret = -EINVAL;
+		e = get_elem(rd, arr, i, "deadlock thread", &ret);
+		if (!e) {
 			break;
 		}
-		ret = ret ?: get_i32(e, "pid", &t[i].pid);
-		ret = ret ?: get_i32(e, "tid", &t[i].tid);
-		ret = ret ?: get_str(e, "comm", &t[i].comm);
+		back = enter(rd, "deadlock thread %zu", i);
+		ret = get_i32(rd, e, "pid", &t[i].pid);
+		ret = ret ?: get_i32(rd, e, "tid", &t[i].tid);
+		ret = ret ?: get_str(rd, e, "comm", &t[i].comm);
+		leave(rd, back);
 	}
 	ret = ret ?: outlier_set_deadlock(o, t, n);
 	for (i = 0; i < n; i++) {
@@ -1072,57 +1252,99 @@ static int deadlock_from_json(struct json_object *obj, struct outlier *o)
 	return ret;
 }
 
+/* "state": one of state_names. */
+static int state_name_from_json(struct reader *rd, struct json_object *v, struct outlier *o)
+{
+	const char *name = json_object_get_string(v);
+
+	for (o->state = OUTLIER_ENDED; o->state <= OUTLIER_UNFINISHED; o->state++) {
+		if (!strcmp(name, state_names[o->state])) {
+			return 0;
+		}
+	}
+	return refuse(rd, "state is not ended, still-blocked or unfinished");
+}
+
 /*
  * "state" and "deadlock". A summary written before them (no "state") said the same in prose:
  * the flags "still-blocked: ..." and "unfinished: ...", and a cause beginning "Deadlock".
  */
-static int state_from_json(struct json_object *obj, struct outlier *o)
+static int state_from_json(struct reader *rd, struct json_object *obj, struct outlier *o)
 {
-	struct json_object *v;
-	const char *name;
+	struct json_object *state, *deadlock;
 	int ret = 0;
 
-	v = get_typed(obj, "state", json_type_string, &ret);
-	if (ret) {
-		return ret;
-	}
-	if (!v) {
+	state = get_typed(rd, obj, "state", json_type_string, &ret);
+	if (state) {
+		ret = state_name_from_json(rd, state, o);
+	} else if (!ret) {
 		o->state = has_named_flag(o, "unfinished")    ? OUTLIER_UNFINISHED :
 			   has_named_flag(o, "still-blocked") ? OUTLIER_STILL_BLOCKED :
 								OUTLIER_ENDED;
-		if (o->cause && !strncasecmp(o->cause, "deadlock", 8)) {
-			return outlier_set_deadlock(o, NULL, 0);
-		}
-		return 0;
 	}
-	name = json_object_get_string(v);
-	for (o->state = OUTLIER_ENDED; o->state <= OUTLIER_UNFINISHED; o->state++) {
-		if (!strcmp(name, state_names[o->state])) {
-			break;
-		}
+	deadlock = ret ? NULL : json_object_object_get(obj, "deadlock");
+	if (deadlock) {
+		ret = deadlock_from_json(rd, deadlock, o);
 	}
-	if (o->state > OUTLIER_UNFINISHED) {
-		return -EINVAL;
+	if (ret || state) {
+		return ret;
 	}
-	v = get_typed(obj, "deadlock", json_type_object, &ret);
-	return ret ?: v ? deadlock_from_json(v, o) : 0;
+	/* Without "state", a "deadlock" is checked as ever, but only the cause says there is one. */
+	deadlock_free(o->deadlock);
+	o->deadlock = NULL;
+	if (o->cause && !strncasecmp(o->cause, "deadlock", 8)) {
+		ret = outlier_set_deadlock(o, NULL, 0);
+	}
+	return ret;
 }
 
-/**
- * outlier_from_json() - read an OUTLIER object
- * @obj: the object, checked as review/snapshots.c checks a summary's outliers
- * @outp: the new outlier, on success (free it with outlier_free())
- *
- * Return: 0, -EINVAL for a member of the wrong type, or -ENOMEM.
- */
-int outlier_from_json(struct json_object *obj, struct outlier **outp)
+static enum outlier_kind kind_from_json(struct reader *rd, struct json_object *obj, int *err)
+{
+	struct json_object *v = get_typed(rd, obj, "kind", json_type_string, err);
+
+	if (v && !strcmp(json_object_get_string(v), "syscall")) {
+		return OUTLIER_SYSCALL;
+	}
+	if (v && !strcmp(json_object_get_string(v), "request")) {
+		return OUTLIER_REQUEST;
+	}
+	return OUTLIER_SLEEP;
+}
+
+/* The members of OUTLIER @obj into @o, in the order outlier_to_json() writes them. */
+static int members_from_json(struct reader *rd, struct json_object *obj, struct outlier *o)
+{
+	uint64_t switches = 0;
+	int ret = 0;
+
+	o->kind = kind_from_json(rd, obj, &ret);
+	ret = ret ?: get_i32(rd, obj, "pid", &o->pid);
+	ret = ret ?: get_i32(rd, obj, "tid", &o->tid);
+	ret = ret ?: get_str(rd, obj, "comm", &o->comm);
+	ret = ret ?: get_str(rd, obj, "syscall", &o->syscall);
+	ret = ret ?: get_i32(rd, obj, "syscall_nr", &o->syscall_nr);
+	ret = ret ?: times_from_json(rd, obj, o, outlier_times);
+	ret = ret ?: get_u64(rd, obj, "switches", &switches);
+	o->switches = (uint32_t)switches;
+	ret = ret ?: args_from_json(rd, json_object_object_get(obj, "args"), o);
+	ret = ret ?: get_str(rd, obj, "cause", &o->cause);
+	o->signalled = get_bool(rd, obj, "signalled", &ret);
+	ret = ret ?: user_stack_from_json(rd, json_object_object_get(obj, "user_stack"),
+					  &o->user_stack);
+	ret = ret ?: waker_from_json(rd, json_object_object_get(obj, "waker"), &o->waker);
+	ret = ret ?: holder_from_json(rd, json_object_object_get(obj, "holder"), &o->holder);
+	ret = ret ?: request_from_json(rd, obj, o);
+	ret = ret ?: lists_from_json(rd, obj, o);
+	return ret ?: state_from_json(rd, obj, o);
+}
+
+static int read_outlier(struct reader *rd, struct json_object *obj, struct outlier **outp)
 {
 	struct outlier *o = NULL;
-	struct json_object *v;
-	uint64_t switches = 0;
-	int ret = -EINVAL;
+	int ret;
 
 	if (!json_object_is_type(obj, json_type_object)) {
+		ret = refuse(rd, "not an object");
 		goto out;
 	}
 	o = outlier_new();
@@ -1130,36 +1352,7 @@ int outlier_from_json(struct json_object *obj, struct outlier **outp)
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = 0;
-	v = get_typed(obj, "kind", json_type_string, &ret);
-	o->kind = !v					      ? OUTLIER_SLEEP :
-		  !strcmp(json_object_get_string(v), "syscall") ? OUTLIER_SYSCALL :
-		  !strcmp(json_object_get_string(v), "request") ? OUTLIER_REQUEST :
-								  OUTLIER_SLEEP;
-	ret = ret ?: get_i32(obj, "pid", &o->pid);
-	ret = ret ?: get_i32(obj, "tid", &o->tid);
-	ret = ret ?: get_str(obj, "comm", &o->comm);
-	ret = ret ?: get_str(obj, "syscall", &o->syscall);
-	ret = ret ?: get_i32(obj, "syscall_nr", &o->syscall_nr);
-	ret = ret ?: get_u64(obj, "start_ns", &o->start_ns);
-	ret = ret ?: get_u64(obj, "end_ns", &o->end_ns);
-	ret = ret ?: get_u64(obj, "duration_ns", &o->duration_ns);
-	ret = ret ?: get_u64(obj, "on_cpu_ns", &o->on_cpu_ns);
-	ret = ret ?: get_u64(obj, "blocked_ns", &o->blocked_ns);
-	ret = ret ?: get_u64(obj, "runqueue_ns", &o->runqueue_ns);
-	ret = ret ?: get_u64(obj, "switches", &switches);
-	o->switches = (uint32_t)switches;
-	ret = ret ?: args_from_json(json_object_object_get(obj, "args"), o);
-	ret = ret ?: get_str(obj, "cause", &o->cause);
-	v = ret ? NULL : get_typed(obj, "signalled", json_type_boolean, &ret);
-	o->signalled = v && json_object_get_boolean(v);
-	ret = ret ?: user_stack_from_json(json_object_object_get(obj, "user_stack"),
-					  &o->user_stack);
-	ret = ret ?: waker_from_json(json_object_object_get(obj, "waker"), &o->waker);
-	ret = ret ?: holder_from_json(json_object_object_get(obj, "holder"), &o->holder);
-	ret = ret ?: request_from_json(obj, o);
-	ret = ret ?: lists_from_json(obj, o);
-	ret = ret ?: state_from_json(obj, o);
+	ret = members_from_json(rd, obj, o);
 out:
 	if (ret) {
 		outlier_free(o);
@@ -1167,6 +1360,35 @@ out:
 	}
 	*outp = o;
 	return ret;
+}
+
+/**
+ * outlier_from_json_at() - read an OUTLIER object, saying what is wrong with one it refuses
+ * @obj: the object, checked as lib/summary.c checks a summary's outliers
+ * @where: how @why names it ("outlier 3")
+ * @outp: the new outlier, on success (free it with outlier_free())
+ * @why: receives "WHERE: what is wrong first" when it returns -EINVAL; may be NULL
+ * @len: size of @why
+ *
+ * Return: 0, -EINVAL for a member of the wrong type, or -ENOMEM.
+ */
+int outlier_from_json_at(struct json_object *obj, const char *where, struct outlier **outp,
+			 char *why, size_t len)
+{
+	struct reader rd = { .why = len ? why : NULL, .len = len };
+
+	snprintf(rd.where, sizeof(rd.where), "%s", where);
+	return read_outlier(&rd, obj, outp);
+}
+
+/**
+ * outlier_from_json() - read an OUTLIER object (outlier_from_json_at() that says nothing)
+ *
+ * Return: 0, -EINVAL for a member of the wrong type, or -ENOMEM.
+ */
+int outlier_from_json(struct json_object *obj, struct outlier **outp)
+{
+	return outlier_from_json_at(obj, "outlier", outp, NULL, 0);
 }
 
 /* --- for people ---------------------------------------------------------------------------- */

@@ -247,12 +247,15 @@ bool outlier_has_flag(const struct outlier *o, const char *prefix);
 const char *outlier_kind_name(enum outlier_kind kind);
 const char *outlier_ustack_source_name(enum outlier_ustack_source source);
 const char *outlier_state_name(enum outlier_state state);
+const char *outlier_time_key(size_t i);
 int outlier_set_deadlock(struct outlier *o, const struct outlier_deadlock_thread *threads,
 			 size_t nr);
 
 struct json_object *outlier_to_json(const struct outlier *o);
 struct json_object *outlier_frames_to_json(const struct outlier_frames *frames);
 int outlier_from_json(struct json_object *obj, struct outlier **outp);
+int outlier_from_json_at(struct json_object *obj, const char *where, struct outlier **outp,
+			 char *why, size_t len);
 int outlier_frames_from_json(struct json_object *arr, struct outlier_frames *frames);
 
 void outlier_print_head(FILE *out, const struct outlier *o);

@@ -40,6 +40,7 @@
 #include "recorder/emit.h"
 #include "lib/demangle.h"
 #include "lib/outlier.h"
+#include "lib/summary.h"
 #include "recorder/retention.h"
 #include "recorder/recorder.h"
 #include "classify/idle.h"
@@ -66,8 +67,6 @@
 #define CTX_MARGIN_NS (50 * 1000000ull)
 /* An earlier run's snapshot without summary.json, untouched this long, is no snapshot under way. */
 #define INCOMPLETE_AGE_NS (3600 * 1000000000ull)
-/* A summary.json larger than this is not read: its snapshot counts as holding no cause. */
-#define SUMMARY_READ_MAX (256ull << 20)
 
 struct recorder {
 	struct recorder_opts opts;
@@ -556,7 +555,8 @@ static int read_summary(int snap_fd, struct retention_summary *sum)
 		err = -ELOOP;
 		goto out;
 	}
-	if ((uint64_t)st.st_size > SUMMARY_READ_MAX) {
+	/* Larger than the reader takes: its snapshot counts as holding no cause. */
+	if ((uint64_t)st.st_size > SUMMARY_MAX) {
 		err = -EFBIG;
 		goto out;
 	}
@@ -812,29 +812,44 @@ out:
 	return err;
 }
 
-/* The idle waits that ended since the last snapshot: summary.json's "idle". */
-static struct json_object *idle_to_json(const struct idle_policy *idle)
+/*
+ * The idle waits that ended since the last snapshot, summary.json's "idle": an array to free
+ * whose strings point into @idle; NULL without memory.
+ */
+static struct summary_idle *idle_window(const struct idle_policy *idle, size_t *nr)
 {
-	struct json_object *arr = json_object_new_array(), *e;
 	const struct idle_entry *entries;
 	size_t n = idle_entries(idle, &entries), i;
+	struct summary_idle *v = calloc(n ? n : 1, sizeof(*v));
 
-	for (i = 0; arr && i < n; i++) {
+	*nr = 0;
+	for (i = 0; v && i < n; i++) {
 		if (!entries[i].window_count) {
 			continue;
 		}
-		e = json_object_new_object();
-		json_object_object_add(e, "pid", json_object_new_int(entries[i].pid));
-		json_object_object_add(e, "tid", json_object_new_int(entries[i].tid));
-		json_object_object_add(e, "comm", json_object_new_string(entries[i].comm));
-		json_object_object_add(e, "count",
-				       json_object_new_int64((int64_t)entries[i].window_count));
-		json_object_object_add(e, "total_ns",
-				       json_object_new_int64((int64_t)entries[i].window_ns));
-		json_object_object_add(e, "site", json_object_new_string(entries[i].site));
-		json_object_array_add(arr, e);
+		v[(*nr)++] = (struct summary_idle){
+			.pid = entries[i].pid,
+			.tid = entries[i].tid,
+			.comm = (char *)entries[i].comm,
+			.site = (char *)entries[i].site,
+			.count = entries[i].window_count,
+			.total_ns = entries[i].window_ns,
+		};
 	}
-	return arr;
+	return v;
+}
+
+/* The snapshot's own flags, gathered in @flags: an array to free whose strings point into it. */
+static char **flag_texts(struct json_object *flags, size_t *nr)
+{
+	size_t n = json_object_array_length(flags), i;
+	char **v = calloc(n ? n : 1, sizeof(*v));
+
+	for (i = 0; v && i < n; i++) {
+		v[i] = (char *)json_object_get_string(json_object_array_get_idx(flags, i));
+	}
+	*nr = v ? n : 0;
+	return v;
 }
 
 static void idle_print_text(FILE *out, const struct idle_policy *idle)
@@ -860,69 +875,79 @@ static void idle_print_text(FILE *out, const struct idle_policy *idle)
 	}
 }
 
-/* @json, when given, receives a copy of the summary.json text (the caller frees it). */
-static int write_summary(struct recorder *rec, int snap_fd, const char *id,
-			 struct json_object *flags, char **json)
+/* summary.txt: the summary for people, written first (summary.json says it is complete). */
+static int write_summary_txt(struct recorder *rec, int snap_fd, const struct summary *s)
 {
-	struct json_object *summary = json_object_new_object(), *outliers;
-	char host[256] = "", created[32], *text = NULL;
-	size_t i, n = rec->nr_batch, len = 0;
-	struct timespec ts;
-	struct tm tm;
+	char *text = NULL;
+	size_t i, len = 0;
 	FILE *mem;
 	int err;
 
-	gethostname(host, sizeof(host) - 1);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_object_object_add(summary, "version", json_object_new_int(1));
-	json_object_object_add(summary, "id", json_object_new_string(id));
-	json_object_object_add(summary, "host", json_object_new_string(host));
-	json_object_object_add(summary, "created", json_object_new_string(created));
-	json_object_object_add(summary, "trace", json_object_new_string("trace"));
-	outliers = json_object_new_array_ext((int)n);
-	for (i = 0; outliers && i < n; i++) {
-		json_object_array_add(outliers, outlier_to_json(rec->batch[i]));
-	}
-	json_object_object_add(summary, "outliers", outliers);
-	json_object_object_add(summary, "skipped",
-			       json_object_new_int64((int64_t)rec->skipped_since));
-	json_object_object_add(summary, "flags", json_object_get(flags));
-	json_object_object_add(summary, "idle", idle_to_json(rec->opts.idle));
-
-	/* The text one first: summary.json, written last, says the snapshot is complete. */
 	mem = open_memstream(&text, &len);
 	if (!mem) {
-		err = -ENOMEM;
-		goto out;
+		return -ENOMEM;
 	}
 	fprintf(mem, "latsnap snapshot %s on %s, created %s: %zu outlier%s, %" PRIu64 " skipped\n",
-		id, host, created, n, n == 1 ? "" : "s", rec->skipped_since);
-	for (i = 0; i < json_object_array_length(flags); i++) {
-		fprintf(mem, "flag: %s\n",
-			json_object_get_string(json_object_array_get_idx(flags, i)));
+		s->id, s->host, s->created, s->nr_outliers, s->nr_outliers == 1 ? "" : "s",
+		s->skipped);
+	for (i = 0; i < s->nr_flags; i++) {
+		fprintf(mem, "flag: %s\n", s->flags[i]);
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < s->nr_outliers; i++) {
 		fputc('\n', mem);
-		outlier_print_text(mem, rec->batch[i]);
+		outlier_print_text(mem, s->outliers[i]);
 	}
 	idle_print_text(mem, rec->opts.idle);
 	fclose(mem);
 	err = write_atomic(snap_fd, "summary.txt", text, len);
 	free(text);
+	return err;
+}
+
+/*
+ * write_summary - summary.txt, then summary.json (lib/summary.c writes its text) of the batch.
+ * @json, when given, receives the summary.json text (the caller frees it).
+ */
+static int write_summary(struct recorder *rec, int snap_fd, const char *id,
+			 struct json_object *flags, char **json)
+{
+	char host[256] = "", created[32], *text = NULL;
+	struct summary s = {
+		.id = (char *)id,
+		.host = host,
+		.created = created,
+		.trace = (char *)"trace",
+		.outliers = rec->batch,
+		.nr_outliers = rec->nr_batch,
+		.skipped = rec->skipped_since,
+	};
+	struct timespec ts;
+	struct tm tm;
+	int err = -ENOMEM;
+
+	gethostname(host, sizeof(host) - 1);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	s.flags = flag_texts(flags, &s.nr_flags);
+	s.idle = idle_window(rec->opts.idle, &s.nr_idle);
+	if (!s.flags || !s.idle) {
+		goto out;
+	}
+	err = write_summary_txt(rec, snap_fd, &s);
 	if (err) {
 		goto out;
 	}
-	text = (char *)json_object_to_json_string_ext(
-		summary, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-	err = write_atomic(snap_fd, "summary.json", text, strlen(text));
+	text = summary_format(&s);
+	err = text ? write_atomic(snap_fd, "summary.json", text, strlen(text)) : -ENOMEM;
 	if (!err && json) {
-		*json = strdup(text);
-		err = *json ? 0 : -ENOMEM;
+		*json = text;
+		text = NULL;
 	}
 out:
-	json_object_put(summary);
+	free(text);
+	free(s.flags);
+	free(s.idle);
 	return err;
 }
 

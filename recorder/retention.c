@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <json-c/json.h>
-
+#include "lib/outlier.h"
+#include "lib/summary.h"
 #include "recorder/retention.h"
 
 static const struct retention_cause *seen_find(const struct retention *r, const char *cause)
@@ -357,74 +357,39 @@ static uint64_t parse_created(const char *text)
  *                             snapshot holds for the policy: its outliers' causes and durations
  *                             and when it was created
  *
- * A summary is read only as far as the policy needs: an outlier without a cause has the empty
- * one, as in record; "created" may be missing or odd (@s->created_ns is then 0).
+ * The summary is read leniently (lib/summary.c's SUMMARY_LENIENT): one written by another
+ * version still counts. An outlier without a cause has the empty one, as in record; "created"
+ * may be missing or odd (@s->created_ns is then 0).
  *
  * Return: 0; -EINVAL when the text is no summary (not JSON, no "outliers" array, an outlier
  * that is not an object or has no duration), with @s left empty; -ENOMEM.
  */
 int retention_summary_parse(struct retention_summary *s, const char *text, size_t len)
 {
-	struct json_object *outliers, *o, *v;
-	struct json_tokener *tok;
-	const char *cause;
-	size_t i, n;
-	int64_t dur;
-	int err = 0;
+	char why[512];
+	size_t i;
+	int err;
 
 	memset(s, 0, sizeof(*s));
-	if (len > INT32_MAX) {
-		err = -EINVAL;
+	err = summary_parse(text, len, "summary.json", SUMMARY_LENIENT, &s->summary, why,
+			    sizeof(why));
+	if (err) {
+		err = err == -EBADMSG ? -EINVAL : err;
 		goto out;
 	}
-	tok = json_tokener_new();
-	if (!tok) {
-		err = -ENOMEM;
-		goto out;
+	if (s->summary->created) {
+		s->created_ns = parse_created(s->summary->created);
 	}
-	s->root = json_tokener_parse_ex(tok, text, (int)len);
-	/* Anything but white space after the object is no summary of ours. */
-	for (i = s->root ? json_tokener_get_parse_end(tok) : len; i < len; i++) {
-		if (!isspace((unsigned char)text[i])) {
-			err = -EINVAL;
-			break;
-		}
-	}
-	json_tokener_free(tok);
-	if (err || !s->root || !json_object_is_type(s->root, json_type_object) ||
-	    !json_object_object_get_ex(s->root, "outliers", &outliers) ||
-	    !json_object_is_type(outliers, json_type_array)) {
-		err = -EINVAL;
-		goto out;
-	}
-	if (json_object_object_get_ex(s->root, "created", &v) &&
-	    json_object_is_type(v, json_type_string)) {
-		s->created_ns = parse_created(json_object_get_string(v));
-	}
-	n = json_object_array_length(outliers);
-	s->items = calloc(n ? n : 1, sizeof(*s->items));
+	s->items = calloc(s->summary->nr_outliers ? s->summary->nr_outliers : 1, sizeof(*s->items));
 	if (!s->items) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
-		o = json_object_array_get_idx(outliers, i);
-		if (!json_object_is_type(o, json_type_object) ||
-		    !json_object_object_get_ex(o, "duration_ns", &v) ||
-		    !json_object_is_type(v, json_type_int)) {
-			err = -EINVAL;
-			goto out;
-		}
-		dur = json_object_get_int64(v);
-		cause = "";
-		if (json_object_object_get_ex(o, "cause", &v) &&
-		    json_object_is_type(v, json_type_string)) {
-			cause = json_object_get_string(v);
-		}
-		s->items[i].cause = cause;
-		s->items[i].duration_ns = dur > 0 ? (uint64_t)dur : 0;
+	for (i = 0; i < s->summary->nr_outliers; i++) {
+		s->items[i].cause = s->summary->outliers[i]->cause ?: "";
+		s->items[i].duration_ns = s->summary->outliers[i]->duration_ns;
 	}
-	s->nr_items = n;
+	s->nr_items = s->summary->nr_outliers;
 out:
 	if (err) {
 		retention_summary_free(s);
@@ -438,7 +403,7 @@ out:
 void retention_summary_free(struct retention_summary *s)
 {
 	free(s->items);
-	json_object_put(s->root);
+	summary_free(s->summary);
 	memset(s, 0, sizeof(*s));
 }
 

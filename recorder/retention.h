@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct json_object;
+struct summary;
 
 /* Snapshots a run keeps track of, whatever the limits. */
 #define RETENTION_MAX_KEPT 4096
@@ -70,7 +70,7 @@ struct retention_summary {
 	struct retention_item *items;
 	size_t nr_items;
 	uint64_t created_ns; /* CLOCK_REALTIME; 0 when the summary does not say */
-	struct json_object *root; /* holds the items' causes */
+	struct summary *summary; /* as read (SUMMARY_LENIENT): holds the items' causes */
 };
 
 /* Called with a kept snapshot about to be forgotten to make room: remove its files. */

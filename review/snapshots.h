@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * snapshots.h - read a directory of snapshots (OUTDIR/<id>/summary.json, the contract's form)
- * and check each summary before anything uses it: the one reader of report, show and flame.
+ * snapshots.h - read a directory of snapshots (OUTDIR/<id>/summary.json, the contract's form,
+ * read and checked by lib/summary.h's reader) before anything uses them: the one reader of
+ * report, show and flame.
  */
 #ifndef LATSNAP_SNAPSHOTS_H
 #define LATSNAP_SNAPSHOTS_H
@@ -10,78 +11,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/summary.h"
+
 struct json_object;
 struct outlier;
 struct outlier_frame;
 struct outlier_frames;
 struct outlier_holder;
 
-/* A summary.json larger than this is refused as corrupt rather than read into memory. */
-#define SNAPSHOT_SUMMARY_MAX (256U << 20)
-
 enum snapshot_state {
 	SNAPSHOT_COMPLETE,
 	SNAPSHOT_INCOMPLETE, /* no summary.json: still being written, or its writer failed */
 	SNAPSHOT_CORRUPT, /* a summary.json that cannot be read or does not follow the contract */
-};
-
-/**
- * struct summary_idle - one entry of a summary's "idle" list (issue 18): the waits of one thread
- *			 at one place that the recorder's idle policy judged waiting for work,
- *			 ended since the previous snapshot of the same run
- * @pid: its process
- * @tid: the thread
- * @comm: the thread's name
- * @site: where it waits ("pthread_cond_wait in bioProcessBackgroundJobs")
- * @count: how many such waits ended in the snapshot's window
- * @total_ns: their total duration
- */
-struct summary_idle {
-	int32_t pid;
-	int32_t tid;
-	char *comm;
-	char *site;
-	uint64_t count;
-	uint64_t total_ns;
-};
-
-/**
- * struct summary - a summary.json, checked, its outliers typed
- * @id: the summary's id
- * @host: the host it was recorded on
- * @created: when, as written (RFC 3339 UTC), or NULL when the summary does not say
- * @trace: the trace's directory in the snapshot as the summary names it, or NULL
- * @skipped: outliers seen since the previous snapshot that no snapshot covers
- * @outliers: its @nr_outliers outliers, in the summary's order
- * @flags: its @nr_flags warnings about the snapshot as a whole
- * @idle: its @nr_idle idle entries that could be read, in the summary's order (none in a summary
- *	written before issue 18)
- * @idle_why: NULL, or "FILE: what" when "idle" was damaged: the bad entries are left out of
- *	@idle rather than the summary refused (idle waits are not latency: a bad one must not cost
- *	the outliers); the reader warns with it once
- * @json_idx: for each of @outliers, its index in the file's "outliers"
- * @outliers_why: NULL, or "FILE: what (K of N outliers skipped)" when some outliers were bad:
- *	each is left out (one bad outlier, a stack or a split written wrong, must not cost the
- *	others, nor the trace); the reader warns with it once
- * @json: the summary as read; only snapshots.c reads it (summary_to_json() passes the members
- *	this latsnap does not know through)
- */
-struct summary {
-	char *id;
-	char *host;
-	char *created;
-	char *trace;
-	uint64_t skipped;
-	struct outlier **outliers;
-	size_t nr_outliers;
-	char **flags;
-	size_t nr_flags;
-	struct summary_idle *idle;
-	size_t nr_idle;
-	char *idle_why;
-	size_t *json_idx;
-	char *outliers_why;
-	struct json_object *json;
 };
 
 /**
@@ -123,11 +64,9 @@ int snapshots_load(const char *dir, struct snapshot_set *set);
 void snapshots_free(struct snapshot_set *set);
 int snapshot_load(const char *path, struct snapshot *snap);
 void snapshot_free(struct snapshot *snap);
+/* The summary's struct, reader and writer are lib/summary.h's (included above). */
 int snapshots_parse_summary(const char *text, size_t len, const char *name, struct summary **out,
 			    char *why, size_t whylen);
-void summary_free(struct summary *s);
-struct json_object *summary_to_json(const struct summary *s, struct json_object *outliers);
-struct json_object *summary_outlier_to_json(const struct summary *s, size_t i);
 const char *snapshots_state_name(enum snapshot_state state);
 void snapshots_filter_host(struct snapshot_set *set, const char *host);
 

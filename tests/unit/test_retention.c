@@ -216,7 +216,7 @@ static void summary_parse(void)
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		if (retention_summary_parse(&sum, bad[i], strlen(bad[i])) == -EINVAL &&
-		    !sum.items && !sum.root) {
+		    !sum.items && !sum.summary) {
 			rejected++;
 		} else {
 			diag("accepted: %s", bad[i]);
