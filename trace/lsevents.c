@@ -58,6 +58,7 @@ static struct lsev_thread emitter(struct json_object *f)
 	t.tid = (int64_t)ctf_field_u64(f, "vtid", &found);
 	if (found) {
 		t.known = true;
+		t.context = true;
 		t.pid = field_i64(f, "vpid");
 		t.comm = ctf_field_str(f, "procname", NULL);
 	}
@@ -287,7 +288,7 @@ void lsev_decode(const struct ctf_event *ev, struct lsev *out)
 }
 
 /**
- * lsev_dispatch() - decode @ev and hand it to its handler in @table
+ * lsev_handle() - hand decoded event @ev to its handler in @table
  * @ev: the event
  * @table: the caller's handlers: the first entry naming the event, or the first with a NULL
  *	name, handles it
@@ -296,19 +297,30 @@ void lsev_decode(const struct ctf_event *ev, struct lsev *out)
  *
  * Return: the handler's return; 0 when no entry handles the event.
  */
-int lsev_dispatch(const struct ctf_event *ev, const struct lsev_handler *table, size_t nr,
-		  void *ctx)
+int lsev_handle(const struct lsev *ev, const struct lsev_handler *table, size_t nr, void *ctx)
 {
-	struct lsev decoded;
 	size_t i;
 
 	for (i = 0; i < nr; i++) {
 		if (!table[i].name || !strcmp(table[i].name, ev->name)) {
-			lsev_decode(ev, &decoded);
-			return table[i].fn(&decoded, ctx);
+			return table[i].fn(ev, ctx);
 		}
 	}
 	return 0;
+}
+
+/**
+ * lsev_dispatch() - decode @ev and hand it to its handler in @table (as lsev_handle())
+ *
+ * Return: the handler's return; 0 when no entry handles the event.
+ */
+int lsev_dispatch(const struct ctf_event *ev, const struct lsev_handler *table, size_t nr,
+		  void *ctx)
+{
+	struct lsev decoded;
+
+	lsev_decode(ev, &decoded);
+	return lsev_handle(&decoded, table, nr, ctx);
 }
 
 /**

@@ -85,9 +85,12 @@ enum lsev_kind {
  * @tid: its thread id (0: the idle task, or none)
  * @pid: its process, 0 when the event does not say
  * @comm: its name, NULL when the event does not say
+ * @context: the thread that emitted the event, named by its context: then @comm is its
+ *	process's name (procname), not its own
  */
 struct lsev_thread {
 	bool known;
+	bool context;
 	int64_t tid;
 	int64_t pid;
 	const char *comm;
@@ -227,6 +230,7 @@ struct lsev_handler {
 #define LSEV_MAX_THREADS 8
 
 void lsev_decode(const struct ctf_event *ev, struct lsev *out);
+int lsev_handle(const struct lsev *ev, const struct lsev_handler *table, size_t nr, void *ctx);
 int lsev_dispatch(const struct ctf_event *ev, const struct lsev_handler *table, size_t nr,
 		  void *ctx);
 size_t lsev_threads(const struct lsev *ev, int64_t *tids, size_t max);
