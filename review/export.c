@@ -527,7 +527,8 @@ static int emit_syscall(struct export_ctx *x, const struct lsev *ev, struct thre
 	}
 	json_object_object_add(args, "nr", json_object_new_int64(sc->nr));
 	json_object_object_add(args, "ret", json_object_new_int64(sc->ret));
-	json_object_object_add(args, "duration_ns", json_object_new_int64((int64_t)sc->duration_ns));
+	json_object_object_add(args, "duration_ns",
+			       json_object_new_int64((int64_t)sc->duration_ns));
 	return emit(x,
 		    chrome_event("X", *sc->name ? sc->name : "syscall", "syscall", sc->start_ns,
 				 pid_of(t), t->tid),
@@ -664,8 +665,9 @@ static int walk_events(struct export_ctx *x)
 			/* A scheduler event without its thread: it cannot say anyone's state. */
 			err = 0;
 		}
-		err = err ?: lsev_handle(&d, walk_handlers,
-					 sizeof(walk_handlers) / sizeof(*walk_handlers), x);
+		err = err   ?:
+			      lsev_handle(&d, walk_handlers,
+					  sizeof(walk_handlers) / sizeof(*walk_handlers), x);
 	}
 	return err;
 }

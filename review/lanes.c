@@ -212,8 +212,8 @@ static int add_wakeups(struct json_object *list, const struct threadstate *ts,
 int lanes_add(struct json_object *outlier, const struct lanes_thread *threads, size_t nr,
 	      uint64_t from_ns, uint64_t to_ns)
 {
-	struct json_object *timeline = json_object_object_get(outlier, "timeline"), *lanes, *wakeups,
-			   *window;
+	struct json_object *timeline = json_object_object_get(outlier, "timeline"), *lanes,
+			   *wakeups, *window;
 	uint64_t base = (uint64_t)get_i64(outlier, "start_ns");
 	struct threadstate *ts;
 	struct ctf_event ev;

@@ -247,7 +247,8 @@ static struct json_object *timeline_entry(const struct lsev *ev, const struct in
 	}
 	json_object_object_add(
 		e, "comm",
-		json_object_new_string(comm ? comm : ctf_field_str(ev->ev->fields, "procname", "?")));
+		json_object_new_string(comm ? comm :
+					      ctf_field_str(ev->ev->fields, "procname", "?")));
 	json_object_object_add(e, "fields", fields);
 	return e;
 }
@@ -303,9 +304,10 @@ static int on_user_stack(const struct lsev *ev, void *ctx)
 			continue;
 		}
 		/* latsnap's own record names its outlier; an older trace's has only its time. */
-		if (u->has_end_ns ? u->end_ns != in->end_ns :
-				    (ev->ts_ns < in->end_ns || ev->ts_ns - in->end_ns > UNWIND_SLACK_NS ||
-				     ev->ts_ns >= in->next_start_ns)) {
+		if (u->has_end_ns ?
+			    u->end_ns != in->end_ns :
+			    (ev->ts_ns < in->end_ns || ev->ts_ns - in->end_ns > UNWIND_SLACK_NS ||
+			     ev->ts_ns >= in->next_start_ns)) {
 			continue;
 		}
 		in->unwind_seen = true;

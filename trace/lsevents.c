@@ -280,8 +280,8 @@ void lsev_decode(const struct ctf_event *ev, struct lsev *out)
 		out->thread = foreign_thread(ev->fields);
 	}
 	/* A record of latsnap's without its thread is damaged: latsnap's thread is not it. */
-	if (!out->thread.known &&
-	    (out->kind == LSEV_FOREIGN || out->kind == LSEV_BIN_INFO || out->kind == LSEV_SUMMARY)) {
+	if (!out->thread.known && (out->kind == LSEV_FOREIGN || out->kind == LSEV_BIN_INFO ||
+				   out->kind == LSEV_SUMMARY)) {
 		out->thread = emitter(ev->fields);
 	}
 	out->ts_ns = event_time(ev, out);
