@@ -15,11 +15,11 @@
 #include <string.h>
 
 #include <linux/types.h>
-#include <json-c/json.h>
 
 #include "include/latsnap.h"
 #include "recorder/chain.h"
 #include "trace/ctf.h"
+#include "trace/lsevents.h"
 #include "lib/outlier.h"
 #include "tracker/tracker.h"
 #include "lib/util.h"
@@ -57,32 +57,75 @@ int chain_add(struct chain_events *ce, const struct chain_event *ev)
 	return 0;
 }
 
-/* String field @key of @o into @buf, "" when missing. */
-static void field_str(struct json_object *o, const char *key, char *buf, size_t size)
+/* The fields every link event has: its time, its thread. */
+static void chain_common(const struct lsev *ev, uint8_t kind, struct chain_event *k)
 {
-	snprintf(buf, size, "%s", ctf_field_str(o, key, ""));
+	*k = (struct chain_event){ .kind = kind, .ts = ev->ts_ns };
+	k->tid = (int32_t)ev->thread.tid;
+	k->pid = (int32_t)ev->thread.pid;
+	snprintf(k->comm, sizeof(k->comm), "%s", ev->thread.comm ? ev->thread.comm : "");
 }
 
-/* The addresses of array @key of @o into @ips (LS_MAX_FRAMES of room; a longer stack is not
- * one latsnap wrote, and is left out); their count. */
-static unsigned int field_ips(struct json_object *o, const char *key, uint64_t *ips)
+static int chain_on_switch(const struct lsev *ev, void *ctx)
 {
-	struct json_object *arr;
-	size_t i, n;
+	uint64_t ips[LS_MAX_FRAMES];
+	struct chain_event k;
 
-	if (!json_object_object_get_ex(o, key, &arr) ||
-	    !json_object_is_type(arr, json_type_array)) {
-		return 0;
-	}
-	n = json_object_array_length(arr);
-	if (n > LS_MAX_FRAMES) {
-		return 0;
-	}
-	for (i = 0; i < n; i++) {
-		ips[i] = (uint64_t)json_object_get_int64(json_object_array_get_idx(arr, i));
-	}
-	return (unsigned int)n;
+	chain_common(ev, CHAIN_SWITCH, &k);
+	k.tid2 = (int32_t)ev->other.tid;
+	k.pid2 = (int32_t)ev->other.pid;
+	k.prev_state = ev->u.sw.prev_state;
+	k.preempted = ev->u.sw.preempted;
+	snprintf(k.comm2, sizeof(k.comm2), "%s", ev->other.comm ? ev->other.comm : "");
+	snprintf(k.syscall, sizeof(k.syscall), "%s", ev->u.sw.prev_syscall);
+	k.nr_ips = (unsigned int)lsev_ips(ev->u.sw.prev_stack, ips, LS_MAX_FRAMES);
+	k.ips = ips;
+	return chain_add(ctx, &k);
 }
+
+static int chain_on_wakeup(const struct lsev *ev, void *ctx)
+{
+	struct chain_events *ce = ctx;
+	uint64_t ips[LS_MAX_FRAMES];
+	struct chain_event k;
+	unsigned int own, nr;
+
+	chain_common(ev, CHAIN_WAKEUP, &k);
+	k.tid2 = (int32_t)ev->other.tid;
+	k.pid2 = (int32_t)ev->other.pid;
+	snprintf(k.comm2, sizeof(k.comm2), "%s", ev->other.comm ? ev->other.comm : "");
+	k.in_irq = ev->u.wakeup.in_irq;
+	nr = (unsigned int)lsev_ips(ev->u.wakeup.waker_stack, ips, LS_MAX_FRAMES);
+	if (!k.in_irq && nr && ce->tr) {
+		k.in_irq = tracker_wake_context(ce->tr, ips, nr, &own) != 0;
+	}
+	return chain_add(ce, &k);
+}
+
+static int chain_on_syscall(const struct lsev *ev, void *ctx)
+{
+	struct chain_event k;
+
+	chain_common(ev, CHAIN_SYSCALL, &k);
+	k.start = ev->u.syscall.start_ns;
+	snprintf(k.syscall, sizeof(k.syscall), "%s", ev->u.syscall.name);
+	return chain_add(ctx, &k);
+}
+
+static int chain_on_interest(const struct lsev *ev, void *ctx)
+{
+	struct chain_event k;
+
+	chain_common(ev, CHAIN_INTEREST, &k);
+	return chain_add(ctx, &k);
+}
+
+static const struct lsev_handler chain_handlers[] = {
+	{ LSEV_NAME_SCHED_SWITCH, chain_on_switch },
+	{ LSEV_NAME_SCHED_WAKEUP, chain_on_wakeup },
+	{ LSEV_NAME_SYSCALL, chain_on_syscall },
+	{ LSEV_NAME_INTEREST, chain_on_interest },
+};
 
 /**
  * chain_add_ctf() - append the latsnap_kernel:* event @ev of a trace to @ce (other events are
@@ -92,58 +135,8 @@ static unsigned int field_ips(struct json_object *o, const char *key, uint64_t *
  */
 int chain_add_ctf(struct chain_events *ce, const struct ctf_event *ev)
 {
-	const char *prefix = "latsnap_kernel:", *name = ev->name + strlen(prefix);
-	struct json_object *f = ev->fields;
-	uint64_t ips[LS_MAX_FRAMES];
-	struct chain_event k = { 0 };
-	unsigned int own, nr;
-
-	if (strncmp(ev->name, prefix, strlen(prefix))) {
-		return 0;
-	}
-	k.ts = ctf_field_u64(f, "ts_ns", NULL);
-	if (!strcmp(name, "sched_switch")) {
-		k.kind = CHAIN_SWITCH;
-		k.tid = (int32_t)ctf_field_u64(f, "prev_tid", NULL);
-		k.pid = (int32_t)ctf_field_u64(f, "prev_pid", NULL);
-		k.tid2 = (int32_t)ctf_field_u64(f, "next_tid", NULL);
-		k.pid2 = (int32_t)ctf_field_u64(f, "next_pid", NULL);
-		k.prev_state = (int64_t)ctf_field_u64(f, "prev_state", NULL);
-		k.preempted = (uint8_t)ctf_field_u64(f, "preempted", NULL);
-		field_str(f, "prev_comm", k.comm, sizeof(k.comm));
-		field_str(f, "next_comm", k.comm2, sizeof(k.comm2));
-		field_str(f, "prev_syscall", k.syscall, sizeof(k.syscall));
-		k.nr_ips = field_ips(f, "prev_stack", ips);
-		k.ips = ips;
-	} else if (!strcmp(name, "sched_wakeup")) {
-		k.kind = CHAIN_WAKEUP;
-		k.tid = (int32_t)ctf_field_u64(f, "tid", NULL);
-		k.pid = (int32_t)ctf_field_u64(f, "pid", NULL);
-		k.tid2 = (int32_t)ctf_field_u64(f, "waker_tid", NULL);
-		k.pid2 = (int32_t)ctf_field_u64(f, "waker_pid", NULL);
-		field_str(f, "comm", k.comm, sizeof(k.comm));
-		field_str(f, "waker_comm", k.comm2, sizeof(k.comm2));
-		k.in_irq = ctf_field_u64(f, "in_irq", NULL) != 0;
-		nr = field_ips(f, "waker_stack", ips);
-		if (!k.in_irq && nr && ce->tr) {
-			k.in_irq = tracker_wake_context(ce->tr, ips, nr, &own) != 0;
-		}
-	} else if (!strcmp(name, "syscall")) {
-		k.kind = CHAIN_SYSCALL;
-		k.tid = (int32_t)ctf_field_u64(f, "tid", NULL);
-		k.pid = (int32_t)ctf_field_u64(f, "pid", NULL);
-		k.start = ctf_field_u64(f, "start_ns", NULL);
-		field_str(f, "comm", k.comm, sizeof(k.comm));
-		field_str(f, "name", k.syscall, sizeof(k.syscall));
-	} else if (!strcmp(name, "interest")) {
-		k.kind = CHAIN_INTEREST;
-		k.tid = (int32_t)ctf_field_u64(f, "tid", NULL);
-		k.pid = (int32_t)ctf_field_u64(f, "pid", NULL);
-		field_str(f, "comm", k.comm, sizeof(k.comm));
-	} else {
-		return 0;
-	}
-	return chain_add(ce, &k);
+	return lsev_dispatch(ev, chain_handlers, sizeof(chain_handlers) / sizeof(*chain_handlers),
+			     ce);
 }
 
 /**

@@ -28,6 +28,7 @@
 #include <json-c/json.h>
 
 #include "trace/ctf.h"
+#include "trace/lsevents.h"
 #include "lib/duration.h"
 #include "lib/outlier.h"
 #include "lib/util.h"
@@ -62,17 +63,14 @@ static const char export_usage[] =
 	"  -p, --perfetto FILE  write the trace to FILE ('-': stdout)\n"
 	"  -h, --help           this help\n";
 
-/* Events that say nothing about a thread's time: the statedump, latsnap's own records. */
-static const char *const skipped_events[] = {
-	"lttng_ust_statedump:", "latsnap:bin_info",   "latsnap:outlier",
-	"latsnap:kernel_stack", "latsnap:user_stack", "latsnap:summary",
-};
+/* The statedump says nothing about a thread's time. */
+#define STATEDUMP_PROVIDER "lttng_ust_statedump:"
 
 /* One event of a trace, kept until the end: @fields is a reference. */
 struct ev {
 	char *name;
 	uint64_t ts;
-	int64_t tid, pid;
+	int64_t tid; /* the thread it is about, for its order */
 	struct json_object *fields;
 };
 
@@ -335,22 +333,13 @@ static struct thread *note(struct export_ctx *x, int64_t tid, int64_t pid, const
 	return t;
 }
 
-/* The thread of the fields @pre "tid", "pid", "comm" of @f (pre "prev_": prev_tid, ...). */
-static struct thread *note_fields(struct export_ctx *x, struct json_object *f, const char *pre,
-				  int *err)
+/* The thread @th an event names, when it does (see note()). */
+static struct thread *note_thread(struct export_ctx *x, const struct lsev_thread *th, int *err)
 {
-	char tid[32], pid[32], comm[32];
-	bool has_tid;
-	int64_t id;
-
-	snprintf(tid, sizeof(tid), "%stid", pre);
-	snprintf(pid, sizeof(pid), "%spid", pre);
-	snprintf(comm, sizeof(comm), "%scomm", pre);
-	id = (int64_t)ctf_field_u64(f, tid, &has_tid);
-	if (!has_tid) {
+	if (!th->known) {
 		return NULL;
 	}
-	return note(x, id, (int64_t)ctf_field_u64(f, pid, NULL), ctf_field_str(f, comm, NULL), err);
+	return note(x, th->tid, th->pid, th->comm, err);
 }
 
 static int add_slice(struct thread *t, uint64_t from, uint64_t to)
@@ -366,39 +355,37 @@ static int add_slice(struct thread *t, uint64_t from, uint64_t to)
 	return 0;
 }
 
-static bool skipped(const char *name)
+/* Events that say nothing about a thread's time: the statedump, latsnap's own records. */
+static bool skipped(const struct lsev *ev)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(skipped_events) / sizeof(*skipped_events); i++) {
-		if (!strncmp(name, skipped_events[i], strlen(skipped_events[i]))) {
-			return true;
-		}
+	switch (ev->kind) {
+	case LSEV_BIN_INFO:
+	case LSEV_OUTLIER:
+	case LSEV_KERNEL_STACK:
+	case LSEV_USER_STACK:
+	case LSEV_SUMMARY:
+		return true;
+	default:
+		return !strncmp(ev->name, STATEDUMP_PROVIDER, strlen(STATEDUMP_PROVIDER));
 	}
-	return false;
 }
 
 /* Each event of interest of a trace, kept in @ctx (struct export_ctx) with its true time. */
 static int on_event(const struct ctf_event *ev, void *ctx)
 {
 	struct export_ctx *x = ctx;
+	struct lsev d;
 	struct ev *e;
 	void *nv;
-	bool found, kernel;
-	uint64_t ts = ev->ts_ns, when;
 
-	if (skipped(ev->name)) {
+	lsev_decode(ev, &d);
+	if (skipped(&d)) {
 		return 0;
 	}
-	/* The kernel context is written to the trace long after it happened: its payload says when. */
-	kernel = !strncmp(ev->name, "latsnap_kernel:", 15);
-	when = ctf_field_u64(ev->fields, "ts_ns", &found);
-	if (kernel && found) {
-		ts = when;
-	}
-	if (kernel) {
-		x->first = x->seen && x->first < ts ? x->first : ts;
-		x->last = x->seen && x->last > ts ? x->last : ts;
+	/* The snapshot's window: the times its kernel context covers. */
+	if (!strncmp(ev->name, LSEV_KERNEL_PROVIDER, strlen(LSEV_KERNEL_PROVIDER))) {
+		x->first = x->seen && x->first < d.ts_ns ? x->first : d.ts_ns;
+		x->last = x->seen && x->last > d.ts_ns ? x->last : d.ts_ns;
 		x->seen = true;
 	}
 	nv = grow(x->evs, &x->cap_evs, x->nr_evs, sizeof(*x->evs));
@@ -407,24 +394,9 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 	}
 	x->evs = nv;
 	e = &x->evs[x->nr_evs];
-	*e = (struct ev){ .ts = ts, .name = strdup(ev->name) };
+	*e = (struct ev){ .ts = d.ts_ns, .name = strdup(ev->name), .tid = d.thread.tid };
 	if (!e->name) {
 		return -ENOMEM;
-	}
-	/* The thread it is about: its payload's (latsnap's events are about others), else its own. */
-	e->tid = (int64_t)ctf_field_u64(ev->fields, "tid", &found);
-	if (!found) {
-		e->tid = (int64_t)ctf_field_u64(ev->fields, "prev_tid", &found);
-	}
-	if (!found) {
-		e->tid = (int64_t)ctf_field_u64(ev->fields, "vtid", &found);
-	}
-	e->pid = (int64_t)ctf_field_u64(ev->fields, "pid", &found);
-	if (!found) {
-		e->pid = (int64_t)ctf_field_u64(ev->fields, "prev_pid", &found);
-	}
-	if (!found) {
-		e->pid = (int64_t)ctf_field_u64(ev->fields, "vpid", &found);
 	}
 	e->fields = json_object_get(ev->fields);
 	x->nr_evs++;
@@ -544,49 +516,135 @@ static int64_t pid_of(const struct thread *t)
 }
 
 /* A syscall event as a complete slice on its thread. */
-static int emit_syscall(struct export_ctx *x, const struct ev *e, struct thread *t)
+static int emit_syscall(struct export_ctx *x, const struct lsev *ev, struct thread *t)
 {
-	uint64_t start, dur;
+	const struct lsev_syscall *sc = &ev->u.syscall;
 	struct json_object *args = json_object_new_object();
-	const char *name = ctf_field_str(e->fields, "name", "syscall");
 
-	start = ctf_field_u64(e->fields, "start_ns", NULL);
-	dur = ctf_field_u64(e->fields, "duration_ns", NULL);
-	if (!args || add_slice(t, start, start + dur)) {
+	if (!args || add_slice(t, sc->start_ns, sc->start_ns + sc->duration_ns)) {
 		json_object_put(args);
 		return -ENOMEM;
 	}
-	json_object_object_add(
-		args, "nr", json_object_new_int64((int64_t)ctf_field_u64(e->fields, "nr", NULL)));
-	json_object_object_add(
-		args, "ret", json_object_new_int64((int64_t)ctf_field_u64(e->fields, "ret", NULL)));
-	json_object_object_add(args, "duration_ns", json_object_new_int64((int64_t)dur));
-	return emit(
-		x, chrome_event("X", *name ? name : "syscall", "syscall", start, pid_of(t), t->tid),
-		args, dur, true);
+	json_object_object_add(args, "nr", json_object_new_int64(sc->nr));
+	json_object_object_add(args, "ret", json_object_new_int64(sc->ret));
+	json_object_object_add(args, "duration_ns",
+			       json_object_new_int64((int64_t)sc->duration_ns));
+	return emit(x,
+		    chrome_event("X", *sc->name ? sc->name : "syscall", "syscall", sc->start_ns,
+				 pid_of(t), t->tid),
+		    args, sc->duration_ns, true);
 }
 
 /* Any other event as an instant on its thread, its payload as args. */
-static int emit_instant(struct export_ctx *x, const struct ev *e, const struct thread *t)
+static int emit_instant(struct export_ctx *x, const struct lsev *ev, const struct thread *t)
 {
 	struct json_object *args = json_object_new_object(), *e2;
 
 	if (!args) {
 		return -ENOMEM;
 	}
-	json_object_object_foreach(e->fields, key, val)
+	json_object_object_foreach(ev->ev->fields, key, val)
 	{
 		if (strcmp(key, "vpid") && strcmp(key, "vtid") && strcmp(key, "procname") &&
 		    valid_utf8((const unsigned char *)key)) {
 			json_object_object_add(args, key, clean(val));
 		}
 	}
-	e2 = chrome_event("i", e->name, "event", e->ts, pid_of(t), t->tid);
+	e2 = chrome_event("i", ev->name, "event", ev->ts_ns, pid_of(t), t->tid);
 	if (e2) {
 		json_object_object_add(e2, "s", json_object_new_string("t"));
 	}
 	return emit(x, e2, args, 0, false);
 }
+
+/* A switch names both its threads. */
+static int walk_switch(const struct lsev *ev, void *ctx)
+{
+	int err = 0;
+
+	note_thread(ctx, &ev->thread, &err);
+	note_thread(ctx, &ev->other, &err);
+	return err;
+}
+
+/* A wakeup names the woken thread (one of the recording: it has states) and its waker. */
+static int walk_wakeup(const struct lsev *ev, void *ctx)
+{
+	struct thread *t;
+	int err = 0;
+
+	t = note_thread(ctx, &ev->thread, &err);
+	if (t) {
+		t->subject = true;
+	}
+	note_thread(ctx, &ev->other, &err);
+	return err;
+}
+
+static int walk_syscall(const struct lsev *ev, void *ctx)
+{
+	struct thread *t;
+	int err = 0;
+
+	t = note_thread(ctx, &ev->thread, &err);
+	if (!t) {
+		return err;
+	}
+	t->subject = true;
+	return err ?: emit_syscall(ctx, ev, t);
+}
+
+/* process_fork, process_exec, process_exit: an instant, and the thread's birth or death. */
+static int walk_task(const struct lsev *ev, void *ctx)
+{
+	struct export_ctx *x = ctx;
+	struct thread *t, *o;
+	int err = 0;
+	int64_t tid;
+
+	t = note_thread(x, &ev->thread, &err);
+	if (!t) {
+		return err;
+	}
+	t->subject = true;
+	if (ev->kind == LSEV_PROCESS_EXIT) {
+		t->died = ev->ts_ns;
+	}
+	if (ev->kind == LSEV_PROCESS_FORK) {
+		tid = t->tid;
+		o = note_thread(x, &ev->other, &err);
+		if (o) {
+			o->subject = true;
+			o->born = ev->ts_ns;
+		}
+		/* A new thread may have moved them all: @t again. */
+		t = find_thread(x, tid);
+	}
+	return err ?: emit_instant(x, ev, t);
+}
+
+/* Any other event (an application's too) as an instant on the thread it is about. */
+static int walk_other(const struct lsev *ev, void *ctx)
+{
+	struct thread *t;
+	int err = 0;
+
+	t = note_thread(ctx, &ev->thread, &err);
+	if (!t) {
+		return err;
+	}
+	return err ?: emit_instant(ctx, ev, t);
+}
+
+static const struct lsev_handler walk_handlers[] = {
+	{ LSEV_NAME_SCHED_SWITCH, walk_switch },
+	{ LSEV_NAME_SCHED_WAKEUP, walk_wakeup },
+	{ LSEV_NAME_SYSCALL, walk_syscall },
+	{ LSEV_NAME_PROCESS_FORK, walk_task },
+	{ LSEV_NAME_PROCESS_EXEC, walk_task },
+	{ LSEV_NAME_PROCESS_EXIT, walk_task },
+	{ NULL, walk_other },
+};
 
 /*
  * Every event in time order: the threads and their names, the thread states, the syscall
@@ -594,66 +652,22 @@ static int emit_instant(struct export_ctx *x, const struct ev *e, const struct t
  */
 static int walk_events(struct export_ctx *x)
 {
-	struct thread *t, *o;
-	const struct ev *e;
-	int64_t tid;
+	struct ctf_event ev;
+	struct lsev d;
 	int err = 0;
 	size_t i;
 
 	for (i = 0; i < x->nr_evs && !err; i++) {
-		e = &x->evs[i];
-		err = threadstate_add_event(x->ts, e->name, e->ts, e->fields);
+		ev = (struct ctf_event){ x->evs[i].name, x->evs[i].ts, x->evs[i].fields };
+		lsev_decode(&ev, &d);
+		err = threadstate_add(x->ts, &d);
 		if (err == -EINVAL) {
 			/* A scheduler event without its thread: it cannot say anyone's state. */
 			err = 0;
 		}
-		if (err) {
-			break;
-		}
-		if (!strcmp(e->name, "latsnap_kernel:sched_switch")) {
-			note_fields(x, e->fields, "prev_", &err);
-			note_fields(x, e->fields, "next_", &err);
-			continue;
-		}
-		if (!strcmp(e->name, "latsnap_kernel:sched_wakeup")) {
-			t = note_fields(x, e->fields, "", &err);
-			if (t) {
-				t->subject = true;
-			}
-			note_fields(x, e->fields, "waker_", &err);
-			continue;
-		}
-		t = note_fields(x, e->fields, "", &err);
-		if (!t && !err && e->tid > 0) {
-			/* An application's event: the thread that emitted it. */
-			t = note(x, e->tid, e->pid, ctf_field_str(e->fields, "procname", NULL),
-				 &err);
-		}
-		if (!t) {
-			continue;
-		}
-		if (!strcmp(e->name, "latsnap_kernel:syscall")) {
-			t->subject = true;
-			err = err ?: emit_syscall(x, e, t);
-			continue;
-		}
-		if (!strncmp(e->name, "latsnap_kernel:process_", 23)) {
-			t->subject = true;
-			if (!strcmp(e->name, "latsnap_kernel:process_exit")) {
-				t->died = e->ts;
-			}
-			if (!strcmp(e->name, "latsnap_kernel:process_fork")) {
-				tid = t->tid;
-				o = note_fields(x, e->fields, "other_", &err);
-				if (o) {
-					o->subject = true;
-					o->born = e->ts;
-				}
-				/* A new thread may have moved them all: @t again. */
-				t = find_thread(x, tid);
-			}
-		}
-		err = err ?: emit_instant(x, e, t);
+		err = err   ?:
+			      lsev_handle(&d, walk_handlers,
+					  sizeof(walk_handlers) / sizeof(*walk_handlers), x);
 	}
 	return err;
 }

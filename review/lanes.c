@@ -11,6 +11,8 @@
 
 #include <json-c/json.h>
 
+#include "trace/ctf.h"
+#include "trace/lsevents.h"
 #include "review/lanes.h"
 #include "review/threadstate.h"
 
@@ -47,12 +49,31 @@ static const char *comm_of(struct json_object *timeline, int64_t tid)
 	return NULL;
 }
 
+/*
+ * Timeline entry @e (name, ts_ns, fields) decoded into @d; @ev holds what @d borrows, for as
+ * long as @d is used.
+ */
+static void entry_decode(struct json_object *e, struct ctf_event *ev, struct lsev *d)
+{
+	*ev = (struct ctf_event){
+		.name = json_object_get_string(json_object_object_get(e, "name")),
+		.ts_ns = (uint64_t)get_i64(e, "ts_ns"),
+		.fields = json_object_object_get(e, "fields"),
+	};
+	if (!ev->name) {
+		ev->name = "";
+	}
+	lsev_decode(ev, d);
+}
+
 /* @tid's syscalls that ended in the timeline (latsnap_kernel:syscall), clipped to the window. */
 static int add_syscalls(struct json_object *lane, struct json_object *timeline, int64_t tid,
 			uint64_t base, uint64_t from_ns, uint64_t to_ns)
 {
-	struct json_object *list = json_object_new_array(), *e, *f, *s;
+	struct json_object *list = json_object_new_array(), *s;
+	struct ctf_event ev;
 	uint64_t start, end;
+	struct lsev d;
 	size_t i;
 
 	if (!list) {
@@ -60,22 +81,18 @@ static int add_syscalls(struct json_object *lane, struct json_object *timeline, 
 	}
 	json_object_object_add(lane, "syscalls", list);
 	for (i = 0; i < json_object_array_length(timeline); i++) {
-		e = json_object_array_get_idx(timeline, i);
-		f = json_object_object_get(e, "fields");
-		if (strcmp(json_object_get_string(json_object_object_get(e, "name")),
-			   "latsnap_kernel:syscall") ||
-		    get_i64(f, "tid") != tid) {
+		entry_decode(json_object_array_get_idx(timeline, i), &ev, &d);
+		if (d.kind != LSEV_SYSCALL || d.thread.tid != tid) {
 			continue;
 		}
-		start = (uint64_t)get_i64(f, "start_ns");
-		end = start + (uint64_t)get_i64(f, "duration_ns");
+		start = d.u.syscall.start_ns;
+		end = start + d.u.syscall.duration_ns;
 		start = start < from_ns ? from_ns : start;
 		end = end > to_ns ? to_ns : end;
 		if (end < start) {
 			continue;
 		}
-		s = span_json(start, end, base,
-			      json_object_get_string(json_object_object_get(f, "name")));
+		s = span_json(start, end, base, d.u.syscall.name);
 		if (!s || json_object_array_add(list, s)) {
 			json_object_put(s);
 			return -ENOMEM;
@@ -92,22 +109,19 @@ static int add_syscalls(struct json_object *lane, struct json_object *timeline, 
 static void clip_to_life(struct json_object *timeline, int64_t tid, uint64_t *from_ns,
 			 uint64_t *to_ns)
 {
-	struct json_object *e, *f;
-	const char *name;
-	uint64_t ts;
+	struct ctf_event ev;
+	struct lsev d;
 	size_t i;
 
 	for (i = 0; i < json_object_array_length(timeline); i++) {
-		e = json_object_array_get_idx(timeline, i);
-		f = json_object_object_get(e, "fields");
-		name = json_object_get_string(json_object_object_get(e, "name"));
-		ts = (uint64_t)get_i64(e, "ts_ns");
-		if (!strcmp(name, "latsnap_kernel:process_fork") &&
-		    get_i64(f, "other_tid") == tid && ts > *from_ns && ts < *to_ns) {
-			*from_ns = ts;
-		} else if (!strcmp(name, "latsnap_kernel:process_exit") &&
-			   get_i64(f, "tid") == tid && ts > *from_ns && ts < *to_ns) {
-			*to_ns = ts;
+		entry_decode(json_object_array_get_idx(timeline, i), &ev, &d);
+		if (d.ts_ns <= *from_ns || d.ts_ns >= *to_ns) {
+			continue;
+		}
+		if (d.kind == LSEV_PROCESS_FORK && d.other.tid == tid) {
+			*from_ns = d.ts_ns;
+		} else if (d.kind == LSEV_PROCESS_EXIT && d.thread.tid == tid) {
+			*to_ns = d.ts_ns;
 		}
 	}
 }
@@ -198,10 +212,12 @@ static int add_wakeups(struct json_object *list, const struct threadstate *ts,
 int lanes_add(struct json_object *outlier, const struct lanes_thread *threads, size_t nr,
 	      uint64_t from_ns, uint64_t to_ns)
 {
-	struct json_object *timeline = json_object_object_get(outlier, "timeline"), *e, *lanes,
+	struct json_object *timeline = json_object_object_get(outlier, "timeline"), *lanes,
 			   *wakeups, *window;
 	uint64_t base = (uint64_t)get_i64(outlier, "start_ns");
 	struct threadstate *ts;
+	struct ctf_event ev;
+	struct lsev d;
 	size_t i;
 	int err = 0;
 
@@ -217,10 +233,8 @@ int lanes_add(struct json_object *outlier, const struct lanes_thread *threads, s
 		goto out;
 	}
 	for (i = 0; !err && i < json_object_array_length(timeline); i++) {
-		e = json_object_array_get_idx(timeline, i);
-		err = threadstate_add_event(
-			ts, json_object_get_string(json_object_object_get(e, "name")),
-			(uint64_t)get_i64(e, "ts_ns"), json_object_object_get(e, "fields"));
+		entry_decode(json_object_array_get_idx(timeline, i), &ev, &d);
+		err = threadstate_add(ts, &d);
 		/* A scheduler event without its tids says nothing about any thread: skip it. */
 		if (err == -EINVAL) {
 			err = 0;

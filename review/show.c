@@ -27,6 +27,7 @@
 #include <json-c/json.h>
 
 #include "trace/ctf.h"
+#include "trace/lsevents.h"
 #include "classify/frames.h"
 #include "classify/rules.h"
 #include "lib/demangle.h"
@@ -51,6 +52,8 @@
 /* A request's wait shows this many user frames at most, its CPU profile this many stacks. */
 #define WAIT_USER_FRAMES 8
 #define PROFILE_STACKS 10
+/* lttng-ust's statedump: the mappings of a process that runs lttng-ust. */
+#define STATEDUMP_PROVIDER "lttng_ust_statedump:"
 
 static const char show_usage[] =
 	"Usage: latsnap show [--json | --html FILE] [--before DUR] [--after DUR] [--debug-dir DIR]\n"
@@ -157,15 +160,35 @@ static void add_build_id(struct show_ctx *sc, int64_t pid, uint64_t base, struct
 	dwfl_sym_add_build_id(sc->ds, pid, base, id, n);
 }
 
-/* Statedump events: what each process had mapped, and the build-ids. */
+/* latsnap:bin_info: what a process had mapped, and the build-ids (struct ls_ev_bin_info). */
+static int on_bin_info(const struct lsev *ev, void *ctx)
+{
+	const struct lsev_bin_info *b = &ev->u.bin;
+	struct show_ctx *sc = ctx;
+	int ret = 0;
+
+	if (!b->has_pid || !b->has_baddr) {
+		goto out;
+	}
+	if (b->path) {
+		ret = dwfl_sym_add_mapping(sc->ds, b->pid, b->baddr, b->memsz, b->path);
+	}
+	if (!ret && b->build_id && json_object_array_length(b->build_id)) {
+		add_build_id(sc, b->pid, b->baddr, b->build_id);
+	}
+out:
+	sc->err = ret ? ret : sc->err;
+	return ret;
+}
+
+/* lttng-ust's statedump of a process that runs lttng-ust: the process's own mappings. */
 static int on_statedump(struct show_ctx *sc, const struct ctf_event *ev)
 {
 	struct json_object *f = ev->fields, *arr, *path;
 	uint64_t pid, base, memsz;
-	bool has_pid, has_base, has_memsz;
+	bool has_pid, has_base;
 	int ret = 0;
 
-	/* latsnap:bin_info names its process; lttng-ust's statedump is the process's own. */
 	pid = ctf_field_u64(f, "pid", &has_pid);
 	if (!has_pid) {
 		pid = ctf_field_u64(f, "vpid", &has_pid);
@@ -174,19 +197,8 @@ static int on_statedump(struct show_ctx *sc, const struct ctf_event *ev)
 	if (!has_pid || !has_base) {
 		goto out;
 	}
-	if (!strcmp(ev->name, "latsnap:bin_info")) {
-		memsz = ctf_field_u64(f, "memsz", &has_memsz);
-		if (json_object_object_get_ex(f, "path", &path) &&
-		    json_object_is_type(path, json_type_string)) {
-			ret = dwfl_sym_add_mapping(sc->ds, (int64_t)pid, base, memsz,
-						   json_object_get_string(path));
-		}
-		if (!ret && json_object_object_get_ex(f, "build_id", &arr) &&
-		    json_object_is_type(arr, json_type_array) && json_object_array_length(arr)) {
-			add_build_id(sc, (int64_t)pid, base, arr);
-		}
-	} else if (!strcmp(ev->name, "lttng_ust_statedump:bin_info")) {
-		memsz = ctf_field_u64(f, "memsz", &has_memsz);
+	if (!strcmp(ev->name, "lttng_ust_statedump:bin_info")) {
+		memsz = ctf_field_u64(f, "memsz", NULL);
 		if (json_object_object_get_ex(f, "path", &path) &&
 		    json_object_is_type(path, json_type_string)) {
 			ret = dwfl_sym_add_mapping(sc->ds, (int64_t)pid, base, memsz,
@@ -198,105 +210,19 @@ static int on_statedump(struct show_ctx *sc, const struct ctf_event *ev)
 		add_build_id(sc, (int64_t)pid, base, arr);
 	}
 out:
+	sc->err = ret ? ret : sc->err;
 	return ret;
 }
 
-#define EVENT_TIDS 8
-
-/*
- * The threads an event is about: its payload's "tid" and "*_tid" fields (prev_tid, next_tid of a
- * switch), or, without such fields, the thread that emitted it (the vtid context). The payload
- * wins: latsnap itself may trace events about other threads.
- */
-static size_t event_tids(struct json_object *fields, int64_t *tids)
-{
-	struct json_object_iterator it = json_object_iter_begin(fields);
-	struct json_object_iterator end = json_object_iter_end(fields);
-	struct json_object *v;
-	const char *name;
-	size_t n = 0, len;
-	bool found;
-
-	for (; !json_object_iter_equal(&it, &end) && n < EVENT_TIDS; json_object_iter_next(&it)) {
-		name = json_object_iter_peek_name(&it);
-		v = json_object_iter_peek_value(&it);
-		len = strlen(name);
-		if (json_object_is_type(v, json_type_int) &&
-		    (!strcmp(name, "tid") || (len > 4 && !strcmp(name + len - 4, "_tid")))) {
-			tids[n++] = json_object_get_int64(v);
-		}
-	}
-	if (!n) {
-		tids[0] = (int64_t)ctf_field_u64(fields, "vtid", &found);
-		n = found;
-	}
-	return n;
-}
-
-static void on_user_stack(struct show_ctx *sc, const struct ctf_event *ev)
-{
-	struct json_object *ips;
-	struct interest *in;
-	uint64_t tid, end_field;
-	bool found, has_end;
-	size_t i;
-
-	tid = ctf_field_u64(ev->fields, "tid", &found);
-	if (!found || !json_object_object_get_ex(ev->fields, "ips", &ips) ||
-	    !json_object_is_type(ips, json_type_array)) {
-		return;
-	}
-	/* latsnap's own record names its outlier; an older trace's has only its time to go by. */
-	end_field = ctf_field_u64(ev->fields, "end_ns", &has_end);
-	for (i = 0; i < sc->nr; i++) {
-		in = &sc->in[i];
-		if (in->unwind_seen || in->tid != (int64_t)tid) {
-			continue;
-		}
-		if (has_end ? end_field != in->end_ns :
-			      (ev->ts_ns < in->end_ns || ev->ts_ns - in->end_ns > UNWIND_SLACK_NS ||
-			       ev->ts_ns >= in->next_start_ns)) {
-			continue;
-		}
-		in->unwind_seen = true;
-		in->ips = json_object_get(ips);
-	}
-}
-
-/* When an event happened, which is not always when it was recorded. */
-static uint64_t event_ts(const struct ctf_event *ev)
-{
-	uint64_t ts = ev->ts_ns, when;
-	bool found;
-
-	/*
-	 * An unwound stack is recorded by latsnap once it arrives, a little later: it is placed
-	 * when the handler was done with it, right after the outlier's end.
-	 */
-	when = ctf_field_u64(ev->fields, "end_ns", &found);
-	if (found && !strcmp(ev->name, "latsnap:user_stack")) {
-		ts = when + ctf_field_u64(ev->fields, "unwind_ns", NULL);
-	}
-	/*
-	 * The kernel context is kept in the kernel and recorded only before the snapshot, long
-	 * after it happened: its payload says when.
-	 */
-	if (!strncmp(ev->name, "latsnap_kernel:", 15)) {
-		when = ctf_field_u64(ev->fields, "ts_ns", &found);
-		ts = found ? when : ts;
-	}
-	return ts;
-}
-
-/* @ev, at @ts, as an entry of the timeline of @in, about its thread @tid. */
-static struct json_object *timeline_entry(const struct ctf_event *ev, uint64_t ts,
-					  const struct interest *in, uint64_t tid)
+/* @ev, at its time, as an entry of the timeline of @in, about its thread @tid. */
+static struct json_object *timeline_entry(const struct lsev *ev, const struct interest *in,
+					  int64_t tid)
 {
 	struct json_object *e, *fields = json_object_new_object();
-	struct json_object_iterator it = json_object_iter_begin(ev->fields);
-	struct json_object_iterator end = json_object_iter_end(ev->fields);
-	const char *name, *comm;
-	bool has_tid;
+	struct json_object_iterator it = json_object_iter_begin(ev->ev->fields);
+	struct json_object_iterator end = json_object_iter_end(ev->ev->fields);
+	const struct lsev_thread *th = lsev_thread_of(ev, tid);
+	const char *name, *comm = NULL;
 
 	/* The context fields are said once per event: tid and comm; keep the payload. */
 	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
@@ -307,49 +233,38 @@ static struct json_object *timeline_entry(const struct ctf_event *ev, uint64_t t
 		}
 	}
 	e = json_object_new_object();
-	json_object_object_add(e, "ts_ns", json_object_new_int64((int64_t)ts));
-	json_object_object_add(e, "rel_ns", json_object_new_int64((int64_t)(ts - in->start_ns)));
+	json_object_object_add(e, "ts_ns", json_object_new_int64((int64_t)ev->ts_ns));
+	json_object_object_add(e, "rel_ns",
+			       json_object_new_int64((int64_t)(ev->ts_ns - in->start_ns)));
 	json_object_object_add(e, "name", json_object_new_string(ev->name));
-	json_object_object_add(e, "tid", json_object_new_int64((int64_t)tid));
-	/* latsnap's own events are about another thread: its comm when they say it. */
-	comm = ctf_field_u64(ev->fields, "tid", &has_tid) == tid && has_tid ?
-		       ctf_field_str(ev->fields, "comm", NULL) :
-		       NULL;
-	if (!comm && tid == (uint64_t)in->tid) {
+	json_object_object_add(e, "tid", json_object_new_int64(tid));
+	/* The thread's own comm when the payload says it; the procname is its process's. */
+	if (th && !th->context) {
+		comm = th->comm;
+	}
+	if (!comm && tid == in->tid) {
 		comm = in->outlier->comm;
 	}
 	json_object_object_add(
 		e, "comm",
-		json_object_new_string(comm ? comm : ctf_field_str(ev->fields, "procname", "?")));
+		json_object_new_string(comm ? comm :
+					      ctf_field_str(ev->ev->fields, "procname", "?")));
 	json_object_object_add(e, "fields", fields);
 	return e;
 }
 
-static int on_event(const struct ctf_event *ev, void *ctx)
+/* @ev into the timeline of each outlier whose window holds it and whose threads it is about. */
+static int on_timeline_event(const struct lsev *ev, void *ctx)
 {
 	struct show_ctx *sc = ctx;
-	int64_t tids[EVENT_TIDS];
+	int64_t tids[LSEV_MAX_THREADS];
 	size_t i, k, t, nr_tids;
 	struct interest *in;
-	uint64_t ts;
-	int ret = 0;
 
-	if (!strncmp(ev->name, "lttng_ust_statedump:", 20) ||
-	    !strcmp(ev->name, "latsnap:bin_info")) {
-		ret = on_statedump(sc, ev);
-		if (ret) {
-			sc->err = ret;
-		}
-		return ret;
-	}
-	if (!strcmp(ev->name, "latsnap:user_stack")) {
-		on_user_stack(sc, ev);
-	}
-	nr_tids = event_tids(ev->fields, tids);
-	ts = event_ts(ev);
+	nr_tids = lsev_threads(ev, tids, LSEV_MAX_THREADS);
 	for (i = 0; i < sc->nr && nr_tids; i++) {
 		in = &sc->in[i];
-		if (ts < in->from_ns || ts > in->to_ns) {
+		if (ev->ts_ns < in->from_ns || ev->ts_ns > in->to_ns) {
 			continue;
 		}
 		/* k: which thread of interest it is about, the slow one first. */
@@ -367,10 +282,53 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 			in->truncated = true;
 			continue;
 		}
-		json_object_array_add(in->timeline,
-				      timeline_entry(ev, ts, in, (uint64_t)in->tids[k]));
+		json_object_array_add(in->timeline, timeline_entry(ev, in, in->tids[k]));
 	}
 	return 0;
+}
+
+/*
+ * latsnap:user_stack: the preload library's unwound stack, the outlier's when the summary has
+ * none; and an event of the timeline.
+ */
+static int on_user_stack(const struct lsev *ev, void *ctx)
+{
+	const struct lsev_user_stack *u = &ev->u.ustack;
+	struct show_ctx *sc = ctx;
+	struct interest *in;
+	size_t i;
+
+	for (i = 0; ev->thread.known && u->ips && i < sc->nr; i++) {
+		in = &sc->in[i];
+		if (in->unwind_seen || in->tid != ev->thread.tid) {
+			continue;
+		}
+		/* latsnap's own record names its outlier; an older trace's has only its time. */
+		if (u->has_end_ns ?
+			    u->end_ns != in->end_ns :
+			    (ev->ts_ns < in->end_ns || ev->ts_ns - in->end_ns > UNWIND_SLACK_NS ||
+			     ev->ts_ns >= in->next_start_ns)) {
+			continue;
+		}
+		in->unwind_seen = true;
+		in->ips = json_object_get(u->ips);
+	}
+	return on_timeline_event(ev, ctx);
+}
+
+static const struct lsev_handler show_handlers[] = {
+	{ LSEV_NAME_BIN_INFO, on_bin_info },
+	{ LSEV_NAME_USER_STACK, on_user_stack },
+	{ NULL, on_timeline_event },
+};
+
+static int on_event(const struct ctf_event *ev, void *ctx)
+{
+	if (!strncmp(ev->name, STATEDUMP_PROVIDER, strlen(STATEDUMP_PROVIDER))) {
+		return on_statedump(ctx, ev);
+	}
+	return lsev_dispatch(ev, show_handlers, sizeof(show_handlers) / sizeof(*show_handlers),
+			     ctx);
 }
 
 /* Timeline events by time: the kernel context was recorded after the events around it. */

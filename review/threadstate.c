@@ -12,9 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
 #include "trace/ctf.h"
+#include "trace/lsevents.h"
 #include "review/threadstate.h"
 
 enum change_kind {
@@ -120,62 +119,76 @@ static int add_change(struct threadstate *ts, const struct change *c)
 	return 0;
 }
 
+/* A switch: its prev thread leaves the CPU, its next one takes it. */
+static int add_switch(struct threadstate *ts, const struct lsev *ev)
+{
+	struct change c = { .ts_ns = ev->ts_ns, .kind = CHANGE_OUT, .tid = ev->thread.tid };
+	bool runnable;
+	int ret;
+
+	/* Preempted, or switched out still runnable (a yield): it waits for a CPU. */
+	runnable = ev->u.sw.preempted || !ev->u.sw.prev_state;
+	c.to = runnable ? THREADSTATE_RUNQUEUE : THREADSTATE_BLOCKED;
+	ret = add_change(ts, &c);
+	if (ret) {
+		return ret;
+	}
+	c = (struct change){ .ts_ns = ev->ts_ns, .kind = CHANGE_IN, .tid = ev->other.tid };
+	return add_change(ts, &c);
+}
+
 /**
- * threadstate_add_event() - take in one event of a trace
+ * threadstate_add() - take in one decoded event of a trace
  * @ts: the record
- * @name: the event's name; only latsnap_kernel:sched_switch and latsnap_kernel:sched_wakeup
+ * @ev: the event (trace/lsevents.h: its time, its threads); only sched_switch and sched_wakeup
  *	matter, the others are passed over
- * @ts_ns: when it happened: for latsnap's kernel events their payload's ts_ns (they are written
- *	to the trace later), as show's timeline entries have it
- * @fields: the event's fields as trace/ctf.h gives them (and `show --json` timeline entries
- *	carry them, "fields"): sched_switch prev_tid, prev_state (0: still runnable), preempted,
- *	next_tid; sched_wakeup tid, waker_tid, in_irq
  *
  * Events may come in any order; in time order is cheapest.
  *
- * Return: 0; -EINVAL for a scheduler event without its thread fields (nothing taken from it);
- * -ENOMEM.
+ * Return: 0; -EINVAL for a scheduler event without its thread fields (a switch's prev and next,
+ * a wakeup's woken thread: nothing taken from it); -ENOMEM.
+ */
+int threadstate_add(struct threadstate *ts, const struct lsev *ev)
+{
+	struct change c = { .ts_ns = ev->ts_ns, .kind = CHANGE_WAKE };
+
+	switch (ev->kind) {
+	case LSEV_SCHED_SWITCH:
+		if (!ev->thread.known || !ev->other.known) {
+			return -EINVAL;
+		}
+		return add_switch(ts, ev);
+	case LSEV_SCHED_WAKEUP:
+		if (!ev->thread.known) {
+			return -EINVAL;
+		}
+		c.tid = ev->thread.tid;
+		c.waker_tid = ev->other.tid;
+		c.in_irq = ev->u.wakeup.in_irq;
+		return add_change(ts, &c);
+	default:
+		return 0;
+	}
+}
+
+/**
+ * threadstate_add_event() - take in one event of a trace, not decoded yet
+ * @ts: the record
+ * @name: the event's name
+ * @ts_ns: its time in the trace (its payload's ts_ns wins, as lsev_decode() has it)
+ * @fields: the event's fields as trace/ctf.h gives them (and `show --json` timeline entries
+ *	carry them, "fields")
+ *
+ * Return: as threadstate_add().
  */
 int threadstate_add_event(struct threadstate *ts, const char *name, uint64_t ts_ns,
 			  struct json_object *fields)
 {
-	struct change c = { .ts_ns = ts_ns };
-	bool has_prev, has_next, has_tid, runnable;
-	int64_t prev, next;
-	int ret = 0;
+	struct ctf_event ev = { .name = name, .ts_ns = ts_ns, .fields = fields };
+	struct lsev decoded;
 
-	if (!strcmp(name, "latsnap_kernel:sched_switch")) {
-		prev = (int64_t)ctf_field_u64(fields, "prev_tid", &has_prev);
-		next = (int64_t)ctf_field_u64(fields, "next_tid", &has_next);
-		if (!has_prev || !has_next) {
-			ret = -EINVAL;
-			goto out;
-		}
-		/* Preempted, or switched out still runnable (a yield): it waits for a CPU. */
-		runnable = ctf_field_u64(fields, "preempted", NULL) ||
-			   !ctf_field_u64(fields, "prev_state", NULL);
-		c.kind = CHANGE_OUT;
-		c.tid = prev;
-		c.to = runnable ? THREADSTATE_RUNQUEUE : THREADSTATE_BLOCKED;
-		ret = add_change(ts, &c);
-		if (ret) {
-			goto out;
-		}
-		c = (struct change){ .ts_ns = ts_ns, .kind = CHANGE_IN, .tid = next };
-		ret = add_change(ts, &c);
-	} else if (!strcmp(name, "latsnap_kernel:sched_wakeup")) {
-		c.tid = (int64_t)ctf_field_u64(fields, "tid", &has_tid);
-		if (!has_tid) {
-			ret = -EINVAL;
-			goto out;
-		}
-		c.kind = CHANGE_WAKE;
-		c.waker_tid = (int64_t)ctf_field_u64(fields, "waker_tid", NULL);
-		c.in_irq = ctf_field_u64(fields, "in_irq", NULL) != 0;
-		ret = add_change(ts, &c);
-	}
-out:
-	return ret;
+	lsev_decode(&ev, &decoded);
+	return threadstate_add(ts, &decoded);
 }
 
 /* The state a thread was in before its first change @c, as @c implies it. */

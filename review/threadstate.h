@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 struct json_object;
+struct lsev;
 
 enum threadstate_kind {
 	THREADSTATE_UNKNOWN, /* no event of the thread says */
@@ -49,6 +50,7 @@ struct threadstate_wakeup {
 struct threadstate;
 
 struct threadstate *threadstate_new(void);
+int threadstate_add(struct threadstate *ts, const struct lsev *ev);
 int threadstate_add_event(struct threadstate *ts, const char *name, uint64_t ts_ns,
 			  struct json_object *fields);
 int threadstate_spans(const struct threadstate *ts, int64_t tid, uint64_t from_ns, uint64_t to_ns,
