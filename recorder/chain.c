@@ -140,6 +140,14 @@ int chain_add_ctf(struct chain_events *ce, const struct ctf_event *ev)
 }
 
 /**
+ * chain_add_lsev() - chain_add_ctf() of an event already decoded
+ */
+int chain_add_lsev(struct chain_events *ce, const struct lsev *ev)
+{
+	return lsev_handle(ev, chain_handlers, sizeof(chain_handlers) / sizeof(*chain_handlers), ce);
+}
+
+/**
  * chain_events_free() - free the events of @ce and leave it empty
  */
 void chain_events_free(struct chain_events *ce)

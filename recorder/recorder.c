@@ -37,6 +37,7 @@
 
 #include "recorder/chain.h"
 #include "trace/ctf.h"
+#include "trace/lsevents.h"
 #include "recorder/emit.h"
 #include "lib/demangle.h"
 #include "lib/outlier.h"
@@ -1086,17 +1087,15 @@ struct read_back {
  * names (tid, end_ns), whose unwound stack the tracker already put in. Say the trace holds its
  * copy, which `show` then expects to find there.
  */
-static void on_user_stack(struct recorder *rec, const struct ctf_event *ev)
+static void on_user_stack(struct recorder *rec, const struct lsev *ev)
 {
-	bool has_tid, has_end;
-	uint64_t tid = ctf_field_u64(ev->fields, "tid", &has_tid);
-	uint64_t end = ctf_field_u64(ev->fields, "end_ns", &has_end);
+	const struct lsev_user_stack *u = &ev->u.ustack;
 	struct outlier *o;
 	size_t i;
 
-	for (i = 0; has_tid && has_end && i < rec->nr_batch; i++) {
+	for (i = 0; ev->thread.known && u->has_end_ns && i < rec->nr_batch; i++) {
 		o = rec->batch[i];
-		if ((uint64_t)(int64_t)o->tid == tid && o->end_ns == end &&
+		if (o->tid == ev->thread.tid && o->end_ns == u->end_ns &&
 		    o->user_stack.source == OUTLIER_USTACK_UNWIND) {
 			o->user_stack.in_trace = true;
 			break;
@@ -1107,11 +1106,13 @@ static void on_user_stack(struct recorder *rec, const struct ctf_event *ev)
 static int on_trace_event(const struct ctf_event *ev, void *ctx)
 {
 	struct read_back *rb = ctx;
+	struct lsev decoded;
 
-	if (!strcmp(ev->name, "latsnap:user_stack")) {
-		on_user_stack(rb->rec, ev);
+	lsev_decode(ev, &decoded);
+	if (decoded.kind == LSEV_USER_STACK) {
+		on_user_stack(rb->rec, &decoded);
 	} else if (rb->rec->streaming && !rb->err) {
-		rb->err = chain_add_ctf(&rb->chain, ev);
+		rb->err = chain_add_lsev(&rb->chain, &decoded);
 	}
 	return 0;
 }

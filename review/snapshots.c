@@ -26,6 +26,7 @@
 #include <json-c/json.h>
 
 #include "trace/ctf.h"
+#include "trace/lsevents.h"
 #include "classify/frames.h"
 #include "lib/outlier.h"
 #include "lib/summary.h"
@@ -36,31 +37,6 @@
 #define RELAY_DEPTH 2
 /* More parts than this is not a summary the recorder wrote. */
 #define SUMMARY_PARTS_MAX 65536
-
-/* The members of a latsnap:summary event: the summary itself is read by lib/summary.c. */
-static int64_t get_i64(struct json_object *obj, const char *key)
-{
-	struct json_object *v;
-	int64_t ret = 0;
-
-	if (obj && json_object_object_get_ex(obj, key, &v) &&
-	    json_object_is_type(v, json_type_int)) {
-		ret = json_object_get_int64(v);
-	}
-	return ret;
-}
-
-static const char *get_str(struct json_object *obj, const char *key, const char *fallback)
-{
-	struct json_object *v;
-	const char *ret = fallback;
-
-	if (obj && json_object_object_get_ex(obj, key, &v) &&
-	    json_object_is_type(v, json_type_string)) {
-		ret = json_object_get_string(v);
-	}
-	return ret;
-}
 
 /**
  * snapshots_is_glue_frame() - whether a kernel frame is BPF tracing glue, not the thread's own
@@ -178,14 +154,18 @@ static int on_summary(const struct ctf_event *ev, void *ctx)
 {
 	struct relay_read *rr = ctx;
 	struct relay_summary *sum = NULL, *grown;
-	struct json_object *json;
-	const char *id = get_str(ev->fields, "id", NULL);
-	int64_t part = get_i64(ev->fields, "part"), parts = get_i64(ev->fields, "parts");
+	struct lsev decoded;
+	const struct lsev_summary *part_ev = &decoded.u.summary;
+	const char *id;
+	uint32_t part, parts;
 	size_t i;
 
-	if (!id || !json_object_object_get_ex(ev->fields, "json", &json) ||
-	    !json_object_is_type(json, json_type_string) || parts < 1 ||
-	    parts > SUMMARY_PARTS_MAX || part < 0 || part >= parts) {
+	lsev_decode(ev, &decoded);
+	id = part_ev->id;
+	part = part_ev->part;
+	parts = part_ev->parts;
+	if (decoded.kind != LSEV_SUMMARY || !*id || !*part_ev->json || parts < 1 ||
+	    parts > SUMMARY_PARTS_MAX || part >= parts) {
 		return 0;
 	}
 	for (i = 0; i < rr->nr; i++) {
@@ -214,13 +194,13 @@ static int on_summary(const struct ctf_event *ev, void *ctx)
 		}
 	}
 	if (!sum->text[part]) {
-		sum->len[part] = (size_t)json_object_get_string_len(json);
+		sum->len[part] = strlen(part_ev->json);
 		sum->text[part] = malloc(sum->len[part] + 1);
 		if (!sum->text[part]) {
 			rr->err = -ENOMEM;
 			return rr->err;
 		}
-		memcpy(sum->text[part], json_object_get_string(json), sum->len[part] + 1);
+		memcpy(sum->text[part], part_ev->json, sum->len[part] + 1);
 		sum->got++;
 	}
 	return 0;
@@ -269,7 +249,7 @@ static int load_relay_summary(struct snapshot *snap)
 	size_t i, j, len = 0, nlen;
 	int ret = 0, err;
 
-	err = ctf_read(snap->trace, "latsnap:summary", on_summary, &rr);
+	err = ctf_read(snap->trace, LSEV_NAME_SUMMARY, on_summary, &rr);
 	if (rr.err == -ENOMEM || err == -ENOMEM) {
 		ret = -ENOMEM;
 		goto out;
