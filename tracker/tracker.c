@@ -175,6 +175,144 @@ static uint64_t tick_ns(void)
 	return (uint64_t)res.tv_nsec;
 }
 
+/* The run's options, into the programs' variables before the load, and into the tracker. */
+static int set_options(struct tracker *tr, const struct tracker_opts *opts)
+{
+	tr->skel->data->threshold_ns = opts->threshold_ns;
+	tr->skel->data->sleep_threshold_ns = opts->sleep_threshold_ns;
+	tr->skel->rodata->track_all = opts->track_all;
+	tr->skel->rodata->self_tgid = (__u32)getpid();
+	tr->skel->rodata->include_idle = opts->include_idle;
+	tr->skel->rodata->track_registered = opts->track_registered;
+	tr->skel->rodata->track_cgroups = opts->nr_cgroups > 0;
+	tr->skel->rodata->track_comms = opts->nr_comms > 0;
+	tr->skel->rodata->prctl_nr = SYS_prctl;
+	tr->skel->rodata->futex_nr = SYS_futex;
+	if (opts->ctx_floor_ns) {
+		tr->skel->rodata->ctx_floor_ns = opts->ctx_floor_ns;
+	}
+	tr->skel->rodata->tick_ns = tick_ns();
+	tr->track_registered = opts->track_registered;
+	tr->track_all = opts->track_all;
+	tr->track_unlisted = opts->nr_cgroups || opts->nr_comms;
+	tr->track_cgroups = opts->nr_cgroups > 0;
+	tr->track_comms = opts->nr_comms > 0;
+	memcpy((void *)tr->skel->rodata->idle_syscalls, opts->idle_syscalls,
+	       sizeof(opts->idle_syscalls));
+	set_work_syscalls((__u8 *)tr->skel->rodata->work_syscalls);
+	return context_size(tr);
+}
+
+/*
+ * The programs this kernel and this run load, and those attached later one by one rather than
+ * by the skeleton.
+ *
+ * Return: 0, or a negative errno after saying why.
+ */
+static int choose_programs(struct tracker *tr, const struct tracker_opts *opts)
+{
+	enum kernel_switch_end switch_end;
+	bool old_block, old_switch;
+	int err = 0;
+
+	/* It runs at every switch of the machine, for the preload library's signals only. */
+	switch_end = opts->no_preload ? KERNEL_SWITCH_END_NONE : kernel_switch_end();
+	bpf_program__set_autoload(tr->skel->progs.ls_sched_exit,
+				  switch_end == KERNEL_SWITCH_END_TP);
+	bpf_program__set_autoload(tr->skel->progs.ls_schedule_exit,
+				  switch_end == KERNEL_SWITCH_END_FEXIT);
+	tr->skel->rodata->switch_end_hook = switch_end != KERNEL_SWITCH_END_NONE;
+	if (!opts->no_preload) {
+		say_switch_end(switch_end);
+	}
+	/*
+	 * Older kernels: task storage's stand-in, a hash map by thread id (before 5.12);
+	 * sched_switch without prev_state (before 5.18); block_rq_issue with the request's queue
+	 * first (before 5.11).
+	 */
+	if (!kernel_has_task_storage()) {
+		tr->skel->rodata->has_task_storage = false;
+		err = kernel_task_storage_standin(tr->skel->maps.states);
+		if (!err) {
+			err = kernel_task_storage_standin(tr->skel->maps.reqs);
+		}
+		if (err) {
+			ls_err("tracker: cannot set up the per-thread state maps: %s",
+			       strerror(-err));
+			goto out;
+		}
+		ls_verbose("tracker: no BPF task storage for tracing programs (Linux 5.12): "
+			   "per-thread state in hash maps");
+	}
+	old_switch = kernel_tp_args("sched_switch") == 3;
+	bpf_program__set_autoload(tr->skel->progs.ls_sched_switch, !old_switch);
+	bpf_program__set_autoload(tr->skel->progs.ls_sched_switch_3, old_switch);
+	old_block = kernel_tp_args("block_rq_issue") == 2;
+	bpf_program__set_autoload(tr->skel->progs.ls_block_rq_issue, !old_block);
+	bpf_program__set_autoload(tr->skel->progs.ls_block_rq_issue_q, old_block);
+	tr->has_attach_cookie = kernel_has_attach_cookie();
+	/* Only --cgroup needs to hear of moves between cgroups. */
+	bpf_program__set_autoload(tr->skel->progs.ls_cgroup_attach, opts->nr_cgroups > 0);
+	/* Attached to each --request probe by tracker_add_request(), with its cookie. */
+	bpf_program__set_autoattach(tr->skel->progs.ls_req_uprobe, false);
+	bpf_program__set_autoattach(tr->skel->progs.ls_req_usdt, false);
+	bpf_program__set_autoattach(tr->skel->progs.ls_req_sample, false);
+	/* Attached to each Go binary a tracked process runs (goroutines_follow()). */
+	bpf_program__set_autoattach(tr->skel->progs.ls_go_park, false);
+	bpf_program__set_autoattach(tr->skel->progs.ls_go_ready, false);
+out:
+	return err;
+}
+
+/*
+ * After the load: the symbols, the goroutine waits' probes, and the readers of what the
+ * programs send (the ring buffer, the context rings).
+ *
+ * Return: 0, or a negative errno after saying why.
+ */
+static int open_readers(struct tracker *tr, const struct tracker_opts *opts)
+{
+	int err;
+
+	/* After the load, so that our own programs are named, and skipped, in stacks. */
+	tr->ksyms = ksyms_load(NULL);
+	if (!tr->ksyms) {
+		err = -errno;
+		ls_err("tracker: /proc/kallsyms: %s (kernel stacks need root and readable "
+		       "kernel addresses)",
+		       strerror(-err));
+		return err;
+	}
+
+	/* Debug info from debuginfod (DEBUGINFOD_URLS) comes in a thread of its own: dbgfetch.h. */
+	tr->usyms = usyms_new();
+	tr->pyframes = pyframes_new();
+	if (!tr->usyms || !tr->pyframes) {
+		return -ENOMEM;
+	}
+
+	/*
+	 * Opt-in: each park and wakeup of a goroutine of the binary traps into the kernel (two
+	 * uprobes; a channel round trip went from 0.5 us to 40 us in this VM), for every process
+	 * that runs it, tracked or not.
+	 */
+	if (opts->go_waits) {
+		tr->go = goroutines_new(tr->skel->progs.ls_go_park, tr->skel->progs.ls_go_ready,
+					bpf_map__fd(tr->skel->maps.go_procs));
+		if (!tr->go) {
+			return -ENOMEM;
+		}
+	}
+
+	tr->ring = ring_buffer__new(bpf_map__fd(tr->skel->maps.events), ring_record, tr, NULL);
+	if (!tr->ring) {
+		err = -errno;
+		ls_err("tracker: cannot open the ring buffer: %s", strerror(-err));
+		return err;
+	}
+	return context_map(tr);
+}
+
 /**
  * tracker_open - open and load the BPF tracker with @opts; nothing is traced until attach.
  * @fn: called with each outlier, from tracker_poll().
@@ -184,9 +322,7 @@ static uint64_t tick_ns(void)
 int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tracker_outlier_fn fn,
 		 void *ctx)
 {
-	enum kernel_switch_end switch_end;
 	struct tracker *tr;
-	bool old_block, old_switch;
 	int err;
 
 	*trackerp = NULL;
@@ -221,127 +357,18 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 		ls_err("tracker: cannot open the BPF program: %s", strerror(errno));
 		goto fail;
 	}
-	tr->skel->data->threshold_ns = opts->threshold_ns;
-	tr->skel->data->sleep_threshold_ns = opts->sleep_threshold_ns;
-	tr->skel->rodata->track_all = opts->track_all;
-	tr->skel->rodata->self_tgid = (__u32)getpid();
-	tr->skel->rodata->include_idle = opts->include_idle;
-	tr->skel->rodata->track_registered = opts->track_registered;
-	tr->skel->rodata->track_cgroups = opts->nr_cgroups > 0;
-	tr->skel->rodata->track_comms = opts->nr_comms > 0;
-	tr->skel->rodata->prctl_nr = SYS_prctl;
-	tr->skel->rodata->futex_nr = SYS_futex;
-	if (opts->ctx_floor_ns) {
-		tr->skel->rodata->ctx_floor_ns = opts->ctx_floor_ns;
-	}
-	tr->skel->rodata->tick_ns = tick_ns();
-	err = context_size(tr);
+	err = set_options(tr, opts);
+	err = err ?: choose_programs(tr, opts);
 	if (err) {
 		goto fail;
 	}
-	/* It runs at every switch of the machine, for the preload library's signals only. */
-	switch_end = opts->no_preload ? KERNEL_SWITCH_END_NONE : kernel_switch_end();
-	bpf_program__set_autoload(tr->skel->progs.ls_sched_exit,
-				  switch_end == KERNEL_SWITCH_END_TP);
-	bpf_program__set_autoload(tr->skel->progs.ls_schedule_exit,
-				  switch_end == KERNEL_SWITCH_END_FEXIT);
-	tr->skel->rodata->switch_end_hook = switch_end != KERNEL_SWITCH_END_NONE;
-	if (!opts->no_preload) {
-		say_switch_end(switch_end);
-	}
-	/*
-	 * Older kernels: task storage's stand-in, a hash map by thread id (before 5.12);
-	 * sched_switch without prev_state (before 5.18); block_rq_issue with the request's queue
-	 * first (before 5.11).
-	 */
-	if (!kernel_has_task_storage()) {
-		tr->skel->rodata->has_task_storage = false;
-		err = kernel_task_storage_standin(tr->skel->maps.states);
-		if (!err) {
-			err = kernel_task_storage_standin(tr->skel->maps.reqs);
-		}
-		if (err) {
-			ls_err("tracker: cannot set up the per-thread state maps: %s",
-			       strerror(-err));
-			goto fail;
-		}
-		ls_verbose("tracker: no BPF task storage for tracing programs (Linux 5.12): "
-			   "per-thread state in hash maps");
-	}
-	old_switch = kernel_tp_args("sched_switch") == 3;
-	bpf_program__set_autoload(tr->skel->progs.ls_sched_switch, !old_switch);
-	bpf_program__set_autoload(tr->skel->progs.ls_sched_switch_3, old_switch);
-	old_block = kernel_tp_args("block_rq_issue") == 2;
-	bpf_program__set_autoload(tr->skel->progs.ls_block_rq_issue, !old_block);
-	bpf_program__set_autoload(tr->skel->progs.ls_block_rq_issue_q, old_block);
-	tr->has_attach_cookie = kernel_has_attach_cookie();
-	/* Only --cgroup needs to hear of moves between cgroups. */
-	bpf_program__set_autoload(tr->skel->progs.ls_cgroup_attach, opts->nr_cgroups > 0);
-	/* Attached to each --request probe by tracker_add_request(), with its cookie. */
-	bpf_program__set_autoattach(tr->skel->progs.ls_req_uprobe, false);
-	bpf_program__set_autoattach(tr->skel->progs.ls_req_usdt, false);
-	bpf_program__set_autoattach(tr->skel->progs.ls_req_sample, false);
-	/* Attached to each Go binary a tracked process runs (goroutines_follow()). */
-	bpf_program__set_autoattach(tr->skel->progs.ls_go_park, false);
-	bpf_program__set_autoattach(tr->skel->progs.ls_go_ready, false);
-	tr->track_registered = opts->track_registered;
-	tr->track_all = opts->track_all;
-	tr->track_unlisted = opts->nr_cgroups || opts->nr_comms;
-	tr->track_cgroups = opts->nr_cgroups > 0;
-	tr->track_comms = opts->nr_comms > 0;
-	memcpy((void *)tr->skel->rodata->idle_syscalls, opts->idle_syscalls,
-	       sizeof(opts->idle_syscalls));
-	set_work_syscalls((__u8 *)tr->skel->rodata->work_syscalls);
-
 	err = latsnap_bpf__load(tr->skel);
 	if (err) {
 		libbpf_log_explain_load("tracker", err);
 		goto fail;
 	}
 	err = targets_want(tr, opts);
-	if (err) {
-		goto fail;
-	}
-
-	/* After the load, so that our own programs are named, and skipped, in stacks. */
-	tr->ksyms = ksyms_load(NULL);
-	if (!tr->ksyms) {
-		err = -errno;
-		ls_err("tracker: /proc/kallsyms: %s (kernel stacks need root and readable "
-		       "kernel addresses)",
-		       strerror(errno));
-		goto fail;
-	}
-
-	/* Debug info from debuginfod (DEBUGINFOD_URLS) comes in a thread of its own: dbgfetch.h. */
-	tr->usyms = usyms_new();
-	tr->pyframes = pyframes_new();
-	if (!tr->usyms || !tr->pyframes) {
-		err = -ENOMEM;
-		goto fail;
-	}
-
-	/*
-	 * Opt-in: each park and wakeup of a goroutine of the binary traps into the kernel (two
-	 * uprobes; a channel round trip went from 0.5 us to 40 us in this VM), for every process
-	 * that runs it, tracked or not.
-	 */
-	if (opts->go_waits) {
-		tr->go = goroutines_new(tr->skel->progs.ls_go_park, tr->skel->progs.ls_go_ready,
-					bpf_map__fd(tr->skel->maps.go_procs));
-		if (!tr->go) {
-			err = -ENOMEM;
-			goto fail;
-		}
-	}
-
-	tr->ring = ring_buffer__new(bpf_map__fd(tr->skel->maps.events), ring_record, tr, NULL);
-	if (!tr->ring) {
-		err = -errno;
-		ls_err("tracker: cannot open the ring buffer: %s", strerror(errno));
-		goto fail;
-	}
-	err = context_map(tr);
+	err = err ?: open_readers(tr, opts);
 	if (err) {
 		goto fail;
 	}
