@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <linux/types.h>
 
 #include "include/latsnap.h"
 #include "tracker/tracker.h"
