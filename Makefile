@@ -126,7 +126,7 @@ $(OBJ)/review/html-assets.o: review/html-assets.S review/html/page.js review/htm
 $(BUILD)/libcore.a: $(CORE_OBJS)
 	$(AR) rcs $@ $^
 
-# The core without the files that include a BPF skeleton (tracker/tracker.c, top/'s readers of
+# The core without the files that include a BPF skeleton (tracker/'s and top/'s readers of
 # its maps): what builds without bpftool, clang or a kernel with BTF. The trace reader and the
 # unit tests link it, but for those that reach the BPF side (UNIT_FULL: their link fails
 # with libbase.a, naming a tracker_ or top_ function).

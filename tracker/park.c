@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * park.c - outliers parked for their stacks: the thread of an outlier flagged LS_EF_SIGNALLED was
+ * signalled to unwind its own user stack in the preload library; the outlier waits here until
+ * that stack comes back (LS_KIND_UNWOUND) or is overdue, so that every consumer sees it whole.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tracker/decode.h"
+#include "tracker/pyframes.h"
+#include "tracker/tracker-int.h"
+#include "lib/outlier.h"
+#include "lib/util.h"
+
+/*
+ * How long an outlier waits for its unwound stack. The handler runs when the thread returns to
+ * user space, at once unless it waits for a CPU; an unwind takes tens to hundreds of µs.
+ */
+#define UNWIND_WAIT_NS (200 * 1000000ULL)
+
+/* Hand over parked outlier @i as it is, and close the gap. */
+static int unpark(struct tracker *tr, unsigned int i)
+{
+	struct outlier *outlier = tr->parked[i].outlier;
+
+	tr->nr_parked--;
+	memmove(tr->parked + i, tr->parked + i + 1, (tr->nr_parked - i) * sizeof(tr->parked[0]));
+	return ring_deliver(tr, outlier);
+}
+
+/**
+ * park_outlier() - hold @outlier until its thread's unwound stack comes (park_on_unwound()) or
+ *                  is overdue (park_release_overdue()); the oldest goes on when all are taken
+ *
+ * Return: 0, or the callback's non-zero return for the outlier that had to go on.
+ */
+int park_outlier(struct tracker *tr, struct outlier *outlier)
+{
+	struct parked *p;
+	int err = 0;
+
+	if (tr->nr_parked == PARKED_MAX) {
+		outlier_add_flag(tr->parked[0].outlier,
+				 "no-unwound-stack: too many outliers waited for their unwound "
+				 "stacks at once");
+		err = unpark(tr, 0);
+	}
+	p = &tr->parked[tr->nr_parked++];
+	p->outlier = outlier;
+	p->pid = outlier->pid;
+	p->tid = outlier->tid;
+	p->until_ns = ls_now_ns() + UNWIND_WAIT_NS;
+	return err;
+}
+
+/**
+ * park_release_overdue() - hand over the parked outliers whose stack is overdue (every one with
+ *                          @all), flagged as without it
+ *
+ * Return: 0, or the callback's non-zero return.
+ */
+int park_release_overdue(struct tracker *tr, bool all)
+{
+	uint64_t now = ls_now_ns();
+	int err = 0;
+
+	while (tr->nr_parked && !err && (all || tr->parked[0].until_ns <= now)) {
+		outlier_add_flag(
+			tr->parked[0].outlier,
+			"no-unwound-stack: the preload library was signalled, but reported "
+			"no stack within 200 ms (the thread did not return to user space, or "
+			"its process ended)");
+		err = unpark(tr, 0);
+	}
+	return err;
+}
+
+static const char *const unwind_status_text[] = {
+	[LS_UNWIND_FAILED] = "libunwind could not start from the signal frame",
+	[LS_UNWIND_BAD_FRAME] = "a frame without unwind information ended the walk",
+};
+
+/**
+ * park_on_unwound() - the preload library's stack for a signalled thread: it replaces the
+ *                     frame-pointer walk of that thread's oldest parked outlier, which is then
+ *                     handed over
+ *
+ * Return: 0, or the callback's non-zero return.
+ */
+int park_on_unwound(struct tracker *tr, const struct ls_unwound *u)
+{
+	unsigned int i, nr = u->nr < LS_UNWOUND_MAX_DEPTH ? u->nr : LS_UNWOUND_MAX_DEPTH;
+	struct outlier_frames frames = { 0 };
+	struct outlier *outlier;
+
+	for (i = 0; i < tr->nr_parked; i++) {
+		if (tr->parked[i].tid == (pid_t)u->tid && tr->parked[i].pid == (pid_t)u->pid) {
+			break;
+		}
+	}
+	if (i == tr->nr_parked) {
+		/* Its outlier went on without it (overdue): nothing to add it to. */
+		return 0;
+	}
+	outlier = tr->parked[i].outlier;
+	if (u->status && u->status < sizeof(unwind_status_text) / sizeof(unwind_status_text[0]) &&
+	    unwind_status_text[u->status]) {
+		outlier_add_flag(outlier, "%s: %s", nr ? "user-stack-partial" : "no-unwound-stack",
+				 unwind_status_text[u->status]);
+	}
+	if (nr &&
+	    !decode_user_frames(tr->usyms, (pid_t)u->pid, (const uint64_t *)u->report.ips, nr,
+				&frames) &&
+	    !pyframes_insert(tr->pyframes, (pid_t)u->pid, &u->report, &frames)) {
+		outlier_frames_move(&outlier->user_stack.frames, &frames);
+		outlier->user_stack.source = OUTLIER_USTACK_UNWIND;
+		outlier->user_stack.unwound = true;
+		outlier->user_stack.unwind_ns = u->report.unwind_ns;
+		outlier->user_stack.status = u->status;
+		outlier->user_stack.truncated = u->truncated;
+		/* What was said of the frame-pointer stack no longer holds. */
+		outlier_drop_flags(outlier, "no-user-stack:");
+		outlier_drop_flags(outlier, "user-stack-truncated:");
+		if (u->truncated) {
+			outlier_add_flag(outlier,
+					 "user-stack-truncated: the unwind stopped at %u frames "
+					 "(LATSNAP_DEPTH)",
+					 nr);
+		}
+	}
+	outlier_frames_free(&frames);
+	return unpark(tr, i);
+}
+
+/**
+ * park_release_thread() - hand over, as they are, the outliers of thread @tid still parked,
+ *                         before a record of that thread that follows them (its request's end):
+ *                         their stacks would have come before it, the ring is in order
+ *
+ * Return: 0, or the callback's non-zero return.
+ */
+int park_release_thread(struct tracker *tr, pid_t tid)
+{
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; i < tr->nr_parked && !err;) {
+		if (tr->parked[i].tid == tid) {
+			err = unpark(tr, i);
+		} else {
+			i++;
+		}
+	}
+	return err;
+}
+
+/**
+ * park_due_ms() - @timeout_ms, cut to the deadline of the oldest parked outlier
+ */
+int park_due_ms(struct tracker *tr, int timeout_ms)
+{
+	uint64_t now, due;
+	int due_ms;
+
+	if (!tr->nr_parked) {
+		return timeout_ms;
+	}
+	now = ls_now_ns();
+	due = tr->parked[0].until_ns;
+	due_ms = due > now ? (int)((due - now) / 1000000) + 1 : 0;
+	return due_ms < timeout_ms ? due_ms : timeout_ms;
+}
+
+/**
+ * park_free() - free the outliers still parked, unseen
+ */
+void park_free(struct tracker *tr)
+{
+	while (tr->nr_parked > 0) {
+		outlier_free(tr->parked[--tr->nr_parked].outlier);
+	}
+}

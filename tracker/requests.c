@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * requests.c - request outliers (record --request): the probe pairs attached, and at each
+ * request's end (LS_KIND_REQUEST) the outlier made, with the waits its thread sent as its parts
+ * and its CPU profile from the on-CPU samples (LS_KIND_SAMPLE). request.c reads the pairs' text.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "tracker/decode.h"
+#include "tracker/request.h"
+#include "tracker/tracker-int.h"
+#include "latsnap.skel.h"
+#include "tracker/usyms.h"
+#include "lib/outlier.h"
+#include "lib/util.h"
+
+/* On-CPU samples of requests not ended yet, at most: 40 s of one CPU (the oldest go first). */
+#define REQ_SAMPLES_MAX 4096
+
+static int by_start(const void *a, const void *b)
+{
+	const struct outlier *x = *(struct outlier *const *)a, *y = *(struct outlier *const *)b;
+
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* The start probe's argument as text: printable bytes kept, the rest as '?'. */
+static void request_arg(const struct ls_request *r, char *text, size_t size)
+{
+	size_t i;
+
+	if (r->arg_kind == LS_REQ_ARG_NUMBER) {
+		snprintf(text, size, "%llu", (unsigned long long)r->arg_num);
+		return;
+	}
+	snprintf(text, size, "%.*s", LS_REQ_ARG_LEN - 1, r->arg);
+	for (i = 0; text[i]; i++) {
+		if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f) {
+			text[i] = text[i] == '\n' || text[i] == '\t' ? ' ' : '?';
+		}
+	}
+}
+
+static struct ls_sample *sample_at(struct tracker *tr, unsigned int i)
+{
+	return &tr->req_samples[(tr->req_sample_head + i) % REQ_SAMPLES_MAX];
+}
+
+/**
+ * requests_keep_sample() - keep an on-CPU sample of a thread inside a request, for the profile of
+ *                          that request should it be slow; the oldest goes when all are taken
+ */
+void requests_keep_sample(struct tracker *tr, const struct ls_sample *sample)
+{
+	if (!tr->req_samples) {
+		return;
+	}
+	if (tr->nr_req_samples == REQ_SAMPLES_MAX) {
+		tr->req_sample_head = (tr->req_sample_head + 1) % REQ_SAMPLES_MAX;
+		tr->nr_req_samples--;
+	}
+	*sample_at(tr, tr->nr_req_samples++) = *sample;
+}
+
+static bool same_stack(const struct ls_sample *a, const struct ls_sample *b)
+{
+	return a->nr_kips == b->nr_kips && a->nr_uips == b->nr_uips &&
+	       !memcmp(a->kips, b->kips, a->nr_kips * sizeof(a->kips[0])) &&
+	       !memcmp(a->uips, b->uips, a->nr_uips * sizeof(a->uips[0]));
+}
+
+/* One stack of a CPU profile: its kernel frames, then its user frames, innermost first. */
+static int profile_stack(struct tracker *tr, const struct ls_sample *sample, uint64_t weight_ns,
+			 struct outlier *o)
+{
+	unsigned int nk = sample->nr_kips > LS_MAX_DEPTH ? LS_MAX_DEPTH : sample->nr_kips;
+	unsigned int nu = sample->nr_uips > LS_MAX_USER_DEPTH ? LS_MAX_USER_DEPTH : sample->nr_uips;
+	struct outlier_frames kf = { 0 }, uf = { 0 };
+	struct outlier_kstack *st;
+	size_t i;
+	int err;
+
+	err = decode_kernel_frames(tr->ksyms, sample->kips, nk, &kf);
+	if (!err) {
+		err = decode_user_frames(tr->usyms, (pid_t)sample->pid,
+					 (const uint64_t *)sample->uips, nu, &uf);
+	}
+	st = err ? NULL : outlier_add_profile(o, weight_ns);
+	err = err ?: st ? outlier_frames_alloc(&st->frames, kf.nr + uf.nr) : -ENOMEM;
+	for (i = 0; !err && i < kf.nr + uf.nr; i++) {
+		const struct outlier_frame *f = i < kf.nr ? &kf.v[i] : &uf.v[i - kf.nr];
+
+		err = outlier_frame_set(&st->frames.v[i], f->addr, f->symbol, f->offset, f->module);
+	}
+	outlier_frames_free(&kf);
+	outlier_frames_free(&uf);
+	return err;
+}
+
+static int by_weight(const void *a, const void *b)
+{
+	const struct outlier_kstack *x = a, *y = b;
+
+	return x->weight_ns > y->weight_ns ? -1 : x->weight_ns < y->weight_ns;
+}
+
+/*
+ * request_profile - the samples of @r's thread while it lasted, the same stacks together, as
+ * @o's CPU profile, heaviest first. Its thread's samples up to its end are used up.
+ */
+static void request_profile(struct tracker *tr, const struct ls_request *r, struct outlier *o)
+{
+	unsigned int i, j, n = 0, count;
+	struct ls_sample *si, *sj;
+	bool *used;
+
+	if (!tr->nr_req_samples) {
+		return;
+	}
+	used = calloc(tr->nr_req_samples, sizeof(*used));
+	if (!used) {
+		return;
+	}
+	usyms_capture(tr->usyms, (pid_t)r->pid);
+	for (i = 0; i < tr->nr_req_samples; i++) {
+		si = sample_at(tr, i);
+		if (used[i] || si->tid != r->tid || si->ts < r->start_ns || si->ts > r->end_ns) {
+			continue;
+		}
+		for (count = 0, j = i; j < tr->nr_req_samples; j++) {
+			sj = sample_at(tr, j);
+			if (!used[j] && sj->tid == r->tid && sj->ts >= r->start_ns &&
+			    sj->ts <= r->end_ns && same_stack(si, sj)) {
+				used[j] = true;
+				count++;
+			}
+		}
+		profile_stack(tr, si, count * LS_SAMPLE_PERIOD_NS, o);
+	}
+	if (o->nr_cpu_profile > 1) {
+		qsort(o->cpu_profile, o->nr_cpu_profile, sizeof(o->cpu_profile[0]), by_weight);
+	}
+	/* Keep the others' samples, and this thread's after its end. */
+	for (i = 0; i < tr->nr_req_samples; i++) {
+		si = sample_at(tr, i);
+		if (!used[i] && (si->tid != r->tid || si->ts > r->end_ns)) {
+			*sample_at(tr, n++) = *si;
+		}
+	}
+	tr->nr_req_samples = n;
+	free(used);
+}
+
+/* The cpu-clock event of each CPU, for ls_req_sample: once, with the first request pair. */
+static int attach_sampling(struct tracker *tr)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = LS_SAMPLE_PERIOD_NS,
+	};
+	int cpu, fd, err = 0;
+
+	tr->req_samples = calloc(REQ_SAMPLES_MAX, sizeof(*tr->req_samples));
+	tr->sample_links = calloc((size_t)tr->ncpus, sizeof(*tr->sample_links));
+	if (!tr->req_samples || !tr->sample_links) {
+		return -ENOMEM;
+	}
+	for (cpu = 0; cpu < tr->ncpus; cpu++) {
+		fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			/* An offline CPU runs nothing to sample. */
+			if (errno != ENODEV) {
+				err = -errno;
+			}
+			continue;
+		}
+		tr->sample_links[cpu] =
+			bpf_program__attach_perf_event(tr->skel->progs.ls_req_sample, fd);
+		if (!tr->sample_links[cpu]) {
+			err = -errno;
+			close(fd);
+		}
+	}
+	if (err) {
+		ls_err("tracker: --request: the on-CPU sampling could not start on every CPU: %s "
+		       "(request outliers go without CPU profiles there)",
+		       strerror(-err));
+	}
+	return 0;
+}
+
+/**
+ * requests_on_end() - a request ended: a slow one becomes an outlier of kind request with the
+ *                     waits sent as its parts, in time order; a short one's parts are dropped.
+ *                     Its thread's outliers still parked for their unwound stacks go first:
+ *                     those reports came before it, the ring is in order.
+ *
+ * Return: 0, or the callback's non-zero return.
+ */
+int requests_on_end(struct tracker *tr, const struct ls_request *r)
+{
+	char arg[LS_REQ_ARG_LEN + 24];
+	struct outlier *o = NULL, *part;
+	unsigned int i, n = 0;
+	uint64_t dur, cpu, rq;
+	int err;
+
+	err = park_release_thread(tr, (pid_t)r->tid);
+	if (r->slow && r->pair < tr->nr_requests) {
+		o = outlier_new();
+	}
+	if (o) {
+		dur = r->end_ns - r->start_ns;
+		cpu = r->on_cpu_ns < dur ? r->on_cpu_ns : dur;
+		rq = r->runqueue_ns < dur - cpu ? r->runqueue_ns : dur - cpu;
+		o->pid = (int32_t)r->pid;
+		o->tid = (int32_t)r->tid;
+		snprintf(arg, sizeof(arg), "%.*s", LS_TASK_COMM_LEN, r->comm);
+		outlier_set_str(&o->comm, arg);
+		o->start_ns = r->start_ns;
+		o->end_ns = r->end_ns;
+		o->duration_ns = dur;
+		o->on_cpu_ns = cpu;
+		o->runqueue_ns = rq;
+		o->blocked_ns = dur - cpu - rq;
+		o->switches = r->switches;
+		request_arg(r, arg, sizeof(arg));
+		if (!outlier_set_request(o, tr->req_text[r->pair],
+					 r->arg_kind != LS_REQ_ARG_NONE ? arg : NULL)) {
+			outlier_free(o);
+			o = NULL;
+		} else {
+			outlier_set_cause(o, "request");
+			outlier_add_flag(o,
+					 "split-from-scheduler: on-CPU and runqueue time from the "
+					 "scheduler's own accounting, within a tick");
+		}
+	}
+	/* Its parts: the waits of its thread sent while it lasted. */
+	for (i = 0; i < tr->nr_req_parts; i++) {
+		part = tr->req_parts[i];
+		if (part->tid != (int32_t)r->tid || part->start_ns > r->end_ns) {
+			tr->req_parts[n++] = part;
+		} else if (o && part->start_ns >= r->start_ns) {
+			part->part_of_request = false;
+			outlier_add_wait(o, part);
+		} else {
+			outlier_free(part);
+		}
+	}
+	tr->nr_req_parts = n;
+	if (!o) {
+		return err;
+	}
+	if (o->nr_waits > 1) {
+		qsort(o->waits, o->nr_waits, sizeof(o->waits[0]), by_start);
+	}
+	if (r->waits > o->nr_waits) {
+		outlier_add_flag(o, "waits-lost: %u of its %u waits were not received",
+				 r->waits - (unsigned int)o->nr_waits, r->waits);
+	}
+	request_profile(tr, r, o);
+	return err ?: ring_deliver(tr, o);
+}
+
+static const char *const probe_kind_name[] = {
+	[REQUEST_USDT] = "usdt",
+	[REQUEST_UPROBE] = "uprobe",
+	[REQUEST_URETPROBE] = "uretprobe",
+};
+
+static struct bpf_link *attach_probe(struct tracker *tr, const struct request_probe *p,
+				     __u64 cookie)
+{
+	LIBBPF_OPTS(bpf_usdt_opts, usdt, .usdt_cookie = cookie);
+	LIBBPF_OPTS(bpf_uprobe_opts, uprobe, .bpf_cookie = cookie, .func_name = p->name,
+		    .retprobe = p->kind == REQUEST_URETPROBE);
+
+	if (p->kind == REQUEST_USDT) {
+		return bpf_program__attach_usdt(tr->skel->progs.ls_req_usdt, -1, p->path,
+						p->provider, p->name, &usdt);
+	}
+	return bpf_program__attach_uprobe_opts(tr->skel->progs.ls_req_uprobe, -1, p->path, 0,
+					       &uprobe);
+}
+
+/**
+ * tracker_add_request() - follow the requests @spec delimits, in every tracked process that runs
+ *                         its probes' objects (after tracker_attach())
+ *
+ * A request as long as the threshold is an outlier of kind request; the waits of its thread
+ * inside it, down to the context floor, idle-list syscalls included, are its parts, not outliers
+ * of their own.
+ *
+ * Return: 0, -E2BIG beyond LS_MAX_REQUESTS pairs, or the error of a probe that could not be
+ * attached (said on stderr).
+ */
+int tracker_add_request(struct tracker *tr, const struct request_spec *spec)
+{
+	const struct request_probe *probes[2] = { &spec->start, &spec->end };
+	unsigned int i = tr->nr_requests, k;
+	struct bpf_link *link;
+	__u64 cookie;
+	bool nests;
+	int err;
+
+	if (i == LS_MAX_REQUESTS) {
+		ls_err("tracker: --request '%s': at most %d probe pairs", spec->text,
+		       LS_MAX_REQUESTS);
+		return -E2BIG;
+	}
+	if (!tr->has_attach_cookie) {
+		struct utsname uts;
+
+		if (uname(&uts)) {
+			snprintf(uts.release, sizeof(uts.release), "?");
+		}
+		ls_err("tracker: --request '%s': this kernel (%s) lacks BPF cookies "
+		       "(bpf_get_attach_cookie(), Linux 5.15), which tell one request probe from "
+		       "another",
+		       spec->text, uts.release);
+		return -ENOTSUP;
+	}
+	if (!tr->sample_links && attach_sampling(tr)) {
+		return -ENOMEM;
+	}
+	/* The entry and return of one function nest (recursion); other pairs do not. */
+	nests = spec->start.kind == REQUEST_UPROBE && spec->end.kind == REQUEST_URETPROBE &&
+		!strcmp(spec->start.path, spec->end.path) &&
+		!strcmp(spec->start.name, spec->end.name);
+	cookie = ((__u64)i << LS_REQ_COOKIE_SHIFT) | (nests ? LS_REQ_COOKIE_NESTS : 0);
+	for (k = 0; k < 2; k++) {
+		link = attach_probe(tr, probes[k], cookie | (k ? LS_REQ_COOKIE_END : 0));
+		if (!link) {
+			err = -errno;
+			ls_err("tracker: --request '%s': cannot attach %s:%s%s%s:%s: %s",
+			       spec->text, probe_kind_name[probes[k]->kind], probes[k]->path,
+			       probes[k]->provider ? ":" : "",
+			       probes[k]->provider ? probes[k]->provider : "", probes[k]->name,
+			       err == -ENOENT ? "no such file, symbol or probe" : strerror(-err));
+			return err;
+		}
+		tr->req_links[2 * i + k] = link;
+	}
+	tr->req_text[i] = strdup(spec->text);
+	if (!tr->req_text[i]) {
+		return -ENOMEM;
+	}
+	tr->nr_requests++;
+	return 0;
+}
+
+/**
+ * requests_keep_part() - keep @part, a wait sent as part of a request under way, for that
+ *                        request's end to take (or drop, when the request was not slow); the
+ *                        oldest goes when all are taken
+ */
+void requests_keep_part(struct tracker *tr, struct outlier *part)
+{
+	if (tr->nr_req_parts == REQ_PARTS_MAX) {
+		outlier_free(tr->req_parts[0]);
+		memmove(tr->req_parts, tr->req_parts + 1,
+			--tr->nr_req_parts * sizeof(tr->req_parts[0]));
+	}
+	tr->req_parts[tr->nr_req_parts++] = part;
+}
+
+/**
+ * requests_free() - detach the request probes and the sampling, and free what they left
+ */
+void requests_free(struct tracker *tr)
+{
+	unsigned int i;
+
+	for (i = 0; i < 2 * LS_MAX_REQUESTS; i++) {
+		bpf_link__destroy(tr->req_links[i]);
+	}
+	for (i = 0; tr->sample_links && i < (unsigned int)tr->ncpus; i++) {
+		bpf_link__destroy(tr->sample_links[i]);
+	}
+	free(tr->sample_links);
+	free(tr->req_samples);
+	for (i = 0; i < tr->nr_requests; i++) {
+		free(tr->req_text[i]);
+	}
+	while (tr->nr_req_parts > 0) {
+		outlier_free(tr->req_parts[--tr->nr_req_parts]);
+	}
+}

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tracker-int.h - the tracker's state, shared by the files that each do one of its jobs:
+ * tracker.c (the BPF object's life: load, attach, configure, poll), ring.c (the ring buffer's
+ * records, each to its handler), park.c (outliers held for their unwound stacks), requests.c
+ * (request outliers and their CPU profiles), context.c (the context rings' reader), targets.c
+ * (what is tracked), stalls.c (the stall iterator). Not for anyone outside tracker/.
+ */
+#ifndef LATSNAP_TRACKER_INT_H
+#define LATSNAP_TRACKER_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "include/latsnap.h"
+#include "tracker/tracker.h"
+
+struct latsnap_bpf;
+struct ring_buffer;
+struct bpf_link;
+struct ksyms;
+struct usyms;
+struct pyframes;
+struct goroutines;
+struct outlier;
+
+/*
+ * An outlier whose thread latsnap signalled, held back until the preload library reports the
+ * stack it unwound (LS_KIND_UNWOUND), so that every consumer sees the outlier whole.
+ */
+struct parked {
+	struct outlier *outlier;
+	pid_t pid;
+	pid_t tid;
+	uint64_t until_ns; /* handed over without the stack from then on */
+};
+
+#define PARKED_MAX 256
+/* Waits sent as parts of requests not ended yet, at most (the oldest go first). */
+#define REQ_PARTS_MAX 1024
+
+struct tracker {
+	struct latsnap_bpf *skel;
+	bool has_attach_cookie; /* BPF cookies (5.15), which --request's probes need */
+	bool iter_whole; /* task iterators walk every task: none over one process (before 6.1) */
+	struct ring_buffer *ring;
+	struct ksyms *ksyms;
+	struct usyms *usyms;
+	struct pyframes *pyframes; /* CPython 3.11 code objects named (pyframes.c) */
+	tracker_outlier_fn fn;
+	void *ctx;
+	tracker_context_fn ctx_fn; /* the kernel context stream's consumer */
+	void *ctx_ctx;
+	int ncpus;
+	/*
+	 * The BPF side's context rings (ctx_ring), mapped. Every event of CPU c below ctx_done[c]
+	 * written at or after ctx_low[c] was handed over already.
+	 */
+	const struct ls_ctx_record *ctx_ring;
+	size_t ctx_ring_size;
+	uint32_t ctx_slots;
+	const struct ls_ctx_stack *ctx_stacks; /* and their stacks (ctx_stacks) */
+	size_t ctx_stacks_size;
+	uint32_t ctx_stack_slots;
+	uint64_t *ctx_done;
+	uint64_t *ctx_low;
+	uint64_t received;
+	/* Losses already reported in an outlier's flags. */
+	struct tracker_totals reported;
+	int cb_status;
+	unsigned int budget; /* outliers this poll or drain may still hand over */
+	bool track_registered;
+	bool track_all;
+	/* --cgroup or --comm: tracked processes that the tracked map does not list. */
+	bool track_unlisted;
+	/* Loaded for --cgroup, --comm: their checks are in the programs, the rest left out. */
+	bool track_cgroups;
+	bool track_comms;
+	/* The -p targets of tracker_set_targets(), as it last made them (COMMAND's is not one). */
+	pid_t *pids;
+	unsigned int nr_pids;
+	/*
+	 * Exited processes whose mappings are kept until tracker_release_exited(): the recorder
+	 * records them in the trace (latsnap:bin_info) only as the snapshot is written.
+	 */
+	bool keep_exited;
+	pid_t exited[256];
+	unsigned int nr_exited;
+	struct parked parked[PARKED_MAX]; /* in arrival order */
+	unsigned int nr_parked;
+	/* record --request: each pair as given, and the waits of requests still under way */
+	char *req_text[LS_MAX_REQUESTS];
+	unsigned int nr_requests;
+	struct bpf_link *req_links[2 * LS_MAX_REQUESTS];
+	struct outlier *req_parts[REQ_PARTS_MAX];
+	unsigned int nr_req_parts;
+	struct ls_sample *req_samples; /* REQ_SAMPLES_MAX of them, a ring */
+	unsigned int req_sample_head; /* the oldest */
+	unsigned int nr_req_samples;
+	struct bpf_link **sample_links; /* one per CPU: the cpu-clock events */
+	struct goroutines *go; /* the goroutine waits of tracked Go processes */
+};
+
+/* ring.c */
+int ring_record(void *ctx, void *data, size_t size);
+int ring_deliver(struct tracker *tr, struct outlier *outlier);
+
+/* park.c */
+int park_outlier(struct tracker *tr, struct outlier *outlier);
+int park_on_unwound(struct tracker *tr, const struct ls_unwound *u);
+int park_release_thread(struct tracker *tr, pid_t tid);
+int park_release_overdue(struct tracker *tr, bool all);
+int park_due_ms(struct tracker *tr, int timeout_ms);
+void park_free(struct tracker *tr);
+
+/* requests.c */
+int requests_on_end(struct tracker *tr, const struct ls_request *r);
+void requests_keep_sample(struct tracker *tr, const struct ls_sample *sample);
+void requests_keep_part(struct tracker *tr, struct outlier *part);
+void requests_free(struct tracker *tr);
+
+/* context.c */
+int context_size(struct tracker *tr);
+int context_map(struct tracker *tr);
+void context_free(struct tracker *tr);
+
+/* targets.c */
+int targets_want(struct tracker *tr, const struct tracker_opts *opts);
+
+#endif /* LATSNAP_TRACKER_INT_H */
