@@ -107,14 +107,16 @@ $(BUILD)/syscalls_gen.h: scripts/gen-syscalls.sh | $(DEPS_STAMP)
 # them to its .d, read at the end of this file): a header's change rebuilds what includes it, and
 # the BPF skeletons rebuild only the files that include them. A generated header must exist
 # before the first compile of a file that includes it (it has no .d yet): those files are found
-# by their include line.
+# by their include line. An object without its .d (built before -MMD, or the .d lost) is built
+# again: which headers it took is unknown (a stale object of a changed struct links silently,
+# as tracker/decode.o did once here, of a struct outlier that had changed: see DEP_FILES).
 DEPFLAGS := -MMD -MP
 SKEL_USERS := $(shell grep -l -E '"(latsnap|top)\.skel\.h"' $(CORE_SRCS) cli/*.c)
 SYSCALLS_USERS := $(shell grep -l -F '"syscalls_gen.h"' $(CORE_SRCS) cli/*.c)
 $(patsubst %.c,$(OBJ)/%.o,$(SKEL_USERS)): | $(BUILD)/latsnap.skel.h $(BUILD)/top.skel.h
 $(patsubst %.c,$(OBJ)/%.o,$(SYSCALLS_USERS)): | $(BUILD)/syscalls_gen.h
 
-$(OBJ)/%.o: %.c | $(DEPS_STAMP)
+$(OBJ)/%.o: %.c $(OBJ)/%.d | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
@@ -159,12 +161,13 @@ $(EVENTS): events/events.c events/events-tp.h events/kernel-tp.h \
 
 UNIT_FULL := test_chain test_ctf test_top
 UNIT_FULL_BINS := $(patsubst %,$(BUILD)/tests/%.t,$(UNIT_FULL))
-$(filter-out $(UNIT_FULL_BINS),$(UNIT_BINS)): $(BUILD)/tests/%.t: tests/unit/%.c \
+$(filter-out $(UNIT_FULL_BINS),$(UNIT_BINS)): $(BUILD)/tests/%.t: tests/unit/%.c $(BUILD)/tests/%.d \
 	$(BUILD)/libbase.a | $(TRACE_READER)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -Itests -o $@ $< $(BUILD)/libbase.a $(PKG_LIBS)
 
-$(UNIT_FULL_BINS): $(BUILD)/tests/%.t: tests/unit/%.c $(BUILD)/libcore.a | $(TRACE_READER)
+$(UNIT_FULL_BINS): $(BUILD)/tests/%.t: tests/unit/%.c $(BUILD)/tests/%.d $(BUILD)/libcore.a | \
+	$(TRACE_READER)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -Itests -o $@ $< $(BUILD)/libcore.a $(PKG_LIBS)
 
@@ -301,7 +304,7 @@ FUZZ_CFLAGS = -std=gnu11 $(WARN) -g -O1 -D_GNU_SOURCE -I. -I$(BUILD) -Ifuzz $(PK
 FUZZ_OBJS := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(CORE_SRCS))
 $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(SKEL_USERS)): | $(BUILD)/latsnap.skel.h $(BUILD)/top.skel.h
 $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(SYSCALLS_USERS)): | $(BUILD)/syscalls_gen.h
-$(BUILD)/fuzz/obj/%.o: %.c | $(DEPS_STAMP)
+$(BUILD)/fuzz/obj/%.o: %.c $(BUILD)/fuzz/obj/%.d | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
 
@@ -364,4 +367,8 @@ clean:
 	rm -rf $(BUILD)
 
 # The headers each object, unit test and fuzz object was compiled with (DEPFLAGS).
+# Each .d is named as a target (see DEPFLAGS), so that make never takes it for an intermediate
+# file it may skip: a missing one rebuilds its object.
+DEP_FILES := $(patsubst %.o,%.d,$(CORE_OBJS) $(CLI_OBJS) $(FUZZ_OBJS)) $(UNIT_BINS:.t=.d)
+$(DEP_FILES): ;
 -include $(wildcard $(OBJ)/*/*.d $(BUILD)/tests/*.d $(BUILD)/fuzz/obj/*/*.d)
