@@ -369,6 +369,7 @@ clean:
 # The headers each object, unit test and fuzz object was compiled with (DEPFLAGS).
 # Each .d is named as a target (see DEPFLAGS), so that make never takes it for an intermediate
 # file it may skip: a missing one rebuilds its object.
-DEP_FILES := $(patsubst %.o,%.d,$(CORE_OBJS) $(CLI_OBJS) $(FUZZ_OBJS)) $(UNIT_BINS:.t=.d)
+DEP_FILES := $(patsubst %.c,$(OBJ)/%.d,$(CORE_SRCS) $(wildcard cli/*.c)) \
+	$(patsubst %.c,$(BUILD)/fuzz/obj/%.d,$(CORE_SRCS)) $(UNIT_BINS:.t=.d)
 $(DEP_FILES): ;
 -include $(wildcard $(OBJ)/*/*.d $(BUILD)/tests/*.d $(BUILD)/fuzz/obj/*/*.d)
