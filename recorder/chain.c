@@ -128,19 +128,10 @@ static const struct lsev_handler chain_handlers[] = {
 };
 
 /**
- * chain_add_ctf() - append the latsnap_kernel:* event @ev of a trace to @ce (other events are
- *                   left out)
+ * chain_add_lsev() - append @ev, an event of a trace decoded by lsev_decode(), to @ce when it is
+ *                    a latsnap_kernel:* event of the chain (others are left out)
  *
  * Return: 0 or -ENOMEM.
- */
-int chain_add_ctf(struct chain_events *ce, const struct ctf_event *ev)
-{
-	return lsev_dispatch(ev, chain_handlers, sizeof(chain_handlers) / sizeof(*chain_handlers),
-			     ce);
-}
-
-/**
- * chain_add_lsev() - chain_add_ctf() of an event already decoded
  */
 int chain_add_lsev(struct chain_events *ce, const struct lsev *ev)
 {

@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct ctf_event;
 struct lsev;
 struct outlier;
 struct tracker;
@@ -65,7 +64,6 @@ struct chain_events {
 };
 
 int chain_add(struct chain_events *ce, const struct chain_event *ev);
-int chain_add_ctf(struct chain_events *ce, const struct ctf_event *ev);
 int chain_add_lsev(struct chain_events *ce, const struct lsev *ev);
 int chain_build(struct chain_events *ce, struct outlier **outliers, size_t nr);
 void chain_events_free(struct chain_events *ce);

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/ctf.h"
 #include "trace/lsevents.h"
 #include "review/threadstate.h"
 
@@ -169,26 +168,6 @@ int threadstate_add(struct threadstate *ts, const struct lsev *ev)
 	default:
 		return 0;
 	}
-}
-
-/**
- * threadstate_add_event() - take in one event of a trace, not decoded yet
- * @ts: the record
- * @name: the event's name
- * @ts_ns: its time in the trace (its payload's ts_ns wins, as lsev_decode() has it)
- * @fields: the event's fields as trace/ctf.h gives them (and `show --json` timeline entries
- *	carry them, "fields")
- *
- * Return: as threadstate_add().
- */
-int threadstate_add_event(struct threadstate *ts, const char *name, uint64_t ts_ns,
-			  struct json_object *fields)
-{
-	struct ctf_event ev = { .name = name, .ts_ns = ts_ns, .fields = fields };
-	struct lsev decoded;
-
-	lsev_decode(&ev, &decoded);
-	return threadstate_add(ts, &decoded);
 }
 
 /* The state a thread was in before its first change @c, as @c implies it. */

@@ -11,7 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct json_object;
 struct lsev;
 
 enum threadstate_kind {
@@ -51,8 +50,6 @@ struct threadstate;
 
 struct threadstate *threadstate_new(void);
 int threadstate_add(struct threadstate *ts, const struct lsev *ev);
-int threadstate_add_event(struct threadstate *ts, const char *name, uint64_t ts_ns,
-			  struct json_object *fields);
 int threadstate_spans(const struct threadstate *ts, int64_t tid, uint64_t from_ns, uint64_t to_ns,
 		      struct threadstate_span **spans, size_t *nr);
 int threadstate_wakeups(const struct threadstate *ts, int64_t tid, uint64_t from_ns, uint64_t to_ns,

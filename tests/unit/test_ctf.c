@@ -17,6 +17,7 @@
 #include "recorder/chain.h"
 #include "lib/outlier.h"
 #include "trace/ctf.h"
+#include "trace/lsevents.h"
 #include "tap.h"
 
 #define NAPS 3
@@ -335,7 +336,10 @@ out:
 /* ctf_read_info()'s callback: the kernel context events into a chain_events. */
 static int chain_fn(const struct ctf_event *ev, void *ctx)
 {
-	return chain_add_ctf(ctx, ev);
+	struct lsev decoded;
+
+	lsev_decode(ev, &decoded);
+	return chain_add_lsev(ctx, &decoded);
 }
 
 static void hand_trace_tests(void)

@@ -4,6 +4,8 @@
 #include <json-c/json.h>
 
 #include "review/threadstate.h"
+#include "trace/ctf.h"
+#include "trace/lsevents.h"
 #include "tap.h"
 
 #define SW "latsnap_kernel:sched_switch"
@@ -13,12 +15,15 @@
 static int feed(struct threadstate *ts, const char *name, uint64_t at, const char *json)
 {
 	struct json_object *f = json_tokener_parse(json);
+	struct ctf_event ev = { .name = name, .ts_ns = at, .fields = f };
+	struct lsev decoded;
 	int ret;
 
 	if (!f) {
 		bail_out("bad test JSON: %s", json);
 	}
-	ret = threadstate_add_event(ts, name, at, f);
+	lsev_decode(&ev, &decoded);
+	ret = threadstate_add(ts, &decoded);
 	json_object_put(f);
 	return ret;
 }
