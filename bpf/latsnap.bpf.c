@@ -1315,14 +1315,19 @@ static __always_inline void unit_reply(__u32 tgid, struct task_state *s, int fd)
 	}
 }
 
-/* The unit on socket @fd of process @tgid ends (its reply, its close), for every thread in it. */
+/*
+ * The unit on socket @fd of process @tgid ends (its reply, its close), for every thread in it.
+ * Its entry, made when it began (unit_start()), moves on in place: an update of an LRU hash
+ * costs more than the rest of a request's bookkeeping.
+ */
 static __always_inline void unit_end(__u32 tgid, int fd)
 {
 	__u64 key = unit_key(tgid, fd);
 	__u32 *gen = bpf_map_lookup_elem(&units, &key), next = 1;
 
 	if (gen) {
-		next = *gen + 1;
+		__sync_fetch_and_add(gen, 1);
+		return;
 	}
 	bpf_map_update_elem(&units, &key, &next, BPF_ANY);
 }
@@ -2357,13 +2362,35 @@ static __always_inline bool stack_in_interrupt(const __u64 *ips, long bytes)
 	return false;
 }
 
-/* Whether the wakeup under way runs in an interrupt, for a hook that has no stack at hand. */
+/*
+ * on_task_stack - whether this program runs on @task's own kernel stack: @ctx, the tracepoint's
+ * arguments, lies in its caller's frame. x86-64 and arm64 run hard interrupts on the CPU's
+ * interrupt stack (softirqs too, but for ksoftirqd), so a wakeup on the task's stack is its own
+ * doing. The task's stack ends where its saved user registers
+ * begin (task_regs()).
+ */
+static __always_inline bool on_task_stack(void *ctx, struct task_struct *task)
+{
+	__u64 lo = (__u64)BPF_CORE_READ(task, stack), hi = (__u64)task_regs(task), at = (__u64)ctx;
+
+	return lo && hi > lo && at >= lo && at < hi;
+}
+
+/*
+ * Whether the wakeup under way runs in an interrupt, for a hook that has no stack at hand: on
+ * the task's own stack it does not (a compare); elsewhere, an interrupt's stack or a softirq's,
+ * its walk decides (3 us).
+ */
 static __always_inline bool waking_in_interrupt(void *ctx)
 {
 	__u32 zero = 0;
-	struct ls_stack *st = bpf_map_lookup_elem(&wake_stack, &zero);
+	struct ls_stack *st;
 	long len;
 
+	if (on_task_stack(ctx, current_task())) {
+		return false;
+	}
+	st = bpf_map_lookup_elem(&wake_stack, &zero);
 	if (!st) {
 		return true;
 	}
