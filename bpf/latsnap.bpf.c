@@ -418,15 +418,28 @@ static __always_inline void verdict_set(struct task_struct *task, __u32 gen, boo
 
 /*
  * After its state changed in task storage: may the next syscall of @task, running here, start
- * in the per-CPU cache (syscall_enter_fast())? Only a tracked thread with no outlier in the
- * making (whose entry would have an accumulation to drop).
+ * in the per-CPU cache (syscall_enter_fast())? A tracked thread with no outlier in the making
+ * (whose entry would have an accumulation to drop); and a thread streamed for interest (the
+ * waker of a tracked one, a server it calls) while the full stream runs, whose syscalls go on
+ * the stream only if they last the context floor: outside a syscall held in its state, at a
+ * time @now (0: unknown) before its interest ends. It stays fast until its next switch-in
+ * decides again, at most a time slice past the end of its interest: nothing of it is kept
+ * then but a syscall event of the context stream.
  */
-static __always_inline void verdict_fast(struct task_struct *task, struct task_state *s)
+static __always_inline void verdict_fast(struct task_struct *task, struct task_state *s, __u64 now)
 {
 	struct ls_cpu_verdict *v = this_verdict();
 
-	if (v->task == (__u64)task && v->gen == s->gen) {
-		v->fast = s->tracked && !s->has_accum && !s->in_req;
+	if (v->task != (__u64)task || v->gen != s->gen) {
+		return;
+	}
+	if (s->tracked) {
+		v->fast = !s->has_accum && !s->in_req ? LS_FAST_TRACKED : LS_FAST_NONE;
+	} else {
+		v->fast = ctx_level == LS_CTX_FULL && now && s->interest_until > now &&
+					  !s->sc_active ?
+				  LS_FAST_STREAMED :
+				  LS_FAST_NONE;
 	}
 }
 
@@ -555,12 +568,16 @@ static __always_inline void redecide(struct task_state *s, struct task_struct *t
 /*
  * The state of a task, tracked or not, or NULL. Only where @task is current may an entry be
  * created: that keeps the decision, made once per thread and tracking generation, off the wakeup
- * path.
+ * path. A kernel thread (the idle task too) has none: never tracked nor streamed, it costs a
+ * switch or a wakeup no task storage lookup.
  */
 static __always_inline struct task_state *any_state(struct task_struct *task, bool create)
 {
 	struct task_state *s;
 
+	if (task_rd(task, flags) & PF_KTHREAD) {
+		return NULL;
+	}
 	s = task_storage_get(&states, task, create);
 	if (!s) {
 		if (create) {
@@ -1298,14 +1315,19 @@ static __always_inline void unit_reply(__u32 tgid, struct task_state *s, int fd)
 	}
 }
 
-/* The unit on socket @fd of process @tgid ends (its reply, its close), for every thread in it. */
+/*
+ * The unit on socket @fd of process @tgid ends (its reply, its close), for every thread in it.
+ * Its entry, made when it began (unit_start()), moves on in place: an update of an LRU hash
+ * costs more than the rest of a request's bookkeeping.
+ */
 static __always_inline void unit_end(__u32 tgid, int fd)
 {
 	__u64 key = unit_key(tgid, fd);
 	__u32 *gen = bpf_map_lookup_elem(&units, &key), next = 1;
 
 	if (gen) {
-		next = *gen + 1;
+		__sync_fetch_and_add(gen, 1);
+		return;
 	}
 	bpf_map_update_elem(&units, &key, &next, BPF_ANY);
 }
@@ -1599,8 +1621,17 @@ static __always_inline void syscall_flush(struct ls_cpu_verdict *v, struct task_
 		return;
 	}
 	v->sc_task = 0;
+	if (v->fast == LS_FAST_STREAMED && (!s || !s->tracked)) {
+		/* Streamed, not tracked: the syscall is only for the context stream's event. */
+		if (s && ctx_level == LS_CTX_FULL) {
+			s->sc_start = v->sc_start;
+			s->sc_nr = v->sc_nr;
+			s->sc_active = 1;
+		}
+		return;
+	}
 	if (!s) {
-		/* Only a tracked thread's syscall is in the cache: its storage is out of reach. */
+		/* A tracked thread's syscall, its storage out of reach. */
 		parked.nr = v->sc_nr;
 		parked.start = v->sc_start;
 		parked.jiffies = v->sc_jiffies;
@@ -1716,9 +1747,10 @@ static __always_inline bool syscall_exit_fast(void *ctx, struct ls_cpu_verdict *
 	if (ctx_level == LS_CTX_FULL) {
 		now = bpf_ktime_get_ns();
 	}
-	/* As in ls_sys_exit: two ticks more than it counted. */
-	if (!v->sc_quiet && (now ? now - v->sc_start >= threshold_ns :
-			     (bpf_jiffies64() - v->sc_jiffies + 2) * tick_ns >= threshold_ns)) {
+	/* As in ls_sys_exit: two ticks more than it counted. A thread only streamed has none. */
+	if (v->fast == LS_FAST_TRACKED && !v->sc_quiet &&
+	    (now ? now - v->sc_start >= threshold_ns :
+		   (bpf_jiffies64() - v->sc_jiffies + 2) * tick_ns >= threshold_ns)) {
 		return false;
 	}
 	v->sc_task = 0;
@@ -1896,7 +1928,9 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 			return 0;
 		}
 		if (v->sc_task == (__u64)task && syscall_exit_fast(ctx, v, task, ret)) {
-			work_note_fast(task, v->sc_nr, regs, ret);
+			if (v->fast == LS_FAST_TRACKED) {
+				work_note_fast(task, v->sc_nr, regs, ret);
+			}
 			return 0;
 		}
 	}
@@ -1924,7 +1958,11 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 			}
 		}
 	}
-	if (!s->tracked || !s->in_syscall) {
+	if (!s->tracked) {
+		verdict_fast(task, s, now);
+		return 0;
+	}
+	if (!s->in_syscall) {
 		return 0;
 	}
 	s->in_syscall = 0;
@@ -1936,7 +1974,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 		/* Short for sure: nothing of it is kept, no precise clock needed. */
 		s->run_state = RS_RUNNING;
 		accum_drop(s, task_rd(task, pid));
-		verdict_fast(task, s);
+		verdict_fast(task, s, 0);
 		return 0;
 	}
 	if (!now) {
@@ -1949,7 +1987,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 		submit(ctx, task, s, LS_KIND_SYSCALL, s->last, ret);
 	}
 	accum_drop(s, task_rd(task, pid));
-	verdict_fast(task, s);
+	verdict_fast(task, s, now);
 	return 0;
 }
 
@@ -2156,6 +2194,10 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 	}
 
 	if (!s || !s->tracked) {
+		/* Not tracked: streamed for interest, its syscalls may start in the cache. */
+		if (s && now && !state_cold(s)) {
+			verdict_fast(next, s, now);
+		}
 		return 0;
 	}
 	if (!now) {
@@ -2182,7 +2224,7 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 out:
 	/* Back in a syscall it blocked in, it ends the slow way: its exit drops what it kept. */
 	if (!s->in_syscall) {
-		verdict_fast(next, s);
+		verdict_fast(next, s, now);
 	}
 	return 0;
 }
@@ -2320,13 +2362,35 @@ static __always_inline bool stack_in_interrupt(const __u64 *ips, long bytes)
 	return false;
 }
 
-/* Whether the wakeup under way runs in an interrupt, for a hook that has no stack at hand. */
+/*
+ * on_task_stack - whether this program runs on @task's own kernel stack: @ctx, the tracepoint's
+ * arguments, lies in its caller's frame. x86-64 and arm64 run hard interrupts on the CPU's
+ * interrupt stack (softirqs too, but for ksoftirqd), so a wakeup on the task's stack is its own
+ * doing. The task's stack ends where its saved user registers
+ * begin (task_regs()).
+ */
+static __always_inline bool on_task_stack(void *ctx, struct task_struct *task)
+{
+	__u64 lo = (__u64)BPF_CORE_READ(task, stack), hi = (__u64)task_regs(task), at = (__u64)ctx;
+
+	return lo && hi > lo && at >= lo && at < hi;
+}
+
+/*
+ * Whether the wakeup under way runs in an interrupt, for a hook that has no stack at hand: on
+ * the task's own stack it does not (a compare); elsewhere, an interrupt's stack or a softirq's,
+ * its walk decides (3 us).
+ */
 static __always_inline bool waking_in_interrupt(void *ctx)
 {
 	__u32 zero = 0;
-	struct ls_stack *st = bpf_map_lookup_elem(&wake_stack, &zero);
+	struct ls_stack *st;
 	long len;
 
+	if (on_task_stack(ctx, current_task())) {
+		return false;
+	}
+	st = bpf_map_lookup_elem(&wake_stack, &zero);
 	if (!st) {
 		return true;
 	}
@@ -2340,9 +2404,10 @@ static __always_inline bool waking_in_interrupt(void *ctx)
  * request to a server, whose work the tracked thread will wait for). Interest flows from tracked
  * threads only: a waker of a thread streamed for interest stays streamed no longer than that
  * thread, so two threads of interest never keep each other on the stream.
+ * Returns the waker's state when it looked it up (*@looked), for work_handover().
  */
-static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct task_state *ps,
-				       __u64 now)
+static __always_inline struct task_state *ctx_wakeup(void *ctx, struct task_struct *p,
+						     struct task_state *ps, __u64 now, bool *looked)
 {
 	struct task_struct *cur = current_task();
 	struct ls_ctx_stack *st;
@@ -2357,7 +2422,7 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 		if (ctx_level == LS_CTX_FULL && long_wait) {
 			e = ctx_reserve();
 			if (!e) {
-				return;
+				return NULL;
 			}
 			ctx_fill(e, LS_CTX_WAKEUP, now, p, cur);
 			st = ctx_stack_reserve(e);
@@ -2382,23 +2447,26 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 			irq = !task_rd(cur, pid);
 			e = ctx_reserve();
 			if (!e) {
-				return;
+				return NULL;
 			}
 			ctx_fill(e, LS_CTX_WAKEUP, now, p, cur);
 			e->arg = irq;
 			ctx_submit(e);
 		}
+		/* In an interrupt the waker is no one: work_handover() looks no further. */
+		*looked = true;
 		cs = irq ? NULL : any_state(cur, true);
 		if (cs) {
 			ctx_interest(cs, cur, p, now,
 				     ps->tracked ? now + interest_ns : ps->interest_until,
 				     LS_INTEREST_WAKER);
 		}
-		return;
+		return cs;
 	}
+	*looked = true;
 	cs = any_state(cur, false);
 	if (!cs || !cs->tracked || (p->flags & PF_KTHREAD) || waking_in_interrupt(ctx)) {
-		return;
+		return cs;
 	}
 	ps = ps ? ps : task_storage_get(&states, p, true);
 	if (ps) {
@@ -2407,6 +2475,7 @@ static __always_inline void ctx_wakeup(void *ctx, struct task_struct *p, struct 
 		}
 		ctx_interest(ps, p, cur, now, now + interest_ns, LS_INTEREST_WAKEE);
 	}
+	return cs;
 }
 
 /* Whether @s waits in a futex for a lock (@args: its syscall's): FUTEX_LOCK_PI, or a wait for 2. */
@@ -2426,13 +2495,16 @@ static __always_inline bool waits_for_lock(const struct task_state *s, const __u
  * where it waited now (home_key(): a JIT compiler or a collector woken by a worker goes back to
  * wait for its next task without replying). A lock's next owner is handed nothing.
  */
-static __always_inline void work_handover(void *ctx, struct task_struct *p, struct task_state *s)
+static __always_inline void work_handover(void *ctx, struct task_struct *p, struct task_state *s,
+					  struct task_state *ws, bool looked)
 {
 	struct task_struct *waker = current_task();
-	struct task_state *ws = task_storage_get(&states, waker, false);
 	__u64 args[6];
 	__u32 tgid;
 
+	if (!looked) {
+		ws = task_storage_get(&states, waker, false);
+	}
 	if (!ws || !ws->tracked || !((ws->in_work && ws->work_fd >= 0) || ws->in_req) ||
 	    waking_in_interrupt(ctx)) {
 		return;
@@ -2458,21 +2530,22 @@ static __always_inline void work_handover(void *ctx, struct task_struct *p, stru
 SEC("tp_btf/sched_waking")
 int BPF_PROG(ls_sched_waking, struct task_struct *p)
 {
-	struct task_state *s;
+	struct task_state *s, *ws = NULL;
 	struct ls_event *acc;
 	__u64 now = 0, delta;
+	bool looked = false;
 	int slot;
 
 	s = any_state(p, false);
 	if (ctx_level != LS_CTX_NONE) {
 		now = bpf_ktime_get_ns();
-		ctx_wakeup(ctx, p, s, now);
+		ws = ctx_wakeup(ctx, p, s, now, &looked);
 	}
 	if (!s || !s->tracked || s->run_state != RS_BLOCKED) {
 		return 0;
 	}
 	if (!s->in_work && !s->work_came) {
-		work_handover(ctx, p, s);
+		work_handover(ctx, p, s, ws, looked);
 	}
 	if (!now) {
 		now = bpf_ktime_get_ns();
@@ -2970,7 +3043,7 @@ static __always_inline void request_start(struct task_struct *task, struct task_
 	r->start = bpf_ktime_get_ns();
 	s->in_req = 1;
 	/* Its syscalls take the slow way now: each may be a part of the request. */
-	verdict_fast(task, s);
+	verdict_fast(task, s, 0);
 }
 
 static __always_inline void request_end(struct task_struct *task, struct task_state *s, __u32 pair)
@@ -2991,7 +3064,7 @@ static __always_inline void request_end(struct task_struct *task, struct task_st
 		return;
 	}
 	s->in_req = 0;
-	verdict_fast(task, s);
+	verdict_fast(task, s, 0);
 	now = bpf_ktime_get_ns();
 	if (now - r->start < threshold_ns && !r->waits) {
 		return;

@@ -394,11 +394,17 @@ struct ls_ctx_event {
  * syscall_enter_fast()).
  */
 #define LS_VERDICT_CPUS 1024
+/* ls_cpu_verdict.fast: whose syscalls may start in the cache. */
+enum ls_verdict_fast {
+	LS_FAST_NONE = 0,
+	LS_FAST_TRACKED, /* tracked, no outlier in the making */
+	LS_FAST_STREAMED, /* not tracked, on the full context stream (of interest) */
+};
 struct ls_cpu_verdict {
 	__u64 task;
 	__u32 gen;
 	__u8 cold;
-	__u8 fast; /* tracked, no outlier in the making: its syscalls may start here */
+	__u8 fast; /* enum ls_verdict_fast */
 	__u8 sc_quiet; /* the syscall below is on the idle list */
 	__u8 ctx_busy; /* a ring slot is being taken (see ctx_take()) */
 	__u64 ctx_head; /* context events this CPU wrote into its ring (see ctx_reserve()) */

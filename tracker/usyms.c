@@ -2,7 +2,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -229,30 +228,34 @@ static int cmp_vma(const void *a, const void *b)
 	return 0;
 }
 
-/* Fills ctx->vmas once; on failure leaves it empty, so the callers fall back to the path. */
+/*
+ * Fills ctx->vmas once from /proc/PID/maps, whose ranges are the names in /proc/PID/map_files:
+ * one read, where listing map_files had the kernel build a dentry per mapping (a third of a
+ * capture's cost for a process with a hundred mappings). On failure leaves it empty, so the
+ * callers fall back to the path.
+ */
 static void load_vmas(struct report_ctx *ctx)
 {
-	char path[64];
-	struct dirent *de;
-	size_t cap = 0;
-	DIR *dir;
+	size_t cap = 0, len = 0;
+	char path[64], *line = NULL;
+	FILE *maps;
 
 	ctx->vmas_loaded = true;
-	snprintf(path, sizeof(path), "/proc/%d/map_files", (int)ctx->pid);
-	dir = opendir(path);
-	if (!dir) {
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)ctx->pid);
+	maps = fopen(path, "re");
+	if (!maps) {
 		return;
 	}
-	while ((de = readdir(dir))) {
+	while (getline(&line, &len, maps) > 0) {
 		struct vma v;
 		char *end;
 
-		v.start = strtoull(de->d_name, &end, 16);
+		v.start = strtoull(line, &end, 16);
 		if (*end != '-') {
 			continue;
 		}
 		v.end = strtoull(end + 1, &end, 16);
-		if (*end) {
+		if (*end != ' ') {
 			continue;
 		}
 		if (ctx->nr_vmas == cap) {
@@ -267,22 +270,24 @@ static void load_vmas(struct report_ctx *ctx)
 		}
 		ctx->vmas[ctx->nr_vmas++] = v;
 	}
-	closedir(dir);
-	/* None when the process is exiting: no array. */
+	free(line);
+	fclose(maps);
+	/* Sorted already; none when the process is exiting: no array. */
 	ls_sort(ctx->vmas, ctx->nr_vmas, sizeof(*ctx->vmas), cmp_vma);
 }
 
 /*
- * Opens the object mapped at @start through /proc/PID/map_files: that is the very inode the
- * process mapped, even when the path was deleted or replaced since (a package upgrade) or names
- * another file in our mount namespace (a container). Needs CAP_SYS_ADMIN (or, since Linux 5.9,
- * CAP_CHECKPOINT_RESTORE); returns -1 without it.
+ * The path in /proc/PID/map_files of the object mapped at @start, into @path, and its stat:
+ * that is the very inode the process mapped, even when the path was deleted or replaced since (a
+ * package upgrade) or names another file in our mount namespace (a container). Needs
+ * CAP_SYS_ADMIN (or, since Linux 5.9, CAP_CHECKPOINT_RESTORE); returns -1 without it, or when
+ * it is no regular file.
  */
-static int open_mapped_file(struct report_ctx *ctx, uint64_t start, struct stat *st)
+static int stat_mapped_file(struct report_ctx *ctx, uint64_t start, char *path, size_t size,
+			    struct stat *st)
 {
 	struct vma key = { .start = start };
 	const struct vma *v;
-	char path[96];
 
 	if (!ctx->vmas_loaded) {
 		load_vmas(ctx);
@@ -292,13 +297,13 @@ static int open_mapped_file(struct report_ctx *ctx, uint64_t start, struct stat 
 	if (!v) {
 		return -1;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)ctx->pid,
-		 v->start, v->end);
+	snprintf(path, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)ctx->pid, v->start,
+		 v->end);
 	/* Device mappings can block in open() or read(); like libdwfl, only take regular files. */
 	if (stat(path, st) || !S_ISREG(st->st_mode)) {
 		return -1;
 	}
-	return open(path, O_RDONLY | O_CLOEXEC);
+	return 0;
 }
 
 static bool same_file(const struct elf_entry *e, const struct stat *st)
@@ -412,6 +417,7 @@ static int usyms_find_elf(Dwfl_Module *mod, void **userdata, const char *name, D
 	struct report_ctx *ctx = *userdata == &data_file_mark ? NULL : *userdata;
 	bool mapped = false, data_file = false;
 	size_t len = strlen(name);
+	char path[96];
 	struct stat st;
 	int fd = -1;
 
@@ -421,15 +427,12 @@ static int usyms_find_elf(Dwfl_Module *mod, void **userdata, const char *name, D
 			goto out;
 		}
 	}
-	if (ctx && name[0] == '/') {
-		fd = open_mapped_file(ctx, base, &st);
-		mapped = fd >= 0;
-	}
-	if (mapped) {
+	/* A file another capture opened is known by its stat: not opened again. */
+	if (ctx && name[0] == '/' && !stat_mapped_file(ctx, base, path, sizeof(path), &st)) {
 		*elfp = cached_elf(ctx->us, &st);
-		if (*elfp) {
-			close(fd);
-			fd = -1;
+		if (!*elfp) {
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			mapped = fd >= 0;
 		}
 	}
 	if (fd >= 0 || *elfp) {

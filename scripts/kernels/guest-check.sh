@@ -17,6 +17,9 @@ fact "sched_exit_tp (tracing events)" "$(yesno grep -rqs sched_exit_tp /sys/kern
 fact "sched_exit_tp (BTF, raw tracepoint)" \
 	"$(yesno sh -c 'bpftool btf dump file /sys/kernel/btf/vmlinux | grep -q "btf_trace_sched_exit_tp\b"')"
 fact "ftrace functions (fentry)" "$(wc -l </sys/kernel/tracing/available_filter_functions 2>/dev/null || echo 0)"
+# bpf_ktime_get_ns() reads it: under TCG a clocksource other than the TSC makes every clock read
+# of the BPF programs cost microseconds, which bench/kernels.t's ratios then show.
+fact "clocksource" "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 fact "CPUs, memory" "$(nproc), $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
 
 [ $# -gt 0 ] || exit 0
