@@ -377,15 +377,15 @@ pg_round() {
 		[ -n "$PG_CG" ] && echo "$BASHPID" >"$PG_CG/cgroup.procs"
 		case $cfg in
 		traced)
-			exec "$LATSNAP" record -t 200ms -o "$TMP/pg-snaps" -- \
+			exec "$LATSNAP" record -v -t 200ms -o "$TMP/pg-snaps" -- \
 				runuser -u postgres -- "${server[@]}" >/dev/null 2>"$TMP/pg-latsnap.err"
 			;;
 		nosnap)
-			exec "$LATSNAP" record -t 200ms --no-snapshot -- \
+			exec "$LATSNAP" record -v -t 200ms --no-snapshot -- \
 				runuser -u postgres -- "${server[@]}" >/dev/null 2>"$TMP/pg-latsnap.err"
 			;;
 		ctxsched | ctxnone)
-			exec "$LATSNAP" record -t 200ms --context "${cfg#ctx}" -o "$TMP/pg-snaps" -- \
+			exec "$LATSNAP" record -v -t 200ms --context "${cfg#ctx}" -o "$TMP/pg-snaps" -- \
 				runuser -u postgres -- "${server[@]}" >/dev/null 2>"$TMP/pg-latsnap.err"
 			;;
 		*)
@@ -474,6 +474,11 @@ pg_round() {
 	case $cfg in
 	traced | ctx* | all)
 		sed -n "s/^latsnap: [0-9]* outliers/$cfg: &/p" "$TMP/pg-latsnap.err" | tail -n 1 >>"$TMP/pg-totals"
+		# What the switches and wakeups did besides (-v): user stacks walked at preemptions, and
+		# the context events written (a long wait's wakeup walks two stacks).
+		sed -n -e "s/.*\(user stacks walked at a switch-out from user code: [0-9]*\).*/$cfg: \1/p" \
+			-e "s/.*\(kernel context stream: [0-9]* events\).*/$cfg: \1/p" \
+			"$TMP/pg-latsnap.err" | tail -n 2 >>"$TMP/pg-totals"
 		;;
 	esac
 }

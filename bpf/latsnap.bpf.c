@@ -2366,8 +2366,7 @@ static __always_inline bool stack_in_interrupt(const __u64 *ips, long bytes)
  * on_task_stack - whether this program runs on @task's own kernel stack: @ctx, the tracepoint's
  * arguments, lies in its caller's frame. x86-64 and arm64 run hard interrupts on the CPU's
  * interrupt stack (softirqs too, but for ksoftirqd), so a wakeup on the task's stack is its own
- * doing. The task's stack ends where its saved user registers
- * begin (task_regs()).
+ * doing. The task's stack ends where its saved user registers begin (task_regs()).
  */
 static __always_inline bool on_task_stack(void *ctx, struct task_struct *task)
 {
