@@ -3190,14 +3190,14 @@ int ls_ctx_flush(struct bpf_iter__task *ctx)
 	if (!s || !s->out_ts || task->on_cpu) {
 		return 0;
 	}
-	now = bpf_ktime_get_ns();
 	/*
-	 * Tracked threads only: one of interest for a while (it woke, or was woken by, a tracked
-	 * thread) is another program's, and its switches go out with its wakeup as before.
+	 * Every thread's, not only the tracked ones': the switch a thread of interest was held
+	 * back at may be the one that put an outlier's thread back on the CPU (another program's
+	 * thread that woke it and then kept the CPU before it slept), and a thread whose interest
+	 * ended before its wakeup keeps its record until it runs again.
 	 */
-	if (s->gen == tracking_gen && s->tracked) {
-		ctx_flush_out(task, s, now, true);
-	}
+	now = bpf_ktime_get_ns();
+	ctx_flush_out(task, s, now, true);
 	return 0;
 }
 

@@ -465,6 +465,26 @@ cause_check cc "CPU contention" "select(.tid == ${V:-0}) | $NAP_SEL" '^waiting f
 	'hrtimer_nanosleep|common_nsleep' '^victim_nap victim_main' "$WL/cpucontend"
 is "$(O "$TMPD/cc.pick.json" '.runqueue_ns > .duration_ns / 2')" true "c) CPU contention: runqueue time is most of it"
 
+# The CPU handed over by another program's thread, which then sleeps past the snapshot: its
+# switch out (held back in its state until its wakeup) is the reader's switch in, and must be
+# in the snapshot (CI once lost it: the snapshot's flush sent only tracked threads' records).
+mkfifo "$TMPD/ho.fifo"
+WL_LOG=$TMPD/ho-waker.log "$WL/handoff" waker "$TMPD/ho.fifo" 150 4000 &
+HO_WAKER=$!
+record_snap ho -t 50ms -o "$TMPD/ho.d" -- "$WL/handoff" reader "$TMPD/ho.fifo"
+is "$RC" 0 "c) record -- handoff reader (CPU 0 kept 150 ms by a waker outside): exit 0"
+kill "$HO_WAKER" 2>/dev/null
+wait "$HO_WAKER" 2>/dev/null
+HR=$(awk '$1 == "reader" { print $2; exit }' "$TMPD/ho.log")
+HW=$(awk '$1 == "waker" { print $2; exit }' "$TMPD/ho-waker.log")
+is "$(pick "$TMPD/ho.d" "select(.tid == ${HR:-0} and .syscall == \"read\")")" 1 "c) handoff: the reader's read is in the summaries"
+cp "$TMPD/pick.json" "$TMPD/ho.pick.json"
+is "$(O "$TMPD/ho.pick.json" '.runqueue_ns >= 100000000')" true "c) handoff: the reader's read outlier waited >= 100 ms for CPU 0"
+switches_check ho "handoff" "$TMPD/ho.pick.json"
+HO_OUT=$(awk -v t="${HW:-x}" -v a="$(O "$TMPD/ho.pick.json" .start_ns)" -v b="$(O "$TMPD/ho.pick.json" .end_ns)" \
+	'$2 == t && $3 != 0 && $1 >= a && $1 <= b' "$TMPD/ho.switches" | grep -c '')
+ok '[ "$HO_OUT" -ge 1 ]' "c) handoff: the waker's switch out (tid ${HW:-?}, asleep until after the snapshot) is in it ($HO_OUT)"
+
 # fsync of a 64 MiB file, on a disk (tmpfs has nothing to flush).
 FSDIR=$TMPD
 [ "$(stat -f -c %T "$FSDIR")" = tmpfs ] && FSDIR=$ROOT/build
