@@ -59,7 +59,7 @@ EVENTS := $(BUILD)/liblatsnap-events.so
 # The process latsnap reads CTF traces in (trace/ctf.c starts it; cli/trace-reader.c).
 TRACE_READER := $(BUILD)/latsnap-trace-reader
 # bench/run.sh (make bench, and its quick mode in make check) and what it runs.
-BENCH_BINS := $(BUILD)/bench/empty-hooks $(BUILD)/bench/pingpong $(BUILD)/bench/getppid \
+BENCH_BINS := $(BUILD)/bench/empty-hooks $(BUILD)/bench/prims $(BUILD)/bench/pingpong $(BUILD)/bench/getppid \
 	$(BUILD)/bench/idlethreads $(BUILD)/bench/calls \
 	$(BUILD)/bench/burst
 BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(BUILD)/workloads/sleeper \
@@ -281,6 +281,17 @@ $(BUILD)/empty.skel.h: $(BUILD)/empty.bpf.o
 $(BUILD)/bench/empty-hooks: bench/empty-hooks.c $(BUILD)/empty.skel.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -I$(BUILD) -o $@ $< $(shell pkg-config --libs libbpf)
+
+# The primitives of latsnap's programs, one program each (issue 31's cost model).
+$(BUILD)/prims.bpf.o: bench/prims.bpf.c $(BUILD)/vmlinux.h
+	$(CLANG) $(BPF_CFLAGS) -I$(BUILD) -c $< -o $@
+
+$(BUILD)/prims.skel.h: $(BUILD)/prims.bpf.o
+	$(BPFTOOL) gen skeleton $< name prims_bpf > $@
+
+$(BUILD)/bench/prims: bench/prims.c $(BUILD)/prims.skel.h | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -I$(BUILD) -pthread -o $@ $< $(shell pkg-config --libs libbpf)
 
 $(BUILD)/bench/pingpong: bench/pingpong.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

@@ -23,6 +23,9 @@
 #      seconds (60): precision and recall of "latency" per program and overall, and the idle
 #      threads among the outliers `latsnap report` counts; one program at a time (not in QUICK
 #      mode by default: tests/integration/85-labelled.t runs the set in make check)
+#  11. the primitives of latsnap's BPF programs (bench/prims.bpf.c), each alone on sys_enter
+#      (a getppid loop) or sched_switch (a ping-pong): a clock read, a per-CPU slot, jiffies, a
+#      task-storage lookup, a context record, a kernel and a user stack walk, ns per run
 # Configurations are alternated (A B C ... A B C ...) so that the machine's drift lands on all of
 # them alike, each run right after an untraced one to which it is compared, and medians are
 # reported. A peer that cannot run is a row "not run: why".
@@ -62,9 +65,9 @@ fi
 PERF_DIV=${PERF_DIV:-50}
 BENCH_OUT=${BENCH_OUT:-build/bench.md}
 if [ "$QUICK" = 1 ]; then
-	SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9}
+	SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9 11}
 else
-	SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9 10}
+	SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9 10 11}
 fi
 LAB_IDLE_S=${LAB_IDLE_S:-60}
 LAB_PROGRAMS=${LAB_PROGRAMS:-cpool python node go java mariadb}
@@ -81,7 +84,7 @@ BB=$BUILD/bench
 BT_SCRIPT=$ROOT/bench/syscall-time.bt
 
 for f in "$LATSNAP" "$PRELOAD" "$BB/getppid" "$WLD/sleeper" "$BB/empty-hooks" "$BB/pingpong" \
-	"$WLD/unwind-nofp" "$BB/burst"; do
+	"$WLD/unwind-nofp" "$BB/burst" "$BB/prims"; do
 	[ -e "$f" ] || { echo "bench: $f missing: run make bench" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (BPF, perf, postgres as another user)" >&2; exit 1; }
@@ -729,6 +732,27 @@ if has 10; then
 	done
 fi
 
+# --- 11: the primitives ----------------------------------------------------------------------
+
+PRIMS_N=${PRIMS_N:-$([ "$QUICK" = 1 ] && echo 20000 || echo 2000000)}
+PRIMS_ROUNDS=${PRIMS_ROUNDS:-$([ "$QUICK" = 1 ] && echo 1 || echo 5)}
+if has 11; then
+	PRIMS=$("$BB/prims" list 2>/dev/null || true)
+	say "11: the primitives ($(echo $PRIMS | wc -w) programs), $PRIMS_ROUNDS rounds"
+	for ((r = 0; r < PRIMS_ROUNDS; r++)); do
+		for v in $PRIMS; do
+			# Switches are ten times dearer to make than syscalls: a tenth as many.
+			n=$PRIMS_N
+			[[ $v == switch_* ]] && n=$((PRIMS_N / 10))
+			out=$("$BB/prims" "$v" "$n" 2>"$TMP/prims.err") || {
+				note prims "$v" "not run: $(tail -n 1 "$TMP/prims.err")"
+				continue
+			}
+			record prims "$v" "$(awk '{ print $4 }' <<<"$out")"
+		done
+	done
+fi
+
 # --- the tables -------------------------------------------------------------------------------
 
 fmt() { awk -v v="$1" -v f="$2" 'BEGIN { printf f, v }'; }
@@ -1112,6 +1136,39 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 		for p in $LAB_PROGRAMS; do
 			[ -s "$TMP/lab-$p/result.json" ] || continue
 			jq -r --arg p "$p" '.report_idle_threads[] | "- \($p): \(.comm)[\(.tid)]"' "$TMP/lab-$p/result.json"
+		done
+	fi
+	if has 11; then
+		echo
+		echo "## 11. The primitives of latsnap's BPF programs (bench/prims.bpf.c), each alone on the hook, median ns per run of $PRIMS_ROUNDS rounds"
+		echo
+		echo "kernel.bpf_stats' own clock reads are in every row: compare a row with its hook's empty program."
+		echo "issue 31: a program's cost that its design requires is the sum of the primitives it must run."
+		echo
+		echo "| primitive | hook | ns per run | above the empty program |"
+		echo "|---|---|---:|---:|"
+		for v in $PRIMS; do
+			hook=sys_enter
+			[[ $v == switch_* ]] && hook=sched_switch
+			base=$(result prims "${v%%_*}_empty")
+			val=$(result prims "$v")
+			case ${v#*_} in
+			empty) label="an empty program (the floor)" ;;
+			slot) label="the CPU's slot (array lookup, a store)" ;;
+			clock) label="bpf_ktime_get_ns() into the CPU's slot" ;;
+			jiffies) label="bpf_jiffies64() into the CPU's slot" ;;
+			storage) label="a task-storage lookup (current)" ;;
+			storage2) label="two task-storage lookups (prev, next)" ;;
+			record) label="a context record (the slot's head, a ring entry, two comms)" ;;
+			kstack) label="prev's kernel stack (bpf_get_task_stack)" ;;
+			ustack) label="the user stack (bpf_get_stack, BPF_F_USER_STACK)" ;;
+			*) label=$v ;;
+			esac
+			if [ -z "$val" ]; then
+				echo "| $label | $hook | $(why prims "$v") | |"
+			else
+				echo "| $label | $hook | $(fmt "$val" %.0f) | $(awk -v v="$val" -v b="${base:-$val}" 'BEGIN { printf "%+.0f", v - b }') |"
+			fi
 		done
 	fi
 } >"$TMP/bench.md"
