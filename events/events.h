@@ -21,6 +21,25 @@
 #define LS_EVENTS_ABI 5
 #define LS_EVENTS_ABI_MIN 2
 
+/*
+ * LS_FIELD_TEXT - a text field of a latsnap event that may be empty: a sequence of chars with
+ * its length, not an lttng_ust_field_string(). libbabeltrace2 2.0.4 (Debian 12's, under
+ * babeltrace2 and every reader here) leaves an empty string, or an empty text sequence, holding
+ * the value the same field had in the event of that class before it (an idle task's switch
+ * showed the previous switch's "read"). A sequence's length ("_NAME_length") says it was empty:
+ * the trace reader (trace/ctf-reader.c) goes by it.
+ */
+#define LS_FIELD_TEXT(_name, _str) \
+	lttng_ust_field_sequence_text(char, _name, _str, uint16_t, ls_text_len(_str))
+
+/* The length of @s for LS_FIELD_TEXT(): NULL is empty, and a sequence holds at most 65535. */
+static inline uint16_t ls_text_len(const char *s)
+{
+	size_t n = s ? __builtin_strlen(s) : 0;
+
+	return n > 65535 ? 65535 : (uint16_t)n;
+}
+
 /* The symbol latsnap looks up in the library. */
 #define LS_EVENTS_SYMBOL "latsnap_events"
 

@@ -22,6 +22,7 @@
 #include <lttng/tracepoint.h>
 
 #include "include/latsnap.h"
+#include "events/events.h"
 
 /* sched_switch: prev leaves the CPU (prev_state 0 or preempted: still runnable), next runs. */
 LTTNG_UST_TRACEPOINT_EVENT(latsnap_kernel, sched_switch,
@@ -34,7 +35,7 @@ LTTNG_UST_TRACEPOINT_EVENT(latsnap_kernel, sched_switch,
 		lttng_ust_field_array_text(char, prev_comm, e->comm, LS_TASK_COMM_LEN)
 		lttng_ust_field_integer(int64_t, prev_state, e->arg)
 		lttng_ust_field_integer(uint8_t, preempted, e->preempted)
-		lttng_ust_field_string(prev_syscall, syscall)
+		LS_FIELD_TEXT(prev_syscall, syscall)
 		lttng_ust_field_integer(int32_t, next_tid, e->tid2)
 		lttng_ust_field_integer(int32_t, next_pid, e->pid2)
 		lttng_ust_field_array_text(char, next_comm, e->comm2, LS_TASK_COMM_LEN)
@@ -68,7 +69,7 @@ LTTNG_UST_TRACEPOINT_EVENT(latsnap_kernel, syscall,
 		lttng_ust_field_integer(int32_t, pid, e->pid)
 		lttng_ust_field_array_text(char, comm, e->comm, LS_TASK_COMM_LEN)
 		lttng_ust_field_integer(int64_t, nr, e->nr)
-		lttng_ust_field_string(name, name)
+		LS_FIELD_TEXT(name, name)
 		lttng_ust_field_integer(uint64_t, start_ns, e->start)
 		lttng_ust_field_integer(uint64_t, duration_ns, e->ts - e->start)
 		lttng_ust_field_integer(int64_t, ret, e->arg)

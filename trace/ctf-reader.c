@@ -273,11 +273,31 @@ out:
 
 static int field_to_json(const bt_field *field, int depth, struct json_object **out);
 
+/*
+ * text_is_empty() - whether @field, member @name of a structure whose earlier members are in
+ * @obj, is a text sequence of length 0 (its length, "_@name_length", came before it). Its string
+ * is then empty, whatever libbabeltrace2 says: 2.0.4 (Debian 12) leaves such a string holding
+ * the value it had in the event of the same class before (babeltrace2's own output shows it too).
+ */
+static bool text_is_empty(struct json_object *obj, const char *name, const bt_field *field)
+{
+	struct json_object *len;
+	char key[128];
+
+	if (!bt_field_class_type_is(bt_field_get_class_type(field), BT_FIELD_CLASS_TYPE_STRING) ||
+	    snprintf(key, sizeof(key), "_%s_length", name) >= (int)sizeof(key)) {
+		return false;
+	}
+	return json_object_object_get_ex(obj, key, &len) && json_object_is_type(len, json_type_int) &&
+	       json_object_get_int64(len) == 0;
+}
+
 /* Add the members of structure @field to @obj; with @keep, keys already in @obj stay. */
 static int struct_to_json(struct json_object *obj, const bt_field *field, bool keep, int depth)
 {
 	const bt_field_class *fc = bt_field_borrow_class_const(field);
 	const bt_field_class_structure_member *member;
+	const bt_field *sub;
 	struct json_object *val;
 	const char *name;
 	uint64_t i, n;
@@ -290,8 +310,13 @@ static int struct_to_json(struct json_object *obj, const bt_field *field, bool k
 		if (keep && json_object_object_get_ex(obj, name, NULL)) {
 			continue;
 		}
-		ret = field_to_json(bt_field_structure_borrow_member_field_by_index_const(field, i),
-				    depth + 1, &val);
+		sub = bt_field_structure_borrow_member_field_by_index_const(field, i);
+		if (text_is_empty(obj, name, sub)) {
+			val = json_object_new_string("");
+			ret = val ? 0 : -ENOMEM;
+		} else {
+			ret = field_to_json(sub, depth + 1, &val);
+		}
 		if (ret) {
 			goto out;
 		}
