@@ -481,7 +481,8 @@ pg_round() {
 		# the context events written (a long wait's wakeup walks two stacks).
 		sed -n -e "s/.*\(user stacks walked at a switch-out from user code: [0-9]*\).*/$cfg: \1/p" \
 			-e "s/.*\(kernel context stream: [0-9]* events\).*/$cfg: \1/p" \
-			"$TMP/pg-latsnap.err" | tail -n 2 >>"$TMP/pg-totals"
+			-e "s/.*record: \(kernel stacks walked: .*\)/$cfg: \1/p" \
+			"$TMP/pg-latsnap.err" | tail -n 3 >>"$TMP/pg-totals"
 		;;
 	esac
 }

@@ -702,6 +702,7 @@ static __always_inline struct ls_ctx_stack *ctx_stack_reserve(struct ls_ctx_reco
 	st->seq = (head + 1) | LS_CTX_SEQ_BUSY;
 	e->stack_seq = head + 1;
 	asm volatile("" ::: "memory");
+	stat_inc(LS_STAT_CTX_STACKS);
 	return st;
 }
 
@@ -879,6 +880,7 @@ static __always_inline int capture_wait_stack(struct ls_event *acc, struct task_
 	if (!st) {
 		return -1;
 	}
+	stat_inc(LS_STAT_WAIT_STACKS);
 	len = bpf_get_task_stack(task, st->ips, sizeof(st->ips), 0);
 	if (len <= 0) {
 		acc->flags |= LS_EF_STACK_FAILED;

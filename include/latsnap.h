@@ -253,6 +253,8 @@ enum ls_stat {
 	LS_STAT_UNWOUND_REFUSED, /* stack reports from threads latsnap had not signalled */
 	LS_STAT_USER_WALKS, /* user stacks walked at a switch-out from interrupted user code */
 	LS_STAT_SIGNAL_REFUSED, /* owed signals the kernel would not send (see ls_sched_exit) */
+	LS_STAT_CTX_STACKS, /* kernel stacks walked for the context stream (waits over its floor) */
+	LS_STAT_WAIT_STACKS, /* kernel stacks walked for a tracked thread's long wait */
 	LS_STAT_MAX,
 };
 

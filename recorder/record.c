@@ -132,6 +132,9 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 		   t.unwound_refused);
 	ls_verbose("record: user stacks walked at a switch-out from user code: %" PRIu64,
 		   t.user_walks);
+	ls_verbose("record: kernel stacks walked: %" PRIu64 " for long waits of tracked threads, %" PRIu64
+		   " for the context stream",
+		   t.wait_stacks, t.ctx_stacks);
 	if (st->stalls) {
 		struct stall_totals s;
 
