@@ -1373,6 +1373,19 @@ static __always_inline void work_begin(struct task_struct *task, struct task_sta
 	s->work_at_start = s->in_work || s->in_req;
 }
 
+/*
+ * owe_unwind - after outlier @e of @s: a report of the preload library is owed if it was
+ * signalled. An outlier that was not (its signal still pending: the thread was preempted in the
+ * handler, under a CPU limit say) leaves the earlier one's report owed: clearing it refused that
+ * report, and the outlier parked for it lost its stack.
+ */
+static __always_inline void owe_unwind(struct task_state *s, struct ls_event *e)
+{
+	if (e->flags & LS_EF_SIGNALLED) {
+		s->unwind_owed = 1;
+	}
+}
+
 /* What the wait that ends now had to do with work (enum ls_event_flag's LS_EF_*WORK*). */
 static __always_inline __u32 work_flags(const struct task_state *s)
 {
@@ -1405,7 +1418,7 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 		if (!restarting(ret) && signal) {
 			e->flags |= signal_preload(task, current);
 		}
-		s->unwind_owed = !!(e->flags & LS_EF_SIGNALLED);
+		owe_unwind(s, e);
 		if (bpf_ringbuf_output(&events, e, sizeof(*e), 0)) {
 			stat_inc(LS_STAT_RINGBUF_LOST);
 			return;
@@ -1429,7 +1442,7 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	if (!restarting(ret) && signal) {
 		e->flags |= signal_preload(task, current);
 	}
-	s->unwind_owed = !!(e->flags & LS_EF_SIGNALLED);
+	owe_unwind(s, e);
 	bpf_ringbuf_submit(e, 0);
 	stat_inc(LS_STAT_OUTLIERS);
 }

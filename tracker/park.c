@@ -4,9 +4,12 @@
  * signalled to unwind its own user stack in the preload library; the outlier waits here until
  * that stack comes back (LS_KIND_UNWOUND) or is overdue, so that every consumer sees it whole.
  */
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tracker/decode.h"
 #include "tracker/pyframes.h"
@@ -16,9 +19,40 @@
 
 /*
  * How long an outlier waits for its unwound stack. The handler runs when the thread returns to
- * user space, at once unless it waits for a CPU; an unwind takes tens to hundreds of µs.
+ * user space, at once unless it waits for a CPU; an unwind takes tens to hundreds of µs. So the
+ * wait is not fixed: every UNWIND_WAIT_NS it is looked at again, and goes on while the thread
+ * has not had UNWIND_RUN_NS of CPU since it was parked (a loaded machine, or a CPU limit that
+ * throttles its cgroup for most of a period, keeps it off), up to UNWIND_MAX_NS.
  */
 #define UNWIND_WAIT_NS (200 * 1000000ULL)
+#define UNWIND_RUN_NS (5 * 1000000ULL)
+#define UNWIND_MAX_NS (5000 * 1000000ULL)
+
+/* @tid's CPU time so far (the first field of its schedstat), or UINT64_MAX if unknown. */
+static uint64_t thread_cpu_ns(pid_t pid, pid_t tid)
+{
+	char path[64], buf[96];
+	unsigned long long v;
+	uint64_t ns = UINT64_MAX;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		goto out;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = 0;
+		if (sscanf(buf, "%llu", &v) == 1) {
+			ns = v;
+		}
+	}
+out:
+	return ns;
+}
 
 /* Hand over parked outlier @i as it is, and close the gap. */
 static int unpark(struct tracker *tr, unsigned int i)
@@ -51,28 +85,73 @@ int park_outlier(struct tracker *tr, struct outlier *outlier)
 	p->outlier = outlier;
 	p->pid = outlier->pid;
 	p->tid = outlier->tid;
-	p->until_ns = ls_now_ns() + UNWIND_WAIT_NS;
+	p->since_ns = ls_now_ns();
+	p->until_ns = p->since_ns + UNWIND_WAIT_NS;
+	p->cpu_ns = thread_cpu_ns(p->pid, p->tid);
 	return err;
+}
+
+/*
+ * Whether parked @p, at its deadline, may wait on: its thread is there and has not had the CPU
+ * its handler needs since it was parked, and the longest wait is not over. Otherwise it goes,
+ * flagged with why.
+ */
+static bool wait_on(struct parked *p, uint64_t now)
+{
+	uint64_t cpu = p->cpu_ns == UINT64_MAX ? UINT64_MAX : thread_cpu_ns(p->pid, p->tid);
+	double waited_ms = (double)(now - p->since_ns) / 1e6;
+
+	if (cpu == UINT64_MAX) {
+		outlier_add_flag(p->outlier,
+				 "no-unwound-stack: the preload library was signalled, but reported "
+				 "no stack in %.0f ms, and its thread has ended",
+				 waited_ms);
+		return false;
+	}
+	if (cpu - p->cpu_ns >= UNWIND_RUN_NS) {
+		outlier_add_flag(p->outlier,
+				 "no-unwound-stack: the preload library was signalled, but reported "
+				 "no stack in %.0f ms, while its thread ran %.1f ms (it did not "
+				 "return to user space)",
+				 waited_ms, (double)(cpu - p->cpu_ns) / 1e6);
+		return false;
+	}
+	if (now - p->since_ns >= UNWIND_MAX_NS) {
+		outlier_add_flag(p->outlier,
+				 "no-unwound-stack: the preload library was signalled, but its "
+				 "thread had %.1f ms of CPU in the %.0f ms latsnap waited (starved of "
+				 "CPU, or throttled by a CPU limit)",
+				 (double)(cpu - p->cpu_ns) / 1e6, waited_ms);
+		return false;
+	}
+	p->until_ns = now + UNWIND_WAIT_NS;
+	return true;
 }
 
 /**
  * park_release_overdue() - hand over the parked outliers whose stack is overdue (every one with
- *                          @all), flagged as without it
+ *                          @all), flagged as without it and why; one whose thread has not had
+ *                          the CPU to unwind waits on (wait_on())
  *
  * Return: 0, or the callback's non-zero return.
  */
 int park_release_overdue(struct tracker *tr, bool all)
 {
 	uint64_t now = ls_now_ns();
+	unsigned int i = 0;
 	int err = 0;
 
-	while (tr->nr_parked && !err && (all || tr->parked[0].until_ns <= now)) {
-		outlier_add_flag(
-			tr->parked[0].outlier,
-			"no-unwound-stack: the preload library was signalled, but reported "
-			"no stack within 200 ms (the thread did not return to user space, or "
-			"its process ended)");
-		err = unpark(tr, 0);
+	while (i < tr->nr_parked && !err) {
+		if (all) {
+			outlier_add_flag(tr->parked[i].outlier,
+					 "no-unwound-stack: the preload library was signalled, but "
+					 "reported no stack before latsnap stopped (%.0f ms)",
+					 (double)(now - tr->parked[i].since_ns) / 1e6);
+		} else if (tr->parked[i].until_ns > now || wait_on(&tr->parked[i], now)) {
+			i++;
+			continue;
+		}
+		err = unpark(tr, i);
 	}
 	return err;
 }
@@ -157,11 +236,12 @@ int park_release_thread(struct tracker *tr, pid_t tid)
 }
 
 /**
- * park_due_ms() - @timeout_ms, cut to the deadline of the oldest parked outlier
+ * park_due_ms() - @timeout_ms, cut to the nearest deadline of a parked outlier
  */
 int park_due_ms(struct tracker *tr, int timeout_ms)
 {
 	uint64_t now, due;
+	unsigned int i;
 	int due_ms;
 
 	if (!tr->nr_parked) {
@@ -169,6 +249,11 @@ int park_due_ms(struct tracker *tr, int timeout_ms)
 	}
 	now = ls_now_ns();
 	due = tr->parked[0].until_ns;
+	for (i = 1; i < tr->nr_parked; i++) {
+		if (tr->parked[i].until_ns < due) {
+			due = tr->parked[i].until_ns;
+		}
+	}
 	due_ms = due > now ? (int)((due - now) / 1000000) + 1 : 0;
 	return due_ms < timeout_ms ? due_ms : timeout_ms;
 }

@@ -35,7 +35,9 @@ struct parked {
 	struct outlier *outlier;
 	pid_t pid;
 	pid_t tid;
-	uint64_t until_ns; /* handed over without the stack from then on */
+	uint64_t since_ns; /* parked then */
+	uint64_t until_ns; /* looked at again then (see park_release_overdue()) */
+	uint64_t cpu_ns; /* the thread's CPU time when parked (schedstat), or UINT64_MAX */
 };
 
 #define PARKED_MAX 256

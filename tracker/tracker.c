@@ -531,16 +531,19 @@ int tracker_wake_context(struct tracker *tr, const uint64_t *ips, unsigned int n
  */
 int tracker_poll(struct tracker *tr, int timeout_ms)
 {
+	bool backlog = false;
 	int n;
 
 	tr->budget = POLL_BUDGET;
-	/* Back in time for the oldest parked outlier's deadline. */
+	/* Back in time for the nearest parked outlier's deadline. */
 	n = ring_buffer__poll(tr->ring, park_due_ms(tr, timeout_ms));
 	if (n == -EAGAIN) {
 		n = POLL_BUDGET;
+		backlog = true;
 	}
 	tr->budget = 0;
-	if (!tr->cb_status) {
+	/* Records left in the ring may hold the stacks the overdue ones wait for. */
+	if (!tr->cb_status && !backlog) {
 		park_release_overdue(tr, false);
 	}
 	if (tr->cb_status) {
