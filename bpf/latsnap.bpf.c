@@ -1231,7 +1231,8 @@ static __always_inline __u32 signal_preload(struct task_struct *task, bool curre
 		return LS_EF_SIGNAL_BUSY;
 	}
 	if (err) {
-		return 0;
+		stat_inc(LS_STAT_SIGNAL_REFUSED);
+		return LS_EF_SIGNAL_REFUSED;
 	}
 	stat_inc(LS_STAT_SIGNALS);
 	return LS_EF_SIGNALLED;

@@ -208,6 +208,7 @@ enum ls_event_flag {
 	LS_EF_GOROUTINE = 1 << 16,
 	/* Two CPUs' clocks disagreed while it waited: a time read later was earlier (clamped). */
 	LS_EF_CLOCK_BACK = 1 << 17,
+	LS_EF_SIGNAL_REFUSED = 1 << 18, /* not signalled: the kernel refused the signal */
 };
 
 /*
@@ -252,7 +253,7 @@ enum ls_stat {
 	LS_STAT_UNWOUND, /* unwound stacks the preload library reported */
 	LS_STAT_UNWOUND_REFUSED, /* stack reports from threads latsnap had not signalled */
 	LS_STAT_USER_WALKS, /* user stacks walked at a switch-out from interrupted user code */
-	LS_STAT_SIGNAL_REFUSED, /* owed signals the kernel would not send (see ls_sched_exit) */
+	LS_STAT_SIGNAL_REFUSED, /* signals the kernel would not send, at once or owed (ls_sched_exit) */
 	LS_STAT_CTX_STACKS, /* kernel stacks walked for the context stream (waits over its floor) */
 	LS_STAT_WAIT_STACKS, /* kernel stacks walked for a tracked thread's long wait */
 	LS_STAT_MAX,

@@ -126,7 +126,8 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 	ls_verbose("record: signals to the preload library: %" PRIu64 " sent, %" PRIu64
 		   " not sent (blocked or pending), %" PRIu64
 		   " refused by the kernel (busy), %" PRIu64
-		   " owed at a switch and refused; %" PRIu64 " stacks reported back, %" PRIu64
+		   " refused otherwise (when sent, or owed at a switch); %" PRIu64
+		   " stacks reported back, %" PRIu64
 		   " reports refused (not signalled)",
 		   t.signals, t.signal_skipped, t.signal_busy, t.signal_refused, t.unwound,
 		   t.unwound_refused);

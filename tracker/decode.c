@@ -286,6 +286,11 @@ static void decode_flags(const struct ls_event *e, struct outlier *o, uint64_t s
 	if (e->flags & LS_EF_SIGNAL_BUSY) {
 		outlier_add_flag(o, "signal-busy: the kernel could not send latsnap's signal now");
 	}
+	if (e->flags & LS_EF_SIGNAL_REFUSED) {
+		outlier_add_flag(o, "signal-refused: the kernel refused latsnap's signal, so the "
+				    "preload library was not asked to unwind; the user stack is a "
+				    "frame-pointer walk");
+	}
 	if (e->flags & LS_EF_SIGNAL_UNSUPPORTED) {
 		outlier_add_flag(o, "kernel-no-switch-signal: this kernel cannot signal a thread as "
 				    "it comes back from an off-CPU sleep (it has neither sched_exit_tp "
