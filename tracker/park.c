@@ -102,10 +102,12 @@ static bool wait_on(struct parked *p, uint64_t now)
 	double waited_ms = (double)(now - p->since_ns) / 1e6;
 
 	if (cpu == UINT64_MAX) {
+		/* Unknown from the start: no schedstat here (CONFIG_SCHED_INFO), the fixed wait. */
 		outlier_add_flag(p->outlier,
 				 "no-unwound-stack: the preload library was signalled, but reported "
-				 "no stack in %.0f ms, and its thread has ended",
-				 waited_ms);
+				 "no stack in %.0f ms%s",
+				 waited_ms,
+				 p->cpu_ns == UINT64_MAX ? "" : ", and its thread has ended");
 		return false;
 	}
 	if (cpu - p->cpu_ns >= UNWIND_RUN_NS) {

@@ -101,6 +101,19 @@ own "calls, no probes" 1
 own "probes on, untracked" 1
 own "tracked: each call a request" 1
 
+# 11: each primitive measured on its hook.
+like "$(grep -F '| bpf_ktime_get_ns() into the CPU' "$OUT")" '[|] sys_enter [|] [0-9]+ [|]' \
+	"row 'bpf_ktime_get_ns()': ns per run on sys_enter"
+like "$(grep -F "| prev's kernel stack" "$OUT")" '[|] sched_switch [|] [0-9]+ [|]' \
+	"row 'prev's kernel stack': ns per run on sched_switch"
+# 12: the run under a CPU limit works (its shares are the bench's to judge, not a test's).
+own "nap outliers (clock_nanosleep of sleeper)" 1
+own "with the user stack unwound by the preload library" 1
+own "with their kernel stack" 1
+own "in a summary.json" 1
+is "$(ls -d /sys/fs/cgroup/cpu/latsnap-bench-* /sys/fs/cgroup/latsnap-bench-* 2>/dev/null)" "" \
+	"it removed its cgroup"
+
 is "$(ls -d "$TMPD"/tmp/latsnap-bench.* 2>/dev/null)" "" \
 	"it removed its scratch directory"
 
