@@ -103,27 +103,29 @@ static bool wait_on(struct parked *p, uint64_t now)
 
 	if (cpu == UINT64_MAX) {
 		/* Unknown from the start: no schedstat here (CONFIG_SCHED_INFO), the fixed wait. */
-		outlier_add_flag(p->outlier,
-				 "no-unwound-stack: the preload library was signalled, but reported "
-				 "no stack in %.0f ms%s",
-				 waited_ms,
-				 p->cpu_ns == UINT64_MAX ? "" : ", and its thread has ended");
+		outlier_add_flag(
+			p->outlier,
+			"no-unwound-stack: the preload library was signalled, but reported "
+			"no stack in %.0f ms%s",
+			waited_ms, p->cpu_ns == UINT64_MAX ? "" : ", and its thread has ended");
 		return false;
 	}
 	if (cpu - p->cpu_ns >= UNWIND_RUN_NS) {
-		outlier_add_flag(p->outlier,
-				 "no-unwound-stack: the preload library was signalled, but reported "
-				 "no stack in %.0f ms, while its thread ran %.1f ms (it did not "
-				 "return to user space)",
-				 waited_ms, (double)(cpu - p->cpu_ns) / 1e6);
+		outlier_add_flag(
+			p->outlier,
+			"no-unwound-stack: the preload library was signalled, but reported "
+			"no stack in %.0f ms, while its thread ran %.1f ms (it did not "
+			"return to user space)",
+			waited_ms, (double)(cpu - p->cpu_ns) / 1e6);
 		return false;
 	}
 	if (now - p->since_ns >= UNWIND_MAX_NS) {
-		outlier_add_flag(p->outlier,
-				 "no-unwound-stack: the preload library was signalled, but its "
-				 "thread had %.1f ms of CPU in the %.0f ms latsnap waited (starved of "
-				 "CPU, or throttled by a CPU limit)",
-				 (double)(cpu - p->cpu_ns) / 1e6, waited_ms);
+		outlier_add_flag(
+			p->outlier,
+			"no-unwound-stack: the preload library was signalled, but its "
+			"thread had %.1f ms of CPU in the %.0f ms latsnap waited (starved of "
+			"CPU, or throttled by a CPU limit)",
+			(double)(cpu - p->cpu_ns) / 1e6, waited_ms);
 		return false;
 	}
 	p->until_ns = now + UNWIND_WAIT_NS;
