@@ -760,6 +760,20 @@ fi
 # --- 12: evidence under a CPU limit -----------------------------------------------------------
 
 LIMIT_NAPS=${LIMIT_NAPS:-$([ "$QUICK" = 1 ] && echo 4 || echo 40)}
+# limit_cg_remove DIR: the limit lifted first (a throttled task killed waits for the next period
+# to exit), what is left in it killed, and the group removed once empty (up to 5 s).
+limit_cg_remove() {
+	local cg=$1 i p
+	echo -1 >"$cg/cpu.cfs_quota_us" 2>/dev/null || echo max >"$cg/cpu.max" 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do
+		p=$(cat "$cg/cgroup.procs" 2>/dev/null)
+		[ -z "$p" ] && break
+		# shellcheck disable=SC2086 # one pid a word
+		kill -9 $p 2>/dev/null || true
+		sleep 0.1
+	done
+	rmdir "$cg" 2>/dev/null || true
+}
 if has 12; then
 	say "12: evidence under a CPU limit: $LIMIT_NAPS naps beside a busy loop, 5 ms of CPU per 500 ms"
 	LIMIT_CG=
@@ -787,11 +801,7 @@ if has 12; then
 		chmod +x "$TMP/limited.sh"
 		"$LATSNAP" record --json -t 20ms -o "$TMP/limit" -- "$TMP/limited.sh" \
 			>"$TMP/limit.out" 2>"$TMP/limit.err" || true
-		for p in $(cat "$LIMIT_CG/cgroup.procs" 2>/dev/null); do
-			kill -9 "$p" 2>/dev/null || true
-		done
-		sleep 0.2
-		rmdir "$LIMIT_CG" 2>/dev/null || true
+		limit_cg_remove "$LIMIT_CG"
 		LIMIT_SEL='select(.comm == "sleeper" and .syscall == "clock_nanosleep")'
 		record limit naps "$(jq -c "$LIMIT_SEL" "$TMP/limit.out" | grep -c '' || true)"
 		record limit unwound "$(jq -c "$LIMIT_SEL | select(.user_stack.source == \"unwind\")" "$TMP/limit.out" | grep -c '' || true)"
