@@ -760,33 +760,9 @@ fi
 # --- 12: evidence under a CPU limit -----------------------------------------------------------
 
 LIMIT_NAPS=${LIMIT_NAPS:-$([ "$QUICK" = 1 ] && echo 4 || echo 40)}
-# limit_cg_remove DIR: the limit lifted first (a throttled task killed waits for the next period
-# to exit), what is left in it killed, and the group removed once empty (up to 5 s).
-limit_cg_remove() {
-	local cg=$1 i p
-	echo -1 >"$cg/cpu.cfs_quota_us" 2>/dev/null || echo max >"$cg/cpu.max" 2>/dev/null || true
-	for ((i = 0; i < 50; i++)); do
-		p=$(cat "$cg/cgroup.procs" 2>/dev/null)
-		[ -z "$p" ] && break
-		# shellcheck disable=SC2086 # one pid a word
-		kill -9 $p 2>/dev/null || true
-		sleep 0.1
-	done
-	rmdir "$cg" 2>/dev/null || true
-}
 if has 12; then
 	say "12: evidence under a CPU limit: $LIMIT_NAPS naps beside a busy loop, 5 ms of CPU per 500 ms"
-	LIMIT_CG=
-	if [ -e /sys/fs/cgroup/cpu/cpu.cfs_period_us ]; then
-		LIMIT_CG=/sys/fs/cgroup/cpu/latsnap-bench-$$
-		{ mkdir "$LIMIT_CG" && echo 500000 >"$LIMIT_CG/cpu.cfs_period_us" &&
-			echo 5000 >"$LIMIT_CG/cpu.cfs_quota_us"; } 2>/dev/null || LIMIT_CG=
-	elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
-		grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control ||
-			echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
-		LIMIT_CG=/sys/fs/cgroup/latsnap-bench-$$
-		{ mkdir "$LIMIT_CG" && echo "5000 500000" >"$LIMIT_CG/cpu.max"; } 2>/dev/null || LIMIT_CG=
-	fi
+	LIMIT_CG=$(scripts/cpu-limit.sh make "latsnap-bench-$$") || LIMIT_CG=
 	if [ -z "$LIMIT_CG" ]; then
 		note limit all "not run: no cgroup with a CPU limit could be made (cgroup v1 cpu or v2 cpu.max)"
 	else
@@ -801,7 +777,7 @@ if has 12; then
 		chmod +x "$TMP/limited.sh"
 		"$LATSNAP" record --json -t 20ms -o "$TMP/limit" -- "$TMP/limited.sh" \
 			>"$TMP/limit.out" 2>"$TMP/limit.err" || true
-		limit_cg_remove "$LIMIT_CG"
+		scripts/cpu-limit.sh remove "$LIMIT_CG" || true
 		LIMIT_SEL='select(.comm == "sleeper" and .syscall == "clock_nanosleep")'
 		record limit naps "$(jq -c "$LIMIT_SEL" "$TMP/limit.out" | grep -c '' || true)"
 		record limit unwound "$(jq -c "$LIMIT_SEL | select(.user_stack.source == \"unwind\")" "$TMP/limit.out" | grep -c '' || true)"

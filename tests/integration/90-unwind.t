@@ -369,15 +369,7 @@ is "$(grep -E "latsnap:user_stack: .*procname = \"latsnap\" \}, \{ tid = ${PID:-
 # The outlier waits for it while the thread has not had the CPU (latsnap waited a fixed 200 ms:
 # 3 of 4 naps lost their unwound stack). Its sleeps outside a syscall (the throttling preempts it
 # in user code) are not checked here.
-CG=
-if [ -e /sys/fs/cgroup/cpu/cpu.cfs_period_us ]; then
-	CG=/sys/fs/cgroup/cpu/latsnap-90-$$
-	mkdir "$CG" && echo 500000 >"$CG/cpu.cfs_period_us" && echo 5000 >"$CG/cpu.cfs_quota_us" || CG=
-elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
-	grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
-	CG=/sys/fs/cgroup/latsnap-90-$$
-	mkdir "$CG" && echo "5000 500000" >"$CG/cpu.max" || CG=
-fi
+CG=$("$ROOT/scripts/cpu-limit.sh" make "latsnap-90-$$") || CG=
 if [ -z "$CG" ]; then
 	if [ "${CI:-}" = true ]; then
 		fail "j) a cgroup with a CPU limit (cgroup v1 cpu or v2 cpu.max): none could be made"
@@ -403,16 +395,7 @@ else
 	is "$LOST" "" "j) each nap's user stack was unwound by the preload library, however late its handler ran" ||
 		diag "$(jq -r '.flags' "$T/limited.out" | grep -c no-unwound) flagged no-unwound-stack in all"
 	# The busy loop, should the script have died before it: nothing of the test stays behind.
-	# The limit goes first: a throttled task, killed, waits for the next period to exit.
-	echo -1 >"$CG/cpu.cfs_quota_us" 2>/dev/null || echo max >"$CG/cpu.max" 2>/dev/null
-	for ((i = 0; i < 50; i++)); do
-		P=$(cat "$CG/cgroup.procs" 2>/dev/null)
-		[ -z "$P" ] && break
-		# shellcheck disable=SC2086 # one pid a word
-		kill -9 $P 2>/dev/null
-		sleep 0.1
-	done
-	rmdir "$CG" 2>/dev/null
+	"$ROOT/scripts/cpu-limit.sh" remove "$CG"
 	ok '[ ! -d "$CG" ]' "j) its cgroup is gone, nothing left in it"
 fi
 
