@@ -1387,6 +1387,21 @@ static __always_inline void owe_unwind(struct task_state *s, struct ls_event *e)
 	}
 }
 
+/*
+ * handed_unit_over - whether @s (@task) is in a unit it was handed that has ended since (its
+ * reply or its close went out). A wait of it under way then holds no reply up: it is no part of
+ * the unit, though it began in it. A helper woken where it waited for one thing (a latch that a
+ * statement released, InnoDB's own futex locks, which waits_for_lock() cannot tell from a wait
+ * for an event) and then going back to wait for its next task at another place before the
+ * statement's reply, stays in the unit at that wait: without this, its wait for work would count
+ * as the statement's latency for as long as it lasts.
+ */
+static __always_inline bool handed_unit_over(struct task_struct *task, const struct task_state *s)
+{
+	return s->in_work && s->handed && !s->in_req &&
+	       unit_gen(task_rd(task, tgid), s->work_fd) != s->work_gen;
+}
+
 /* What the wait that ends now had to do with work (enum ls_event_flag's LS_EF_*WORK*). */
 static __always_inline __u32 work_flags(const struct task_state *s)
 {
@@ -2524,6 +2539,16 @@ static __always_inline void work_handover(void *ctx, struct task_struct *p, stru
 	    waking_in_interrupt(ctx)) {
 		return;
 	}
+	if (s->asked_fd1 && s->in_syscall) {
+		/*
+		 * It reads where it wrote: a client woken by the server's reply to its own request,
+		 * not a thread given work (a client and its server under one record, or -a).
+		 */
+		syscall_args(args, p);
+		if (s->asked_fd1 == (__s32)args[0] + 1) {
+			return;
+		}
+	}
 	s->work_came = 1;
 	tgid = task_rd(p, tgid);
 	if (!ws->in_work || ws->work_fd < 0 || (__u32)task_rd(waker, tgid) != tgid || !s->in_syscall ||
@@ -2558,6 +2583,11 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 	}
 	if (!s || !s->tracked || s->run_state != RS_BLOCKED) {
 		return 0;
+	}
+	if (s->handed && handed_unit_over(p, s)) {
+		/* Out of the unit, it may be handed the next one by this wakeup. */
+		s->in_work = 0;
+		s->work_at_start = 0;
 	}
 	if (!s->in_work && !s->work_came) {
 		work_handover(ctx, p, s, ws, looked);
@@ -2962,7 +2992,7 @@ int ls_stall_scan(struct bpf_iter__task *ctx)
 		r->blocked_ns = s->blocked + (s->run_state == RS_BLOCKED ? since : 0);
 		r->runqueue_ns = s->runq + (s->run_state == RS_RUNNABLE ? since : 0);
 		r->switches = s->switches;
-		r->flags |= (s->work_at_start ? LS_STALL_IN_WORK : 0) |
+		r->flags |= (s->work_at_start && !handed_unit_over(task, s) ? LS_STALL_IN_WORK : 0) |
 			    (s->worked ? LS_STALL_WORKED : 0);
 	} else if (!stall_tid) {
 		/*
