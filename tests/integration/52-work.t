@@ -15,6 +15,8 @@
 #     replies; on "await" the worker hands a part to a helper thread and waits on a semaphore
 #     for it (a wait for an event, inside the job the worker was handed): latency, as its lock
 #     waits and sleeps; the workers' and the helper's waits for their next job or part are not.
+#     The client sends "await" 300 ms after the nap's reply: a worker still finishing its last
+#     job when the next is queued takes it without waiting, and no wakeup hands it over.
 #  e) the acceptor reads the next request before the last one's reply: each is a unit of its own.
 #  f) a helper woken at a latch by a statement (a futex wait for a value other than 2, as InnoDB's
 #     own latches: no lock for all latsnap can tell) is handed the statement; back at its own
