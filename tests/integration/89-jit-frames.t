@@ -209,6 +209,12 @@ is "$RC" 0 "report reads it" || diag_file "$T/report.err"
 PY312=${PYTHON312:-$(command -v python3.12 || true)}
 # The interpreter itself (not a pyenv shim), if it is a 3.12 or later.
 [ -n "$PY312" ] && PY312=$("$PY312" -c 'import sys; print(sys.executable if sys.version_info >= (3, 12) else "")' 2>/dev/null)
+# A pyenv whose global version is older has a shim that fails: its own 3.12 build then.
+if [ -z "$PY312" ]; then
+	for p in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[2-9]*/bin/python3.1[2-9]; do
+		[ -x "$p" ] && PY312=$p && break
+	done
+fi
 if [ -n "$PY312" ] && [ -x "$PY312" ]; then
 	diag "Python: $PY312 ($("$PY312" --version 2>&1))"
 	cat >"$T/block.py" <<'EOF'
