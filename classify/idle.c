@@ -49,7 +49,7 @@ static const char event_rules_text[] =
 	"400 kernel:sk_wait_data|__skb_wait_for_more_packets|skb_recv_datagram = peer\n"
 	"400 kernel:do_sys_poll|do_select|core_sys_select|do_epoll_wait|do_epoll_pwait = peer\n"
 	"400 kernel:io_cqring_wait = peer\n"
-	"100 syscall:recv*|accept*|*poll|*select*|epoll_*wait* = peer\n"
+	"100 syscall:recv*|accept*|*poll|*select*|epoll_*wait*|io_uring_enter = peer\n"
 	"100 syscall:pause|rt_sigsuspend|rt_sigtimedwait|msgrcv|mq_timedreceive = stream\n";
 
 /* A place a thread waited at: its syscall and its innermost user frame. */

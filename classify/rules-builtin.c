@@ -272,6 +272,8 @@ static const char builtin_text[] =
 	"400 kernel:do_epoll_pwait = Waiting for events (epoll_wait)\n"
 	"100 syscall:epoll_*wait* = Waiting for events (epoll_wait)\n"
 	"400 kernel:io_cqring_wait = Waiting for io_uring completions\n"
+	/* Linux 6.1 inlines io_cqring_wait(): the stack is __do_sys_io_uring_enter alone. */
+	"100 syscall:io_uring_enter = Waiting for io_uring completions\n"
 	"400 kernel:eventfd_read = Reading an eventfd\n"
 	"400 kernel:inotify_read = Reading inotify events\n"
 	"\n"

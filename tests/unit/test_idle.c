@@ -274,6 +274,28 @@ int main(void)
 	 * a mutex.
 	 */
 	ok(!idle_open(&p, builtin, true), "idle_open for the work context");
+	/*
+	 * An io_uring reaper (MariaDB's) on Linux 6.1, which inlines io_cqring_wait(): the syscall
+	 * alone says it waits for completions. A helper never in work: idle; in work: latency.
+	 */
+	o = futex_wait(110, false, 0x7f0000010000);
+	outlier_set_str(&o->syscall, "io_uring_enter");
+	o->syscall_nr = 426;
+	o->has_args = false;
+	outlier_set_str(&o->kernel_stacks[0].frames.v[0].symbol, "__do_sys_io_uring_enter");
+	outlier_set_str(&o->kernel_stacks[0].frames.v[1].symbol, "do_syscall_64");
+	outlier_frames_free(&o->user_stack.frames);
+	ok(judge(p, o, &why), "6.1's io_uring_enter, a helper never in work: idle");
+	o = futex_wait(111, false, 0x7f0000011000);
+	outlier_set_str(&o->syscall, "io_uring_enter");
+	o->syscall_nr = 426;
+	o->has_args = false;
+	outlier_set_str(&o->kernel_stacks[0].frames.v[0].symbol, "__do_sys_io_uring_enter");
+	outlier_set_str(&o->kernel_stacks[0].frames.v[1].symbol, "do_syscall_64");
+	outlier_frames_free(&o->user_stack.frames);
+	o->in_work = o->worked = true;
+	ok(!judge(p, o, &why), "6.1's io_uring_enter inside a unit of work: latency");
+
 	o = futex_wait(201, false, 0x7f0000006000);
 	o->in_work = o->worked = true;
 	ok(!judge(p, o, &why), "in work: a condition-variable wait is latency");

@@ -1063,6 +1063,9 @@ static void classify_builtin(void)
 	classifies("builtin: futex without a user stack", rules, "futex",
 		   "150 futex_do_wait __futex_wait futex_wait do_futex __x64_sys_futex" ENTRY, NULL,
 		   "Userspace lock contention (futex)", 400, true);
+	classifies("builtin: io_uring, its wait inlined (Linux 6.1)", rules, "io_uring_enter",
+		   "150 __do_sys_io_uring_enter __x64_sys_io_uring_enter" ENTRY, NULL,
+		   "Waiting for io_uring completions", 100, true);
 	classifies(
 		"builtin: unix socket", rules, "recvfrom",
 		"50 unix_stream_read_generic unix_stream_recvmsg sock_recvmsg __sys_recvfrom" ENTRY,
