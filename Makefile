@@ -224,6 +224,14 @@ check-kernels: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(WORKLOADS
 	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY)
 	KERNELS="$(KERNELS)" scripts/kernels/check.sh
 
+# latsnap.service under systemd as PID 1 (tests/systemd/): the package installed, started, reloaded
+# and stopped with systemctl in a QEMU guest of Debian's KERNEL (scripts/kernels/check-systemd.sh,
+# docs/check-kernels.md).
+KERNEL ?= 6.1
+.PHONY: check-systemd
+check-systemd: deb $(BUILD)/workloads/sleeper
+	KERNEL="$(KERNEL)" scripts/kernels/check-systemd.sh
+
 # The faults test with its outlier storm a minute long (make check runs it for a few seconds).
 stress: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(WORKLOADS)
 	STORM_SECONDS=60 nice -n 19 prove -v tests/integration/94-faults.t

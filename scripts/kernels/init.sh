@@ -27,6 +27,61 @@ fail() {
 	off
 }
 
+# VM_INIT=systemd (vm-run.sh): systemd becomes PID 1 in the prepared root, and runs the command
+# as the one unit of its default target (latsnap-vm.target, on the kernel command line), after
+# sysinit.target and basic.target as any service. The unit and the target are written into the
+# overlay's /etc (a tmpfs: nothing reaches the host). The command's runner writes what /init
+# writes otherwise (booted, output, done, status), and the unit powers the guest off when it ends.
+start_systemd() {
+	U=$R/etc/systemd/system
+	mkdir -p $U
+	cat >$U/latsnap-vm.target <<-EOF
+		[Unit]
+		Description=latsnap-vm: the command of scripts/kernels/vm-run.sh
+		Requires=latsnap-vm-cmd.service
+		After=latsnap-vm-cmd.service
+		AllowIsolate=yes
+	EOF
+	# Not Type=oneshot: a command of minutes would hit its start timeout. The runner always
+	# exits 0 (the command's status is in the status file), so SuccessAction= is the one way out;
+	# FailureAction= covers a runner that could not run at all. poweroff-force: no stop jobs of
+	# the units the command started, but the file systems are unmounted (the results share synced).
+	cat >$U/latsnap-vm-cmd.service <<-EOF
+		[Unit]
+		Description=latsnap-vm: the command
+		SuccessAction=poweroff-force
+		FailureAction=poweroff-force
+		[Service]
+		Type=exec
+		ExecStart=/bin/bash /run/latsnap-vm/runner
+		StandardInput=null
+		StandardOutput=journal+console
+		LimitMEMLOCK=infinity
+		LimitNOFILE=$NOFILE_SOFT:$NOFILE_HARD
+		KillMode=mixed
+	EOF
+	cat >$R/run/latsnap-vm/runner <<-'EOF'
+		# The command, as /init runs it without systemd (vm-run.sh: env, cmd), and its status.
+		cd /run/latsnap-vm || exit 1
+		cut -d' ' -f1 /proc/uptime >booted
+		/usr/bin/env -i /bin/bash -c '. /run/latsnap-vm/env && exec /bin/bash /run/latsnap-vm/cmd' \
+			</dev/null >>output 2>&1
+		rc=$?
+		cut -d' ' -f1 /proc/uptime >done
+		echo $rc >status.tmp && mv status.tmp status
+		sync
+		exit 0
+	EOF
+	# systemd takes the host name from /etc/hostname.
+	echo "$VM_HOSTNAME" >$R/etc/hostname
+	# The host may be a container: with its /.dockerenv, systemd would think it runs in one,
+	# and a systemd in a container ignores the kernel's command line (systemd.unit= above all).
+	rm -f $R/.dockerenv
+	say "systemd as init at $(cut -d' ' -f1 /proc/uptime) s"
+	exec switch_root $R /lib/systemd/systemd
+	fail "cannot start systemd"
+}
+
 say "init at $(cut -d' ' -f1 /proc/uptime) s"
 while read -r m; do
 	insmod "/modules/$m" || fail "insmod $m"
@@ -35,7 +90,8 @@ done </modules/order
 mkdir -p /results /lower /rw /newroot
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=none results /results ||
 	fail "cannot mount the results share"
-# REPO, SERIES, RELEASE, KMODDIR, VM_HOSTNAME, NOFILE_SOFT, NOFILE_HARD, CACHE
+# REPO, SERIES, RELEASE, KMODDIR, VM_HOSTNAME, NOFILE_SOFT, NOFILE_HARD, CACHE, INIT
+INIT=
 . /results/conf || fail "no /results/conf"
 
 # The host's /: read-only, cached (the host's files do not change under a run).
@@ -69,7 +125,10 @@ mount -t tracefs tracefs $R/sys/kernel/tracing || fail "cannot mount tracefs"
 mount -t debugfs debugfs $R/sys/kernel/debug
 mount -t bpf bpf $R/sys/fs/bpf || fail "cannot mount bpffs"
 # cgroup v2 alone, at its usual place (tests/integration/46-targets.t finds it in mountinfo).
-mount -t cgroup2 -o nsdelegate cgroup2 $R/sys/fs/cgroup || fail "cannot mount cgroup2"
+# systemd as init mounts it itself, with its own options (systemd.unified_cgroup_hierarchy=1).
+if [ "$INIT" != systemd ]; then
+	mount -t cgroup2 -o nsdelegate cgroup2 $R/sys/fs/cgroup || fail "cannot mount cgroup2"
+fi
 mount --move /results $R/run/latsnap-vm
 
 # The work tree, if a tmpfs above hides it (a clone under /tmp): its own share, writable the same way.
@@ -89,6 +148,10 @@ ip link set lo up
 ulimit -l unlimited
 ulimit -H -n "$NOFILE_HARD"
 ulimit -S -n "$NOFILE_SOFT"
+
+if [ "$INIT" = systemd ]; then
+	start_systemd
+fi
 
 cut -d' ' -f1 /proc/uptime >$R/run/latsnap-vm/booted
 say "running the command at $(cat $R/run/latsnap-vm/booted) s"

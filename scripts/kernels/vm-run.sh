@@ -23,6 +23,8 @@
 #   VM_CACHE    9p cache mode of the host's / in the guest (default loose)
 #   VM_KEEP=1   keep the results share (build/kernels/run/SERIES.*) of the run
 #   VM_VERBOSE=1  copy the guest's console to stderr as it goes
+#   VM_INIT=systemd  boot systemd as PID 1 (the host's /lib/systemd/systemd) and run CMD as a
+#               unit of its default target, after sysinit.target and basic.target (init.sh)
 #   /results share: CMD may leave files in $VM_RESULTS (/run/latsnap-vm) for the host.
 set -euo pipefail
 
@@ -146,7 +148,21 @@ VM_HOSTNAME=$(q "latsnap-vm-${SERIES//./-}")
 NOFILE_SOFT=$NOFILE_SOFT
 NOFILE_HARD=$NOFILE_HARD
 CACHE=$(q "$VM_CACHE")
+INIT=$(q "${VM_INIT:-}")
 EOF
+# systemd as init: the target that runs CMD; the host's /etc/fstab not read (the guest's root is
+# the overlay /init mounted); cgroup v2 alone, as without systemd; its progress on the console.
+# Units the host enables that have no business in a throwaway guest are masked.
+SYSTEMD_APPEND=
+case ${VM_INIT:-} in
+'') ;;
+systemd)
+	SYSTEMD_APPEND="systemd.unit=latsnap-vm.target fstab=no systemd.unified_cgroup_hierarchy=1 \
+systemd.show_status=1 systemd.mask=systemd-timesyncd.service systemd.mask=systemd-pstore.service \
+systemd.mask=systemd-firstboot.service systemd.mask=systemd-repart.service"
+	;;
+*) die "VM_INIT: '$VM_INIT' is not systemd" ;;
+esac
 {
 	echo "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	echo "export HOME=/root USER=root LOGNAME=root SHELL=/bin/bash"
@@ -179,7 +195,7 @@ timeout -k 10 "$VM_TIMEOUT" "${VM_QEMU:-qemu-system-x86_64}" ${VM_QEMU_ARGS:-} -
 	-kernel "$KD/vmlinuz" -initrd "$INITRD" \
 	-append "console=ttyS0 panic=-1 quiet loglevel=5 tsc=reliable \
 watchdog_thresh=60 softlockup_panic=1 softlockup_all_cpu_backtrace=1 \
-rcupdate.rcu_cpu_stall_timeout=60 sysctl.kernel.panic_on_rcu_stall=1 ${VM_APPEND:-}" \
+rcupdate.rcu_cpu_stall_timeout=60 sysctl.kernel.panic_on_rcu_stall=1 $SYSTEMD_APPEND ${VM_APPEND:-}" \
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$ROOT,mount_tag=repo,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$RUN,mount_tag=results,security_model=none" \
