@@ -93,6 +93,22 @@ static struct outlier *goroutine_wait(int tid, const char *reason, const char *f
 	return o;
 }
 
+/* A wait of @tid in io_uring_enter as Linux 6.1 shows it: io_cqring_wait() inlined. */
+static struct outlier *io_uring_wait(int tid)
+{
+	struct outlier *o = futex_wait(tid, false, 0x7f0000010000);
+
+	if (outlier_set_str(&o->syscall, "io_uring_enter") ||
+	    outlier_set_str(&o->kernel_stacks[0].frames.v[0].symbol, "__do_sys_io_uring_enter") ||
+	    outlier_set_str(&o->kernel_stacks[0].frames.v[1].symbol, "do_syscall_64")) {
+		bail_out("out of memory");
+	}
+	o->syscall_nr = 426;
+	o->has_args = false;
+	outlier_frames_free(&o->user_stack.frames);
+	return o;
+}
+
 /* judge: idle_judge() of @o, freed after. */
 static bool judge(struct idle_policy *p, struct outlier *o, const char **why)
 {
@@ -278,21 +294,8 @@ int main(void)
 	 * An io_uring reaper (MariaDB's) on Linux 6.1, which inlines io_cqring_wait(): the syscall
 	 * alone says it waits for completions. A helper never in work: idle; in work: latency.
 	 */
-	o = futex_wait(110, false, 0x7f0000010000);
-	outlier_set_str(&o->syscall, "io_uring_enter");
-	o->syscall_nr = 426;
-	o->has_args = false;
-	outlier_set_str(&o->kernel_stacks[0].frames.v[0].symbol, "__do_sys_io_uring_enter");
-	outlier_set_str(&o->kernel_stacks[0].frames.v[1].symbol, "do_syscall_64");
-	outlier_frames_free(&o->user_stack.frames);
-	ok(judge(p, o, &why), "6.1's io_uring_enter, a helper never in work: idle");
-	o = futex_wait(111, false, 0x7f0000011000);
-	outlier_set_str(&o->syscall, "io_uring_enter");
-	o->syscall_nr = 426;
-	o->has_args = false;
-	outlier_set_str(&o->kernel_stacks[0].frames.v[0].symbol, "__do_sys_io_uring_enter");
-	outlier_set_str(&o->kernel_stacks[0].frames.v[1].symbol, "do_syscall_64");
-	outlier_frames_free(&o->user_stack.frames);
+	ok(judge(p, io_uring_wait(110), &why), "6.1's io_uring_enter, a helper never in work: idle");
+	o = io_uring_wait(111);
 	o->in_work = o->worked = true;
 	ok(!judge(p, o, &why), "6.1's io_uring_enter inside a unit of work: latency");
 
