@@ -118,6 +118,12 @@ struct task_state {
 	 * known whether the wait was long enough to be worth its stack (see ctx_switch()).
 	 */
 	__u64 out_ts; /* 0: none held */
+	/*
+	 * The time of a held switch-out that a snapshot's flush (ls_ctx_flush) sent before the
+	 * wakeup: the wakeup still knows the wait was long, and walks the waker's stack to tell an
+	 * interrupt (a timer that ended a sleep) from the task it landed on.
+	 */
+	__u64 flushed_out_ts;
 	__s64 out_nr;
 	__u32 out_state;
 	__u32 out_cpu;
@@ -2109,6 +2115,7 @@ static __always_inline void ctx_switch(struct task_struct *prev, struct task_sta
 			ctx_flush_out(prev, ps, now, false);
 		}
 		ps->out_ts = now;
+		ps->flushed_out_ts = 0;
 		ps->out_nr = nr;
 		ps->out_state = prev_state;
 		ps->out_cpu = bpf_get_smp_processor_id();
@@ -2444,10 +2451,13 @@ static __always_inline struct task_state *ctx_wakeup(void *ctx, struct task_stru
 	struct task_state *cs;
 	struct ls_ctx_record *e;
 	bool irq, long_wait;
+	__u64 out_ts;
 	long len;
 
 	if (streamed(ps, now)) {
-		long_wait = ps->out_ts && now - ps->out_ts >= ctx_floor_ns;
+		out_ts = ps->out_ts ? ps->out_ts : ps->flushed_out_ts;
+		long_wait = out_ts && now - out_ts >= ctx_floor_ns;
+		ps->flushed_out_ts = 0;
 		ctx_flush_out(p, ps, now, !p->on_cpu);
 		if (ctx_level == LS_CTX_FULL && long_wait) {
 			e = ctx_reserve();
@@ -3243,6 +3253,7 @@ int ls_ctx_flush(struct bpf_iter__task *ctx)
 	 * ended before its wakeup keeps its record until it runs again.
 	 */
 	now = bpf_ktime_get_ns();
+	s->flushed_out_ts = s->out_ts;
 	ctx_flush_out(task, s, now, true);
 	return 0;
 }
