@@ -369,6 +369,22 @@ jcount() {
 	jq -s "[.[] | $filter] | length" "$f" 2>/dev/null || echo "invalid-json"
 }
 
+# NOT_LOADING: a jq filter that drops a workload's loading from a cold page cache. A binary just
+# built, ld.so or a library read from disk blocks execve, an mmap or the loader's first page
+# faults for real (166 ms once, on a CI machine right after the build): a true outlier, but not
+# what a test of "no outlier" is about. Only disk reads of those calls are dropped; a wait of
+# the workload's own is still counted. Use: jcount out "$NOT_LOADING".
+LOADING='((((.syscall // "") | test("^(execve|execveat|mmap|openat|read|pread64)$")) or .kind == "sleep")
+	and (.cause == "Reading a file from disk" or .cause == "Page fault reading a mapped file from disk"))'
+NOT_LOADING="select($LOADING | not)"
+
+# loading_note FILE: a diag line for each outlier NOT_LOADING drops, so a run that had one says so.
+loading_note() {
+	jq -r "select($LOADING) | \"(left out: the workload loading from disk: \\(.syscall // .kind) \\(.duration_ns/1e6) ms, \\(.cause))\"" \
+		"$1" 2>/dev/null | while IFS= read -r line; do diag "$line"; done
+	return 0
+}
+
 # jfirst FILE FILTER EXPR: EXPR of the first outlier FILTER selects
 # ("null" if none), e.g. jfirst out 'select(.comm == "waiter")' .duration_ns
 jfirst() {
