@@ -354,7 +354,7 @@ BININFO=$(babeltrace2 "$SNAPDIR/trace" 2>/dev/null | grep 'latsnap:bin_info:' |
 ok '[ -n "$BININFO" ] && [[ $BININFO =~ baddr\ =\ (0x[0-9A-Fa-f]+),\ memsz\ =\ ([0-9]+) ]] &&
 	(( MAIN >= BASH_REMATCH[1] && MAIN < BASH_REMATCH[1] + BASH_REMATCH[2] ))' \
 	"i) a latsnap:bin_info event maps $NOFP in pid $PID over its main ($MAIN)" ||
-	diag "bin_info of pid $PID: $(babeltrace2 "$SNAPDIR/trace" 2>/dev/null | grep -c "latsnap:bin_info: .*{ pid = ${PID:-x}, ") events; $BININFO"
+	{ diag "bin_info of pid $PID: $(babeltrace2 "$SNAPDIR/trace" 2>/dev/null | grep -c "latsnap:bin_info: .*{ pid = ${PID:-x}, ") events; $BININFO"; dump_outliers "$T/outliers"; }
 babeltrace2 "$T/priv" 2>/dev/null >"$T/priv.txt"
 is "$(grep -c -E "vpid = ${PID:-x}, " "$T/priv.txt")" 0 "i) the private session holds no event from the target process" ||
 	grep -E "vpid = ${PID:-x}, " "$T/priv.txt" | head -3 | while IFS= read -r line; do diag "  $line"; done
