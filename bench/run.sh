@@ -29,6 +29,9 @@
 #  12. evidence under a CPU limit (issue 33): LIMIT_NAPS naps of the preloaded sleeper beside a
 #      busy loop in a cgroup allowed 5 ms of CPU per 500 ms, snapshots on: the share of its nap
 #      outliers with their unwound user stack, their kernel stack, and in a summary
+#  13. evidence with every CPU saturated (issue 33): SAT_NAPS naps of the preloaded sleeper while
+#      stress-ng spins on every CPU at the sleeper's priority, at nice -15, with one SCHED_FIFO
+#      spinner more, and as SCHED_FIFO on every CPU (not in QUICK mode); the same shares as 12
 # Configurations are alternated (A B C ... A B C ...) so that the machine's drift lands on all of
 # them alike, each run right after an untraced one to which it is compared, and medians are
 # reported. A peer that cannot run is a row "not run: why".
@@ -36,8 +39,8 @@
 # Knobs (environment): ROUNDS, N (getppid calls), PP_N (round trips), IDLE_N and STALL_SECONDS
 # (of 7), PG_PAIRS, PG_SECONDS, PG_WARMUP (seconds of pgbench before each measured run),
 # PG_SCALE, REC_N (outliers for 4.), BURST_ROUNDS, NAPS (outliers per depth for 6.), BENCH_OUT,
-# LAB_IDLE_S and LAB_PROGRAMS (of 10);
-# SECTIONS (which to run, default "1 2 3 4 5 6 7 8 9 10", without 10 under QUICK; 1 and 2 run together), CONFIGS (the
+# LAB_IDLE_S and LAB_PROGRAMS (of 10), SAT_NAPS and SAT_CONFIGS (of 13: normal high fifo1 rt);
+# SECTIONS (which to run, default 1 to 13, without 10 under QUICK; 1 and 2 run together), CONFIGS (the
 # configurations of 1 and 2, default all) and PG_CONFIGS (of 3: untraced floor traced ctxsched
 # ctxnone all nosnap), to measure a change quickly.
 set -euo pipefail
@@ -68,9 +71,9 @@ fi
 PERF_DIV=${PERF_DIV:-50}
 BENCH_OUT=${BENCH_OUT:-build/bench.md}
 if [ "$QUICK" = 1 ]; then
-	SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9 11 12}
+	SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9 11 12 13}
 else
-	SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12}
+	SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13}
 fi
 LAB_IDLE_S=${LAB_IDLE_S:-60}
 LAB_PROGRAMS=${LAB_PROGRAMS:-cpool python node go java mariadb}
@@ -790,6 +793,67 @@ if has 12; then
 	fi
 fi
 
+# --- 13: evidence with every CPU saturated ----------------------------------------------------
+# stress-ng spins on every CPU (its own process group, so that all its workers go at once);
+# latsnap and the sleeper run at nice 0 beside it. rt: SCHED_FIFO on every CPU leaves the rest of
+# the machine the 5% that RT throttling (sched_rt_runtime_us) keeps back: not in QUICK mode.
+
+SAT_NAPS=${SAT_NAPS:-$([ "$QUICK" = 1 ] && echo 3 || echo 40)}
+SAT_CONFIGS=${SAT_CONFIGS:-$([ "$QUICK" = 1 ] && echo "normal high" || echo "normal high fifo1 rt")}
+SAT_SEL='select(.comm == "sleeper" and .syscall == "clock_nanosleep")'
+
+# sat_start CONFIG: the spinners of CONFIG, in the background; their group ids in SAT_PGS.
+sat_start() {
+	local spin=(stress-ng --cpu 0 --cpu-method loop --timeout 900 --quiet)
+	SAT_PGS=()
+	case $1 in
+	normal) setsid "${spin[@]}" & SAT_PGS+=($!) ;;
+	high) setsid nice -n -15 "${spin[@]}" & SAT_PGS+=($!) ;;
+	fifo1)
+		setsid "${spin[@]}" & SAT_PGS+=($!)
+		setsid chrt -f 10 stress-ng --cpu 1 --taskset 0 --cpu-method loop --timeout 900 \
+			--quiet & SAT_PGS+=($!)
+		;;
+	rt) setsid chrt -f 10 "${spin[@]}" & SAT_PGS+=($!) ;;
+	esac
+	BG_PIDS+=("${SAT_PGS[@]}")
+}
+
+sat_stop() {
+	local pg
+	for pg in "${SAT_PGS[@]}"; do
+		kill -KILL -- "-$pg" 2>/dev/null || true
+		wait "$pg" 2>/dev/null || true
+		forget "$pg"
+	done
+}
+
+if has 13; then
+	if ! command -v stress-ng >/dev/null; then
+		for c in $SAT_CONFIGS; do
+			note "sat-$c" all "not run: no stress-ng (scripts/install-deps.sh installs it)"
+		done
+	else
+		for c in $SAT_CONFIGS; do
+			say "13: evidence with every CPU saturated ($c): $SAT_NAPS naps"
+			sat_start "$c"
+			sleep 1
+			t0=$(date +%s%N)
+			"$LATSNAP" record --json -t 20ms -o "$TMP/sat-$c" -- "$WLD/sleeper" 60 "$SAT_NAPS" \
+				>"$TMP/sat-$c.out" 2>"$TMP/sat-$c.err" || true
+			record "sat-$c" seconds "$(( ($(date +%s%N) - t0) / 1000000 ))"
+			sat_stop
+			record "sat-$c" naps "$(jq -c "$SAT_SEL" "$TMP/sat-$c.out" | grep -c '' || true)"
+			record "sat-$c" unwound "$(jq -c "$SAT_SEL | select(.user_stack.source == \"unwind\")" "$TMP/sat-$c.out" | grep -c '' || true)"
+			record "sat-$c" kstack "$(jq -c "$SAT_SEL | select(.kernel_stacks | length > 0)" "$TMP/sat-$c.out" | grep -c '' || true)"
+			record "sat-$c" summary "$(find "$TMP/sat-$c" -name summary.json -print0 2>/dev/null |
+				xargs -0 -r jq -c ".outliers[] | $SAT_SEL | [.tid, .end_ns]" | sort -u | wc -l)"
+			jq -r "$SAT_SEL | select(.user_stack.source != \"unwind\" or (.kernel_stacks | length) == 0) | .flags[]?" \
+				"$TMP/sat-$c.out" | sed 's/:.*//' | sort | uniq -c | sed 's/^ *//' >"$TMP/sat-$c.flags"
+		done
+	fi
+fi
+
 # --- the tables -------------------------------------------------------------------------------
 
 fmt() { awk -v v="$1" -v f="$2" 'BEGIN { printf f, v }'; }
@@ -1236,6 +1300,30 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 				echo "The misses' flags: $(paste -sd';' "$TMP/limit.flags")."
 			fi
 		fi
+	fi
+	if has 13; then
+		echo
+		echo "## 13. Evidence with every CPU saturated: $SAT_NAPS naps of 60 ms (sleeper, preloaded), \`record -t 20ms\`, snapshots on, stress-ng spinning on every CPU"
+		echo
+		echo "latsnap and the sleeper at nice 0. normal: the spinners at nice 0 too; high: at nice -15;"
+		echo "fifo1: one SCHED_FIFO spinner more, on CPU 0; rt: SCHED_FIFO on every CPU (RT throttling"
+		echo "leaves the rest 5%). Goal (issue 33): at least 99% of each, every miss flagged."
+		echo
+		echo "| spinners | run (s) | nap outliers | unwound user stack | kernel stack | in a summary.json | the misses' flags |"
+		echo "|---|---:|---:|---:|---:|---:|---|"
+		for c in $SAT_CONFIGS; do
+			ln=$(result "sat-$c" naps)
+			if [ -z "$ln" ]; then
+				echo "| $c | $(why "sat-$c" all) | | | | | |"
+				continue
+			fi
+			row="| $c | $(fmt "$(result "sat-$c" seconds)" "%.0f" | awk '{ printf "%.1f", $1 / 1000 }') | $ln"
+			for m in unwound kstack summary; do
+				v=$(result "sat-$c" "$m")
+				row="$row | ${v:-0} ($(awk -v v="${v:-0}" -v n="$ln" 'BEGIN { printf n ? "%.1f%%" : "n/a", 100 * v / n }'))"
+			done
+			echo "$row | $(paste -sd';' "$TMP/sat-$c.flags" 2>/dev/null) |"
+		done
 	fi
 } >"$TMP/bench.md"
 

@@ -17,6 +17,7 @@
 # already installed).
 # python3.11-dev holds CPython 3.11's headers, which lib/py311.h's offsets are checked against
 # (scripts/py311-check.c); tests/integration/89c-python-frames.t runs Debian's /usr/bin/python3.
+# stress-ng saturates every CPU in `make bench` section 13 (the evidence under load, issue 33).
 set -eu
 
 PACKAGES="
@@ -33,6 +34,7 @@ mariadb-server
 mariadb-client
 python3-pymysql
 python3.11-dev
+stress-ng
 nodejs
 "
 

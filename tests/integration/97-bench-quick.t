@@ -114,6 +114,14 @@ own "in a summary.json" 1
 is "$(ls -d /sys/fs/cgroup/cpu/latsnap-bench-* /sys/fs/cgroup/latsnap-bench-* 2>/dev/null)" "" \
 	"it removed its cgroup"
 
+# 13: the runs with every CPU saturated work: each config's row has its counts, and no spinner
+# is left behind.
+for c in normal high; do
+	like "$(grep -E "^[|] $c [|]" "$OUT")" "^[|] $c [|] [0-9.]+ [|] [0-9]+ [|] [0-9]+ [(][0-9.]+%[)] [|] [0-9]+ [(][0-9.]+%[)] [|] [0-9]+ [(][0-9.]+%[)] [|]" \
+		"13: row '$c': the run's time, its nap outliers and their three shares"
+done
+is "$(pgrep -c -x stress-ng)" 0 "13: no stress-ng left running"
+
 is "$(ls -d "$TMPD"/tmp/latsnap-bench.* 2>/dev/null)" "" \
 	"it removed its scratch directory"
 
