@@ -70,6 +70,23 @@ const volatile __u64 interest_ns = 10000000000ULL;
  * load. Tracing programs may not read the coarse clock (it is not NMI-safe).
  */
 const volatile __u64 tick_ns = 10000000;
+/*
+ * Tests only (LATSNAP_TEST_CLOCK_SKEW_NS): the clock of odd-numbered CPUs reads this far behind,
+ * so that the parts of a wait read on two CPUs disagree as an emulated 6.12 guest's clocks did
+ * (issue 33: a split that underflowed). Zero, the verifier drops the branch as dead code.
+ */
+const volatile __u64 test_clock_skew_ns = 0;
+
+/* Every time latsnap's programs read: bpf_ktime_get_ns(), but for the tests' skew above. */
+static __always_inline __u64 clock_now(void)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (test_clock_skew_ns && (bpf_get_smp_processor_id() & 1)) {
+		now -= test_clock_skew_ns;
+	}
+	return now;
+}
 
 /*
  * enum ls_ctx_level, set by user space at run time: the stream starts only once a snapshot
@@ -765,7 +782,7 @@ static __always_inline void ctx_task_event(__u8 kind, struct task_struct *task,
 	if (ctx_level == LS_CTX_NONE) {
 		return;
 	}
-	now = bpf_ktime_get_ns();
+	now = clock_now();
 	if (!streamed(any_state(task, false), now)) {
 		return;
 	}
@@ -1589,7 +1606,7 @@ static __always_inline void syscall_enter_fast(struct ls_cpu_verdict *v, struct 
 	asm volatile("" ::: "memory");
 	v->sc_nr = id;
 	v->sc_quiet = idle_syscall(id) && !include_idle;
-	v->sc_start = bpf_ktime_get_ns();
+	v->sc_start = clock_now();
 	v->sc_jiffies = bpf_jiffies64();
 	asm volatile("" ::: "memory");
 	v->sc_task = (__u64)task;
@@ -1705,7 +1722,7 @@ static __always_inline void syscall_unpark(struct task_struct *task, struct task
 	}
 	if (p->nr == user_syscall_nr(regs)) {
 		syscall_begin(s, p->nr, p->quiet, p->start, p->jiffies);
-		now = bpf_ktime_get_ns();
+		now = clock_now();
 		s->blocked = now > p->start ? now - p->start : 0;
 		s->last = now > p->start ? now : p->start;
 		s->switches = 1;
@@ -1740,7 +1757,7 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 	verdict_set(task, s->gen, state_cold(s));
 	/* Threads neither tracked nor ever of interest, nearly all of them, read no clock. */
 	if (ctx_level == LS_CTX_FULL && (s->tracked || s->interest_until)) {
-		now = bpf_ktime_get_ns();
+		now = clock_now();
 		if (streamed(s, now)) {
 			s->sc_start = now;
 			s->sc_nr = id;
@@ -1751,7 +1768,7 @@ int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	}
 	if (!now) {
-		now = bpf_ktime_get_ns();
+		now = clock_now();
 	}
 	sleep_came_back(ctx, task, s, now);
 	accum_drop(s, task_rd(task, pid));
@@ -1782,7 +1799,7 @@ static __always_inline bool syscall_exit_fast(void *ctx, struct ls_cpu_verdict *
 	__u64 now = 0;
 
 	if (ctx_level == LS_CTX_FULL) {
-		now = bpf_ktime_get_ns();
+		now = clock_now();
 	}
 	/* As in ls_sys_exit: two ticks more than it counted. A thread only streamed has none. */
 	if (v->fast == LS_FAST_TRACKED && !v->sc_quiet &&
@@ -1982,7 +1999,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	}
 	if (s->sc_active) {
 		s->sc_active = 0;
-		now = bpf_ktime_get_ns();
+		now = clock_now();
 		if (ctx_level == LS_CTX_FULL && now - s->sc_start >= ctx_floor_ns) {
 			struct ls_ctx_record *e = ctx_reserve();
 
@@ -2015,7 +2032,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 	if (!now) {
-		now = bpf_ktime_get_ns();
+		now = clock_now();
 	}
 	on_cpu_since_last(task, s, now);
 	s->run_state = RS_RUNNING;
@@ -2185,12 +2202,12 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 		verdict_set(next, 0, false);
 	}
 	if (ctx_level != LS_CTX_NONE) {
-		now = bpf_ktime_get_ns();
+		now = clock_now();
 		ctx_switch(prev, ps, next, s, preempt, prev_state, now);
 	}
 	if (ps && ps->tracked) {
 		if (!now) {
-			now = bpf_ktime_get_ns();
+			now = clock_now();
 		}
 		tid = prev->pid;
 		sleep_came_back(ctx, prev, ps, now);
@@ -2239,7 +2256,7 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 		return 0;
 	}
 	if (!now) {
-		now = bpf_ktime_get_ns();
+		now = clock_now();
 	}
 	tid = next->pid;
 	if (s->run_state == RS_RUNNABLE) {
@@ -2588,7 +2605,7 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 
 	s = any_state(p, false);
 	if (ctx_level != LS_CTX_NONE) {
-		now = bpf_ktime_get_ns();
+		now = clock_now();
 		ws = ctx_wakeup(ctx, p, s, now, &looked);
 	}
 	if (!s || !s->tracked || s->run_state != RS_BLOCKED) {
@@ -2603,7 +2620,7 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 		work_handover(ctx, p, s, ws, looked);
 	}
 	if (!now) {
-		now = bpf_ktime_get_ns();
+		now = clock_now();
 	}
 	delta = advance(s, now);
 	s->blocked += delta;
@@ -2817,7 +2834,7 @@ static __always_inline int block_issue(struct request *rq)
 	if (ctx_level != LS_CTX_FULL) {
 		return 0;
 	}
-	now = bpf_ktime_get_ns();
+	now = clock_now();
 	if (!streamed(any_state(task, false), now)) {
 		return 0;
 	}
@@ -2870,7 +2887,7 @@ int BPF_PROG(ls_block_rq_complete, struct request *rq, blk_status_t error, unsig
 		e->preempted = 0;
 		e->nr_ips = 0;
 		e->cpu = bpf_get_smp_processor_id();
-		e->ts = bpf_ktime_get_ns();
+		e->ts = clock_now();
 		e->at = e->ts;
 		e->tid = issue->tid;
 		e->pid = issue->pid;
@@ -2974,7 +2991,7 @@ int ls_stall_scan(struct bpf_iter__task *ctx)
 	} else if ((__u32)task->pid != stall_tid) {
 		return 0;
 	}
-	now = bpf_ktime_get_ns();
+	now = clock_now();
 	r = bpf_map_lookup_elem(&stall_scratch, &zero);
 	if (!r) {
 		return 0;
@@ -3095,7 +3112,7 @@ static __always_inline void request_start(struct task_struct *task, struct task_
 				      LS_REQ_ARG_TEXT :
 				      LS_REQ_ARG_NUMBER;
 	}
-	r->start = bpf_ktime_get_ns();
+	r->start = clock_now();
 	s->in_req = 1;
 	/* Its syscalls take the slow way now: each may be a part of the request. */
 	verdict_fast(task, s, 0);
@@ -3120,7 +3137,7 @@ static __always_inline void request_end(struct task_struct *task, struct task_st
 	}
 	s->in_req = 0;
 	verdict_fast(task, s, 0);
-	now = bpf_ktime_get_ns();
+	now = clock_now();
 	if (now - r->start < threshold_ns && !r->waits) {
 		return;
 	}
@@ -3216,7 +3233,7 @@ int ls_req_sample(struct bpf_perf_event_data *ctx)
 	e->kind = LS_KIND_SAMPLE;
 	e->pid = task_rd(task, tgid);
 	e->tid = task_rd(task, pid);
-	e->ts = bpf_ktime_get_ns();
+	e->ts = clock_now();
 	len = bpf_get_stack(ctx, e->kips, sizeof(e->kips), 0);
 	e->nr_kips = len > 0 ? len / sizeof(__u64) : 0;
 	len = bpf_get_stack(ctx, e->uips, sizeof(e->uips), BPF_F_USER_STACK);
@@ -3252,7 +3269,7 @@ int ls_ctx_flush(struct bpf_iter__task *ctx)
 	 * thread that woke it and then kept the CPU before it slept), and a thread whose interest
 	 * ended before its wakeup keeps its record until it runs again.
 	 */
-	now = bpf_ktime_get_ns();
+	now = clock_now();
 	s->flushed_out_ts = s->out_ts;
 	ctx_flush_out(task, s, now, true);
 	return 0;
@@ -3346,7 +3363,7 @@ int ls_go_park(struct pt_regs *ctx)
 	}
 	key.tgid = tgid;
 	key.g = ctx->r14;
-	p->start = bpf_ktime_get_ns();
+	p->start = clock_now();
 	p->tid = task_rd(task, pid);
 	p->reason = (__u8)ctx->cx;
 	p->goid = 0;
@@ -3377,7 +3394,7 @@ int ls_go_ready(struct pt_regs *ctx)
 	if (!p) {
 		return 0;
 	}
-	now = bpf_ktime_get_ns();
+	now = clock_now();
 	/* Parked on another CPU, whose clock may be ahead by microseconds (advance()). */
 	if (now <= p->start || now - p->start < sleep_threshold_ns) {
 		goto out;

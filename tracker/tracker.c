@@ -5,6 +5,7 @@
  * What they send is handled by the files that tracker-int.h names, one job each.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "latsnap.skel.h"
 #include "tracker/pyframes.h"
 #include "tracker/usyms.h"
+#include "lib/duration.h"
 #include "lib/util.h"
 
 /*
@@ -177,9 +179,37 @@ static uint64_t tick_ns(void)
 	return (uint64_t)res.tv_nsec;
 }
 
+/*
+ * Tests only: LATSNAP_TEST_CLOCK_SKEW_NS (a duration, e.g. 100ms) puts the clock of odd-numbered
+ * CPUs that far behind in the programs, so that a test can force the race of two CPUs' clocks
+ * that an emulated kernel showed (issue 33). Said on stderr whenever it is set.
+ */
+static int set_test_clock_skew(struct tracker *tr)
+{
+	const char *text = getenv("LATSNAP_TEST_CLOCK_SKEW_NS");
+	uint64_t skew;
+
+	if (!text || !*text) {
+		return 0;
+	}
+	if (ls_parse_duration(text, &skew)) {
+		ls_err("tracker: LATSNAP_TEST_CLOCK_SKEW_NS: bad duration '%s'", text);
+		return -EINVAL;
+	}
+	tr->skel->rodata->test_clock_skew_ns = skew;
+	ls_err("tracker: test mode: the clock of odd-numbered CPUs reads %" PRIu64
+	       " ns behind (LATSNAP_TEST_CLOCK_SKEW_NS)", skew);
+	return 0;
+}
+
 /* The run's options, into the programs' variables before the load, and into the tracker. */
 static int set_options(struct tracker *tr, const struct tracker_opts *opts)
 {
+	int err = set_test_clock_skew(tr);
+
+	if (err) {
+		return err;
+	}
 	tr->skel->data->threshold_ns = opts->threshold_ns;
 	tr->skel->data->sleep_threshold_ns = opts->sleep_threshold_ns;
 	tr->skel->rodata->track_all = opts->track_all;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pipewait [MS=120]
+ * pipewait [MS=120] [WCPU=-1]
  *
  * Forks a child named "pipewriter" (PR_SET_NAME) that sleeps MS ms and then
  * writes one byte to a pipe from write_to_pipe(); the parent blocks in read()
@@ -8,9 +8,12 @@
  * woken by pipewriter (pipe_write in the waker's stack). The child's own
  * nanosleep is an outlier too. The parent reaps the child with waitpid (an
  * idle syscall).
+ * WCPU >= 0: pipewriter moves itself to that CPU first (the wakeup then is read on another CPU
+ * than the reader's, when the reader is pinned elsewhere).
  * WL_LOG lines: "pid P", "reader TID", "writer PID", "read TID START END".
  */
 #include "wl_common.h"
+#include <sched.h>
 #include <sys/wait.h>
 
 static __attribute__((noinline)) void write_to_pipe(int fd)
@@ -21,9 +24,17 @@ static __attribute__((noinline)) void write_to_pipe(int fd)
 		wl_die("write", errno);
 }
 
-static __attribute__((noinline)) void pipewriter_main(int fd, long ms)
+static __attribute__((noinline)) void pipewriter_main(int fd, long ms, long cpu)
 {
+	cpu_set_t set;
+
 	wl_set_comm("pipewriter");
+	if (cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET((int)cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) != 0)
+			wl_die("sched_setaffinity", errno);
+	}
 	wl_nanosleep_ms(ms);
 	write_to_pipe(fd);
 	_exit(0);
@@ -44,10 +55,11 @@ static __attribute__((noinline)) ssize_t wait_for_pipe(int fd)
 int main(int argc, char **argv)
 {
 	int fds[2], status;
-	long ms;
+	long ms, cpu;
 	pid_t child;
 
-	wl_init_knobs("pipewait", argc, argv, WL_MS("MS", ms, 120));
+	wl_init_knobs("pipewait", argc, argv, WL_MS("MS", ms, 120),
+		      WL_KNOB("WCPU", cpu, -1, -1, CPU_SETSIZE - 1));
 	if (pipe(fds) != 0)
 		wl_die("pipe", errno);
 	child = fork();
@@ -55,7 +67,7 @@ int main(int argc, char **argv)
 		wl_die("fork", errno);
 	if (child == 0) {
 		close(fds[0]);
-		pipewriter_main(fds[1], ms);
+		pipewriter_main(fds[1], ms, cpu);
 	}
 	close(fds[1]);
 	wl_log("reader %d", (int)wl_gettid());
