@@ -86,6 +86,21 @@ static bool kernel_tracer_possible(void)
 	return found;
 }
 
+/* The loaded lttng-modules' version, for -v; "?" when the module does not say. */
+static const char *lttng_modules_version(char *buf, size_t size)
+{
+	FILE *f = fopen("/sys/module/lttng_tracer/version", "re");
+
+	snprintf(buf, size, "?");
+	if (f) {
+		if (fgets(buf, (int)size, f)) {
+			buf[strcspn(buf, "\n")] = '\0';
+		}
+		fclose(f);
+	}
+	return buf;
+}
+
 /*
  * start_sessiond - run a session daemon of our own, as `lttng create` does: --sig-parent makes
  * it send SIGUSR1 once it accepts clients, so latsnap knows when to go on.
@@ -258,8 +273,9 @@ static int enable_channel(struct lttng_handle *handle, struct lttng_domain *doma
 
 /*
  * The kernel channel, where lttng-modules answer: the scheduler's view and every syscall, of all
- * processes (a wait chain crosses into processes latsnap does not track). It replaces the BPF
- * side's latsnap_kernel stream.
+ * processes (a wait chain crosses into processes latsnap does not track), recorded as it happens:
+ * what CTF tools read. The BPF side's latsnap_kernel stream stays (recorder/recorder.c): the
+ * causes and wait chains are read from it.
  */
 static int enable_kernel_channel(struct lttng_handle *handle, struct lttng_domain *domain,
 				 uint64_t buffer_size)
@@ -310,6 +326,7 @@ int session_open(struct session **sessionp, const struct session_opts *opts)
 	struct lttng_domain kernel = { .type = LTTNG_DOMAIN_KERNEL,
 				       .buf_type = LTTNG_BUFFER_GLOBAL };
 	struct lttng_event *tracepoints = NULL;
+	char version[32];
 	struct session *s;
 	enum lttng_error_code code;
 	int err = 0, i;
@@ -370,8 +387,9 @@ int session_open(struct session **sessionp, const struct session_opts *opts)
 		if (err) {
 			goto out;
 		}
-		ls_verbose("record: LTTng kernel tracer found: kernel channel %s enabled",
-			   KERNEL_CHANNEL_NAME);
+		ls_verbose("record: LTTng kernel tracer found (lttng-modules %s): kernel channel %s "
+			   "enabled",
+			   lttng_modules_version(version, sizeof(version)), KERNEL_CHANNEL_NAME);
 	} else {
 		ls_verbose("record: no LTTng kernel tracer here (lttng-modules not loaded): "
 			   "user space only; the BPF side still covers the kernel");
