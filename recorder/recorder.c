@@ -274,8 +274,8 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 			   "syscalls) and the BPF side (causes, wait chains: %s)",
 			   rec->streaming ? "its context stream" : "no context stream");
 	} else {
-		ls_verbose("record: kernel tracer: the BPF side only (no lttng-modules loaded for "
-			   "this kernel); wait chains from %s",
+		ls_verbose("record: kernel tracer: the BPF side only (no LTTng kernel channel); wait "
+			   "chains from %s",
 			   rec->streaming ? "its context stream" : "nothing: no context stream");
 	}
 out:

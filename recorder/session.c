@@ -390,6 +390,11 @@ int session_open(struct session **sessionp, const struct session_opts *opts)
 		ls_verbose("record: LTTng kernel tracer found (lttng-modules %s): kernel channel %s "
 			   "enabled",
 			   lttng_modules_version(version, sizeof(version)), KERNEL_CHANNEL_NAME);
+	} else if (kernel_tracer_possible()) {
+		/* A daemon that was running already, started with --no-kernel or not as root. */
+		ls_verbose("record: lttng-modules are here, but the session daemon has no kernel "
+			   "tracer (started with --no-kernel, or not as root?): user space only; the "
+			   "BPF side still covers the kernel");
 	} else {
 		ls_verbose("record: no LTTng kernel tracer here (lttng-modules not loaded): "
 			   "user space only; the BPF side still covers the kernel");

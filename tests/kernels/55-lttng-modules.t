@@ -36,7 +36,7 @@ restore_modules() {
 	[ -n "$MOUNTED" ] || return 0
 	# The session daemon latsnap started unloads them as it exits; what it left goes here (the
 	# probes first: modprobe -r takes a module's unused dependencies with it).
-	for _ in 1 2 3; do
+	for _ in 1 2 3 4 5 6; do
 		for m in $(awk '$1 ~ /^lttng_/ && $3 == 0 { print $1 }' /proc/modules 2>/dev/null); do
 			modprobe -r "$m" 2>/dev/null
 		done
@@ -101,11 +101,14 @@ END=$(J "$O" .end_ns)
 # --- the trace: LTTng's kernel events, true in time ---------------------------------------------
 ok '[ -d "$SNAP/trace/kernel" ]' "the snapshot's trace has LTTng's kernel stream (trace/kernel)" ||
 	{ ls -lR "$SNAP/trace" >"$TMPD/ls" 2>&1; diag_file "$TMPD/ls" "  " 30; }
+T0=$(date +%s%N)
 babeltrace2 "$SNAP/trace" >"$TMPD/bt" 2>"$TMPD/bt.err"
 is "$?" 0 "babeltrace2 DIR/<id>/trace reads it" || diag_file "$TMPD/bt.err" "  babeltrace2: "
 # The raw clock values: LTTng's kernel clock counts CLOCK_MONOTONIC nanoseconds, as BPF does.
 babeltrace2 --clock-cycles "$SNAP/trace" >"$TMPD/btc" 2>/dev/null
-diag "the trace's event counts: $(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_]+(:[a-z_]+)?:$/) { print $i; break } }' "$TMPD/bt" | sort | uniq -c | sort -rn | head -n 20 | awk '{ printf "%s %s ", $2, $1 }')"
+diag "babeltrace2, twice: $((($(date +%s%N) - T0) / 1000000)) ms for $(wc -l <"$TMPD/bt") events"
+diag "the trace's events: $(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_]+(:[a-z_]+)?:$/) { print $i; break } }' "$TMPD/bt" | sort | uniq -c | sort -rn | head -n 12 | awk '{ printf "%s %s ", $2, $1 }')"
+diag "... by process: $(sed -n 's/.*procname = "\([^"]*\)".*/\1/p' "$TMPD/bt" | sort | uniq -c | sort -rn | head -n 8 | awk '{ printf "%s %s ", $2, $1 }')"
 # kev NAME: "CYCLES" of each of the reader's NAME events (LTTng's kernel ones: no provider).
 kev() {
 	awk -v name="$1:" -v tid="${READER:-0}" '$0 ~ "vtid = " tid "[,} ]" {
