@@ -122,6 +122,15 @@ nearest() {
 }
 read -r ENTRY DENTRY < <(kev syscall_entry_read | nearest "${START:-0}")
 read -r EXIT DEXIT < <(kev syscall_exit_read | nearest "${END:-0}")
+# latsnap's own syscalls are left out of the kernel channel (a filter on its vpid and the trace
+# reader's procname); its threads' switches are not. latsnap is the parent of pipewait's fork
+# (whose child, "latsnap" until its execve, is the workload's start, and recorded).
+LSPID=$(sed -n "s/.* sched_process_fork: .*parent_pid = \([0-9]*\),.*child_pid = ${READER:-0}[,} ].*/\1/p" "$TMPD/bt" | head -n 1)
+ok '[ -n "$LSPID" ]' "the trace has latsnap's fork of pipewait (latsnap's pid ${LSPID:-?})"
+N=$(grep -c -E " syscall_(entry|exit)_[a-z0-9_]+: .*vpid = ${LSPID:-0}," "$TMPD/bt")
+is "$N" 0 "no syscall event of latsnap's own process in the kernel channel" ||
+	{ grep -E " syscall_(entry|exit)_[a-z0-9_]+: .*vpid = ${LSPID:-0}," "$TMPD/bt" | head -n 10 >"$TMPD/own"; diag_file "$TMPD/own" "  "; }
+ok '[ "$(grep -c -E " sched_switch: .*vpid = ${LSPID:-0}," "$TMPD/bt")" -gt 0 ]' "... but its switches are"
 ok '[ -n "${ENTRY:-}" ]' "the trace has syscall_entry_read of the reader (vtid $READER)"
 between "${DENTRY:--1}" 0 5000000 "... at the outlier's start (${DENTRY:-?} ns from start_ns)"
 ok '[ -n "${EXIT:-}" ]' "the trace has syscall_exit_read of the reader"
