@@ -147,6 +147,14 @@ paste -d'\t' "$TMPD/btc" "$TMPD/bt" | awk -F'\t' -v tid="${READER:-0}" -v a="${E
 		($2 ~ "vtid = " tid "[,} ]" || $2 ~ "[ _]tid = " tid "[,} ]") { print $2 }' | head -n 12 >"$TMPD/bt.reader"
 diag_file "$TMPD/bt.reader" "  babeltrace2| "
 
+# make check-kernels' kernel x feature table (check.sh gathers these lines).
+if grep -q 'kernel tracer: LTTng kernel channel' "$TMPD/r.err" && [ -d "$SNAP/trace/kernel" ] &&
+	[ -n "${ENTRY:-}" ] && [ "$(J "$O" '.wait_chain[0].comm')" = pipewriter ]; then
+	diag "kernel-feature: LTTng kernel channel (lttng-modules $(modinfo -F version lttng-tracer 2>/dev/null)): yes"
+else
+	diag "kernel-feature: LTTng kernel channel (lttng-modules): no"
+fi
+
 # --- show and report read the snapshot ----------------------------------------------------------
 run_latsnap "$TMPD/show" "$TMPD/show.err" show "$SNAP"
 is "$RC" 0 "show DIR/<id>: exit 0" || diag_file "$TMPD/show.err" "  stderr: "
