@@ -17,8 +17,8 @@
 # links) with the .ko files in updates/lttng-modules/ and depmod's indexes: a test bind-mounts it
 # on the guest's /lib/modules/RELEASE, so the other tests' guests have no lttng-modules.
 #
-# Built for 6.1 only: Debian 12's lttng-modules (2.13.9) predates 6.12, and 5.10's headers are
-# Debian 11's. Exits 0 with the tree made, 1 (after saying why) when it could not be.
+# Built for 6.1 only: Debian 12's lttng-modules (2.13.9) predates 6.12 (not tried), and 5.10's
+# headers are Debian 11's. Exits 0 with the tree made, 1 (after saying why) when it could not be.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -18,8 +18,8 @@
 # (scripts/kernels/lttng-modules.sh: a module tree it bind-mounts on /lib/modules/RELEASE for this
 # file only, VM_LTTNG_MODULES), and on any machine whose running kernel has lttng-modules installed
 # or loaded. Under 6.1 without them (the harness's build failed) it is a missing prerequisite (a
-# failure under CI); on the other kernels the harness builds none: skipped, "no lttng-modules for
-# this kernel".
+# failure under CI); on the other kernels the harness builds none: skipped, "this kernel (RELEASE)
+# has no lttng-modules".
 set -u
 . "$(dirname "$0")/../integration/lib.sh"
 
@@ -59,7 +59,7 @@ if ! has_lttng_modules; then
 	if [ "${VM_SERIES:-}" = 6.1 ]; then
 		skip_all "lttng-modules for $RELEASE: make check-kernels built none (build/kernels/logs/lttng-modules-6.1.log)"
 	fi
-	skip_kernel "no lttng-modules for this kernel (make check-kernels builds them for 6.1 only)"
+	skip_kernel "has no lttng-modules (make check-kernels builds them for 6.1 only)"
 fi
 # latsnap starts its own session daemon, which loads the modules; one already running must have
 # the kernel domain, or latsnap would use it without.
@@ -107,8 +107,11 @@ is "$?" 0 "babeltrace2 DIR/<id>/trace reads it" || diag_file "$TMPD/bt.err" "  b
 # The raw clock values: LTTng's kernel clock counts CLOCK_MONOTONIC nanoseconds, as BPF does.
 babeltrace2 --clock-cycles "$SNAP/trace" >"$TMPD/btc" 2>/dev/null
 diag "babeltrace2, twice: $((($(date +%s%N) - T0) / 1000000)) ms for $(wc -l <"$TMPD/bt") events"
-diag "the trace's events: $(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_]+(:[a-z_]+)?:$/) { print $i; break } }' "$TMPD/bt" | sort | uniq -c | sort -rn | head -n 12 | awk '{ printf "%s %s ", $2, $1 }')"
-diag "... by process: $(sed -n 's/.*procname = "\([^"]*\)".*/\1/p' "$TMPD/bt" | sort | uniq -c | sort -rn | head -n 8 | awk '{ printf "%s %s ", $2, $1 }')"
+# top N: the N most frequent lines of stdin, "LINE COUNT ..." on one line.
+top() { sort | uniq -c | sort -rn | head -n "$1" | awk '{ printf "%s %s ", $2, $1 }'; }
+diag "the trace's events: $(awk '{ for (i = 1; i <= NF; i++)
+		if ($i ~ /^[a-z_]+(:[a-z_]+)?:$/) { print $i; break } }' "$TMPD/bt" | top 12)"
+diag "... by process: $(sed -n 's/.*procname = "\([^"]*\)".*/\1/p' "$TMPD/bt" | top 8)"
 # kev NAME: "CYCLES" of each of the reader's NAME events (LTTng's kernel ones: no provider).
 kev() {
 	awk -v name="$1:" -v tid="${READER:-0}" '$0 ~ "vtid = " tid "[,} ]" {
@@ -125,11 +128,12 @@ read -r EXIT DEXIT < <(kev syscall_exit_read | nearest "${END:-0}")
 # latsnap's own syscalls are left out of the kernel channel (a filter on its vpid and the trace
 # reader's procname); its threads' switches are not. latsnap is the parent of pipewait's fork
 # (whose child, "latsnap" until its execve, is the workload's start, and recorded).
-LSPID=$(sed -n "s/.* sched_process_fork: .*parent_pid = \([0-9]*\),.*child_pid = ${READER:-0}[,} ].*/\1/p" "$TMPD/bt" | head -n 1)
+LSPID=$(sed -n "s/.* sched_process_fork: .*parent_pid = \([0-9]*\),.*child_pid = ${READER:-0}[,} ].*/\1/p" \
+	"$TMPD/bt" | head -n 1)
 ok '[ -n "$LSPID" ]' "the trace has latsnap's fork of pipewait (latsnap's pid ${LSPID:-?})"
-N=$(grep -c -E " syscall_(entry|exit)_[a-z0-9_]+: .*vpid = ${LSPID:-0}," "$TMPD/bt")
-is "$N" 0 "no syscall event of latsnap's own process in the kernel channel" ||
-	{ grep -E " syscall_(entry|exit)_[a-z0-9_]+: .*vpid = ${LSPID:-0}," "$TMPD/bt" | head -n 10 >"$TMPD/own"; diag_file "$TMPD/own" "  "; }
+OWN=" syscall_(entry|exit)_[a-z0-9_]+: .*vpid = ${LSPID:-0},"
+is "$(grep -c -E "$OWN" "$TMPD/bt")" 0 "no syscall event of latsnap's own process in the kernel channel" ||
+	{ grep -E "$OWN" "$TMPD/bt" | head -n 10 >"$TMPD/own"; diag_file "$TMPD/own" "  "; }
 ok '[ "$(grep -c -E " sched_switch: .*vpid = ${LSPID:-0}," "$TMPD/bt")" -gt 0 ]' "... but its switches are"
 ok '[ -n "${ENTRY:-}" ]' "the trace has syscall_entry_read of the reader (vtid $READER)"
 between "${DENTRY:--1}" 0 5000000 "... at the outlier's start (${DENTRY:-?} ns from start_ns)"
