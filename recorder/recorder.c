@@ -258,13 +258,25 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 		       "slow to answer?): snapshots taken before they are will lack them",
 		       EMIT_READY_TIMEOUT_MS / 1000);
 	}
-	if (session_has_kernel(rec->session)) {
-		ls_verbose(
-			"record: the LTTng kernel channel gives the kernel's view: no BPF context "
-			"stream");
-	} else if (rec->emit && opts->context_level != LS_CTX_NONE) {
+	/*
+	 * The BPF context stream goes into the snapshots with or without LTTng's kernel channel:
+	 * the wait chains (recorder/chain.c) and show's thread states are read from its events,
+	 * which carry what LTTng's do not (the stack a thread blocked in, its waker's, the syscall
+	 * it blocked in, the threads a wait depends on). The kernel channel adds the kernel's own
+	 * events, recorded as they happen, for the CTF tools.
+	 */
+	if (rec->emit && opts->context_level != LS_CTX_NONE) {
 		tracker_set_context(tr, (enum ls_ctx_level)opts->context_level, on_context, rec);
 		rec->streaming = true;
+	}
+	if (session_has_kernel(rec->session)) {
+		ls_verbose("record: kernel tracer: LTTng kernel channel (lttng-modules: sched, block, "
+			   "syscalls) and the BPF side (causes, wait chains: %s)",
+			   rec->streaming ? "its context stream" : "no context stream");
+	} else {
+		ls_verbose("record: kernel tracer: the BPF side only (no LTTng kernel channel); wait "
+			   "chains from %s",
+			   rec->streaming ? "its context stream" : "nothing: no context stream");
 	}
 out:
 	if (err) {

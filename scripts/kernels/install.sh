@@ -6,7 +6,8 @@
 # fetch_qemu); then fetches Debian's
 # kernel package of each SERIES (5.10, 6.1, 6.12; default: all three) with `apt-get download`
 # and unpacks it into build/kernels/SERIES/root/ (never installed on this machine). Idempotent: a
-# series already unpacked is left alone (remove build/kernels/SERIES to fetch it again).
+# series already unpacked is left alone (remove build/kernels/SERIES to fetch it again). For 6.1,
+# lttng-modules too (lttng-modules.sh; LTTNG_MODULES=no: not).
 #
 # 6.1 and 6.12 come from bookworm's own suites; 5.10 from bullseye's, through a private sources
 # list made from this machine's (same archive, suite renamed), with apt state of its own under
@@ -217,4 +218,10 @@ mkdir -p "$KDIR"
 fetch_qemu
 for s in "$@"; do
 	fetch_series "$s"
+	# LTTng's kernel tracer for the guest's test of it (lttng-modules.sh: built once, cached). A
+	# failure here is that test's, which says why: the other tests need no lttng-modules.
+	if [ "$s" = 6.1 ] && [ "${LTTNG_MODULES:-yes}" != no ]; then
+		"$HERE/lttng-modules.sh" "$s" ||
+			echo "latsnap: check-kernels: $s: no lttng-modules (above): tests/kernels/55-lttng-modules.t fails" >&2
+	fi
 done

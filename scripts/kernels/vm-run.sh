@@ -26,6 +26,8 @@
 #   VM_INIT=systemd  boot systemd as PID 1 (the host's /lib/systemd/systemd) and run CMD as a
 #               unit of its default target, after sysinit.target and basic.target (init.sh)
 #   /results share: CMD may leave files in $VM_RESULTS (/run/latsnap-vm) for the host.
+#   VM_LTTNG_MODULES (for CMD): the kernel's module tree with lttng-modules (lttng-modules.sh),
+#               when the series has one; a test bind-mounts it on /lib/modules/RELEASE.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -167,6 +169,10 @@ esac
 	echo "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	echo "export HOME=/root USER=root LOGNAME=root SHELL=/bin/bash"
 	echo "export VM_SERIES=$(q "$SERIES") VM_RESULTS=/run/latsnap-vm"
+	# The module tree with lttng-modules (lttng-modules.sh), for the test that mounts it.
+	if [ -f "$KD/lttng/KEY" ] && [ -f "$KD/lttng/lib/modules/$RELEASE/modules.dep" ]; then
+		echo "export VM_LTTNG_MODULES=$(q "$(cd "$KD/lttng/lib/modules/$RELEASE" && pwd -P)")"
+	fi
 	for v in CI LATSNAP_TIMEOUT KEEP_TMP STORM_SECONDS LANG LC_ALL ${VM_ENV:-}; do
 		if [ -n "${!v+set}" ]; then
 			echo "export $v=$(q "${!v}")"
