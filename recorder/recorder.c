@@ -46,6 +46,8 @@
 #include "recorder/recorder.h"
 #include "classify/idle.h"
 #include "recorder/session.h"
+#include "recorder/timeline.h"
+#include "trace/ctf-writer.h"
 #include "tracker/tracker.h"
 #include "lib/util.h"
 
@@ -86,6 +88,13 @@ struct recorder {
 	uint64_t batch_over; /* of those, outliers that came when the batch held MAX_BATCH */
 	uint64_t lost_packets;
 	bool streaming; /* the BPF side streams the kernel context into the session */
+	/*
+	 * latsnap's own events of a snapshot (kernel context, outliers) go into a trace of their
+	 * own next to LTTng's, each at its time (recorder/timeline.c); not with a relay, which gets
+	 * LTTng's snapshot only: then they go into the session, at the time they are emitted.
+	 */
+	bool own_trace;
+	struct ctf_writer *timeline; /* that trace of the snapshot being taken */
 	bool session_gone; /* the session daemon died: outliers are printed, not persisted */
 	uid_t owner_uid; /* who gets what latsnap writes (sudo's caller), or -1 */
 	gid_t owner_gid;
@@ -183,6 +192,12 @@ static void on_context(const struct ls_ctx_event *e, void *ctx)
 {
 	struct recorder *rec = ctx;
 
+	if (rec->own_trace) {
+		if (rec->timeline) {
+			timeline_kernel_event(rec->timeline, e);
+		}
+		return;
+	}
 	emit_kernel_event(rec->emit, e);
 }
 
@@ -205,6 +220,7 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	rec->tracker = tr;
 	tracker_keep_exited(tr, true);
 	rec->out_fd = -1;
+	rec->own_trace = !opts->relay;
 	rec->batch = calloc(MAX_BATCH, sizeof(*rec->batch));
 	if (!rec->batch) {
 		err = -ENOMEM;
@@ -281,7 +297,9 @@ out:
 void recorder_add(struct recorder *rec, struct outlier *outlier)
 {
 	rec->totals.outliers++;
-	emit_outlier(rec->emit, outlier);
+	if (!rec->own_trace) {
+		emit_outlier(rec->emit, outlier);
+	}
 	if (rec->nr_batch >= MAX_BATCH) {
 		rec->skipped_since++;
 		rec->totals.skipped++;
@@ -1072,6 +1090,7 @@ struct snap {
 	struct retention_item items[MAX_BATCH]; /* the batch, as the retention policy sees it */
 	struct retention_kept pending; /* the causes it holds, for the retention policy */
 	char *json; /* the summary.json text, for the relay */
+	struct ctf_clock clock; /* of LTTng's trace, which latsnap's own goes with */
 	uint64_t t0, t_lttng, t_read, t_relay;
 };
 
@@ -1079,6 +1098,7 @@ struct snap {
 struct read_back {
 	struct recorder *rec;
 	struct chain_events chain;
+	bool chain_wanted; /* the kernel context is in this reading: collect it */
 	int err; /* of the collection (memory), not of the reading */
 };
 
@@ -1111,7 +1131,7 @@ static int on_trace_event(const struct ctf_event *ev, void *ctx)
 	lsev_decode(ev, &decoded);
 	if (decoded.kind == LSEV_USER_STACK) {
 		on_user_stack(rb->rec, &decoded);
-	} else if (rb->rec->streaming && !rb->err) {
+	} else if (rb->chain_wanted && !rb->err) {
 		rb->err = chain_add_lsev(&rb->chain, &decoded);
 	}
 	return 0;
@@ -1170,18 +1190,24 @@ static int snapshot_retake(struct recorder *rec, struct snap *sn)
  */
 static void read_back(struct recorder *rec, const char *trace_path, struct snap *sn)
 {
-	struct read_back rb = { .rec = rec, .chain = { .tr = rec->tracker } };
+	bool chain_wanted = rec->streaming && !rec->own_trace;
+	struct read_back rb = { .rec = rec, .chain = { .tr = rec->tracker },
+				.chain_wanted = chain_wanted };
 	struct json_object *flags = sn->flags;
 	struct ctf_trace_info info = { 0 };
+	bool empty;
 	char text[160];
 	int err;
 
 	err = ctf_read_info(trace_path, "latsnap", on_trace_event, &rb, &info);
 	/*
 	 * Empty, though latsnap just recorded its outliers into it: a 6.12 guest under load wrote
-	 * such a snapshot (the buffers' streams not yet in it); taken again, it has them.
+	 * such a snapshot (the buffers' streams not yet in it); taken again, it has them. With
+	 * latsnap's own events in a trace of their own, LTTng's may hold no event; it still has
+	 * the streams of latsnap's own registration, and their clock.
 	 */
-	if (((err && err != -ENOMEM) || (!err && !info.events)) && snapshot_retake(rec, sn) == 0) {
+	empty = !err && !info.events && (!rec->own_trace || !info.clock.known);
+	if (((err && err != -ENOMEM) || empty) && snapshot_retake(rec, sn) == 0) {
 		ls_verbose("record: %s/%s: the trace could not be read (%s): its metadata "
 			   "regenerated, the snapshot taken again",
 			   rec->out_path, sn->id, err ? strerror(-err) : "no events");
@@ -1189,6 +1215,7 @@ static void read_back(struct recorder *rec, const char *trace_path, struct snap 
 		memset(&rb, 0, sizeof(rb));
 		rb.rec = rec;
 		rb.chain.tr = rec->tracker;
+		rb.chain_wanted = chain_wanted;
 		memset(&info, 0, sizeof(info));
 		err = ctf_read_info(trace_path, "latsnap", on_trace_event, &rb, &info);
 		add_flag(flags, "trace-retaken: the first copy of the trace could not be read, or "
@@ -1202,8 +1229,8 @@ static void read_back(struct recorder *rec, const char *trace_path, struct snap 
 			 info.discarded_events, info.discarded_packets);
 		json_object_array_add(flags, json_object_new_string(text));
 	}
-	if (rec->streaming &&
-	    (err || rb.err || chain_build(&rb.chain, rec->batch, rec->nr_batch))) {
+	sn->clock = info.clock;
+	if (chain_wanted && (err || rb.err || chain_build(&rb.chain, rec->batch, rec->nr_batch))) {
 		json_object_array_add(flags,
 				      json_object_new_string(
 					      "no-wait-chain: the kernel context events of the "
@@ -1211,6 +1238,74 @@ static void read_back(struct recorder *rec, const char *trace_path, struct snap 
 	}
 	chain_events_free(&rb.chain);
 	flag_outliers(rec, &info);
+}
+
+/*
+ * write_timeline - latsnap's own events of the snapshot (the kernel context read before it, the
+ * batch's outliers) as trace/latsnap/, a trace of their own next to LTTng's, each at the time
+ * it happened on LTTng's clock class; then the wait chain, from them. Called after read_back(),
+ * which took the clock from LTTng's trace.
+ */
+static void write_timeline(struct recorder *rec, const char *trace_path, struct snap *sn)
+{
+	struct read_back rb = { .rec = rec, .chain = { .tr = rec->tracker },
+				.chain_wanted = rec->streaming };
+	bool in_trace[MAX_BATCH] = { false };
+	char dir[PATH_MAX + 200], why[256], host[256];
+	size_t i;
+	int err;
+
+	if (!rec->timeline) {
+		err = -ENOMEM;
+		snprintf(why, sizeof(why), "%s", strerror(ENOMEM));
+		goto out;
+	}
+	for (i = 0; i < rec->nr_batch; i++) {
+		in_trace[i] = timeline_outlier(rec->timeline, rec->batch[i]);
+	}
+	if (!sn->clock.known) {
+		err = -ENODATA;
+		snprintf(why, sizeof(why), "LTTng's trace gave no clock to put them on");
+		goto out;
+	}
+	if (gethostname(host, sizeof(host))) {
+		host[0] = '\0';
+	}
+	host[sizeof(host) - 1] = '\0';
+	snprintf(dir, sizeof(dir), "%s/%s", trace_path, TIMELINE_DIR);
+	err = ctf_writer_write(rec->timeline, dir, &sn->clock, host, why, sizeof(why));
+	if (err) {
+		goto out;
+	}
+	for (i = 0; i < rec->nr_batch; i++) {
+		if (in_trace[i]) {
+			rec->batch[i]->user_stack.in_trace = true;
+		}
+	}
+	ls_verbose("record: %s: %zu events of latsnap's own, each at its time", dir,
+		   ctf_writer_count(rec->timeline));
+	if (!rec->streaming) {
+		goto out;
+	}
+	err = ctf_read(dir, "latsnap", on_trace_event, &rb);
+	if (err || rb.err || chain_build(&rb.chain, rec->batch, rec->nr_batch)) {
+		add_flag(sn->flags, "no-wait-chain: the kernel context events of the trace could "
+				    "not be read");
+	}
+	err = 0;
+out:
+	if (err) {
+		ls_err("record: %s/%s: latsnap's own events (kernel context, outliers) not written: "
+		       "%s",
+		       rec->out_path, sn->id, why);
+		add_flag(sn->flags, "no-latsnap-events: its own events could not be written: %s",
+			 why);
+		if (rec->streaming) {
+			add_flag(sn->flags, "no-wait-chain: the kernel context events of the trace "
+					    "could not be read");
+		}
+	}
+	chain_events_free(&rb.chain);
 }
 
 /*
@@ -1274,6 +1369,10 @@ static int snapshot_write_trace(struct recorder *rec, struct snap *sn)
 	}
 	snprintf(path, sizeof(path), "%s/%s/.lttng", rec->out_path, sn->id);
 	emit_batch_mappings(rec);
+	if (rec->own_trace) {
+		/* Filled from here on; written once LTTng's trace says what clock it is on. */
+		rec->timeline = ctf_writer_new();
+	}
 	if (rec->streaming) {
 		emit_context(rec, sn->flags);
 	}
@@ -1411,6 +1510,9 @@ int recorder_snapshot(struct recorder *rec)
 	}
 	snprintf(trace, sizeof(trace), "%s/%s/trace", rec->out_path, sn.id);
 	read_back(rec, trace, &sn);
+	if (rec->own_trace) {
+		write_timeline(rec, trace, &sn);
+	}
 	sn.t_read = ls_now_ns();
 	err = write_summary(rec, sn.fd, sn.id, sn.flags, rec->opts.relay ? &sn.json : NULL);
 	if (err) {
@@ -1436,6 +1538,8 @@ failed:
 	snapshot_failed(rec, &sn);
 out:
 	json_object_put(sn.flags);
+	ctf_writer_free(rec->timeline);
+	rec->timeline = NULL;
 	retention_kept_free(&sn.pending);
 	free(sn.json);
 	if (sn.fd >= 0) {
