@@ -256,8 +256,17 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 		adopt_earlier(rec);
 	}
 	sopts.buffer_size = opts->buffer_size;
-	sopts.ust_events[sopts.nr_ust_events++] = "latsnap:*";
-	sopts.ust_events[sopts.nr_ust_events++] = "latsnap_kernel:*";
+	if (rec->own_trace) {
+		/*
+		 * What latsnap writes right before a snapshot (the mappings; latsnap:summary goes
+		 * only to a relay); its outliers and the kernel context go into a trace of their
+		 * own, each at its time (write_timeline()).
+		 */
+		sopts.ust_events[sopts.nr_ust_events++] = LSEV_NAME_BIN_INFO;
+	} else {
+		sopts.ust_events[sopts.nr_ust_events++] = "latsnap:*";
+		sopts.ust_events[sopts.nr_ust_events++] = "latsnap_kernel:*";
+	}
 	sopts.ust_events[sopts.nr_ust_events++] = "lttng_ust_statedump:*";
 	for (i = 0; i < opts->nr_ust_events && sopts.nr_ust_events < SESSION_MAX_EVENTS; i++) {
 		sopts.ust_events[sopts.nr_ust_events++] = opts->ust_events[i];
@@ -297,9 +306,11 @@ out:
 void recorder_add(struct recorder *rec, struct outlier *outlier)
 {
 	rec->totals.outliers++;
-	if (!rec->own_trace) {
-		emit_outlier(rec->emit, outlier);
-	}
+	/*
+	 * Live, for any session that enables latsnap:* (a user's own); latsnap's own session
+	 * records it only without a trace of its own (recorder_open()).
+	 */
+	emit_outlier(rec->emit, outlier);
 	if (rec->nr_batch >= MAX_BATCH) {
 		rec->skipped_since++;
 		rec->totals.skipped++;
