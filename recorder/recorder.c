@@ -56,6 +56,12 @@
  * thousands a second would otherwise grow latsnap by hundreds of MB before its snapshot.
  */
 #define MAX_BATCH 1024
+/*
+ * The kernel context of a snapshot written into a trace of its own: bounded by the kernel's
+ * rings (man page: 7 MB of events and 1.6 MB of stacks per CPU) on any machine of a few CPUs;
+ * this caps what latsnap holds in memory on one with many.
+ */
+#define CTX_OWN_MAX_BYTES (256ULL << 20)
 /* How long record waits at start for its own events to be enabled (emit_wait_ready()). */
 #define EMIT_READY_TIMEOUT_MS 10000
 /* A latsnap:summary event carries at most this much of the summary (and half a sub-buffer). */
@@ -1056,7 +1062,7 @@ static void add_flag(struct json_object *flags, const char *fmt, ...)
  */
 static void emit_context(struct recorder *rec, struct json_object *flags)
 {
-	uint64_t from = UINT64_MAX;
+	uint64_t from = UINT64_MAX, max_bytes;
 	struct tracker_ctx_read r;
 	size_t i;
 
@@ -1066,7 +1072,12 @@ static void emit_context(struct recorder *rec, struct json_object *flags)
 		}
 	}
 	from = from > CTX_MARGIN_NS ? from - CTX_MARGIN_NS : 0;
-	if (tracker_read_context(rec->tracker, from, session_subbuf_size(rec->session) * 2, &r)) {
+	/*
+	 * Into the session, half its ring at most: more would overwrite what latsnap recorded of
+	 * the outliers before. Into a trace of its own, what the kernel's rings hold.
+	 */
+	max_bytes = rec->own_trace ? CTX_OWN_MAX_BYTES : session_subbuf_size(rec->session) * 2;
+	if (tracker_read_context(rec->tracker, from, max_bytes, &r)) {
 		add_flag(flags, "context-lost: no memory to read the kernel context");
 		return;
 	}
@@ -1076,8 +1087,10 @@ static void emit_context(struct recorder *rec, struct json_object *flags)
 	if (r.trimmed) {
 		add_flag(flags,
 			 "context-lost: the %" PRIu64 " oldest kernel context events of the window "
-			 "did not fit in half the trace's ring (raise --buffer-size)",
-			 r.trimmed);
+			 "did not fit in %s",
+			 r.trimmed,
+			 rec->own_trace ? "the memory latsnap gives them" :
+					  "half the trace's ring (raise --buffer-size)");
 	}
 	if (r.stacks_lost) {
 		add_flag(flags,

@@ -8,8 +8,8 @@
  *
  * The events and their fields are those of events/kernel-tp.h and events/events-tp.h, which
  * write the same into the LTTng session when there is no local trace to add to (a relay), so
- * that trace/lsevents.c decodes either alike; a text field is preceded by its length, as
- * LS_FIELD_TEXT() writes it.
+ * that trace/lsevents.c decodes either alike: a text field that may be empty is preceded by its
+ * length, as LS_FIELD_TEXT() writes it, a task's name and a fixed word are plain strings.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -34,7 +34,8 @@ static const char *comm(const char *c, char *buf)
 
 static void ips(struct ctf_writer *w, const char *name, const struct ls_ctx_event *e)
 {
-	ctf_writer_hex_seq(w, name, (const uint64_t *)e->ips, e->nr_ips > LS_MAX_DEPTH ? LS_MAX_DEPTH : e->nr_ips);
+	ctf_writer_hex_seq(w, name, (const uint64_t *)e->ips,
+			   e->nr_ips > LS_MAX_DEPTH ? LS_MAX_DEPTH : e->nr_ips);
 }
 
 /* process_fork/exec/exit (kernel-tp.h's task_class). */
@@ -46,10 +47,10 @@ static void task_event(struct ctf_writer *w, const char *name, const struct ls_c
 	ctf_writer_uint(w, "ts_ns", 64, e->ts);
 	ctf_writer_sint(w, "tid", 32, (int32_t)e->tid);
 	ctf_writer_sint(w, "pid", 32, (int32_t)e->pid);
-	ctf_writer_text(w, "comm", comm(e->comm, c1));
+	ctf_writer_string(w, "comm", comm(e->comm, c1));
 	ctf_writer_sint(w, "other_tid", 32, (int32_t)e->tid2);
 	ctf_writer_sint(w, "other_pid", 32, (int32_t)e->pid2);
-	ctf_writer_text(w, "other_comm", comm(e->comm2, c2));
+	ctf_writer_string(w, "other_comm", comm(e->comm2, c2));
 }
 
 /**
@@ -71,13 +72,13 @@ void timeline_kernel_event(struct ctf_writer *w, const struct ls_ctx_event *e)
 		ctf_writer_uint(w, "cpu", 32, e->cpu);
 		ctf_writer_sint(w, "prev_tid", 32, (int32_t)e->tid);
 		ctf_writer_sint(w, "prev_pid", 32, (int32_t)e->pid);
-		ctf_writer_text(w, "prev_comm", comm(e->comm, c1));
+		ctf_writer_string(w, "prev_comm", comm(e->comm, c1));
 		ctf_writer_sint(w, "prev_state", 64, e->arg);
 		ctf_writer_uint(w, "preempted", 8, e->preempted);
 		ctf_writer_text(w, "prev_syscall", sc);
 		ctf_writer_sint(w, "next_tid", 32, (int32_t)e->tid2);
 		ctf_writer_sint(w, "next_pid", 32, (int32_t)e->pid2);
-		ctf_writer_text(w, "next_comm", comm(e->comm2, c2));
+		ctf_writer_string(w, "next_comm", comm(e->comm2, c2));
 		ips(w, "prev_stack", e);
 		break;
 	case LS_CTX_WAKEUP:
@@ -86,10 +87,10 @@ void timeline_kernel_event(struct ctf_writer *w, const struct ls_ctx_event *e)
 		ctf_writer_uint(w, "cpu", 32, e->cpu);
 		ctf_writer_sint(w, "tid", 32, (int32_t)e->tid);
 		ctf_writer_sint(w, "pid", 32, (int32_t)e->pid);
-		ctf_writer_text(w, "comm", comm(e->comm, c1));
+		ctf_writer_string(w, "comm", comm(e->comm, c1));
 		ctf_writer_sint(w, "waker_tid", 32, (int32_t)e->tid2);
 		ctf_writer_sint(w, "waker_pid", 32, (int32_t)e->pid2);
-		ctf_writer_text(w, "waker_comm", comm(e->comm2, c2));
+		ctf_writer_string(w, "waker_comm", comm(e->comm2, c2));
 		ctf_writer_uint(w, "in_irq", 8, (uint64_t)e->arg);
 		ips(w, "waker_stack", e);
 		break;
@@ -99,7 +100,7 @@ void timeline_kernel_event(struct ctf_writer *w, const struct ls_ctx_event *e)
 		ctf_writer_uint(w, "ts_ns", 64, e->ts);
 		ctf_writer_sint(w, "tid", 32, (int32_t)e->tid);
 		ctf_writer_sint(w, "pid", 32, (int32_t)e->pid);
-		ctf_writer_text(w, "comm", comm(e->comm, c1));
+		ctf_writer_string(w, "comm", comm(e->comm, c1));
 		ctf_writer_sint(w, "nr", 64, e->nr);
 		ctf_writer_text(w, "name", sc);
 		ctf_writer_uint(w, "start_ns", 64, e->start);
@@ -120,18 +121,18 @@ void timeline_kernel_event(struct ctf_writer *w, const struct ls_ctx_event *e)
 		ctf_writer_uint(w, "ts_ns", 64, e->ts);
 		ctf_writer_sint(w, "tid", 32, (int32_t)e->tid);
 		ctf_writer_sint(w, "pid", 32, (int32_t)e->pid);
-		ctf_writer_text(w, "comm", comm(e->comm, c1));
+		ctf_writer_string(w, "comm", comm(e->comm, c1));
 		ctf_writer_sint(w, "other_tid", 32, (int32_t)e->tid2);
 		ctf_writer_sint(w, "other_pid", 32, (int32_t)e->pid2);
-		ctf_writer_text(w, "other_comm", comm(e->comm2, c2));
-		ctf_writer_text(w, "reason", e->arg == LS_INTEREST_WAKER ? "waker" : "wakee");
+		ctf_writer_string(w, "other_comm", comm(e->comm2, c2));
+		ctf_writer_string(w, "reason", e->arg == LS_INTEREST_WAKER ? "waker" : "wakee");
 		break;
 	case LS_CTX_BLOCK_ISSUE:
 		ctf_writer_event(w, LSEV_NAME_BLOCK_RQ_ISSUE, e->ts);
 		ctf_writer_uint(w, "ts_ns", 64, e->ts);
 		ctf_writer_sint(w, "tid", 32, (int32_t)e->tid);
 		ctf_writer_sint(w, "pid", 32, (int32_t)e->pid);
-		ctf_writer_text(w, "comm", comm(e->comm, c1));
+		ctf_writer_string(w, "comm", comm(e->comm, c1));
 		ctf_writer_uint(w, "dev", 64, (uint64_t)e->arg);
 		ctf_writer_uint(w, "sector", 64, (uint64_t)e->nr);
 		ctf_writer_uint(w, "bytes", 64, e->start);
@@ -197,7 +198,7 @@ static void kernel_stack(struct ctf_writer *w, const struct outlier *o, const ch
 	ctf_writer_event(w, LSEV_NAME_KERNEL_STACK, o->end_ns);
 	ctf_writer_sint(w, "tid", 32, o->tid);
 	ctf_writer_uint(w, "end_ns", 64, o->end_ns);
-	ctf_writer_text(w, "role", role);
+	ctf_writer_string(w, "role", role);
 	ctf_writer_uint(w, "index", 32, index);
 	ctf_writer_uint(w, "weight_ns", 64, weight_ns);
 	frames_seq(w, frames);
@@ -229,10 +230,10 @@ bool timeline_outlier(struct ctf_writer *w, const struct outlier *o)
 		used += (size_t)len;
 	}
 	ctf_writer_event(w, LSEV_NAME_OUTLIER, o->end_ns);
-	ctf_writer_text(w, "kind", outlier_kind_name(o->kind));
+	ctf_writer_string(w, "kind", outlier_kind_name(o->kind));
 	ctf_writer_sint(w, "pid", 32, o->pid);
 	ctf_writer_sint(w, "tid", 32, o->tid);
-	ctf_writer_text(w, "comm", o->comm);
+	ctf_writer_string(w, "comm", o->comm);
 	ctf_writer_text(w, "syscall", o->syscall);
 	ctf_writer_sint(w, "syscall_nr", 64, o->syscall ? o->syscall_nr : -1);
 	ctf_writer_uint(w, "start_ns", 64, o->start_ns);
@@ -261,8 +262,8 @@ bool timeline_outlier(struct ctf_writer *w, const struct outlier *o)
 	}
 	ctf_writer_event(w, LSEV_NAME_USER_STACK, o->end_ns + user->unwind_ns);
 	ctf_writer_sint(w, "tid", 32, o->tid);
-	ctf_writer_uint(w, "depth", 32, user->frames.nr > LS_MAX_FRAMES ? LS_MAX_FRAMES :
-									 user->frames.nr);
+	ctf_writer_uint(w, "depth", 32,
+			user->frames.nr > LS_MAX_FRAMES ? LS_MAX_FRAMES : user->frames.nr);
 	ctf_writer_uint(w, "truncated", 8, user->truncated);
 	ctf_writer_uint(w, "status", 8, (uint64_t)user->status);
 	ctf_writer_uint(w, "unwind_ns", 64, user->unwind_ns);

@@ -984,8 +984,10 @@ static int add_clock(struct json_object *end, const struct ctf_clock *c)
 	    (c->has_uuid && json_object_object_add(obj, "uuid", json_object_new_string(uuid))) ||
 	    json_object_object_add(obj, "freq", json_object_new_int64((int64_t)c->freq)) ||
 	    json_object_object_add(obj, "offset_s", json_object_new_int64(c->offset_s)) ||
-	    json_object_object_add(obj, "offset", json_object_new_int64((int64_t)c->offset_cycles)) ||
-	    json_object_object_add(obj, "precision", json_object_new_int64((int64_t)c->precision)) ||
+	    json_object_object_add(obj, "offset",
+				   json_object_new_int64((int64_t)c->offset_cycles)) ||
+	    json_object_object_add(obj, "precision",
+				   json_object_new_int64((int64_t)c->precision)) ||
 	    json_object_object_add(obj, "unix", json_object_new_boolean(c->origin_unix))) {
 		return -ENOMEM;
 	}

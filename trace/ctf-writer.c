@@ -23,6 +23,7 @@ enum wtype {
 	W_SINT,
 	W_HEX,
 	W_TEXT,
+	W_STRING,
 	W_HEX_SEQ,
 };
 
@@ -68,6 +69,7 @@ struct ctf_writer {
 	bt_packet *packet;
 	char *why;
 	size_t why_len;
+	int ir_err; /* why the source component could not make the trace's classes */
 };
 
 /**
@@ -127,8 +129,8 @@ void ctf_writer_event(struct ctf_writer *w, const char *name, uint64_t ts)
 		w->ev = p;
 		w->cap_ev = cap;
 	}
-	w->ev[w->nr_ev] = (struct wevent){ .name = name, .ts = ts, .order = w->nr_ev,
-					   .first = w->nr_f };
+	w->ev[w->nr_ev] =
+		(struct wevent){ .name = name, .ts = ts, .order = w->nr_ev, .first = w->nr_f };
 	w->nr_ev++;
 }
 
@@ -219,6 +221,23 @@ void ctf_writer_text(struct ctf_writer *w, const char *name, const char *s)
 }
 
 /**
+ * ctf_writer_string - a plain string field @name (@s, NULL as ""), for text that is never empty
+ * (a task's name, a fixed word), as LTTng writes a string or a fixed-size text array
+ */
+void ctf_writer_string(struct ctf_writer *w, const char *name, const char *s)
+{
+	struct wfield *f = add_field(w, name, W_STRING, 0);
+
+	if (!f) {
+		return;
+	}
+	f->s = strdup(s ? s : "");
+	if (!f->s) {
+		w->err = -ENOMEM;
+	}
+}
+
+/**
  * ctf_writer_hex_seq - a sequence of @n 64-bit addresses, preceded by its length "_@name_length"
  */
 void ctf_writer_hex_seq(struct ctf_writer *w, const char *name, const uint64_t *v, size_t n)
@@ -274,9 +293,8 @@ static int append(bt_field_class *st, const char *name, bt_field_class *fc)
 {
 	int ret = 0;
 
-	if (!fc ||
-	    bt_field_class_structure_append_member(st, name, fc) !=
-		    BT_FIELD_CLASS_STRUCTURE_APPEND_MEMBER_STATUS_OK) {
+	if (!fc || bt_field_class_structure_append_member(st, name, fc) !=
+			   BT_FIELD_CLASS_STRUCTURE_APPEND_MEMBER_STATUS_OK) {
 		ret = -ENOMEM;
 	}
 	bt_field_class_put_ref(fc);
@@ -303,6 +321,9 @@ static bt_field_class *payload_class(bt_trace_class *tc, const struct ctf_writer
 		case W_SINT:
 			ret = append(st, f->name, int_class(tc, true, false, f->bits));
 			break;
+		case W_STRING:
+			ret = append(st, f->name, bt_field_class_string_create(tc));
+			break;
 		case W_TEXT:
 		case W_HEX_SEQ:
 			if (asprintf(&lname, "_%s_length", f->name) < 0) {
@@ -310,7 +331,8 @@ static bt_field_class *payload_class(bt_trace_class *tc, const struct ctf_writer
 				break;
 			}
 			/* The structure keeps its own copy of a member's name. */
-			ret = append(st, lname, int_class(tc, false, false, f->type == W_TEXT ? 16 : 32));
+			ret = append(st, lname,
+				     int_class(tc, false, false, f->type == W_TEXT ? 16 : 32));
 			free(lname);
 			if (ret) {
 				break;
@@ -324,7 +346,8 @@ static bt_field_class *payload_class(bt_trace_class *tc, const struct ctf_writer
 				bt_field_class_structure_borrow_member_by_index(
 					st, bt_field_class_structure_get_member_count(st) - 1));
 			elem = int_class(tc, false, true, 64);
-			arr = elem && len ? bt_field_class_array_dynamic_create(tc, elem, len) : NULL;
+			arr = elem && len ? bt_field_class_array_dynamic_create(tc, elem, len) :
+					    NULL;
 			bt_field_class_put_ref(elem);
 			ret = append(st, f->name, arr);
 			break;
@@ -461,7 +484,8 @@ src_init(bt_self_component_source *self, bt_self_component_source_configuration 
 	(void)config;
 	(void)params;
 	bt_self_component_set_data(bt_self_component_source_as_self_component(self), w);
-	if (make_ir(bt_self_component_source_as_self_component(self), w)) {
+	w->ir_err = make_ir(bt_self_component_source_as_self_component(self), w);
+	if (w->ir_err) {
 		fail(w, "cannot make the trace's classes");
 		return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
 	}
@@ -522,7 +546,14 @@ static int fill_event(const struct ctf_writer *w, const struct wevent *e, bt_mes
 		case W_TEXT:
 			bt_field_integer_unsigned_set_value(fld, strlen(f->s));
 			fld = bt_field_structure_borrow_member_field_by_index(payload, m++);
-			if (bt_field_string_set_value(fld, f->s) != BT_FIELD_STRING_SET_VALUE_STATUS_OK) {
+			if (bt_field_string_set_value(fld, f->s) !=
+			    BT_FIELD_STRING_SET_VALUE_STATUS_OK) {
+				return -ENOMEM;
+			}
+			break;
+		case W_STRING:
+			if (bt_field_string_set_value(fld, f->s) !=
+			    BT_FIELD_STRING_SET_VALUE_STATUS_OK) {
 				return -ENOMEM;
 			}
 			break;
@@ -543,9 +574,9 @@ static int fill_event(const struct ctf_writer *w, const struct wevent *e, bt_mes
 	return 0;
 }
 
-static bt_message_iterator_class_next_method_status
-iter_next(bt_self_message_iterator *self, bt_message_array_const msgs, uint64_t capacity,
-	  uint64_t *count)
+static bt_message_iterator_class_next_method_status iter_next(bt_self_message_iterator *self,
+							      bt_message_array_const msgs,
+							      uint64_t capacity, uint64_t *count)
 {
 	struct src_iter *it = bt_self_message_iterator_get_data(self);
 	struct ctf_writer *w = it->w;
@@ -671,6 +702,7 @@ static int run(struct ctf_writer *w, const char *dir)
 		    graph, src_cls, "events", NULL, w, BT_LOGGING_LEVEL_WARNING, &src) !=
 	    BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
 		fail(w, "cannot make the source");
+		ret = w->ir_err ? w->ir_err : -EIO;
 		goto out;
 	}
 	if (bt_graph_add_sink_component(graph, sink_cls, "ctf", params, BT_LOGGING_LEVEL_WARNING,
@@ -678,7 +710,8 @@ static int run(struct ctf_writer *w, const char *dir)
 		fail(w, "cannot make sink.ctf.fs");
 		goto out;
 	}
-	if (bt_graph_connect_ports(graph, bt_component_source_borrow_output_port_by_index_const(src, 0),
+	if (bt_graph_connect_ports(graph,
+				   bt_component_source_borrow_output_port_by_index_const(src, 0),
 				   bt_component_sink_borrow_input_port_by_index_const(sink, 0),
 				   NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
 		fail(w, "cannot connect the source to sink.ctf.fs");
@@ -725,6 +758,7 @@ int ctf_writer_write(struct ctf_writer *w, const char *dir, const struct ctf_clo
 	w->hostname = hostname;
 	w->why = why;
 	w->why_len = len;
+	w->ir_err = 0;
 	w->classes = calloc(w->nr_ev + 1, sizeof(*w->classes));
 	w->sorted = calloc(w->nr_ev + 1, sizeof(*w->sorted));
 	if (!w->classes || !w->sorted) {

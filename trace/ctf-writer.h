@@ -28,6 +28,7 @@ void ctf_writer_uint(struct ctf_writer *w, const char *name, unsigned int bits, 
 void ctf_writer_sint(struct ctf_writer *w, const char *name, unsigned int bits, int64_t v);
 void ctf_writer_hex(struct ctf_writer *w, const char *name, unsigned int bits, uint64_t v);
 void ctf_writer_text(struct ctf_writer *w, const char *name, const char *s);
+void ctf_writer_string(struct ctf_writer *w, const char *name, const char *s);
 void ctf_writer_hex_seq(struct ctf_writer *w, const char *name, const uint64_t *v, size_t n);
 size_t ctf_writer_count(const struct ctf_writer *w);
 int ctf_writer_write(struct ctf_writer *w, const char *dir, const struct ctf_clock *clock,
