@@ -772,6 +772,9 @@ int ctf_writer_write(struct ctf_writer *w, const char *dir, const struct ctf_clo
 	qsort(w->sorted, w->nr_ev, sizeof(*w->sorted), by_time);
 	ret = run(w, dir);
 out:
+	for (i = 0; w->classes && i < w->nr_classes; i++) {
+		bt_event_class_put_ref(w->classes[i].ec);
+	}
 	bt_packet_put_ref(w->packet);
 	bt_stream_put_ref(w->stream);
 	bt_trace_put_ref(w->trace);
