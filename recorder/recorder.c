@@ -1396,6 +1396,9 @@ static int snapshot_write_trace(struct recorder *rec, struct snap *sn)
 	if (rec->own_trace) {
 		/* Filled from here on; written once LTTng's trace says what clock it is on. */
 		rec->timeline = ctf_writer_new();
+		if (rec->timeline) {
+			timeline_emitter(rec->timeline);
+		}
 	}
 	if (rec->streaming) {
 		emit_context(rec, sn->flags);

@@ -14,6 +14,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include <linux/types.h>
 
@@ -51,6 +53,20 @@ static void task_event(struct ctf_writer *w, const char *name, const struct ls_c
 	ctf_writer_sint(w, "other_tid", 32, (int32_t)e->tid2);
 	ctf_writer_sint(w, "other_pid", 32, (int32_t)e->pid2);
 	ctf_writer_string(w, "other_comm", comm(e->comm2, c2));
+}
+
+/**
+ * timeline_emitter - say in @w that latsnap, this thread, wrote its events (the vpid, vtid and
+ * procname every event of the earlier layout carried as LTTng's context)
+ */
+void timeline_emitter(struct ctf_writer *w)
+{
+	char name[17] = "";
+
+	if (prctl(PR_GET_NAME, name, 0, 0, 0)) {
+		name[0] = '\0';
+	}
+	ctf_writer_emitter(w, (int32_t)getpid(), (int32_t)gettid(), name);
 }
 
 /**

@@ -15,6 +15,7 @@ struct outlier;
 /* The directory of that trace under a snapshot's trace/. */
 #define TIMELINE_DIR "latsnap"
 
+void timeline_emitter(struct ctf_writer *w);
 void timeline_kernel_event(struct ctf_writer *w, const struct ls_ctx_event *e);
 bool timeline_outlier(struct ctf_writer *w, const struct outlier *o);
 

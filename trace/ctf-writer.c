@@ -58,6 +58,10 @@ struct ctf_writer {
 	struct wfield *f;
 	size_t nr_f, cap_f;
 	int err; /* sticky: the first failure of an add */
+	/* Who wrote the events: every event's common context, as LTTng's vpid, vtid, procname. */
+	bool has_emitter;
+	int32_t vpid, vtid;
+	char procname[32];
 	/* What writing needs, set by ctf_writer_write() for the source component. */
 	const struct ctf_clock *clock;
 	const char *hostname;
@@ -105,6 +109,18 @@ void ctf_writer_free(struct ctf_writer *w)
 size_t ctf_writer_count(const struct ctf_writer *w)
 {
 	return w->nr_ev;
+}
+
+/**
+ * ctf_writer_emitter - every event's common context: the process and thread that wrote them and
+ * its name, as LTTng's vpid, vtid and procname contexts say it of the events it records
+ */
+void ctf_writer_emitter(struct ctf_writer *w, int32_t vpid, int32_t vtid, const char *procname)
+{
+	w->has_emitter = true;
+	w->vpid = vpid;
+	w->vtid = vtid;
+	snprintf(w->procname, sizeof(w->procname), "%s", procname ? procname : "");
 }
 
 /**
@@ -406,7 +422,7 @@ static int make_ir(bt_self_component *self, struct ctf_writer *w)
 	bt_trace_class *tc = bt_trace_class_create(self);
 	bt_stream_class *sc = NULL;
 	bt_clock_class *cc = NULL;
-	bt_field_class *payload;
+	bt_field_class *payload, *ctx;
 	size_t i, k;
 	int ret = -ENOMEM;
 
@@ -422,6 +438,18 @@ static int make_ir(bt_self_component *self, struct ctf_writer *w)
 	}
 	/* CTF 1.8 has packets, their bounds in the trace's time. */
 	bt_stream_class_set_supports_packets(sc, BT_TRUE, BT_TRUE, BT_TRUE);
+	if (w->has_emitter) {
+		ctx = bt_field_class_structure_create(tc);
+		if (!ctx || append(ctx, "vpid", int_class(tc, true, false, 32)) ||
+		    append(ctx, "vtid", int_class(tc, true, false, 32)) ||
+		    append(ctx, "procname", bt_field_class_string_create(tc)) ||
+		    bt_stream_class_set_event_common_context_field_class(sc, ctx) !=
+			    BT_STREAM_CLASS_SET_FIELD_CLASS_STATUS_OK) {
+			bt_field_class_put_ref(ctx);
+			goto out;
+		}
+		bt_field_class_put_ref(ctx);
+	}
 	for (i = 0; i < w->nr_ev; i++) {
 		struct wevent *e = &w->ev[i];
 
@@ -526,10 +554,23 @@ static void iter_fini(bt_self_message_iterator *self)
 /* Set the payload of @msg's event from @e's fields. */
 static int fill_event(const struct ctf_writer *w, const struct wevent *e, bt_message *msg)
 {
-	bt_field *payload = bt_event_borrow_payload_field(bt_message_event_borrow_event(msg));
-	bt_field *fld, *el;
+	bt_event *event = bt_message_event_borrow_event(msg);
+	bt_field *payload = bt_event_borrow_payload_field(event);
+	bt_field *fld, *el, *ctx;
 	uint64_t m = 0;
 	size_t i, j;
+
+	if (w->has_emitter) {
+		ctx = bt_event_borrow_common_context_field(event);
+		bt_field_integer_signed_set_value(bt_field_structure_borrow_member_field_by_index(ctx, 0),
+						  w->vpid);
+		bt_field_integer_signed_set_value(bt_field_structure_borrow_member_field_by_index(ctx, 1),
+						  w->vtid);
+		if (bt_field_string_set_value(bt_field_structure_borrow_member_field_by_index(ctx, 2),
+					      w->procname) != BT_FIELD_STRING_SET_VALUE_STATUS_OK) {
+			return -ENOMEM;
+		}
+	}
 
 	for (i = 0; i < e->nr; i++) {
 		const struct wfield *f = &w->f[e->first + i];

@@ -31,6 +31,7 @@ void ctf_writer_text(struct ctf_writer *w, const char *name, const char *s);
 void ctf_writer_string(struct ctf_writer *w, const char *name, const char *s);
 void ctf_writer_hex_seq(struct ctf_writer *w, const char *name, const uint64_t *v, size_t n);
 size_t ctf_writer_count(const struct ctf_writer *w);
+void ctf_writer_emitter(struct ctf_writer *w, int32_t vpid, int32_t vtid, const char *procname);
 int ctf_writer_write(struct ctf_writer *w, const char *dir, const struct ctf_clock *clock,
 		     const char *hostname, char *why, size_t len);
 

@@ -370,7 +370,7 @@ cp -a "$OUT/$SID" "$M"
 # latsnap records it (the target runs no tracer): its payload names the thread. It is in
 # latsnap's own trace (trace/latsnap/, one stream); in the earlier layout, in LTTng's stream of
 # the CPU latsnap wrote it from.
-if babeltrace2 "$M/trace/latsnap" 2>/dev/null | grep -q "latsnap:user_stack: { tid = $STID,"; then
+if babeltrace2 "$M/trace/latsnap" 2>/dev/null | grep -qE "latsnap:user_stack: \{ vpid = [^}]*\}, \{ tid = $STID,"; then
 	CPU=own
 	STREAM=$M/trace/latsnap/stream
 else
