@@ -1276,6 +1276,7 @@ static void write_timeline(struct recorder *rec, const char *trace_path, struct 
 				.chain_wanted = rec->streaming };
 	bool in_trace[MAX_BATCH] = { false };
 	char dir[PATH_MAX + 200], why[256], host[256];
+	uint64_t t0 = ls_now_ns(), t1;
 	size_t i;
 	int err;
 
@@ -1306,16 +1307,20 @@ static void write_timeline(struct recorder *rec, const char *trace_path, struct 
 			rec->batch[i]->user_stack.in_trace = true;
 		}
 	}
-	ls_verbose("record: %s: %zu events of latsnap's own, each at its time", dir,
-		   ctf_writer_count(rec->timeline));
+	t1 = ls_now_ns();
 	if (!rec->streaming) {
-		goto out;
+		goto done;
 	}
 	err = ctf_read(dir, "latsnap", on_trace_event, &rb);
 	if (err || rb.err || chain_build(&rb.chain, rec->batch, rec->nr_batch)) {
 		add_flag(sn->flags, "no-wait-chain: the kernel context events of the trace could "
 				    "not be read");
 	}
+done:
+	ls_verbose("record: %s: %zu events of latsnap's own, each at its time, written in %.1f ms; "
+		   "the wait chain read from them in %.1f ms",
+		   dir, ctf_writer_count(rec->timeline), (t1 - t0) / 1e6,
+		   (ls_now_ns() - t1) / 1e6);
 	err = 0;
 out:
 	if (err) {
