@@ -179,6 +179,13 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(DE
 	$(CC) -std=gnu11 -O2 -g $(if $(findstring -nofp,$*),$(NOFP_CFLAGS),-fno-omit-frame-pointer) \
 		$(WARN) -D_GNU_SOURCE -pthread -o $@ $< -ldl
 
+# apptp: an application with its own lttng-ust tracepoint provider (apptp-tp.h).
+$(BUILD)/workloads/apptp: tests/workloads/apptp.c tests/workloads/apptp-tp.h \
+	tests/workloads/wl_common.h | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -pthread \
+		-Itests/workloads -o $@ $< -llttng-ust -ldl
+
 $(BUILD)/workloads/%: tests/workloads/%.cc | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) -std=gnu++17 -O2 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -pthread -o $@ $<

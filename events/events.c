@@ -80,6 +80,11 @@ static int events_ready(void)
 	       lttng_ust_tracepoint_enabled(latsnap_kernel, sched_switch);
 }
 
+static int events_mappings_ready(void)
+{
+	return lttng_ust_tracepoint_enabled(latsnap, bin_info);
+}
+
 __attribute__((visibility("default"))) const struct ls_events latsnap_events = {
 	.abi = LS_EVENTS_ABI,
 	.size = sizeof(struct ls_events),
@@ -90,4 +95,5 @@ __attribute__((visibility("default"))) const struct ls_events latsnap_events = {
 	.user_stack = record_user_stack,
 	.bin_info = record_bin_info,
 	.ready = events_ready,
+	.mappings_ready = events_mappings_ready,
 };

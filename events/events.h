@@ -18,7 +18,7 @@
  * the end of struct ls_events: latsnap takes a library from LS_EVENTS_ABI_MIN on and calls only
  * what its @size covers.
  */
-#define LS_EVENTS_ABI 5
+#define LS_EVENTS_ABI 6
 #define LS_EVENTS_ABI_MIN 2
 
 /*
@@ -151,6 +151,8 @@ struct ls_ev_bin_info {
  * @bin_info: records latsnap:bin_info (ABI 4 on)
  * @ready: whether the session's events are enabled in this process, its registration with the
  *	session daemon through (ABI 5 on)
+ * @mappings_ready: the same, for a session that enables only latsnap:bin_info, latsnap writing
+ *	its other events into a trace of its own (ABI 6 on)
  */
 struct ls_events {
 	uint32_t abi;
@@ -162,6 +164,7 @@ struct ls_events {
 	void (*user_stack)(const struct ls_ev_user_stack *u);
 	void (*bin_info)(const struct ls_ev_bin_info *b);
 	int (*ready)(void);
+	int (*mappings_ready)(void);
 };
 
 #endif /* LATSNAP_EVENTS_H */

@@ -46,6 +46,8 @@
 #include "recorder/recorder.h"
 #include "classify/idle.h"
 #include "recorder/session.h"
+#include "recorder/timeline.h"
+#include "trace/ctf-writer.h"
 #include "tracker/tracker.h"
 #include "lib/util.h"
 
@@ -54,6 +56,12 @@
  * thousands a second would otherwise grow latsnap by hundreds of MB before its snapshot.
  */
 #define MAX_BATCH 1024
+/*
+ * The kernel context of a snapshot written into a trace of its own: bounded by the kernel's
+ * rings (man page: 7 MB of events and 1.6 MB of stacks per CPU) on any machine of a few CPUs;
+ * this caps what latsnap holds in memory on one with many.
+ */
+#define CTX_OWN_MAX_BYTES (256ULL << 20)
 /* How long record waits at start for its own events to be enabled (emit_wait_ready()). */
 #define EMIT_READY_TIMEOUT_MS 10000
 /* A latsnap:summary event carries at most this much of the summary (and half a sub-buffer). */
@@ -86,6 +94,13 @@ struct recorder {
 	uint64_t batch_over; /* of those, outliers that came when the batch held MAX_BATCH */
 	uint64_t lost_packets;
 	bool streaming; /* the BPF side streams the kernel context into the session */
+	/*
+	 * latsnap's own events of a snapshot (kernel context, outliers) go into a trace of their
+	 * own next to LTTng's, each at its time (recorder/timeline.c); not with a relay, which gets
+	 * LTTng's snapshot only: then they go into the session, at the time they are emitted.
+	 */
+	bool own_trace;
+	struct ctf_writer *timeline; /* that trace of the snapshot being taken */
 	bool session_gone; /* the session daemon died: outliers are printed, not persisted */
 	uid_t owner_uid; /* who gets what latsnap writes (sudo's caller), or -1 */
 	gid_t owner_gid;
@@ -183,6 +198,12 @@ static void on_context(const struct ls_ctx_event *e, void *ctx)
 {
 	struct recorder *rec = ctx;
 
+	if (rec->own_trace) {
+		if (rec->timeline) {
+			timeline_kernel_event(rec->timeline, e);
+		}
+		return;
+	}
 	emit_kernel_event(rec->emit, e);
 }
 
@@ -205,6 +226,7 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	rec->tracker = tr;
 	tracker_keep_exited(tr, true);
 	rec->out_fd = -1;
+	rec->own_trace = !opts->relay;
 	rec->batch = calloc(MAX_BATCH, sizeof(*rec->batch));
 	if (!rec->batch) {
 		err = -ENOMEM;
@@ -240,8 +262,17 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 		adopt_earlier(rec);
 	}
 	sopts.buffer_size = opts->buffer_size;
-	sopts.ust_events[sopts.nr_ust_events++] = "latsnap:*";
-	sopts.ust_events[sopts.nr_ust_events++] = "latsnap_kernel:*";
+	if (rec->own_trace) {
+		/*
+		 * What latsnap writes right before a snapshot (the mappings; latsnap:summary goes
+		 * only to a relay); its outliers and the kernel context go into a trace of their
+		 * own, each at its time (write_timeline()).
+		 */
+		sopts.ust_events[sopts.nr_ust_events++] = LSEV_NAME_BIN_INFO;
+	} else {
+		sopts.ust_events[sopts.nr_ust_events++] = "latsnap:*";
+		sopts.ust_events[sopts.nr_ust_events++] = "latsnap_kernel:*";
+	}
 	sopts.ust_events[sopts.nr_ust_events++] = "lttng_ust_statedump:*";
 	for (i = 0; i < opts->nr_ust_events && sopts.nr_ust_events < SESSION_MAX_EVENTS; i++) {
 		sopts.ust_events[sopts.nr_ust_events++] = opts->ust_events[i];
@@ -253,7 +284,7 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	if (emit_open(&rec->emit, rec->emit_why, sizeof(rec->emit_why))) {
 		ls_err("record: latsnap's own events: %s; the snapshots go on without them",
 		       rec->emit_why);
-	} else if (!emit_wait_ready(rec->emit, EMIT_READY_TIMEOUT_MS)) {
+	} else if (!emit_wait_ready(rec->emit, rec->own_trace, EMIT_READY_TIMEOUT_MS)) {
 		ls_err("record: latsnap's own events are not enabled after %d s (lttng-sessiond "
 		       "slow to answer?): snapshots taken before they are will lack them",
 		       EMIT_READY_TIMEOUT_MS / 1000);
@@ -293,6 +324,10 @@ out:
 void recorder_add(struct recorder *rec, struct outlier *outlier)
 {
 	rec->totals.outliers++;
+	/*
+	 * Live, for any session that enables latsnap:* (a user's own); latsnap's own session
+	 * records it only without a trace of its own (recorder_open()).
+	 */
 	emit_outlier(rec->emit, outlier);
 	if (rec->nr_batch >= MAX_BATCH) {
 		rec->skipped_since++;
@@ -1042,7 +1077,7 @@ static void add_flag(struct json_object *flags, const char *fmt, ...)
  */
 static void emit_context(struct recorder *rec, struct json_object *flags)
 {
-	uint64_t from = UINT64_MAX;
+	uint64_t from = UINT64_MAX, max_bytes;
 	struct tracker_ctx_read r;
 	size_t i;
 
@@ -1052,7 +1087,12 @@ static void emit_context(struct recorder *rec, struct json_object *flags)
 		}
 	}
 	from = from > CTX_MARGIN_NS ? from - CTX_MARGIN_NS : 0;
-	if (tracker_read_context(rec->tracker, from, session_subbuf_size(rec->session) * 2, &r)) {
+	/*
+	 * Into the session, half its ring at most: more would overwrite what latsnap recorded of
+	 * the outliers before. Into a trace of its own, what the kernel's rings hold.
+	 */
+	max_bytes = rec->own_trace ? CTX_OWN_MAX_BYTES : session_subbuf_size(rec->session) * 2;
+	if (tracker_read_context(rec->tracker, from, max_bytes, &r)) {
 		add_flag(flags, "context-lost: no memory to read the kernel context");
 		return;
 	}
@@ -1062,8 +1102,10 @@ static void emit_context(struct recorder *rec, struct json_object *flags)
 	if (r.trimmed) {
 		add_flag(flags,
 			 "context-lost: the %" PRIu64 " oldest kernel context events of the window "
-			 "did not fit in half the trace's ring (raise --buffer-size)",
-			 r.trimmed);
+			 "did not fit in %s",
+			 r.trimmed,
+			 rec->own_trace ? "the memory latsnap gives them" :
+					  "half the trace's ring (raise --buffer-size)");
 	}
 	if (r.stacks_lost) {
 		add_flag(flags,
@@ -1087,6 +1129,7 @@ struct snap {
 	struct retention_item items[MAX_BATCH]; /* the batch, as the retention policy sees it */
 	struct retention_kept pending; /* the causes it holds, for the retention policy */
 	char *json; /* the summary.json text, for the relay */
+	struct ctf_clock clock; /* of LTTng's trace, which latsnap's own goes with */
 	uint64_t t0, t_lttng, t_read, t_relay;
 };
 
@@ -1094,6 +1137,7 @@ struct snap {
 struct read_back {
 	struct recorder *rec;
 	struct chain_events chain;
+	bool chain_wanted; /* the kernel context is in this reading: collect it */
 	int err; /* of the collection (memory), not of the reading */
 };
 
@@ -1126,7 +1170,7 @@ static int on_trace_event(const struct ctf_event *ev, void *ctx)
 	lsev_decode(ev, &decoded);
 	if (decoded.kind == LSEV_USER_STACK) {
 		on_user_stack(rb->rec, &decoded);
-	} else if (rb->rec->streaming && !rb->err) {
+	} else if (rb->chain_wanted && !rb->err) {
 		rb->err = chain_add_lsev(&rb->chain, &decoded);
 	}
 	return 0;
@@ -1185,18 +1229,24 @@ static int snapshot_retake(struct recorder *rec, struct snap *sn)
  */
 static void read_back(struct recorder *rec, const char *trace_path, struct snap *sn)
 {
-	struct read_back rb = { .rec = rec, .chain = { .tr = rec->tracker } };
+	bool chain_wanted = rec->streaming && !rec->own_trace;
+	struct read_back rb = { .rec = rec, .chain = { .tr = rec->tracker },
+				.chain_wanted = chain_wanted };
 	struct json_object *flags = sn->flags;
 	struct ctf_trace_info info = { 0 };
+	bool empty;
 	char text[160];
 	int err;
 
 	err = ctf_read_info(trace_path, "latsnap", on_trace_event, &rb, &info);
 	/*
 	 * Empty, though latsnap just recorded its outliers into it: a 6.12 guest under load wrote
-	 * such a snapshot (the buffers' streams not yet in it); taken again, it has them.
+	 * such a snapshot (the buffers' streams not yet in it); taken again, it has them. With
+	 * latsnap's own events in a trace of their own, LTTng's may hold no event; it still has
+	 * the streams of latsnap's own registration, and their clock.
 	 */
-	if (((err && err != -ENOMEM) || (!err && !info.events)) && snapshot_retake(rec, sn) == 0) {
+	empty = !err && !info.events && (!rec->own_trace || !info.clock.known);
+	if (((err && err != -ENOMEM) || empty) && snapshot_retake(rec, sn) == 0) {
 		ls_verbose("record: %s/%s: the trace could not be read (%s): its metadata "
 			   "regenerated, the snapshot taken again",
 			   rec->out_path, sn->id, err ? strerror(-err) : "no events");
@@ -1204,6 +1254,7 @@ static void read_back(struct recorder *rec, const char *trace_path, struct snap 
 		memset(&rb, 0, sizeof(rb));
 		rb.rec = rec;
 		rb.chain.tr = rec->tracker;
+		rb.chain_wanted = chain_wanted;
 		memset(&info, 0, sizeof(info));
 		err = ctf_read_info(trace_path, "latsnap", on_trace_event, &rb, &info);
 		add_flag(flags, "trace-retaken: the first copy of the trace could not be read, or "
@@ -1217,8 +1268,8 @@ static void read_back(struct recorder *rec, const char *trace_path, struct snap 
 			 info.discarded_events, info.discarded_packets);
 		json_object_array_add(flags, json_object_new_string(text));
 	}
-	if (rec->streaming &&
-	    (err || rb.err || chain_build(&rb.chain, rec->batch, rec->nr_batch))) {
+	sn->clock = info.clock;
+	if (chain_wanted && (err || rb.err || chain_build(&rb.chain, rec->batch, rec->nr_batch))) {
 		json_object_array_add(flags,
 				      json_object_new_string(
 					      "no-wait-chain: the kernel context events of the "
@@ -1226,6 +1277,79 @@ static void read_back(struct recorder *rec, const char *trace_path, struct snap 
 	}
 	chain_events_free(&rb.chain);
 	flag_outliers(rec, &info);
+}
+
+/*
+ * write_timeline - latsnap's own events of the snapshot (the kernel context read before it, the
+ * batch's outliers) as trace/latsnap/, a trace of their own next to LTTng's, each at the time
+ * it happened on LTTng's clock class; then the wait chain, from them. Called after read_back(),
+ * which took the clock from LTTng's trace.
+ */
+static void write_timeline(struct recorder *rec, const char *trace_path, struct snap *sn)
+{
+	struct read_back rb = { .rec = rec, .chain = { .tr = rec->tracker },
+				.chain_wanted = rec->streaming };
+	bool in_trace[MAX_BATCH] = { false };
+	char dir[PATH_MAX + 200], why[256], host[256];
+	uint64_t t0 = ls_now_ns(), t1;
+	size_t i;
+	int err;
+
+	if (!rec->timeline) {
+		err = -ENOMEM;
+		snprintf(why, sizeof(why), "%s", strerror(ENOMEM));
+		goto out;
+	}
+	for (i = 0; i < rec->nr_batch; i++) {
+		in_trace[i] = timeline_outlier(rec->timeline, rec->batch[i]);
+	}
+	if (!sn->clock.known) {
+		err = -ENODATA;
+		snprintf(why, sizeof(why), "LTTng's trace gave no clock to put them on");
+		goto out;
+	}
+	if (gethostname(host, sizeof(host))) {
+		host[0] = '\0';
+	}
+	host[sizeof(host) - 1] = '\0';
+	snprintf(dir, sizeof(dir), "%s/%s", trace_path, TIMELINE_DIR);
+	err = ctf_writer_write(rec->timeline, dir, &sn->clock, host, why, sizeof(why));
+	if (err) {
+		goto out;
+	}
+	for (i = 0; i < rec->nr_batch; i++) {
+		if (in_trace[i]) {
+			rec->batch[i]->user_stack.in_trace = true;
+		}
+	}
+	t1 = ls_now_ns();
+	if (!rec->streaming) {
+		goto done;
+	}
+	err = ctf_read(dir, "latsnap", on_trace_event, &rb);
+	if (err || rb.err || chain_build(&rb.chain, rec->batch, rec->nr_batch)) {
+		add_flag(sn->flags, "no-wait-chain: the kernel context events of the trace could "
+				    "not be read");
+	}
+done:
+	ls_verbose("record: %s: %zu events of latsnap's own, each at its time, written in %.1f ms; "
+		   "the wait chain read from them in %.1f ms",
+		   dir, ctf_writer_count(rec->timeline), (t1 - t0) / 1e6,
+		   (ls_now_ns() - t1) / 1e6);
+	err = 0;
+out:
+	if (err) {
+		ls_err("record: %s/%s: latsnap's own events (kernel context, outliers) not written: "
+		       "%s",
+		       rec->out_path, sn->id, why);
+		add_flag(sn->flags, "no-latsnap-events: its own events could not be written: %s",
+			 why);
+		if (rec->streaming) {
+			add_flag(sn->flags, "no-wait-chain: the kernel context events of the trace "
+					    "could not be read");
+		}
+	}
+	chain_events_free(&rb.chain);
 }
 
 /*
@@ -1289,6 +1413,13 @@ static int snapshot_write_trace(struct recorder *rec, struct snap *sn)
 	}
 	snprintf(path, sizeof(path), "%s/%s/.lttng", rec->out_path, sn->id);
 	emit_batch_mappings(rec);
+	if (rec->own_trace) {
+		/* Filled from here on; written once LTTng's trace says what clock it is on. */
+		rec->timeline = ctf_writer_new();
+		if (rec->timeline) {
+			timeline_emitter(rec->timeline);
+		}
+	}
 	if (rec->streaming) {
 		emit_context(rec, sn->flags);
 	}
@@ -1426,6 +1557,9 @@ int recorder_snapshot(struct recorder *rec)
 	}
 	snprintf(trace, sizeof(trace), "%s/%s/trace", rec->out_path, sn.id);
 	read_back(rec, trace, &sn);
+	if (rec->own_trace) {
+		write_timeline(rec, trace, &sn);
+	}
 	sn.t_read = ls_now_ns();
 	err = write_summary(rec, sn.fd, sn.id, sn.flags, rec->opts.relay ? &sn.json : NULL);
 	if (err) {
@@ -1451,6 +1585,8 @@ failed:
 	snapshot_failed(rec, &sn);
 out:
 	json_object_put(sn.flags);
+	ctf_writer_free(rec->timeline);
+	rec->timeline = NULL;
 	retention_kept_free(&sn.pending);
 	free(sn.json);
 	if (sn.fd >= 0) {

@@ -216,7 +216,8 @@ static int add_contexts(struct lttng_handle *handle, const char *channel)
  */
 static bool own_provider(const char *pattern)
 {
-	return !strcmp(pattern, "latsnap:*") || !strcmp(pattern, "latsnap_kernel:*");
+	return !strncmp(pattern, "latsnap:", strlen("latsnap:")) ||
+	       !strncmp(pattern, "latsnap_kernel:", strlen("latsnap_kernel:"));
 }
 
 static int enable_ust_event(struct lttng_handle *handle, const char *pattern)

@@ -475,6 +475,37 @@ static uint64_t cycles_to_ns(uint64_t cycles, uint64_t freq)
 	return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
 }
 
+/* The clock class of the trace's first stream: what a trace written to go with it copies. */
+static void take_clock(struct ctf_reader *r, const bt_clock_class *cc)
+{
+	struct ctf_clock *c = &r->info.clock;
+	const char *name = bt_clock_class_get_name(cc);
+	const uint8_t *uuid = bt_clock_class_get_uuid(cc);
+
+	snprintf(c->name, sizeof(c->name), "%s", name ? name : "");
+	c->has_uuid = uuid != NULL;
+	if (uuid) {
+		memcpy(c->uuid, uuid, sizeof(c->uuid));
+	}
+	c->freq = bt_clock_class_get_frequency(cc);
+	bt_clock_class_get_offset(cc, &c->offset_s, &c->offset_cycles);
+	c->precision = bt_clock_class_get_precision(cc);
+	c->origin_unix = bt_clock_class_origin_is_unix_epoch(cc);
+	c->known = true;
+}
+
+/* A stream's clock class, when no event came before it: a trace without events has one too. */
+static void stream_clock(struct ctf_reader *r, const bt_message *msg)
+{
+	const bt_stream *stream = bt_message_stream_beginning_borrow_stream_const(msg);
+	const bt_clock_class *cc;
+
+	cc = bt_stream_class_borrow_default_clock_class_const(bt_stream_borrow_class_const(stream));
+	if (cc && !r->info.clock.known) {
+		take_clock(r, cc);
+	}
+}
+
 static void handle_event(struct ctf_reader *r, const bt_message *msg)
 {
 	const bt_event *event = bt_message_event_borrow_event_const(msg);
@@ -493,6 +524,9 @@ static void handle_event(struct ctf_reader *r, const bt_message *msg)
 	/* The raw value: bt_clock_snapshot_get_ns_from_origin() would add LTTng's offset. */
 	ev.ts_ns = cycles_to_ns(bt_clock_snapshot_get_value(cs), bt_clock_class_get_frequency(cc));
 	ev.name = bt_event_class_get_name(bt_event_borrow_class_const(event));
+	if (!r->info.clock.known) {
+		take_clock(r, cc);
+	}
 	if (!ev.name) {
 		ev.name = "";
 	}
@@ -573,6 +607,9 @@ static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_messag
 			switch (bt_message_get_type(msgs[i])) {
 			case BT_MESSAGE_TYPE_EVENT:
 				handle_event(r, msgs[i]);
+				break;
+			case BT_MESSAGE_TYPE_STREAM_BEGINNING:
+				stream_clock(r, msgs[i]);
 				break;
 			case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
 				r->info.discarded_events += discarded_count(msgs[i], true);
@@ -929,6 +966,34 @@ out:
 	return ret;
 }
 
+/* The "clock" member of the last line. */
+static int add_clock(struct json_object *end, const struct ctf_clock *c)
+{
+	struct json_object *obj = json_object_new_object();
+	char uuid[33];
+	size_t i;
+
+	if (!obj || json_object_object_add(end, "clock", obj)) {
+		json_object_put(obj);
+		return -ENOMEM;
+	}
+	for (i = 0; i < sizeof(c->uuid); i++) {
+		snprintf(uuid + 2 * i, 3, "%02x", c->uuid[i]);
+	}
+	if (json_object_object_add(obj, "name", json_object_new_string(c->name)) ||
+	    (c->has_uuid && json_object_object_add(obj, "uuid", json_object_new_string(uuid))) ||
+	    json_object_object_add(obj, "freq", json_object_new_int64((int64_t)c->freq)) ||
+	    json_object_object_add(obj, "offset_s", json_object_new_int64(c->offset_s)) ||
+	    json_object_object_add(obj, "offset",
+				   json_object_new_int64((int64_t)c->offset_cycles)) ||
+	    json_object_object_add(obj, "precision",
+				   json_object_new_int64((int64_t)c->precision)) ||
+	    json_object_object_add(obj, "unix", json_object_new_boolean(c->origin_unix))) {
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /**
  * ctf_reader_main() - the trace reading process: read @dir, send each event (of a name that
  *                     starts with @prefix, when @fields), then one last line
@@ -937,7 +1002,9 @@ out:
  *
  * Lines: {"n": name, "t": ts_ns, "f": fields} per event, an empty line as a heartbeat at least
  * each second, and last {"end": 0 or -errno, "why": "...", "info": [first_ns, last_ns, events,
- * discarded events, discarded packets]}.
+ * discarded events, discarded packets], "clock": CLOCK}, CLOCK being the first stream's clock
+ * class, {"name", "uuid" (32 hex digits, or absent), "freq", "offset_s", "offset", "precision",
+ * "unix"}, or absent when no stream had a clock.
  */
 void __attribute__((noreturn)) ctf_reader_main(const char *dir, const char *prefix, bool fields,
 					       bool verbose, pid_t parent, int fd)
@@ -991,6 +1058,9 @@ void __attribute__((noreturn)) ctf_reader_main(const char *dir, const char *pref
 				  json_object_new_int64((int64_t)r->info.discarded_packets)) ||
 	    json_object_object_add(end, "why", json_object_new_string(why)) ||
 	    json_object_object_add(end, "end", json_object_new_int(ret))) {
+		_exit(1);
+	}
+	if (r->info.clock.known && add_clock(end, &r->info.clock)) {
 		_exit(1);
 	}
 	if (send_line(r, json_object_to_json_string_ext(end, JSON_C_TO_STRING_PLAIN))) {

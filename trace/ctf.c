@@ -58,6 +58,36 @@ static uint64_t json_u64(struct json_object *obj)
 	return (uint64_t)json_object_get_int64(obj);
 }
 
+/* The reader's "clock" object (ctf-reader.c add_clock()) into @c; unknown when malformed. */
+static void read_clock(struct json_object *obj, struct ctf_clock *c)
+{
+	struct json_object *v;
+	const char *uuid;
+	unsigned int byte;
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	if (!json_object_is_type(obj, json_type_object) ||
+	    !json_object_object_get_ex(obj, "freq", &v)) {
+		return;
+	}
+	c->freq = json_u64(v);
+	snprintf(c->name, sizeof(c->name), "%s",
+		 json_object_get_string(json_object_object_get(obj, "name")) ?: "");
+	c->offset_s = json_object_get_int64(json_object_object_get(obj, "offset_s"));
+	c->offset_cycles = json_u64(json_object_object_get(obj, "offset"));
+	c->precision = json_u64(json_object_object_get(obj, "precision"));
+	c->origin_unix = json_object_get_boolean(json_object_object_get(obj, "unix"));
+	uuid = json_object_get_string(json_object_object_get(obj, "uuid"));
+	if (uuid && strlen(uuid) == 2 * sizeof(c->uuid)) {
+		for (i = 0; i < sizeof(c->uuid) && sscanf(uuid + 2 * i, "%2x", &byte) == 1; i++) {
+			c->uuid[i] = (uint8_t)byte;
+		}
+		c->has_uuid = i == sizeof(c->uuid);
+	}
+	c->known = c->freq != 0 && c->name[0];
+}
+
 /*
  * relay_line() - act on one line from the reader: call the user's callback for an event, take
  * the result from the last line.
@@ -135,6 +165,7 @@ static int relay_line(struct ctf_call *r, struct ctf_relay *rl, const char *line
 		r->info.discarded_events = json_u64(json_object_array_get_idx(info, 3));
 		r->info.discarded_packets = json_u64(json_object_array_get_idx(info, 4));
 	}
+	read_clock(json_object_object_get(obj, "clock"), &r->info.clock);
 out:
 	json_object_put(obj);
 	return ret;

@@ -38,6 +38,30 @@ struct ctf_event {
 };
 
 /**
+ * struct ctf_clock - a CTF clock class as a trace declares it
+ * @known: the rest is set
+ * @name: e.g. "monotonic"
+ * @has_uuid: @uuid is set
+ * @uuid: the clock's UUID (LTTng's is the boot id)
+ * @freq: cycles per second
+ * @offset_s: seconds from the origin to the clock's zero, then @offset_cycles
+ * @offset_cycles: cycles from @offset_s on
+ * @precision: in cycles
+ * @origin_unix: the origin is the Unix epoch (CTF "absolute")
+ */
+struct ctf_clock {
+	bool known;
+	char name[64];
+	bool has_uuid;
+	uint8_t uuid[16];
+	uint64_t freq;
+	int64_t offset_s;
+	uint64_t offset_cycles;
+	uint64_t precision;
+	bool origin_unix;
+};
+
+/**
  * struct ctf_trace_info - what ctf_trace_info() counts in a trace
  * @first_ns: the earliest event time (ts_ns of struct ctf_event); 0 when @events is 0
  * @last_ns: the latest event time; 0 when @events is 0
@@ -53,6 +77,7 @@ struct ctf_trace_info {
 	uint64_t events;
 	uint64_t discarded_events;
 	uint64_t discarded_packets;
+	struct ctf_clock clock;
 };
 
 /**

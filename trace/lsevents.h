@@ -6,10 +6,13 @@
  *
  * The one rule for an event's time (struct lsev @ts_ns): when it happened, which is not always
  * when it was recorded.
- *  - latsnap_kernel:*: the payload's ts_ns, the kernel's time: latsnap writes the kernel context
- *    to the trace long after it happened (the CTF timestamp when the payload has none);
+ *  - latsnap_kernel:*: the payload's ts_ns, the kernel's time (the CTF timestamp when the
+ *    payload has none). In a snapshot's trace/latsnap/ (recorder/timeline.c) the CTF timestamp
+ *    is that time too; in earlier snapshots, and with a relay, it is when latsnap wrote the
+ *    event into the LTTng session, long after;
  *  - latsnap:user_stack with end_ns: end_ns + unwind_ns, when the handler was done with it, right
- *    after its outlier's end: latsnap records it once it arrives, a little later;
+ *    after its outlier's end (its CTF timestamp in trace/latsnap/; when latsnap recorded it, a
+ *    little later, in the LTTng session);
  *  - any other event: its CTF timestamp.
  *
  * The one rule for an event's threads (struct lsev @thread, @other):

@@ -367,10 +367,17 @@ is "$RC/$(cat "$TMPD/e3.err")" "1/latsnap: show: $C/29991231T000000.000Z-9999/su
 M=$TMPD/m/$SID
 mkdir -p "$TMPD/m"
 cp -a "$OUT/$SID" "$M"
-# latsnap records it (the target runs no tracer): its payload names the thread.
-CPU=$(babeltrace2 "$M/trace" 2>/dev/null | grep "latsnap:user_stack: { cpu_id = [0-9]* }, {[^}]*}, { tid = $STID," | head -n 1 | sed 's/.*cpu_id = \([0-9]*\).*/\1/')
-STREAM=$(find "$M/trace" -name "*_${CPU:-x}" -type f | head -n 1)
-ok '[ -n "$STREAM" ] && rm -f "$STREAM"' "e) the stream file of CPU $CPU removed ($(basename "${STREAM:-none}"))"
+# latsnap records it (the target runs no tracer): its payload names the thread. It is in
+# latsnap's own trace (trace/latsnap/, one stream); in the earlier layout, in LTTng's stream of
+# the CPU latsnap wrote it from.
+if babeltrace2 "$M/trace/latsnap" 2>/dev/null | grep -qE "latsnap:user_stack: \{ vpid = [^}]*\}, \{ tid = $STID,"; then
+	CPU=own
+	STREAM=$M/trace/latsnap/stream
+else
+	CPU=$(babeltrace2 "$M/trace" 2>/dev/null | grep "latsnap:user_stack: { cpu_id = [0-9]* }, {[^}]*}, { tid = $STID," | head -n 1 | sed 's/.*cpu_id = \([0-9]*\).*/\1/')
+	STREAM=$(find "$M/trace" -name "*_${CPU:-x}" -type f | head -n 1)
+fi
+ok '[ -f "$STREAM" ] && rm -f "$STREAM"' "e) the stream file of CPU $CPU removed ($(basename "${STREAM:-none}"))"
 L "$TMPD/e4.txt" "$TMPD/e4.err" show "$M"
 is "$RC" 1 "e) show on a trace with a stream missing: exit 1"
 like "$(cat "$TMPD/e4.err")" "latsnap: show: $M/trace: the latsnap:user_stack event of tid $STID .* not in the trace" \
