@@ -1430,7 +1430,7 @@ static __always_inline __u32 work_flags(const struct task_state *s)
 {
 	return (s->work_at_start ? LS_EF_IN_WORK : 0) | (s->worked ? LS_EF_WORKED : 0) |
 	       ((s->in_work && !s->work_at_start) || s->work_came ? LS_EF_GOT_WORK : 0) |
-	       (s->answered ? LS_EF_ANSWERED : 0);
+	       (s->answered ? LS_EF_ANSWERED : 0) | (s->handed ? LS_EF_HANDED : 0);
 }
 
 static __always_inline void submit(void *ctx, struct task_struct *task, struct task_state *s,

@@ -510,6 +510,15 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 		*why = "it waited for work, and work came (a request read, or a job handed over)";
 		return true;
 	}
+	if (o->in_work && o->handed && timed_out(o) && !in_sleep(o)) {
+		/*
+		 * Woken by a thread in work (the JVM's WatcherThread unparked while a request ran),
+		 * then waiting until its own timeout: nobody in the unit waited for it to wake, and
+		 * nothing of the unit came. Its periodic sleeps were the request's latency before.
+		 */
+		*why = "handed work, it then slept to its own timeout: nothing of the unit came";
+		return true;
+	}
 	if (o->in_work) {
 		return false;
 	}

@@ -209,6 +209,7 @@ enum ls_event_flag {
 	/* Two CPUs' clocks disagreed while it waited: a time read later was earlier (clamped). */
 	LS_EF_CLOCK_BACK = 1 << 17,
 	LS_EF_SIGNAL_REFUSED = 1 << 18, /* not signalled: the kernel refused the signal */
+	LS_EF_HANDED = 1 << 19, /* its unit of work was handed to it (a wakeup), not read */
 };
 
 /*

@@ -194,6 +194,7 @@ struct outlier {
 	bool worked;
 	bool got_work;
 	bool answered; /* a read of the answer to what the thread wrote on that descriptor */
+	bool handed; /* its unit of work came by a wakeup from a thread in work, not a read */
 	char *cause;
 	struct outlier_kstack *kernel_stacks;
 	size_t nr_kernel_stacks;

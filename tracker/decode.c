@@ -373,6 +373,7 @@ int decode_event(const struct ls_event *e, const struct ksyms *ks, struct usyms 
 	o->worked = e->flags & LS_EF_WORKED;
 	o->got_work = e->flags & LS_EF_GOT_WORK;
 	o->answered = e->flags & LS_EF_ANSWERED;
+	o->handed = e->flags & LS_EF_HANDED;
 	if (outlier_set_cause(o, placeholder_cause(e, syscall))) {
 		goto out;
 	}

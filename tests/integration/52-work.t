@@ -222,6 +222,35 @@ between "$(grep -cE "idle, not latency: lw_cleaner\[$CLEANER\] futex .*between u
 	"latchwait: ... each counted idle: between units of work" ||
 	{ grep 'lw_cleaner' "$TMPD/latch.err" >"$TMPD/latch.idle"; diag_file "$TMPD/latch.idle" "  "; }
 
+# --- f2) a helper handed a statement, then asleep to its own timeout before the reply -----------
+# The JVM's WatcherThread, unparked by a thread in a request, then sleeping its 50 ms rounds while
+# the request ran: each round, ended by its timer, was the request's latency (85-labelled's Java,
+# ci48). latchwait with replies 300 ms after the hand-over: the helper's 80 ms ticks begin inside
+# the statement and time out before its reply. Nothing of the unit came: idle.
+WL_LOG=$TMPD/latch2.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --no-snapshot --json -v \
+	-t $T -- "$WL/latchwait" 4 80 250 300 >"$TMPD/latch2.out" 2>"$TMPD/latch2.err"
+is "$?" 0 "latchwait (replies after 300 ms): record exits 0" || diag_file "$TMPD/latch2.err" "  stderr: " 20
+CLEANER=$(awk '$1 == "tid" && $2 == "lw_cleaner" { print $3 }' "$TMPD/latch2.log")
+# The ticks that began after a hand-over and ended before its reply.
+awk '$1 == "handed" { h[nh++] = $3 } $1 == "reply" { r[nr++] = $4 } $1 == "tick" { t[nt++] = $0 }
+	END { for (k = 0; k < nt; k++) { split(t[k], f, " ")
+		for (i = 0; i < nh && i < nr; i++) if (f[3] > h[i] && f[4] < r[i]) {
+			printf "{\"label\":\"idle\",\"tid\":%s,\"start\":%s,\"end\":%s}\n",
+				f[2], f[3], f[4]; break } } }' "$TMPD/latch2.log" >"$TMPD/latch2.spans"
+between "$(grep -c '' "$TMPD/latch2.spans")" 4 12 \
+	"latchwait (300 ms): 4 or more of the helper's ticks began inside a statement and timed out before its reply" ||
+	diag_file "$TMPD/latch2.log" "  log: " 60
+read -r tp fn fp tn <<<"$(wl_score "$TMPD/latch2.spans" "$TMPD/latch2.out")"
+is "$fp" 0 "latchwait (300 ms): none of those ticks is an outlier (nothing of the unit came)" ||
+	dump_outliers "$TMPD/latch2.out"
+between "$(grep -cE "idle, not latency: lw_cleaner\[$CLEANER\] futex .*handed work, it then slept to its own timeout" \
+	"$TMPD/latch2.err")" "$(grep -c '' "$TMPD/latch2.spans")" 100 \
+	"latchwait (300 ms): ... each counted idle: handed work, then asleep to its own timeout" ||
+	{ grep 'lw_cleaner' "$TMPD/latch2.err" >"$TMPD/latch2.idle"; diag_file "$TMPD/latch2.idle" "  "; }
+# The statement's own thread is still in work: its 300 ms nap before the reply is latency.
+is "$(jcount "$TMPD/latch2.out" 'select(.comm == "lw_conn" and .syscall == "clock_nanosleep")')" 4 \
+	"latchwait (300 ms): the statement's 4 naps before its replies are latency" || dump_outliers "$TMPD/latch2.out"
+
 # --- g) a client and its server under one record -----------------------------------------------
 # Before, the server's reply (written in its unit of work) counted as work handed to the client
 # it woke: each of the client's waits for a reply was "idle: work came", with -a too.

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * latchwait [N=6] [TICK_MS=80] [GAP_MS=250]
+ * latchwait [N=6] [TICK_MS=80] [GAP_MS=250] [REPLY_MS=20]
  *
  * A helper woken at a latch by a statement, going back to wait for its next round elsewhere
  * before the statement's reply: MariaDB's page cleaner and InnoDB's own futex latches, in small.
  * A connection thread (lw_conn) serves N one-byte requests read from a socket pair: it takes the
  * latch, waits (1 ms naps) until the helper blocks on it, lets it go (waking the helper: its
  * futex wait value is the latch word, not 2, so no lock for all latsnap can tell) and replies
- * 20 ms later. The helper (lw_cleaner) waits TICK_MS for a tick nobody gives (a timed futex
+ * REPLY_MS later (20). The helper (lw_cleaner) waits TICK_MS for a tick nobody gives (a timed futex
  * wait that runs to its timeout, in wait_for_tick()), takes and drops the latch, and waits again.
- * Its tick after each hand-over begins inside the statement and outlives its reply. A client
+ * Its tick after each hand-over begins inside the statement and outlives its reply (with
+ * REPLY_MS above TICK_MS, it ends by its timeout before the reply). A client
  * thread (lw_client) sends each request GAP_MS after the last reply (a timed wait, too).
  * Known cause: the helper's ticks are waits for nothing, idle; none is latency.
  * WL_LOG lines: "pid P", "tid lw_conn T", "tid lw_cleaner T", "tid lw_client T",
@@ -27,7 +28,7 @@
 static _Atomic uint32_t latch;
 static _Atomic uint32_t never; /* the tick nobody gives */
 static _Atomic int done;
-static long nr_requests, tick_ms, gap_ms;
+static long nr_requests, tick_ms, gap_ms, reply_ms;
 static int conn_fd, client_fd;
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
@@ -88,7 +89,7 @@ static void *cleaner(void *arg)
 	return NULL;
 }
 
-/* One statement: the helper gets the latch from it, and its reply comes 20 ms later. */
+/* One statement: the helper gets the latch from it, and its reply comes reply_ms later. */
 static void serve(void)
 {
 	int naps;
@@ -101,7 +102,7 @@ static void serve(void)
 	}
 	wl_log("handed %d %llu", (int)wl_gettid(), (unsigned long long)wl_now_ns());
 	latch_unlock();
-	wl_nanosleep_ms(20);
+	wl_nanosleep_ms(reply_ms);
 }
 
 static void *conn(void *arg)
@@ -144,10 +145,11 @@ int main(int argc, char **argv)
 	pthread_t conn_th, cleaner_th, client_th;
 	int sv[2];
 
-	wl_init("latchwait", "[N] [TICK_MS] [GAP_MS]", argc, argv);
+	wl_init("latchwait", "[N] [TICK_MS] [GAP_MS] [REPLY_MS]", argc, argv);
 	nr_requests = wl_arg(1, 6, 1, 1000);
 	tick_ms = wl_arg(2, 80, 10, 10000);
 	gap_ms = wl_arg(3, 250, 0, 10000);
+	reply_ms = wl_arg(4, 20, 0, 10000);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
 		wl_die("socketpair", errno);
 	}
