@@ -1430,8 +1430,11 @@ static __always_inline __u32 work_flags(const struct task_state *s)
 {
 	return (s->work_at_start ? LS_EF_IN_WORK : 0) | (s->worked ? LS_EF_WORKED : 0) |
 	       ((s->in_work && !s->work_at_start) || s->work_came ? LS_EF_GOT_WORK : 0) |
-	       (s->answered ? LS_EF_ANSWERED : 0) | (s->handed ? LS_EF_HANDED : 0);
+	       (s->answered ? LS_EF_ANSWERED : 0) |
+	       /* Branch-free: one branch more here, and Linux 6.1's verifier gives up on the switch. */
+	       ((__u32)(s->handed & 1) << 19);
 }
+_Static_assert(LS_EF_HANDED == 1 << 19, "work_flags() shifts s->handed into LS_EF_HANDED");
 
 static __always_inline void submit(void *ctx, struct task_struct *task, struct task_state *s,
 				   __u8 kind, __u64 end, long ret)
