@@ -57,11 +57,12 @@
  */
 #define MAX_BATCH 1024
 /*
- * The kernel context of a snapshot written into a trace of its own: bounded by the kernel's
- * rings (man page: 7 MB of events and 1.6 MB of stacks per CPU) on any machine of a few CPUs;
- * this caps what latsnap holds in memory on one with many.
+ * The kernel context of a snapshot written into a trace of its own, at most: what latsnap holds
+ * in memory while it writes it. 256 MB (all the kernel's rings hold) took latsnap to 135 MB
+ * anonymous in 94-faults' outlier storm, over its 128 MB bound; 8 MB is four times the window
+ * the session's ring allowed, and the oldest events are left out for room (said with -v).
  */
-#define CTX_OWN_MAX_BYTES (256ULL << 20)
+#define CTX_OWN_MAX_BYTES (8ULL << 20)
 /* How long record waits at start for its own events to be enabled (emit_wait_ready()). */
 #define EMIT_READY_TIMEOUT_MS 10000
 /* A latsnap:summary event carries at most this much of the summary (and half a sub-buffer). */
