@@ -85,8 +85,11 @@ out:
 	return err;
 }
 
-/* "symbol+0xoff;..." of @frames, innermost first, into @buf. */
-static void join_symbols(const struct outlier_frames *frames, char *buf, size_t size)
+/**
+ * emit_join_symbols - "symbol+0xoff;..." of @frames, innermost first, into @buf: the text of a
+ * latsnap:kernel_stack event, whichever trace it goes into.
+ */
+void emit_join_symbols(const struct outlier_frames *frames, char *buf, size_t size)
 {
 	size_t i, used = 0;
 	int len;
@@ -128,7 +131,7 @@ static void emit_stack(struct emit *em, const struct outlier *outlier, const cha
 	char symbols[4096];
 	size_t n = frames_to_ips(frames, ips);
 
-	join_symbols(frames, symbols, sizeof(symbols));
+	emit_join_symbols(frames, symbols, sizeof(symbols));
 	ev.role = role;
 	ev.symbols = symbols;
 	ev.ips = ips;

@@ -11,6 +11,7 @@
 
 struct emit;
 struct outlier;
+struct outlier_frames;
 struct ls_ctx_event;
 struct tracker;
 
@@ -22,5 +23,6 @@ int emit_summary(struct emit *em, const char *id, const char *json, unsigned lon
 		 unsigned long part_max);
 bool emit_wait_ready(struct emit *em, bool mappings_only, unsigned int timeout_ms);
 void emit_close(struct emit *em);
+void emit_join_symbols(const struct outlier_frames *frames, char *buf, size_t size);
 
 #endif /* LATSNAP_EMIT_H */

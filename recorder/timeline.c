@@ -19,6 +19,7 @@
 
 #include <linux/types.h>
 
+#include "recorder/emit.h"
 #include "recorder/timeline.h"
 #include "trace/ctf-writer.h"
 #include "trace/lsevents.h"
@@ -169,30 +170,6 @@ void timeline_kernel_event(struct ctf_writer *w, const struct ls_ctx_event *e)
 	}
 }
 
-/* "symbol+0xoff;..." of @frames, innermost first (emit.c's latsnap:kernel_stack text). */
-static void join_symbols(const struct outlier_frames *frames, char *buf, size_t size)
-{
-	size_t i, used = 0;
-	int len;
-
-	buf[0] = '\0';
-	for (i = 0; i < frames->nr && used < size; i++) {
-		const struct outlier_frame *f = &frames->v[i];
-
-		if (f->symbol && f->symbol[0]) {
-			len = snprintf(buf + used, size - used, "%s%s+0x%" PRIx64, i ? ";" : "",
-				       f->symbol, f->offset);
-		} else {
-			len = snprintf(buf + used, size - used, "%s0x%" PRIx64, i ? ";" : "",
-				       f->addr);
-		}
-		if (len < 0) {
-			break;
-		}
-		used += (size_t)len;
-	}
-}
-
 static void frames_seq(struct ctf_writer *w, const struct outlier_frames *frames)
 {
 	uint64_t v[LS_MAX_FRAMES];
@@ -210,7 +187,7 @@ static void kernel_stack(struct ctf_writer *w, const struct outlier *o, const ch
 {
 	char symbols[4096];
 
-	join_symbols(frames, symbols, sizeof(symbols));
+	emit_join_symbols(frames, symbols, sizeof(symbols));
 	ctf_writer_event(w, LSEV_NAME_KERNEL_STACK, o->end_ns);
 	ctf_writer_sint(w, "tid", 32, o->tid);
 	ctf_writer_uint(w, "end_ns", 64, o->end_ns);
