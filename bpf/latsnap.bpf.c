@@ -158,8 +158,12 @@ struct task_state {
 	__u64 sleep_ips[LS_MAX_USER_DEPTH];
 	/* Signalled to unwind, not heard from since: its next stack report is taken. */
 	__u8 unwind_owed;
-	/* Its process's LS_NOTICE_MAPS went out (since its exec): no map lookup at each wait. */
+	/*
+	 * Its process's LS_NOTICE_MAPS went out (since its exec), as of maps_retell_gen: no map
+	 * lookup at each wait.
+	 */
 	__u8 maps_told;
+	__u32 maps_told_gen;
 	/* Inside a request (struct req_state): its waits down to the context floor are parts of it. */
 	__u8 in_req;
 	/* A signal owed at a switch-in that it left again before it ran (owed_carry()). */
@@ -265,9 +269,11 @@ struct {
 } want_comms SEC(".maps");
 
 /*
- * tgid -> 1 once user space was told to read the mappings of the process (since its exec), so
- * that user stacks can be symbolized after it exits. Told at its first blocking wait: ld.so is
- * done by then, and a waiting process surely lives while the notice is read.
+ * tgid -> LS_MAPS_TOLD once user space was told to read the mappings of the process (since its
+ * exec), so that user stacks can be symbolized after it exits. Told at its first blocking wait: a
+ * waiting process surely lives while the notice is read. ld.so may still be mapping libraries
+ * then (it waited for a file to be read from disk): user space sets LS_MAPS_RETELL and bumps
+ * maps_retell_gen, and the process's next blocking wait tells again.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -275,6 +281,9 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } maps_noticed SEC(".maps");
+
+/* Bumped by user space after it set an LS_MAPS_RETELL: each thread looks at the map once more. */
+__u32 maps_retell_gen;
 
 /*
  * Processes whose registration was refused and said so: one notice per process, so that a
@@ -837,16 +846,25 @@ static __always_inline void notify(__u8 kind, __u32 pid, __u32 arg)
 
 static __always_inline void notice_maps_once(struct task_state *s, __u32 tgid)
 {
-	__u8 one = 1;
+	__u32 gen = *(volatile __u32 *)&maps_retell_gen;
+	__u8 told = LS_MAPS_TOLD;
+	__u8 *noticed;
 
-	if (s->maps_told) {
+	if (s->maps_told && s->maps_told_gen == gen) {
 		return;
 	}
 	s->maps_told = 1;
-	if (bpf_map_lookup_elem(&maps_noticed, &tgid)) {
+	s->maps_told_gen = gen;
+	noticed = bpf_map_lookup_elem(&maps_noticed, &tgid);
+	if (noticed) {
+		/* Two threads may both see the request: a second notice only reads the maps again. */
+		if (*noticed == LS_MAPS_RETELL) {
+			*noticed = LS_MAPS_TOLD;
+			notify(LS_NOTICE_MAPS, tgid, 0);
+		}
 		return;
 	}
-	if (bpf_map_update_elem(&maps_noticed, &tgid, &one, BPF_NOEXIST) == 0) {
+	if (bpf_map_update_elem(&maps_noticed, &tgid, &told, BPF_NOEXIST) == 0) {
 		notify(LS_NOTICE_MAPS, tgid, 0);
 	}
 }

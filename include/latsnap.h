@@ -32,6 +32,10 @@ enum ls_kind {
 	LS_KIND_SAMPLE = 11, /* struct ls_sample: an on-CPU sample of a thread inside a request */
 };
 
+/* Values of the BPF map maps_noticed (tgid -> what was said of its mappings). */
+#define LS_MAPS_TOLD 1 /* LS_NOTICE_MAPS went out */
+#define LS_MAPS_RETELL 2 /* user space asks for another at the process's next blocking wait */
+
 /*
  * Requests (record --request): operations of a thread between a start and an end probe of its
  * program. Each attachment's cookie is its pair's index << LS_REQ_COOKIE_SHIFT, with the bits

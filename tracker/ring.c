@@ -13,12 +13,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
 #include "tracker/decode.h"
 #include "tracker/goroutines.h"
 #include "tracker/tracker-int.h"
 #include "tracker/usyms.h"
 #include "lib/outlier.h"
 #include "lib/util.h"
+#include "latsnap.skel.h"
 
 static void flag_new_loss(struct outlier *o, const char *what, uint64_t now, uint64_t *seen)
 {
@@ -103,9 +107,34 @@ static void on_exit_notice(struct tracker *tr, pid_t pid)
 	tr->exited[tr->nr_exited++] = pid;
 }
 
+/*
+ * A capture taken while ld.so still mapped libraries is taken again at the process's next blocking
+ * wait, this many times at most (a process whose libraries are named otherwise than they are
+ * needed would look busy forever).
+ */
+#define MAPS_RETELLS_MAX 8
+
+/* Asks the BPF side for another LS_NOTICE_MAPS of @pid at its next blocking wait. */
+static void retell_maps(struct tracker *tr, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 retell = LS_MAPS_RETELL;
+
+	/* BPF_EXIST: an exec or exit since the notice removed the entry, and said so. */
+	if (bpf_map_update_elem(bpf_map__fd(tr->skel->maps.maps_noticed), &key, &retell,
+				BPF_EXIST)) {
+		return;
+	}
+	__atomic_add_fetch(&tr->skel->bss->maps_retell_gen, 1, __ATOMIC_RELEASE);
+	ls_verbose("tracker: pid %d waited while ld.so mapped its libraries: its mappings are read "
+		   "again at its next wait",
+		   (int)pid);
+}
+
 /* What the BPF side tells of a process: its mappings, its end, its registration. */
 static void on_notice(struct tracker *tr, const struct ls_notice *notice)
 {
+	unsigned int loading;
 	char comm[32];
 
 	switch (notice->kind) {
@@ -114,6 +143,10 @@ static void on_notice(struct tracker *tr, const struct ls_notice *notice)
 		goroutines_follow(tr->go, notice->pid, NULL);
 		/* It blocks in its own code: a capture taken while it loaded lacks libraries. */
 		usyms_recapture(tr->usyms, notice->pid);
+		loading = usyms_loading(tr->usyms, notice->pid);
+		if (loading && loading <= MAPS_RETELLS_MAX) {
+			retell_maps(tr, notice->pid);
+		}
 		break;
 	case LS_NOTICE_EXEC:
 		/* Its image is new: a Go program's goroutines are followed. */

@@ -47,6 +47,8 @@ struct usyms_proc {
 	uint64_t last_use; /* LRU stamp */
 	uint64_t reported_ns; /* CLOCK_MONOTONIC of the last read of the maps */
 	bool final; /* exited or replaced: what was captured is all there will be */
+	/* Captures in a row that found ld.so still mapping libraries (loader_busy()). */
+	unsigned int loading_captures;
 	struct perfmap *jit; /* its /tmp/perf-PID.map, read once an address was in no object */
 	/* A module's debug info was still being fetched (dbgfetch.h) when the Dwfl looked for it. */
 	bool debuginfo_pending;
@@ -609,12 +611,130 @@ static int count_module(Dwfl_Module *mod, void **userdata, const char *name, Dwa
 	return DWARF_CB_OK;
 }
 
+/* The names objects of a process are known by to the loader: file names and sonames. */
+struct loader_names {
+	const char **names;
+	size_t nr, max;
+	bool missing; /* a DT_NEEDED named none of them */
+};
+
+/* Calls @fn with each DT_NEEDED (@tag) or DT_SONAME string of @elf until it returns true. */
+static bool each_dyn_string(Elf *elf, int64_t tag, bool (*fn)(const char *, void *), void *arg)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Dyn dyn;
+	Elf_Data *data;
+	const char *str;
+	size_t i;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC || !shdr.sh_entsize) {
+			continue;
+		}
+		data = elf_getdata(scn, NULL);
+		for (i = 0; data && i < shdr.sh_size / shdr.sh_entsize; i++) {
+			if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag == DT_NULL) {
+				break;
+			}
+			if (dyn.d_tag != tag) {
+				continue;
+			}
+			str = elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val);
+			if (str && fn(str, arg)) {
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static bool add_name(const char *name, void *arg)
+{
+	struct loader_names *ln = arg;
+	const char **grown;
+
+	if (ln->nr == ln->max) {
+		ln->max = ln->max ? 2 * ln->max : 64;
+		grown = realloc(ln->names, ln->max * sizeof(*grown));
+		if (!grown) {
+			return true;
+		}
+		ln->names = grown;
+	}
+	ln->names[ln->nr++] = name;
+	return false;
+}
+
+static int collect_names(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+			 void *arg)
+{
+	const char *slash = strrchr(name, '/');
+	Dwarf_Addr bias;
+	Elf *elf;
+
+	(void)userdata;
+	(void)start;
+	add_name(slash ? slash + 1 : name, arg);
+	elf = dwfl_module_getelf(mod, &bias);
+	if (elf) {
+		each_dyn_string(elf, DT_SONAME, add_name, arg);
+	}
+	return DWARF_CB_OK;
+}
+
+static bool needed_missing(const char *needed, void *arg)
+{
+	struct loader_names *ln = arg;
+	size_t i;
+
+	for (i = 0; i < ln->nr; i++) {
+		if (!strcmp(ln->names[i], needed)) {
+			return false;
+		}
+	}
+	ln->missing = true;
+	return true;
+}
+
+static int check_needed(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+			void *arg)
+{
+	struct loader_names *ln = arg;
+	Dwarf_Addr bias;
+	Elf *elf;
+
+	(void)userdata;
+	(void)name;
+	(void)start;
+	elf = dwfl_module_getelf(mod, &bias);
+	if (elf && each_dyn_string(elf, DT_NEEDED, needed_missing, ln)) {
+		return DWARF_CB_ABORT;
+	}
+	return DWARF_CB_OK;
+}
+
+/*
+ * Whether ld.so was still mapping libraries when @dwfl was reported: an object it mapped needs
+ * one that is not mapped yet. The process waited in the loader (a library read from disk) before
+ * it ran its own code; the libc its stacks go through may come next.
+ */
+static bool loader_busy(Dwfl *dwfl)
+{
+	struct loader_names ln = { 0 };
+
+	dwfl_getmodules(dwfl, collect_names, &ln, 0);
+	dwfl_getmodules(dwfl, check_needed, &ln, 0);
+	free(ln.names);
+	return ln.missing;
+}
+
 /*
  * Reads the mappings of @pid into a new Dwfl and opens the file of each module, sharing those
  * @old (an earlier Dwfl of the process, or NULL) has. Returns 0 or -errno; *@dwflp is the Dwfl
- * or NULL.
+ * or NULL, *@loading whether ld.so was still at work (loader_busy()).
  */
-static int report(struct usyms *us, pid_t pid, Dwfl *old, Dwfl **dwflp)
+static int report(struct usyms *us, pid_t pid, Dwfl *old, Dwfl **dwflp, bool *loading)
 {
 	struct report_ctx ctx = { .us = us, .pid = pid, .old = old };
 	Dwfl *dwfl = dwfl_begin(&callbacks);
@@ -638,6 +758,7 @@ static int report(struct usyms *us, pid_t pid, Dwfl *old, Dwfl **dwflp)
 	}
 	dwfl_getmodules(dwfl, open_module_elf, &ctx, 0);
 	dwfl_getmodules(dwfl, count_module, &nr_modules, 0);
+	*loading = loader_busy(dwfl);
 out:
 	/*
 	 * A process that exits while its maps are read leaves an empty auxv (ENOEXEC) or empty maps:
@@ -679,6 +800,7 @@ static struct usyms_proc *get_proc(struct usyms *us, pid_t pid, int *err)
 {
 	struct usyms_proc *p = find_proc(us, pid), *victim = &us->procs[0];
 	struct usyms_proc tmp = { .pid = pid };
+	bool loading = false;
 	int i;
 
 	*err = 0;
@@ -694,10 +816,11 @@ static struct usyms_proc *get_proc(struct usyms *us, pid_t pid, int *err)
 		goto out;
 	}
 	tmp.fetches_seen = us->fetch ? dbgfetch_done(us->fetch) : 0;
-	*err = report(us, pid, NULL, &tmp.dwfl);
+	*err = report(us, pid, NULL, &tmp.dwfl, &loading);
 	if (*err) {
 		goto out;
 	}
+	tmp.loading_captures = loading;
 	tmp.reported_ns = ls_now_ns();
 	tmp.gen = ++us->gen;
 	/* Who it is, while it lives: its perf map may be needed after it exited. */
@@ -731,6 +854,7 @@ out:
 static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 {
 	unsigned long long start_time;
+	bool loading = false;
 	uint64_t fetches;
 	Dwfl *dwfl;
 	int err;
@@ -743,12 +867,13 @@ static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 		return;
 	}
 	fetches = us->fetch ? dbgfetch_done(us->fetch) : 0;
-	err = report(us, p->pid, p->dwfl, &dwfl);
+	err = report(us, p->pid, p->dwfl, &dwfl, &loading);
 	p->reported_ns = ls_now_ns();
 	if (err) {
 		p->final = err == -ESRCH;
 		return;
 	}
+	p->loading_captures = loading ? p->loading_captures + 1 : 0;
 	dwfl_end(p->dwfl);
 	p->dwfl = dwfl;
 	p->gen = ++us->gen;
@@ -851,6 +976,24 @@ int usyms_recapture(struct usyms *us, pid_t pid)
 		get_proc(us, pid, &err);
 	}
 	return err;
+}
+
+/**
+ * usyms_loading() - how many captures of a process in a row found ld.so still at work
+ * @us: the cache
+ * @pid: a process id (thread group id)
+ *
+ * A process that waited in its loader (a library read from disk) is captured without the
+ * libraries mapped after that wait: its stacks through them could not be symbolized once it
+ * exits. Capture it again when it next waits (usyms_recapture()).
+ *
+ * Return: 0 when its last capture had every library its objects need, or it is not cached.
+ */
+unsigned int usyms_loading(struct usyms *us, pid_t pid)
+{
+	struct usyms_proc *p = find_proc(us, pid);
+
+	return p ? p->loading_captures : 0;
 }
 
 /**

@@ -46,6 +46,7 @@ struct usyms *usyms_new(void);
 void usyms_free(struct usyms *us);
 int usyms_capture(struct usyms *us, pid_t pid);
 int usyms_recapture(struct usyms *us, pid_t pid);
+unsigned int usyms_loading(struct usyms *us, pid_t pid);
 void usyms_forget(struct usyms *us, pid_t pid);
 int usyms_lookup(struct usyms *us, pid_t pid, uint64_t addr, struct usym *out);
 

@@ -564,6 +564,35 @@ is "$(O "$P" '[.flags[] | select(test("no-unwound-stack|no-user-stack|trace-star
 	"e) no flag says the stack or the trace is incomplete"
 is "$(O "$P" .cause)" "Requested sleep (nanosleep)" "e) cause: Requested sleep (nanosleep)"
 
+# --- e2) an app whose loader waited, and that exits right after its outlier --------------------
+# ld.so opens and reads a preloaded library that is a FIFO: its read waits (300 ms, under the
+# threshold) for the writer to close it. That first blocking wait tells latsnap to read the maps
+# while libc is not mapped yet; the library is then refused, libc mapped, and sleeper naps and
+# exits. The nap's libc frames must still be named: the maps are read again at the nap.
+E2=$TMPD/e2.d
+FIFO=$TMPD/slow-lib.so
+mkfifo "$FIFO"
+timeout 20 bash -c 'exec 3>"$1"; sleep 0.3' _ "$FIFO" &
+WRITER=$!
+record_snap e2 -v -t 500ms --post 300ms -o "$E2" -- /bin/sh -c \
+	'LD_PRELOAD="$LD_PRELOAD:$1" exec "$2" 600' _ "$FIFO" "$WL/sleeper"
+wait "$WRITER"
+is "$RC" 0 "e2) record -- sleeper 600 with a preloaded FIFO ld.so waits on: exit 0"
+PID=$(wl_log_get "$TMPD/e2.log" pid)
+like "$(grep -c "ld.so: object '$FIFO' from LD_PRELOAD cannot be preloaded" "$TMPD/e2.err")" '^1$' \
+	"e2) ld.so read the FIFO, then refused it"
+like "$(grep -c "pid ${PID:-0} waited while ld.so mapped its libraries" "$TMPD/e2.err")" '^[1-9]' \
+	"e2) latsnap saw its maps read while ld.so was at work, and asked for them again"
+is "$(pick "$E2" "select(.pid == ${PID:-0}) | $NAP_SEL")" 1 "e2) the summary holds its nap" || show_snapshots "$E2"
+P=$TMPD/e2.pick.json
+cp "$TMPD/pick.json" "$P"
+LIBC=$(O "$P" '[.user_stack.frames[]? | select(.module // "" | test("/libc\\.so\\.6$")) | .symbol] | length')
+like "${LIBC:-0}" '^[1-9]' "e2) its libc frames are named (libc was mapped after the first read of the maps)" ||
+	diag "user frames: $(O "$P" '[.user_stack.frames[]? | "\(.symbol)@\(.module)"] | join(" < ")')"
+is "$(O "$P" '[.user_stack.frames[]? | select(.symbol == null or .module == "" or .module == null)] | length')" 0 \
+	"e2) no user frame without a symbol or a module" ||
+	diag "user frames: $(O "$P" '[.user_stack.frames[]? | "\(.symbol)@\(.module)"] | join(" < ")')"
+
 # --- f) a bad rules file ---------------------------------------------------------------------
 RULES=$TMPD/bad.rules
 printf '%s\n' '400 kernel:hrtimer_nanosleep = A fine rule' '# a comment' 'this line is not a rule' >"$RULES"
