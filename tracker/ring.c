@@ -136,13 +136,20 @@ static void on_notice(struct tracker *tr, const struct ls_notice *notice)
 {
 	unsigned int loading;
 	char comm[32];
+	int err;
 
 	switch (notice->kind) {
 	case LS_NOTICE_MAPS:
 		/* Its image is loaded: a Go program's goroutines are followed. */
 		goroutines_follow(tr->go, notice->pid, NULL);
 		/* It blocks in its own code: a capture taken while it loaded lacks libraries. */
-		usyms_recapture(tr->usyms, notice->pid);
+		err = usyms_recapture(tr->usyms, notice->pid);
+		if (err) {
+			/* Its stacks will be addresses: gone before the notice was read? */
+			ls_verbose("tracker: pid %u: its mappings could not be read at its first wait: "
+				   "%s",
+				   notice->pid, strerror(-err));
+		}
 		loading = usyms_loading(tr->usyms, notice->pid);
 		if (loading && loading <= MAPS_RETELLS_MAX) {
 			retell_maps(tr, notice->pid);

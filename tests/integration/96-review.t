@@ -89,7 +89,7 @@ build_napper
 ok '[ -x "$BIN" ]' "a sleeper built into $BIN" || skip_all "cannot build the sleeper copy"
 rec s -t 40ms -- "$BIN" 60 3 20
 is "$RC" 0 "record -t 40ms -- napper 60 3 20: exit 0"
-rec p -t 40ms -- "$WL/pipewait" 120
+rec p -v -t 40ms -- "$WL/pipewait" 120
 is "$RC" 0 "record -t 40ms -- pipewait 120: exit 0"
 rec m -t 40ms -- "$WL/mutexwait" 150
 is "$RC" 0 "record -t 40ms -- mutexwait 150: exit 0"
@@ -186,7 +186,12 @@ like "$NAPLINE" '^napper;(.*;)?main;slow_nap;(.*;)?-;(.*;)?(hrtimer_nanosleep|do
 	"b) the napper's stack: main;slow_nap above '-', the nanosleep kernel frame below"
 # (its read; a start-up wait to register with the session daemon may be a stack of its own)
 like "$(grep '^pipewait;' "$TMPD/f.txt" | grep -m1 'pipe_read')" ';wait_for_pipe;(.*;)?-;.*pipe_read' \
-	"b) pipewait's reader: wait_for_pipe above '-', pipe_read below"
+	"b) pipewait's reader: wait_for_pipe above '-', pipe_read below" || {
+	jq -c 'select(.comm == "pipewait") | {syscall, source: .user_stack.source, flags,
+		frames: [.user_stack.frames[]? | "\(.symbol)@\(.module)"]}' "$TMPD/all.ndjson" 2>/dev/null |
+		while IFS= read -r l; do diag "  pipewait outlier: $l"; done
+	diag_file "$TMPD/p.err" "  record stderr: "
+}
 xmllint --noout "$TMPD/f.svg" 2>"$TMPD/xml.err"
 is "$?" 0 "b) the SVG is well-formed XML" || diag_file "$TMPD/xml.err" "  "
 ok 'grep -q "<title>slow_nap (" "$TMPD/f.svg" && grep -q "<title>wait_for_pipe (" "$TMPD/f.svg" && grep -qE "<title>(hrtimer_nanosleep|do_nanosleep) \(" "$TMPD/f.svg"' \

@@ -161,7 +161,13 @@ grep -q 'no snapshot of host nosuchhost' "$TMPD/rn.err"
 ok $? "report --host of no snapshot: says so"
 L "$TMPD/f.txt" "$TMPD/f.err" flame --host hostb "$RELAY_OUT"
 grep -q '^pipewait;.*wait_for_pipe;.*pipe_read' "$TMPD/f.txt" && ! grep -q '^sleeper;' "$TMPD/f.txt"
-ok $? "flame --host hostb: pipewait's stack through wait_for_pipe into pipe_read, no sleeper"
+ok $? "flame --host hostb: pipewait's stack through wait_for_pipe into pipe_read, no sleeper" || {
+	diag_file "$TMPD/f.txt" "  flame: "
+	jq -c 'select(.comm == "pipewait") | {syscall, source: .user_stack.source, flags,
+		frames: [.user_stack.frames[]? | "\(.symbol)@\(.module)"]}' "$TMPD/b.out" 2>/dev/null |
+		while IFS= read -r l; do diag "  hostb outlier: $l"; done
+	grep -E 'tracker: pid|usyms' "$TMPD/b.err" | while IFS= read -r l; do diag "  hostb: $l"; done
+}
 L "$TMPD/s.txt" "$TMPD/s.err" show "$first"
 grep -q 'cause: Requested sleep (nanosleep)' "$TMPD/s.txt" && grep -q 'slow_nap' "$TMPD/s.txt"
 ok $? "show of a relay snapshot: the cause and the workload's frame"
