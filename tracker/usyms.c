@@ -49,6 +49,8 @@ struct usyms_proc {
 	bool final; /* exited or replaced: what was captured is all there will be */
 	/* Captures in a row that found ld.so still mapping libraries (loader_busy()). */
 	unsigned int loading_captures;
+	/* Its executable file mappings when captured (code_hash()); 0: none read. */
+	uint64_t code_hash;
 	struct perfmap *jit; /* its /tmp/perf-PID.map, read once an address was in no object */
 	/* A module's debug info was still being fetched (dbgfetch.h) when the Dwfl looked for it. */
 	bool debuginfo_pending;
@@ -788,17 +790,115 @@ static struct usyms_proc *find_proc(struct usyms *us, pid_t pid)
 	return NULL;
 }
 
-static void drop_proc(struct usyms_proc *p)
+/*
+ * The code a process runs, as a hash of the executable file mappings in its /proc/PID/maps
+ * (addresses, offset, inode, path): two processes with the same hash have the same objects at
+ * the same addresses, and one capture symbolizes both. A server's forked workers (a PostgreSQL
+ * backend per connection) differ from their parent in data mappings only. 0 when the maps could
+ * not be read or hold no code.
+ */
+static uint64_t code_hash(pid_t pid)
 {
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+	char path[64], *buf = NULL, *line, *eol, *f;
+	size_t len = 0, cap = 0, nr_code = 0;
+	const unsigned char *c;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return 0;
+	}
+	/* Read whole: each read() of the file walks the mappings again. */
+	do {
+		if (cap - len < 4096) {
+			cap = cap ? 2 * cap : 65536;
+			f = realloc(buf, cap);
+			if (!f) {
+				len = 0;
+				break;
+			}
+			buf = f;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		len += n > 0 ? (size_t)n : 0;
+	} while (n > 0);
+	close(fd);
+	if (buf) {
+		buf[len] = '\0';
+	}
+	for (line = buf; line && line < buf + len; line = eol + 1) {
+		eol = strchr(line, '\n');
+		eol = eol ? eol : buf + len;
+		/* start-end perms offset dev inode path: the 6th field, at its first byte. */
+		f = line;
+		for (field = 1; field < 6 && f < eol; field++) {
+			f = memchr(f, ' ', (size_t)(eol - f));
+			if (!f) {
+				break;
+			}
+			while (f < eol && *f == ' ') {
+				f++;
+			}
+			if (field == 1 && (eol - f < 3 || f[2] != 'x')) {
+				f = NULL;
+				break;
+			}
+		}
+		if (!f || f >= eol || (*f != '/' && strncmp(f, "[vdso]", 6))) {
+			continue;
+		}
+		for (c = (const unsigned char *)line; c < (const unsigned char *)eol; c++) {
+			h = (h ^ *c) * 0x100000001b3ULL;
+		}
+		nr_code++;
+	}
+	free(buf);
+	return nr_code ? h : 0;
+}
+
+/* A complete capture of another process with the code @hash names, whose Dwfl can be shared. */
+static struct usyms_proc *same_code(struct usyms *us, uint64_t hash)
+{
+	int i;
+
+	for (i = 0; hash && i < USYMS_MAX_PROCS; i++) {
+		if (us->procs[i].dwfl && us->procs[i].code_hash == hash &&
+		    !us->procs[i].loading_captures) {
+			return &us->procs[i];
+		}
+	}
+	return NULL;
+}
+
+/* Ends @dwfl unless a cached process still symbolizes with it (same_code()). */
+static void put_dwfl(struct usyms *us, Dwfl *dwfl)
+{
+	int i;
+
+	for (i = 0; dwfl && i < USYMS_MAX_PROCS; i++) {
+		if (us->procs[i].dwfl == dwfl) {
+			return;
+		}
+	}
+	dwfl_end(dwfl);
+}
+
+static void drop_proc(struct usyms *us, struct usyms_proc *p)
+{
+	Dwfl *dwfl = p->dwfl;
+
 	perfmap_free(p->jit);
-	dwfl_end(p->dwfl);
 	memset(p, 0, sizeof(*p));
+	put_dwfl(us, dwfl);
 }
 
 /* Returns the cached entry of @pid, capturing it first if needed; NULL with *err set on failure. */
 static struct usyms_proc *get_proc(struct usyms *us, pid_t pid, int *err)
 {
-	struct usyms_proc *p = find_proc(us, pid), *victim = &us->procs[0];
+	struct usyms_proc *p = find_proc(us, pid), *victim = &us->procs[0], *same;
 	struct usyms_proc tmp = { .pid = pid };
 	bool loading = false;
 	int i;
@@ -815,14 +915,24 @@ static struct usyms_proc *get_proc(struct usyms *us, pid_t pid, int *err)
 	if (*err) {
 		goto out;
 	}
-	tmp.fetches_seen = us->fetch ? dbgfetch_done(us->fetch) : 0;
-	*err = report(us, pid, NULL, &tmp.dwfl, &loading);
-	if (*err) {
-		goto out;
+	tmp.code_hash = code_hash(pid);
+	same = same_code(us, tmp.code_hash);
+	if (same) {
+		/* Its Dwfl, names and all: reading the maps is all a capture costs then. */
+		tmp.dwfl = same->dwfl;
+		tmp.gen = same->gen;
+		tmp.fetches_seen = same->fetches_seen;
+		tmp.debuginfo_pending = same->debuginfo_pending;
+	} else {
+		tmp.fetches_seen = us->fetch ? dbgfetch_done(us->fetch) : 0;
+		*err = report(us, pid, NULL, &tmp.dwfl, &loading);
+		if (*err) {
+			goto out;
+		}
+		tmp.loading_captures = loading;
+		tmp.gen = ++us->gen;
 	}
-	tmp.loading_captures = loading;
 	tmp.reported_ns = ls_now_ns();
-	tmp.gen = ++us->gen;
 	/* Who it is, while it lives: its perf map may be needed after it exited. */
 	tmp.jit = perfmap_new(pid);
 	for (i = 0; i < USYMS_MAX_PROCS; i++) {
@@ -834,8 +944,12 @@ static struct usyms_proc *get_proc(struct usyms *us, pid_t pid, int *err)
 			victim = &us->procs[i];
 		}
 	}
-	if (victim->dwfl) {
-		drop_proc(victim);
+	if (victim->dwfl == tmp.dwfl) {
+		/* The least recently used is the one whose Dwfl it takes over. */
+		victim->dwfl = NULL;
+	}
+	if (victim->dwfl || victim->jit) {
+		drop_proc(us, victim);
 	}
 	*victim = tmp;
 	p = victim;
@@ -854,9 +968,9 @@ out:
 static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 {
 	unsigned long long start_time;
+	uint64_t fetches, hash;
 	bool loading = false;
-	uint64_t fetches;
-	Dwfl *dwfl;
+	Dwfl *dwfl, *old;
 	int err;
 
 	if (p->final || (!force && ls_now_ns() - p->reported_ns < USYMS_REFRESH_NS)) {
@@ -867,6 +981,7 @@ static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 		return;
 	}
 	fetches = us->fetch ? dbgfetch_done(us->fetch) : 0;
+	hash = code_hash(p->pid);
 	err = report(us, p->pid, p->dwfl, &dwfl, &loading);
 	p->reported_ns = ls_now_ns();
 	if (err) {
@@ -874,8 +989,10 @@ static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 		return;
 	}
 	p->loading_captures = loading ? p->loading_captures + 1 : 0;
-	dwfl_end(p->dwfl);
+	p->code_hash = hash;
+	old = p->dwfl;
 	p->dwfl = dwfl;
+	put_dwfl(us, old);
 	p->gen = ++us->gen;
 	p->debuginfo_pending = false;
 	p->fetches_seen = fetches;
@@ -917,7 +1034,7 @@ void usyms_free(struct usyms *us)
 	}
 	for (i = 0; i < USYMS_MAX_PROCS; i++) {
 		if (us->procs[i].dwfl) {
-			drop_proc(&us->procs[i]);
+			drop_proc(us, &us->procs[i]);
 		}
 	}
 	for (i = 0; i < USYMS_ELF_CACHE; i++) {
@@ -1006,7 +1123,7 @@ void usyms_forget(struct usyms *us, pid_t pid)
 	struct usyms_proc *p = find_proc(us, pid);
 
 	if (p) {
-		drop_proc(p);
+		drop_proc(us, p);
 	}
 }
 
