@@ -1317,6 +1317,13 @@ static __always_inline __u64 unit_key(__u32 tgid, int fd)
 }
 
 /* The generation of the unit of work on socket @fd of process @tgid (0: none ended yet). */
+/* Syscall @nr waits for a connection (accept, accept4). */
+static __always_inline bool accepts(long nr)
+{
+	return nr >= 0 && nr < LS_MAX_SYSCALLS &&
+	       (work_syscalls[nr & (LS_MAX_SYSCALLS - 1)] & LS_WORK_KIND) == LS_WORK_ACCEPT;
+}
+
 static __always_inline __u32 unit_gen(__u32 tgid, int fd)
 {
 	__u64 key = unit_key(tgid, fd);
@@ -2237,6 +2244,14 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 			/* Its wait begins: the syscall's entry did not know where it would wait. */
 			if (!ps->switches && (ps->in_work || ps->work_at_start)) {
 				work_begin(prev, ps, ps->nr);
+				/*
+				 * Inside a unit of work an idle-list syscall is no wait for work (a
+				 * PostgreSQL backend waits for a row lock in epoll_wait): the idle
+				 * policy judges it as any other wait. An accept waits for the next
+				 * connection wherever it is (an acceptor that read a request and
+				 * handed it on is in that unit until its reply).
+				 */
+				ps->quiet = ps->quiet && !(ps->work_at_start && !accepts(ps->nr));
 			}
 			ps->switches++;
 		} else {

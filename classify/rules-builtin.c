@@ -198,6 +198,7 @@ static const char builtin_text[] =
 	"440 user:_ZN15Item_func_sleep* = Requested sleep (SQL SLEEP())\n"
 	"470 user:LWLockAcquire|LWLockAcquireOrWait|LWLockWaitForVar = LWLock wait (PostgreSQL)\n"
 	"460 user:ProcSleep|WaitOnLock|LockAcquire|LockAcquireExtended = Lock wait (PostgreSQL heavyweight lock)\n"
+	"440 user:pg_sleep = Requested sleep (SQL pg_sleep())\n"
 	"\n"
 	"# Futexes: the user stack tells a mutex from a condition variable, when it is there;\n"
 	"# else the futex operation does (futex:lock, futex:wait); else, in summaries without\n"

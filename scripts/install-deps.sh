@@ -13,8 +13,8 @@
 # golang-go builds tests/workloads/go/ (a Go program's goroutine stacks, tests/integration/86-go.t).
 # The labelled set of tests/integration/85-labelled.t (tests/labelled/README.md) runs programs
 # nobody here wrote: MariaDB 10.11 (its server, its client, and PyMySQL for Debian's python3,
-# which drives the sessions), OpenJDK 17, Go 1.19 and Node (Debian's nodejs, or a newer one
-# already installed).
+# which drives the sessions), PostgreSQL 15 (psycopg2 drives its sessions), OpenJDK 17, Go 1.19
+# and Node (Debian's nodejs, or a newer one already installed).
 # python3.11-dev holds CPython 3.11's headers, which lib/py311.h's offsets are checked against
 # (scripts/py311-check.c); tests/integration/89c-python-frames.t runs Debian's /usr/bin/python3.
 # stress-ng saturates every CPU in `make bench` section 13 (the evidence under load, issue 33).
@@ -33,6 +33,7 @@ debuginfod
 mariadb-server
 mariadb-client
 python3-pymysql
+python3-psycopg2
 python3.11-dev
 stress-ng
 nodejs

@@ -14,17 +14,23 @@
 #     Thread.sleep, an idle fixed thread pool): in two lanes side by side;
 #  b) MariaDB 10.11 in a third (its own datadir and socket): a row-lock wait (~0.9 s) inside an
 #     UPDATE, SELECT SLEEP(1.0) inside the lock holder's transaction, SELECT SLEEP(0.3);
-#     report's Longest waits name the row-lock wait's cause and its holder (session A);
+#     report's Longest waits name the row-lock wait's cause and its holder (session A); then
+#     PostgreSQL 15 in the same lane, the same sessions (its backends wait for a row lock and in
+#     pg_sleep() on their latch, in epoll_wait: a syscall of the idle list, inside a request);
 #  c) the whole set.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 require_record labpool
-require java node mariadbd mariadb-install-db lttng-sessiond
+require java node mariadbd mariadb-install-db lttng-sessiond runuser
+ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || skip_all "needs PostgreSQL (postgresql-15)"
+id postgres >/dev/null 2>&1 || skip_all "needs PostgreSQL's postgres user (postgresql-15)"
 LAB=$ROOT/tests/labelled
 PY=/usr/bin/python3
 "$PY" -c 'import pymysql' 2>/dev/null ||
 	skip_all "needs Debian's python3 ($PY) with python3-pymysql"
+"$PY" -c 'import psycopg2' 2>/dev/null ||
+	skip_all "needs Debian's python3 ($PY) with python3-psycopg2"
 for f in "$BUILD/labelled/LabServer.class" "$BUILD/labelled/goserver"; do
 	[ -e "$f" ] || skip_all "$f not built (run make check)"
 done
@@ -44,7 +50,7 @@ lane() {
 		echo "$?" >"$TMPD/$p.rc"
 	done
 }
-lane mariadb &
+lane mariadb postgres &
 L1=$!
 lane cpool node java &
 L2=$!
@@ -53,7 +59,7 @@ track_bg "$L2"
 lane python go
 wait "$L1" "$L2"
 declare -A RUN_RC
-for p in cpool python node go java mariadb; do
+for p in cpool python node go java mariadb postgres; do
 	RUN_RC[$p]=$(cat "$TMPD/$p.rc" 2>/dev/null || echo none)
 done
 diag "the set ran in $(($(date +%s) - t0)) s"
@@ -106,6 +112,7 @@ check node 10 -
 check go 6 idle
 check java 6 idle
 check mariadb 3 idle
+check postgres 3 idle
 
 # b) MariaDB's row-lock wait in report: with its cause and its holder, session A (in its own
 # SLEEP inside the transaction that holds the row), in the Longest waits.
@@ -120,6 +127,19 @@ is "$(jq -r '.held_up_by.tid' <<<"$ROW" 2>/dev/null)" "${A_TID:-none}" \
 	"mariadb: report's Longest waits name its holder, session A ($A_TID)" || diag "  $ROW"
 is "$(jq -r '.held_up_by.cause' <<<"$ROW" 2>/dev/null)" "Requested sleep (SQL SLEEP())" \
 	"mariadb: the holder was in its SLEEP() meanwhile" || diag "  $ROW"
+
+# b) PostgreSQL's row-lock wait in report: its cause, and its holder, session A, in pg_sleep().
+A_TID=$(awk '$1 == "thread" && $3 == "postgres_session_a" { print $2 }' "$TMPD/postgres/gt.log")
+B_TID=$(awk '$1 == "thread" && $3 == "postgres_session_b" { print $2 }' "$TMPD/postgres/gt.log")
+run_latsnap "$TMPD/pg.report.json" "$TMPD/pg.report.err" report --json "$TMPD/postgres/snaps"
+ROW=$(jq -c --argjson b "${B_TID:-0}" '[.longest[] | select(.tid == $b)] | max_by(.duration_ns)' \
+	"$TMPD/pg.report.json" 2>/dev/null)
+is "$(jq -r '.cause' <<<"$ROW" 2>/dev/null)" "Lock wait (PostgreSQL heavyweight lock)" \
+	"postgres: report names session B's row-lock wait as one" || diag "  $ROW"
+is "$(jq -r '.held_up_by.tid' <<<"$ROW" 2>/dev/null)" "${A_TID:-none}" \
+	"postgres: report's Longest waits name its holder, session A ($A_TID)" || diag "  $ROW"
+is "$(jq -r '.held_up_by.cause' <<<"$ROW" 2>/dev/null)" "Requested sleep (SQL pg_sleep())" \
+	"postgres: the holder was in its pg_sleep() meanwhile" || diag "  $ROW"
 
 # c) the whole set.
 read -r TP FN RIGHT FP <<<"$(jq -s -r '[(map(.tp) | add), (map(.fn) | add),

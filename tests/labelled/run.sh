@@ -4,7 +4,7 @@
 #   latsnap record -v --json -t 50ms -o DIR/snaps -- PROGRAM...
 # driven by its client, then scored: DIR/gt.log (ground truth), DIR/out (record's stdout), DIR/err
 # (its stderr), DIR/snaps, DIR/result.json and DIR/score.txt (score.py's). PROGRAM: cpool, python,
-# java, go, node, mariadb. IDLE_S: seconds the program is left idle after its requests (default
+# java, go, node, mariadb, postgres. IDLE_S: seconds the program is left idle after its requests (default
 # 2). Environment: LATSNAP_BUILD (default build/), LATSNAP_TIMEOUT (default 120 s), THRESHOLD,
 # RECORD_ARGS (more flags for record: --include-idle shows every wait's frames).
 # Exits with record's status (the score is in the files).
@@ -39,6 +39,7 @@ go)
 	;;
 node) cmd=(node "$HERE/nodeserver.js" "$sock") ;;
 mariadb) exec "$HERE/mariadb.sh" "$dir" "$idle" ;;
+postgres) exec "$HERE/postgres.sh" "$dir" "$idle" ;;
 *)
 	echo "run.sh: unknown program $prog" >&2
 	exit 2

@@ -1092,6 +1092,14 @@ static void classify_builtin(void)
 	classifies("builtin: epoll", rules, "epoll_wait",
 		   "50 do_epoll_wait __x64_sys_epoll_wait" ENTRY, NULL,
 		   "Waiting for events (epoll_wait)", 400, true);
+	classifies("builtin: PostgreSQL's pg_sleep() waits on its latch, in epoll_wait", rules,
+		   "epoll_wait", "50 do_epoll_wait __x64_sys_epoll_wait" ENTRY,
+		   "epoll_wait WaitEventSetWait WaitLatch pg_sleep ExecInterpExpr",
+		   "Requested sleep (SQL pg_sleep())", 440, true);
+	classifies("builtin: PostgreSQL's row-lock wait, in epoll_wait", rules, "epoll_wait",
+		   "50 do_epoll_wait __x64_sys_epoll_wait" ENTRY,
+		   "epoll_wait WaitEventSetWait WaitLatch ProcSleep WaitOnLock LockAcquireExtended",
+		   "Lock wait (PostgreSQL heavyweight lock)", 460, true);
 	classifies("builtin: wait4", rules, "wait4", "50 do_wait kernel_wait4" ENTRY, NULL,
 		   "Waiting for a child process to exit", 400, true);
 	classifies("builtin: pause", rules, "pause", "50 __do_sys_pause" ENTRY, NULL,
