@@ -146,7 +146,7 @@ static void on_notice(struct tracker *tr, const struct ls_notice *notice)
 		err = usyms_recapture(tr->usyms, notice->pid);
 		if (err) {
 			/* Its stacks will be addresses: gone before the notice was read? */
-			ls_verbose("tracker: pid %u: its maps could not be read at its first wait: %s",
+			ls_verbose("tracker: pid %u: maps not read at its first wait: %s",
 				   notice->pid, strerror(-err));
 		}
 		loading = usyms_loading(tr->usyms, notice->pid);
