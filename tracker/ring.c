@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "tracker/decode.h"
 #include "tracker/goroutines.h"
@@ -22,7 +21,6 @@
 #include "tracker/usyms.h"
 #include "lib/outlier.h"
 #include "lib/util.h"
-#include "latsnap.skel.h"
 
 static void flag_new_loss(struct outlier *o, const char *what, uint64_t now, uint64_t *seen)
 {
@@ -121,11 +119,11 @@ static void retell_maps(struct tracker *tr, pid_t pid)
 	__u8 retell = LS_MAPS_RETELL;
 
 	/* BPF_EXIST: an exec or exit since the notice removed the entry, and said so. */
-	if (bpf_map_update_elem(bpf_map__fd(tr->skel->maps.maps_noticed), &key, &retell,
-				BPF_EXIST)) {
+	if (!tr->maps_retell_gen ||
+	    bpf_map_update_elem(tr->maps_noticed_fd, &key, &retell, BPF_EXIST)) {
 		return;
 	}
-	__atomic_add_fetch(&tr->skel->bss->maps_retell_gen, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(tr->maps_retell_gen, 1, __ATOMIC_RELEASE);
 	ls_verbose("tracker: pid %d waited while ld.so mapped its libraries: its mappings are read "
 		   "again at its next wait",
 		   (int)pid);

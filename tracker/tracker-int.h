@@ -104,6 +104,9 @@ struct tracker {
 	unsigned int nr_req_samples;
 	struct bpf_link **sample_links; /* one per CPU: the cpu-clock events */
 	struct goroutines *go; /* the goroutine waits of tracked Go processes */
+	/* What ring.c asks the BPF side for another LS_NOTICE_MAPS with (no skeleton there). */
+	int maps_noticed_fd;
+	__u32 *maps_retell_gen; /* in the mapped .bss */
 };
 
 /* ring.c */

@@ -399,6 +399,8 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 		libbpf_log_explain_load("tracker", err);
 		goto fail;
 	}
+	tr->maps_noticed_fd = bpf_map__fd(tr->skel->maps.maps_noticed);
+	tr->maps_retell_gen = &tr->skel->bss->maps_retell_gen;
 	err = targets_want(tr, opts);
 	err = err ?: open_readers(tr, opts);
 	if (err) {
