@@ -33,10 +33,13 @@ if ! runuser -u postgres -- "$PG_BIN/initdb" -D "$pgdir/data" -A trust -U postgr
 	cat "$dir/install.log" >&2
 	exit 1
 fi
+# deadlock_timeout: a lock wait is one wait. At its default, 1 s, the backend's timer wakes it
+# for a deadlock check and it waits again: a commit slowed past that (its WAL fsync on a busy
+# disk) splits session B's wait in two, the first ended by a timer, not by its holder.
 # shellcheck disable=SC2086 # RECORD_ARGS: more flags, split
 timeout -k 5 "$TIMEOUT" "$LATSNAP" record -v --json -t "$THRESHOLD" ${RECORD_ARGS:-} \
 	-o "$dir/snaps" -- runuser -u postgres -- "$PG_BIN/postgres" -D "$pgdir/data" -k "$pgdir" \
-	-c listen_addresses= >"$dir/out" 2>"$dir/err" &
+	-c listen_addresses= -c deadlock_timeout=10s >"$dir/out" 2>"$dir/err" &
 rec=$!
 "$PY" "$HERE/postgres-client.py" "$pgdir" "$dir/gt.log" "$idle" >"$dir/client.log" 2>&1
 client=$?
