@@ -1316,7 +1316,6 @@ static __always_inline __u64 unit_key(__u32 tgid, int fd)
 	return (__u64)tgid << 32 | (__u32)fd;
 }
 
-/* The generation of the unit of work on socket @fd of process @tgid (0: none ended yet). */
 /* Syscall @nr waits for a connection (accept, accept4). */
 static __always_inline bool accepts(long nr)
 {
@@ -1324,6 +1323,7 @@ static __always_inline bool accepts(long nr)
 	       (work_syscalls[nr & (LS_MAX_SYSCALLS - 1)] & LS_WORK_KIND) == LS_WORK_ACCEPT;
 }
 
+/* The generation of the unit of work on socket @fd of process @tgid (0: none ended yet). */
 static __always_inline __u32 unit_gen(__u32 tgid, int fd)
 {
 	__u64 key = unit_key(tgid, fd);
