@@ -270,10 +270,10 @@ struct {
 
 /*
  * tgid -> LS_MAPS_TOLD once user space was told to read the mappings of the process (since its
- * exec), so that user stacks can be symbolized after it exits. Told at its first blocking wait: a
- * waiting process surely lives while the notice is read. ld.so may still be mapping libraries
- * then (it waited for a file to be read from disk): user space sets LS_MAPS_RETELL and bumps
- * maps_retell_gen, and the process's next blocking wait tells again.
+ * exec), so that user stacks can be symbolized after it exits. Told at its first blocking wait: the
+ * process lives then, and the maps reader reads at once (maps_ring). ld.so may still be mapping
+ * libraries then (it waited for a file to be read from disk): user space sets LS_MAPS_RETELL and
+ * bumps maps_retell_gen, and the process's next blocking wait tells again.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -284,6 +284,17 @@ struct {
 
 /* Bumped by user space after it set an LS_MAPS_RETELL: each thread looks at the map once more. */
 __u32 maps_retell_gen;
+
+/*
+ * Each LS_NOTICE_MAPS once more, for the tracker's maps reader: a thread of its own that reads the
+ * mappings at once. The main loop may be held for tens of milliseconds (a snapshot), and a
+ * process that exits meanwhile could never be read: its stacks would be bare addresses. The copy
+ * in events keeps its place among the outliers; the capture is taken over there.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 10);
+} maps_ring SEC(".maps");
 
 /*
  * Processes whose registration was refused and said so: one notice per process, so that a
@@ -844,6 +855,26 @@ static __always_inline void notify(__u8 kind, __u32 pid, __u32 arg)
 	bpf_ringbuf_submit(n, 0);
 }
 
+/*
+ * Both notices of @tgid's mappings carry the same key (the low half of the clock), by which the
+ * main loop knows the capture the maps reader took for it.
+ */
+static __always_inline void tell_maps(__u32 tgid)
+{
+	__u32 key = (__u32)bpf_ktime_get_ns();
+	struct ls_notice *n;
+
+	notify(LS_NOTICE_MAPS, tgid, key);
+	n = bpf_ringbuf_reserve(&maps_ring, sizeof(*n), 0);
+	if (!n) {
+		return;
+	}
+	n->kind = LS_NOTICE_MAPS;
+	n->pid = tgid;
+	n->arg = key;
+	bpf_ringbuf_submit(n, 0);
+}
+
 static __always_inline void notice_maps_once(struct task_state *s, __u32 tgid)
 {
 	__u32 gen = *(volatile __u32 *)&maps_retell_gen;
@@ -860,12 +891,12 @@ static __always_inline void notice_maps_once(struct task_state *s, __u32 tgid)
 		/* Two threads may both see the request: a second notice only reads the maps again. */
 		if (*noticed == LS_MAPS_RETELL) {
 			*noticed = LS_MAPS_TOLD;
-			notify(LS_NOTICE_MAPS, tgid, 0);
+			tell_maps(tgid);
 		}
 		return;
 	}
 	if (bpf_map_update_elem(&maps_noticed, &tgid, &told, BPF_NOEXIST) == 0) {
-		notify(LS_NOTICE_MAPS, tgid, 0);
+		tell_maps(tgid);
 	}
 }
 

@@ -21,7 +21,7 @@
 enum ls_kind {
 	LS_KIND_SYSCALL = 1, /* struct ls_event */
 	LS_KIND_SLEEP = 2, /* struct ls_event */
-	LS_NOTICE_MAPS = 3, /* struct ls_notice: the process waits, so it lives: read its maps */
+	LS_NOTICE_MAPS = 3, /* struct ls_notice: it waits, so it lives: read its maps; arg a key */
 	LS_NOTICE_EXEC = 4, /* struct ls_notice: new mappings */
 	LS_NOTICE_EXIT = 5, /* struct ls_notice: the process is gone */
 	LS_NOTICE_DISPLACED = 6, /* struct ls_notice: the application took our signal (arg) */

@@ -140,8 +140,11 @@ static void on_notice(struct tracker *tr, const struct ls_notice *notice)
 	case LS_NOTICE_MAPS:
 		/* Its image is loaded: a Go program's goroutines are followed. */
 		goroutines_follow(tr->go, notice->pid, NULL);
-		/* It blocks in its own code: a capture taken while it loaded lacks libraries. */
-		err = usyms_recapture(tr->usyms, notice->pid);
+		/*
+		 * It blocks in its own code: a capture taken while it loaded lacks libraries. The
+		 * maps reader's capture, taken as the notice was written, if it has one.
+		 */
+		err = usyms_recapture(tr->usyms, notice->pid, notice->arg);
 		if (err) {
 			/* Its stacks will be addresses: gone before the notice was read? */
 			ls_verbose("tracker: pid %u: maps not read at its first wait: %s",

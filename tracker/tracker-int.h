@@ -9,6 +9,7 @@
 #ifndef LATSNAP_TRACKER_INT_H
 #define LATSNAP_TRACKER_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -107,6 +108,11 @@ struct tracker {
 	/* What ring.c asks the BPF side for another LS_NOTICE_MAPS with (no skeleton there). */
 	int maps_noticed_fd;
 	__u32 *maps_retell_gen; /* in the mapped .bss */
+	/* The maps reader (tracker.c): its thread, the ring of maps_ring, and what ends it. */
+	struct ring_buffer *maps_ring;
+	pthread_t maps_thread;
+	bool maps_thread_on;
+	int maps_stop_fd; /* an eventfd */
 };
 
 /* ring.c */

@@ -5,10 +5,14 @@
  * What they send is handled by the files that tracker-int.h names, one job each.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -374,6 +378,7 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	if (!tr) {
 		return -ENOMEM;
 	}
+	tr->maps_stop_fd = -1;
 	tr->fn = fn;
 	tr->ctx = ctx;
 	tr->ncpus = libbpf_num_possible_cpus();
@@ -479,6 +484,101 @@ static struct bpf_program *first_unattached(const struct bpf_object_skeleton *s)
 	return NULL;
 }
 
+/* A notice of maps_ring: the process waits, so it lives: read its mappings now. */
+static int maps_notice(void *ctx, void *data, size_t size)
+{
+	const struct ls_notice *notice = data;
+	struct tracker *tr = ctx;
+
+	if (size >= sizeof(*notice) && notice->kind == LS_NOTICE_MAPS) {
+		usyms_precapture(tr->usyms, (pid_t)notice->pid, notice->arg);
+	}
+	return 0;
+}
+
+/*
+ * The maps reader's thread: the mappings of each process as the BPF side notices it. The main
+ * loop reads the same notice in its place among the outliers, later: after a snapshot, say,
+ * which holds it for tens of milliseconds, long enough for a short-lived process to be gone
+ * (every frame of its stacks a bare address, 5 of 10 such processes here).
+ */
+static void *maps_reader(void *arg)
+{
+	struct epoll_event ev[2], stop = { .events = EPOLLIN, .data.u32 = 1 };
+	struct tracker *tr = arg;
+	int efd, n, i;
+
+	efd = epoll_create1(EPOLL_CLOEXEC);
+	if (efd < 0 || epoll_ctl(efd, EPOLL_CTL_ADD, tr->maps_stop_fd, &stop)) {
+		goto out;
+	}
+	stop.data.u32 = 0;
+	if (epoll_ctl(efd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(tr->maps_ring), &stop)) {
+		goto out;
+	}
+	for (;;) {
+		n = epoll_wait(efd, ev, 2, -1);
+		if (n < 0 && errno != EINTR) {
+			goto out;
+		}
+		for (i = 0; i < n; i++) {
+			if (ev[i].data.u32) {
+				goto out;
+			}
+		}
+		ring_buffer__consume(tr->maps_ring);
+	}
+out:
+	if (efd >= 0) {
+		close(efd);
+	}
+	return NULL;
+}
+
+/* Starts the maps reader; without it the main loop reads the maps at each notice, as before. */
+static void maps_reader_start(struct tracker *tr)
+{
+	sigset_t all, old;
+	int err;
+
+	tr->maps_stop_fd = eventfd(0, EFD_CLOEXEC);
+	tr->maps_ring = ring_buffer__new(bpf_map__fd(tr->skel->maps.maps_ring), maps_notice, tr,
+					 NULL);
+	if (tr->maps_stop_fd < 0 || !tr->maps_ring) {
+		err = errno;
+		goto fail;
+	}
+	/* Signals are the main loop's: SIGINT or SIGHUP must end its poll, not this thread's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&tr->maps_thread, NULL, maps_reader, tr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		goto fail;
+	}
+	tr->maps_thread_on = true;
+	return;
+fail:
+	ls_verbose("tracker: no maps reader (%s): mappings are read by the main loop",
+		   strerror(err));
+}
+
+static void maps_reader_stop(struct tracker *tr)
+{
+	uint64_t one = 1;
+
+	if (tr->maps_thread_on && write(tr->maps_stop_fd, &one, sizeof(one)) == sizeof(one)) {
+		pthread_join(tr->maps_thread, NULL);
+	}
+	tr->maps_thread_on = false;
+	ring_buffer__free(tr->maps_ring);
+	tr->maps_ring = NULL;
+	if (tr->maps_stop_fd >= 0) {
+		close(tr->maps_stop_fd);
+	}
+	tr->maps_stop_fd = -1;
+}
+
 /**
  * tracker_attach - start tracing: attach every program loaded, naming the hook that is missing.
  */
@@ -498,6 +598,7 @@ int tracker_attach(struct tracker *tr)
 		}
 		return err;
 	}
+	maps_reader_start(tr);
 	/*
 	 * An fexit program's trampoline exists only once attached, and it is in the stack of
 	 * every thread that sleeps in schedule(): read kallsyms again, so that it is named, and
@@ -640,6 +741,7 @@ void tracker_close(struct tracker *tr)
 	if (tr->skel) {
 		latsnap_bpf__detach(tr->skel);
 	}
+	maps_reader_stop(tr);
 	park_free(tr);
 	requests_free(tr);
 	goroutines_free(tr->go);

@@ -123,8 +123,31 @@ struct unwind_call {
 	unsigned int next_page; /* the page to load over next */
 };
 
+/*
+ * Captures the maps reader took (usyms_precapture()) that the main loop has not taken over yet
+ * (usyms_recapture() with the same key). Enough for a burst of new processes between two polls;
+ * one never taken over (its notice lost, or read first by the main loop) goes after
+ * USYMS_PENDING_NS, or to make room.
+ */
+#define USYMS_PENDING 64
+#define USYMS_PENDING_NS (5 * 1000 * 1000 * 1000ULL)
+
+struct usyms_pending {
+	Dwfl *dwfl; /* NULL: a free slot; maybe a cached process's (same_code()) */
+	pid_t pid;
+	uint32_t key;
+	unsigned long long start_time;
+	uint64_t reported_ns;
+	uint64_t code_hash;
+	uint64_t fetches_seen;
+	bool loading;
+};
+
 struct usyms {
+	/* The maps reader's thread and the main loop's: every entry point holds it. */
+	pthread_mutex_t lock;
 	struct usyms_proc procs[USYMS_MAX_PROCS];
+	struct usyms_pending pending[USYMS_PENDING];
 	struct elf_entry elves[USYMS_ELF_CACHE];
 	uint64_t tick;
 	uint64_t gen;
@@ -768,6 +791,12 @@ out:
 	 */
 	if ((err || !nr_modules) && proc_stat(pid, &start_time) == -ESRCH) {
 		err = -ESRCH;
+	} else if (!err && !nr_modules) {
+		/*
+		 * Alive, nothing mapped: in exec, between its new mm and the mappings of the image,
+		 * or in exit, past its mm. A capture of nothing would hide the next one's objects.
+		 */
+		err = -ENODATA;
 	}
 	if (err) {
 		dwfl_end(dwfl);
@@ -873,7 +902,7 @@ static struct usyms_proc *same_code(struct usyms *us, uint64_t hash)
 	return NULL;
 }
 
-/* Ends @dwfl unless a cached process still symbolizes with it (same_code()). */
+/* Ends @dwfl unless a cached process, or a capture not taken over yet, still holds it. */
 static void put_dwfl(struct usyms *us, Dwfl *dwfl)
 {
 	int i;
@@ -883,7 +912,20 @@ static void put_dwfl(struct usyms *us, Dwfl *dwfl)
 			return;
 		}
 	}
+	for (i = 0; dwfl && i < USYMS_PENDING; i++) {
+		if (us->pending[i].dwfl == dwfl) {
+			return;
+		}
+	}
 	dwfl_end(dwfl);
+}
+
+static void drop_pending(struct usyms *us, struct usyms_pending *pend)
+{
+	Dwfl *dwfl = pend->dwfl;
+
+	memset(pend, 0, sizeof(*pend));
+	put_dwfl(us, dwfl);
 }
 
 static void drop_proc(struct usyms *us, struct usyms_proc *p)
@@ -895,13 +937,40 @@ static void drop_proc(struct usyms *us, struct usyms_proc *p)
 	put_dwfl(us, dwfl);
 }
 
+/* Caches @tmp, a new capture, in place of the least recently used process. */
+static struct usyms_proc *add_proc(struct usyms *us, struct usyms_proc *tmp)
+{
+	struct usyms_proc *victim = &us->procs[0];
+	int i;
+
+	/* Who it is, while it lives: its perf map may be needed after it exited. */
+	tmp->jit = perfmap_new(tmp->pid);
+	for (i = 0; i < USYMS_MAX_PROCS; i++) {
+		if (!us->procs[i].dwfl) {
+			victim = &us->procs[i];
+			break;
+		}
+		if (us->procs[i].last_use < victim->last_use) {
+			victim = &us->procs[i];
+		}
+	}
+	if (victim->dwfl == tmp->dwfl) {
+		/* The least recently used is the one whose Dwfl it takes over. */
+		victim->dwfl = NULL;
+	}
+	if (victim->dwfl || victim->jit) {
+		drop_proc(us, victim);
+	}
+	*victim = *tmp;
+	return victim;
+}
+
 /* Returns the cached entry of @pid, capturing it first if needed; NULL with *err set on failure. */
 static struct usyms_proc *get_proc(struct usyms *us, pid_t pid, int *err)
 {
-	struct usyms_proc *p = find_proc(us, pid), *victim = &us->procs[0], *same;
+	struct usyms_proc *p = find_proc(us, pid), *same;
 	struct usyms_proc tmp = { .pid = pid };
 	bool loading = false;
-	int i;
 
 	*err = 0;
 	if (p) {
@@ -933,26 +1002,7 @@ static struct usyms_proc *get_proc(struct usyms *us, pid_t pid, int *err)
 		tmp.gen = ++us->gen;
 	}
 	tmp.reported_ns = ls_now_ns();
-	/* Who it is, while it lives: its perf map may be needed after it exited. */
-	tmp.jit = perfmap_new(pid);
-	for (i = 0; i < USYMS_MAX_PROCS; i++) {
-		if (!us->procs[i].dwfl) {
-			victim = &us->procs[i];
-			break;
-		}
-		if (us->procs[i].last_use < victim->last_use) {
-			victim = &us->procs[i];
-		}
-	}
-	if (victim->dwfl == tmp.dwfl) {
-		/* The least recently used is the one whose Dwfl it takes over. */
-		victim->dwfl = NULL;
-	}
-	if (victim->dwfl || victim->jit) {
-		drop_proc(us, victim);
-	}
-	*victim = tmp;
-	p = victim;
+	p = add_proc(us, &tmp);
 out:
 	if (p) {
 		p->last_use = ++us->tick;
@@ -1016,6 +1066,7 @@ struct usyms *usyms_new(void)
 
 	pthread_once(&debuginfo_once, init_debuginfo_path);
 	if (us) {
+		pthread_mutex_init(&us->lock, NULL);
 		us->fetch = dbgfetch_new();
 	}
 	return us;
@@ -1037,6 +1088,11 @@ void usyms_free(struct usyms *us)
 			drop_proc(us, &us->procs[i]);
 		}
 	}
+	for (i = 0; i < USYMS_PENDING; i++) {
+		if (us->pending[i].dwfl) {
+			drop_pending(us, &us->pending[i]);
+		}
+	}
 	for (i = 0; i < USYMS_ELF_CACHE; i++) {
 		if (us->elves[i].elf) {
 			elf_end(us->elves[i].elf);
@@ -1044,6 +1100,7 @@ void usyms_free(struct usyms *us)
 	}
 	strset_free(&us->names);
 	dbgfetch_free(us->fetch);
+	pthread_mutex_destroy(&us->lock);
 	free(us);
 }
 
@@ -1066,32 +1123,144 @@ int usyms_capture(struct usyms *us, pid_t pid)
 {
 	int err;
 
+	pthread_mutex_lock(&us->lock);
 	get_proc(us, pid, &err);
+	pthread_mutex_unlock(&us->lock);
 	return err;
+}
+
+/*
+ * Takes over @pend, the maps reader's capture of a process, as that process's capture (as
+ * refresh() or get_proc() would have made it then); @pend is free after.
+ */
+static void adopt(struct usyms *us, struct usyms_pending *pend)
+{
+	struct usyms_proc *p = find_proc(us, pend->pid);
+	struct usyms_proc tmp = { .pid = pend->pid };
+	Dwfl *old;
+
+	if (p) {
+		old = p->dwfl;
+		p->dwfl = pend->dwfl;
+		p->loading_captures = pend->loading ? p->loading_captures + 1 : 0;
+		p->code_hash = pend->code_hash;
+		p->reported_ns = pend->reported_ns;
+		p->gen = ++us->gen;
+		p->debuginfo_pending = false;
+		p->fetches_seen = pend->fetches_seen;
+		memset(pend, 0, sizeof(*pend));
+		put_dwfl(us, old);
+		return;
+	}
+	tmp.dwfl = pend->dwfl;
+	tmp.start_time = pend->start_time;
+	tmp.reported_ns = pend->reported_ns;
+	tmp.loading_captures = pend->loading;
+	tmp.code_hash = pend->code_hash;
+	tmp.fetches_seen = pend->fetches_seen;
+	tmp.gen = ++us->gen;
+	memset(pend, 0, sizeof(*pend));
+	p = add_proc(us, &tmp);
+	p->last_use = ++us->tick;
 }
 
 /**
  * usyms_recapture() - read the mappings of a process again now, or capture it the first time
  * @us: the cache
  * @pid: a process id (thread group id)
+ * @key: the key usyms_precapture() was given for the same notice, or 0
  *
  * A capture taken while the process was still loading (an outlier decoded right after its exec)
  * lacks the libraries the loader maps next, and a process that exits soon after cannot be read
  * again on the miss: call this when the process is known to be running its own code. Files
- * already open are shared, not opened again.
+ * already open are shared, not opened again. When the maps reader already captured @pid for
+ * @key, that capture is taken instead: it was read when the notice was written, the process
+ * alive, whatever this thread was doing meanwhile.
  *
  * Return: 0, or the -errno of usyms_capture() when @pid was not cached and cannot be captured.
  */
-int usyms_recapture(struct usyms *us, pid_t pid)
+int usyms_recapture(struct usyms *us, pid_t pid, uint32_t key)
 {
-	struct usyms_proc *p = find_proc(us, pid);
-	int err = 0;
+	struct usyms_proc *p;
+	int err = 0, i;
 
+	pthread_mutex_lock(&us->lock);
+	for (i = 0; key && i < USYMS_PENDING; i++) {
+		if (us->pending[i].dwfl && us->pending[i].pid == pid && us->pending[i].key == key) {
+			adopt(us, &us->pending[i]);
+			goto out;
+		}
+	}
+	p = find_proc(us, pid);
 	if (p) {
 		refresh(us, p, true);
 	} else {
 		get_proc(us, pid, &err);
 	}
+out:
+	pthread_mutex_unlock(&us->lock);
+	return err;
+}
+
+/**
+ * usyms_precapture() - read the mappings of a process now, for a usyms_recapture() to come
+ * @us: the cache
+ * @pid: a process id (thread group id)
+ * @key: names the notice both calls answer (non-zero)
+ *
+ * For the maps reader, a thread that only reads the mappings of processes as they are noticed,
+ * while the thread that decodes their outliers may be busy elsewhere: a process that exits
+ * before that thread gets to its notice was captured here. The capture is not used until a
+ * usyms_recapture() with the same @pid and @key takes it over, in the order of the outliers:
+ * those of an earlier image of the process keep their capture until its exec is told.
+ *
+ * Return: 0, or the -errno of usyms_capture().
+ */
+int usyms_precapture(struct usyms *us, pid_t pid, uint32_t key)
+{
+	struct usyms_pending pend = { .pid = pid, .key = key }, *slot = NULL, *e;
+	struct usyms_proc *p, *same;
+	uint64_t now;
+	int err, i;
+
+	if (pid <= 0 || !key) {
+		return -ESRCH;
+	}
+	pthread_mutex_lock(&us->lock);
+	err = proc_stat(pid, &pend.start_time);
+	if (err) {
+		goto out;
+	}
+	pend.code_hash = code_hash(pid);
+	same = same_code(us, pend.code_hash);
+	pend.fetches_seen = us->fetch ? dbgfetch_done(us->fetch) : 0;
+	if (same) {
+		pend.dwfl = same->dwfl;
+	} else {
+		p = find_proc(us, pid);
+		err = report(us, pid, p ? p->dwfl : NULL, &pend.dwfl, &pend.loading);
+		if (err) {
+			goto out;
+		}
+	}
+	now = ls_now_ns();
+	pend.reported_ns = now;
+	for (i = 0; i < USYMS_PENDING; i++) {
+		e = &us->pending[i];
+		if (e->dwfl && now - e->reported_ns > USYMS_PENDING_NS) {
+			drop_pending(us, e);
+		}
+		/* A free slot, else the oldest. */
+		if (!slot || (slot->dwfl && (!e->dwfl || e->reported_ns < slot->reported_ns))) {
+			slot = e;
+		}
+	}
+	if (slot->dwfl) {
+		drop_pending(us, slot);
+	}
+	*slot = pend;
+out:
+	pthread_mutex_unlock(&us->lock);
 	return err;
 }
 
@@ -1108,9 +1277,14 @@ int usyms_recapture(struct usyms *us, pid_t pid)
  */
 unsigned int usyms_loading(struct usyms *us, pid_t pid)
 {
-	struct usyms_proc *p = find_proc(us, pid);
+	struct usyms_proc *p;
+	unsigned int loading;
 
-	return p ? p->loading_captures : 0;
+	pthread_mutex_lock(&us->lock);
+	p = find_proc(us, pid);
+	loading = p ? p->loading_captures : 0;
+	pthread_mutex_unlock(&us->lock);
+	return loading;
 }
 
 /**
@@ -1120,11 +1294,14 @@ unsigned int usyms_loading(struct usyms *us, pid_t pid)
  */
 void usyms_forget(struct usyms *us, pid_t pid)
 {
-	struct usyms_proc *p = find_proc(us, pid);
+	struct usyms_proc *p;
 
+	pthread_mutex_lock(&us->lock);
+	p = find_proc(us, pid);
 	if (p) {
 		drop_proc(us, p);
 	}
+	pthread_mutex_unlock(&us->lock);
 }
 
 /*
@@ -1218,6 +1395,7 @@ int usyms_lookup(struct usyms *us, pid_t pid, uint64_t addr, struct usym *out)
 	out->symbol = NULL;
 	out->offset = 0;
 	out->module = NULL;
+	pthread_mutex_lock(&us->lock);
 	p = get_proc(us, pid, &err);
 	if (!p) {
 		goto out;
@@ -1266,6 +1444,7 @@ int usyms_lookup(struct usyms *us, pid_t pid, uint64_t addr, struct usym *out)
 out:
 	tls_us = NULL;
 	tls_proc = NULL;
+	pthread_mutex_unlock(&us->lock);
 	return err;
 }
 
@@ -1307,12 +1486,13 @@ int usyms_modules(struct usyms *us, pid_t pid, usyms_module_fn fn, void *ctx)
 	struct usyms_proc *p;
 	int err;
 
+	pthread_mutex_lock(&us->lock);
 	p = get_proc(us, pid, &err);
-	if (!p) {
-		return err;
+	if (p) {
+		dwfl_getmodules(p->dwfl, each_module, &mc, 0);
 	}
-	dwfl_getmodules(p->dwfl, each_module, &mc, 0);
-	return 0;
+	pthread_mutex_unlock(&us->lock);
+	return err;
 }
 
 /* Dwfl_Thread_Callbacks.next_thread: the one thread of the call in progress, if any. */
@@ -1533,19 +1713,22 @@ int usyms_unwind(struct usyms *us, pid_t pid, pid_t tid, const uint64_t regs[USY
 		err = errno == ENOENT ? -ESRCH : -errno;
 		goto out;
 	}
+	pthread_mutex_lock(&us->lock);
 	p = get_proc(us, pid, &err);
 	if (!p) {
-		goto out;
+		goto unlock;
 	}
 	err = unwind_once(us, p, &c);
 	if (err || !c.missed) {
-		goto out;
+		goto unlock;
 	}
 	gen = p->gen;
 	refresh(us, p, false);
 	if (p->gen != gen) {
 		err = unwind_once(us, p, &c);
 	}
+unlock:
+	pthread_mutex_unlock(&us->lock);
 out:
 	if (c.mem_fd >= 0) {
 		close(c.mem_fd);

@@ -19,7 +19,8 @@
  * with the CFI of the captured objects, reading the stack through /proc/PID/mem: the thread is
  * neither stopped nor signalled.
  *
- * Not thread-safe: one struct usyms is used by one thread at a time.
+ * Thread-safe: every call holds the cache's lock. The maps reader's thread captures processes the
+ * moment they are noticed (usyms_precapture()) while the main loop symbolizes.
  */
 #ifndef LATSNAP_USYMS_H
 #define LATSNAP_USYMS_H
@@ -45,7 +46,8 @@ struct usym {
 struct usyms *usyms_new(void);
 void usyms_free(struct usyms *us);
 int usyms_capture(struct usyms *us, pid_t pid);
-int usyms_recapture(struct usyms *us, pid_t pid);
+int usyms_recapture(struct usyms *us, pid_t pid, uint32_t key);
+int usyms_precapture(struct usyms *us, pid_t pid, uint32_t key);
 unsigned int usyms_loading(struct usyms *us, pid_t pid);
 void usyms_forget(struct usyms *us, pid_t pid);
 int usyms_lookup(struct usyms *us, pid_t pid, uint64_t addr, struct usym *out);

@@ -127,7 +127,9 @@ for i in "${!N_ARR[@]}"; do
 done
 ok '[ ${#N_ARR[@]} -gt 0 ] && [ ${#N_ARR[@]} = ${#S_ARR[@]} ] && [ -z "$MISNAMED" ]' \
 	"a) latsnap's symbols for the workload's frames are those functions" ||
-	diag "by address: $NAMES" "by symbol:  $SYMS" "mismatches (index:symbol/function):${MISNAMED:- none}"
+	diag "by address: $NAMES" "by symbol:  $SYMS" "mismatches (index:symbol/function):${MISNAMED:- none}" \
+		"frames: $(jfirst "$OUT" "$SEL" '[.user_stack.frames[] | "\(.symbol)@\(.module)"] | join(" ")')" \
+		"flags: $(jfirst "$OUT" "$SEL" .flags)"
 UNS=$(jfirst "$OUT" "$SEL" .user_stack.unwind_ns)
 # It arrived, so the walk took less than the 200 ms latsnap holds an outlier for its stack.
 between "$UNS" 1 200000000 "a) user_stack.unwind_ns is the walk's time: 1 ns .. 200 ms ($UNS)"
@@ -398,6 +400,29 @@ else
 	"$ROOT/scripts/cpu-limit.sh" remove "$CG"
 	ok '[ ! -d "$CG" ]' "j) its cgroup is gone, nothing left in it"
 fi
+
+# --- k) short-lived processes while latsnap writes a snapshot ------------------------------
+# Forty processes, one after the other, each napping 21 ms once and exiting: latsnap reads a
+# process's mappings when it first waits, and its main loop spends tens of milliseconds on each
+# snapshot. Read there, the mappings of a process that lived less than a snapshot were gone
+# (every frame a bare address, flagged user-stack-unsymbolized: 1 to 13 of 40 in each of 5 runs
+# here); the maps reader reads them as the process is noticed.
+cat >"$TMPD/k-short.sh" <<-EOS
+	#!/bin/sh
+	for i in \$(seq 40); do "$WL/sleeper" 21; done
+EOS
+chmod +x "$TMPD/k-short.sh"
+record_snap short -t 20ms -o "$TMPD/k-short-snaps" -- "$TMPD/k-short.sh"
+is "$RC" 0 "k) record -t 20ms -- forty sleepers of 21 ms, one after the other: exit 0"
+SHORT='select(.comm == "sleeper" and .syscall == "clock_nanosleep")'
+between "$(jcount "$TMPD/short.out" "$SHORT")" 40 40 "k) 40 naps are outliers" ||
+	dump_outliers "$TMPD/short.out"
+UNNAMED=$(jq -r "$SHORT"' | select([.user_stack.frames[] | select(.symbol == null)] | length > 0) |
+	"pid \(.pid): \([.user_stack.frames[] | "\(.symbol)@\(.module)"] | join(" ")) \(.flags)"' "$TMPD/short.out")
+is "$UNNAMED" "" "k) every frame of every nap's user stack is named, the processes gone or not" ||
+	diag "$(grep -c '' <<<"$UNNAMED") of 40 with unnamed frames; snapshots: $(grep -c '^latsnap: snapshot ' "$TMPD/short.err")"
+ok '[ -d "$TMPD/k-short-snaps" ] && [ "$(ls "$TMPD/k-short-snaps" | grep -c "Z-")" -ge 1 ]' \
+	"k) the snapshots were written while the processes ran" || diag_file "$TMPD/short.err" "  stderr: "
 
 diag "unwind_ns: $UNWIND_NS"
 done_testing

@@ -317,6 +317,35 @@ static void test_exited_child(struct usyms *us)
 	ok(1, "forget of an uncached pid is harmless");
 }
 
+/*
+ * The maps reader's capture, taken while the child lived, is what the main loop's notice takes
+ * over after the child is gone; with another key nothing is taken over, and the gone child
+ * cannot be read.
+ */
+static void test_precapture(struct usyms *us)
+{
+	pid_t pid = fork_stopped(), other = fork_stopped();
+	struct usym s;
+
+	is_int(usyms_precapture(us, pid, 77), 0, "precapture: the living child");
+	is_int(usyms_precapture(us, other, 78), 0, "precapture: another child");
+	is_int(usyms_precapture(us, pid, 0), -ESRCH, "precapture: key 0 is no key");
+	kill_reap(pid);
+	kill_reap(other);
+	s.symbol = "junk";
+	is_int(usyms_lookup(us, pid, test_func_addr(), &s), -ESRCH,
+	       "precapture: not used before its notice is taken over");
+	is_int(usyms_recapture(us, pid, 77), 0, "precapture: taken over after the child exited");
+	is_int(usyms_lookup(us, pid, test_func_addr() + 2, &s), 0, "precapture: lookup");
+	ok(s.symbol && !strcmp(s.symbol, "usyms_test_func") && s.offset == 2,
+	   "precapture: the gone child's address named (%s+%" PRIu64 ")", s.symbol ? s.symbol : "?",
+	   s.offset);
+	is_int(usyms_recapture(us, other, 79), -ESRCH,
+	       "precapture: another key takes nothing over: the gone child cannot be read");
+	is_int(usyms_precapture(us, other, 78), -ESRCH, "precapture: a gone process: -ESRCH");
+	usyms_forget(us, pid);
+}
+
 /* @unlink_first: delete the binary before the capture, so maps say "(deleted)". */
 static void test_deleted_binary(struct usyms *us, bool unlink_first)
 {
@@ -421,7 +450,7 @@ static void test_dlopen(struct usyms *us)
 		skip("the target could not dlopen a second library");
 		goto out;
 	}
-	is_int(usyms_recapture(us, t.pid), 0, "recapture of a cached pid returns 0");
+	is_int(usyms_recapture(us, t.pid, 0), 0, "recapture of a cached pid returns 0");
 	target_end(&t);
 	usyms_lookup(us, t.pid, fn2, &s);
 	ok(s.module && strstr(s.module, lib2), "recapture: %s found after the process exited (%s)",
@@ -429,7 +458,7 @@ static void test_dlopen(struct usyms *us)
 	usyms_lookup(us, t.pid, fn, &s);
 	ok(s.module && strstr(s.module, lib), "recapture: %s still found", lib);
 	usyms_forget(us, t.pid);
-	is_int(usyms_recapture(us, t.pid), -ESRCH, "recapture of a pid gone and not cached: -ESRCH");
+	is_int(usyms_recapture(us, t.pid, 0), -ESRCH, "recapture of a pid gone and not cached: -ESRCH");
 	return;
 out:
 	target_end(&t);
@@ -483,6 +512,7 @@ int main(int argc, char **argv)
 	test_self(us);
 	test_bad_pids(us);
 	test_exited_child(us);
+	test_precapture(us);
 	test_deleted_binary(us, false);
 	if (geteuid() == 0) {
 		test_deleted_binary(us, true);
