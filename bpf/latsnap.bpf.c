@@ -2857,7 +2857,8 @@ int BPF_PROG(ls_sched_process_exec, struct task_struct *p, pid_t old_pid, struct
 	/* The new image is not ready for the signal until it registers itself. */
 	bpf_map_delete_elem(&registered, &tgid);
 	if (bpf_map_delete_elem(&maps_noticed, &tgid) == 0) {
-		notify(LS_NOTICE_EXEC, tgid, 0);
+		/* When: a capture read after it is of the new image (usyms_forget_image()). */
+		notify(LS_NOTICE_EXEC, tgid, (__u32)bpf_ktime_get_ns());
 	}
 	return 0;
 }

@@ -22,7 +22,7 @@ enum ls_kind {
 	LS_KIND_SYSCALL = 1, /* struct ls_event */
 	LS_KIND_SLEEP = 2, /* struct ls_event */
 	LS_NOTICE_MAPS = 3, /* struct ls_notice: it waits, so it lives: read its maps; arg a key */
-	LS_NOTICE_EXEC = 4, /* struct ls_notice: new mappings */
+	LS_NOTICE_EXEC = 4, /* struct ls_notice: new mappings; arg the time's low 32 bits */
 	LS_NOTICE_EXIT = 5, /* struct ls_notice: the process is gone */
 	LS_NOTICE_DISPLACED = 6, /* struct ls_notice: the application took our signal (arg) */
 	LS_NOTICE_REGISTERED = 7, /* struct ls_notice: the process registered, signal arg */

@@ -1093,7 +1093,7 @@ static void emit_context(struct recorder *rec, struct json_object *flags)
 	 * the outliers before. Into a trace of its own, what the kernel's rings hold.
 	 */
 	max_bytes = rec->own_trace ? CTX_OWN_MAX_BYTES : session_subbuf_size(rec->session) * 2;
-	if (tracker_read_context(rec->tracker, from, max_bytes, &r)) {
+	if (tracker_read_context(rec->tracker, from, rec->own_trace, max_bytes, &r)) {
 		add_flag(flags, "context-lost: no memory to read the kernel context");
 		return;
 	}

@@ -139,9 +139,12 @@ static int ctx_by_time(const void *a, const void *b)
 	return x->at < y->at ? -1 : x->at > y->at;
 }
 
-/* The records of @cpu's ring written at or after @from_ns and not handed over before. */
-static int ctx_read_cpu(struct tracker *tr, int cpu, uint64_t from_ns, struct ctx_read *cr,
-			struct tracker_ctx_read *r)
+/*
+ * The records of @cpu's ring written at or after @from_ns and, unless @again, not handed over
+ * before.
+ */
+static int ctx_read_cpu(struct tracker *tr, int cpu, uint64_t from_ns, bool again,
+			struct ctx_read *cr, struct tracker_ctx_read *r)
 {
 	uint64_t head, i, seq, oldest = UINT64_MAX;
 	const struct ls_ctx_record *slot;
@@ -176,14 +179,16 @@ static int ctx_read_cpu(struct tracker *tr, int cpu, uint64_t from_ns, struct ct
 		 * Handed over by an earlier read, or older than the window. Except the record
 		 * saying a thread is of interest: it says why that thread is in the window at
 		 * all, and its interest may well have begun before (a thread stays of interest
-		 * for seconds). Each such record goes once, the first read that finds it.
+		 * for seconds). Each such record goes once, the first read that finds it, and
+		 * again (@again) when it is in the window.
 		 */
 		done = i < tr->ctx_done[cpu];
 		if (it->rec.kind == LS_CTX_INTEREST) {
-			if (done) {
+			if (done && (!again || it->rec.at < from_ns)) {
 				continue;
 			}
-		} else if (it->rec.at < from_ns || (done && it->rec.at >= tr->ctx_low[cpu])) {
+		} else if (it->rec.at < from_ns ||
+			   (!again && done && it->rec.at >= tr->ctx_low[cpu])) {
 			continue;
 		}
 		err = ctx_copy_stack(tr, cpu, cr, it, r);
@@ -224,14 +229,17 @@ static void flush_held_switches(struct tracker *tr)
 /*
  * tracker_read_context - hand the consumer, in time order across CPUs, the context events the
  * BPF side kept that were written at or after @from_ns and not handed over before: call right
- * before a snapshot. At most @max_bytes of them (tracker_ctx_event_size()), the newest: the
+ * before a snapshot. With @again, those handed over before too: a consumer that writes each read
+ * into a trace of its own needs the whole window in each (an outlier that began before the last
+ * snapshot's cut has its start in the next one too), where one that writes into the same ring
+ * would only repeat what the ring still holds. At most @max_bytes of them (tracker_ctx_event_size()), the newest: the
  * consumer writes them all at once into one CPU's LTTng ring, which overwrites its oldest
  * sub-buffers, latsnap's outlier events among them, once a burst is larger than it. A slot
  * being written, or written over while copied, is left out (counted in @r->torn).
  *
  * Return: 0, or -ENOMEM.
  */
-int tracker_read_context(struct tracker *tr, uint64_t from_ns, uint64_t max_bytes,
+int tracker_read_context(struct tracker *tr, uint64_t from_ns, bool again, uint64_t max_bytes,
 			 struct tracker_ctx_read *r)
 {
 	struct ctx_read cr = { 0 };
@@ -247,7 +255,7 @@ int tracker_read_context(struct tracker *tr, uint64_t from_ns, uint64_t max_byte
 	}
 	flush_held_switches(tr);
 	for (cpu = 0; cpu < tr->ncpus && cpu < LS_VERDICT_CPUS && !err; cpu++) {
-		err = ctx_read_cpu(tr, cpu, from_ns, &cr, r);
+		err = ctx_read_cpu(tr, cpu, from_ns, again, &cr, r);
 	}
 	order = err ? NULL : malloc((cr.nr ? cr.nr : 1) * sizeof(*order));
 	if (!order) {

@@ -133,6 +133,7 @@ static void retell_maps(struct tracker *tr, pid_t pid)
 static void on_notice(struct tracker *tr, const struct ls_notice *notice)
 {
 	unsigned int loading;
+	uint64_t now;
 	char comm[32];
 	int err;
 
@@ -158,8 +159,12 @@ static void on_notice(struct tracker *tr, const struct ls_notice *notice)
 	case LS_NOTICE_EXEC:
 		/* Its image is new: a Go program's goroutines are followed. */
 		goroutines_follow(tr->go, notice->pid, NULL);
-		/* Outliers before this notice were decoded already: the ring is in order. */
-		usyms_forget(tr->usyms, notice->pid);
+		/*
+		 * Outliers before this notice were decoded already: the ring is in order. The
+		 * time is the low half of CLOCK_MONOTONIC: the latest such time before now.
+		 */
+		now = ls_now_ns();
+		usyms_forget_image(tr->usyms, notice->pid, now - (uint32_t)((uint32_t)now - notice->arg));
 		break;
 	case LS_NOTICE_EXIT:
 		goroutines_forget(tr->go, notice->pid);

@@ -45,6 +45,9 @@ struct parked {
 /* Waits sent as parts of requests not ended yet, at most (the oldest go first). */
 #define REQ_PARTS_MAX 1024
 
+/* Notices the maps reader drains from its ring before it reads (tracker.c). */
+#define MAPS_BATCH 256
+
 struct tracker {
 	struct latsnap_bpf *skel;
 	bool has_attach_cookie; /* BPF cookies (5.15), which --request's probes need */
@@ -110,6 +113,8 @@ struct tracker {
 	__u32 *maps_retell_gen; /* in the mapped .bss */
 	/* The maps reader (tracker.c): its thread, the ring of maps_ring, and what ends it. */
 	struct ring_buffer *maps_ring;
+	struct ls_notice maps_batch[MAPS_BATCH]; /* drained, not read yet */
+	unsigned int nr_maps_batch;
 	pthread_t maps_thread;
 	bool maps_thread_on;
 	int maps_stop_fd; /* an eventfd */

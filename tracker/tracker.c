@@ -326,6 +326,8 @@ static int open_readers(struct tracker *tr, const struct tracker_opts *opts)
 	if (!tr->usyms || !tr->pyframes) {
 		return -ENOMEM;
 	}
+	/* record's COMMAND, forked and tracked, blocks in its exec: that image is latsnap's. */
+	usyms_skip_own(tr->usyms);
 
 	/*
 	 * Opt-in: each park and wakeup of a goroutine of the binary traps into the kernel (two
@@ -484,15 +486,42 @@ static struct bpf_program *first_unattached(const struct bpf_object_skeleton *s)
 	return NULL;
 }
 
-/* A notice of maps_ring: the process waits, so it lives: read its mappings now. */
+/*
+ * Reads the mappings of each process of the batch once, for its last notice: a capture is the
+ * process as it is now, which an earlier notice may no longer describe (this thread came late,
+ * and the process exec'd in between: its first notice was its old image's).
+ */
+static void maps_batch_read(struct tracker *tr)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < tr->nr_maps_batch; i++) {
+		for (j = i + 1; j < tr->nr_maps_batch; j++) {
+			if (tr->maps_batch[j].pid == tr->maps_batch[i].pid) {
+				break;
+			}
+		}
+		if (j == tr->nr_maps_batch) {
+			usyms_precapture(tr->usyms, (pid_t)tr->maps_batch[i].pid,
+					 tr->maps_batch[i].arg);
+		}
+	}
+	tr->nr_maps_batch = 0;
+}
+
+/* A notice of maps_ring: the process waits, so it lives: its mappings are read once drained. */
 static int maps_notice(void *ctx, void *data, size_t size)
 {
 	const struct ls_notice *notice = data;
 	struct tracker *tr = ctx;
 
-	if (size >= sizeof(*notice) && notice->kind == LS_NOTICE_MAPS) {
-		usyms_precapture(tr->usyms, (pid_t)notice->pid, notice->arg);
+	if (size < sizeof(*notice) || notice->kind != LS_NOTICE_MAPS) {
+		return 0;
 	}
+	if (tr->nr_maps_batch == MAPS_BATCH) {
+		maps_batch_read(tr);
+	}
+	tr->maps_batch[tr->nr_maps_batch++] = *notice;
 	return 0;
 }
 
@@ -527,6 +556,7 @@ static void *maps_reader(void *arg)
 			}
 		}
 		ring_buffer__consume(tr->maps_ring);
+		maps_batch_read(tr);
 	}
 out:
 	if (efd >= 0) {

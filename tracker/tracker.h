@@ -129,7 +129,7 @@ struct tracker_ctx_read {
 };
 
 uint64_t tracker_ctx_event_size(unsigned int nr_ips);
-int tracker_read_context(struct tracker *tr, uint64_t from_ns, uint64_t max_bytes,
+int tracker_read_context(struct tracker *tr, uint64_t from_ns, bool again, uint64_t max_bytes,
 			 struct tracker_ctx_read *r);
 int tracker_settle(struct tracker *tr, int timeout_ms);
 void tracker_totals(struct tracker *tr, struct tracker_totals *totals);

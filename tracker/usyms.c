@@ -45,7 +45,8 @@ struct usyms_proc {
 	/* /proc/PID/stat starttime: a refresh must not read the maps of a new owner of the pid. */
 	unsigned long long start_time;
 	uint64_t last_use; /* LRU stamp */
-	uint64_t reported_ns; /* CLOCK_MONOTONIC of the last read of the maps */
+	uint64_t reported_ns; /* CLOCK_MONOTONIC of the last read of the maps, done or not */
+	uint64_t read_ns; /* CLOCK_MONOTONIC when the read of the Dwfl's maps began */
 	bool final; /* exited or replaced: what was captured is all there will be */
 	/* Captures in a row that found ld.so still mapping libraries (loader_busy()). */
 	unsigned int loading_captures;
@@ -138,9 +139,18 @@ struct usyms_pending {
 	uint32_t key;
 	unsigned long long start_time;
 	uint64_t reported_ns;
+	uint64_t read_ns;
 	uint64_t code_hash;
 	uint64_t fetches_seen;
 	bool loading;
+};
+
+/* Notices the main loop answered itself, before the maps reader: it need not read those again. */
+#define USYMS_ANSWERED 64
+
+struct usyms_answered {
+	pid_t pid;
+	uint32_t key;
 };
 
 struct usyms {
@@ -148,6 +158,9 @@ struct usyms {
 	pthread_mutex_t lock;
 	struct usyms_proc procs[USYMS_MAX_PROCS];
 	struct usyms_pending pending[USYMS_PENDING];
+	struct usyms_answered answered[USYMS_ANSWERED]; /* a ring */
+	unsigned int answered_next;
+	uint64_t own_hash; /* this process's code_hash(), when usyms_skip_own() asked for it */
 	struct elf_entry elves[USYMS_ELF_CACHE];
 	uint64_t tick;
 	uint64_t gen;
@@ -984,7 +997,12 @@ static struct usyms_proc *get_proc(struct usyms *us, pid_t pid, int *err)
 	if (*err) {
 		goto out;
 	}
+	tmp.read_ns = ls_now_ns();
 	tmp.code_hash = code_hash(pid);
+	if (us->own_hash && tmp.code_hash == us->own_hash) {
+		*err = -ECHILD;
+		goto out;
+	}
 	same = same_code(us, tmp.code_hash);
 	if (same) {
 		/* Its Dwfl, names and all: reading the maps is all a capture costs then. */
@@ -1018,7 +1036,7 @@ out:
 static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 {
 	unsigned long long start_time;
-	uint64_t fetches, hash;
+	uint64_t fetches, hash, read_ns;
 	bool loading = false;
 	Dwfl *dwfl, *old;
 	int err;
@@ -1031,6 +1049,7 @@ static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 		return;
 	}
 	fetches = us->fetch ? dbgfetch_done(us->fetch) : 0;
+	read_ns = ls_now_ns();
 	hash = code_hash(p->pid);
 	err = report(us, p->pid, p->dwfl, &dwfl, &loading);
 	p->reported_ns = ls_now_ns();
@@ -1040,6 +1059,7 @@ static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 	}
 	p->loading_captures = loading ? p->loading_captures + 1 : 0;
 	p->code_hash = hash;
+	p->read_ns = read_ns;
 	old = p->dwfl;
 	p->dwfl = dwfl;
 	put_dwfl(us, old);
@@ -1105,6 +1125,21 @@ void usyms_free(struct usyms *us)
 }
 
 /**
+ * usyms_skip_own() - never capture a child of this process that has not exec'd
+ * @us: the cache
+ *
+ * Such a child runs this process's code at the same addresses, and what it waits in before its
+ * exec is this process's business: its capture (every library of this process's) would only
+ * delay the next one (a second, in an emulated guest). Captures of it fail with -ECHILD.
+ */
+void usyms_skip_own(struct usyms *us)
+{
+	pthread_mutex_lock(&us->lock);
+	us->own_hash = code_hash(getpid());
+	pthread_mutex_unlock(&us->lock);
+}
+
+/**
  * usyms_capture() - record the mappings of a process while it lives
  * @us: the cache
  * @pid: a process id (thread group id)
@@ -1145,6 +1180,7 @@ static void adopt(struct usyms *us, struct usyms_pending *pend)
 		p->loading_captures = pend->loading ? p->loading_captures + 1 : 0;
 		p->code_hash = pend->code_hash;
 		p->reported_ns = pend->reported_ns;
+		p->read_ns = pend->read_ns;
 		p->gen = ++us->gen;
 		p->debuginfo_pending = false;
 		p->fetches_seen = pend->fetches_seen;
@@ -1155,6 +1191,7 @@ static void adopt(struct usyms *us, struct usyms_pending *pend)
 	tmp.dwfl = pend->dwfl;
 	tmp.start_time = pend->start_time;
 	tmp.reported_ns = pend->reported_ns;
+	tmp.read_ns = pend->read_ns;
 	tmp.loading_captures = pend->loading;
 	tmp.code_hash = pend->code_hash;
 	tmp.fetches_seen = pend->fetches_seen;
@@ -1191,6 +1228,11 @@ int usyms_recapture(struct usyms *us, pid_t pid, uint32_t key)
 			goto out;
 		}
 	}
+	if (key) {
+		us->answered[us->answered_next].pid = pid;
+		us->answered[us->answered_next].key = key;
+		us->answered_next = (us->answered_next + 1) % USYMS_ANSWERED;
+	}
 	p = find_proc(us, pid);
 	if (p) {
 		refresh(us, p, true);
@@ -1221,17 +1263,28 @@ int usyms_precapture(struct usyms *us, pid_t pid, uint32_t key)
 	struct usyms_pending pend = { .pid = pid, .key = key }, *slot = NULL, *e;
 	struct usyms_proc *p, *same;
 	uint64_t now;
-	int err, i;
+	int err = 0, i;
 
 	if (pid <= 0 || !key) {
 		return -ESRCH;
 	}
 	pthread_mutex_lock(&us->lock);
+	for (i = 0; i < USYMS_ANSWERED; i++) {
+		if (us->answered[i].pid == pid && us->answered[i].key == key) {
+			/* The main loop got there first (this thread was not scheduled): done. */
+			goto out;
+		}
+	}
 	err = proc_stat(pid, &pend.start_time);
 	if (err) {
 		goto out;
 	}
+	pend.read_ns = ls_now_ns();
 	pend.code_hash = code_hash(pid);
+	if (us->own_hash && pend.code_hash == us->own_hash) {
+		err = -ECHILD;
+		goto out;
+	}
 	same = same_code(us, pend.code_hash);
 	pend.fetches_seen = us->fetch ? dbgfetch_done(us->fetch) : 0;
 	if (same) {
@@ -1294,11 +1347,26 @@ unsigned int usyms_loading(struct usyms *us, pid_t pid)
  */
 void usyms_forget(struct usyms *us, pid_t pid)
 {
+	usyms_forget_image(us, pid, UINT64_MAX);
+}
+
+/**
+ * usyms_forget_image() - drop the capture of a process that exec'd, unless it is of the new image
+ * @us: the cache
+ * @pid: the process id
+ * @exec_ns: when it exec'd, CLOCK_MONOTONIC
+ *
+ * A capture read after the exec is of the new image: a notice read late (the process exec'd
+ * between its first wait and the read) is captured as the process is now, and a process that
+ * exits soon after could not be read again.
+ */
+void usyms_forget_image(struct usyms *us, pid_t pid, uint64_t exec_ns)
+{
 	struct usyms_proc *p;
 
 	pthread_mutex_lock(&us->lock);
 	p = find_proc(us, pid);
-	if (p) {
+	if (p && p->read_ns <= exec_ns) {
 		drop_proc(us, p);
 	}
 	pthread_mutex_unlock(&us->lock);

@@ -45,11 +45,13 @@ struct usym {
 
 struct usyms *usyms_new(void);
 void usyms_free(struct usyms *us);
+void usyms_skip_own(struct usyms *us);
 int usyms_capture(struct usyms *us, pid_t pid);
 int usyms_recapture(struct usyms *us, pid_t pid, uint32_t key);
 int usyms_precapture(struct usyms *us, pid_t pid, uint32_t key);
 unsigned int usyms_loading(struct usyms *us, pid_t pid);
 void usyms_forget(struct usyms *us, pid_t pid);
+void usyms_forget_image(struct usyms *us, pid_t pid, uint64_t exec_ns);
 int usyms_lookup(struct usyms *us, pid_t pid, uint64_t addr, struct usym *out);
 
 /* One object mapped in a process, as usyms_modules() hands it over. */

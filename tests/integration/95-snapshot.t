@@ -9,7 +9,8 @@
 #  b) unwind-nofp: one snapshot; summary.json follows the contract; babeltrace2 reads the trace
 #     and it holds the thread's latsnap:user_stack event; the summary's outlier is the nap, with
 #     the unwound frames inner_fn .. main and the kernel's nanosleep frame.
-#  c) the cause and the kernel frames of a pipe read, a mutex, CPU starvation, an fsync.
+#  c) the cause and the kernel frames of a pipe read, a mutex, CPU starvation, an fsync; the
+#     switches of a wait that began before the previous snapshot's cut.
 #  d) a burst of 20 simultaneous outliers: each printed one is in exactly one summary.
 #  e) an app that exits right after its outlier is still fully summarized.
 #  f) a bad rules file: exit 2 with FILE:LINE, no snapshot.
@@ -484,6 +485,22 @@ switches_check ho "handoff" "$TMPD/ho.pick.json"
 HO_OUT=$(awk -v t="${HW:-x}" -v a="$(O "$TMPD/ho.pick.json" .start_ns)" -v b="$(O "$TMPD/ho.pick.json" .end_ns)" \
 	'$2 == t && $3 != 0 && $1 >= a && $1 <= b' "$TMPD/ho.switches" | grep -c '')
 ok '[ "$HO_OUT" -ge 1 ]' "c) handoff: the waker's switch out (tid ${HW:-?}, asleep until after the snapshot) is in it ($HO_OUT)"
+
+# A wait that began before the previous snapshot's cut: a 400 ms nap starts 20 ms into a 50 ms
+# one, whose snapshot is cut while the long nap goes on. Its switch out went into that first
+# snapshot's trace; each snapshot is a trace of its own, and the long nap's must hold it too
+# (it did not: the kernel context was handed over once, to the first).
+record_snap ov -t 30ms -o "$TMPD/ov.d" -- sh -c "\"$WL/sleeper\" 50 & sleep 0.02; \"$WL/sleeper\" 400; wait"
+is "$RC" 0 "c) record -- sleeper 50, and 20 ms later sleeper 400: exit 0"
+is "$(pick "$TMPD/ov.d" 'select(.comm == "sleeper" and .duration_ns > 300000000)')" 1 \
+	"c) overlap: the long nap is in the summaries"
+cp "$TMPD/pick.json" "$TMPD/ov.pick.json"
+OV_LONG=$(grep -lE "\"start_ns\": ?$(O "$TMPD/ov.pick.json" .start_ns)," "$TMPD/ov.d"/*/summary.json | head -n 1)
+OV_SHORT=$(grep -l '"duration_ns": \?[45][0-9]\{7\},' "$TMPD/ov.d"/*/summary.json | head -n 1)
+ok '[ -n "$OV_SHORT" ] && [ "${OV_LONG%/*}" != "${OV_SHORT%/*}" ]' \
+	"c) overlap: the short nap is in an earlier snapshot than the long one" ||
+	show_snapshots "$TMPD/ov.d"
+switches_check ov "overlap" "$TMPD/ov.pick.json"
 
 # fsync of a 64 MiB file, on a disk (tmpfs has nothing to flush).
 FSDIR=$TMPD

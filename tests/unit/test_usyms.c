@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <time.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -346,6 +347,29 @@ static void test_precapture(struct usyms *us)
 	usyms_forget(us, pid);
 }
 
+/* An exec told after a capture was read keeps it (it is the new image's); before, drops it. */
+static void test_forget_image(struct usyms *us)
+{
+	pid_t pid = fork_stopped();
+	struct timespec ts;
+	uint64_t before;
+	struct usym s;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	before = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	is_int(usyms_capture(us, pid), 0, "exec: captured");
+	kill_reap(pid);
+	usyms_forget_image(us, pid, before);
+	is_int(usyms_lookup(us, pid, test_func_addr() + 1, &s), 0,
+	       "exec: an exec before the capture was read keeps it");
+	ok(s.symbol && !strcmp(s.symbol, "usyms_test_func"), "exec: still named (%s)",
+	   s.symbol ? s.symbol : "?");
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	usyms_forget_image(us, pid, (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
+	is_int(usyms_lookup(us, pid, test_func_addr() + 1, &s), -ESRCH,
+	       "exec: an exec after the capture drops it");
+}
+
 /* @unlink_first: delete the binary before the capture, so maps say "(deleted)". */
 static void test_deleted_binary(struct usyms *us, bool unlink_first)
 {
@@ -513,6 +537,7 @@ int main(int argc, char **argv)
 	test_bad_pids(us);
 	test_exited_child(us);
 	test_precapture(us);
+	test_forget_image(us);
 	test_deleted_binary(us, false);
 	if (geteuid() == 0) {
 		test_deleted_binary(us, true);
