@@ -2,9 +2,9 @@
 /*
  * pipewait [MS=120] [WCPU=-1]
  *
- * Forks a child named "pipewriter" (PR_SET_NAME) that sleeps MS ms and then
- * writes one byte to a pipe from write_to_pipe(); the parent blocks in read()
- * in wait_for_pipe(). Known cause: the parent's read is an outlier of ~MS,
+ * Forks a child named "pipewriter" (PR_SET_NAME) that sleeps MS ms once the
+ * parent is blocked in read() in wait_for_pipe(), and then writes one byte to
+ * the pipe from write_to_pipe(). Known cause: the parent's read is an outlier of ~MS,
  * woken by pipewriter (pipe_write in the waker's stack). The child's own
  * nanosleep is an outlier too. The parent reaps the child with waitpid (an
  * idle syscall).
@@ -24,7 +24,35 @@ static __attribute__((noinline)) void write_to_pipe(int fd)
 		wl_die("write", errno);
 }
 
-static __attribute__((noinline)) void pipewriter_main(int fd, long ms, long cpu)
+/*
+ * Returns once @reader is blocked in read(2) (/proc/PID/syscall starts with its number), or
+ * when that cannot be told. A nap begun at fork could end before a reader starved of CPU (its
+ * machine busy at a higher priority) reached its read: the read then never waited at all.
+ */
+static void await_reader_blocked(pid_t reader)
+{
+	uint64_t t0 = wl_now_ns();
+	char path[64], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)reader);
+	while (wl_now_ns() - t0 < 10000000000ULL) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return;
+		buf[n] = '\0';
+		if (!strncmp(buf, "0 ", 2))
+			return;
+		sched_yield();
+	}
+}
+
+static __attribute__((noinline)) void pipewriter_main(int fd, long ms, long cpu, pid_t reader)
 {
 	cpu_set_t set;
 
@@ -35,6 +63,7 @@ static __attribute__((noinline)) void pipewriter_main(int fd, long ms, long cpu)
 		if (sched_setaffinity(0, sizeof(set), &set) != 0)
 			wl_die("sched_setaffinity", errno);
 	}
+	await_reader_blocked(reader);
 	wl_nanosleep_ms(ms);
 	write_to_pipe(fd);
 	_exit(0);
@@ -56,7 +85,7 @@ int main(int argc, char **argv)
 {
 	int fds[2], status;
 	long ms, cpu;
-	pid_t child;
+	pid_t child, reader = getpid();
 
 	wl_init_knobs("pipewait", argc, argv, WL_MS("MS", ms, 120),
 		      WL_KNOB("WCPU", cpu, -1, -1, CPU_SETSIZE - 1));
@@ -67,7 +96,7 @@ int main(int argc, char **argv)
 		wl_die("fork", errno);
 	if (child == 0) {
 		close(fds[0]);
-		pipewriter_main(fds[1], ms, cpu);
+		pipewriter_main(fds[1], ms, cpu, reader);
 	}
 	close(fds[1]);
 	wl_log("reader %d", (int)wl_gettid());
