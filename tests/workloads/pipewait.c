@@ -24,30 +24,47 @@ static __attribute__((noinline)) void write_to_pipe(int fd)
 		wl_die("write", errno);
 }
 
+/* The first bytes of /proc/@pid/@file into @buf; -1 when it cannot be read. */
+static int proc_head(pid_t pid, const char *file, char *buf, size_t size)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
 /*
- * Returns once @reader is blocked in read(2) (/proc/PID/syscall starts with its number), or
- * when that cannot be told. A nap begun at fork could end before a reader starved of CPU (its
- * machine busy at a higher priority) reached its read: the read then never waited at all.
+ * Returns once @reader sleeps in read(2) (/proc/PID/syscall starts with its number, and its
+ * state is S: preempted inside the call, it would still find the byte there), or when that
+ * cannot be told. A nap begun at fork could end before a reader starved of CPU (its machine
+ * busy at a higher priority) reached its read: the read then never waited at all.
  */
 static void await_reader_blocked(pid_t reader)
 {
 	uint64_t t0 = wl_now_ns();
-	char path[64], buf[32];
-	ssize_t n;
-	int fd;
+	char buf[256];
+	const char *state;
 
-	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)reader);
 	while (wl_now_ns() - t0 < 10000000000ULL) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (proc_head(reader, "syscall", buf, sizeof(buf)))
 			return;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			return;
-		buf[n] = '\0';
-		if (!strncmp(buf, "0 ", 2))
-			return;
+		if (!strncmp(buf, "0 ", 2)) {
+			if (proc_head(reader, "stat", buf, sizeof(buf)))
+				return;
+			state = strrchr(buf, ')');
+			if (state && state[1] == ' ' && state[2] == 'S')
+				return;
+		}
 		sched_yield();
 	}
 }
