@@ -232,10 +232,11 @@ static void flush_held_switches(struct tracker *tr)
  * before a snapshot. With @again, those handed over before too: a consumer that writes each read
  * into a trace of its own needs the whole window in each (an outlier that began before the last
  * snapshot's cut has its start in the next one too), where one that writes into the same ring
- * would only repeat what the ring still holds. At most @max_bytes of them (tracker_ctx_event_size()), the newest: the
- * consumer writes them all at once into one CPU's LTTng ring, which overwrites its oldest
- * sub-buffers, latsnap's outlier events among them, once a burst is larger than it. A slot
- * being written, or written over while copied, is left out (counted in @r->torn).
+ * would only repeat what the ring still holds. At most @max_bytes of them
+ * (tracker_ctx_event_size()), the newest: the consumer writes them all at once into one CPU's
+ * LTTng ring, which overwrites its oldest sub-buffers, latsnap's outlier events among them, once a
+ * burst is larger than it. A slot being written, or written over while copied, is left out
+ * (counted in @r->torn).
  *
  * Return: 0, or -ENOMEM.
  */

@@ -164,7 +164,8 @@ static void on_notice(struct tracker *tr, const struct ls_notice *notice)
 		 * time is the low half of CLOCK_MONOTONIC: the latest such time before now.
 		 */
 		now = ls_now_ns();
-		usyms_forget_image(tr->usyms, notice->pid, now - (uint32_t)((uint32_t)now - notice->arg));
+		usyms_forget_image(tr->usyms, notice->pid,
+				   now - (uint32_t)((uint32_t)now - notice->arg));
 		break;
 	case LS_NOTICE_EXIT:
 		goroutines_forget(tr->go, notice->pid);

@@ -572,8 +572,8 @@ static void maps_reader_start(struct tracker *tr)
 	int err;
 
 	tr->maps_stop_fd = eventfd(0, EFD_CLOEXEC);
-	tr->maps_ring = ring_buffer__new(bpf_map__fd(tr->skel->maps.maps_ring), maps_notice, tr,
-					 NULL);
+	tr->maps_ring =
+		ring_buffer__new(bpf_map__fd(tr->skel->maps.maps_ring), maps_notice, tr, NULL);
 	if (tr->maps_stop_fd < 0 || !tr->maps_ring) {
 		err = errno;
 		goto fail;
