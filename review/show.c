@@ -73,7 +73,8 @@ static const char show_usage[] =
 	"                       threads (on CPU, blocked, runqueue; wakeups as arrows), its stacks,\n"
 	"                       cause and flags, and the snapshot's flame graph\n"
 	"  -B, --before DUR     timeline start before the outlier (default 10ms)\n"
-	"  -A, --after DUR      timeline end after the outlier (default 5ms)\n"
+	"  -A, --after DUR      timeline end after the outlier (default 5ms, and the outlier's\n"
+	"                       own unwound-stack event however late it came)\n"
 	"  -d, --debug-dir DIR  look for debug files by build-id in DIR/.build-id first\n"
 	"                       (then /usr/lib/debug/.build-id)\n"
 	"  -h, --help           this help\n";
@@ -120,6 +121,8 @@ struct show_opts {
 	bool json;
 	const char *html;
 	uint64_t before, after;
+	/* --after was given: the window is the user's, even for the outlier's own stack. */
+	bool after_given;
 	const char *debug_dir;
 	const char *path;
 };
@@ -130,6 +133,11 @@ struct show_ctx {
 	size_t nr;
 	int err;
 	bool have_trace;
+	/*
+	 * The outlier's own latsnap:user_stack event joins its timeline even past the default
+	 * window: under load the handler can run more than AFTER_NS_DEFAULT after the wait ended.
+	 */
+	bool own_stack_beyond;
 };
 
 static void add_tid(struct interest *in, int64_t tid)
@@ -312,6 +320,10 @@ static int on_user_stack(const struct lsev *ev, void *ctx)
 		}
 		in->unwind_seen = true;
 		in->ips = json_object_get(u->ips);
+		if (sc->own_stack_beyond && ev->ts_ns > in->to_ns &&
+		    json_object_array_length(in->timeline) < TIMELINE_MAX) {
+			json_object_array_add(in->timeline, timeline_entry(ev, in, in->tid));
+		}
 	}
 	return on_timeline_event(ev, ctx);
 }
@@ -919,6 +931,7 @@ static int parse_options(int argc, char **argv, struct show_opts *opts)
 				      id == 'B' ? &opts->before : &opts->after)) {
 				return 2;
 			}
+			opts->after_given |= id == 'A';
 			break;
 		case 'd':
 			opts->debug_dir = optarg;
@@ -1000,6 +1013,7 @@ static int init_interests(struct show_ctx *sc, const struct summary *s,
 		return -ENOMEM;
 	}
 	sc->nr = s->nr_outliers;
+	sc->own_stack_beyond = !opts->after_given;
 	for (i = 0; i < sc->nr; i++) {
 		o = s->outliers[i];
 		in = &sc->in[i];
