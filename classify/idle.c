@@ -578,7 +578,8 @@ static struct site_key site_of(const struct outlier *o)
 	struct site_key k = { 0 };
 
 	k.tid = o->tid;
-	k.nr = o->syscall_nr;
+	/* A sleep's syscall_nr means nothing (0 as it is decoded: read's number). */
+	k.nr = o->syscall ? o->syscall_nr : -1;
 	k.ip = fr->nr ? fr->v[0].addr : 0;
 	return k;
 }

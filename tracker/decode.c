@@ -317,6 +317,7 @@ static int set_who(struct outlier *o, uint32_t pid, uint32_t tid, const char *co
 	}
 	*syscall = NULL;
 	if (!in_syscall) {
+		o->syscall_nr = -1;
 		return 0;
 	}
 	*syscall = syscall_name(nr);

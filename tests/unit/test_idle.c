@@ -109,6 +109,35 @@ static struct outlier *io_uring_wait(int tid)
 	return o;
 }
 
+/*
+ * A read of the main thread from a pipe at user @ip (libc's read, called from main), blocked
+ * 300 ms; @sleep: instead an off-CPU interval outside any syscall that left user code at the same
+ * @ip (preempted on its way into read), made as the decoder makes a sleep: no syscall, and
+ * syscall_nr left at 0, which is read's number.
+ */
+static struct outlier *pipe_read_or_sleep(uint64_t ip, bool sleep)
+{
+	struct outlier *o = futex_wait(PID, false, ip);
+
+	if (outlier_set_str(&o->kernel_stacks[0].frames.v[0].symbol, "pipe_read") ||
+	    outlier_set_str(&o->kernel_stacks[0].frames.v[1].symbol, "__x64_sys_read") ||
+	    outlier_set_str(&o->user_stack.frames.v[0].symbol, "read") ||
+	    outlier_set_str(&o->user_stack.frames.v[1].symbol, "wait_for_pipe")) {
+		bail_out("out of memory");
+	}
+	o->has_args = false;
+	o->syscall_nr = 0;
+	if (sleep) {
+		o->kind = OUTLIER_SLEEP;
+		free(o->syscall);
+		o->syscall = NULL;
+		o->runqueue_ns = o->duration_ns;
+	} else if (outlier_set_str(&o->syscall, "read")) {
+		bail_out("out of memory");
+	}
+	return o;
+}
+
 /* judge: idle_judge() of @o, freed after. */
 static bool judge(struct idle_policy *p, struct outlier *o, const char **why)
 {
@@ -389,6 +418,20 @@ int main(void)
 	   "a goroutine in time.Sleep: latency");
 	ok(!judge(p, goroutine_wait(301, "chan send", "main.produce", "main.main"), &why),
 	   "a goroutine held up sending on a channel: latency");
+	idle_close(p);
+
+	/*
+	 * A main thread preempted at libc's read on its way in, then blocked in that read: the two
+	 * are not one place (a sleep has no syscall number, whatever the field holds), so the read
+	 * is its first wait there, latency (a pipe's reader is idle only where it came back).
+	 */
+	ok(!idle_open(&p, builtin, true), "idle_open again");
+	ok(!judge(p, pipe_read_or_sleep(0x7f0000006000, true), &why),
+	   "the main thread waiting for a CPU at libc's read: latency");
+	ok(!judge(p, pipe_read_or_sleep(0x7f0000006000, false), &why),
+	   "its read from the pipe at the same address next: latency, not a place it came back to");
+	ok(judge(p, pipe_read_or_sleep(0x7f0000006000, false), &why),
+	   "a second read from the pipe there: idle, it came back");
 	idle_close(p);
 
 	ok(!idle_open(&p, builtin, false), "idle_open disabled (--include-idle)");
