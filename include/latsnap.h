@@ -175,6 +175,12 @@ enum ls_unwind_status {
 	LS_UNWIND_OK = 0, /* walked to the outermost frame, or to the depth limit */
 	LS_UNWIND_FAILED = 1, /* libunwind could not start from the signal frame */
 	LS_UNWIND_BAD_FRAME = 2, /* a frame without unwind info ended the walk early */
+	/*
+	 * No walk: a thread of the process was forking, when libunwind's locks may be held by
+	 * the forking thread. Reported all the same, empty: else the next report of the thread
+	 * would be taken for this signal's outlier.
+	 */
+	LS_UNWIND_FORKING = 3,
 };
 
 struct ls_preload_abi {

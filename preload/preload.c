@@ -70,10 +70,15 @@ static LS_TLS uintptr_t tls_lookup_pc;
  * good, and the child's own handler then waits for it for ever (seen: a child of stress.c's
  * fork thread, signalled before fork had even returned in it). So fork waits for the handlers
  * under way to end (pthread_atfork's prepare), and a handler that finds a fork under way, in
- * the parent or in the child before fork returns there, unwinds nothing.
+ * the parent or in the child before fork returns there, unwinds nothing (it reports an empty
+ * stack: LS_UNWIND_FORKING). But for the forking thread itself in the parent (tls_forking, and
+ * the process that forks, ls_forking_pid): its handler runs before the copy is made (in the
+ * prepare's wait) or after (on its way back from clone), never during it.
  */
 static volatile int ls_forking;
 static volatile int ls_handlers_active;
+static volatile pid_t ls_forking_pid;
+static LS_TLS int tls_forking;
 
 /*
  * CPython 3.11's _PyRuntime, found at init when the process is a 3.11 interpreter (0: it is
@@ -291,11 +296,16 @@ static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 		goto out;
 	}
 	__atomic_add_fetch(&ls_handlers_active, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&ls_forking, __ATOMIC_SEQ_CST)) {
-		/* No stack: latsnap says so of the outlier (no-unwound-stack) after a while. */
-		goto done;
-	}
 	start = now_ns();
+	if (__atomic_load_n(&ls_forking, __ATOMIC_SEQ_CST) &&
+	    !(tls_forking && getpid() == ls_forking_pid)) {
+		/*
+		 * No walk, but a report: the signal's outlier then says why it has no stack,
+		 * and the thread's next report goes to its own outlier, not to this one.
+		 */
+		status = LS_UNWIND_FORKING;
+		goto report;
+	}
 	tls_lookup_pc = 0; /* none until the first step: no stale pc from an earlier signal */
 	tls_in_handler = 1;
 	if (unw_init_local2(&cursor, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) < 0) {
@@ -326,12 +336,11 @@ report:
 	report.unwind_ns = now_ns() - start;
 	report.py_magic = 0;
 	report.py_nr = 0;
-	if (ls_py_runtime) {
+	if (ls_py_runtime && status != LS_UNWIND_FORKING) {
 		py_frames(&report, depth);
 	}
 	prctl(LS_PRCTL_OPTION, LS_PRCTL_USER_STACK, (unsigned long)(uintptr_t)&report,
 	      LS_UNWOUND_ARG(depth, status, truncated), LS_ABI_VERSION);
-done:
 	__atomic_sub_fetch(&ls_handlers_active, 1, __ATOMIC_SEQ_CST);
 out:
 	errno = saved_errno;
@@ -340,7 +349,10 @@ out:
 /* Before fork: no handler of another thread is left inside libunwind. */
 static void ls_fork_prepare(void)
 {
-	__atomic_store_n(&ls_forking, 1, __ATOMIC_SEQ_CST);
+	tls_forking = 1;
+	ls_forking_pid = getpid();
+	/* A count: two threads may fork at once, and the first back must not end the other's. */
+	__atomic_add_fetch(&ls_forking, 1, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&ls_handlers_active, __ATOMIC_SEQ_CST)) {
 		sched_yield();
 	}
@@ -348,7 +360,8 @@ static void ls_fork_prepare(void)
 
 static void ls_fork_parent(void)
 {
-	__atomic_store_n(&ls_forking, 0, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(&ls_forking, 1, __ATOMIC_SEQ_CST);
+	tls_forking = 0;
 }
 
 /* In the child: the only thread, none of its handlers under way; libunwind's locks are free. */
@@ -356,6 +369,7 @@ static void ls_fork_child(void)
 {
 	__atomic_store_n(&ls_handlers_active, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&ls_forking, 0, __ATOMIC_SEQ_CST);
+	tls_forking = 0;
 }
 
 /* Say who we are and how to signal us. The kernel, not these arguments, says which process. */

@@ -163,6 +163,8 @@ int park_release_overdue(struct tracker *tr, bool all)
 static const char *const unwind_status_text[] = {
 	[LS_UNWIND_FAILED] = "libunwind could not start from the signal frame",
 	[LS_UNWIND_BAD_FRAME] = "a frame without unwind information ended the walk",
+	[LS_UNWIND_FORKING] = "signalled while a thread of the process was forking (no unwind "
+			      "then: the forking thread may hold libunwind's locks)",
 };
 
 /**
