@@ -225,10 +225,13 @@ is "$(jq -c --argjson t "${STID:-0}" --argjson s "${SSTART:-0}" '[.outliers[] | 
 	"c) --json: the event is in the timeline with its time relative to the outlier and its fields"
 is "$(jq -r --argjson t "${STID:-0}" --argjson s "${SSTART:-0}" '[.outliers[] | select(.tid == $t and .start_ns == $s) | .user_stack.frames[] | select(.symbol == "slow_nap")][0] | "\(.symbolized) \(.file | split("/") | last)"' "$TMPD/show.json")" \
 	"build-id sleeper.c" "c) --json: slow_nap was symbolized again by build-id, with its source file"
-# The pipe reader's waker is the writer process: its events are in the reader's timeline.
+# The pipe reader's waker is the writer process: its events are in the reader's timeline. Its
+# read of the pipe, told by the kernel frame: under load the loader's reads of its libraries at
+# exec may wait on the disk too (true outliers, woken by an interrupt).
 RTID=$(wl_log_get "$TMPD/p.log" reader)
-PID_ID=$(jq -r "select(.tid == ${RTID:-0} and .syscall == \"read\") | ._id" "$TMPD/all.ndjson" | head -n 1)
-WTID=$(jq -r "select(.tid == ${RTID:-0} and .syscall == \"read\") | .waker.tid" "$TMPD/all.ndjson" | head -n 1)
+PIPE_READ='select(.tid == $r and .syscall == "read" and ([.kernel_stacks[]?.frames[]?.symbol // "" | select(test("pipe_read"))] | length > 0))'
+PID_ID=$(jq -r --argjson r "${RTID:-0}" "$PIPE_READ | ._id" "$TMPD/all.ndjson" | head -n 1)
+WTID=$(jq -r --argjson r "${RTID:-0}" "$PIPE_READ | .waker.tid" "$TMPD/all.ndjson" | head -n 1)
 L "$TMPD/showp.json" "$TMPD/showp.err" show --json --before 200ms "$OUT/$PID_ID"
 is "$(jq -r --argjson r "${RTID:-0}" --argjson w "${WTID:-0}" '[.outliers[] | select(.tid == $r) | .timeline[] | select(.tid == $w)] | length > 0' "$TMPD/showp.json")" true \
 	"c) the pipe reader's timeline holds events of its waker (pipewriter, tid $WTID)" ||
@@ -238,7 +241,7 @@ is "$(jq -r --argjson r "${RTID:-0}" --argjson w "${WTID:-0}" '[.outliers[] | se
 WC=$TMPD/wc/$PID_ID
 mkdir -p "$TMPD/wc"
 cp -a "$OUT/$PID_ID" "$WC"
-jq --argjson r "${RTID:-0}" '(.outliers[] | select(.tid == $r and .syscall == "read")) |= (.wait_chain = [{depth: 1,
+jq --argjson r "${RTID:-0}" "(.outliers[] | $PIPE_READ)"' |= (.wait_chain = [{depth: 1,
 	pid: .waker.pid, tid: .waker.tid, comm: .waker.comm, from_ns: .start_ns, to_ns: .end_ns,
 	on_cpu_ns: 1000, blocked_ns: (.duration_ns - 1000), runqueue_ns: 0, syscall: "clock_nanosleep",
 	frames: []}] | .waker = null)' "$OUT/$PID_ID/summary.json" >"$WC/summary.json"
