@@ -156,6 +156,8 @@ struct task_state {
 	__u64 sleep_start;
 	__u32 sleep_nr;
 	__u64 sleep_ips[LS_MAX_USER_DEPTH];
+	/* Only its innermost frame was kept: the walk is owed, if the interval turns out long. */
+	__u8 sleep_walk;
 	/* Signalled to unwind, not heard from since: its next stack report is taken. */
 	__u8 unwind_owed;
 	/*
@@ -504,7 +506,12 @@ static __always_inline void verdict_forget(struct task_struct *task)
 struct ls_owed_signal {
 	__u64 task;
 	__u32 sig;
-	__u8 pad[52];
+	/*
+	 * A thread just switched in whose long interval outside any syscall waits for its user
+	 * stack (save_user_ip()): its outlier goes from ls_sched_exit(), in its own context.
+	 */
+	__u64 walk_task;
+	__u8 pad[44];
 };
 
 static struct ls_owed_signal owed_signals[LS_VERDICT_CPUS];
@@ -1143,17 +1150,28 @@ static __always_inline long user_syscall_nr(struct pt_regs *regs)
  * there): a pipe ping-pong does that ~46k times a second, and a walk there cost 1 to 5 us (reads
  * through rbp fault in code without frame pointers); the preload library, signalled at the
  * switch-in, unwinds those.
+ * Where the end of the switch back in is hooked (switch_end_hook) and the thread leaves through
+ * schedule() (@deferrable: not a preemption inside the kernel, which comes back elsewhere), the
+ * walk waits for that end, in the thread's own context, where its user stack is as it was: only
+ * an interval that turned out long pays for it (owe_walk()). A walk costs 5 to 10 us in code
+ * without frame pointers, and ~1% of a busy server's switches are such preemptions.
  */
 static __always_inline void save_user_ip(void *ctx, struct task_struct *task, struct task_state *s,
-					 __u64 start)
+					 __u64 start, bool deferrable)
 {
 	struct pt_regs *regs = task_regs(task);
 	long len = 0;
 
 	s->sleep_start = start;
+	s->sleep_walk = 0;
 	if (user_syscall_nr(regs) < 0) {
-		len = bpf_get_stack(ctx, s->sleep_ips, sizeof(s->sleep_ips), BPF_F_USER_STACK);
-		stat_inc(LS_STAT_USER_WALKS);
+		if (switch_end_hook && deferrable) {
+			s->sleep_walk = 1;
+		} else {
+			len = bpf_get_stack(ctx, s->sleep_ips, sizeof(s->sleep_ips),
+					    BPF_F_USER_STACK);
+			stat_inc(LS_STAT_USER_WALKS);
+		}
 	}
 	if (len > 0) {
 		s->sleep_nr = len / sizeof(__u64);
@@ -1492,10 +1510,16 @@ static __always_inline __u32 work_flags(const struct task_state *s)
 }
 _Static_assert(LS_EF_HANDED == 1 << 19, "work_flags() shifts s->handed into LS_EF_HANDED");
 
-static __always_inline void submit(void *ctx, struct task_struct *task, struct task_state *s,
-				   __u8 kind, __u64 end, long ret)
+/*
+ * submit_from - send @task's outlier of @kind that ended at @end (@ret: a syscall's return). A
+ * syscall ends in its thread's context, a sleep in its successor's (@current false), or in its
+ * own at the end of its switch in (owe_walk()): its user stack is then walked, and its signal
+ * goes at once.
+ */
+static __always_inline void submit_from(void *ctx, struct task_struct *task, struct task_state *s,
+					__u8 kind, __u64 end, long ret, bool current)
 {
-	bool current = kind == LS_KIND_SYSCALL, signal;
+	bool signal;
 	__u32 tid = task_rd(task, pid), part;
 	struct ls_event *e;
 
@@ -1543,6 +1567,12 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	owe_unwind(s, e);
 	bpf_ringbuf_submit(e, 0);
 	stat_inc(LS_STAT_OUTLIERS);
+}
+
+static __always_inline void submit(void *ctx, struct task_struct *task, struct task_state *s,
+				   __u8 kind, __u64 end, long ret)
+{
+	submit_from(ctx, task, s, kind, end, ret, kind == LS_KIND_SYSCALL);
 }
 
 /*
@@ -2240,6 +2270,23 @@ static __always_inline void owed_restore(struct task_struct *next, struct task_s
 	}
 }
 
+/* The long interval of @next, switched in now, is sent from the end of this switch. */
+static __always_inline void owe_walk(struct task_struct *next)
+{
+	owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)].walk_task = (__u64)next;
+}
+
+static __always_inline bool walk_owed_to(struct task_struct *task)
+{
+	return owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)].walk_task ==
+	       (__u64)task;
+}
+
+static __always_inline void walk_owed_clear(void)
+{
+	owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)].walk_task = 0;
+}
+
 static __always_inline int sched_switch(void *ctx, bool preempt, struct task_struct *prev,
 					struct task_struct *next, unsigned int prev_state)
 {
@@ -2285,10 +2332,18 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 				ps->quiet = ps->quiet && !(ps->work_at_start && !accepts(ps->nr));
 			}
 			ps->switches++;
+		} else if (walk_owed_to(prev)) {
+			/*
+			 * Switched out again before the end of its switch in (schedule() loops
+			 * while a preemption is due): it ran no user code, so its interval goes on,
+			 * owed its walk at its next switch in.
+			 */
+			walk_owed_clear();
+			ps->runq += advance(ps, now);
 		} else {
 			/* An off-CPU interval outside any syscall starts here. */
 			accum_drop(ps, tid);
-			save_user_ip(ctx, prev, ps, now);
+			save_user_ip(ctx, prev, ps, now, !preempt);
 			ps->start = now;
 			ps->on_cpu = 0;
 			ps->blocked = 0;
@@ -2339,6 +2394,11 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 	s->run_state = RS_RUNNING;
 	if (!s->in_syscall) {
 		if (s->last - s->start >= (s->in_req ? ctx_floor_ns : sleep_threshold_ns)) {
+			if (s->sleep_walk && s->sleep_start == s->start) {
+				/* Sent at the end of this switch, with its walk (ls_sched_exit). */
+				owe_walk(next);
+				goto out;
+			}
 			submit(ctx, next, s, LS_KIND_SLEEP, s->last, 0);
 		}
 		accum_drop(s, tid);
@@ -2370,13 +2430,30 @@ int BPF_PROG(ls_sched_switch_3, bool preempt, struct task_struct *prev, struct t
  * signal it is owed (see struct ls_owed_signal) goes from here, before it runs user code again.
  * Every other switch ends at the first test.
  */
-static __always_inline int send_owed_signal(void)
+static __always_inline int send_owed_signal(void *ctx)
 {
 	struct ls_owed_signal *o = &owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+	struct task_struct *task;
+	struct task_state *s;
 	long err;
 
-	if (!o->task) {
+	if (!o->task && !o->walk_task) {
 		return 0;
+	}
+	if (o->walk_task) {
+		/* The thread switched in by the switch that ends here, so current. */
+		task = current_task();
+		s = o->walk_task == (__u64)task ? task_storage_get(&states, task, false) : NULL;
+		o->walk_task = 0;
+		if (s && s->sleep_walk) {
+			s->sleep_walk = 0;
+			stat_inc(LS_STAT_USER_WALKS_DEFERRED);
+			submit_from(ctx, task, s, LS_KIND_SLEEP, s->last, 0, true);
+			accum_drop(s, task_rd(task, pid));
+		}
+		if (!o->task) {
+			return 0;
+		}
 	}
 	if (o->task != (__u64)current_task()) {
 		/* Not the thread it was for: that switch-in was undone before it ran. */
@@ -2403,7 +2480,7 @@ static __always_inline int send_owed_signal(void)
 SEC("tp_btf/sched_exit_tp")
 int BPF_PROG(ls_sched_exit, bool is_switch)
 {
-	return send_owed_signal();
+	return send_owed_signal(ctx);
 }
 
 /*
@@ -2417,7 +2494,7 @@ int BPF_PROG(ls_sched_exit, bool is_switch)
 SEC("fexit/schedule")
 int BPF_PROG(ls_schedule_exit)
 {
-	return send_owed_signal();
+	return send_owed_signal(ctx);
 }
 
 /*

@@ -261,6 +261,8 @@ enum ls_stat {
 	LS_STAT_SIGNAL_REFUSED, /* signals the kernel would not send, at once or owed (ls_sched_exit) */
 	LS_STAT_CTX_STACKS, /* kernel stacks walked for the context stream (waits over its floor) */
 	LS_STAT_WAIT_STACKS, /* kernel stacks walked for a tracked thread's long wait */
+	/* user stacks walked at the end of a switch back in, for a long interval (save_user_ip()) */
+	LS_STAT_USER_WALKS_DEFERRED,
 	LS_STAT_MAX,
 };
 
