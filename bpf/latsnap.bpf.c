@@ -2148,37 +2148,11 @@ static __always_inline bool wait_is_long(struct task_state *s, __u64 now)
  * in a wait chain pay for one). @task must be off CPU for its stack to be read: a wakeup that
  * finds it still switching out, or its own switch-in, sends it without.
  */
-static __always_inline void ctx_flush_out(struct task_struct *task, struct task_state *s, __u64 now,
-					  bool stack_readable)
+/* @e, of @kind: @task's held-back switch-out, written @now; it is held no longer. */
+static __always_inline void ctx_fill_out(struct ls_ctx_record *e, __u8 kind,
+					 struct task_struct *task, struct task_state *s, __u64 now)
 {
-	struct ls_ctx_record *e;
-	struct ls_ctx_stack *st;
-	long len;
-
-	if (!s->out_ts) {
-		return;
-	}
-	if (stack_readable && now - s->out_ts >= ctx_floor_ns) {
-		e = ctx_reserve();
-		if (!e) {
-			s->out_ts = 0;
-			return;
-		}
-		ctx_fill(e, LS_CTX_SWITCH, s->out_ts, task, NULL);
-		st = ctx_stack_reserve(e);
-		if (st) {
-			len = bpf_get_task_stack(task, st->ips, sizeof(st->ips), 0);
-			e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
-			ctx_stack_done(st);
-		}
-	} else {
-		e = ctx_reserve();
-		if (!e) {
-			s->out_ts = 0;
-			return;
-		}
-		ctx_fill(e, LS_CTX_SWITCH, s->out_ts, task, NULL);
-	}
+	ctx_fill(e, kind, s->out_ts, task, NULL);
 	e->cpu = s->out_cpu;
 	e->at = now; /* written now, about a switch at out_ts */
 	e->tid2 = s->out_next_tid;
@@ -2187,6 +2161,32 @@ static __always_inline void ctx_flush_out(struct task_struct *task, struct task_
 	e->arg = s->out_state;
 	e->nr = s->out_nr;
 	s->out_ts = 0;
+}
+
+static __always_inline void ctx_flush_out(struct task_struct *task, struct task_state *s, __u64 now,
+					  bool stack_readable)
+{
+	struct ls_ctx_record *e;
+	struct ls_ctx_stack *st;
+	bool long_wait;
+	long len;
+
+	if (!s->out_ts) {
+		return;
+	}
+	long_wait = stack_readable && now - s->out_ts >= ctx_floor_ns;
+	e = ctx_reserve();
+	if (!e) {
+		s->out_ts = 0;
+		return;
+	}
+	ctx_fill_out(e, LS_CTX_SWITCH, task, s, now);
+	st = long_wait ? ctx_stack_reserve(e) : NULL;
+	if (st) {
+		len = bpf_get_task_stack(task, st->ips, sizeof(st->ips), 0);
+		e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
+		ctx_stack_done(st);
+	}
 	ctx_submit(e);
 }
 
@@ -2619,8 +2619,8 @@ static __always_inline struct task_state *ctx_wakeup(void *ctx, struct task_stru
 		out_ts = ps->out_ts ? ps->out_ts : ps->flushed_out_ts;
 		long_wait = out_ts && now - out_ts >= ctx_floor_ns;
 		ps->flushed_out_ts = 0;
-		ctx_flush_out(p, ps, now, !p->on_cpu);
 		if (ctx_level == LS_CTX_FULL && long_wait) {
+			ctx_flush_out(p, ps, now, !p->on_cpu);
 			e = ctx_reserve();
 			if (!e) {
 				return NULL;
@@ -2648,10 +2648,21 @@ static __always_inline struct task_state *ctx_wakeup(void *ctx, struct task_stru
 			irq = !task_rd(cur, pid);
 			e = ctx_reserve();
 			if (!e) {
+				ps->out_ts = 0;
 				return NULL;
 			}
-			ctx_fill(e, LS_CTX_WAKEUP, now, p, cur);
-			e->arg = irq;
+			if (ps->out_ts) {
+				/* Its held-back switch-out in the same record: one slot, not two. */
+				ctx_fill_out(e, LS_CTX_SWITCH_WAKEUP, p, ps, now);
+				e->waker_tid = task_rd(cur, pid);
+				e->waker_pid = task_rd(cur, tgid);
+				copy_comm(e->comm3, cur);
+				e->wake_cpu = bpf_get_smp_processor_id();
+				e->wake_irq = irq;
+			} else {
+				ctx_fill(e, LS_CTX_WAKEUP, now, p, cur);
+				e->arg = irq;
+			}
 			ctx_submit(e);
 		}
 		/* In an interrupt the waker is no one: work_handover() looks no further. */
