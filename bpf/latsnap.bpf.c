@@ -2430,27 +2430,39 @@ int BPF_PROG(ls_sched_switch_3, bool preempt, struct task_struct *prev, struct t
  * signal it is owed (see struct ls_owed_signal) goes from here, before it runs user code again.
  * Every other switch ends at the first test.
  */
+/*
+ * The long interval owed its walk (owe_walk()) of current, the thread switched in by the switch
+ * that ends here: sent now, walked here. A function of its own, so that the program every switch
+ * of the machine runs keeps its small frame.
+ */
+static __noinline int send_owed_walk(void *ctx, __u64 owed)
+{
+	struct task_struct *task = current_task();
+	struct task_state *s;
+
+	s = owed == (__u64)task ? task_storage_get(&states, task, false) : NULL;
+	if (s && s->sleep_walk) {
+		s->sleep_walk = 0;
+		stat_inc(LS_STAT_USER_WALKS_DEFERRED);
+		submit_from(ctx, task, s, LS_KIND_SLEEP, s->last, 0, true);
+		accum_drop(s, task_rd(task, pid));
+	}
+	return 0;
+}
+
 static __always_inline int send_owed_signal(void *ctx)
 {
 	struct ls_owed_signal *o = &owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
-	struct task_struct *task;
-	struct task_state *s;
+	__u64 owed;
 	long err;
 
 	if (!o->task && !o->walk_task) {
 		return 0;
 	}
 	if (o->walk_task) {
-		/* The thread switched in by the switch that ends here, so current. */
-		task = current_task();
-		s = o->walk_task == (__u64)task ? task_storage_get(&states, task, false) : NULL;
+		owed = o->walk_task;
 		o->walk_task = 0;
-		if (s && s->sleep_walk) {
-			s->sleep_walk = 0;
-			stat_inc(LS_STAT_USER_WALKS_DEFERRED);
-			submit_from(ctx, task, s, LS_KIND_SLEEP, s->last, 0, true);
-			accum_drop(s, task_rd(task, pid));
-		}
+		send_owed_walk(ctx, owed);
 		if (!o->task) {
 			return 0;
 		}
