@@ -156,6 +156,8 @@ struct task_state {
 	__u64 sleep_start;
 	__u32 sleep_nr;
 	__u64 sleep_ips[LS_MAX_USER_DEPTH];
+	/* Only its innermost frame was kept: the walk is owed, if the interval turns out long. */
+	__u8 sleep_walk;
 	/* Signalled to unwind, not heard from since: its next stack report is taken. */
 	__u8 unwind_owed;
 	/*
@@ -504,7 +506,12 @@ static __always_inline void verdict_forget(struct task_struct *task)
 struct ls_owed_signal {
 	__u64 task;
 	__u32 sig;
-	__u8 pad[52];
+	/*
+	 * A thread just switched in whose long interval outside any syscall waits for its user
+	 * stack (save_user_ip()): its outlier goes from ls_sched_exit(), in its own context.
+	 */
+	__u64 walk_task;
+	__u8 pad[44];
 };
 
 static struct ls_owed_signal owed_signals[LS_VERDICT_CPUS];
@@ -1143,17 +1150,28 @@ static __always_inline long user_syscall_nr(struct pt_regs *regs)
  * there): a pipe ping-pong does that ~46k times a second, and a walk there cost 1 to 5 us (reads
  * through rbp fault in code without frame pointers); the preload library, signalled at the
  * switch-in, unwinds those.
+ * Where the end of the switch back in is hooked (switch_end_hook) and the thread leaves through
+ * schedule() (@deferrable: not a preemption inside the kernel, which comes back elsewhere), the
+ * walk waits for that end, in the thread's own context, where its user stack is as it was: only
+ * an interval that turned out long pays for it (owe_walk()). A walk costs 5 to 10 us in code
+ * without frame pointers, and ~1% of a busy server's switches are such preemptions.
  */
 static __always_inline void save_user_ip(void *ctx, struct task_struct *task, struct task_state *s,
-					 __u64 start)
+					 __u64 start, bool deferrable)
 {
 	struct pt_regs *regs = task_regs(task);
 	long len = 0;
 
 	s->sleep_start = start;
+	s->sleep_walk = 0;
 	if (user_syscall_nr(regs) < 0) {
-		len = bpf_get_stack(ctx, s->sleep_ips, sizeof(s->sleep_ips), BPF_F_USER_STACK);
-		stat_inc(LS_STAT_USER_WALKS);
+		if (switch_end_hook && deferrable) {
+			s->sleep_walk = 1;
+		} else {
+			len = bpf_get_stack(ctx, s->sleep_ips, sizeof(s->sleep_ips),
+					    BPF_F_USER_STACK);
+			stat_inc(LS_STAT_USER_WALKS);
+		}
 	}
 	if (len > 0) {
 		s->sleep_nr = len / sizeof(__u64);
@@ -1492,10 +1510,16 @@ static __always_inline __u32 work_flags(const struct task_state *s)
 }
 _Static_assert(LS_EF_HANDED == 1 << 19, "work_flags() shifts s->handed into LS_EF_HANDED");
 
-static __always_inline void submit(void *ctx, struct task_struct *task, struct task_state *s,
-				   __u8 kind, __u64 end, long ret)
+/*
+ * submit_from - send @task's outlier of @kind that ended at @end (@ret: a syscall's return). A
+ * syscall ends in its thread's context, a sleep in its successor's (@current false), or in its
+ * own at the end of its switch in (owe_walk()): its user stack is then walked, and its signal
+ * goes at once.
+ */
+static __always_inline void submit_from(void *ctx, struct task_struct *task, struct task_state *s,
+					__u8 kind, __u64 end, long ret, bool current)
 {
-	bool current = kind == LS_KIND_SYSCALL, signal;
+	bool signal;
 	__u32 tid = task_rd(task, pid), part;
 	struct ls_event *e;
 
@@ -1543,6 +1567,12 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 	owe_unwind(s, e);
 	bpf_ringbuf_submit(e, 0);
 	stat_inc(LS_STAT_OUTLIERS);
+}
+
+static __always_inline void submit(void *ctx, struct task_struct *task, struct task_state *s,
+				   __u8 kind, __u64 end, long ret)
+{
+	submit_from(ctx, task, s, kind, end, ret, kind == LS_KIND_SYSCALL);
 }
 
 /*
@@ -2118,37 +2148,11 @@ static __always_inline bool wait_is_long(struct task_state *s, __u64 now)
  * in a wait chain pay for one). @task must be off CPU for its stack to be read: a wakeup that
  * finds it still switching out, or its own switch-in, sends it without.
  */
-static __always_inline void ctx_flush_out(struct task_struct *task, struct task_state *s, __u64 now,
-					  bool stack_readable)
+/* @e, of @kind: @task's held-back switch-out, written @now; it is held no longer. */
+static __always_inline void ctx_fill_out(struct ls_ctx_record *e, __u8 kind,
+					 struct task_struct *task, struct task_state *s, __u64 now)
 {
-	struct ls_ctx_record *e;
-	struct ls_ctx_stack *st;
-	long len;
-
-	if (!s->out_ts) {
-		return;
-	}
-	if (stack_readable && now - s->out_ts >= ctx_floor_ns) {
-		e = ctx_reserve();
-		if (!e) {
-			s->out_ts = 0;
-			return;
-		}
-		ctx_fill(e, LS_CTX_SWITCH, s->out_ts, task, NULL);
-		st = ctx_stack_reserve(e);
-		if (st) {
-			len = bpf_get_task_stack(task, st->ips, sizeof(st->ips), 0);
-			e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
-			ctx_stack_done(st);
-		}
-	} else {
-		e = ctx_reserve();
-		if (!e) {
-			s->out_ts = 0;
-			return;
-		}
-		ctx_fill(e, LS_CTX_SWITCH, s->out_ts, task, NULL);
-	}
+	ctx_fill(e, kind, s->out_ts, task, NULL);
 	e->cpu = s->out_cpu;
 	e->at = now; /* written now, about a switch at out_ts */
 	e->tid2 = s->out_next_tid;
@@ -2157,6 +2161,32 @@ static __always_inline void ctx_flush_out(struct task_struct *task, struct task_
 	e->arg = s->out_state;
 	e->nr = s->out_nr;
 	s->out_ts = 0;
+}
+
+static __always_inline void ctx_flush_out(struct task_struct *task, struct task_state *s, __u64 now,
+					  bool stack_readable)
+{
+	struct ls_ctx_record *e;
+	struct ls_ctx_stack *st;
+	bool long_wait;
+	long len;
+
+	if (!s->out_ts) {
+		return;
+	}
+	long_wait = stack_readable && now - s->out_ts >= ctx_floor_ns;
+	e = ctx_reserve();
+	if (!e) {
+		s->out_ts = 0;
+		return;
+	}
+	ctx_fill_out(e, LS_CTX_SWITCH, task, s, now);
+	st = long_wait ? ctx_stack_reserve(e) : NULL;
+	if (st) {
+		len = bpf_get_task_stack(task, st->ips, sizeof(st->ips), 0);
+		e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
+		ctx_stack_done(st);
+	}
 	ctx_submit(e);
 }
 
@@ -2240,6 +2270,23 @@ static __always_inline void owed_restore(struct task_struct *next, struct task_s
 	}
 }
 
+/* The long interval of @next, switched in now, is sent from the end of this switch. */
+static __always_inline void owe_walk(struct task_struct *next)
+{
+	owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)].walk_task = (__u64)next;
+}
+
+static __always_inline bool walk_owed_to(struct task_struct *task)
+{
+	return owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)].walk_task ==
+	       (__u64)task;
+}
+
+static __always_inline void walk_owed_clear(void)
+{
+	owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)].walk_task = 0;
+}
+
 static __always_inline int sched_switch(void *ctx, bool preempt, struct task_struct *prev,
 					struct task_struct *next, unsigned int prev_state)
 {
@@ -2285,10 +2332,18 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 				ps->quiet = ps->quiet && !(ps->work_at_start && !accepts(ps->nr));
 			}
 			ps->switches++;
+		} else if (walk_owed_to(prev)) {
+			/*
+			 * Switched out again before the end of its switch in (schedule() loops
+			 * while a preemption is due): it ran no user code, so its interval goes on,
+			 * owed its walk at its next switch in.
+			 */
+			walk_owed_clear();
+			ps->runq += advance(ps, now);
 		} else {
 			/* An off-CPU interval outside any syscall starts here. */
 			accum_drop(ps, tid);
-			save_user_ip(ctx, prev, ps, now);
+			save_user_ip(ctx, prev, ps, now, !preempt);
 			ps->start = now;
 			ps->on_cpu = 0;
 			ps->blocked = 0;
@@ -2339,6 +2394,11 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 	s->run_state = RS_RUNNING;
 	if (!s->in_syscall) {
 		if (s->last - s->start >= (s->in_req ? ctx_floor_ns : sleep_threshold_ns)) {
+			if (s->sleep_walk && s->sleep_start == s->start) {
+				/* Sent at the end of this switch, with its walk (ls_sched_exit). */
+				owe_walk(next);
+				goto out;
+			}
 			submit(ctx, next, s, LS_KIND_SLEEP, s->last, 0);
 		}
 		accum_drop(s, tid);
@@ -2370,13 +2430,42 @@ int BPF_PROG(ls_sched_switch_3, bool preempt, struct task_struct *prev, struct t
  * signal it is owed (see struct ls_owed_signal) goes from here, before it runs user code again.
  * Every other switch ends at the first test.
  */
-static __always_inline int send_owed_signal(void)
+/*
+ * The long interval owed its walk (owe_walk()) of current, the thread switched in by the switch
+ * that ends here: sent now, walked here. A function of its own, so that the program every switch
+ * of the machine runs keeps its small frame.
+ */
+static __noinline int send_owed_walk(void *ctx, __u64 owed)
+{
+	struct task_struct *task = current_task();
+	struct task_state *s;
+
+	s = owed == (__u64)task ? task_storage_get(&states, task, false) : NULL;
+	if (s && s->sleep_walk) {
+		s->sleep_walk = 0;
+		stat_inc(LS_STAT_USER_WALKS_DEFERRED);
+		submit_from(ctx, task, s, LS_KIND_SLEEP, s->last, 0, true);
+		accum_drop(s, task_rd(task, pid));
+	}
+	return 0;
+}
+
+static __always_inline int send_owed_signal(void *ctx)
 {
 	struct ls_owed_signal *o = &owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+	__u64 owed;
 	long err;
 
-	if (!o->task) {
+	if (!o->task && !o->walk_task) {
 		return 0;
+	}
+	if (o->walk_task) {
+		owed = o->walk_task;
+		o->walk_task = 0;
+		send_owed_walk(ctx, owed);
+		if (!o->task) {
+			return 0;
+		}
 	}
 	if (o->task != (__u64)current_task()) {
 		/* Not the thread it was for: that switch-in was undone before it ran. */
@@ -2403,7 +2492,7 @@ static __always_inline int send_owed_signal(void)
 SEC("tp_btf/sched_exit_tp")
 int BPF_PROG(ls_sched_exit, bool is_switch)
 {
-	return send_owed_signal();
+	return send_owed_signal(ctx);
 }
 
 /*
@@ -2417,7 +2506,7 @@ int BPF_PROG(ls_sched_exit, bool is_switch)
 SEC("fexit/schedule")
 int BPF_PROG(ls_schedule_exit)
 {
-	return send_owed_signal();
+	return send_owed_signal(ctx);
 }
 
 /*
@@ -2542,8 +2631,8 @@ static __always_inline struct task_state *ctx_wakeup(void *ctx, struct task_stru
 		out_ts = ps->out_ts ? ps->out_ts : ps->flushed_out_ts;
 		long_wait = out_ts && now - out_ts >= ctx_floor_ns;
 		ps->flushed_out_ts = 0;
-		ctx_flush_out(p, ps, now, !p->on_cpu);
 		if (ctx_level == LS_CTX_FULL && long_wait) {
+			ctx_flush_out(p, ps, now, !p->on_cpu);
 			e = ctx_reserve();
 			if (!e) {
 				return NULL;
@@ -2571,10 +2660,21 @@ static __always_inline struct task_state *ctx_wakeup(void *ctx, struct task_stru
 			irq = !task_rd(cur, pid);
 			e = ctx_reserve();
 			if (!e) {
+				ps->out_ts = 0;
 				return NULL;
 			}
-			ctx_fill(e, LS_CTX_WAKEUP, now, p, cur);
-			e->arg = irq;
+			if (ps->out_ts) {
+				/* Its held-back switch-out in the same record: one slot, not two. */
+				ctx_fill_out(e, LS_CTX_SWITCH_WAKEUP, p, ps, now);
+				e->waker_tid = task_rd(cur, pid);
+				e->waker_pid = task_rd(cur, tgid);
+				copy_comm(e->comm3, cur);
+				e->wake_cpu = bpf_get_smp_processor_id();
+				e->wake_irq = irq;
+			} else {
+				ctx_fill(e, LS_CTX_WAKEUP, now, p, cur);
+				e->arg = irq;
+			}
 			ctx_submit(e);
 		}
 		/* In an interrupt the waker is no one: work_handover() looks no further. */

@@ -267,6 +267,8 @@ enum ls_stat {
 	LS_STAT_SIGNAL_REFUSED, /* signals the kernel would not send, at once or owed (ls_sched_exit) */
 	LS_STAT_CTX_STACKS, /* kernel stacks walked for the context stream (waits over its floor) */
 	LS_STAT_WAIT_STACKS, /* kernel stacks walked for a tracked thread's long wait */
+	/* user stacks walked at the end of a switch back in, for a long interval (save_user_ip()) */
+	LS_STAT_USER_WALKS_DEFERRED,
 	LS_STAT_MAX,
 };
 
@@ -349,6 +351,13 @@ enum ls_ctx_kind {
 				  tid2: error */
 	LS_CTX_INTEREST, /* tid: a thread not tracked whose context is streamed from now on;
 			    tid2: the thread it relates to; arg: enum ls_interest_reason */
+	/*
+	 * A held-back switch-out (LS_CTX_SWITCH, no stack) and the wakeup that ended its wait
+	 * (LS_CTX_WAKEUP, no stack) in one record, as the kernel writes them: the switch's fields,
+	 * at: the wakeup's time; waker_tid, waker_pid, comm3: the waker; wake_cpu, wake_irq: the
+	 * wakeup's CPU and arg. User space reads it as the two (tracker/context.c).
+	 */
+	LS_CTX_SWITCH_WAKEUP,
 };
 
 enum ls_interest_reason {
@@ -377,13 +386,27 @@ enum ls_interest_reason {
 	char comm2[LS_TASK_COMM_LEN];                                                              \
 	__s64 nr;                                                                                  \
 	__s64 arg;                                                                                 \
-	__u64 start;                                                                               \
+	union {                                                                                    \
+		__u64 start;                                                                       \
+		struct {                                                                           \
+			__u32 waker_tid; /* LS_CTX_SWITCH_WAKEUP */                                \
+			__u32 waker_pid;                                                           \
+		};                                                                                 \
+	};                                                                                         \
 	/* when it was written: ts, or later for a switch-out held back till the wakeup */         \
 	__u64 at;                                                                                  \
 	/* its place in its CPU's ring, plus one; the top bit while being written */               \
 	__u64 seq;                                                                                 \
-	/* with nr_ips: the seq of its stack in its CPU's stack ring */                            \
-	__u64 stack_seq;
+	union {                                                                                    \
+		/* with nr_ips: the seq of its stack in its CPU's stack ring */                    \
+		__u64 stack_seq;                                                                   \
+		struct {                                                                           \
+			__u32 wake_cpu; /* LS_CTX_SWITCH_WAKEUP, which has no stack */             \
+			__u32 wake_irq;                                                            \
+		};                                                                                 \
+	};                                                                                         \
+	/* LS_CTX_SWITCH_WAKEUP: the waker's comm; 128 bytes, two whole lines of the mmaped ring */ \
+	char comm3[LS_TASK_COMM_LEN];
 
 struct ls_ctx_record {
 	LS_CTX_FIELDS

@@ -131,8 +131,9 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 		   " reports refused (not signalled)",
 		   t.signals, t.signal_skipped, t.signal_busy, t.signal_refused, t.unwound,
 		   t.unwound_refused);
-	ls_verbose("record: user stacks walked at a switch-out from user code: %" PRIu64,
-		   t.user_walks);
+	ls_verbose("record: user stacks walked at a switch-out from user code: %" PRIu64
+		   "; at the end of the switch back in, for a long interval: %" PRIu64,
+		   t.user_walks, t.user_walks_deferred);
 	ls_verbose("record: kernel stacks walked: %" PRIu64 " for long waits of tracked threads, %" PRIu64
 		   " for the context stream",
 		   t.wait_stacks, t.ctx_stacks);

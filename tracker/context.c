@@ -38,7 +38,7 @@ _Static_assert(offsetof(struct ls_ctx_event, ips) == sizeof(struct ls_ctx_record
 _Static_assert(sizeof(struct ls_cpu_verdict) == 64, "struct ls_cpu_verdict is a cache line");
 
 /*
- * Context records kept per CPU: 65536 (7 MB, about 1.7 s of a busy PostgreSQL's switches and
+ * Context records kept per CPU: 65536 (8 MB, about 1.7 s of a busy PostgreSQL's switches and
  * wakeups), and a stack for one in 16 (4096, 1.6 MB); fewer for all CPUs to stay under 256 MB.
  */
 static uint32_t ctx_slots_for(int ncpus)
@@ -140,6 +140,41 @@ static int ctx_by_time(const void *a, const void *b)
 }
 
 /*
+ * ctx_split - the last item read, a held-back switch-out and the wakeup that ended its wait in
+ * one record (LS_CTX_SWITCH_WAKEUP: the kernel writes one slot for the two), becomes the two
+ * records the kernel would have written, neither with a stack.
+ */
+static int ctx_split(struct ctx_read *cr)
+{
+	struct ctx_item *sw, *wk;
+	int err;
+
+	err = grow((void **)&cr->items, &cr->cap, cr->nr, sizeof(*cr->items));
+	if (err) {
+		return err;
+	}
+	sw = &cr->items[cr->nr - 1];
+	wk = &cr->items[cr->nr];
+	*wk = *sw;
+	wk->rec.kind = LS_CTX_WAKEUP;
+	wk->rec.ts = sw->rec.at;
+	wk->rec.cpu = sw->rec.wake_cpu;
+	wk->rec.tid2 = sw->rec.waker_tid;
+	wk->rec.pid2 = sw->rec.waker_pid;
+	memcpy(wk->rec.comm2, sw->rec.comm3, sizeof(wk->rec.comm2));
+	wk->rec.nr = -1;
+	wk->rec.arg = sw->rec.wake_irq;
+	wk->rec.start = 0;
+	wk->rec.stack_seq = 0;
+	sw->rec.kind = LS_CTX_SWITCH;
+	sw->rec.start = 0;
+	sw->rec.stack_seq = 0;
+	wk->stack = sw->stack = -1;
+	cr->nr++;
+	return 0;
+}
+
+/*
  * The records of @cpu's ring written at or after @from_ns and, unless @again, not handed over
  * before.
  */
@@ -191,11 +226,20 @@ static int ctx_read_cpu(struct tracker *tr, int cpu, uint64_t from_ns, bool agai
 			   (!again && done && it->rec.at >= tr->ctx_low[cpu])) {
 			continue;
 		}
+		if (it->rec.kind == LS_CTX_SWITCH_WAKEUP) {
+			it->rec.nr_ips = 0;
+		}
 		err = ctx_copy_stack(tr, cpu, cr, it, r);
 		if (err) {
 			goto out;
 		}
 		cr->nr++;
+		if (it->rec.kind == LS_CTX_SWITCH_WAKEUP) {
+			err = ctx_split(cr);
+			if (err) {
+				goto out;
+			}
+		}
 	}
 	/* The ring went round inside the window: its start is gone. */
 	if (head > tr->ctx_slots && oldest != UINT64_MAX && oldest > from_ns &&

@@ -99,6 +99,7 @@ void tracker_totals(struct tracker *tr, struct tracker_totals *totals)
 	totals->unwound = stat_sum(tr, LS_STAT_UNWOUND);
 	totals->unwound_refused = stat_sum(tr, LS_STAT_UNWOUND_REFUSED);
 	totals->user_walks = stat_sum(tr, LS_STAT_USER_WALKS);
+	totals->user_walks_deferred = stat_sum(tr, LS_STAT_USER_WALKS_DEFERRED);
 	totals->signal_refused = stat_sum(tr, LS_STAT_SIGNAL_REFUSED);
 	totals->ctx_stacks = stat_sum(tr, LS_STAT_CTX_STACKS);
 	totals->wait_stacks = stat_sum(tr, LS_STAT_WAIT_STACKS);

@@ -56,6 +56,7 @@ struct tracker_totals {
 	uint64_t unwound; /* stacks the preload library reported */
 	uint64_t unwound_refused; /* reports from threads latsnap had not signalled */
 	uint64_t user_walks; /* user stacks walked at a switch-out from user code */
+	uint64_t user_walks_deferred; /* ... at the switch back in, for a long interval only */
 	uint64_t signal_refused; /* owed signals the kernel would not send */
 	uint64_t ctx_stacks; /* kernel stacks walked for the context stream */
 	uint64_t wait_stacks; /* kernel stacks walked for tracked threads' long waits */

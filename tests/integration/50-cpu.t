@@ -130,6 +130,25 @@ crunched "$OUT2" "$TMPD/fp-nopreload.log" "$TMPD/err2" -- -t 50ms -s 50ms --no-p
 is "$RC" 0 "record --no-preload -- cpucontend 300: exit 0"
 user_stack_check "$OUT2" fp-nopreload frame-pointer
 
+# A process the library cannot enter (a static binary) while the end of a switch is hooked for
+# the others: the cruncher's walk waits for the end of its switch back in, and only because its
+# interval was long; there it runs in the cruncher's own context, where its user stack is as it
+# was: crunch() and its caller cruncher_main(), by frame pointers.
+STATIC=$TMPD/cpucontend-static
+cc -std=gnu11 -O2 -g -fno-omit-frame-pointer -D_GNU_SOURCE -pthread -static -o "$STATIC" \
+	"$ROOT/tests/workloads/cpucontend.c" 2>"$TMPD/cc.err"
+ok '[ -x "$STATIC" ]' "cpucontend built static" || diag_file "$TMPD/cc.err" "  cc: "
+OUT3=$TMPD/out3
+crunched "$OUT3" "$TMPD/fp-static.log" "$TMPD/err3" -- -v -t 50ms -s 50ms -- "$STATIC" 300
+is "$RC" 0 "record -v -- cpucontend-static 300: exit 0"
+user_stack_check "$OUT3" fp-static frame-pointer
+CT=$(awk '$1 == "tid" && $2 == "cruncher" { print $3 }' "$TMPD/fp-static.log" 2>/dev/null)
+is "$(jq -s -r --argjson t "${CT:-0}" '[.[] | select(.tid == $t and .kind == "sleep") | .user_stack.frames[]?.symbol // "" | select(. == "cruncher_main")] | length > 0' "$OUT3")" \
+	true "fp-static: the walk reached crunch()'s caller, cruncher_main()"
+DEFERRED=$(sed -n 's/.*at the end of the switch back in, for a long interval: \([0-9]*\).*/\1/p' "$TMPD/err3")
+ok '[ "${DEFERRED:-0}" -ge 1 ]' "fp-static: walked at the end of its switch back in (record -v: ${DEFERRED:-none})" ||
+	diag "$(grep 'user stacks walked' "$TMPD/err3")"
+
 # With snapshots: the same unwound stack in summary.json.
 if ! command -v lttng-sessiond >/dev/null || ! command -v babeltrace2 >/dev/null; then
 	skip_tests 5 "snapshot: LTTng not installed"
