@@ -50,8 +50,19 @@ if ! command -v lttng-sessiond >/dev/null || ! command -v babeltrace2 >/dev/null
 else
 	require_lttng
 	# With the preload library: signalled at the read's exit, it unwinds through kernel_work().
-	WL_LOG=$TMPD/b.log run_latsnap "$TMPD/b.out" "$TMPD/b.err" record --json -t 10ms \
-		-o "$TMPD/snaps" -- "$WL/kerncpu" 32 3
+	# Up to three runs: a read that waited for the CPU more than it ran (the machine busy, a
+	# snapshot of the previous read being written on the other CPU) is not what this test is
+	# about; latsnap said so right (runqueue time, a sleep outlier), and it is said here.
+	for try in 1 2 3; do
+		rm -rf "$TMPD/snaps"
+		WL_LOG=$TMPD/b.log run_latsnap "$TMPD/b.out" "$TMPD/b.err" record --json -t 10ms \
+			-o "$TMPD/snaps" -- "$WL/kerncpu" 32 3
+		[ "$RC" = 0 ] || break
+		BUSY=$(jq -s '[.[] | select(.kind == "sleep" or (.syscall == "read" and
+			.runqueue_ns > .on_cpu_ns))] | length' "$TMPD/b.out" 2>/dev/null)
+		[ "${BUSY:-0}" = 0 ] && break
+		diag "snapshots, try $try: the machine was busy ($BUSY outliers waited for the CPU); again"
+	done
 	is "$RC" 0 "snapshots: record -t 10ms -o DIR -- kerncpu 32 3: exit 0"
 	check snapshots "$TMPD/b.out" "$TMPD/b.log" kernel_work
 fi
