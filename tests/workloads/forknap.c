@@ -22,25 +22,23 @@
 
 static atomic_int stop;
 
-static __attribute__((noinline)) void nap_a(long ms)
-{
-	struct timespec ts = wl_ms_to_ts(ms);
-	uint64_t t0 = wl_now_ns();
+/*
+ * Two nap functions of one body: the stacks must differ by the function, nothing else. Each
+ * logs "TAG TID START END" and keeps its own frame.
+ */
+#define FORKNAP_NAP(fn, tag)                                        \
+	static __attribute__((noinline)) void fn(long ms)           \
+	{                                                           \
+		struct timespec ts = wl_ms_to_ts(ms);               \
+		uint64_t t0 = wl_now_ns();                          \
+                                                                    \
+		nanosleep(&ts, NULL);                               \
+		wl_log_span(tag, t0, wl_now_ns());                  \
+		__asm__ volatile("" ::: "memory");                  \
+	}
 
-	nanosleep(&ts, NULL);
-	wl_log_span("a", t0, wl_now_ns());
-	__asm__ volatile("" ::: "memory"); /* keep the frame */
-}
-
-static __attribute__((noinline)) void nap_b(long ms)
-{
-	struct timespec ts = wl_ms_to_ts(ms);
-	uint64_t t0 = wl_now_ns();
-
-	nanosleep(&ts, NULL);
-	wl_log_span("b", t0, wl_now_ns());
-	__asm__ volatile("" ::: "memory"); /* keep the frame */
-}
+FORKNAP_NAP(nap_a, "a")
+FORKNAP_NAP(nap_b, "b")
 
 static void *forker_main(void *arg)
 {
