@@ -158,8 +158,13 @@ struct task_state {
 	__u64 sleep_ips[LS_MAX_USER_DEPTH];
 	/* Only its innermost frame was kept: the walk is owed, if the interval turns out long. */
 	__u8 sleep_walk;
-	/* Signalled to unwind, not heard from since: its next stack report is taken. */
-	__u8 unwind_owed;
+	/*
+	 * Signals sent to it to unwind, and the last of them whose report was taken: the kernel
+	 * delivers them in order, each once, so the count tells which one a report answers.
+	 */
+	__u32 signals_sent;
+	__u32 signal_answered;
+	__u32 reports_lost; /* answers the ring had no room for, since the last that went */
 	/*
 	 * Its process's LS_NOTICE_MAPS went out (since its exec), as of maps_retell_gen: no map
 	 * lookup at each wait.
@@ -1258,9 +1263,12 @@ static __always_inline __u32 owe_signal(struct task_struct *task, __u32 sig)
  * since it was switched out, so that the handler unwinds from where it stopped. The signal goes
  * only where the library's handler is still the one the kernel would run, and where the thread
  * neither blocks it nor has it pending: otherwise it would wait, or land on a handler that is not
- * ours, or on the default action. Returns the LS_EF_SIGNAL* flag saying what happened.
+ * ours, or on the default action. Returns the LS_EF_SIGNAL* flag saying what happened; when
+ * LS_EF_SIGNALLED, *@seq is the signal's number in @s's count (counted when it goes: at once,
+ * or at the end of the switch, send_owed_signal()).
  */
-static __always_inline __u32 signal_preload(struct task_struct *task, bool current)
+static __always_inline __u32 signal_preload(struct task_struct *task, struct task_state *s,
+					    bool current, __u32 *seq)
 {
 	__u32 tgid = task_rd(task, tgid), sig;
 	struct ls_registration *reg;
@@ -1310,10 +1318,12 @@ static __always_inline __u32 signal_preload(struct task_struct *task, bool curre
 			 * kernel thread, an exiting thread. The thread is then signalled at the
 			 * end of this switch, from its own context.
 			 */
+			*seq = s->signals_sent + 1;
 			return owe_signal(task, sig);
 		}
 	} else {
 		/* Before 6.13 only current can be signalled: the thread, once it runs. */
+		*seq = s->signals_sent + 1;
 		return owe_signal(task, sig);
 	}
 	if (err == -EBUSY) {
@@ -1325,6 +1335,7 @@ static __always_inline __u32 signal_preload(struct task_struct *task, bool curre
 		return LS_EF_SIGNAL_REFUSED;
 	}
 	stat_inc(LS_STAT_SIGNALS);
+	*seq = ++s->signals_sent;
 	return LS_EF_SIGNALLED;
 }
 
@@ -1471,17 +1482,14 @@ static __always_inline void work_begin(struct task_struct *task, struct task_sta
 	s->work_at_start = s->in_work || s->in_req;
 }
 
-/*
- * owe_unwind - after outlier @e of @s: a report of the preload library is owed if it was
- * signalled. An outlier that was not (its signal still pending: the thread was preempted in the
- * handler, under a CPU limit say) leaves the earlier one's report owed: clearing it refused that
- * report, and the outlier parked for it lost its stack.
- */
-static __always_inline void owe_unwind(struct task_state *s, struct ls_event *e)
+/* Ask @task's preload library for outlier @e's stack, if it has one: @e says what came of it. */
+static __always_inline void ask_unwind(struct task_struct *task, struct task_state *s,
+				       struct ls_event *e, bool current)
 {
-	if (e->flags & LS_EF_SIGNALLED) {
-		s->unwind_owed = 1;
-	}
+	__u32 seq = 0;
+
+	e->flags |= signal_preload(task, s, current, &seq);
+	e->signal_seq = e->flags & LS_EF_SIGNALLED ? seq : 0;
 }
 
 /*
@@ -1537,10 +1545,10 @@ static __always_inline void submit_from(void *ctx, struct task_struct *task, str
 		fill_event(e, task, s, kind, end, ret);
 		e->flags |= part | work_flags(s);
 		capture_user_stack(e, task, s, ctx, current);
+		e->signal_seq = 0;
 		if (!restarting(ret) && signal) {
-			e->flags |= signal_preload(task, current);
+			ask_unwind(task, s, e, current);
 		}
-		owe_unwind(s, e);
 		if (bpf_ringbuf_output(&events, e, sizeof(*e), 0)) {
 			stat_inc(LS_STAT_RINGBUF_LOST);
 			return;
@@ -1561,10 +1569,10 @@ static __always_inline void submit_from(void *ctx, struct task_struct *task, str
 		   (s->clock_back ? LS_EF_CLOCK_BACK : 0) | part | work_flags(s);
 	e->stacks_dropped = 0;
 	capture_user_stack(e, task, s, ctx, current);
+	e->signal_seq = 0;
 	if (!restarting(ret) && signal) {
-		e->flags |= signal_preload(task, current);
+		ask_unwind(task, s, e, current);
 	}
-	owe_unwind(s, e);
 	bpf_ringbuf_submit(e, 0);
 	stat_inc(LS_STAT_OUTLIERS);
 }
@@ -1576,24 +1584,42 @@ static __always_inline void submit(void *ctx, struct task_struct *task, struct t
 }
 
 /*
- * report_unwound - pass on the stack the preload library unwound for the signal latsnap sent
- * this thread. Only one report per signal is taken, so that a process cannot flood the ring or
- * pin a stack of its choosing on an outlier it was not signalled for.
+ * report_unwound - pass on the stack the preload library unwound for a signal latsnap sent this
+ * thread, numbered as the signal it answers. The handler runs with the signal blocked, so no
+ * signal is sent during it; but one sent after the kernel took the previous one and before it
+ * blocked it (the thread slept writing the signal frame: a page fault while another thread
+ * forks, say) waits pending while this handler runs, and its own handler answers it next. A
+ * report answers the last signal sent, or the one before it while another is pending. Only one
+ * report per signal is taken, so that a process cannot flood the ring or pin a stack of its
+ * choosing on an outlier it was not signalled for.
  */
 static __always_inline void report_unwound(struct task_struct *task, struct pt_regs *regs)
 {
 	struct task_state *s = task_storage_get(&states, task, false);
+	__u32 tgid = task_rd(task, tgid), seq;
+	struct ls_registration *reg;
 	struct ls_unwound *u;
 	void *report;
 	__u64 arg;
 
-	if (!s || !s->unwind_owed) {
+	reg = bpf_map_lookup_elem(&registered, &tgid);
+	if (!s || !reg || !valid_signal(reg->sig)) {
 		stat_inc(LS_STAT_UNWOUND_REFUSED);
 		return;
 	}
-	s->unwind_owed = 0;
+	seq = s->signals_sent;
+	if (BPF_CORE_READ(task, pending.signal.sig[0]) & (1ULL << ((reg->sig - 1) & 63))) {
+		seq--;
+	}
+	/* Signed: the counts may wrap. */
+	if ((__s32)(seq - s->signal_answered) <= 0) {
+		stat_inc(LS_STAT_UNWOUND_REFUSED);
+		return;
+	}
+	s->signal_answered = seq;
 	u = bpf_ringbuf_reserve(&events, sizeof(*u), 0);
 	if (!u) {
+		s->reports_lost++;
 		stat_inc(LS_STAT_RINGBUF_LOST);
 		return;
 	}
@@ -1604,6 +1630,9 @@ static __always_inline void report_unwound(struct task_struct *task, struct pt_r
 	u->pad = 0;
 	u->pid = task_rd(task, tgid);
 	u->tid = task_rd(task, pid);
+	u->seq = seq;
+	u->lost_before = s->reports_lost;
+	s->reports_lost = 0;
 	u->nr = arg & 0xffff;
 	if (u->nr > LS_UNWOUND_MAX_DEPTH) {
 		u->nr = LS_UNWOUND_MAX_DEPTH;
@@ -2453,6 +2482,7 @@ static __noinline int send_owed_walk(void *ctx, __u64 owed)
 static __always_inline int send_owed_signal(void *ctx)
 {
 	struct ls_owed_signal *o = &owed_signals[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+	struct task_state *s;
 	__u64 owed;
 	long err;
 
@@ -2481,6 +2511,11 @@ static __always_inline int send_owed_signal(void *ctx)
 		stat_inc(LS_STAT_SIGNAL_REFUSED);
 	} else {
 		stat_inc(LS_STAT_SIGNALS);
+		/* The number its outlier was given (signal_preload()); unsent, the next has it. */
+		s = task_storage_get(&states, current_task(), false);
+		if (s) {
+			s->signals_sent++;
+		}
 	}
 	return 0;
 }
@@ -3590,7 +3625,7 @@ int ls_go_ready(struct pt_regs *ctx)
 	e->blocked_ns = now - p->start;
 	e->runqueue_ns = 0;
 	e->stacks_dropped = 0;
-	e->pad1 = 0;
+	e->signal_seq = 0;
 	__builtin_memset(e->args, 0, sizeof(e->args));
 	e->args[0] = p->goid;
 	e->args[1] = p->reason;

@@ -150,6 +150,10 @@ struct ls_unwound {
 	__u32 pid;
 	__u32 tid;
 	__u32 nr; /* valid entries in report.ips */
+	/* The thread's signal this answers (struct ls_event's signal_seq): its outlier's key. */
+	__u32 seq;
+	/* Reports of the thread the ring buffer had no room for, since its previous one. */
+	__u32 lost_before;
 	struct ls_unwind_report report;
 };
 
@@ -316,7 +320,11 @@ struct ls_event {
 	__u64 blocked_ns;
 	__u64 runqueue_ns;
 	__u32 stacks_dropped;
-	__u32 pad1;
+	/*
+	 * LS_EF_SIGNALLED: the number of the signal it was sent, in its thread's count (from 1),
+	 * which the LS_KIND_UNWOUND record answering it carries; 0 otherwise.
+	 */
+	__u32 signal_seq;
 	/* read when it is submitted, never on the way: */
 	__u64 args[6]; /* LS_KIND_SYSCALL: its arguments, from the saved user registers */
 	__u64 nvcsw; /* the thread's voluntary context switches in all (the idle policy) */

@@ -70,7 +70,7 @@ static int unpark(struct tracker *tr, unsigned int i)
  *
  * Return: 0, or the callback's non-zero return for the outlier that had to go on.
  */
-int park_outlier(struct tracker *tr, struct outlier *outlier)
+int park_outlier(struct tracker *tr, struct outlier *outlier, uint32_t signal_seq)
 {
 	struct parked *p;
 	int err = 0;
@@ -85,6 +85,7 @@ int park_outlier(struct tracker *tr, struct outlier *outlier)
 	p->outlier = outlier;
 	p->pid = outlier->pid;
 	p->tid = outlier->tid;
+	p->signal_seq = signal_seq;
 	p->since_ns = ls_now_ns();
 	p->until_ns = p->since_ns + UNWIND_WAIT_NS;
 	p->cpu_ns = thread_cpu_ns(p->pid, p->tid);
@@ -167,10 +168,41 @@ static const char *const unwind_status_text[] = {
 			      "then: the forking thread may hold libunwind's locks)",
 };
 
+/*
+ * Hand over, flagged, the outliers of @u's thread parked for a signal before the one @u answers
+ * (the kernel delivers a thread's signals in order, so theirs will not come: lost with a full
+ * ring buffer, or never delivered), or for the same number but older than @keep (its signal
+ * never went, and the number went to the next).
+ */
+static int release_unanswered(struct tracker *tr, const struct ls_unwound *u,
+			      const struct outlier *keep)
+{
+	unsigned int i = 0;
+	int err = 0;
+
+	while (i < tr->nr_parked && !err) {
+		struct parked *p = &tr->parked[i];
+
+		if (p->outlier != keep && p->tid == (pid_t)u->tid && p->pid == (pid_t)u->pid &&
+		    (int32_t)(p->signal_seq - u->seq) <= 0) {
+			outlier_add_flag(p->outlier,
+					 "no-unwound-stack: the preload library was signalled, but "
+					 "a later signal's report came first (%s)",
+					 u->lost_before ?
+						 "this one's was lost: the ring buffer was full" :
+						 "this one was never delivered");
+			err = unpark(tr, i);
+		} else {
+			i++;
+		}
+	}
+	return err;
+}
+
 /**
  * park_on_unwound() - the preload library's stack for a signalled thread: it replaces the
- *                     frame-pointer walk of that thread's oldest parked outlier, which is then
- *                     handed over
+ *                     frame-pointer walk of the parked outlier whose signal it answers, which
+ *                     is then handed over
  *
  * Return: 0, or the callback's non-zero return.
  */
@@ -178,18 +210,24 @@ int park_on_unwound(struct tracker *tr, const struct ls_unwound *u)
 {
 	unsigned int i, nr = u->nr < LS_UNWOUND_MAX_DEPTH ? u->nr : LS_UNWOUND_MAX_DEPTH;
 	struct outlier_frames frames = { 0 };
-	struct outlier *outlier;
+	struct outlier *outlier = NULL;
+	int err;
 
+	/* The newest with its number: an older one's signal never went (signal_preload()). */
 	for (i = 0; i < tr->nr_parked; i++) {
-		if (tr->parked[i].tid == (pid_t)u->tid && tr->parked[i].pid == (pid_t)u->pid) {
-			break;
+		if (tr->parked[i].tid == (pid_t)u->tid && tr->parked[i].pid == (pid_t)u->pid &&
+		    tr->parked[i].signal_seq == u->seq) {
+			outlier = tr->parked[i].outlier;
 		}
 	}
-	if (i == tr->nr_parked) {
-		/* Its outlier went on without it (overdue): nothing to add it to. */
-		return 0;
+	err = release_unanswered(tr, u, outlier);
+	if (err || !outlier) {
+		/* Without an outlier, it went on without its stack (overdue): nothing to add. */
+		return err;
 	}
-	outlier = tr->parked[i].outlier;
+	/* Where the release left it. */
+	for (i = 0; i < tr->nr_parked && tr->parked[i].outlier != outlier; i++) {
+	}
 	if (u->status && u->status < sizeof(unwind_status_text) / sizeof(unwind_status_text[0]) &&
 	    unwind_status_text[u->status]) {
 		outlier_add_flag(outlier, "%s: %s", nr ? "user-stack-partial" : "no-unwound-stack",

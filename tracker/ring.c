@@ -209,7 +209,7 @@ static int on_outlier(struct tracker *tr, const struct ls_event *e)
 	}
 	flag_losses(tr, &now, outlier);
 	if (e->flags & LS_EF_SIGNALLED) {
-		err = park_outlier(tr, outlier);
+		err = park_outlier(tr, outlier, e->signal_seq);
 	} else {
 		err = ring_deliver(tr, outlier);
 	}

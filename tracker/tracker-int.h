@@ -36,6 +36,7 @@ struct parked {
 	struct outlier *outlier;
 	pid_t pid;
 	pid_t tid;
+	uint32_t signal_seq; /* its signal's number (struct ls_event), which its report carries */
 	uint64_t since_ns; /* parked then */
 	uint64_t until_ns; /* looked at again then (see park_release_overdue()) */
 	uint64_t cpu_ns; /* the thread's CPU time when parked (schedstat), or UINT64_MAX */
@@ -125,7 +126,7 @@ int ring_record(void *ctx, void *data, size_t size);
 int ring_deliver(struct tracker *tr, struct outlier *outlier);
 
 /* park.c */
-int park_outlier(struct tracker *tr, struct outlier *outlier);
+int park_outlier(struct tracker *tr, struct outlier *outlier, uint32_t signal_seq);
 int park_on_unwound(struct tracker *tr, const struct ls_unwound *u);
 int park_release_thread(struct tracker *tr, pid_t tid);
 int park_release_overdue(struct tracker *tr, bool all);

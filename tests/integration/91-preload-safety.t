@@ -18,7 +18,12 @@
 #  g) the library brings no tracer into the application: no lttng-ust mapped, no thread of its;
 #  h) a signal that lands while another thread forks is not unwound (the forking thread may hold
 #     libunwind's locks), but answered: each nap's stack names its own function, never the next
-#     nap's (they were taken for the unanswered signal's outlier: 28 of 151 naps before).
+#     nap's (they were taken for the unanswered signal's outlier: 28 of 151 naps before). And a
+#     signal sent while the kernel writes the previous one's frame is answered by its own handler
+#     after the first: the main thread faults on its stack, which the fork of 256 MB holds for
+#     more than the threshold, and is signalled for that sleep before the first handler runs (the
+#     second report was refused, and every later report went to the outlier before its own: 38
+#     to 81 of ~180 naps named the other nap under stress-ng, 9 runs of 10).
 # The unwound stacks are checked where latsnap puts them, in the outlier's JSON (user_stack of
 # source "unwind"): the library reports them through the kernel and emits nothing to LTTng, so
 # none of this needs a trace.
@@ -454,8 +459,8 @@ diag "wall time: $((($(date +%s%N) - T0) / 1000000)) ms"
 # --- h) signals while another thread forks ------------------------------------------------------
 T=$TMPD/h
 mkdir -p "$T"
-WL_LOG=$T/log record_json "$T/out" "$T/err" -- -v -t 5ms -- "$WL/forknap" 2 10 64
-is "$RC" 0 "h) record -v -t 5ms -- forknap 2 10 64: exit 0"
+WL_LOG=$T/log record_json "$T/out" "$T/err" -- -v -t 5ms -- "$WL/forknap" 2 10 256
+is "$RC" 0 "h) record -v -t 5ms -- forknap 2 10 256: exit 0"
 MAIN=$(wl_log_get "$T/log" pid)
 awk '$1 == "a" || $1 == "b" { print $1, $3, $4 }' "$T/log" >"$T/spans"
 # Each nap outlier of the main thread: "KIND NAMED FORKING", KIND from the workload's own log
@@ -475,6 +480,13 @@ is "$(awk '$2 != "-" && $2 != $1' "$T/naps" | wc -l)" 0 \
 is "$(awk '$2 == "-" && $3 == 0' "$T/naps" | wc -l)" 0 "h) a nap without its function is flagged: signalled while forking"
 FORKING=$(awk '$3 == 1' "$T/naps" | wc -l)
 ok '[ "$FORKING" -ge 1 ]' "h) signals landed while the forker was in fork() ($FORKING of $NAPS naps, $(wl_log_get "$T/log" forks) forks)"
+# How often the second signal came (a sleep of the main thread's that the library answered: with
+# its stack, or flagged as signalled while forking): the kernel's timing decides, so this is
+# told, not asserted.
+diag "h) sleeps of the main thread answered by the library: $(jq -r --argjson t "${MAIN:-0}" \
+	'select(.tid == $t and .syscall == null and (.user_stack.source == "unwind" or
+		any(.flags[]?; startswith("no-unwound-stack: signalled while")))) | .tid' \
+	"$T/out" 2>/dev/null | wc -l)"
 read -r SENT REPORTED < <(sed -n 's/.*signals to the preload library: \([0-9]*\) sent.*; \([0-9]*\) stacks reported back.*/\1 \2/p' "$T/err")
 ok '[ -n "${SENT:-}" ] && [ "$SENT" = "$REPORTED" ]' "h) every signal sent was answered (${SENT:-?} sent, ${REPORTED:-?} reported)"
 

@@ -3,14 +3,17 @@
  * The ring buffer's dispatch (tracker/ring.c): a record goes to the handler its kind names, and
  * only when its size is that kind's; a record of another kind that happens to have a notice's
  * size is not taken for a notice. The handlers of requests and the totals are stand-ins here
- * (requests.c and tracker.c reach the BPF side).
+ * (requests.c and tracker.c reach the BPF side). A stack report goes to the parked outlier whose
+ * signal it answers, by number, and the outliers of that thread before it go on flagged.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tracker/tracker-int.h"
 #include "tracker/usyms.h"
+#include "lib/outlier.h"
 #include "tap.h"
 
 static unsigned int requests_ended, samples_kept, parts_kept;
@@ -99,6 +102,115 @@ static void check_kinds(struct tracker *tr)
 	free(unwound);
 }
 
+/* The outliers handed over, in order. */
+static struct outlier *delivered[16];
+static unsigned int nr_delivered;
+
+static int collect(struct outlier *outlier, void *ctx)
+{
+	(void)ctx;
+	if (nr_delivered < sizeof(delivered) / sizeof(delivered[0])) {
+		delivered[nr_delivered++] = outlier;
+	} else {
+		outlier_free(outlier);
+	}
+	return 0;
+}
+
+static struct outlier *parked_outlier(struct tracker *tr, pid_t tid, uint32_t signal_seq)
+{
+	struct outlier *o = outlier_new();
+
+	if (!o) {
+		bail_out("out of memory");
+	}
+	/* No such process: the wait for its stack is the fixed one. */
+	o->pid = 999999;
+	o->tid = tid;
+	is_int(park_outlier(tr, o, signal_seq), 0, "parked: thread %d, signal %u", tid, signal_seq);
+	return o;
+}
+
+static bool has_flag(const struct outlier *o, const char *text)
+{
+	for (size_t i = 0; i < o->nr_flags; i++) {
+		if (strstr(o->flags[i], text)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static void report(struct tracker *tr, pid_t tid, uint32_t seq, uint32_t lost_before)
+{
+	struct ls_unwound *u = calloc(1, sizeof(*u));
+	char err[512];
+
+	if (!u) {
+		bail_out("out of memory");
+	}
+	u->kind = LS_KIND_UNWOUND;
+	u->status = LS_UNWIND_FORKING; /* no frames: no symbols needed */
+	u->pid = 999999;
+	u->tid = tid;
+	u->seq = seq;
+	u->lost_before = lost_before;
+	is_int(dispatch(tr, u, sizeof(*u), err, sizeof(err)), 0,
+	       "a report of thread %d for signal %u: 0", tid, seq);
+	free(u);
+}
+
+/*
+ * Reports and outliers by number: a report skipped (its signal's own handler still to run when
+ * the next was sent, or its record lost) must not shift every later stack onto the outlier
+ * before its own, as taking the oldest parked outlier did.
+ */
+static void check_unwound_order(struct tracker *tr)
+{
+	struct outlier *a, *b, *c, *d, *e;
+
+	tr->fn = collect;
+	a = parked_outlier(tr, 7, 1);
+	b = parked_outlier(tr, 7, 2);
+	c = parked_outlier(tr, 8, 1);
+	report(tr, 7, 2, 0);
+	is_int(nr_delivered, 2, "the report for signal 2: two outliers of thread 7 go on");
+	ok(nr_delivered == 2 && delivered[0] == a && delivered[1] == b,
+	   "... the one before it first, then its own");
+	ok(has_flag(a, "a later signal's report came first (this one was never delivered)"),
+	   "... the one before it flagged: never delivered");
+	ok(has_flag(b, "signalled while a thread of the process was forking") &&
+		   !has_flag(b, "a later signal"),
+	   "... its own has the report's status");
+	is_int(tr->nr_parked, 1, "... thread 8's stays parked");
+
+	nr_delivered = 0;
+	d = parked_outlier(tr, 7, 3);
+	e = parked_outlier(tr, 7, 3);
+	report(tr, 7, 3, 0);
+	ok(nr_delivered == 2 && delivered[0] == d && delivered[1] == e,
+	   "two outliers with one number (the first one's signal never went): both go on");
+	ok(has_flag(d, "never delivered") && !has_flag(e, "a later signal"),
+	   "... the newer one has the report, the older is flagged");
+
+	nr_delivered = 0;
+	report(tr, 8, 2, 1);
+	ok(nr_delivered == 1 && delivered[0] == c,
+	   "a report for a signal after the parked one's: that one goes on");
+	ok(has_flag(c, "this one's was lost: the ring buffer was full"),
+	   "... flagged: its report was lost in the ring");
+	nr_delivered = 0;
+	report(tr, 8, 1, 0);
+	is_int(nr_delivered, 0, "a late report for an outlier that went on: nothing");
+	is_int(tr->nr_parked, 0, "none parked");
+	outlier_free(a);
+	outlier_free(b);
+	outlier_free(c);
+	outlier_free(d);
+	outlier_free(e);
+	nr_delivered = 0;
+}
+
 static void check_outlier_size(struct tracker *tr)
 {
 	struct ls_event *e = calloc(1, sizeof(*e));
@@ -153,6 +265,7 @@ int main(void)
 	check_kinds(tr);
 	check_outlier_size(tr);
 	check_exits(tr);
+	check_unwound_order(tr);
 	is_int(parts_kept, 0, "no part of a request kept");
 	usyms_free(tr->usyms);
 	free(tr);
