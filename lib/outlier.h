@@ -185,6 +185,8 @@ struct outlier {
 	 * the outlier was taken (0: not known). 1 is the first wait of the thread's life.
 	 */
 	uint64_t nvcsw;
+	/* Not written: kind syscall, what it returned (-ETIMEDOUT: it ran to its own timeout). */
+	int64_t ret;
 	/*
 	 * Not written: the thread's work context (the idle policy; latsnap.bpf.c's work_note()):
 	 * in a unit of work when the wait began; in work ever before; and the wait ended with

@@ -3,6 +3,7 @@
  * test_idle.c - the idle policy (classify/idle.c) on outliers made by hand: which waits are a
  * thread waiting for work, how they are counted and named, and what overrides it.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -220,6 +221,14 @@ int main(void)
 		bail_out("out of memory");
 	}
 	ok(!judge(p, o, &why), "a mutex wait that timed out (timedlock): latency");
+	/* Its wakeup unseen (no waker), but the futex said so: timed out all the same. */
+	o = futex_wait(PID, false, 0x7f0000010000);
+	o->ret = -ETIMEDOUT;
+	ok(judge(p, o, &why), "a condvar wait without a waker that returned ETIMEDOUT: idle");
+	ok(why && strstr(why, "timed out"), "why: timed out (%s)", why ? why : "(null)");
+	o = futex_wait(PID, false, 0x7f0000011000);
+	o->ret = 0;
+	ok(!judge(p, o, &why), "... the same wait that returned 0 (woken, the waker unseen): latency");
 
 	/* A pipe: its reader is a consumer, the main thread too. */
 	o = futex_wait(PID, false, 0x7f000000f000);
@@ -276,12 +285,12 @@ int main(void)
 	o->start_ns = 5000 * MS;
 	o->duration_ns = 1000 * MS;
 	ok(judge(p, o, &why), "still-blocked at its home place: idle");
-	is_u64(idle_count(p), 10, "10 idle waits counted, the one still going included");
+	is_u64(idle_count(p), 11, "11 idle waits counted, the one still going included");
 	o = futex_wait(101, false, 0x7f0000001000);
 	o->start_ns = 5000 * MS;
 	o->duration_ns = 1500 * MS;
 	ok(judge(p, o, &why), "its end: idle");
-	is_u64(idle_count(p), 10, "its end is not another wait");
+	is_u64(idle_count(p), 11, "its end is not another wait");
 	n = idle_entries(p, &e);
 	is_u64(n, 6, "6 threads and places (the main thread's condvar waits at one)");
 	is_str(n ? e[0].site : "", "pthread_cond_wait in next_job (futex)",
