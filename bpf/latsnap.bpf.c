@@ -1204,6 +1204,9 @@ static __always_inline void capture_user_stack(struct ls_event *e, struct task_s
 		len = s->sleep_nr < LS_MAX_USER_DEPTH ? s->sleep_nr : LS_MAX_USER_DEPTH;
 		len *= sizeof(__u64);
 		__builtin_memcpy(e->user.ips, s->sleep_ips, sizeof(e->user.ips));
+		if (s->sleep_walk) {
+			e->flags |= LS_EF_WALK_UNSEEN;
+		}
 	}
 	if (len > 0) {
 		e->user.nr = len / sizeof(__u64);

@@ -224,6 +224,11 @@ enum ls_event_flag {
 	LS_EF_CLOCK_BACK = 1 << 17,
 	LS_EF_SIGNAL_REFUSED = 1 << 18, /* not signalled: the kernel refused the signal */
 	LS_EF_HANDED = 1 << 19, /* its unit of work was handed to it (a wakeup), not read */
+	/*
+	 * A sleep's user stack is the one frame kept at its switch-out: the walk waited for its
+	 * switch back in (owe_walk()), which went unseen.
+	 */
+	LS_EF_WALK_UNSEEN = 1 << 20,
 };
 
 /*

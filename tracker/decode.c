@@ -278,6 +278,12 @@ static void decode_flags(const struct ls_event *e, struct outlier *o, uint64_t s
 				    "sched_switch event reached latsnap); when it ran again is "
 				    "estimated from the CPU time the scheduler charged it since");
 	}
+	if (e->flags & LS_EF_WALK_UNSEEN) {
+		outlier_add_flag(o, "user-stack-truncated: only the frame where it left the CPU: "
+				    "its walk waited for its switch back in, which went unseen "
+				    "(walking every preempted thread at its switch-out costs "
+				    "microseconds)");
+	}
 	if (e->flags & LS_EF_CLOCK_BACK) {
 		outlier_add_flag(o, "clock-skew: two CPUs' clocks disagreed while it waited (a time "
 				    "read later was earlier); no part of the split is negative, but the "

@@ -138,11 +138,22 @@ STATIC=$TMPD/cpucontend-static
 cc -std=gnu11 -O2 -g -fno-omit-frame-pointer -D_GNU_SOURCE -pthread -static -o "$STATIC" \
 	"$ROOT/tests/workloads/cpucontend.c" 2>"$TMPD/cc.err"
 ok '[ -x "$STATIC" ]' "cpucontend built static" || diag_file "$TMPD/cc.err" "  cc: "
+# When its switch back in goes unseen (the kernel's recursion guard skips a program; this VM's
+# kernel traces no switch out of its own agent's threads: 2 runs of 10 under stress-ng), there is
+# no end of that switch to walk at: the outlier keeps the one frame, and must say so. The walk is
+# then tried again (3 runs at most).
 OUT3=$TMPD/out3
-crunched "$OUT3" "$TMPD/fp-static.log" "$TMPD/err3" -- -v -t 50ms -s 50ms -- "$STATIC" 300
+for try in 1 2 3; do
+	crunched "$OUT3" "$TMPD/fp-static.log" "$TMPD/err3" -- -v -t 50ms -s 50ms -- "$STATIC" 300
+	CT=$(awk '$1 == "tid" && $2 == "cruncher" { print $3 }' "$TMPD/fp-static.log" 2>/dev/null)
+	C="select(.tid == ${CT:-0} and .kind == \"sleep\" and any(.flags[]?; startswith(\"split-uncertain\")))"
+	[ "$(jcount "$OUT3" "$C")" = 0 ] && break
+	is "$(jcount "$OUT3" "$C | select(any(.flags[]?; startswith(\"user-stack-truncated: only the frame where it left the CPU\")) and (.user_stack.frames | length) == 1)")" 1 \
+		"fp-static, try $try: its switch back in went unseen: one frame, flagged user-stack-truncated" ||
+		dump_outliers "$OUT3"
+done
 is "$RC" 0 "record -v -- cpucontend-static 300: exit 0"
 user_stack_check "$OUT3" fp-static frame-pointer
-CT=$(awk '$1 == "tid" && $2 == "cruncher" { print $3 }' "$TMPD/fp-static.log" 2>/dev/null)
 is "$(jq -s -r --argjson t "${CT:-0}" '[.[] | select(.tid == $t and .kind == "sleep") | .user_stack.frames[]?.symbol // "" | select(. == "cruncher_main")] | length > 0' "$OUT3")" \
 	true "fp-static: the walk reached crunch()'s caller, cruncher_main()"
 DEFERRED=$(sed -n 's/.*at the end of the switch back in, for a long interval: \([0-9]*\).*/\1/p' "$TMPD/err3")
