@@ -1126,6 +1126,7 @@ static __always_inline void fill_event(struct ls_event *e, struct task_struct *t
 	e->blocked_ns = s->blocked;
 	e->runqueue_ns = s->runq;
 	e->nvcsw = BPF_CORE_READ(task, nvcsw);
+	e->signal_seq = 0; /* ask_unwind() numbers a signalled one */
 	syscall_args(e->args, kind == LS_KIND_SYSCALL ? task : NULL);
 }
 
@@ -1247,7 +1248,8 @@ extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type
  * owe_signal - have @task signalled with @sig at the end of the switch that brings it in, from
  * its own context, by whichever end-of-switch hook this kernel has (send_owed_signal()).
  */
-static __always_inline __u32 owe_signal(struct task_struct *task, __u32 sig)
+static __always_inline __u32 owe_signal(struct task_struct *task, struct task_state *s, __u32 sig,
+					__u32 *seq)
 {
 	__u32 cpu = bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1);
 	struct ls_owed_signal *o = &owed_signals[cpu];
@@ -1257,6 +1259,8 @@ static __always_inline __u32 owe_signal(struct task_struct *task, __u32 sig)
 	}
 	o->task = (__u64)task;
 	o->sig = sig;
+	/* Counted when it goes (send_owed_signal()): unsent, the next signal has its number. */
+	*seq = s->signals_sent + 1;
 	return LS_EF_SIGNALLED;
 }
 
@@ -1321,13 +1325,11 @@ static __always_inline __u32 signal_preload(struct task_struct *task, struct tas
 			 * kernel thread, an exiting thread. The thread is then signalled at the
 			 * end of this switch, from its own context.
 			 */
-			*seq = s->signals_sent + 1;
-			return owe_signal(task, sig);
+			return owe_signal(task, s, sig, seq);
 		}
 	} else {
 		/* Before 6.13 only current can be signalled: the thread, once it runs. */
-		*seq = s->signals_sent + 1;
-		return owe_signal(task, sig);
+		return owe_signal(task, s, sig, seq);
 	}
 	if (err == -EBUSY) {
 		stat_inc(LS_STAT_SIGNAL_BUSY);
@@ -1491,8 +1493,9 @@ static __always_inline void ask_unwind(struct task_struct *task, struct task_sta
 {
 	__u32 seq = 0;
 
+	/* seq is set only when signalled: 0 otherwise. */
 	e->flags |= signal_preload(task, s, current, &seq);
-	e->signal_seq = e->flags & LS_EF_SIGNALLED ? seq : 0;
+	e->signal_seq = seq;
 }
 
 /*
@@ -1548,7 +1551,6 @@ static __always_inline void submit_from(void *ctx, struct task_struct *task, str
 		fill_event(e, task, s, kind, end, ret);
 		e->flags |= part | work_flags(s);
 		capture_user_stack(e, task, s, ctx, current);
-		e->signal_seq = 0;
 		if (!restarting(ret) && signal) {
 			ask_unwind(task, s, e, current);
 		}
@@ -1572,7 +1574,6 @@ static __always_inline void submit_from(void *ctx, struct task_struct *task, str
 		   (s->clock_back ? LS_EF_CLOCK_BACK : 0) | part | work_flags(s);
 	e->stacks_dropped = 0;
 	capture_user_stack(e, task, s, ctx, current);
-	e->signal_seq = 0;
 	if (!restarting(ret) && signal) {
 		ask_unwind(task, s, e, current);
 	}
