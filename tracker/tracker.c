@@ -496,6 +496,8 @@ static struct bpf_program *first_unattached(const struct bpf_object_skeleton *s)
 static void maps_batch_read(struct tracker *tr)
 {
 	unsigned int i, j;
+	uint32_t late;
+	int err;
 
 	for (i = 0; i < tr->nr_maps_batch; i++) {
 		for (j = i + 1; j < tr->nr_maps_batch; j++) {
@@ -504,8 +506,15 @@ static void maps_batch_read(struct tracker *tr)
 			}
 		}
 		if (j == tr->nr_maps_batch) {
-			usyms_precapture(tr->usyms, (pid_t)tr->maps_batch[i].pid,
-					 tr->maps_batch[i].arg);
+			err = usyms_precapture(tr->usyms, (pid_t)tr->maps_batch[i].pid,
+					       tr->maps_batch[i].arg);
+			/* The key is the low half of the notice's clock: how late this read was. */
+			late = (uint32_t)ls_now_ns() - tr->maps_batch[i].arg;
+			if (err && err != -ECHILD) {
+				ls_verbose("tracker: maps reader: pid %u not read, %.1f ms after its "
+					   "first wait: %s",
+					   tr->maps_batch[i].pid, late / 1e6, strerror(-err));
+			}
 		}
 	}
 	tr->nr_maps_batch = 0;
@@ -602,6 +611,7 @@ static void maps_reader_start(struct tracker *tr)
 		goto fail;
 	}
 	tr->maps_thread_on = true;
+	usyms_reader(tr->usyms, true);
 	return;
 fail:
 	ls_verbose("tracker: no maps reader (%s): mappings are read by the main loop",
@@ -614,6 +624,9 @@ static void maps_reader_stop(struct tracker *tr)
 
 	if (tr->maps_thread_on && write(tr->maps_stop_fd, &one, sizeof(one)) == sizeof(one)) {
 		pthread_join(tr->maps_thread, NULL);
+	}
+	if (tr->maps_thread_on) {
+		usyms_reader(tr->usyms, false);
 	}
 	tr->maps_thread_on = false;
 	ring_buffer__free(tr->maps_ring);

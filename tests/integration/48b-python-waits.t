@@ -4,8 +4,9 @@
 # runs another 3.11): a threading.Lock's, a queue.Queue's, an Event's and a ThreadPoolExecutor's
 # waits are all one futex wait on a semaphore under PyThread_acquire_lock_timed(). The workload
 # (tests/workloads/pywaits.py) logs each wait with its label: two threads taking one Lock in turn
-# outside any request (latency: every lock wait and every hold), two queue workers, an Event
-# waiter and an idle pool (idle). With the preload library's Python frames, every latency span is
+# outside any request (latency: every lock wait and every hold), two queue.Queue workers, a
+# SimpleQueue worker (Debian's _queue module is stripped: told by its module), an Event waiter
+# and an idle pool (idle). With the preload library's Python frames, every latency span is
 # an outlier, named a Python lock, and no idle span is one; the idle waits are counted.
 set -u
 . "$(dirname "$0")/lib.sh"
