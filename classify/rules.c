@@ -201,8 +201,8 @@ static int parse_matcher(struct rules *rules, struct rule *rule, char *word, cha
 		enum matcher_kind kind;
 	} kinds[] = {
 		{ "kernel:", MATCH_KERNEL }, { "syscall:", MATCH_SYSCALL }, { "user:", MATCH_USER },
-		{ "cpu:", MATCH_CPU },	     { "comm:", MATCH_COMM },
-		{ "py:", MATCH_PY },	     { "module:", MATCH_MODULE },
+		{ "cpu:", MATCH_CPU },	     { "comm:", MATCH_COMM },	    { "py:", MATCH_PY },
+		{ "module:", MATCH_MODULE },
 	};
 	const char *glob, *bar;
 	size_t i, len;

@@ -511,9 +511,10 @@ static void maps_batch_read(struct tracker *tr)
 			/* The key is the low half of the notice's clock: how late this read was. */
 			late = (uint32_t)ls_now_ns() - tr->maps_batch[i].arg;
 			if (err && err != -ECHILD) {
-				ls_verbose("tracker: maps reader: pid %u not read, %.1f ms after its "
-					   "first wait: %s",
-					   tr->maps_batch[i].pid, late / 1e6, strerror(-err));
+				ls_verbose(
+					"tracker: maps reader: pid %u not read, %.1f ms after its "
+					"first wait: %s",
+					tr->maps_batch[i].pid, late / 1e6, strerror(-err));
 			}
 		}
 	}

@@ -496,13 +496,15 @@ int main(void)
 	for (n = 0; n < 2; n++) {
 		ok(judge(p,
 			 python_wait(121, "lock_PyThread_acquire_lock",
-				     "/usr/lib/python3.11/threading.py", "Condition.wait", "Queue.get"),
+				     "/usr/lib/python3.11/threading.py", "Condition.wait",
+				     "Queue.get"),
 			 &why),
 		   "Python: a worker in Queue.get (Condition.wait), wait %zu: idle", n + 1);
 	}
 	ok(judge(p,
-		 python_wait(122, "_queue_SimpleQueue_get", "/usr/lib/python3.11/concurrent/futures/thread.py",
-			     "_worker", "Thread.run"),
+		 python_wait(122, "_queue_SimpleQueue_get",
+			     "/usr/lib/python3.11/concurrent/futures/thread.py", "_worker",
+			     "Thread.run"),
 		 &why),
 	   "Python: a ThreadPoolExecutor worker in its SimpleQueue.get: idle");
 	ok(judge(p,

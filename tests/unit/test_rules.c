@@ -73,7 +73,7 @@ static void refused(const char *name, const char *text, const char *path, int li
 /* What rules_parse() says of a line that is no rule, of a bad priority, of an unknown matcher. */
 #define NOT_A_RULE "expected 'PRIORITY MATCHER... = CAUSE', got '%s'"
 #define BAD_PRIORITY "bad priority '%s' (expected an integer from 1 to 1000)"
-#define BAD_MATCHER                                                                        \
+#define BAD_MATCHER                                                                      \
 	"unknown matcher '%s' (expected kernel:GLOB, syscall:GLOB, user:GLOB, py:GLOB, " \
 	"module:GLOB, comm:GLOB, cpu:GLOB, futex:lock or futex:wait)"
 #define BAD_FUTEX "bad futex matcher '%s' (expected futex:lock or futex:wait)"
@@ -329,7 +329,8 @@ static struct json_object *make_frames(const char *symbols)
 			json_object_object_add(frame, "module", json_object_new_string(sym + 4));
 		} else {
 			json_object_object_add(frame, "symbol",
-					       strcmp(sym, "-") ? json_object_new_string(sym) : NULL);
+					       strcmp(sym, "-") ? json_object_new_string(sym) :
+								  NULL);
 		}
 		json_object_object_add(frame, "offset", json_object_new_int(0));
 		json_object_array_add(frames, frame);
@@ -841,7 +842,8 @@ static void classify_builtin_futex(void)
  */
 static void classify_builtin_python(void)
 {
-#define PY_SEM "__futex_abstimed_wait_common do_futex_wait sem_clockwait PyThread_acquire_lock_timed"
+#define PY_SEM \
+	"__futex_abstimed_wait_common do_futex_wait sem_clockwait PyThread_acquire_lock_timed"
 #define PY_LIB "py=/usr/lib/python3.11/"
 	const struct rules *rules = rules_builtin();
 	struct rules *own;
@@ -857,38 +859,43 @@ static void classify_builtin_python(void)
 	classifies_waiter("builtin: a Python queue.Queue.get", rules,
 			  (struct waiter){ .syscall = "futex",
 					   .stacks = FUTEX_STACK,
-					   .user = PY_SEM " - " PY_LIB "threading.py:Condition.wait "
-					   PY_LIB "queue.py:Queue.get py=/srv/app.py:worker",
+					   .user = PY_SEM
+					   " - " PY_LIB "threading.py:Condition.wait " PY_LIB
+					   "queue.py:Queue.get py=/srv/app.py:worker",
 					   CONDVAR_ARGS },
 			  "Waiting on a Python Condition (queue, Event, Semaphore)", 431, true);
 	classifies_waiter("builtin: only the innermost Python frame counts", rules,
 			  (struct waiter){ .syscall = "futex",
 					   .stacks = FUTEX_STACK,
-					   .user = PY_SEM " - py=/srv/app.py:take "
-					   PY_LIB "threading.py:Condition.wait",
+					   .user = PY_SEM " - py=/srv/app.py:take " PY_LIB
+							  "threading.py:Condition.wait",
 					   CONDVAR_ARGS },
 			  "Userspace lock contention (Python Lock)", 430, true);
 	classifies_waiter("builtin: ThreadPoolExecutor's idle worker", rules,
 			  (struct waiter){ .syscall = "futex",
 					   .stacks = FUTEX_STACK,
-					   .user = PY_SEM " - " PY_LIB "concurrent/futures/thread.py:_worker",
+					   .user = PY_SEM " - " PY_LIB
+							  "concurrent/futures/thread.py:_worker",
 					   CONDVAR_ARGS },
 			  "Waiting for a job (Python thread pool)", 431, true);
 	classifies_waiter("builtin: Python's Thread.join", rules,
 			  (struct waiter){ .syscall = "futex",
 					   .stacks = FUTEX_STACK,
-					   .user = PY_SEM " - " PY_LIB
-					   "threading.py:Thread._wait_for_tstate_lock "
-					   PY_LIB "threading.py:Thread.join",
+					   .user = PY_SEM
+					   " - " PY_LIB
+					   "threading.py:Thread._wait_for_tstate_lock " PY_LIB
+					   "threading.py:Thread.join",
 					   CONDVAR_ARGS },
 			  "Waiting for a thread to exit (Python Thread.join)", 432, true);
-	classifies_waiter("builtin: SimpleQueue.get in Debian's stripped _queue module", rules,
-			  (struct waiter){ .syscall = "futex",
-					   .stacks = FUTEX_STACK,
-					   .user = PY_SEM " mod=/usr/lib/python3.11/lib-dynload/"
-					   "_queue.cpython-311-x86_64-linux-gnu.so py=/srv/app.py:consume",
-					   CONDVAR_ARGS },
-			  "Waiting on a Python queue (SimpleQueue)", 431, true);
+	classifies_waiter(
+		"builtin: SimpleQueue.get in Debian's stripped _queue module", rules,
+		(struct waiter){ .syscall = "futex",
+				 .stacks = FUTEX_STACK,
+				 .user = PY_SEM
+				 " mod=/usr/lib/python3.11/lib-dynload/"
+				 "_queue.cpython-311-x86_64-linux-gnu.so py=/srv/app.py:consume",
+				 CONDVAR_ARGS },
+		"Waiting on a Python queue (SimpleQueue)", 431, true);
 	classifies_waiter("builtin: no Python frame, a semaphore as before", rules,
 			  (struct waiter){ .syscall = "futex",
 					   .stacks = FUTEX_STACK,
