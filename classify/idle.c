@@ -36,22 +36,8 @@ static const char event_rules_text[] =
 	"470 user:LWLockAcquire|LWLockAcquireOrWait|LWLockWaitForVar|ProcSleep|WaitOnLock = busy\n"
 	"460 syscall:futex user:*lll_lock_wait*|*pthread_mutex_*lock*|*pthread_rwlock_*lock* = busy\n"
 	"460 syscall:futex user:*pthread_*join* = busy\n"
-	/* The JVM's contended synchronized: a lock. */
+	/* The JVM's contended synchronized: a lock (Python's Lock is not told from its queues'). */
 	"460 syscall:futex user:*ObjectMonitor*enter*|*ObjectMonitor*EnterI* = busy\n"
-	/*
-	 * CPython 3.11: a Lock's, an RLock's and every queue's, Event's or Condition's wait are all
-	 * PyThread_acquire_lock_timed() on a semaphore; the Python function waiting tells them
-	 * apart. The stdlib's waits for a job or an event (Condition.wait under Queue.get,
-	 * Event.wait, Semaphore.acquire; a SimpleQueue.get, by its name or, stripped, its module,
-	 * as ThreadPoolExecutor's and multiprocessing.pool's workers wait) are events; a lock
-	 * taken by any other code is a lock.
-	 * Without Python frames (another Python, no preload library) it stays an event.
-	 */
-	"458 syscall:futex py:*/threading.py:Condition.wait*|*/concurrent/futures/thread.py:_worker"
-	"|*/multiprocessing/pool.py:worker = peer\n"
-	"457 syscall:futex user:_queue_SimpleQueue_get* = peer\n"
-	"457 syscall:futex module:*/_queue.cpython-*.so = peer\n"
-	"456 syscall:futex user:PyThread_acquire_lock* py:* = busy\n"
 	"450 syscall:futex user:*pthread_cond_*wait*|*sem_*wait* = peer\n"
 	"440 syscall:futex futex:lock = busy\n"
 	"430 syscall:futex futex:wait = peer\n"

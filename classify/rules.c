@@ -41,8 +41,6 @@ enum matcher_kind {
 	MATCH_USER,
 	MATCH_CPU,
 	MATCH_COMM,
-	MATCH_PY,
-	MATCH_MODULE,
 	MATCH_FUTEX,
 };
 
@@ -201,8 +199,7 @@ static int parse_matcher(struct rules *rules, struct rule *rule, char *word, cha
 		enum matcher_kind kind;
 	} kinds[] = {
 		{ "kernel:", MATCH_KERNEL }, { "syscall:", MATCH_SYSCALL }, { "user:", MATCH_USER },
-		{ "cpu:", MATCH_CPU },	     { "comm:", MATCH_COMM },	    { "py:", MATCH_PY },
-		{ "module:", MATCH_MODULE },
+		{ "cpu:", MATCH_CPU },	     { "comm:", MATCH_COMM },
 	};
 	const char *glob, *bar;
 	size_t i, len;
@@ -247,7 +244,7 @@ static int parse_matcher(struct rules *rules, struct rule *rule, char *word, cha
 	}
 	snprintf(why, whylen,
 		 "unknown matcher '%.64s' (expected kernel:GLOB, syscall:GLOB, user:GLOB, "
-		 "py:GLOB, module:GLOB, comm:GLOB, cpu:GLOB, futex:lock or futex:wait)",
+		 "comm:GLOB, cpu:GLOB, futex:lock or futex:wait)",
 		 word);
 	return -EINVAL;
 }
@@ -390,7 +387,7 @@ static int parse_buffer(const char *buf, size_t len, const char *name, struct ru
 {
 	struct rules *rules;
 	char *p, *end, *eol;
-	char why[256];
+	char why[192];
 	int lineno = 0;
 	int ret = -ENOMEM;
 
@@ -766,51 +763,6 @@ static void view_of(const struct outlier *outlier, struct outlier_view *view)
 	view->futex = futex_kind_of(outlier);
 }
 
-/* The py: and module: matchers' glob: the whole string, no suffix left out (a dot is a name's). */
-static bool whole_match_one(const char *glob, const char *where)
-{
-	return !fnmatch(glob, where, 0);
-}
-
-/*
- * Whether the innermost interpreter frame of @frames (the Python function the thread waits in)
- * matches @glob as "FILE:FUNCTION": CPython's file name and qualified name, "?" for either when
- * it is not known. Innermost, for what an outer frame does says nothing of this wait: a worker's
- * loop is outside both its job's lock and its queue's wait.
- */
-static bool py_frame_match(const struct outlier_frames *frames, const char *glob)
-{
-	const struct outlier_frame *f;
-	char where[1024];
-	size_t i;
-
-	for (i = 0; frames && i < frames->nr; i++) {
-		f = &frames->v[i];
-		if (f->interp) {
-			snprintf(where, sizeof(where), "%s:%s", f->module ?: "?", f->symbol ?: "?");
-			return any_alternative(glob, where, whole_match_one);
-		}
-	}
-	return false;
-}
-
-/*
- * Whether a native frame of @frames is in an object whose path matches @glob: what names a frame
- * of a stripped object (Debian's _queue module, where a SimpleQueue waits), when nothing else can.
- */
-static bool module_match(const struct outlier_frames *frames, const char *glob)
-{
-	size_t i;
-
-	for (i = 0; frames && i < frames->nr; i++) {
-		if (!frames->v[i].interp && frames->v[i].module &&
-		    any_alternative(glob, frames->v[i].module, whole_match_one)) {
-			return true;
-		}
-	}
-	return false;
-}
-
 static bool frames_match(const struct outlier_frames *frames, const char *glob)
 {
 	size_t i;
@@ -864,16 +816,6 @@ static bool rule_matches(const struct rules *rules, const struct rule *rule,
 			break;
 		case MATCH_COMM:
 			if (!any_alternative(m->glob, view->comm, comm_match_one)) {
-				return false;
-			}
-			break;
-		case MATCH_PY:
-			if (!py_frame_match(view->user_frames, m->glob)) {
-				return false;
-			}
-			break;
-		case MATCH_MODULE:
-			if (!module_match(view->user_frames, m->glob)) {
 				return false;
 			}
 			break;

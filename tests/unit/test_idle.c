@@ -139,43 +139,6 @@ static struct outlier *pipe_read_or_sleep(uint64_t ip, bool sleep)
 	return o;
 }
 
-/*
- * A CPython 3.11 thread's futex wait as the preload library unwinds it: libc's semaphore wait
- * under PyThread_acquire_lock_timed(), called by @c_fn (the C method: a lock's acquire,
- * SimpleQueue.get...) from the Python function @py_fn of @py_file (a frame of the interpreter,
- * inserted at the eval loop), called from the thread's @py_caller.
- */
-static struct outlier *python_wait(int tid, const char *c_fn, const char *py_file,
-				   const char *py_fn, const char *py_caller)
-{
-	const char *const native[] = { "__futex_abstimed_wait_common", "do_futex_wait",
-				       "sem_clockwait", "PyThread_acquire_lock_timed", c_fn };
-	struct outlier *o = futex_wait(tid, false, 0x7f0000020000);
-	struct outlier_frames *f = &o->user_stack.frames;
-	size_t i;
-
-	outlier_frames_free(f);
-	if (outlier_frames_alloc(f, 8)) {
-		bail_out("out of memory");
-	}
-	for (i = 0; i < 5; i++) {
-		if (outlier_frame_set(&f->v[i], 0x7f0000020000 + i * 0x100, native[i], 8,
-				      i < 3 ? LIBC : "/usr/bin/python3.11")) {
-			bail_out("out of memory");
-		}
-	}
-	if (outlier_frame_set(&f->v[5], 0x7f100000, py_fn, 0, py_file) ||
-	    outlier_frame_set(&f->v[6], 0x7f200000, py_caller, 0, "/srv/app.py") ||
-	    outlier_frame_set(&f->v[7], 0x5000, "_PyEval_EvalFrameDefault", 8,
-			      "/usr/bin/python3.11")) {
-		bail_out("out of memory");
-	}
-	f->v[5].interp = f->v[6].interp = true;
-	f->v[5].line = 320;
-	f->v[6].line = 12;
-	return o;
-}
-
 /* judge: idle_judge() of @o, freed after. */
 static bool judge(struct idle_policy *p, struct outlier *o, const char **why)
 {
@@ -478,52 +441,6 @@ int main(void)
 	   "its read from the pipe at the same address next: latency, not a place it came back to");
 	ok(judge(p, pipe_read_or_sleep(0x7f0000006000, false), &why),
 	   "a second read from the pipe there: idle, it came back");
-	idle_close(p);
-
-	/*
-	 * CPython: a Lock, a Queue and an Event are one native wait; the Python function that waits
-	 * tells a lock taken in the thread's work from a wait for a job or an event.
-	 */
-	ok(!idle_open(&p, builtin, true), "idle_open for Python");
-	for (n = 0; n < 2; n++) {
-		ok(!judge(p,
-			  python_wait(120, "lock_PyThread_acquire_lock", "/srv/app.py",
-				      "Account.deposit", "worker"),
-			  &why),
-		   "Python: a threading.Lock taken by the thread's own code, wait %zu: latency",
-		   n + 1);
-	}
-	for (n = 0; n < 2; n++) {
-		ok(judge(p,
-			 python_wait(121, "lock_PyThread_acquire_lock",
-				     "/usr/lib/python3.11/threading.py", "Condition.wait",
-				     "Queue.get"),
-			 &why),
-		   "Python: a worker in Queue.get (Condition.wait), wait %zu: idle", n + 1);
-	}
-	ok(judge(p,
-		 python_wait(122, "_queue_SimpleQueue_get",
-			     "/usr/lib/python3.11/concurrent/futures/thread.py", "_worker",
-			     "Thread.run"),
-		 &why),
-	   "Python: a ThreadPoolExecutor worker in its SimpleQueue.get: idle");
-	ok(judge(p,
-		 python_wait(123, "_queue_SimpleQueue_get_impl", "/srv/app.py", "consume",
-			     "Thread.run"),
-		 &why),
-	   "Python: the thread's own SimpleQueue.get (named in _queue): idle");
-	ok(!judge(p, python_wait(125, NULL, "/srv/app.py", "deposit", "Thread.run"), &why),
-	   "Python: a Lock's acquire in Debian's stripped interpreter (no name): latency");
-	o = python_wait(126, NULL, "/srv/app.py", "consume", "Thread.run");
-	outlier_set_str(&o->user_stack.frames.v[4].module,
-			"/usr/lib/python3.11/lib-dynload/_queue.cpython-311-x86_64-linux-gnu.so");
-	ok(judge(p, o, &why),
-	   "Python: the thread's own SimpleQueue.get in Debian's stripped _queue module: idle");
-	o = python_wait(124, "lock_PyThread_acquire_lock", "/srv/app.py", "Account.deposit",
-			"worker");
-	o->user_stack.frames.v[5].interp = o->user_stack.frames.v[6].interp = false;
-	ok(judge(p, o, &why),
-	   "Python without its Python frames: a lock is not told from a queue, idle as before");
 	idle_close(p);
 
 	ok(!idle_open(&p, builtin, false), "idle_open disabled (--include-idle)");

@@ -73,9 +73,9 @@ static void refused(const char *name, const char *text, const char *path, int li
 /* What rules_parse() says of a line that is no rule, of a bad priority, of an unknown matcher. */
 #define NOT_A_RULE "expected 'PRIORITY MATCHER... = CAUSE', got '%s'"
 #define BAD_PRIORITY "bad priority '%s' (expected an integer from 1 to 1000)"
-#define BAD_MATCHER                                                                      \
-	"unknown matcher '%s' (expected kernel:GLOB, syscall:GLOB, user:GLOB, py:GLOB, " \
-	"module:GLOB, comm:GLOB, cpu:GLOB, futex:lock or futex:wait)"
+#define BAD_MATCHER                                                                        \
+	"unknown matcher '%s' (expected kernel:GLOB, syscall:GLOB, user:GLOB, comm:GLOB, " \
+	"cpu:GLOB, futex:lock or futex:wait)"
 #define BAD_FUTEX "bad futex matcher '%s' (expected futex:lock or futex:wait)"
 #define CPU_IDLE "cpu: matcher in an idle rule (idle rules judge waits)"
 
@@ -184,7 +184,7 @@ static void parser_bad(void)
 	    "99999999999999999999");
 	bad("missing priority, matcher first", "kernel:a = A\n", 1, BAD_PRIORITY, "kernel:a");
 	bad("no matcher", "10 = A\n", 1, "no matcher before '='");
-	bad("unknown matcher kind", "10 modul:ext4 = A\n", 1, BAD_MATCHER, "modul:ext4");
+	bad("unknown matcher kind", "10 module:ext4 = A\n", 1, BAD_MATCHER, "module:ext4");
 	bad("matcher kind is case-sensitive", "10 Kernel:a = A\n", 1, BAD_MATCHER, "Kernel:a");
 	bad("a bare word", "10 foo = A\n", 1, BAD_MATCHER, "foo");
 	bad("empty kernel glob", "10 kernel: = A\n", 1, "empty glob in 'kernel:'");
@@ -207,8 +207,6 @@ static void parser_bad(void)
 	bad("futex: no alternatives", "10 futex:lock|wait = A\n", 1, BAD_FUTEX, "futex:lock|wait");
 	bad("futex: case-sensitive", "10 futex:Lock = A\n", 1, BAD_FUTEX, "futex:Lock");
 	bad("empty comm glob", "10 comm: = A\n", 1, "empty glob in 'comm:'");
-	bad("empty py glob", "10 py: = A\n", 1, "empty glob in 'py:'");
-	bad("empty module glob", "10 module: = A\n", 1, "empty glob in 'module:'");
 	bad("empty comm alternative", "10 comm:a| = A\n", 1, "empty alternative in 'comm:a|'");
 	bad("cpu: in an idle rule", "10 comm:a = idle\n20 cpu:* comm:b = idle\n", 2, CPU_IDLE);
 	bad("cpu: in a !idle rule", "20 cpu:foo = !idle # never\n", 1, CPU_IDLE);
@@ -316,22 +314,8 @@ static struct json_object *make_frames(const char *symbols)
 	for (sym = strtok_r(copy, " ", &save); sym; sym = strtok_r(NULL, " ", &save)) {
 		frame = json_object_new_object();
 		json_object_object_add(frame, "addr", json_object_new_string("0xffffffff81000000"));
-		/* "py=FILE:FUNCTION": a CPython frame (it has a line), as the recorder writes it. */
-		if (!strncmp(sym, "py=", 3) && strchr(sym, ':')) {
-			*strchr(sym, ':') = '\0';
-			json_object_object_add(frame, "symbol",
-					       json_object_new_string(sym + strlen(sym) + 1));
-			json_object_object_add(frame, "module", json_object_new_string(sym + 3));
-			json_object_object_add(frame, "line", json_object_new_int(7));
-		} else if (!strncmp(sym, "mod=", 4)) {
-			/* "mod=PATH": a frame of a stripped object, its module known, no symbol. */
-			json_object_object_add(frame, "symbol", NULL);
-			json_object_object_add(frame, "module", json_object_new_string(sym + 4));
-		} else {
-			json_object_object_add(frame, "symbol",
-					       strcmp(sym, "-") ? json_object_new_string(sym) :
-								  NULL);
-		}
+		json_object_object_add(frame, "symbol",
+				       strcmp(sym, "-") ? json_object_new_string(sym) : NULL);
 		json_object_object_add(frame, "offset", json_object_new_int(0));
 		json_object_array_add(frames, frame);
 	}
@@ -834,107 +818,6 @@ static void classify_builtin_futex(void)
 	idle_is("the built-in set has no idle rule", rules,
 		(struct waiter){ .syscall = "futex", .stacks = FUTEX_STACK, CONDVAR_ARGS },
 		RULES_IDLE_DEFAULT);
-}
-
-/*
- * Built-in: CPython 3.11's waits, one native wait (a semaphore under PyThread_acquire_lock_timed)
- * told apart by the innermost Python frame (py:), and a py: matcher of one's own.
- */
-static void classify_builtin_python(void)
-{
-#define PY_SEM \
-	"__futex_abstimed_wait_common do_futex_wait sem_clockwait PyThread_acquire_lock_timed"
-#define PY_LIB "py=/usr/lib/python3.11/"
-	const struct rules *rules = rules_builtin();
-	struct rules *own;
-
-	classifies_waiter("builtin: a Python Lock taken by the thread's code", rules,
-			  (struct waiter){ .syscall = "futex",
-					   .stacks = FUTEX_STACK,
-					   .user = PY_SEM " - py=/srv/app.py:Account.deposit"
-							  " py=/srv/app.py:worker"
-							  " _PyEval_EvalFrameDefault",
-					   CONDVAR_ARGS },
-			  "Userspace lock contention (Python Lock)", 430, true);
-	classifies_waiter("builtin: a Python queue.Queue.get", rules,
-			  (struct waiter){ .syscall = "futex",
-					   .stacks = FUTEX_STACK,
-					   .user = PY_SEM
-					   " - " PY_LIB "threading.py:Condition.wait " PY_LIB
-					   "queue.py:Queue.get py=/srv/app.py:worker",
-					   CONDVAR_ARGS },
-			  "Waiting on a Python Condition (queue, Event, Semaphore)", 431, true);
-	classifies_waiter("builtin: only the innermost Python frame counts", rules,
-			  (struct waiter){ .syscall = "futex",
-					   .stacks = FUTEX_STACK,
-					   .user = PY_SEM " - py=/srv/app.py:take " PY_LIB
-							  "threading.py:Condition.wait",
-					   CONDVAR_ARGS },
-			  "Userspace lock contention (Python Lock)", 430, true);
-	classifies_waiter("builtin: ThreadPoolExecutor's idle worker", rules,
-			  (struct waiter){ .syscall = "futex",
-					   .stacks = FUTEX_STACK,
-					   .user = PY_SEM " - " PY_LIB
-							  "concurrent/futures/thread.py:_worker",
-					   CONDVAR_ARGS },
-			  "Waiting for a job (Python thread pool)", 431, true);
-	classifies_waiter("builtin: Python's Thread.join", rules,
-			  (struct waiter){ .syscall = "futex",
-					   .stacks = FUTEX_STACK,
-					   .user = PY_SEM
-					   " - " PY_LIB
-					   "threading.py:Thread._wait_for_tstate_lock " PY_LIB
-					   "threading.py:Thread.join",
-					   CONDVAR_ARGS },
-			  "Waiting for a thread to exit (Python Thread.join)", 432, true);
-	classifies_waiter(
-		"builtin: SimpleQueue.get in Debian's stripped _queue module", rules,
-		(struct waiter){ .syscall = "futex",
-				 .stacks = FUTEX_STACK,
-				 .user = PY_SEM
-				 " mod=/usr/lib/python3.11/lib-dynload/"
-				 "_queue.cpython-311-x86_64-linux-gnu.so py=/srv/app.py:consume",
-				 CONDVAR_ARGS },
-		"Waiting on a Python queue (SimpleQueue)", 431, true);
-	classifies_waiter("builtin: no Python frame, a semaphore as before", rules,
-			  (struct waiter){ .syscall = "futex",
-					   .stacks = FUTEX_STACK,
-					   .user = PY_SEM " - _PyEval_EvalFrameDefault",
-					   CONDVAR_ARGS },
-			  "Waiting on a semaphore", 420, true);
-	own = parses("py: and module: rules",
-		     "20 py:*/app.py:Account.* = Deposit\n"
-		     "10 py:/srv/*:worker|*:consume = Worker\n"
-		     "30 module:*/_queue.so = Queue\n",
-		     3);
-	if (!own) {
-		return;
-	}
-	classifies_waiter("py: FILE:FUNCTION glob", own,
-			  (struct waiter){ .syscall = "futex",
-					   .user = "sem_clockwait py=/srv/app.py:Account.deposit "
-						   "py=/srv/app.py:worker" },
-			  "Deposit", 20, true);
-	classifies_waiter("py: an alternative, the innermost frame", own,
-			  (struct waiter){ .syscall = "futex",
-					   .user = "sem_clockwait py=/opt/x.py:consume "
-						   "py=/srv/app.py:Account.deposit" },
-			  "Worker", 10, true);
-	classifies_waiter("module: a native frame's object", own,
-			  (struct waiter){ .syscall = "futex",
-					   .user = "sem_clockwait mod=/opt/lib/_queue.so "
-						   "py=/opt/x.py:consume" },
-			  "Queue", 30, true);
-	classifies_waiter("module: a Python frame's file is no object", own,
-			  (struct waiter){ .syscall = "futex",
-					   .user = "sem_clockwait py=/opt/lib/_queue.so:get" },
-			  "futex", 0, false);
-	classifies_waiter("py: a native symbol is no Python frame", own,
-			  (struct waiter){ .syscall = "futex", .user = "worker consume" }, "futex",
-			  0, false);
-	rules_free(own);
-#undef PY_SEM
-#undef PY_LIB
 }
 
 /*
@@ -1471,7 +1354,6 @@ int main(void)
 	classify_matchers();
 	classify_builtin();
 	classify_comm_futex();
-	classify_builtin_python();
 	classify_builtin_futex();
 	classify_builtin_goroutines();
 	classify_builtin_mariadb();
