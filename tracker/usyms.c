@@ -148,6 +148,16 @@ struct usyms_pending {
 /* Notices the main loop answered itself, before the maps reader: it need not read those again. */
 #define USYMS_ANSWERED 64
 
+/*
+ * How long the main loop waits for the maps reader's capture of a notice before it reads the
+ * process itself. The reader answers each notice it gets within milliseconds, or as soon as a
+ * CPU is free for it (300 ms behind real-time spinners here); reading in its place is what
+ * cost the capture: the main loop held the cache's lock through its own read, starved by the
+ * load, and the reader waited on it until the process was gone. Once the wait ran out, the
+ * reader is behind (a notice its ring had no room for): no wait until it answers again.
+ */
+#define USYMS_READER_WAIT_NS (1000 * 1000 * 1000ULL)
+
 struct usyms_answered {
 	pid_t pid;
 	uint32_t key;
@@ -160,6 +170,14 @@ struct usyms {
 	struct usyms_pending pending[USYMS_PENDING];
 	struct usyms_answered answered[USYMS_ANSWERED]; /* a ring */
 	unsigned int answered_next;
+	/* The maps reader: whether it runs, the notices it answered (a ring), and its signal. */
+	bool reader_on;
+	bool reader_behind;
+	struct usyms_answered reader_done[USYMS_ANSWERED];
+	unsigned int reader_done_next;
+	uint32_t reader_last_key; /* the latest notice it answered, */
+	uint64_t reader_last_ns; /* when */
+	pthread_cond_t reader_cond; /* on CLOCK_MONOTONIC */
 	uint64_t own_hash; /* this process's code_hash(), when usyms_skip_own() asked for it */
 	struct elf_entry elves[USYMS_ELF_CACHE];
 	uint64_t tick;
@@ -1083,10 +1101,15 @@ static struct memo *memo_slot(struct usyms *us, uint64_t gen, uint64_t addr)
 struct usyms *usyms_new(void)
 {
 	struct usyms *us = calloc(1, sizeof(struct usyms));
+	pthread_condattr_t attr;
 
 	pthread_once(&debuginfo_once, init_debuginfo_path);
 	if (us) {
 		pthread_mutex_init(&us->lock, NULL);
+		pthread_condattr_init(&attr);
+		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+		pthread_cond_init(&us->reader_cond, &attr);
+		pthread_condattr_destroy(&attr);
 		us->fetch = dbgfetch_new();
 	}
 	return us;
@@ -1121,6 +1144,7 @@ void usyms_free(struct usyms *us)
 	strset_free(&us->names);
 	dbgfetch_free(us->fetch);
 	pthread_mutex_destroy(&us->lock);
+	pthread_cond_destroy(&us->reader_cond);
 	free(us);
 }
 
@@ -1201,6 +1225,72 @@ static void adopt(struct usyms *us, struct usyms_pending *pend)
 	p->last_use = ++us->tick;
 }
 
+static bool reader_answered(const struct usyms *us, pid_t pid, uint32_t key)
+{
+	int i;
+
+	/*
+	 * It answered a later notice (the key is the low half of the notice's clock: compared
+	 * only while that clock has not gone round since): it read this one before, or never got
+	 * it. The answers below are a ring: a reader far ahead has none of this one left.
+	 */
+	if (us->reader_last_ns && ls_now_ns() - us->reader_last_ns < USYMS_READER_WAIT_NS &&
+	    (int32_t)(us->reader_last_key - key) > 0) {
+		return true;
+	}
+
+	for (i = 0; i < USYMS_ANSWERED; i++) {
+		if (us->reader_done[i].pid == pid && us->reader_done[i].key == key) {
+			return true;
+		}
+	}
+	for (i = 0; i < USYMS_PENDING; i++) {
+		if (us->pending[i].dwfl && us->pending[i].pid == pid && us->pending[i].key == key) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * With the cache's lock held: while the maps reader runs, let it answer @pid's notice @key (it
+ * got the same one), up to USYMS_READER_WAIT_NS; the lock is free meanwhile.
+ */
+static void wait_for_reader(struct usyms *us, pid_t pid, uint32_t key)
+{
+	struct timespec deadline;
+	uint64_t end;
+
+	if (!key || !us->reader_on || us->reader_behind) {
+		return;
+	}
+	end = ls_now_ns() + USYMS_READER_WAIT_NS;
+	deadline.tv_sec = (time_t)(end / 1000000000ULL);
+	deadline.tv_nsec = (long)(end % 1000000000ULL);
+	while (us->reader_on && !reader_answered(us, pid, key)) {
+		if (pthread_cond_timedwait(&us->reader_cond, &us->lock, &deadline) == ETIMEDOUT) {
+			us->reader_behind = true;
+			break;
+		}
+	}
+}
+
+/**
+ * usyms_reader() - say whether a maps reader thread calls usyms_precapture() for each notice
+ * @us: the cache
+ * @on: true once it runs, false once it stopped
+ *
+ * While it runs, usyms_recapture() waits for its capture instead of reading the process itself.
+ */
+void usyms_reader(struct usyms *us, bool on)
+{
+	pthread_mutex_lock(&us->lock);
+	us->reader_on = on;
+	us->reader_behind = false;
+	pthread_cond_broadcast(&us->reader_cond);
+	pthread_mutex_unlock(&us->lock);
+}
+
 /**
  * usyms_recapture() - read the mappings of a process again now, or capture it the first time
  * @us: the cache
@@ -1222,6 +1312,7 @@ int usyms_recapture(struct usyms *us, pid_t pid, uint32_t key)
 	int err = 0, i;
 
 	pthread_mutex_lock(&us->lock);
+	wait_for_reader(us, pid, key);
 	for (i = 0; key && i < USYMS_PENDING; i++) {
 		if (us->pending[i].dwfl && us->pending[i].pid == pid && us->pending[i].key == key) {
 			adopt(us, &us->pending[i]);
@@ -1313,6 +1404,17 @@ int usyms_precapture(struct usyms *us, pid_t pid, uint32_t key)
 	}
 	*slot = pend;
 out:
+	us->reader_done[us->reader_done_next].pid = pid;
+	us->reader_done[us->reader_done_next].key = key;
+	us->reader_done_next = (us->reader_done_next + 1) % USYMS_ANSWERED;
+	now = ls_now_ns();
+	if (now - us->reader_last_ns >= USYMS_READER_WAIT_NS ||
+	    (int32_t)(key - us->reader_last_key) > 0) {
+		us->reader_last_key = key;
+	}
+	us->reader_last_ns = now;
+	us->reader_behind = false;
+	pthread_cond_broadcast(&us->reader_cond);
 	pthread_mutex_unlock(&us->lock);
 	return err;
 }

@@ -25,6 +25,7 @@
 #ifndef LATSNAP_USYMS_H
 #define LATSNAP_USYMS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -49,6 +50,7 @@ void usyms_skip_own(struct usyms *us);
 int usyms_capture(struct usyms *us, pid_t pid);
 int usyms_recapture(struct usyms *us, pid_t pid, uint32_t key);
 int usyms_precapture(struct usyms *us, pid_t pid, uint32_t key);
+void usyms_reader(struct usyms *us, bool on);
 unsigned int usyms_loading(struct usyms *us, pid_t pid);
 void usyms_forget(struct usyms *us, pid_t pid);
 void usyms_forget_image(struct usyms *us, pid_t pid, uint64_t exec_ns);

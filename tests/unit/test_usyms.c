@@ -12,7 +12,9 @@
 #include <inttypes.h>
 #include <time.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,6 +349,60 @@ static void test_precapture(struct usyms *us)
 	usyms_forget(us, pid);
 }
 
+struct reader_arg {
+	struct usyms *us;
+	pid_t pid;
+	atomic_int started; /* set right before its precapture */
+};
+
+/* A maps reader late to its notice (its CPU taken): it reads the child, which then exits. */
+static void *late_reader(void *arg)
+{
+	struct reader_arg *r = arg;
+
+	usleep(100 * 1000);
+	atomic_store(&r->started, 1);
+	usyms_precapture(r->us, r->pid, 91);
+	kill_reap(r->pid);
+	return NULL;
+}
+
+/*
+ * While a maps reader runs, the main loop's notice waits for the reader's capture instead of
+ * reading the process itself (holding the lock the reader needs); without an answer it gives up
+ * (once), and with no reader it never waits.
+ */
+static void test_reader_wait(struct usyms *us)
+{
+	struct reader_arg r = { .us = us, .pid = fork_stopped() };
+	pid_t alone = fork_stopped();
+	pthread_t thread;
+	struct usym s;
+
+	usyms_reader(us, true);
+	if (pthread_create(&thread, NULL, late_reader, &r)) {
+		bail_out("pthread_create failed");
+	}
+	is_int(usyms_recapture(us, r.pid, 91), 0, "reader: the notice taken over");
+	ok(atomic_load(&r.started), "reader: the main loop waited for the reader's capture");
+	pthread_join(thread, NULL);
+	is_int(usyms_lookup(us, r.pid, test_func_addr() + 4, &s), 0,
+	       "reader: the gone child's address named");
+	ok(s.symbol && !strcmp(s.symbol, "usyms_test_func") && s.offset == 4,
+	   "reader: by the reader's capture (%s+%" PRIu64 ")", s.symbol ? s.symbol : "?", s.offset);
+	/* A notice the reader never got: the wait runs out, and the main loop reads it itself. */
+	is_int(usyms_recapture(us, alone, 92), 0, "reader: never answered, read by the main loop");
+	usyms_forget(us, alone);
+	is_int(usyms_recapture(us, alone, 93), 0,
+	       "reader: behind, the next notice is read at once");
+	usyms_reader(us, false);
+	usyms_forget(us, alone);
+	is_int(usyms_recapture(us, alone, 94), 0, "no reader: read at once");
+	kill_reap(alone);
+	usyms_forget(us, alone);
+	usyms_forget(us, r.pid);
+}
+
 /* An exec told after a capture was read keeps it (it is the new image's); before, drops it. */
 static void test_forget_image(struct usyms *us)
 {
@@ -537,6 +593,7 @@ int main(int argc, char **argv)
 	test_bad_pids(us);
 	test_exited_child(us);
 	test_precapture(us);
+	test_reader_wait(us);
 	test_forget_image(us);
 	test_deleted_binary(us, false);
 	if (geteuid() == 0) {
