@@ -609,9 +609,20 @@ static __always_inline bool decide_tracked(struct task_struct *task)
  */
 static __always_inline void redecide(struct task_state *s, struct task_struct *task)
 {
-	bool tracked = decide_tracked(task);
+	/*
+	 * The generation first, then the answer. User space adds a target, then bumps the
+	 * generation (tracker_track_pid()): a thread that looked the target up before the add
+	 * and read the generation after the bump kept "untracked" for a generation that had the
+	 * target, for good. A COMMAND's child deciding at its first syscall while latsnap marked
+	 * it, then never tracked (05-kernel a) and b) in a 6.1 guest, 3 runs of 84). Read before,
+	 * a bump under way leaves an old generation here: the next hook decides again.
+	 */
+	__u32 gen = *(volatile __u32 *)&tracking_gen;
+	bool tracked;
 
-	s->gen = tracking_gen;
+	asm volatile("" ::: "memory");
+	tracked = decide_tracked(task);
+	s->gen = gen;
 	if (tracked != s->tracked) {
 		s->tracked = tracked;
 		s->in_syscall = 0;
