@@ -615,7 +615,8 @@ static __always_inline void redecide(struct task_state *s, struct task_struct *t
 	 * and read the generation after the bump kept "untracked" for a generation that had the
 	 * target, for good. A COMMAND's child deciding at its first syscall while latsnap marked
 	 * it, then never tracked (05-kernel a) and b) in a 6.1 guest, 3 runs of 84). Read before,
-	 * a bump under way leaves an old generation here: the next hook decides again.
+	 * a bump under way leaves an old generation here: the next hook decides again. x86-64
+	 * keeps the two loads in order; arm64 may not, and BPF had no load-acquire before 6.15.
 	 */
 	__u32 gen = *(volatile __u32 *)&tracking_gen;
 	bool tracked;
