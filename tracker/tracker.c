@@ -508,9 +508,9 @@ static void maps_batch_read(struct tracker *tr)
 		if (j == tr->nr_maps_batch) {
 			err = usyms_precapture(tr->usyms, (pid_t)tr->maps_batch[i].pid,
 					       tr->maps_batch[i].arg);
-			/* The key is the low half of the notice's clock: how late this read was. */
-			late = (uint32_t)ls_now_ns() - tr->maps_batch[i].arg;
 			if (err && err != -ECHILD) {
+				/* The key is the low half of the notice's clock: how late it was. */
+				late = (uint32_t)ls_now_ns() - tr->maps_batch[i].arg;
 				ls_verbose(
 					"tracker: maps reader: pid %u not read, %.1f ms after its "
 					"first wait: %s",
