@@ -58,11 +58,13 @@ PY311_CHECK := $(if $(wildcard $(PY311_INC)/internal/pycore_frame.h),$(BUILD)/.p
 EVENTS := $(BUILD)/liblatsnap-events.so
 # The process latsnap reads CTF traces in (trace/ctf.c starts it; cli/trace-reader.c).
 TRACE_READER := $(BUILD)/latsnap-trace-reader
+# The process that records latsnap's own events for a relay, each at its time (recorder/replay.c).
+REPLAY := $(BUILD)/latsnap-replay
 # bench/run.sh (make bench, and its quick mode in make check) and what it runs.
 BENCH_BINS := $(BUILD)/bench/empty-hooks $(BUILD)/bench/prims $(BUILD)/bench/pingpong $(BUILD)/bench/getppid \
 	$(BUILD)/bench/idlethreads $(BUILD)/bench/calls \
 	$(BUILD)/bench/burst
-BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(BUILD)/workloads/sleeper \
+BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(BUILD)/workloads/sleeper \
 	$(BUILD)/workloads/unwind-nofp $(BENCH_BINS)
 BENCH_DEPS_STAMP := $(BUILD)/.bench-deps-ok
 # The labelled set's programs in Java and Go (tests/labelled/README.md): 85-labelled.t, make bench.
@@ -72,7 +74,7 @@ LABELLED := $(BUILD)/labelled/LabServer.class $(BUILD)/labelled/goserver
 	format fuzz stress deb
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(PY311_CHECK)
+all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(PY311_CHECK)
 
 # Installs missing Debian packages first, so each target works as the first command on a fresh
 # machine; the stamp keeps the check to once per build tree.
@@ -141,6 +143,10 @@ $(BUILD)/latsnap: $(CLI_OBJS) $(BUILD)/libcore.a
 
 $(TRACE_READER): $(OBJ)/cli/trace-reader.o $(BUILD)/libbase.a
 	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# It never links lttng-ust: it loads it, through liblatsnap-events.so, after its clock is set.
+$(REPLAY): $(OBJ)/cli/replay.o $(BUILD)/libbase.a
+	$(CC) $(CFLAGS) -o $@ $^ $(PKG_LIBS) -ldl
 
 $(BUILD)/.py311-ok: scripts/py311-check.c lib/py311.h | $(DEPS_STAMP)
 	$(CC) -fsyntax-only -I. -I$(PY311_INC) $<
@@ -213,11 +219,11 @@ $(BUILD)/labelled/goserver: tests/labelled/goserver/main.go | $(DEPS_STAMP)
 unit: $(UNIT_BINS)
 	prove -v --exec '' $(UNIT_BINS)
 
-integration: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(WORKLOADS) $(BENCH_NEEDS) \
+integration: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(WORKLOADS) $(BENCH_NEEDS) \
 	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY) $(LABELLED)
 	prove -v --timer tests/integration/
 
-check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(UNIT_BINS) $(WORKLOADS) $(BENCH_NEEDS) \
+check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(UNIT_BINS) $(WORKLOADS) $(BENCH_NEEDS) \
 	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY) $(LABELLED)
 	prove --exec '' $(UNIT_BINS)
 	prove -v --timer tests/integration/
@@ -227,7 +233,7 @@ check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(UNIT_BINS) $(WORK
 # kernels first. KERNELS: Debian kernel series, from 5.10 (bullseye) to 6.12.
 KERNELS ?= 5.10 6.1 6.12
 .PHONY: check-kernels
-check-kernels: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(WORKLOADS) $(BENCH_NEEDS) \
+check-kernels: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(WORKLOADS) $(BENCH_NEEDS) \
 	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY)
 	KERNELS="$(KERNELS)" scripts/kernels/check.sh
 
@@ -240,7 +246,7 @@ check-systemd: deb $(BUILD)/workloads/sleeper
 	KERNEL="$(KERNEL)" scripts/kernels/check-systemd.sh
 
 # The faults test with its outlier storm a minute long (make check runs it for a few seconds).
-stress: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(WORKLOADS)
+stress: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(WORKLOADS)
 	STORM_SECONDS=60 nice -n 19 prove -v tests/integration/94-faults.t
 
 # The whole suite again against build-asan/: latsnap, the events library and the unit tests
@@ -271,13 +277,13 @@ check-asan:
 
 # valgrind memcheck over record, report and show (scripts/check-valgrind.sh); slow under
 # valgrind (the BPF load alone takes most of a minute), so not part of make check.
-check-valgrind: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(WORKLOADS)
+check-valgrind: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(WORKLOADS)
 	scripts/check-valgrind.sh
 
 $(BUILD)/latsnap-demo: demo/latsnap-demo.c | $(DEPS_STAMP)
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -pthread -o $@ $<
 
-demo: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(BUILD)/latsnap-demo
+demo: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(BUILD)/latsnap-demo
 	scripts/demo.sh
 
 # The bench's extra Debian packages (the peers and PostgreSQL), installed once per build tree.
@@ -360,9 +366,10 @@ fuzz: $(FUZZERS)
 			exit 1; \
 	done
 
-install: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER)
+install: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY)
 	install -D -m 0755 $(BUILD)/latsnap $(DESTDIR)$(PREFIX)/bin/latsnap
 	install -D -m 0755 $(TRACE_READER) $(DESTDIR)$(LIBDIR)/latsnap-trace-reader
+	install -D -m 0755 $(REPLAY) $(DESTDIR)$(LIBDIR)/latsnap-replay
 	install -D -m 0755 $(PRELOAD) $(DESTDIR)$(LIBDIR)/liblatsnap.so
 	install -D -m 0755 $(EVENTS) $(DESTDIR)$(LIBDIR)/liblatsnap-events.so
 	install -D -m 0644 man/latsnap.1 $(DESTDIR)$(PREFIX)/share/man/man1/latsnap.1

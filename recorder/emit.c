@@ -86,6 +86,22 @@ out:
 }
 
 /**
+ * emit_open_ops - an emit whose calls go to @ops instead of the library's (recorder/replay.c
+ * collects a snapshot's events so for latsnap-replay).
+ */
+int emit_open_ops(struct emit **emp, const struct ls_events *ops)
+{
+	struct emit *em = calloc(1, sizeof(*em));
+
+	*emp = em;
+	if (!em) {
+		return -ENOMEM;
+	}
+	em->ops = ops;
+	return 0;
+}
+
+/**
  * emit_join_symbols - "symbol+0xoff;..." of @frames, innermost first, into @buf: the text of a
  * latsnap:kernel_stack event, whichever trace it goes into.
  */

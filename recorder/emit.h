@@ -10,12 +10,14 @@
 #include <sys/types.h>
 
 struct emit;
+struct ls_events;
 struct outlier;
 struct outlier_frames;
 struct ls_ctx_event;
 struct tracker;
 
 int emit_open(struct emit **emp, char *why, unsigned long why_size);
+int emit_open_ops(struct emit **emp, const struct ls_events *ops);
 void emit_outlier(struct emit *em, const struct outlier *outlier);
 void emit_mappings(struct emit *em, struct tracker *tr, pid_t pid);
 void emit_kernel_event(struct emit *em, const struct ls_ctx_event *e);

@@ -13,8 +13,10 @@
  *
  * With a relay daemon (-o net://...), each snapshot is taken locally first, since its summary is
  * read back from it, then its summary goes into the ring buffer as latsnap:summary events and
- * the snapshot is recorded again, to the relay: the trace there carries its own summary. The
- * local copy stays only with --keep-local.
+ * the snapshot is recorded again, to the relay: the trace there carries its own summary. Both
+ * have latsnap's own events of the snapshot in LTTng's trace (a relay gets nothing else),
+ * recorded by latsnap-replay each at its time (recorder/replay.c). The local copy stays only
+ * with --keep-local.
  *
  * The output tree is reached through a directory descriptor opened without following symlinks,
  * and every name in it is created with *at() calls that refuse them.
@@ -39,6 +41,7 @@
 #include "trace/ctf.h"
 #include "trace/lsevents.h"
 #include "recorder/emit.h"
+#include "recorder/replay.h"
 #include "lib/demangle.h"
 #include "lib/outlier.h"
 #include "lib/summary.h"
@@ -98,9 +101,13 @@ struct recorder {
 	/*
 	 * latsnap's own events of a snapshot (kernel context, outliers) go into a trace of their
 	 * own next to LTTng's, each at its time (recorder/timeline.c); not with a relay, which gets
-	 * LTTng's snapshot only: then they go into the session, at the time they are emitted.
+	 * LTTng's snapshot only: then they are collected (@replay, through @replay_emit) and
+	 * latsnap-replay, named @replay_name, records them into the session, each at its time.
 	 */
 	bool own_trace;
+	struct replay *replay;
+	struct emit *replay_emit;
+	char replay_name[REPLAY_PROCNAME_LEN + 1];
 	struct ctf_writer *timeline; /* that trace of the snapshot being taken */
 	bool session_gone; /* the session daemon died: outliers are printed, not persisted */
 	uid_t owner_uid; /* who gets what latsnap writes (sudo's caller), or -1 */
@@ -114,6 +121,7 @@ struct recorder {
 };
 
 static void adopt_earlier(struct recorder *rec);
+static void replay_next(struct recorder *rec);
 
 /*
  * The output directory: created 0700 when missing, never through a symlink. An existing one is
@@ -205,7 +213,7 @@ static void on_context(const struct ls_ctx_event *e, void *ctx)
 		}
 		return;
 	}
-	emit_kernel_event(rec->emit, e);
+	emit_kernel_event(rec->replay_emit, e);
 }
 
 /**
@@ -263,16 +271,26 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 		adopt_earlier(rec);
 	}
 	sopts.buffer_size = opts->buffer_size;
-	if (rec->own_trace) {
-		/*
-		 * What latsnap writes right before a snapshot (the mappings; latsnap:summary goes
-		 * only to a relay); its outliers and the kernel context go into a trace of their
-		 * own, each at its time (write_timeline()).
-		 */
-		sopts.ust_events[sopts.nr_ust_events++] = LSEV_NAME_BIN_INFO;
-	} else {
-		sopts.ust_events[sopts.nr_ust_events++] = "latsnap:*";
-		sopts.ust_events[sopts.nr_ust_events++] = "latsnap_kernel:*";
+	/*
+	 * What latsnap writes right before a snapshot (the mappings; latsnap:summary goes only to
+	 * a relay); its outliers and the kernel context go into a trace of their own, each at its
+	 * time (write_timeline()), or for a relay into the session through latsnap-replay.
+	 */
+	sopts.ust_events[sopts.nr_ust_events++] = LSEV_NAME_BIN_INFO;
+	if (opts->relay) {
+		err = replay_procname(rec->replay_name, sizeof(rec->replay_name));
+		rec->replay = err ? NULL : replay_new();
+		if (!rec->replay || emit_open_ops(&rec->replay_emit, replay_ops(rec->replay))) {
+			err = err ? err : -ENOMEM;
+			ls_err("record: %s", strerror(-err));
+			goto out;
+		}
+		sopts.ust_events[sopts.nr_ust_events++] = LSEV_NAME_SUMMARY;
+		sopts.replay_procname = rec->replay_name;
+		sopts.replay_events[sopts.nr_replay_events++] = LSEV_NAME_OUTLIER;
+		sopts.replay_events[sopts.nr_replay_events++] = LSEV_NAME_KERNEL_STACK;
+		sopts.replay_events[sopts.nr_replay_events++] = LSEV_NAME_USER_STACK;
+		sopts.replay_events[sopts.nr_replay_events++] = "latsnap_kernel:*";
 	}
 	sopts.ust_events[sopts.nr_ust_events++] = "lttng_ust_statedump:*";
 	for (i = 0; i < opts->nr_ust_events && sopts.nr_ust_events < SESSION_MAX_EVENTS; i++) {
@@ -282,6 +300,7 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	if (err) {
 		goto out;
 	}
+	replay_next(rec);
 	if (emit_open(&rec->emit, rec->emit_why, sizeof(rec->emit_why))) {
 		ls_err("record: latsnap's own events: %s; the snapshots go on without them",
 		       rec->emit_why);
@@ -1391,6 +1410,54 @@ static void snapshot_start_flags(struct recorder *rec, struct snap *sn)
 }
 
 /*
+ * replay_snapshot - for a relay, latsnap's own events of the snapshot (its kernel context,
+ * collected by emit_context(), and its outliers) into the session through latsnap-replay, which
+ * stands by since the previous snapshot; it goes, and the next one starts, once the snapshot is
+ * taken (replay_next()).
+ */
+static void replay_snapshot(struct recorder *rec, struct snap *sn)
+{
+	struct replay_result res;
+	char why[512];
+	size_t i;
+
+	for (i = 0; i < rec->nr_batch; i++) {
+		emit_outlier(rec->replay_emit, rec->batch[i]);
+	}
+	if (replay_start(rec->replay, &res, why, sizeof(why))) {
+		add_flag(sn->flags, "no-latsnap-events: %s", why);
+		ls_err("record: snapshot %s: latsnap's own events (outliers, kernel context) are not "
+		       "in its trace: %s",
+		       sn->id, why);
+		return;
+	}
+	ls_verbose("record: snapshot %s: %" PRIu64 " of latsnap's events recorded into the session "
+		   "by %s, each at its time (%" PRIu64 " kernel context events from before its "
+		   "buffers began, at %.3f, left out)",
+		   sn->id, res.recorded, REPLAY_HELPER_NAME, res.before, (double)res.ready_ns / 1e9);
+	if (res.before) {
+		add_flag(sn->flags,
+			 "context-lost: %" PRIu64 " kernel context events older than the previous "
+			 "snapshot's end are not in this one's trace",
+			 res.before);
+	}
+}
+
+/* The next snapshot's latsnap-replay, once this one's is done with. */
+static void replay_next(struct recorder *rec)
+{
+	char why[512];
+
+	if (!rec->replay) {
+		return;
+	}
+	replay_clear(rec->replay);
+	if (replay_standby(rec->replay, rec->replay_name, EMIT_READY_TIMEOUT_MS, why, sizeof(why))) {
+		ls_err("record: %s", why);
+	}
+}
+
+/*
  * snapshot_write_trace - OUTDIR/<id>/ and LTTng's snapshot of the ring buffer in it, as trace/,
  * with what latsnap keeps in memory (mappings, kernel context) put in the ring buffer first.
  */
@@ -1421,8 +1488,14 @@ static int snapshot_write_trace(struct recorder *rec, struct snap *sn)
 			timeline_emitter(rec->timeline);
 		}
 	}
+	if (rec->replay) {
+		replay_clear(rec->replay);
+	}
 	if (rec->streaming) {
 		emit_context(rec, sn->flags);
+	}
+	if (rec->replay) {
+		replay_snapshot(rec, sn);
 	}
 	err = session_snapshot(rec->session, path);
 	if (err == -ENOTCONN) {
@@ -1585,6 +1658,7 @@ int recorder_snapshot(struct recorder *rec)
 failed:
 	snapshot_failed(rec, &sn);
 out:
+	replay_next(rec);
 	json_object_put(sn.flags);
 	ctf_writer_free(rec->timeline);
 	rec->timeline = NULL;
@@ -1710,6 +1784,8 @@ void recorder_close(struct recorder *rec)
 		return;
 	}
 	emit_close(rec->emit);
+	emit_close(rec->replay_emit);
+	replay_free(rec->replay);
 	session_close(rec->session);
 	if (rec->out_fd >= 0) {
 		close(rec->out_fd);

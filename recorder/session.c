@@ -220,19 +220,29 @@ static bool own_provider(const char *pattern)
 	       !strncmp(pattern, "latsnap_kernel:", strlen("latsnap_kernel:"));
 }
 
-static int enable_ust_event(struct lttng_handle *handle, const char *pattern)
+/*
+ * @pattern for this process only when it is one of latsnap's own providers; for
+ * latsnap-replay (named @replay) with @for_replay; and for anyone else but latsnap-replay.
+ */
+static int enable_ust_event(struct lttng_handle *handle, const char *pattern, const char *replay,
+			    bool for_replay)
 {
 	struct lttng_event ev;
-	char filter[64];
+	char filter[96];
 
 	memset(&ev, 0, sizeof(ev));
 	ev.type = LTTNG_EVENT_TRACEPOINT;
 	ev.loglevel_type = LTTNG_EVENT_LOGLEVEL_ALL;
 	snprintf(ev.name, sizeof(ev.name), "%s", pattern);
-	if (!own_provider(pattern)) {
+	if (for_replay) {
+		snprintf(filter, sizeof(filter), "$ctx.procname == \"%s\"", replay);
+	} else if (own_provider(pattern)) {
+		snprintf(filter, sizeof(filter), "$ctx.vpid == %d", (int)getpid());
+	} else if (replay) {
+		snprintf(filter, sizeof(filter), "$ctx.procname != \"%s\"", replay);
+	} else {
 		return ctl_err(lttng_enable_event(handle, &ev, CHANNEL_NAME), pattern);
 	}
-	snprintf(filter, sizeof(filter), "$ctx.vpid == %d", (int)getpid());
 	return ctl_err(lttng_enable_event_with_filter(handle, &ev, CHANNEL_NAME, filter), pattern);
 }
 
@@ -370,6 +380,14 @@ int session_open(struct session **sessionp, const struct session_opts *opts)
 		err = -EIO;
 		goto out;
 	}
+	if (opts->replay_procname) {
+		/*
+		 * latsnap-replay records each snapshot's events back in time: into buffers of its
+		 * own, which go with it (recorder/replay.c). Per-PID buffers are a domain's, not a
+		 * channel's, so the applications' own events are per process too.
+		 */
+		ust.buf_type = LTTNG_BUFFER_PER_PID;
+	}
 	s->ust = lttng_create_handle(s->name, &ust);
 	if (!s->ust) {
 		err = -ENOMEM;
@@ -385,7 +403,13 @@ int session_open(struct session **sessionp, const struct session_opts *opts)
 		goto out;
 	}
 	for (i = 0; i < opts->nr_ust_events; i++) {
-		err = enable_ust_event(s->ust, opts->ust_events[i]);
+		err = enable_ust_event(s->ust, opts->ust_events[i], opts->replay_procname, false);
+		if (err) {
+			goto out;
+		}
+	}
+	for (i = 0; i < opts->nr_replay_events && opts->replay_procname; i++) {
+		err = enable_ust_event(s->ust, opts->replay_events[i], opts->replay_procname, true);
 		if (err) {
 			goto out;
 		}

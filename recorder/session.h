@@ -17,6 +17,13 @@ struct session_opts {
 	uint64_t buffer_size; /* per CPU ring buffer, bytes */
 	const char *ust_events[SESSION_MAX_EVENTS]; /* event patterns to enable */
 	int nr_ust_events;
+	/*
+	 * With a relay: per-PID buffers, and latsnap's own events enabled for latsnap-replay
+	 * (recorder/replay.h), the process of that name, rather than for latsnap itself.
+	 */
+	const char *replay_procname;
+	const char *replay_events[SESSION_MAX_EVENTS];
+	int nr_replay_events;
 };
 
 int session_open(struct session **sessionp, const struct session_opts *opts);

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Issue 32, part 1, with a relay: a snapshot sent to lttng-relayd is true in time too. The relay
+# receives LTTng's snapshot and nothing else, so latsnap's own events go into the session from
+# latsnap-replay, each at its time (recorder/replay.c). A real lttng-relayd on loopback (its own
+# ports and directory), a real lttng-sessiond, the real BPF side, babeltrace2 2.0.4 as the user
+# runs it.
+#  a) apptp (its own tracepoint between two 30 ms naps; alive 2 s more, since a per-PID session
+#     holds a process's events while it lives) under record -t 20ms -o net://...: the relay's
+#     snapshot has latsnap-replay's stream; babeltrace2 reads the relay's snapshot directory with
+#     no option and says nothing on stderr; every latsnap_kernel:* event's CTF timestamp is its
+#     ts_ns within 1 us; latsnap:outlier at its end_ns, latsnap:user_stack at end_ns + unwind_ns.
+#  b) babeltrace2's output of the relay's snapshot has the app's latsnap_test:between after the
+#     first nap's syscall and before the second's.
+#  c) the --keep-local copy is the same trace: true in time, read by babeltrace2 without error.
+#  d) report and show read the relay's tree: the naps, their unwound stacks and the timeline.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_record apptp
+require_lttng
+require lttng-relayd ss perl timeout
+
+RELAY_OUT=$TMPD/relay
+KEEP=$TMPD/keep
+mkdir -p "$RELAY_OUT"
+
+pick_ports() {
+	local base tries
+	for tries in 1 2 3 4 5 6 7 8 9 10; do
+		base=$((24000 + (RANDOM % 4000) * 3))
+		if ! ss -Hltn "( sport = :$base or sport = :$((base + 1)) or sport = :$((base + 2)) )" |
+			grep -q .; then
+			CTRL=$base DATA=$((base + 1)) LIVE=$((base + 2))
+			return 0
+		fi
+	done
+	return 1
+}
+pick_ports || bail_out "no free ports for lttng-relayd"
+URL=net://127.0.0.1:$CTRL:$DATA
+lttng-relayd -C "tcp://127.0.0.1:$CTRL" -D "tcp://127.0.0.1:$DATA" -L "tcp://127.0.0.1:$LIVE" \
+	-o "$RELAY_OUT" >"$TMPD/relayd.log" 2>&1 &
+track_bg $!
+for i in $(seq 50); do
+	ss -Hltn "( sport = :$CTRL )" | grep -q . && break
+	sleep 0.1
+done
+ss -Hltn "( sport = :$CTRL )" | grep -q . || bail_out "lttng-relayd did not listen on port $CTRL"
+
+record_snap a -v -t 20ms --ust-events 'latsnap_test:*' -o "$URL" --keep-local "$KEEP" -- \
+	"$WL/apptp" 30 2 2000
+is "$RC" 0 "a) record -t 20ms -o $URL -- apptp 30 2 2000: exit 0"
+TID=$(awk '$1 == "pid" { print $2; exit }' "$TMPD/a.log")
+grep -E '^latsnap: record: snapshot .*(latsnap-replay|latsnap.s own events)' "$TMPD/a.err" |
+	while IFS= read -r l; do diag "$l"; done
+
+# lttng-relayd writes what it received after `lttng snapshot record` returned: wait for it.
+SNAP=
+for i in $(seq 50); do
+	SNAP=$(find "$RELAY_OUT" -mindepth 3 -maxdepth 3 -type d | LC_ALL=C sort | head -n 1)
+	[ -n "$SNAP" ] && [ -n "$(find "$SNAP" -path '*/ust/pid/lsr-*' -name metadata)" ] && break
+	sleep 0.1
+done
+ok '[ -n "$SNAP" ]' "a) the relay filed a snapshot (HOST/SESSION/SNAPSHOT)"
+SNAP=${SNAP:-$TMPD/none}
+ok '[ -n "$(find "$SNAP" -path "*/ust/pid/lsr-*" -name metadata)" ]' \
+	"a) with latsnap-replay's own stream in it (ust/pid/lsr-*)"
+sleep 0.5
+
+babeltrace2 "$SNAP" >"$TMPD/bt.txt" 2>"$TMPD/bt.err"
+is "$?" 0 "a) babeltrace2 on the relay's snapshot (no option): exit 0"
+ok '[ ! -s "$TMPD/bt.err" ]' "a) babeltrace2: nothing on stderr (no stream goes back in time)"
+[ -s "$TMPD/bt.err" ] && diag_file "$TMPD/bt.err" "  bt: "
+babeltrace2 --clock-cycles "$SNAP" >"$TMPD/cycles.txt" 2>/dev/null
+
+read -r bad n < <(perl -ne '
+	next unless /^\[(\d+)\].* latsnap_kernel:\w+: .*\bts_ns = (\d+)/;
+	$n++; $bad++ if abs($1 - $2) > 1000;
+	END { printf "%d %d\n", $bad, $n }' "$TMPD/cycles.txt")
+ok "[ ${n:-0} -gt 0 ]" "a) the relay's snapshot holds latsnap_kernel:* events ($n)"
+is "$bad" 0 "a) every latsnap_kernel:* event's CTF timestamp is its ts_ns within 1 us"
+# The naps: the workload's clock_nanosleep events of 20 ms or more (its lingering naps are 5 ms).
+NAP_RE="latsnap_kernel:syscall: .*\\btid = $TID,.* name = \"clock_nanosleep\",.*\\bduration_ns = (\\d+)"
+naps=$(perl -ne "\$n++ if /$NAP_RE/ && \$1 >= 20000000; END { print \$n + 0 }" "$TMPD/cycles.txt")
+is "$naps" 2 "a) both naps are latsnap_kernel:syscall events"
+read -r bad n < <(perl -ne '
+	if (/^\[(\d+)\].* latsnap:outlier: .*\bend_ns = (\d+)/) { $n++; $bad++ if $1 != $2 }
+	if (/^\[(\d+)\].* latsnap:user_stack: .*\bunwind_ns = (\d+), .*\bend_ns = (\d+)/) {
+		$n++; $bad++ if $1 != $2 + $3 }
+	END { printf "%d %d\n", $bad, $n }' "$TMPD/cycles.txt")
+ok "[ ${n:-0} -ge 4 ]" "a) the outliers and their unwound stacks are in it ($n events)"
+is "$bad" 0 "a) latsnap:outlier at its end_ns, latsnap:user_stack at end_ns + unwind_ns"
+
+# b) the application's own event between the two naps, in babeltrace2's own order.
+order=$(perl -ne "
+	print \"nap\\n\" if /$NAP_RE/ && \$1 >= 20000000;
+	print \"between\\n\" if / latsnap_test:between: /" "$TMPD/bt.txt" | paste -sd ' ')
+is "$order" "nap between nap" "b) babeltrace2 shows the app's tracepoint between its two naps"
+diag "babeltrace2 on the relay's snapshot, the workload's thread:"
+perl -ne "print if / latsnap_test:between: / || (/$NAP_RE/ && \$1 >= 20000000)" "$TMPD/bt.txt" |
+	cut -c 1-250 | while IFS= read -r l; do diag "  $l"; done
+
+# c) the local copy.
+ID=$(find "$KEEP" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' 2>/dev/null | LC_ALL=C sort | head -n 1)
+babeltrace2 --clock-cycles "$KEEP/${ID:-none}/trace" >"$TMPD/kcycles.txt" 2>"$TMPD/kbt.err"
+is "$?" 0 "c) babeltrace2 on the --keep-local copy: exit 0"
+ok '[ ! -s "$TMPD/kbt.err" ]' "c) babeltrace2 on the local copy: nothing on stderr"
+read -r bad n < <(perl -ne '
+	next unless /^\[(\d+)\].* latsnap_kernel:\w+: .*\bts_ns = (\d+)/;
+	$n++; $bad++ if abs($1 - $2) > 1000;
+	END { printf "%d %d\n", $bad, $n }' "$TMPD/kcycles.txt")
+ok "[ ${n:-0} -gt 0 ] && [ ${bad:-1} = 0 ]" \
+	"c) the local copy's latsnap_kernel:* events are at their ts_ns within 1 us ($n, ${bad:-?} off)"
+
+# d) the readers, on the relay's tree.
+run_latsnap "$TMPD/report.txt" "$TMPD/report.err" report "$RELAY_OUT"
+is "$RC" 0 "d) report on the relay's tree: exit 0"
+like "$(cat "$TMPD/report.txt")" 'clock_nanosleep' "d) report names the naps' syscall"
+run_latsnap "$TMPD/show.json" "$TMPD/show.err" show --json "$SNAP"
+is "$RC" 0 "d) show --json on the relay's snapshot: exit 0"
+[ "$RC" = 0 ] || diag_file "$TMPD/show.err" "  show: "
+is "$(jq '[.outliers[] | select(.user_stack.source == "unwind" and (.user_stack.frames | length) > 0)] | length' "$TMPD/show.json" 2>/dev/null)" 2 \
+	"d) show: both naps have their unwound stack from the relay's trace"
+n=$(jq "[.outliers[0].timeline[]? | select(.name == \"latsnap_kernel:syscall\" and .tid == $TID)] | length" "$TMPD/show.json" 2>/dev/null)
+ok "[ 0${n} -gt 0 ]" "d) show: the outlier's timeline has the kernel context"
+
+done_testing
