@@ -29,8 +29,9 @@ mkdir -p "$stage/DEBIAN"
 # Stripped: the package ships no debug information (a -dbgsym package would carry it).
 install -D -m 0755 "$bindir/latsnap" "$stage/usr/bin/latsnap"
 install -D -m 0755 "$bindir/latsnap-trace-reader" "$stage/$libdir/latsnap-trace-reader"
+install -D -m 0755 "$bindir/latsnap-replay" "$stage/$libdir/latsnap-replay"
 strip --remove-section=.comment --remove-section=.note "$stage/usr/bin/latsnap" \
-	"$stage/$libdir/latsnap-trace-reader"
+	"$stage/$libdir/latsnap-trace-reader" "$stage/$libdir/latsnap-replay"
 for lib in liblatsnap.so liblatsnap-events.so; do
 	install -D -m 0644 "$bindir/$lib" "$stage/$libdir/$lib"
 	strip --strip-unneeded --remove-section=.comment --remove-section=.note \
@@ -69,7 +70,8 @@ if command -v dpkg-shlibdeps >/dev/null 2>&1; then
 	mkdir -p "$scratch/debian"
 	printf 'Source: latsnap\n\nPackage: latsnap\nArchitecture: any\n' >"$scratch/debian/control"
 	depends=$(cd "$scratch" && dpkg-shlibdeps -O -e"$stage/usr/bin/latsnap" \
-		-e"$stage/$libdir/latsnap-trace-reader" -e"$stage/$libdir/liblatsnap.so" \
+		-e"$stage/$libdir/latsnap-trace-reader" -e"$stage/$libdir/latsnap-replay" \
+		-e"$stage/$libdir/liblatsnap.so" \
 		-e"$stage/$libdir/liblatsnap-events.so" 2>"$scratch/warnings" |
 		sed -n 's/^shlibs:Depends=//p')
 	rm -rf "$scratch"

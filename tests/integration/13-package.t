@@ -23,7 +23,7 @@ LIBDIR=/usr/lib/$MA/latsnap
 # What the package must install, and what must not be there before (dpkg would take over a file
 # no package owns, and purge would then delete it: someone's config, someone's snapshots).
 PATHS="/usr/bin/latsnap $LIBDIR/liblatsnap.so $LIBDIR/liblatsnap-events.so
-$LIBDIR/latsnap-trace-reader /usr/share/man/man1/latsnap.1.gz /lib/systemd/system/latsnap.service
+$LIBDIR/latsnap-trace-reader $LIBDIR/latsnap-replay /usr/share/man/man1/latsnap.1.gz /lib/systemd/system/latsnap.service
 /etc/latsnap.conf /usr/share/doc/latsnap/copyright /usr/share/doc/latsnap/changelog.Debian.gz"
 
 # A latsnap package already installed is someone's: never remove it; say so and stop.
@@ -57,8 +57,8 @@ ok '! awk "\$2 != \"root/root\"" "$TMPD/contents" | grep -q .' \
 # The build tree is never referenced by what is installed: the library dir baked in is /usr's.
 mkdir -p "$TMPD/x"
 dpkg-deb -x "$DEB" "$TMPD/x"
-for f in usr/bin/latsnap "${LIBDIR#/}/latsnap-trace-reader" "${LIBDIR#/}/liblatsnap.so" \
-	"${LIBDIR#/}/liblatsnap-events.so"; do
+for f in usr/bin/latsnap "${LIBDIR#/}/latsnap-trace-reader" "${LIBDIR#/}/latsnap-replay" \
+	"${LIBDIR#/}/liblatsnap.so" "${LIBDIR#/}/liblatsnap-events.so"; do
 	is "$(strings "$TMPD/x/$f" | grep -c "$ROOT")" 0 "${f##*/}: no string names the build tree"
 done
 is "$(strings "$TMPD/x/usr/bin/latsnap" | grep -c "^$LIBDIR\$")" 1 \
