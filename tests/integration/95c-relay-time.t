@@ -13,7 +13,7 @@
 #  b) babeltrace2's output of the relay's snapshot has the app's latsnap_test:between after the
 #     first nap's syscall and before the second's.
 #  c) the --keep-local copy is the same trace: true in time, read by babeltrace2 without error.
-#  d) report and show read the relay's tree: the naps, their unwound stacks and the timeline.
+#  d) report, show and export read the relay's tree: the naps, their unwound stacks, the timeline.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -124,5 +124,9 @@ is "$(jq '[.outliers[] | select(.user_stack.source == "unwind" and (.user_stack.
 	"d) show: both naps have their unwound stack from the relay's trace"
 n=$(jq "[.outliers[0].timeline[]? | select(.name == \"latsnap_kernel:syscall\" and .tid == $TID)] | length" "$TMPD/show.json" 2>/dev/null)
 ok "[ 0${n} -gt 0 ]" "d) show: the outlier's timeline has the kernel context"
+run_latsnap "$TMPD/export.out" "$TMPD/export.err" export --perfetto "$TMPD/relay.json" "$SNAP"
+is "$RC" 0 "d) export --perfetto on the relay's snapshot: exit 0"
+n=$(jq "[.traceEvents[]? | select(.tid == $TID and .ph == \"X\")] | length" "$TMPD/relay.json" 2>/dev/null)
+ok "[ 0${n} -gt 0 ]" "d) export: the workload's thread has its slices"
 
 done_testing
