@@ -192,6 +192,12 @@ $(BUILD)/workloads/apptp: tests/workloads/apptp.c tests/workloads/apptp-tp.h \
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -pthread \
 		-Itests/workloads -o $@ $< -llttng-ust -ldl
 
+# ustinject: loads latsnap's events library as latsnap-replay does (events/events.h's types).
+$(BUILD)/workloads/ustinject: tests/workloads/ustinject.c events/events.h include/latsnap.h | \
+	$(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -I. -o $@ $< -ldl
+
 $(BUILD)/workloads/%: tests/workloads/%.cc | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) -std=gnu++17 -O2 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -pthread -o $@ $<

@@ -221,8 +221,9 @@ static bool own_provider(const char *pattern)
 }
 
 /*
- * @pattern for this process only when it is one of latsnap's own providers; for
- * latsnap-replay (named @replay) with @for_replay; and for anyone else but latsnap-replay.
+ * @pattern for this process only when it is one of latsnap's own providers; with @for_replay,
+ * for latsnap-replay (named @replay, and of latsnap's user: a process of another user can read
+ * the name in /proc and take it, not the uid); and for anyone else but latsnap-replay.
  */
 static int enable_ust_event(struct lttng_handle *handle, const char *pattern, const char *replay,
 			    bool for_replay)
@@ -235,7 +236,8 @@ static int enable_ust_event(struct lttng_handle *handle, const char *pattern, co
 	ev.loglevel_type = LTTNG_EVENT_LOGLEVEL_ALL;
 	snprintf(ev.name, sizeof(ev.name), "%s", pattern);
 	if (for_replay) {
-		snprintf(filter, sizeof(filter), "$ctx.procname == \"%s\"", replay);
+		snprintf(filter, sizeof(filter), "$ctx.procname == \"%s\" && $ctx.vuid == %u", replay,
+			 (unsigned int)geteuid());
 	} else if (own_provider(pattern)) {
 		snprintf(filter, sizeof(filter), "$ctx.vpid == %d", (int)getpid());
 	} else if (replay) {

@@ -14,10 +14,13 @@
 #     first nap's syscall and before the second's.
 #  c) the --keep-local copy is the same trace: true in time, read by babeltrace2 without error.
 #  d) report, show and export read the relay's tree: the naps, their unwound stacks, the timeline.
+#  e) a process of another user that names itself as latsnap-replay (the name read from /proc)
+#     and records latsnap_kernel events registers with the session daemon, yet none of its
+#     events is in a snapshot; the same program run by root (the control) is.
 set -u
 . "$(dirname "$0")/lib.sh"
 
-require_record apptp
+require_record apptp ustinject
 require_lttng
 require lttng-relayd ss perl timeout
 
@@ -128,5 +131,50 @@ run_latsnap "$TMPD/export.out" "$TMPD/export.err" export --perfetto "$TMPD/relay
 is "$RC" 0 "d) export --perfetto on the relay's snapshot: exit 0"
 n=$(jq "[.traceEvents[]? | select(.tid == $TID and .ph == \"X\")] | length" "$TMPD/relay.json" 2>/dev/null)
 ok "[ 0${n} -gt 0 ]" "d) export: the workload's thread has its slices"
+
+# e) hostile: latsnap's events are recorded from latsnap-replay only, and it is root's.
+RELAY_OUT=$TMPD/relay-e
+mkdir -p "$RELAY_OUT"
+lttng-relayd -C "tcp://127.0.0.1:$((CTRL + 3))" -D "tcp://127.0.0.1:$((DATA + 3))" \
+	-L "tcp://127.0.0.1:$((LIVE + 3))" -o "$RELAY_OUT" >"$TMPD/relayd-e.log" 2>&1 &
+track_bg $!
+for i in $(seq 50); do
+	ss -Hltn "( sport = :$((CTRL + 3)) )" | grep -q . && break
+	sleep 0.1
+done
+WL_LOG=$TMPD/e.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record -v -t 50ms \
+	-o "net://127.0.0.1:$((CTRL + 3)):$((DATA + 3))" -- "$WL/apptp" 100 20 0 \
+	>"$TMPD/e.out" 2>"$TMPD/e.err" &
+E_PID=$!
+track_bg "$E_PID"
+NAME=
+for i in $(seq 100); do
+	NAME=$(ps -eo comm= | grep -m 1 '^lsr-')
+	[ -n "$NAME" ] && break
+	sleep 0.05
+done
+ok '[ -n "$NAME" ]' "e) latsnap-replay stands by under its name ($NAME)"
+LIB=$(dirname "$LATSNAP")/liblatsnap-events.so
+HOME=/tmp setpriv --reuid=65534 --regid=65534 --clear-groups "$WL/ustinject" "$LIB" "$NAME" 3 \
+	>"$TMPD/inj-nobody.out" 2>"$TMPD/inj-nobody.err" &
+track_bg $!
+"$WL/ustinject" "$LIB" "$NAME" 3 >"$TMPD/inj-root.out" 2>"$TMPD/inj-root.err" &
+track_bg $!
+NOBODY_PID=
+for i in $(seq 100); do
+	NOBODY_PID=$(awk '$1 == "registered" { print $2 }' "$TMPD/inj-nobody.out")
+	[ -n "$NOBODY_PID" ] && break
+	sleep 0.05
+done
+ok 'lttng list -u 2>/dev/null | grep -q "PID: ${NOBODY_PID:-none} "' \
+	"e) the other user's process registered with the session daemon (lttng list -u)"
+wait "$E_PID"
+is "$?" 0 "e) record -o net://... -- apptp 100 20: exit 0"
+sleep 0.5
+babeltrace2 "$RELAY_OUT" >"$TMPD/e.bt" 2>"$TMPD/e.bt.err"
+n=$(grep -c ' latsnap_kernel:sched_switch: .*"INJECTED"' "$TMPD/e.bt")
+ok "[ 0${n} -gt 0 ]" "e) control: root's process of that name is in the snapshots ($n events)"
+nobody=$(grep ' latsnap_kernel:sched_switch: .*"INJECTED"' "$TMPD/e.bt" | grep -c "(${NOBODY_PID:-none})")
+is "$nobody" 0 "e) the other user's process: none of its events"
 
 done_testing
