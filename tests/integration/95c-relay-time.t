@@ -22,7 +22,7 @@ set -u
 
 require_record apptp ustinject
 require_lttng
-require lttng-relayd ss perl timeout
+require lttng-relayd ss perl timeout setpriv ps
 
 RELAY_OUT=$TMPD/relay
 KEEP=$TMPD/keep
