@@ -4,7 +4,7 @@
  * its own events of a snapshot into the LTTng session, each at the time it happened
  * (recorder/replay.c), started by recorder/replay.c and by nothing else.
  *
- * Usage: latsnap-replay LIBRARY PROCNAME MAX_BYTES TIMEOUT_MS, the events on standard input.
+ * Usage: latsnap-replay LIBRARY TIMEOUT_MS, the events on standard input.
  */
 #include "recorder/replay.h"
 

@@ -13,10 +13,11 @@
  *
  * With a relay daemon (-o net://...), each snapshot is taken locally first, since its summary is
  * read back from it, then its summary goes into the ring buffer as latsnap:summary events and
- * the snapshot is recorded again, to the relay: the trace there carries its own summary. Both
- * have latsnap's own events of the snapshot in LTTng's trace (a relay gets nothing else),
- * recorded by latsnap-replay each at its time (recorder/replay.c). The local copy stays only
- * with --keep-local.
+ * the snapshot is recorded again, to the relay, as HOST/SESSION/ID/trace-*: the trace there
+ * carries its own summary. latsnap's own events of the snapshot, which a local snapshot has in
+ * a trace of its own that latsnap writes, go beside it as HOST/SESSION/ID/latsnap-*: a relay
+ * receives LTTng's snapshots only, and latsnap-replay records them into a session of their
+ * own, each at its time (recorder/replay.c). The local copy stays only with --keep-local.
  *
  * The output tree is reached through a directory descriptor opened without following symlinks,
  * and every name in it is created with *at() calls that refuse them.
@@ -100,14 +101,14 @@ struct recorder {
 	bool streaming; /* the BPF side streams the kernel context into the session */
 	/*
 	 * latsnap's own events of a snapshot (kernel context, outliers) go into a trace of their
-	 * own next to LTTng's, each at its time (recorder/timeline.c); not with a relay, which gets
-	 * LTTng's snapshot only: then they are collected (@replay, through @replay_emit) and
-	 * latsnap-replay, named @replay_name, records them into the session, each at its time.
+	 * own next to LTTng's, each at its time (recorder/timeline.c). A relay gets LTTng's
+	 * snapshots only: for it they are collected too, through @replay_emit, into the
+	 * @replay of this snapshot's turn, whose latsnap-replay records them into replay
+	 * session @replay_turn each at its time.
 	 */
-	bool own_trace;
-	struct replay *replay;
+	struct replay *replay[SESSION_MAX_REPLAY];
 	struct emit *replay_emit;
-	char replay_name[REPLAY_PROCNAME_LEN + 1];
+	unsigned int replay_turn;
 	struct ctf_writer *timeline; /* that trace of the snapshot being taken */
 	bool session_gone; /* the session daemon died: outliers are printed, not persisted */
 	uid_t owner_uid; /* who gets what latsnap writes (sudo's caller), or -1 */
@@ -121,7 +122,8 @@ struct recorder {
 };
 
 static void adopt_earlier(struct recorder *rec);
-static void replay_next(struct recorder *rec);
+static void replay_next(struct recorder *rec, unsigned int k);
+static void send_replay(struct recorder *rec, const char *id, const char *path);
 
 /*
  * The output directory: created 0700 when missing, never through a symlink. An existing one is
@@ -207,11 +209,8 @@ static void on_context(const struct ls_ctx_event *e, void *ctx)
 {
 	struct recorder *rec = ctx;
 
-	if (rec->own_trace) {
-		if (rec->timeline) {
-			timeline_kernel_event(rec->timeline, e);
-		}
-		return;
+	if (rec->timeline) {
+		timeline_kernel_event(rec->timeline, e);
 	}
 	emit_kernel_event(rec->replay_emit, e);
 }
@@ -235,7 +234,6 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	rec->tracker = tr;
 	tracker_keep_exited(tr, true);
 	rec->out_fd = -1;
-	rec->own_trace = !opts->relay;
 	rec->batch = calloc(MAX_BATCH, sizeof(*rec->batch));
 	if (!rec->batch) {
 		err = -ENOMEM;
@@ -274,19 +272,24 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	/*
 	 * What latsnap writes right before a snapshot (the mappings; latsnap:summary goes only to
 	 * a relay); its outliers and the kernel context go into a trace of their own, each at its
-	 * time (write_timeline()), or for a relay into the session through latsnap-replay.
+	 * time (write_timeline()), and for a relay into the replay sessions too.
 	 */
 	sopts.ust_events[sopts.nr_ust_events++] = LSEV_NAME_BIN_INFO;
 	if (opts->relay) {
-		err = replay_procname(rec->replay_name, sizeof(rec->replay_name));
-		rec->replay = err ? NULL : replay_new();
-		if (!rec->replay || emit_open_ops(&rec->replay_emit, replay_ops(rec->replay))) {
-			err = err ? err : -ENOMEM;
-			ls_err("record: %s", strerror(-err));
+		for (i = 0; i < SESSION_MAX_REPLAY; i++) {
+			rec->replay[i] = replay_new();
+			if (!rec->replay[i]) {
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+		err = emit_open_ops(&rec->replay_emit, replay_ops(rec->replay[0]));
+		if (err) {
 			goto out;
 		}
 		sopts.ust_events[sopts.nr_ust_events++] = LSEV_NAME_SUMMARY;
-		sopts.replay_procname = rec->replay_name;
+		sopts.nr_replay = SESSION_MAX_REPLAY;
+		sopts.replay_exclude = REPLAY_HELPER_NAME;
 		sopts.replay_events[sopts.nr_replay_events++] = LSEV_NAME_OUTLIER;
 		sopts.replay_events[sopts.nr_replay_events++] = LSEV_NAME_KERNEL_STACK;
 		sopts.replay_events[sopts.nr_replay_events++] = LSEV_NAME_USER_STACK;
@@ -300,7 +303,9 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	if (err) {
 		goto out;
 	}
-	replay_next(rec);
+	for (i = 0; rec->replay_emit && i < SESSION_MAX_REPLAY; i++) {
+		replay_next(rec, (unsigned int)i);
+	}
 	if (emit_open(&rec->emit, rec->emit_why, sizeof(rec->emit_why))) {
 		ls_err("record: latsnap's own events: %s; the snapshots go on without them",
 		       rec->emit_why);
@@ -1029,7 +1034,7 @@ out:
 static int send_to_relay(struct recorder *rec, const char *id, const char *json)
 {
 	uint64_t part_max = session_subbuf_size(rec->session) / 2;
-	char why[512], name[64];
+	char why[512], name[64], path[160];
 	int parts, err;
 
 	if (part_max > SUMMARY_PART_MAX) {
@@ -1042,7 +1047,12 @@ static int send_to_relay(struct recorder *rec, const char *id, const char *json)
 			   id, rec->emit ? "the events library predates it" : rec->emit_why);
 	}
 	ls_relay_name(id, name, sizeof(name));
-	err = session_snapshot_net(rec->session, rec->opts.relay, name, why, sizeof(why));
+	snprintf(path, sizeof(path), "%s/%s", session_name(rec->session), name);
+	err = session_snapshot_net(rec->session, -1, rec->opts.relay, path, "trace", why,
+				   sizeof(why));
+	if (!err && rec->replay_emit) {
+		send_replay(rec, id, path);
+	}
 	if (err) {
 		rec->totals.relay_failed++;
 		if (rec->staging) {
@@ -1107,12 +1117,9 @@ static void emit_context(struct recorder *rec, struct json_object *flags)
 		}
 	}
 	from = from > CTX_MARGIN_NS ? from - CTX_MARGIN_NS : 0;
-	/*
-	 * Into the session, half its ring at most: more would overwrite what latsnap recorded of
-	 * the outliers before. Into a trace of its own, what the kernel's rings hold.
-	 */
-	max_bytes = rec->own_trace ? CTX_OWN_MAX_BYTES : session_subbuf_size(rec->session) * 2;
-	if (tracker_read_context(rec->tracker, from, rec->own_trace, max_bytes, &r)) {
+	/* Into a trace of its own: what the kernel's rings hold, up to what latsnap gives them. */
+	max_bytes = CTX_OWN_MAX_BYTES;
+	if (tracker_read_context(rec->tracker, from, true, max_bytes, &r)) {
 		add_flag(flags, "context-lost: no memory to read the kernel context");
 		return;
 	}
@@ -1123,9 +1130,7 @@ static void emit_context(struct recorder *rec, struct json_object *flags)
 		add_flag(flags,
 			 "context-lost: the %" PRIu64 " oldest kernel context events of the window "
 			 "did not fit in %s",
-			 r.trimmed,
-			 rec->own_trace ? "the memory latsnap gives them" :
-					  "half the trace's ring (raise --buffer-size)");
+			 r.trimmed, "the memory latsnap gives them");
 	}
 	if (r.stacks_lost) {
 		add_flag(flags,
@@ -1243,15 +1248,13 @@ static int snapshot_retake(struct recorder *rec, struct snap *sn)
 }
 
 /*
- * read_back - what the trace says about each outlier: its unwound stack, its wait chain, and
- * whether it reaches back. The trace is read once, for all three; once more if it could not be
- * read and @sn could be taken again (snapshot_retake()).
+ * read_back - what LTTng's trace says about each outlier (whether it reaches back) and its clock,
+ * which latsnap's own trace goes on (write_timeline(), which has the wait chain); read once more
+ * if it could not be read and @sn could be taken again (snapshot_retake()).
  */
 static void read_back(struct recorder *rec, const char *trace_path, struct snap *sn)
 {
-	bool chain_wanted = rec->streaming && !rec->own_trace;
-	struct read_back rb = { .rec = rec, .chain = { .tr = rec->tracker },
-				.chain_wanted = chain_wanted };
+	struct read_back rb = { .rec = rec, .chain = { .tr = rec->tracker } };
 	struct json_object *flags = sn->flags;
 	struct ctf_trace_info info = { 0 };
 	bool empty;
@@ -1265,7 +1268,7 @@ static void read_back(struct recorder *rec, const char *trace_path, struct snap 
 	 * latsnap's own events in a trace of their own, LTTng's may hold no event; it still has
 	 * the streams of latsnap's own registration, and their clock.
 	 */
-	empty = !err && !info.events && (!rec->own_trace || !info.clock.known);
+	empty = !err && !info.events && !info.clock.known;
 	if (((err && err != -ENOMEM) || empty) && snapshot_retake(rec, sn) == 0) {
 		ls_verbose("record: %s/%s: the trace could not be read (%s): its metadata "
 			   "regenerated, the snapshot taken again",
@@ -1274,7 +1277,6 @@ static void read_back(struct recorder *rec, const char *trace_path, struct snap 
 		memset(&rb, 0, sizeof(rb));
 		rb.rec = rec;
 		rb.chain.tr = rec->tracker;
-		rb.chain_wanted = chain_wanted;
 		memset(&info, 0, sizeof(info));
 		err = ctf_read_info(trace_path, "latsnap", on_trace_event, &rb, &info);
 		add_flag(flags, "trace-retaken: the first copy of the trace could not be read, or "
@@ -1289,12 +1291,6 @@ static void read_back(struct recorder *rec, const char *trace_path, struct snap 
 		json_object_array_add(flags, json_object_new_string(text));
 	}
 	sn->clock = info.clock;
-	if (chain_wanted && (err || rb.err || chain_build(&rb.chain, rec->batch, rec->nr_batch))) {
-		json_object_array_add(flags,
-				      json_object_new_string(
-					      "no-wait-chain: the kernel context events of the "
-					      "trace could not be read"));
-	}
 	chain_events_free(&rb.chain);
 	flag_outliers(rec, &info);
 }
@@ -1410,13 +1406,45 @@ static void snapshot_start_flags(struct recorder *rec, struct snap *sn)
 }
 
 /*
- * replay_snapshot - for a relay, latsnap's own events of the snapshot (its kernel context,
- * collected by emit_context(), and its outliers) into the session through latsnap-replay, which
- * stands by since the previous snapshot; it goes, and the next one starts, once the snapshot is
- * taken (replay_next()).
+ * replay_next - replay session @k's latsnap-replay for the next snapshot of its turn: the one
+ * that recorded the last one let go (and untracked: its pid may come back as anyone's), a new
+ * one started and tracked, its buffers from now on.
  */
-static void replay_snapshot(struct recorder *rec, struct snap *sn)
+static void replay_next(struct recorder *rec, unsigned int k)
 {
+	struct replay *rp = rec->replay[k];
+	pid_t old = replay_pid(rp);
+	uint64_t t0 = ls_now_ns();
+	char why[512];
+
+	replay_clear(rp);
+	if (replay_standby(rp, EMIT_READY_TIMEOUT_MS, rec->opts.buffer_size / 2, why, sizeof(why))) {
+		ls_err("record: the relay's copies will lack latsnap's own events: %s", why);
+		return;
+	}
+	if (old && old != replay_pid(rp) &&
+	    session_replay_track(rec->session, (int)k, old, false, why, sizeof(why))) {
+		ls_verbose("record: %s", why);
+	}
+	if (replay_pid(rp) != old &&
+	    session_replay_track(rec->session, (int)k, replay_pid(rp), true, why, sizeof(why))) {
+		ls_err("record: the relay's copies will lack latsnap's own events: %s", why);
+		replay_finish(rp);
+		return;
+	}
+	ls_verbose("record: %s %d stands by for replay session %u (%.1f ms to start it)",
+		   REPLAY_HELPER_NAME, (int)replay_pid(rp), k, (ls_now_ns() - t0) / 1e6);
+}
+
+/*
+ * send_replay - latsnap's own events of snapshot @id (its kernel context, collected as it was
+ * read, and its outliers) to the relay beside LTTng's snapshot, as @path/latsnap: recorded by
+ * this turn's latsnap-replay, which stood by since its session's previous snapshot, then sent;
+ * the next turn's session is the other one.
+ */
+static void send_replay(struct recorder *rec, const char *id, const char *path)
+{
+	unsigned int k = rec->replay_turn;
 	struct replay_result res;
 	char why[512];
 	size_t i;
@@ -1424,37 +1452,24 @@ static void replay_snapshot(struct recorder *rec, struct snap *sn)
 	for (i = 0; i < rec->nr_batch; i++) {
 		emit_outlier(rec->replay_emit, rec->batch[i]);
 	}
-	if (replay_start(rec->replay, &res, why, sizeof(why))) {
-		add_flag(sn->flags, "no-latsnap-events: %s", why);
-		ls_err("record: snapshot %s: latsnap's own events (outliers, kernel context) are not "
-		       "in its trace: %s",
-		       sn->id, why);
-		return;
+	if (replay_start(rec->replay[k], &res, why, sizeof(why)) == 0) {
+		ls_verbose("record: snapshot %s: %" PRIu64 " of latsnap's events recorded by %s into "
+			   "replay session %u, each at its time (left out: %" PRIu64 " kernel "
+			   "context events older than its buffers, %.3f, and %" PRIu64 " for room)",
+			   id, res.recorded, REPLAY_HELPER_NAME, k, res.before,
+			   (double)res.ready_ns / 1e9, res.room);
+		if (session_snapshot_net(rec->session, (int)k, rec->opts.relay, path, "latsnap", why,
+					 sizeof(why)) == 0) {
+			why[0] = '\0';
+		}
 	}
-	ls_verbose("record: snapshot %s: %" PRIu64 " of latsnap's events recorded into the session "
-		   "by %s, each at its time (%" PRIu64 " kernel context events from before its "
-		   "buffers began, at %.3f, left out)",
-		   sn->id, res.recorded, REPLAY_HELPER_NAME, res.before, (double)res.ready_ns / 1e9);
-	if (res.before) {
-		add_flag(sn->flags,
-			 "context-lost: %" PRIu64 " kernel context events older than the previous "
-			 "snapshot's end are not in this one's trace",
-			 res.before);
+	if (why[0]) {
+		ls_err("record: snapshot %s to %s: latsnap's own events (kernel context, outliers) "
+		       "are not in it: %s",
+		       id, rec->opts.relay, why);
 	}
-}
-
-/* The next snapshot's latsnap-replay, once this one's is done with. */
-static void replay_next(struct recorder *rec)
-{
-	char why[512];
-
-	if (!rec->replay) {
-		return;
-	}
-	replay_clear(rec->replay);
-	if (replay_standby(rec->replay, rec->replay_name, EMIT_READY_TIMEOUT_MS, why, sizeof(why))) {
-		ls_err("record: %s", why);
-	}
+	replay_next(rec, k);
+	rec->replay_turn = (k + 1) % SESSION_MAX_REPLAY;
 }
 
 /*
@@ -1481,21 +1496,18 @@ static int snapshot_write_trace(struct recorder *rec, struct snap *sn)
 	}
 	snprintf(path, sizeof(path), "%s/%s/.lttng", rec->out_path, sn->id);
 	emit_batch_mappings(rec);
-	if (rec->own_trace) {
-		/* Filled from here on; written once LTTng's trace says what clock it is on. */
-		rec->timeline = ctf_writer_new();
-		if (rec->timeline) {
-			timeline_emitter(rec->timeline);
-		}
+	/* Filled from here on; written once LTTng's trace says what clock it is on. */
+	rec->timeline = ctf_writer_new();
+	if (rec->timeline) {
+		timeline_emitter(rec->timeline);
 	}
-	if (rec->replay) {
-		replay_clear(rec->replay);
+	if (rec->replay_emit) {
+		/* For the relay: the same events, collected for this turn's latsnap-replay. */
+		replay_clear(rec->replay[rec->replay_turn]);
+		replay_ops(rec->replay[rec->replay_turn]);
 	}
 	if (rec->streaming) {
 		emit_context(rec, sn->flags);
-	}
-	if (rec->replay) {
-		replay_snapshot(rec, sn);
 	}
 	err = session_snapshot(rec->session, path);
 	if (err == -ENOTCONN) {
@@ -1631,9 +1643,7 @@ int recorder_snapshot(struct recorder *rec)
 	}
 	snprintf(trace, sizeof(trace), "%s/%s/trace", rec->out_path, sn.id);
 	read_back(rec, trace, &sn);
-	if (rec->own_trace) {
-		write_timeline(rec, trace, &sn);
-	}
+	write_timeline(rec, trace, &sn);
 	sn.t_read = ls_now_ns();
 	err = write_summary(rec, sn.fd, sn.id, sn.flags, rec->opts.relay ? &sn.json : NULL);
 	if (err) {
@@ -1658,7 +1668,6 @@ int recorder_snapshot(struct recorder *rec)
 failed:
 	snapshot_failed(rec, &sn);
 out:
-	replay_next(rec);
 	json_object_put(sn.flags);
 	ctf_writer_free(rec->timeline);
 	rec->timeline = NULL;
@@ -1785,7 +1794,9 @@ void recorder_close(struct recorder *rec)
 	}
 	emit_close(rec->emit);
 	emit_close(rec->replay_emit);
-	replay_free(rec->replay);
+	for (i = 0; i < SESSION_MAX_REPLAY; i++) {
+		replay_free(rec->replay[i]);
+	}
 	session_close(rec->session);
 	if (rec->out_fd >= 0) {
 		close(rec->out_fd);

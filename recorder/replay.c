@@ -12,12 +12,13 @@
  * time of the event it is about to record, and records them in time order.
  *
  * A ring buffer's stream must never go back in time, and LTTng starts each buffer's first packet
- * at the time it makes the buffer. So each latsnap-replay has buffers of its own (the session is
- * per-PID when it has a relay), made when it registers: it is started right after a snapshot,
- * waits, and records the next one's events, those older than its buffers left out (what went
- * into the snapshot before, but for the few milliseconds between that snapshot's context and its
- * end); it lives until that snapshot is taken, locally and to the relay, and its buffers go with
- * it.
+ * at the time it makes the buffer; a snapshot closes the packet under way at the time it is
+ * taken. So latsnap-replay records into sessions of its own (recorder/session.c: per-PID, each
+ * tracking one latsnap-replay), two that take turns: each latsnap-replay registers, and gets
+ * its buffers, right after its session's previous snapshot, and waits for the next one's events,
+ * those older than its buffers left out; it lives until that snapshot is sent, and its buffers
+ * go with it. With two sessions taking turns, a snapshot's events reach back to the end of the
+ * snapshot before the previous one.
  *
  * latsnap collects the events through the same calls that would record them (recorder/emit.c,
  * with replay_ops() as its table) and hands them over on the helper's standard input:
@@ -35,8 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -306,33 +305,6 @@ const struct ls_events *replay_ops(struct replay *rp)
 	return &replay_table;
 }
 
-/**
- * replay_procname - a name for this run's latsnap-replay: REPLAY_PROCNAME_PREFIX and random
- * letters. The session records latsnap's events from a process of that name only, and a
- * process cannot know it before latsnap-replay runs.
- *
- * Return: 0, or a negative errno.
- */
-int replay_procname(char *buf, size_t size)
-{
-	static const char letters[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-	size_t prefix = strlen(REPLAY_PROCNAME_PREFIX), i;
-	unsigned char rnd[REPLAY_PROCNAME_LEN];
-
-	if (size < REPLAY_PROCNAME_LEN + 1) {
-		return -ENOSPC;
-	}
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-		return -errno;
-	}
-	memcpy(buf, REPLAY_PROCNAME_PREFIX, prefix);
-	for (i = prefix; i < REPLAY_PROCNAME_LEN; i++) {
-		buf[i] = letters[rnd[i] % (sizeof(letters) - 1)];
-	}
-	buf[REPLAY_PROCNAME_LEN] = '\0';
-	return 0;
-}
-
 static int write_all(int fd, const void *p, size_t n)
 {
 	const unsigned char *c = p;
@@ -404,10 +376,10 @@ static void reap(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
-static int spawn_helper(const char *procname, unsigned int timeout_ms, int in, int out,
-			pid_t *pid, char *why, size_t why_size)
+static int spawn_helper(unsigned int timeout_ms, uint64_t max_bytes, int in, int out, pid_t *pid,
+			char *why, size_t why_size)
 {
-	char path[4096], events[4096], timeout[16];
+	char path[4096], events[4096], timeout[16], bytes[24];
 	char *argv[7], **envp;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -436,17 +408,15 @@ static int spawn_helper(const char *procname, unsigned int timeout_ms, int in, i
 	for (i = 0; i < n; i++) {
 		envp[i] = environ[i];
 	}
-	/*
-	 * Its registration's statedump would be recorded at whatever its clock says then, among
-	 * the events it replays: it has nothing to say of itself.
-	 */
+	/* It has nothing to say of itself. */
 	envp[n++] = "LTTNG_UST_WITHOUT_BADDR_STATEDUMP=1";
 	envp[n++] = "LTTNG_UST_WITHOUT_PROCNAME_STATEDUMP=1";
 	snprintf(timeout, sizeof(timeout), "%u", timeout_ms);
+	snprintf(bytes, sizeof(bytes), "%" PRIu64, max_bytes);
 	argv[0] = path;
 	argv[1] = events;
-	argv[2] = (char *)procname;
-	argv[3] = timeout;
+	argv[2] = timeout;
+	argv[3] = bytes;
 	argv[4] = NULL;
 	sigemptyset(&none);
 	posix_spawn_file_actions_init(&fa);
@@ -466,16 +436,17 @@ static int spawn_helper(const char *procname, unsigned int timeout_ms, int in, i
 }
 
 /**
- * replay_standby - start the latsnap-replay of the next snapshot, named @procname, unless one
- * is running that replay_start() did not use yet (then nothing changes). It registers with the session daemon now: the buffers LTTng makes it start at
- * that time, and it can record nothing older (a ring buffer's packet begins when the buffer is
- * made, and what follows in it must not go back in time). So it waits, ready, from the end of
- * one snapshot to the next.
+ * replay_standby - start the latsnap-replay of the next snapshot, unless one is running that
+ * replay_start() did not use yet (then nothing changes); replay_pid() is the process to track. It registers with the
+ * session daemon now: the buffers LTTng makes it start at that time, and it can record nothing
+ * older (a ring buffer's packet begins when the buffer is made, and what follows in it must not
+ * go back in time). So it waits, ready, from the end of one snapshot to the next.
  * @timeout_ms: how long it may wait for the session daemon to enable its events
+ * @max_bytes: the kernel context it records at most, the newest (what its ring holds)
  *
  * Return: 0, or a negative errno with why in @why.
  */
-int replay_standby(struct replay *rp, const char *procname, unsigned int timeout_ms, char *why,
+int replay_standby(struct replay *rp, unsigned int timeout_ms, uint64_t max_bytes, char *why,
 		   size_t why_size)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 };
@@ -491,7 +462,7 @@ int replay_standby(struct replay *rp, const char *procname, unsigned int timeout
 		snprintf(why, why_size, "pipe: %s", strerror(errno));
 		goto out;
 	}
-	err = spawn_helper(procname, timeout_ms, in[0], out[1], &rp->pid, why, why_size);
+	err = spawn_helper(timeout_ms, max_bytes, in[0], out[1], &rp->pid, why, why_size);
 	if (err) {
 		rp->pid = 0;
 		goto out;
@@ -524,7 +495,7 @@ out:
  */
 int replay_start(struct replay *rp, struct replay_result *res, char *why, size_t why_size)
 {
-	unsigned long long recorded, before, ready_ns;
+	unsigned long long recorded, before, room, ready_ns;
 	uint64_t len = rp->len, deadline;
 	char line[512];
 	int err;
@@ -554,7 +525,7 @@ int replay_start(struct replay *rp, struct replay_result *res, char *why, size_t
 	if (!err) {
 		err = read_answer(rp->out_fd, deadline, line, sizeof(line));
 	}
-	if (!err && sscanf(line, "replayed %llu %llu", &recorded, &before) != 2) {
+	if (!err && sscanf(line, "replayed %llu %llu %llu", &recorded, &before, &room) != 3) {
 		err = -EIO;
 	}
 	if (err == -EIO) {
@@ -562,10 +533,13 @@ int replay_start(struct replay *rp, struct replay_result *res, char *why, size_t
 			 strncmp(line, "error ", 6) ? line : line + 6);
 	} else if (err) {
 		snprintf(why, why_size, "%s: %s", REPLAY_HELPER_NAME,
-			 err == -ETIMEDOUT ? "no answer" : strerror(-err));
+			 err == -ETIMEDOUT ? "no answer"
+			 : err == -EPIPE  ? "exited without an answer"
+					  : strerror(-err));
 	} else {
 		res->recorded = recorded;
 		res->before = before;
+		res->room = room;
 		res->ready_ns = ready_ns;
 	}
 out:
@@ -573,6 +547,14 @@ out:
 		replay_finish(rp);
 	}
 	return err;
+}
+
+/**
+ * replay_pid - the latsnap-replay standing by, or 0
+ */
+pid_t replay_pid(const struct replay *rp)
+{
+	return rp->pid > 0 ? rp->pid : 0;
 }
 
 /**
@@ -776,10 +758,11 @@ static int play_one(struct replay_item *it, const struct ls_events *ops)
 }
 
 /*
- * The trace clock latsnap-replay records with: the monotonic clock, LTTng's own, until it
- * replays (replay_clock_ns 0), then the time of the event being recorded.
+ * The trace clock latsnap-replay records with: the time of the event being recorded, in the
+ * thread that records them (replay_clock_ns not 0); the monotonic clock, LTTng's own, in any
+ * other (lttng-ust's own threads record a statedump whenever a session asks for one).
  */
-static uint64_t replay_clock_ns;
+static __thread uint64_t replay_clock_ns;
 
 static uint64_t monotonic_ns(void)
 {
@@ -791,9 +774,7 @@ static uint64_t monotonic_ns(void)
 
 static uint64_t replay_read64(void)
 {
-	uint64_t t = __atomic_load_n(&replay_clock_ns, __ATOMIC_RELAXED);
-
-	return t ? t : monotonic_ns();
+	return replay_clock_ns ? replay_clock_ns : monotonic_ns();
 }
 
 typedef uint64_t (*clock_u64_fn)(void);
@@ -893,13 +874,16 @@ static int read_all(int fd, void *p, size_t n)
 
 /*
  * Index the records of @buf in time order, the kernel events older than @floor_ns (what the
- * helper's buffers cannot hold: they began then) left out and counted in @beforep.
+ * helper's buffers cannot hold: they began then) left out and counted in @beforep, and the
+ * oldest of the others past @max_bytes in @roomp.
  */
 static int index_input(const unsigned char *buf, size_t len, uint64_t floor_ns,
-		       struct replay_item **itemsp, size_t *nrp, uint64_t *beforep)
+		       uint64_t max_bytes, struct replay_item **itemsp, size_t *nrp,
+		       uint64_t *beforep, uint64_t *roomp)
 {
 	struct replay_item *items = NULL;
 	size_t nr = 0, cap = 0, off = 0, i, kept;
+	uint64_t kernel_bytes = 0;
 	uint32_t head[2];
 
 	while (off < len) {
@@ -926,12 +910,21 @@ static int index_input(const unsigned char *buf, size_t len, uint64_t floor_ns,
 		if (play_one(&items[nr], NULL)) {
 			goto bad;
 		}
+		if (items[nr].kind == REPLAY_KERNEL_EVENT && items[nr].time >= floor_ns) {
+			kernel_bytes += head[1];
+		}
 		off += head[1];
 		nr++;
 	}
 	qsort(items, nr, sizeof(*items), item_cmp);
-	*beforep = 0;
+	*beforep = *roomp = 0;
 	for (i = 0, kept = 0; i < nr; i++) {
+		if (items[i].kind == REPLAY_KERNEL_EVENT && items[i].time >= floor_ns &&
+		    kernel_bytes > max_bytes) {
+			kernel_bytes -= items[i].size;
+			++*roomp;
+			continue;
+		}
 		/*
 		 * An outlier and its stacks are at its end, which came after the previous
 		 * snapshot: never before the buffers. Should one be, it goes at their start.
@@ -954,10 +947,11 @@ bad:
 }
 
 /**
- * replay_helper_main - latsnap-replay LIBRARY PROCNAME TIMEOUT_MS (replay_standby()): once the
+ * replay_helper_main - latsnap-replay LIBRARY TIMEOUT_MS MAX_BYTES (replay_standby()): once the
  * session's events are enabled in it, says "ready T" (T: the monotonic time, after its buffers
  * were made); then reads the events on its standard input (replay_start()), records them, and
- * says "replayed N M" (M: older than T, left out), or "error WHY" at any step; then waits for
+ * says "replayed N M R" (M: older than T, R: past MAX_BYTES, left out), or "error WHY" at any
+ * step; then waits for
  * its input to close (the snapshots taken) and exits, its buffers with it.
  */
 int replay_helper_main(int argc, char **argv)
@@ -966,7 +960,7 @@ int replay_helper_main(int argc, char **argv)
 	const struct ls_events *ops = NULL;
 	struct replay_item *items = NULL;
 	unsigned char *buf = NULL, byte;
-	uint64_t len = 0, before = 0, ready_ns;
+	uint64_t len = 0, before = 0, room = 0, ready_ns, max_bytes;
 	unsigned int timeout_ms, waited;
 	size_t nr = 0, i;
 	char why[512];
@@ -978,10 +972,9 @@ int replay_helper_main(int argc, char **argv)
 			REPLAY_HELPER_NAME);
 		return 2;
 	}
-	timeout_ms = (unsigned int)strtoul(argv[3], NULL, 10);
+	timeout_ms = (unsigned int)strtoul(argv[2], NULL, 10);
+	max_bytes = strtoull(argv[3], NULL, 10);
 	why[0] = '\0';
-	/* The name the session's filters know it by, before lttng-ust reads it. */
-	prctl(PR_SET_NAME, argv[2], 0, 0, 0);
 	if (override_clock(why, sizeof(why))) {
 		goto out;
 	}
@@ -1014,21 +1007,21 @@ int replay_helper_main(int argc, char **argv)
 		snprintf(why, sizeof(why), "%s", buf ? "input cut short" : strerror(ENOMEM));
 		goto out;
 	}
-	if (index_input(buf, len, ready_ns, &items, &nr, &before)) {
+	if (index_input(buf, len, ready_ns, max_bytes, &items, &nr, &before, &room)) {
 		snprintf(why, sizeof(why), "damaged input");
 		goto out;
 	}
 	for (i = 0; i < nr; i++) {
-		__atomic_store_n(&replay_clock_ns, items[i].time ? items[i].time : 1,
-				 __ATOMIC_RELAXED);
+		replay_clock_ns = items[i].time ? items[i].time : 1;
 		play_one(&items[i], ops);
 	}
+	replay_clock_ns = 0;
 	ret = 0;
 out:
 	if (ret) {
 		printf("error %s\n", why);
 	} else {
-		printf("replayed %zu %" PRIu64 "\n", nr, before);
+		printf("replayed %zu %" PRIu64 " %" PRIu64 "\n", nr, before, room);
 	}
 	fflush(stdout);
 	/* Its buffers are in the snapshots only while it lives: until latsnap is done. */

@@ -40,6 +40,12 @@ extern int lttng_opt_quiet __attribute__((weak));
 
 struct session {
 	char name[64];
+	/*
+	 * With a relay, the sessions latsnap-replay records into (recorder/replay.c): per-PID, each
+	 * tracking only the process latsnap names (session_replay_track()).
+	 */
+	char replay_name[SESSION_MAX_REPLAY][80];
+	int nr_replay;
 	struct lttng_handle *ust;
 	struct lttng_handle *kernel; /* NULL: no kernel tracer here */
 	pid_t sessiond; /* the daemon latsnap started (its child, never reaped elsewhere), or 0 */
@@ -221,12 +227,11 @@ static bool own_provider(const char *pattern)
 }
 
 /*
- * @pattern for this process only when it is one of latsnap's own providers; with @for_replay,
- * for latsnap-replay (named @replay, and of latsnap's user: a process of another user can read
- * the name in /proc and take it, not the uid); and for anyone else but latsnap-replay.
+ * @pattern for this process only when it is one of latsnap's own providers. With @exclude, for
+ * no process of that name: latsnap-replay records its events back in time, and per-UID buffers
+ * are shared with every process of the user.
  */
-static int enable_ust_event(struct lttng_handle *handle, const char *pattern, const char *replay,
-			    bool for_replay)
+static int enable_ust_event(struct lttng_handle *handle, const char *pattern, const char *exclude)
 {
 	struct lttng_event ev;
 	char filter[96];
@@ -235,13 +240,10 @@ static int enable_ust_event(struct lttng_handle *handle, const char *pattern, co
 	ev.type = LTTNG_EVENT_TRACEPOINT;
 	ev.loglevel_type = LTTNG_EVENT_LOGLEVEL_ALL;
 	snprintf(ev.name, sizeof(ev.name), "%s", pattern);
-	if (for_replay) {
-		snprintf(filter, sizeof(filter), "$ctx.procname == \"%s\" && $ctx.vuid == %u", replay,
-			 (unsigned int)geteuid());
-	} else if (own_provider(pattern)) {
+	if (own_provider(pattern)) {
 		snprintf(filter, sizeof(filter), "$ctx.vpid == %d", (int)getpid());
-	} else if (replay) {
-		snprintf(filter, sizeof(filter), "$ctx.procname != \"%s\"", replay);
+	} else if (exclude) {
+		snprintf(filter, sizeof(filter), "$ctx.procname != \"%s\"", exclude);
 	} else {
 		return ctl_err(lttng_enable_event(handle, &ev, CHANNEL_NAME), pattern);
 	}
@@ -340,6 +342,109 @@ static int enable_kernel_channel(struct lttng_handle *handle, struct lttng_domai
 	return add_contexts(handle, KERNEL_CHANNEL_NAME);
 }
 
+/*
+ * open_replay - replay session @k: snapshot mode, per-PID buffers (each latsnap-replay's start
+ * when it registers, and go with it), latsnap's own events, no process tracked yet.
+ */
+static int open_replay(struct session *s, int k, const struct session_opts *opts)
+{
+	struct lttng_domain ust = { .type = LTTNG_DOMAIN_UST, .buf_type = LTTNG_BUFFER_PER_PID };
+	struct lttng_process_attr_tracker_handle *tracker = NULL;
+	struct lttng_session_descriptor *desc = NULL;
+	struct lttng_handle *handle = NULL;
+	const char *name = s->replay_name[k];
+	enum lttng_error_code code;
+	struct lttng_event ev;
+	int err = 0, i;
+
+	snprintf(s->replay_name[k], sizeof(s->replay_name[k]), "%s-r%d", s->name, k);
+	desc = lttng_session_descriptor_snapshot_create(name);
+	if (!desc) {
+		err = -ENOMEM;
+		goto out;
+	}
+	code = lttng_create_session_ext(desc);
+	if (code != LTTNG_OK) {
+		ls_err("record: LTTng: create session %s: %s", name, lttng_strerror(-code));
+		err = -EIO;
+		goto out;
+	}
+	s->nr_replay = k + 1;
+	handle = lttng_create_handle(name, &ust);
+	if (!handle) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = enable_channel(handle, &ust, CHANNEL_NAME, opts->buffer_size);
+	if (!err) {
+		err = add_contexts(handle, CHANNEL_NAME);
+	}
+	for (i = 0; !err && i < opts->nr_replay_events; i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.type = LTTNG_EVENT_TRACEPOINT;
+		ev.loglevel_type = LTTNG_EVENT_LOGLEVEL_ALL;
+		snprintf(ev.name, sizeof(ev.name), "%s", opts->replay_events[i]);
+		err = ctl_err(lttng_enable_event(handle, &ev, CHANNEL_NAME), ev.name);
+	}
+	if (err) {
+		goto out;
+	}
+	code = lttng_session_get_tracker_handle(name, LTTNG_DOMAIN_UST,
+						LTTNG_PROCESS_ATTR_VIRTUAL_PROCESS_ID, &tracker);
+	if (code != LTTNG_OK ||
+	    lttng_process_attr_tracker_handle_set_tracking_policy(
+		    tracker, LTTNG_TRACKING_POLICY_INCLUDE_SET) !=
+		    LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK) {
+		ls_err("record: LTTng: session %s: no process tracker: %s", name,
+		       code != LTTNG_OK ? lttng_strerror(-code) : "policy refused");
+		err = -EIO;
+		goto out;
+	}
+	err = ctl_err(lttng_start_tracing(name), "start tracing");
+out:
+	lttng_process_attr_tracker_handle_destroy(tracker);
+	if (handle) {
+		lttng_destroy_handle(handle);
+	}
+	lttng_session_descriptor_destroy(desc);
+	return err;
+}
+
+/**
+ * session_replay_track - have replay session @k record from @pid (@on) or no longer (!@on)
+ *
+ * Return: 0, or a negative errno with why in @why.
+ */
+int session_replay_track(struct session *s, int k, pid_t pid, bool on, char *why,
+			 size_t why_size)
+{
+	struct lttng_process_attr_tracker_handle *tracker = NULL;
+	enum lttng_process_attr_tracker_handle_status status;
+	enum lttng_error_code code;
+	int err = 0;
+
+	if (k < 0 || k >= s->nr_replay) {
+		snprintf(why, why_size, "no replay session %d", k);
+		return -EINVAL;
+	}
+	code = lttng_session_get_tracker_handle(s->replay_name[k], LTTNG_DOMAIN_UST,
+						LTTNG_PROCESS_ATTR_VIRTUAL_PROCESS_ID, &tracker);
+	if (code != LTTNG_OK) {
+		snprintf(why, why_size, "LTTng: %s: tracker: %s", s->replay_name[k],
+			 lttng_strerror(-code));
+		return -EIO;
+	}
+	status = on ? lttng_process_attr_virtual_process_id_tracker_handle_add_pid(tracker, pid) :
+		      lttng_process_attr_virtual_process_id_tracker_handle_remove_pid(tracker, pid);
+	if (status != LTTNG_PROCESS_ATTR_TRACKER_HANDLE_STATUS_OK) {
+		snprintf(why, why_size, "LTTng: %s: cannot %s pid %d (status %d)",
+			 s->replay_name[k], on ? "track" : "untrack", (int)pid, (int)status);
+		err = -EIO;
+	}
+	lttng_process_attr_tracker_handle_destroy(tracker);
+	return err;
+}
+
 /**
  * session_open - start a snapshot session for this latsnap instance, and a session daemon if
  * none answers.
@@ -382,14 +487,6 @@ int session_open(struct session **sessionp, const struct session_opts *opts)
 		err = -EIO;
 		goto out;
 	}
-	if (opts->replay_procname) {
-		/*
-		 * latsnap-replay records each snapshot's events back in time: into buffers of its
-		 * own, which go with it (recorder/replay.c). Per-PID buffers are a domain's, not a
-		 * channel's, so the applications' own events are per process too.
-		 */
-		ust.buf_type = LTTNG_BUFFER_PER_PID;
-	}
 	s->ust = lttng_create_handle(s->name, &ust);
 	if (!s->ust) {
 		err = -ENOMEM;
@@ -405,13 +502,8 @@ int session_open(struct session **sessionp, const struct session_opts *opts)
 		goto out;
 	}
 	for (i = 0; i < opts->nr_ust_events; i++) {
-		err = enable_ust_event(s->ust, opts->ust_events[i], opts->replay_procname, false);
-		if (err) {
-			goto out;
-		}
-	}
-	for (i = 0; i < opts->nr_replay_events && opts->replay_procname; i++) {
-		err = enable_ust_event(s->ust, opts->replay_events[i], opts->replay_procname, true);
+		err = enable_ust_event(s->ust, opts->ust_events[i],
+				       opts->nr_replay ? opts->replay_exclude : NULL);
 		if (err) {
 			goto out;
 		}
@@ -447,8 +539,15 @@ int session_open(struct session **sessionp, const struct session_opts *opts)
 		goto out;
 	}
 	s->started = true;
-	ls_verbose("record: LTTng snapshot session %s started (%llu bytes per CPU buffer)", s->name,
-		   (unsigned long long)opts->buffer_size);
+	for (i = 0; i < opts->nr_replay && i < SESSION_MAX_REPLAY; i++) {
+		err = open_replay(s, i, opts);
+		if (err) {
+			goto out;
+		}
+	}
+	ls_verbose("record: LTTng snapshot session %s started (%llu bytes per CPU buffer)%s", s->name,
+		   (unsigned long long)opts->buffer_size,
+		   s->nr_replay ? ", and its replay sessions for the relay" : "");
 out:
 	lttng_session_descriptor_destroy(desc);
 	if (err) {
@@ -582,34 +681,41 @@ int session_check_url(const char *url, char *why, size_t why_size)
 }
 
 /**
- * session_snapshot_net - send what the ring buffers hold to the lttng-relayd of @url, as
- * snapshot @name (lttng-relayd files it under HOST/SESSION/NAME-DATE-TIME-SEQ). Each call
- * connects anew, so a relay that comes back after a failure gets the next snapshot.
+ * session_snapshot_net - send what the ring buffers of the session (@k -1) or of replay session
+ * @k hold to the lttng-relayd of @url, as snapshot @name under @path (lttng-relayd files it
+ * under HOST/PATH/NAME-DATE-TIME-SEQ). Each call connects anew, so a relay that comes back
+ * after a failure gets the next snapshot.
  *
  * Return: 0, or a negative errno with why in @why (nothing printed).
  */
-int session_snapshot_net(struct session *s, const char *url, const char *name, char *why,
-			 size_t why_size)
+int session_snapshot_net(struct session *s, int k, const char *url, const char *path,
+			 const char *name, char *why, size_t why_size)
 {
 	struct lttng_snapshot_output *output;
-	char net[1024];
+	char net[1024], full[1400];
 	int ret, err = 0;
 
 	if (!network_url(url, net, sizeof(net))) {
 		snprintf(why, why_size, "%s: not a network URL", url);
 		return -EINVAL;
 	}
+	if (k >= s->nr_replay) {
+		snprintf(why, why_size, "no replay session %d", k);
+		return -EINVAL;
+	}
+	snprintf(full, sizeof(full), "%s%s%s", net,
+		 net[0] && net[strlen(net) - 1] == '/' ? "" : "/", path);
 	output = lttng_snapshot_output_create();
 	if (!output) {
 		snprintf(why, why_size, "%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	ret = lttng_snapshot_output_set_network_url(net, output);
+	ret = lttng_snapshot_output_set_network_url(full, output);
 	if (ret == 0) {
 		ret = lttng_snapshot_output_set_name(name, output);
 	}
 	if (ret == 0) {
-		ret = lttng_snapshot_record(s->name, output, 1);
+		ret = lttng_snapshot_record(k < 0 ? s->name : s->replay_name[k], output, 1);
 	}
 	if (ret < 0) {
 		snprintf(why, why_size, "LTTng: %s", lttng_strerror(ret));
@@ -617,6 +723,14 @@ int session_snapshot_net(struct session *s, const char *url, const char *name, c
 	}
 	lttng_snapshot_output_destroy(output);
 	return err;
+}
+
+/**
+ * session_name - the session's name (the relay files its snapshots under it)
+ */
+const char *session_name(const struct session *s)
+{
+	return s->name;
 }
 
 /**
@@ -725,6 +839,8 @@ static void stop_sessiond(struct session *s)
  */
 void session_close(struct session *s)
 {
+	int i;
+
 	if (!s) {
 		return;
 	}
@@ -732,6 +848,9 @@ void session_close(struct session *s)
 		/* Nobody to talk to: liblttng-ctl would only wait for a daemon. */
 	} else if (s->ust || s->started) {
 		lttng_destroy_session(s->name);
+	}
+	for (i = 0; !s->lost && i < s->nr_replay; i++) {
+		lttng_destroy_session(s->replay_name[i]);
 	}
 	if (s->ust) {
 		lttng_destroy_handle(s->ust);

@@ -8,9 +8,11 @@
  * A wait reported while it still waited (record --hang) is in the summaries more than once;
  * snapshots_waits() gives report and flame each wait once, by the report of it that counts.
  *
- * A directory may also be an lttng-relayd output tree (HOST/SESSION-DATE-TIME/SNAPSHOT...):
- * there a snapshot is the trace itself, and its summary is the latsnap:summary events the
- * recorder put into the trace just before recording it.
+ * A directory may also be an lttng-relayd output tree: HOST/SESSION/ID/ holding LTTng's trace
+ * (trace-DATE-TIME-SEQ/) and latsnap's own (latsnap-DATE-TIME-SEQ/), or, as latsnap recorded it
+ * before, HOST/SESSION-DATE-TIME/SNAPSHOT-DATE-TIME-SEQ/, the trace itself. There a snapshot is
+ * the trace, and its summary is the latsnap:summary events the recorder put into it just before
+ * recording it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -134,6 +136,32 @@ static bool is_relay_trace(const char *path)
 	}
 	snprintf(sub, sizeof(sub), "%s/kernel", path);
 	return !lstat(sub, &st) && S_ISDIR(st.st_mode);
+}
+
+/*
+ * Does @path hold a snapshot as latsnap sends it to lttng-relayd: LTTng's trace as a
+ * directory trace-DATE-TIME-SEQ (and latsnap's own beside it)?
+ */
+static bool is_relay_snapshot(const char *path)
+{
+	bool found = false;
+	struct dirent *de;
+	char sub[4200];
+	DIR *d;
+
+	d = opendir(path);
+	if (!d) {
+		return false;
+	}
+	while (!found && (de = readdir(d))) {
+		if (strncmp(de->d_name, "trace-", strlen("trace-"))) {
+			continue;
+		}
+		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+		found = is_relay_trace(sub);
+	}
+	closedir(d);
+	return found;
 }
 
 /* The latsnap:summary events of one snapshot id found in a trace. */
@@ -263,7 +291,7 @@ static int load_relay_summary(struct snapshot *snap)
 	for (i = 0; i < rr.nr; i++) {
 		ls_relay_name(rr.sums[i].id, name, sizeof(name));
 		nlen = strlen(name);
-		if (!strncmp(snap->id, name, nlen) && snap->id[nlen] == '-') {
+		if (!strncmp(snap->id, name, nlen) && (snap->id[nlen] == '-' || !snap->id[nlen])) {
 			own = &rr.sums[i];
 		}
 	}
@@ -382,7 +410,7 @@ int snapshot_load(const char *path, struct snapshot *snap)
 		goto out;
 	}
 	snprintf(file, sizeof(file), "%s/summary.json", snap->path);
-	if (access(file, F_OK) && is_relay_trace(snap->path)) {
+	if (access(file, F_OK) && (is_relay_trace(snap->path) || is_relay_snapshot(snap->path))) {
 		snap->relay = true;
 		snap->trace = strdup(snap->path);
 		if (!snap->trace) {
@@ -469,7 +497,7 @@ static bool is_container(const char *path)
 			return false;
 		}
 	}
-	if (is_relay_trace(path)) {
+	if (is_relay_trace(path) || is_relay_snapshot(path)) {
 		return false;
 	}
 	d = opendir(path);

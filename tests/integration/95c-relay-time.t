@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Issue 32, part 1, with a relay: a snapshot sent to lttng-relayd is true in time too. The relay
-# receives LTTng's snapshot and nothing else, so latsnap's own events go into the session from
-# latsnap-replay, each at its time (recorder/replay.c). A real lttng-relayd on loopback (its own
-# ports and directory), a real lttng-sessiond, the real BPF side, babeltrace2 2.0.4 as the user
-# runs it.
-#  a) apptp (its own tracepoint between two 30 ms naps; alive 2 s more, since a per-PID session
-#     holds a process's events while it lives) under record -t 20ms -o net://...: the relay's
-#     snapshot has latsnap-replay's stream; babeltrace2 reads the relay's snapshot directory with
+# receives LTTng's snapshots and nothing else, so latsnap's own events go into a session of their
+# own from latsnap-replay, each at its time (recorder/replay.c), sent beside LTTng's. A real
+# lttng-relayd on loopback (its own ports and directory), a real lttng-sessiond, the real BPF
+# side, babeltrace2 2.0.4 as the user runs it.
+#  a) apptp (its own tracepoint between two 30 ms naps, then 2 s of 5 ms naps) under
+#     record -t 20ms -o net://...: the relay files HOST/SESSION/ID/ with LTTng's trace
+#     (trace-*) and latsnap's (latsnap-*, latsnap-replay's stream); babeltrace2 reads ID/ with
 #     no option and says nothing on stderr; every latsnap_kernel:* event's CTF timestamp is its
 #     ts_ns within 1 us; latsnap:outlier at its end_ns, latsnap:user_stack at end_ns + unwind_ns.
 #  b) babeltrace2's output of the relay's snapshot has the app's latsnap_test:between after the
 #     first nap's syscall and before the second's.
-#  c) the --keep-local copy is the same trace: true in time, read by babeltrace2 without error.
+#  c) the --keep-local copy is a local snapshot (trace/ and trace/latsnap/): true in time too.
 #  d) report, show and export read the relay's tree: the naps, their unwound stacks, the timeline.
-#  e) a process of another user that names itself as latsnap-replay (the name read from /proc)
-#     and records latsnap_kernel events registers with the session daemon, yet none of its
-#     events is in a snapshot; the same program run by root (the control) is.
+#  e) processes that name themselves latsnap-replay and record latsnap_kernel events (one of
+#     another user, one of root) register with the session daemon, yet none of their events is
+#     in a snapshot: the replay sessions track latsnap's own latsnap-replay only, by pid.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -55,20 +55,23 @@ record_snap a -v -t 20ms --ust-events 'latsnap_test:*' -o "$URL" --keep-local "$
 	"$WL/apptp" 30 2 2000
 is "$RC" 0 "a) record -t 20ms -o $URL -- apptp 30 2 2000: exit 0"
 TID=$(awk '$1 == "pid" { print $2; exit }' "$TMPD/a.log")
-grep -E '^latsnap: record: snapshot .*(latsnap-replay|latsnap.s own events)' "$TMPD/a.err" |
+grep -E '^latsnap: record: (snapshot .*(latsnap-replay|latsnap.s own events)|latsnap-replay)' "$TMPD/a.err" |
 	while IFS= read -r l; do diag "$l"; done
 
 # lttng-relayd writes what it received after `lttng snapshot record` returned: wait for it.
 SNAP=
 for i in $(seq 50); do
 	SNAP=$(find "$RELAY_OUT" -mindepth 3 -maxdepth 3 -type d | LC_ALL=C sort | head -n 1)
-	[ -n "$SNAP" ] && [ -n "$(find "$SNAP" -path '*/ust/pid/lsr-*' -name metadata)" ] && break
+	[ -n "$SNAP" ] && [ -n "$(find "$SNAP" -path '*/latsnap-*/ust/pid/latsnap-replay-*' -name metadata)" ] &&
+		[ -n "$(find "$SNAP" -path '*/trace-*/ust/*' -name metadata)" ] && break
 	sleep 0.1
 done
 ok '[ -n "$SNAP" ]' "a) the relay filed a snapshot (HOST/SESSION/SNAPSHOT)"
 SNAP=${SNAP:-$TMPD/none}
-ok '[ -n "$(find "$SNAP" -path "*/ust/pid/lsr-*" -name metadata)" ]' \
-	"a) with latsnap-replay's own stream in it (ust/pid/lsr-*)"
+ok '[ -n "$(find "$SNAP" -path "*/trace-*/ust/*" -name metadata)" ]' \
+	"a) LTTng's trace in it (ID/trace-*)"
+ok '[ -n "$(find "$SNAP" -path "*/latsnap-*/ust/pid/latsnap-replay-*" -name metadata)" ]' \
+	"a) and latsnap's, latsnap-replay's stream (ID/latsnap-*/ust/pid/latsnap-replay-*)"
 sleep 0.5
 
 babeltrace2 "$SNAP" >"$TMPD/bt.txt" 2>"$TMPD/bt.err"
@@ -149,32 +152,34 @@ E_PID=$!
 track_bg "$E_PID"
 NAME=
 for i in $(seq 100); do
-	NAME=$(ps -eo comm= | grep -m 1 '^lsr-')
+	NAME=$(ps -eo comm= | grep -m 1 '^latsnap-replay')
 	[ -n "$NAME" ] && break
 	sleep 0.05
 done
-ok '[ -n "$NAME" ]' "e) latsnap-replay stands by under its name ($NAME)"
+ok '[ -n "$NAME" ]' "e) latsnap-replay stands by ($NAME)"
 LIB=$(dirname "$LATSNAP")/liblatsnap-events.so
 HOME=/tmp setpriv --reuid=65534 --regid=65534 --clear-groups "$WL/ustinject" "$LIB" "$NAME" 3 \
 	>"$TMPD/inj-nobody.out" 2>"$TMPD/inj-nobody.err" &
 track_bg $!
 "$WL/ustinject" "$LIB" "$NAME" 3 >"$TMPD/inj-root.out" 2>"$TMPD/inj-root.err" &
 track_bg $!
-NOBODY_PID=
+NOBODY_PID= ROOT_PID=
 for i in $(seq 100); do
 	NOBODY_PID=$(awk '$1 == "registered" { print $2 }' "$TMPD/inj-nobody.out")
-	[ -n "$NOBODY_PID" ] && break
+	ROOT_PID=$(awk '$1 == "registered" { print $2 }' "$TMPD/inj-root.out")
+	[ -n "$NOBODY_PID" ] && [ -n "$ROOT_PID" ] && break
 	sleep 0.05
 done
-ok 'lttng list -u 2>/dev/null | grep -q "PID: ${NOBODY_PID:-none} "' \
-	"e) the other user's process registered with the session daemon (lttng list -u)"
+lttng list -u >"$TMPD/e.apps" 2>&1
+ok 'grep -q "PID: ${NOBODY_PID:-none} " "$TMPD/e.apps" && grep -q "PID: ${ROOT_PID:-none} " "$TMPD/e.apps"' \
+	"e) both impostors registered with the session daemon (lttng list -u)"
 wait "$E_PID"
 is "$?" 0 "e) record -o net://... -- apptp 100 20: exit 0"
 sleep 0.5
 babeltrace2 "$RELAY_OUT" >"$TMPD/e.bt" 2>"$TMPD/e.bt.err"
+n=$(grep -c ' latsnap_kernel:' "$TMPD/e.bt")
+ok "[ 0${n} -gt 0 ]" "e) the relay's snapshots hold latsnap's kernel context ($n events)"
 n=$(grep -c ' latsnap_kernel:sched_switch: .*"INJECTED"' "$TMPD/e.bt")
-ok "[ 0${n} -gt 0 ]" "e) control: root's process of that name is in the snapshots ($n events)"
-nobody=$(grep ' latsnap_kernel:sched_switch: .*"INJECTED"' "$TMPD/e.bt" | grep -c "(${NOBODY_PID:-none})")
-is "$nobody" 0 "e) the other user's process: none of its events"
+is "$n" 0 "e) none of the impostors' events"
 
 done_testing

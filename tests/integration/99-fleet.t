@@ -107,8 +107,10 @@ between "$sent_a" 1 "$A_N" "hosta says its snapshots were sent to the relay"
 is "$(relay_snaps hosta | wc -l)" "$sent_a" "the relay holds each of hosta's snapshots under hosta/"
 between "$(relay_snaps hostb | wc -l)" 1 2 "the relay holds hostb's snapshots under hostb/"
 first=$(relay_snaps hosta | head -1)
-ok '[ -d "$first/ust" ] && ! [ -e "$first/summary.json" ]' \
-	"a relay snapshot is the CTF trace itself, without summary.json"
+ok '[ -n "$(find "$first" -mindepth 2 -maxdepth 2 -path "*/trace-*/ust")" ] &&
+	[ -n "$(find "$first" -mindepth 2 -maxdepth 2 -path "*/latsnap-*/ust")" ] &&
+	! [ -e "$first/summary.json" ]' \
+	"a relay snapshot is LTTng's trace and latsnap's (ID/trace-*, ID/latsnap-*), without summary.json"
 babeltrace2 "$first" 2>/dev/null | grep -q 'latsnap:summary: .*part = 0, parts = 1'
 ok $? "its trace carries the summary as a latsnap:summary event"
 is "$(find "$TMPDIR" -mindepth 1 | wc -l)" 0 "no local copy stays behind without --keep-local"

@@ -8,7 +8,8 @@
  * records a latsnap_kernel:sched_switch whose prev_comm is "INJECTED" every 50 ms for SECONDS.
  * Run by an unprivileged user, none of it may reach a snapshot; run by root (the test's control)
  * it does, which shows it would.
- * Prints "registered PID" once its events are enabled in it.
+ * Prints "registered PID" once lttng-ust registered it (in dlopen()), then waits up to 2 s for a
+ * session to enable the event in it, and records it either way.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -54,11 +55,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ustinject: %s: %s\n", argv[1], dlerror());
 		return 1;
 	}
-	for (waited = 0; !ops->ready() && waited < 10000; waited += 10) {
-		sleep_ms(10);
-	}
 	printf("registered %d\n", (int)getpid());
 	fflush(stdout);
+	for (waited = 0; !ops->ready() && waited < 2000; waited += 10) {
+		sleep_ms(10);
+	}
 	memset(&e, 0, sizeof(e));
 	e.kind = LS_CTX_SWITCH;
 	e.pid = e.tid = (uint32_t)getpid();
