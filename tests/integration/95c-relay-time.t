@@ -14,6 +14,8 @@
 #     first nap's syscall and before the second's.
 #  c) the --keep-local copy is a local snapshot (trace/ and trace/latsnap/): true in time too.
 #  d) report, show and export read the relay's tree: the naps, their unwound stacks, the timeline.
+#  d') the same readers on a relay tree latsnap sent before (tests/fixtures/old-relay, recorded
+#     by 8144ae9: one trace per snapshot, latsnap's events at the time it wrote them).
 #  e) processes that name themselves latsnap-replay and record latsnap_kernel events (one of
 #     another user, one of root) register with the session daemon, yet none of their events is
 #     in a snapshot: the replay sessions track latsnap's own latsnap-replay only, by pid.
@@ -134,6 +136,20 @@ run_latsnap "$TMPD/export.out" "$TMPD/export.err" export --perfetto "$TMPD/relay
 is "$RC" 0 "d) export --perfetto on the relay's snapshot: exit 0"
 n=$(jq "[.traceEvents[]? | select(.tid == $TID and .ph == \"X\")] | length" "$TMPD/relay.json" 2>/dev/null)
 ok "[ 0${n} -gt 0 ]" "d) export: the workload's thread has its slices"
+
+# d') a relay tree of the earlier layout.
+OLD=$ROOT/tests/fixtures/old-relay
+run_latsnap "$TMPD/oreport.txt" "$TMPD/oreport.err" report "$OLD"
+is "$RC" 0 "d') report on the earlier relay layout: exit 0"
+like "$(cat "$TMPD/oreport.txt")" '1 snapshots \(1 complete' "d') its snapshot is complete (the summary from its trace)"
+like "$(cat "$TMPD/oreport.txt")" 'Requested sleep \(nanosleep\)' "d') the sleeper's nap, by its cause"
+OSNAP=$(find "$OLD" -mindepth 3 -maxdepth 3 -type d | head -n 1)
+run_latsnap "$TMPD/oshow.json" "$TMPD/oshow.err" show --json "${OSNAP:-none}"
+is "$RC" 0 "d') show --json on its snapshot: exit 0"
+is "$(jq -r '.outliers[0].user_stack.source' "$TMPD/oshow.json" 2>/dev/null)" unwind \
+	"d') show: the nap's unwound stack"
+n=$(jq '[.outliers[0].timeline[]? | select(.name == "latsnap_kernel:syscall")] | length' "$TMPD/oshow.json" 2>/dev/null)
+ok "[ 0${n} -gt 0 ]" "d') show: the timeline has the kernel context"
 
 # e) hostile: latsnap's events are recorded from latsnap-replay only, and it is root's.
 RELAY_OUT=$TMPD/relay-e
