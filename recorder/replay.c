@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * replay.c - latsnap's own events of a snapshot (its kernel context, its outliers and their
- * stacks) recorded into the LTTng session, each at the time it happened, for a relay daemon.
+ * stacks) recorded into an LTTng session, each at the time it happened, for a relay daemon.
  *
  * A local snapshot gets them as a CTF trace of their own, written by latsnap (recorder/timeline.c).
- * A relay daemon receives only what LTTng's snapshot sends, so there they must be LTTng-UST events
- * of the session; and LTTng-UST stamps an event with its process's trace clock, at the moment it
+ * A relay daemon receives only what LTTng's snapshots send, so there they must be LTTng-UST events
+ * of a session; and LTTng-UST stamps an event with its process's trace clock, at the moment it
  * is recorded. latsnap-replay is the process for that: it overrides its trace clock
  * (lttng-ust's clock override, <lttng/ust-clock.h>, keeping the monotonic clock's name, uuid and
  * frequency, so that its events are on the same clock class as every other process's) with the

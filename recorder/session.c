@@ -5,7 +5,8 @@
  * One session per latsnap instance, in snapshot mode: UST channels in overwrite mode with per-UID
  * buffers, so that an application that exits before the snapshot is still in it. A kernel channel
  * is added only where lttng-modules answer; on a kernel without them (no loadable modules) the
- * session is user space only, which -v says once.
+ * session is user space only, which -v says once. With a relay, two replay sessions more, which
+ * latsnap-replay records latsnap's own events into (recorder/replay.c, open_replay()).
  */
 #include <errno.h>
 #include <fcntl.h>
