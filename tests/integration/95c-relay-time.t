@@ -14,7 +14,7 @@
 #     first nap's syscall and before the second's.
 #  c) the --keep-local copy is a local snapshot (trace/ and trace/latsnap/): true in time too.
 #  d) report, show and export read the relay's tree: the naps, their unwound stacks, the timeline.
-#  d') the same readers on a relay tree latsnap sent before (tests/fixtures/old-relay, recorded
+#  d') report, show and export on a relay tree latsnap sent before (tests/fixtures/old-relay, recorded
 #     by 8144ae9: one trace per snapshot, latsnap's events at the time it wrote them).
 #  e) processes that name themselves latsnap-replay and record latsnap_kernel events (one of
 #     another user, one of root) register with the session daemon, yet none of their events is
@@ -150,6 +150,11 @@ is "$(jq -r '.outliers[0].user_stack.source' "$TMPD/oshow.json" 2>/dev/null)" un
 	"d') show: the nap's unwound stack"
 n=$(jq '[.outliers[0].timeline[]? | select(.name == "latsnap_kernel:syscall")] | length' "$TMPD/oshow.json" 2>/dev/null)
 ok "[ 0${n} -gt 0 ]" "d') show: the timeline has the kernel context"
+run_latsnap "$TMPD/oexport.out" "$TMPD/oexport.err" export --perfetto "$TMPD/old.json" "${OSNAP:-none}"
+is "$RC" 0 "d') export --perfetto on its snapshot: exit 0"
+OTID=$(jq '.outliers[0].tid' "$TMPD/oshow.json" 2>/dev/null)
+n=$(jq "[.traceEvents[]? | select(.tid == ${OTID:-0} and .ph == \"X\")] | length" "$TMPD/old.json" 2>/dev/null)
+ok "[ 0${n} -gt 0 ]" "d') export: the nap's thread has its slices"
 
 # e) hostile: latsnap's events are recorded from latsnap-replay only, and it is root's.
 RELAY_OUT=$TMPD/relay-e
