@@ -415,7 +415,7 @@ pg_round() {
 		"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -c 4 -j 2 -T "$PG_WARMUP" postgres \
 			>/dev/null 2>&1 || true
 	fi
-	[ -n "$PG_CG" ] && u0=$(cat "$PG_CG/cpuacct.usage")
+	[ -n "$PG_CG" ] && u0=$(cg_usage_ns "$PG_CG")
 	# latsnap's own CPU time (clock ticks) over the run: the subshell exec'd it, or -a's.
 	local lpid='' l0='' l1='' w0 w1
 	case $cfg in
@@ -428,7 +428,7 @@ pg_round() {
 	"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -c 4 -j 2 -T "$PG_SECONDS" postgres \
 		>"$TMP/pgbench.out" 2>&1 || true
 	bpf_runs >"$TMP/bpf1"
-	[ -n "$PG_CG" ] && u1=$(cat "$PG_CG/cpuacct.usage")
+	[ -n "$PG_CG" ] && u1=$(cg_usage_ns "$PG_CG")
 	w1=$(date +%s%N)
 	[ -n "$lpid" ] && l1=$(awk '{ print $14 + $15 }' "/proc/$lpid/stat" 2>/dev/null)
 	if [ -n "$l0" ] && [ -n "$l1" ]; then
@@ -493,6 +493,15 @@ pg_round() {
 	esac
 }
 
+# cg_usage_ns CGROUP: the CPU time of its processes so far, in ns (v1 cpuacct.usage, v2 cpu.stat).
+cg_usage_ns() {
+	if [ -r "$1/cpuacct.usage" ]; then
+		cat "$1/cpuacct.usage"
+	else
+		awk '$1 == "usage_usec" { printf "%.0f\n", $2 * 1000 }' "$1/cpu.stat" 2>/dev/null
+	fi
+}
+
 # bpf_runs: "NAME RUN_CNT RUN_TIME_NS" of latsnap's programs (ls_*) and the floor's (empty_*),
 # sorted by name for join; nothing without bpftool.
 bpf_runs() {
@@ -511,9 +520,20 @@ elif [ -z "$PG_BIN" ] || [ ! -x "$PG_BIN/pgbench" ] || ! id postgres >/dev/null 
 else
 	say "3: PostgreSQL, pgbench -s $PG_SCALE -c 4 -j 2 -T $PG_SECONDS, $PG_PAIRS alternating pairs"
 	PG_DATA=$TMP/pg/data
-	# cgroup v1 cpuacct, or v2 (cpu.stat usage_usec is coarser to read: v1 first).
+	# cgroup v1 cpuacct, or v2 (cpu.stat usage_usec is coarser to read: v1 first). A cgroup v2
+	# alone (make check-kernels' guests) had no CPU column before.
 	PG_CG=/sys/fs/cgroup/cpuacct/latsnap-bench-$$
-	mkdir "$PG_CG" 2>/dev/null && [ -r "$PG_CG/cpuacct.usage" ] || PG_CG='' 
+	if ! { mkdir "$PG_CG" 2>/dev/null && [ -r "$PG_CG/cpuacct.usage" ]; }; then
+		rmdir "$PG_CG" 2>/dev/null || true
+		PG_CG=/sys/fs/cgroup/latsnap-bench-$$
+		if [ -f /sys/fs/cgroup/cgroup.controllers ] && mkdir "$PG_CG" 2>/dev/null &&
+			[ -n "$(cg_usage_ns "$PG_CG")" ]; then
+			:
+		else
+			rmdir "$PG_CG" 2>/dev/null || true
+			PG_CG=''
+		fi
+	fi
 	mkdir -p "$PG_SOCK"
 	chown postgres: "$PG_SOCK"
 	echo 'select 1;' >"$TMP/select1.sql"
@@ -954,7 +974,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 		echo "The server runs with synchronous_commit=off (CPU-bound: the worst case for a tracer), restarted"
 		echo "for each run, after a ${PG_WARMUP} s warm-up; pgbench itself is not traced."
 		echo
-		echo "The CPU columns count the server's processes (and latsnap's, traced) through a cpuacct cgroup:"
+		echo "The CPU columns count the server's processes (and latsnap's, traced) through a cgroup (v1 cpuacct, or v2 cpu.stat):"
 		echo "unlike tps, they do not move with what other programs take; the ratio is per pair."
 		echo
 		echo "| configuration | tps | tps, × untraced | CPU µs per transaction | throughput from CPU, × untraced | each run (tps) |"
@@ -973,7 +993,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 			esac
 			runs=$(awk -v c="$cfg" '$1 == "postgres" && $2 == c { printf "%s%.0f", sep, $3; sep = ", " }' "$RESULTS")
 			cpu=$(result postgres_cpu "$cfg")
-			cpu=$([ -n "$cpu" ] && fmt "$cpu" %.1f || echo "not run: no cpuacct cgroup")
+			cpu=$([ -n "$cpu" ] && fmt "$cpu" %.1f || echo "not run: no CPU-accounting cgroup")
 			cr=$([ "$cfg" = untraced ] && echo 1.000 || result postgres_r "$cfg")
 			cr=$([ -n "$cr" ] && fmt "$cr" %.3f || echo n/a)
 			if [ -z "$v" ]; then
