@@ -355,10 +355,13 @@ static int open_replay(struct session *s, int k, const struct session_opts *opts
 	struct lttng_handle *handle = NULL;
 	const char *name = s->replay_name[k];
 	enum lttng_error_code code;
+	char base[sizeof(s->name)];
 	struct lttng_event ev;
 	int err = 0, i;
 
-	snprintf(s->replay_name[k], sizeof(s->replay_name[k]), "%s-r%d", s->name, k);
+	/* Not from s->name straight into s: GCC's -Wrestrict sees the two in one object. */
+	memcpy(base, s->name, sizeof(base));
+	snprintf(s->replay_name[k], sizeof(s->replay_name[k]), "%s-r%d", base, k);
 	desc = lttng_session_descriptor_snapshot_create(name);
 	if (!desc) {
 		err = -ENOMEM;
