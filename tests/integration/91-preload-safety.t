@@ -134,24 +134,28 @@ others() {
 }
 
 # naps_around PID NS: NAPS, the jq filter of PID's nanosleep outliers, and BEFORE and AFTER, those
-# of them that started before and after NS (CLOCK_MONOTONIC).
+# of them that started before and after NS (CLOCK_MONOTONIC); SPLIT_NS is NS.
 naps_around() {
+	SPLIT_NS=${2:-0}
 	NAPS="select(.pid == ${1:-0} and (.syscall // \"\" | test(\"nanosleep\")))"
 	BEFORE="$NAPS | select(.start_ns < ${2:-0})"
 	AFTER="$NAPS | select(.start_ns > ${2:-0})"
 }
 
 # none_signalled_after TAG OUT PID WHEN FLAG MSG: the three naps AFTER ("three nanosleep outliers
-# WHEN") say signalled: false, with a FLAG flag; the only unwound user stack of PID is BEFORE's
-# (test MSG).
+# WHEN") say signalled: false, with a FLAG flag; BEFORE's nap has an unwound user stack and no
+# outlier of PID that began after SPLIT_NS has one (test MSG). An outlier of the process's start
+# (under a slow build, a loaded machine: its loader, its first page faults) may have one too:
+# the library was in place then, its stack is the library's doing, as BEFORE's.
 none_signalled_after() {
 	local tag=$1 out=$2 pid=$3 when=$4 flag=$5 msg=$6
 	is "$(jcount "$out" "$AFTER")" 3 "$tag) three nanosleep outliers $when"
 	is "$(jq -s "[.[] | $AFTER | .signalled == false and (.flags | any(startswith(\"$flag\")))] | length > 0 and all" "$out")" \
 		true "$tag) every outlier $when is signalled false with a $flag flag" ||
 		dump_outlier_json "$out" "$AFTER | {start_ns, signalled, flags}"
-	is "$(unwound_count "$out" "$BEFORE")/$(unwound_count "$out" "select(.pid == $pid)")" 1/1 "$msg" ||
-		dump_outlier_json "$out" "select(.pid == $pid) | {start_ns, signalled, user_stack: .user_stack.source, flags}"
+	is "$(unwound_count "$out" "$BEFORE")/$(unwound_count "$out" "select(.pid == $pid and .start_ns > $SPLIT_NS)")" \
+		1/0 "$msg" ||
+		dump_outlier_json "$out" "select(.pid == $pid) | {start_ns, syscall, kind, signalled, user_stack: .user_stack.source, flags}"
 }
 
 T0=$(date +%s%N)
@@ -175,7 +179,7 @@ naps_around "$PID" "$SWITCH"
 is "$(jcount "$T/out" "$BEFORE")" 1 "a) one nanosleep outlier before the switch" || dump_outliers "$T/out"
 is "$(jfirst "$T/out" "$BEFORE" .signalled)" true "a) the outlier before the switch is signalled" || others
 none_signalled_after a "$T/out" "${PID:-0}" "after the switch" signal-displaced \
-	"a) one unwound user stack in all: the nap's before the switch (none from the application's handler)"
+	"a) the nap before the switch has its unwound user stack, no outlier after it (none from the application's handler)"
 
 # --- b) a thread that blocks the signal --------------------------------------------------------
 T=$TMPD/b
@@ -191,7 +195,7 @@ naps_around "$PID" "$BLOCKED"
 is "$(jfirst "$T/out" "$BEFORE" .signalled)" true "b) control: the nap before blocking is signalled" ||
 	{ dump_outliers "$T/out"; others; }
 none_signalled_after b "$T/out" "${PID:-0}" "while blocked" signal-blocked \
-	"b) one unwound user stack in all (the control's): none while the signal is blocked"
+	"b) the control's nap has its unwound user stack, no outlier while the signal is blocked"
 diag "b) $(signals_line "$T/err")"
 
 # --- c) secure execution -----------------------------------------------------------------------
