@@ -974,6 +974,15 @@ int replay_helper_main(int argc, char **argv)
 	}
 	timeout_ms = (unsigned int)strtoul(argv[2], NULL, 10);
 	max_bytes = strtoull(argv[3], NULL, 10);
+	/*
+	 * latsnap says when it is done (its input closes, latsnap gone or not): a Ctrl-C to the
+	 * terminal's process group, or a service's stop to its cgroup, is for latsnap, whose last
+	 * snapshot still needs this one.
+	 */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
 	why[0] = '\0';
 	if (override_clock(why, sizeof(why))) {
 		goto out;
