@@ -326,12 +326,12 @@ int emit_summary(struct emit *em, const char *id, const char *json, unsigned lon
  * emit_wait_ready - wait up to @timeout_ms for the session's events to be enabled in this process
  * (lttng-ust registers in the background, seconds late on a loaded machine). A snapshot before
  * that has the channel's buffers but not their stream in the metadata: no CTF reader takes it.
- * With @mappings_only, the session enables latsnap:bin_info alone (its other events go into a
- * trace of their own): that one is waited for.
+ * The session enables latsnap:bin_info (and latsnap:summary) for latsnap itself, its other events
+ * going into a trace of its own or through latsnap-replay: that one is waited for.
  *
  * Return: true once ready (or when the library cannot tell), false at the timeout.
  */
-bool emit_wait_ready(struct emit *em, bool mappings_only, unsigned int timeout_ms)
+bool emit_wait_ready(struct emit *em, unsigned int timeout_ms)
 {
 	struct timespec ts = { 0, 5 * 1000000 };
 	int (*ready)(void) = NULL;
@@ -340,12 +340,9 @@ bool emit_wait_ready(struct emit *em, bool mappings_only, unsigned int timeout_m
 	if (!em) {
 		return true;
 	}
-	if (mappings_only && em->ops->size >= offsetof(struct ls_events, mappings_ready) +
-							sizeof(em->ops->mappings_ready)) {
+	if (em->ops->size >= offsetof(struct ls_events, mappings_ready) +
+				     sizeof(em->ops->mappings_ready)) {
 		ready = em->ops->mappings_ready;
-	} else if (!mappings_only &&
-		   em->ops->size >= offsetof(struct ls_events, ready) + sizeof(em->ops->ready)) {
-		ready = em->ops->ready;
 	}
 	if (!ready) {
 		return true;

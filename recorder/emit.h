@@ -23,7 +23,7 @@ void emit_mappings(struct emit *em, struct tracker *tr, pid_t pid);
 void emit_kernel_event(struct emit *em, const struct ls_ctx_event *e);
 int emit_summary(struct emit *em, const char *id, const char *json, unsigned long len,
 		 unsigned long part_max);
-bool emit_wait_ready(struct emit *em, bool mappings_only, unsigned int timeout_ms);
+bool emit_wait_ready(struct emit *em, unsigned int timeout_ms);
 void emit_close(struct emit *em);
 void emit_join_symbols(const struct outlier_frames *frames, char *buf, size_t size);
 

@@ -309,7 +309,7 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	if (emit_open(&rec->emit, rec->emit_why, sizeof(rec->emit_why))) {
 		ls_err("record: latsnap's own events: %s; the snapshots go on without them",
 		       rec->emit_why);
-	} else if (!emit_wait_ready(rec->emit, true, EMIT_READY_TIMEOUT_MS)) {
+	} else if (!emit_wait_ready(rec->emit, EMIT_READY_TIMEOUT_MS)) {
 		ls_err("record: latsnap's own events are not enabled after %d s (lttng-sessiond "
 		       "slow to answer?): snapshots taken before they are will lack them",
 		       EMIT_READY_TIMEOUT_MS / 1000);

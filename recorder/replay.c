@@ -114,11 +114,6 @@ void replay_clear(struct replay *rp)
 	rp->nomem = false;
 }
 
-size_t replay_count(const struct replay *rp)
-{
-	return rp ? rp->count : 0;
-}
-
 static void put(struct replay *rp, const void *p, size_t n)
 {
 	unsigned char *grown;
@@ -275,12 +270,6 @@ static void put_user_stack(const struct ls_ev_user_stack *u)
 	replay_end(rp, at);
 }
 
-/* Always enabled: what latsnap hands over, latsnap-replay waits for the session to enable. */
-static int put_ready(void)
-{
-	return 1;
-}
-
 /*
  * The calls recorder/emit.c makes, collecting instead of recording. No summary and no mappings:
  * those go into the session from latsnap itself, their time being the time they are written.
@@ -292,8 +281,6 @@ static const struct ls_events replay_table = {
 	.kernel_stack = put_kernel_stack,
 	.kernel_event = put_kernel_event,
 	.user_stack = put_user_stack,
-	.ready = put_ready,
-	.mappings_ready = put_ready,
 };
 
 /**

@@ -22,7 +22,6 @@ struct replay *replay_new(void);
 void replay_free(struct replay *rp);
 void replay_clear(struct replay *rp);
 const struct ls_events *replay_ops(struct replay *rp);
-size_t replay_count(const struct replay *rp);
 
 /**
  * struct replay_result - what latsnap-replay did with a snapshot's events
