@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * text.c - strings from traced processes escaped for text output (see text.h).
+ *
+ * A process names its threads (prctl PR_SET_NAME), its files and its symbols as it likes, and
+ * latsnap, root, prints them to terminals, the journal and summary.txt. What is escaped:
+ *  - a backslash, as "\\", so that every escape reads one way;
+ *  - newline, tab and carriage return as "\n", "\t", "\r"; every other C0 control byte and DEL
+ *    as "\xNN" (ESC is "\x1b");
+ *  - each byte that is not part of well-formed UTF-8 (a stray continuation byte, an overlong
+ *    form, a surrogate, beyond U+10FFFF, a cut sequence) as "\xNN": 0x80-0x9f on their own are
+ *    the C1 controls of an 8-bit terminal (0x9b is CSI);
+ *  - the C1 controls as UTF-8 (U+0080-U+009F), which some terminals act on, and the characters
+ *    that reorder or break lines without a control byte (the bidirectional marks, embeddings,
+ *    overrides and isolates U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069; the line and
+ *    paragraph separators U+2028, U+2029) as "\uNNNN".
+ * Everything else, printable ASCII and well-formed UTF-8, is kept as it is.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/text.h"
+
+/* The longest escape ("\u202e") and its NUL. */
+#define ESC_MAX 8
+
+/* Length of the well-formed UTF-8 sequence at @p (2 to 4), with its code point; 0 if none. */
+static size_t utf8_seq(const unsigned char *p, uint32_t *cp)
+{
+	size_t n, k;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		n = 2;
+		*cp = p[0] & 0x1f;
+	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		n = 3;
+		*cp = p[0] & 0x0f;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		n = 4;
+		*cp = p[0] & 0x07;
+	} else {
+		return 0;
+	}
+	/* A NUL ends the loop too: it is no continuation byte. */
+	for (k = 1; k < n; k++) {
+		if ((p[k] & 0xc0) != 0x80) {
+			return 0;
+		}
+		*cp = *cp << 6 | (p[k] & 0x3f);
+	}
+	if ((n == 3 && *cp < 0x800) || (n == 4 && (*cp < 0x10000 || *cp > 0x10ffff)) ||
+	    (*cp >= 0xd800 && *cp <= 0xdfff)) {
+		return 0; /* overlong, beyond Unicode, or a surrogate */
+	}
+	return n;
+}
+
+/* The characters that act on a terminal or on the order and lines of text, printed "\uNNNN". */
+static bool is_format_control(uint32_t cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x61c || cp == 0x200e || cp == 0x200f ||
+	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/*
+ * The next piece of @p: how many bytes of it (*@in) and what to print: its escape in @esc
+ * (returned), or NULL when those bytes are printed as they are.
+ */
+static const char *next_piece(const unsigned char *p, size_t *in, char esc[ESC_MAX])
+{
+	uint32_t cp;
+	size_t n;
+
+	*in = 1;
+	switch (*p) {
+	case '\\':
+		return "\\\\";
+	case '\n':
+		return "\\n";
+	case '\t':
+		return "\\t";
+	case '\r':
+		return "\\r";
+	}
+	if (*p < 0x20 || *p == 0x7f) {
+		snprintf(esc, ESC_MAX, "\\x%02x", *p);
+		return esc;
+	}
+	if (*p < 0x80) {
+		return NULL;
+	}
+	n = utf8_seq(p, &cp);
+	if (!n) {
+		snprintf(esc, ESC_MAX, "\\x%02x", *p);
+		return esc;
+	}
+	*in = n;
+	if (is_format_control(cp)) {
+		snprintf(esc, ESC_MAX, "\\u%04x", (unsigned int)cp);
+		return esc;
+	}
+	return NULL;
+}
+
+/**
+ * ls_text_escape() - @text as one line that prints as it reads (the rules atop lib/text.c)
+ * @buf: receives as much of the escaped text as fits, whole escapes only, and a NUL (when
+ *	 @size > 0); may be NULL when @size is 0
+ * @size: of @buf
+ * @text: any bytes, NUL-terminated; NULL is taken as ""
+ *
+ * Pure and reentrant: no allocation, no global state. The escaped text is at most 4 times as
+ * long as @text.
+ *
+ * Return: the length of the whole escaped text, as snprintf() counts: @size or more means @buf
+ * holds only a part.
+ */
+size_t ls_text_escape(char *buf, size_t size, const char *text)
+{
+	const unsigned char *p = (const unsigned char *)(text ? text : "");
+	char spare[ESC_MAX];
+	const char *piece;
+	size_t total = 0, len = 0, in, n;
+	bool full = false;
+
+	while (*p) {
+		piece = next_piece(p, &in, spare);
+		n = piece ? strlen(piece) : in;
+		if (!full && len + n < size) {
+			memcpy(buf + len, piece ? piece : (const char *)p, n);
+			len += n;
+		} else {
+			full = true; /* the part kept ends on a whole escape */
+		}
+		total += n;
+		p += in;
+	}
+	if (size) {
+		buf[len] = '\0';
+	}
+	return total;
+}
+
+/**
+ * ls_text() - ls_text_escape() into @buf, for a printf argument; cut text ends in "..."
+ * @buf: receives the text
+ * @size: of @buf
+ * @text: any bytes; NULL is taken as ""
+ *
+ * Return: @buf.
+ */
+const char *ls_text(char *buf, size_t size, const char *text)
+{
+	if (ls_text_escape(buf, size, text) >= size && size > 3) {
+		ls_text_escape(buf, size - 3, text);
+		strcat(buf, "...");
+	}
+	return buf;
+}
+
+/**
+ * ls_text_dup() - @text escaped whole, in a new string
+ * @text: any bytes; NULL is taken as ""
+ *
+ * Return: a malloc()ed string the caller frees, or NULL when memory ran out.
+ */
+char *ls_text_dup(const char *text)
+{
+	size_t n = ls_text_escape(NULL, 0, text);
+	char *buf = malloc(n + 1);
+
+	if (buf) {
+		ls_text_escape(buf, n + 1, text);
+	}
+	return buf;
+}
+
+/**
+ * ls_put_text() - print @text escaped whole to @out, however long
+ * @out: where to
+ * @text: any bytes; NULL prints nothing
+ */
+void ls_put_text(FILE *out, const char *text)
+{
+	const unsigned char *p = (const unsigned char *)(text ? text : "");
+	char spare[ESC_MAX];
+	const char *piece;
+	size_t in;
+
+	while (*p) {
+		piece = next_piece(p, &in, spare);
+		if (piece) {
+			fputs(piece, out);
+		} else {
+			fwrite(p, 1, in, out);
+		}
+		p += in;
+	}
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * text.h - strings a traced process chose (comm, paths, symbols, request arguments), made safe
+ * to print for people and logs: no control character, nothing a terminal acts on, no line of
+ * their making. JSON output needs none of this (json-c escapes it, and keeps it exact).
+ */
+#ifndef LATSNAP_TEXT_H
+#define LATSNAP_TEXT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* What LS_TEXT() holds: a comm (15 bytes) escaped whole many times over; longer text is cut. */
+#define LS_TEXT_BUFSZ 512
+
+size_t ls_text_escape(char *buf, size_t size, const char *text);
+const char *ls_text(char *buf, size_t size, const char *text);
+char *ls_text_dup(const char *text);
+void ls_put_text(FILE *out, const char *text);
+
+/*
+ * LS_TEXT(s) - @s escaped, as a printf argument: fprintf(out, "%s", LS_TEXT(o->comm)). The
+ * buffer is a compound literal of the calling block, so each use has its own; @s NULL gives "".
+ */
+#define LS_TEXT(s) ls_text((char[LS_TEXT_BUFSZ]){ 0 }, LS_TEXT_BUFSZ, (s))
+
+#endif /* LATSNAP_TEXT_H */
