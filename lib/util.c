@@ -9,14 +9,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/text.h"
 #include "lib/util.h"
 
 bool ls_verbose_enabled;
 
+/*
+ * Every message is escaped whole (lib/text.c): messages name comms, paths and symbols that a
+ * traced process chose, and none of latsnap's own holds a control character.
+ */
 static void ls_vprint(const char *fmt, va_list ap)
 {
-	char small[1024];
-	char *msg = small;
+	char small[1024], safe_small[1024];
+	char *msg = small, *safe = safe_small;
 	va_list ap2;
 	int saved_errno = errno;
 	int n;
@@ -33,14 +38,21 @@ static void ls_vprint(const char *fmt, va_list ap)
 		}
 	}
 	va_end(ap2);
+	if (ls_text_escape(safe_small, sizeof(safe_small), msg) >= sizeof(safe_small)) {
+		/* Out of memory: the part that fits, which ls_text_escape() left in safe_small. */
+		safe = ls_text_dup(msg) ?: safe_small;
+	}
 
 	/*
 	 * One fprintf call: glibc formats into a temporary buffer for the unbuffered stderr, so the
 	 * line reaches the terminal in a single write and does not interleave with the traced
 	 * command's output.
 	 */
-	fprintf(stderr, "latsnap: %s\n", msg);
+	fprintf(stderr, "latsnap: %s\n", safe);
 
+	if (safe != safe_small) {
+		free(safe);
+	}
 	if (msg != small) {
 		free(msg);
 	}

@@ -5,6 +5,7 @@
 #include <wchar.h>
 
 #include "lib/text.h"
+#include "lib/util.h"
 #include "tap.h"
 
 static void escapes(const char *text, const char *expected, const char *what)
@@ -174,6 +175,32 @@ static void bounded(void)
 	free(dup);
 }
 
+/* ls_err() and ls_verbose() escape their whole message: messages name comms and paths. */
+static void messages(void)
+{
+	static const char lines[] = "latsnap: tracker: pid 7 (\\x1b[31mEV\\nIL\"}<) registered\n"
+				    "latsnap: record: idle, not latency: a\\\\b\\r[8]\n";
+	struct tap_capture c;
+	char out[8192], *big;
+	size_t n;
+
+	tap_capture_begin(&c, STDERR_FILENO);
+	ls_err("tracker: pid %d (%s) registered", 7, "\033[31mEV\nIL\"}<");
+	ls_verbose_enabled = true;
+	ls_verbose("record: idle, not latency: %s[%d]", "a\\b\r", 8);
+	ls_verbose_enabled = false;
+	big = malloc(3001);
+	memset(big, '\n', 3000);
+	big[3000] = '\0';
+	ls_err("%s", big);
+	n = tap_capture_end(&c, out, sizeof(out));
+	free(big);
+	ok(!strncmp(out, lines, strlen(lines)),
+	   "ls_err() and ls_verbose() lines escape the names they print");
+	ok(n == strlen(lines) + 9 + 6000 + 1 && out[n - 1] == '\n' && out[n - 2] == 'n',
+	   "a message escaped beyond the line buffer is printed whole (%zu bytes)", n);
+}
+
 int main(void)
 {
 	char line[256];
@@ -209,5 +236,6 @@ int main(void)
 
 	every_short_string();
 	bounded();
+	messages();
 	return tap_done();
 }
