@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/demangle.h"
+#include "lib/text.h"
 
 /* libstdc++'s demangler (the C++ ABI's, callable from C); latsnap links libstdc++. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -109,12 +110,13 @@ char *ls_demangle_text(const char *text)
 }
 
 /**
- * ls_put_symbol() - print a symbol as people read it: demangled when it is a C++ name
+ * ls_put_symbol() - print a symbol as people read it: demangled when it is a C++ name, and
+ * escaped (ls_put_text()): a binary's symbols are its author's choice
  */
 void ls_put_symbol(FILE *out, const char *name)
 {
 	char *d = ls_demangle(name);
 
-	fputs(d ? d : name, out);
+	ls_put_text(out, d ? d : name);
 	free(d);
 }

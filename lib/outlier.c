@@ -17,6 +17,7 @@
 #include "lib/duration.h"
 #include "lib/demangle.h"
 #include "lib/outlier.h"
+#include "lib/text.h"
 
 static const char *const kind_names[] = {
 	[OUTLIER_SYSCALL] = "syscall",
@@ -1421,7 +1422,9 @@ static void print_frames(FILE *out, const struct outlier_frames *frames, const c
 			fprintf(out, "%s0x%" PRIx64, indent, f->addr);
 		}
 		if (strcmp(module, "kernel")) {
-			fprintf(out, " (%s)", module);
+			fputs(" (", out);
+			ls_put_text(out, module);
+			fputc(')', out);
 		}
 		fputc('\n', out);
 	}
@@ -1445,12 +1448,12 @@ static void print_wait_chain(FILE *out, const struct outlier *o)
 
 		span = l->to_ns > l->from_ns ? l->to_ns - l->from_ns : 0;
 		fprintf(out, "  %*s%u. %s [pid %d tid %d], over %.1f ms:", (int)(2 * l->depth) - 2,
-			"", l->depth, l->comm ? l->comm : "?", l->pid, l->tid, span / 1e6);
+			"", l->depth, LS_TEXT(l->comm ? l->comm : "?"), l->pid, l->tid, span / 1e6);
 		print_share(out, "ran", l->on_cpu_ns, span);
 		fputs(" on CPU,", out);
 		print_share(out, "blocked", l->blocked_ns, span);
 		if (l->syscall) {
-			fprintf(out, " in %s()", l->syscall);
+			fprintf(out, " in %s()", LS_TEXT(l->syscall));
 		}
 		fputc(',', out);
 		print_share(out, "runqueue", l->runqueue_ns, span);
@@ -1476,18 +1479,18 @@ void outlier_print_head(FILE *out, const struct outlier *o)
 	ls_format_duration(o->duration_ns, text, sizeof(text));
 	fprintf(out, "%s %s  %s[pid %d tid %d]  %s  at %" PRIu64 ".%09" PRIu64 "\n",
 		outlier_kind_name(o->kind),
-		o->request && o->request->probe ? o->request->probe :
-		o->syscall			? o->syscall :
-						  "off-cpu",
-		o->comm ? o->comm : "?", o->pid, o->tid, text, o->start_ns / 1000000000,
+		LS_TEXT(o->request && o->request->probe ? o->request->probe :
+			o->syscall			    ? o->syscall :
+							      "off-cpu"),
+		LS_TEXT(o->comm ? o->comm : "?"), o->pid, o->tid, text, o->start_ns / 1000000000,
 		o->start_ns % 1000000000);
 	print_share(out, "on-cpu", o->on_cpu_ns, o->duration_ns);
 	print_share(out, "blocked", o->blocked_ns, o->duration_ns);
 	print_share(out, "runqueue", o->runqueue_ns, o->duration_ns);
 	fprintf(out, "  switches %u\n", o->switches);
-	fprintf(out, "  cause: %s\n", o->cause ? o->cause : "unknown");
+	fprintf(out, "  cause: %s\n", LS_TEXT(o->cause ? o->cause : "unknown"));
 	if (o->request && o->request->arg) {
-		fprintf(out, "  argument: %s\n", o->request->arg);
+		fprintf(out, "  argument: %s\n", LS_TEXT(o->request->arg));
 	}
 }
 
@@ -1506,12 +1509,12 @@ static void print_request(FILE *out, const struct outlier *o)
 		ls_format_duration(w->duration_ns, text, sizeof(text));
 		fprintf(out, "    +%.3f ms %s %s, %s: %s\n",
 			(double)(w->start_ns - o->start_ns) / 1e6,
-			w->syscall ? w->syscall : "off-cpu", text,
-			w->nr_kernel_stacks && w->kernel_stacks[0].frames.nr &&
-					w->kernel_stacks[0].frames.v[0].symbol ?
-				w->kernel_stacks[0].frames.v[0].symbol :
-				"?",
-			w->cause ? w->cause : "unknown");
+			LS_TEXT(w->syscall ? w->syscall : "off-cpu"), text,
+			LS_TEXT(w->nr_kernel_stacks && w->kernel_stacks[0].frames.nr &&
+						w->kernel_stacks[0].frames.v[0].symbol ?
+					w->kernel_stacks[0].frames.v[0].symbol :
+					"?"),
+			LS_TEXT(w->cause ? w->cause : "unknown"));
 	}
 	for (i = 0; i < o->nr_cpu_profile; i++) {
 		const struct outlier_kstack *st = &o->cpu_profile[i];
@@ -1550,18 +1553,19 @@ void outlier_print_text(FILE *out, const struct outlier *o)
 	if (o->waker) {
 		if (o->waker->tid) {
 			fprintf(out, "  woken by %s[pid %d tid %d]:\n",
-				o->waker->comm ? o->waker->comm : "?", o->waker->pid,
+				LS_TEXT(o->waker->comm ? o->waker->comm : "?"), o->waker->pid,
 				o->waker->tid);
 		} else {
-			fprintf(out, "  woken by %s:\n", o->waker->comm ? o->waker->comm : "?");
+			fprintf(out, "  woken by %s:\n",
+				LS_TEXT(o->waker->comm ? o->waker->comm : "?"));
 		}
 		print_frames(out, &o->waker->frames, "    ");
 	}
 	if (o->holder) {
 		fprintf(out, "  held up by %s[pid %d tid %d]%s%s%s%s:\n",
-			o->holder->comm ? o->holder->comm : "?", o->holder->pid, o->holder->tid,
-			o->holder->what ? ", holding " : "", o->holder->what ? o->holder->what : "",
-			o->holder->state ? ", " : "", o->holder->state ? o->holder->state : "");
+			LS_TEXT(o->holder->comm ? o->holder->comm : "?"), o->holder->pid,
+			o->holder->tid, o->holder->what ? ", holding " : "", LS_TEXT(o->holder->what),
+			o->holder->state ? ", " : "", LS_TEXT(o->holder->state));
 		print_frames(out, &o->holder->frames, "    ");
 		if (o->holder->kernel_frames.nr) {
 			fprintf(out, "    kernel:\n");
@@ -1571,7 +1575,9 @@ void outlier_print_text(FILE *out, const struct outlier *o)
 	print_request(out, o);
 	print_wait_chain(out, o);
 	for (i = 0; i < o->nr_flags; i++) {
-		fprintf(out, "  ! %s\n", o->flags[i]);
+		fputs("  ! ", out);
+		ls_put_text(out, o->flags[i]);
+		fputc('\n', out);
 	}
 	fputc('\n', out);
 }

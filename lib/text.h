@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 /* What LS_TEXT() holds: a comm (15 bytes) escaped whole many times over; longer text is cut. */
-#define LS_TEXT_BUFSZ 512
+#define LS_TEXT_BUFSZ 1024
 
 size_t ls_text_escape(char *buf, size_t size, const char *text);
 const char *ls_text(char *buf, size_t size, const char *text);

@@ -16,6 +16,7 @@
 #include "classify/rules.h"
 #include "lib/demangle.h"
 #include "lib/duration.h"
+#include "lib/text.h"
 #include "lib/util.h"
 #include "recorder/policy.h"
 #include "recorder/recorder.h"
@@ -173,8 +174,8 @@ void policy_print_idle(const struct record_state *st)
 	for (i = 0; i < shown; i++) {
 		ls_format_duration(order[i]->total_ns, total, sizeof(total));
 		site = ls_demangle_text(order[i]->site);
-		fprintf(stderr, "latsnap:   %s[%d] %" PRIu64 " x %s, %s\n", order[i]->comm,
-			order[i]->tid, order[i]->count, site ? site : order[i]->site, total);
+		fprintf(stderr, "latsnap:   %s[%d] %" PRIu64 " x %s, %s\n", LS_TEXT(order[i]->comm),
+			order[i]->tid, order[i]->count, LS_TEXT(site ? site : order[i]->site), total);
 		free(site);
 	}
 	for (; i < n; i++) {

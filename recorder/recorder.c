@@ -46,6 +46,7 @@
 #include "lib/demangle.h"
 #include "lib/outlier.h"
 #include "lib/summary.h"
+#include "lib/text.h"
 #include "recorder/retention.h"
 #include "recorder/recorder.h"
 #include "classify/idle.h"
@@ -944,8 +945,9 @@ static void idle_print_text(FILE *out, const struct idle_policy *idle)
 			first = false;
 		}
 		site = ls_demangle_text(entries[i].site);
-		fprintf(out, "  %s[%d] %" PRIu64 " x %s, %.1f ms\n", entries[i].comm, entries[i].tid,
-			entries[i].window_count, site ? site : entries[i].site,
+		fprintf(out, "  %s[%d] %" PRIu64 " x %s, %.1f ms\n", LS_TEXT(entries[i].comm),
+			entries[i].tid, entries[i].window_count,
+			LS_TEXT(site ? site : entries[i].site),
 			(double)entries[i].window_ns / 1e6);
 		free(site);
 	}
@@ -967,7 +969,7 @@ static int write_summary_txt(struct recorder *rec, int snap_fd, const struct sum
 		s->id, s->host, s->created, s->nr_outliers, s->nr_outliers == 1 ? "" : "s",
 		s->skipped);
 	for (i = 0; i < s->nr_flags; i++) {
-		fprintf(mem, "flag: %s\n", s->flags[i]);
+		fprintf(mem, "flag: %s\n", LS_TEXT(s->flags[i]));
 	}
 	for (i = 0; i < s->nr_outliers; i++) {
 		fputc('\n', mem);

@@ -15,6 +15,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "lib/text.h"
 #include "lib/util.h"
 #include "tracker/libbpf-log.h"
 
@@ -54,6 +55,28 @@ static void keep_verifier_tail(const char *msg)
 	(void)n;
 }
 
+/*
+ * @msg escaped (lib/text.c) but for its line breaks and tabs: libbpf names the binaries of
+ * traced processes it attaches uprobes to (record --go-waits), and the verifier's log is lines.
+ */
+static void put_lines(char *msg)
+{
+	size_t n;
+	char sep;
+
+	while (*msg) {
+		n = strcspn(msg, "\n\t");
+		sep = msg[n];
+		msg[n] = '\0';
+		ls_put_text(stderr, msg);
+		if (!sep) {
+			break;
+		}
+		fputc(sep, stderr);
+		msg += n + 1;
+	}
+}
+
 /* Without -v an error is one line of ours; libbpf's detail would bury it. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -78,7 +101,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	}
 	if (ls_verbose_enabled) {
 		fputs("latsnap: ", stderr);
-		fputs(msg, stderr);
+		put_lines(msg);
 	}
 	free(msg);
 	return ret;
