@@ -15,6 +15,7 @@
 #include <inttypes.h>
 
 #include "lib/outlier.h"
+#include "lib/text.h"
 #include "classify/rules.h"
 #include "recorder/stacklog.h"
 #include "lib/util.h"
@@ -105,7 +106,7 @@ static void join_frames(const struct outlier_frames *frames, FILE *out)
 
 	for (i = 0; i < frames->nr; i++) {
 		if (frames->v[i].symbol) {
-			fprintf(out, "%s%s", i ? " < " : "", frames->v[i].symbol);
+			fprintf(out, "%s%s", i ? " < " : "", LS_TEXT(frames->v[i].symbol));
 		} else {
 			fprintf(out, "%s0x%" PRIx64, i ? " < " : "", frames->v[i].addr);
 		}
@@ -193,8 +194,8 @@ void stacklog_outlier(struct stacklog *log, const struct outlier *outlier,
 			"# %s: %s, %.1f ms waited here by %s (pid %d, tid %d): cause \"%s\"",
 			category, syscall ? syscall : "off CPU outside a syscall",
 			(double)outlier->kernel_stacks[i].weight_ns / 1e6,
-			outlier->comm ? outlier->comm : "?", outlier->pid, outlier->tid,
-			match->cause);
+			LS_TEXT(outlier->comm ? outlier->comm : "?"), outlier->pid, outlier->tid,
+			LS_TEXT(match->cause));
 		if (match->categorized && match->priority) {
 			fprintf(log->out, " (a rule of priority %d)", match->priority);
 		}

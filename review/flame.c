@@ -22,6 +22,7 @@
 #include "classify/frames.h"
 #include "lib/demangle.h"
 #include "lib/outlier.h"
+#include "lib/text.h"
 #include "review/flame.h"
 #include "review/snapshots.h"
 #include "lib/util.h"
@@ -52,12 +53,12 @@ static const char flame_usage[] =
 	"  -h, --help          this help\n";
 
 /* Append @s to the growing line, as a frame name: ';' would split it, control bytes and
- * invalid UTF-8 would break the SVG and line-based readers. */
+ * invalid UTF-8 would break the SVG and line-based readers, and a terminal would act on them. */
 static int put_name(char **buf, size_t *len, size_t *cap, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t need = strlen(s) + 2, k, n;
-	char *grown;
+	char *grown, seq[5];
 	bool valid;
 	int ret = 0;
 
@@ -100,6 +101,12 @@ static int put_name(char **buf, size_t *len, size_t *cap, const char *s)
 		if (valid && n == 4 &&
 		    ((p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))) {
 			valid = false;
+		}
+		/* A C1 control, a bidirectional or line-breaking character: what text escapes. */
+		if (valid) {
+			memcpy(seq, p, n);
+			seq[n] = '\0';
+			valid = ls_text_escape(NULL, 0, seq) == n;
 		}
 		if (!valid) {
 			(*buf)[(*len)++] = '?';

@@ -12,6 +12,7 @@
 #include "lib/demangle.h"
 #include "lib/duration.h"
 #include "lib/outlier.h"
+#include "lib/text.h"
 #include "review/report-analysis.h"
 #include "review/report-render.h"
 #include "review/snapshots.h"
@@ -45,7 +46,7 @@ static void print_row(FILE *out, int width, const char *label, const struct repo
 	union report_value v;
 	size_t c;
 
-	fprintf(out, "%-*.*s", width, width, label);
+	fprintf(out, "%-*.*s", width, width, LS_TEXT(label));
 	for (c = 0; c < report_nr_columns; c++) {
 		col = &report_columns[c];
 		if (!col->title) {
@@ -73,8 +74,8 @@ static void print_table(FILE *out, const struct report_table *t, const char *tit
 	size_t i;
 
 	for (i = 0; i < t->nr; i++) {
-		if ((int)strlen(t->groups[i].key) > width) {
-			width = (int)strlen(t->groups[i].key);
+		if ((int)strlen(LS_TEXT(t->groups[i].key)) > width) {
+			width = (int)strlen(LS_TEXT(t->groups[i].key));
 		}
 	}
 	if (width > KEY_WIDTH_MAX) {
@@ -146,8 +147,8 @@ static void print_request_table(FILE *out, const struct report_table *t)
 
 	for (i = 0; i < t->nr; i++) {
 		request_label(&t->groups[i], many_probes, label, sizeof(label));
-		if ((int)strlen(label) > width) {
-			width = (int)strlen(label);
+		if ((int)strlen(LS_TEXT(label)) > width) {
+			width = (int)strlen(LS_TEXT(label));
 		}
 	}
 	print_heads(out, width, "Request");
@@ -158,7 +159,7 @@ static void print_request_table(FILE *out, const struct report_table *t)
 	for (i = 0; i < t->nr; i++) {
 		request_label(&t->groups[i], many_probes, label, sizeof(label));
 		print_row(out, width, label, &t->groups[i]);
-		fprintf(out, "  %s\n", top_cause(&t->groups[i]));
+		fprintf(out, "  %s\n", LS_TEXT(top_cause(&t->groups[i])));
 	}
 }
 
@@ -180,7 +181,7 @@ static void print_hist(FILE *out, const struct report_group *g)
 	lo = lo > 0 ? lo - 1 : 0;
 	hi = hi + 1 < REPORT_HIST_BUCKETS ? hi + 1 : hi;
 	fprintf(out, "  %s\n  %14s  ------------- Distribution ------------- count\n",
-		g->label ? g->label : g->key, "value");
+		LS_TEXT(g->label ? g->label : g->key), "value");
 	for (b = lo; b <= hi; b++) {
 		ls_format_duration(b ? 1ULL << (b - 1) : 0, value, sizeof(value));
 		bars = (int)((g->hist[b] * HIST_WIDTH + g->count / 2) / g->count);
@@ -195,7 +196,7 @@ static void print_hist(FILE *out, const struct report_group *g)
 
 static void print_who(FILE *out, const char *comm, int32_t pid, int32_t tid)
 {
-	fprintf(out, "%s[%" PRId32 "/%" PRId32 "]", comm ? comm : "?", pid, tid);
+	fprintf(out, "%s[%" PRId32 "/%" PRId32 "]", LS_TEXT(comm ? comm : "?"), pid, tid);
 }
 
 static void print_stall_who(FILE *out, const struct report_stall *st)
@@ -208,7 +209,7 @@ static void print_holder(FILE *out, const struct outlier_holder *h)
 {
 	print_who(out, h->comm, h->pid, h->tid);
 	if (h->what) {
-		fprintf(out, " (%s)", h->what);
+		fprintf(out, " (%s)", LS_TEXT(h->what));
 	}
 }
 
@@ -224,11 +225,11 @@ static void print_stall(FILE *out, const struct report_stall *st, const char *in
 	fputs(indent, out);
 	print_stall_who(out, st);
 	if (many_hosts) {
-		fprintf(out, " on %s", report_wait_host(st->w));
+		fprintf(out, " on %s", LS_TEXT(report_wait_host(st->w)));
 	}
-	fprintf(out, " %s, %s%s, %s: %s", o->syscall ? o->syscall : "off-cpu", dur,
+	fprintf(out, " %s, %s%s, %s: %s", LS_TEXT(o->syscall ? o->syscall : "off-cpu"), dur,
 		state == SNAPSHOT_WAIT_ENDED ? "" : " so far", snapshots_wait_state_name(state),
-		o->cause ? o->cause : "unknown");
+		LS_TEXT(o->cause ? o->cause : "unknown"));
 	if (st->w->holder) {
 		fputs("; held by ", out);
 		print_holder(out, st->w->holder);
@@ -301,14 +302,14 @@ static void print_held_up(FILE *out, const struct report_longest *lw)
 		fputs("; held up by ", out);
 		print_who(out, l->comm, l->pid, l->tid);
 		fprintf(out, " (%s%s, blocked %.1f%%", l->syscall ? "in " : "",
-			l->syscall ? l->syscall : "outside a syscall", lw->blocked_percent);
+			LS_TEXT(l->syscall ? l->syscall : "outside a syscall"), lw->blocked_percent);
 		if (lw->link_wait && lw->link_wait->cause) {
-			fprintf(out, ": %s", lw->link_wait->cause);
+			fprintf(out, ": %s", LS_TEXT(lw->link_wait->cause));
 		}
 		fputc(')', out);
 		break;
 	case REPORT_WOKEN_BY_INTERRUPT:
-		fprintf(out, "; woken by %s", o->waker->comm ? o->waker->comm : "an interrupt");
+		fprintf(out, "; woken by %s", LS_TEXT(o->waker->comm ? o->waker->comm : "an interrupt"));
 		break;
 	case REPORT_WOKEN_BY_THREAD:
 		fputs("; woken by ", out);
@@ -341,13 +342,13 @@ static void print_longest(FILE *out, const struct report *r)
 		fprintf(out, "  %12s  ", dur);
 		print_who(out, o->comm, o->pid, o->tid);
 		fprintf(out, " %s: %s",
-			o->kind == OUTLIER_REQUEST ? "request" :
-			o->syscall		   ? o->syscall :
-						     "off-cpu",
-			o->cause ? o->cause : "unknown");
+			LS_TEXT(o->kind == OUTLIER_REQUEST ? "request" :
+				o->syscall		   ? o->syscall :
+							     "off-cpu"),
+			LS_TEXT(o->cause ? o->cause : "unknown"));
 		print_held_up(out, &r->longest[i]);
 		if (w->snap) {
-			fprintf(out, "  [%s]", w->snap->id);
+			fprintf(out, "  [%s]", LS_TEXT(w->snap->id));
 		}
 		fputc('\n', out);
 	}
@@ -359,11 +360,8 @@ static void print_longest(FILE *out, const struct report *r)
 /* "comm[pid/tid]", and " on host" when the report has several: the idle section's thread. */
 static void idle_label(const struct snapshot_idle *e, bool many_hosts, char *buf, size_t len)
 {
-	char comm[64];
-
-	report_one_line(e->comm, comm, sizeof(comm));
-	snprintf(buf, len, "%s[%" PRId32 "/%" PRId32 "]%s%s", comm, e->pid, e->tid,
-		 many_hosts ? " on " : "", many_hosts ? e->host : "");
+	snprintf(buf, len, "%s[%" PRId32 "/%" PRId32 "]%s%s", LS_TEXT(e->comm), e->pid, e->tid,
+		 many_hosts ? " on " : "", many_hosts ? LS_TEXT(e->host) : "");
 }
 
 /* One idle row: the thread, its count and total, and where it waits, demangled. */
@@ -373,7 +371,7 @@ static void print_idle_row(FILE *out, const struct snapshot_idle *e, bool many_h
 
 	idle_label(e, many_hosts, label, sizeof(label));
 	demangled = ls_demangle_text(e->site);
-	report_one_line(demangled ? demangled : e->site, site, sizeof(site));
+	ls_text(site, sizeof(site), demangled ? demangled : e->site);
 	free(demangled);
 	ls_format_duration(e->total_ns, total, sizeof(total));
 	fprintf(out, "%-*.*s %7" PRIu64 " %12s  %s\n", width, width, label, e->count, total, site);
@@ -449,7 +447,7 @@ static void print_head(FILE *out, const struct report *r)
 	fprintf(out,
 		"%s: %zu snapshots (%" PRIu64 " complete, %zu incomplete or corrupt): %" PRIu64
 		" outliers, %s in all, %" PRIu64 " skipped by the recorder",
-		r->set->dir, r->set->nr, r->complete, r->set->nr - (size_t)r->complete,
+		LS_TEXT(r->set->dir), r->set->nr, r->complete, r->set->nr - (size_t)r->complete,
 		r->system.count, total, r->skipped);
 	/* Only when there are any: the line stays as it always was for older summaries. */
 	if (r->idle_count) {
@@ -483,7 +481,8 @@ static void print_process(FILE *out, const struct report *r, const struct report
 
 	ls_format_duration(p->table.total_ns, total, sizeof(total));
 	fprintf(out, "Process %s (%" PRId64 ")%s%s: %s in %" PRIu64 " outlier%s, %zu thread%s\n",
-		p->comm, p->pid, r->many_hosts ? " on " : "", r->many_hosts ? p->host : "", total,
+		LS_TEXT(p->comm), p->pid, r->many_hosts ? " on " : "",
+		r->many_hosts ? LS_TEXT(p->host) : "", total,
 		p->table.count, p->table.count == 1 ? "" : "s", p->nr_tids,
 		p->nr_tids == 1 ? "" : "s");
 	print_grouping(out, r, &p->table, r->by == REPORT_BY_SYSCALL ? "Syscall" : "Cause");
@@ -500,8 +499,9 @@ static void print_not_reported(FILE *out, const struct snapshot_set *set, uint64
 	fprintf(out, "Not reported:\n");
 	for (i = 0; i < set->nr; i++) {
 		if (set->snaps[i].state != SNAPSHOT_COMPLETE) {
-			fprintf(out, "  %s: %s: %s\n", set->snaps[i].id,
-				snapshots_state_name(set->snaps[i].state), set->snaps[i].why);
+			fprintf(out, "  %s: %s: %s\n", LS_TEXT(set->snaps[i].id),
+				snapshots_state_name(set->snaps[i].state),
+				LS_TEXT(set->snaps[i].why));
 		}
 	}
 }

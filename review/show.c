@@ -33,6 +33,7 @@
 #include "lib/demangle.h"
 #include "lib/duration.h"
 #include "lib/outlier.h"
+#include "lib/text.h"
 #include "lib/util.h"
 #include "review/dwfl-sym.h"
 #include "review/flame.h"
@@ -458,17 +459,21 @@ static void print_frame(FILE *out, const struct outlier_frame *f, const struct f
 
 	if (f->interp) {
 		outlier_interp_name(f, name, sizeof(name));
-		fprintf(out, "    %s  (python)", name);
+		fputs("    ", out);
+		ls_put_text(out, name);
+		fputs("  (python)", out);
 	} else if (f->symbol) {
-		fprintf(out, "    %s+0x%" PRIx64, demangled ? demangled : f->symbol, f->offset);
+		fputs("    ", out);
+		ls_put_text(out, demangled ? demangled : f->symbol);
+		fprintf(out, "+0x%" PRIx64, f->offset);
 	} else {
 		fprintf(out, "    0x%" PRIx64, f->addr);
 	}
 	if (note && note->file && !f->interp) {
-		fprintf(out, "  %s:%d", note->file, note->line);
+		fprintf(out, "  %s:%d", LS_TEXT(note->file), note->line);
 	}
 	if (user && !f->interp) {
-		fprintf(out, "  (%s)", base ? base + 1 : module);
+		fprintf(out, "  (%s)", LS_TEXT(base ? base + 1 : module));
 	}
 	fputc('\n', out);
 	free(demangled);
@@ -552,6 +557,7 @@ static void print_timeline(FILE *out, const struct interest *in)
 {
 	size_t i, n = json_object_array_length(in->timeline), k;
 	struct json_object *e, *fields;
+	char cut[FIELDS_TEXT_MAX + 1];
 	const char *text;
 
 	fprintf(out, "  timeline, threads");
@@ -575,9 +581,11 @@ static void print_timeline(FILE *out, const struct interest *in)
 		fields = fields_for_people(json_object_object_get(e, "fields"));
 		text = json_object_to_json_string_ext(
 			fields, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-		fprintf(out, "  %s[%" PRId64 "]  %s  %.*s%s\n", ctf_field_str(e, "comm", "?"),
-			(int64_t)ctf_field_u64(e, "tid", NULL), ctf_field_str(e, "name", "?"),
-			FIELDS_TEXT_MAX, text ? text : "",
+		/* JSON leaves bytes >= 0x80 as they are: a C1 control, broken UTF-8. */
+		snprintf(cut, sizeof(cut), "%s", text ? text : "");
+		fprintf(out, "  %s[%" PRId64 "]  %s  %s%s\n", LS_TEXT(ctf_field_str(e, "comm", "?")),
+			(int64_t)ctf_field_u64(e, "tid", NULL), LS_TEXT(ctf_field_str(e, "name", "?")),
+			LS_TEXT(cut),
 			text && strlen(text) > FIELDS_TEXT_MAX ? "..." : "");
 		json_object_put(fields);
 	}
@@ -627,9 +635,10 @@ static void print_waker_and_chain(FILE *out, const struct interest *in)
 	if (w) {
 		if (w->tid) {
 			fprintf(out, "  woken by %s[pid %d tid %d], outermost first:\n",
-				w->comm ? w->comm : "?", w->pid, w->tid);
+				LS_TEXT(w->comm ? w->comm : "?"), w->pid, w->tid);
 		} else {
-			fprintf(out, "  woken by %s, outermost first:\n", w->comm ? w->comm : "?");
+			fprintf(out, "  woken by %s, outermost first:\n",
+				LS_TEXT(w->comm ? w->comm : "?"));
 		}
 		print_frames_outer_first(out, &w->frames, NULL, snapshots_kernel_skip(&w->frames),
 					 false);
@@ -639,12 +648,12 @@ static void print_waker_and_chain(FILE *out, const struct interest *in)
 	}
 	for (i = 0; i < o->nr_links; i++) {
 		l = &o->wait_chain[i];
-		fprintf(out, "  %u. %s[pid %d tid %d] from ", l->depth, l->comm ? l->comm : "?",
-			l->pid, l->tid);
+		fprintf(out, "  %u. %s[pid %d tid %d] from ", l->depth,
+			LS_TEXT(l->comm ? l->comm : "?"), l->pid, l->tid);
 		print_rel(out, (int64_t)(l->from_ns - o->start_ns));
 		fprintf(out, " to ");
 		print_rel(out, (int64_t)(l->to_ns - o->start_ns));
-		fprintf(out, "%s%s\n", l->syscall ? ", in " : "", l->syscall ? l->syscall : "");
+		fprintf(out, "%s%s\n", l->syscall ? ", in " : "", LS_TEXT(l->syscall));
 		span = (int64_t)(l->to_ns - l->from_ns);
 		print_split(out, "  on-cpu", (int64_t)l->on_cpu_ns, span);
 		print_split(out, "blocked", (int64_t)l->blocked_ns, span);
@@ -684,13 +693,13 @@ static void print_holder(FILE *out, const struct interest *in)
 	if (!h) {
 		return;
 	}
-	fprintf(out, "  held by %s[pid %" PRId32 " tid %" PRId32 "]", h->comm ? h->comm : "?",
-		h->pid, h->tid);
+	fprintf(out, "  held by %s[pid %" PRId32 " tid %" PRId32 "]",
+		LS_TEXT(h->comm ? h->comm : "?"), h->pid, h->tid);
 	if (h->what) {
-		fprintf(out, ", what: %s", h->what);
+		fprintf(out, ", what: %s", LS_TEXT(h->what));
 	}
 	if (h->state) {
-		fprintf(out, ", state: %s", h->state);
+		fprintf(out, ", state: %s", LS_TEXT(h->state));
 	}
 	fputc('\n', out);
 	fprintf(out, "  -- holder's user stack, outermost first:\n");
@@ -713,9 +722,9 @@ static void print_frame_name(FILE *out, const struct outlier_frame *f)
 
 	if (f->interp) {
 		outlier_interp_name(f, name, sizeof(name));
-		fputs(name, out);
+		ls_put_text(out, name);
 	} else if (f->symbol) {
-		fputs(demangled ? demangled : f->symbol, out);
+		ls_put_text(out, demangled ? demangled : f->symbol);
 	} else {
 		fprintf(out, "0x%" PRIx64, f->addr);
 	}
@@ -783,8 +792,8 @@ static void print_request_waits(FILE *out, const struct outlier *o)
 		}
 		fputs("    ", out);
 		print_rel(out, (int64_t)(w->start_ns - o->start_ns));
-		fprintf(out, "  %s, %s: %s\n", w->syscall ? w->syscall : "off-cpu", text,
-			w->cause && *w->cause ? w->cause : m.cause);
+		fprintf(out, "  %s, %s: %s\n", LS_TEXT(w->syscall ? w->syscall : "off-cpu"), text,
+			LS_TEXT(w->cause && *w->cause ? w->cause : m.cause));
 		kf = innermost_kernel(w);
 		if (kf) {
 			fputs("        in ", out);
@@ -884,7 +893,9 @@ static void print_outlier(FILE *out, const struct interest *in, bool have_trace)
 	print_holder(out, in);
 	print_waker_and_chain(out, in);
 	for (i = 0; i < o->nr_flags; i++) {
-		fprintf(out, "  ! %s\n", o->flags[i]);
+		fputs("  ! ", out);
+		ls_put_text(out, o->flags[i]);
+		fputc('\n', out);
 	}
 	if (have_trace) {
 		print_timeline(out, in);
@@ -1136,14 +1147,6 @@ static int by_idle_total(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* @text with its control characters as spaces: a comm or site is one line of the output. */
-static void print_one_line(FILE *out, const char *text)
-{
-	for (; *text; text++) {
-		fputc((unsigned char)*text < ' ' || *text == 0x7f ? ' ' : *text, out);
-	}
-}
-
 /* The summary's idle waits, one line per thread and place; nothing if there are none. */
 static void print_idle(FILE *out, const struct summary *s)
 {
@@ -1173,12 +1176,12 @@ static void print_idle(FILE *out, const struct summary *s)
 	for (i = 0; i < s->nr_idle; i++) {
 		ls_format_duration(v[i]->total_ns, text, sizeof(text));
 		fputs("  ", out);
-		print_one_line(out, v[i]->comm);
+		ls_put_text(out, v[i]->comm);
 		fprintf(out,
 			"[pid %" PRId32 " tid %" PRId32 "] %" PRIu64 " wait%s, %s: ", v[i]->pid,
 			v[i]->tid, v[i]->count, v[i]->count == 1 ? "" : "s", text);
 		site = ls_demangle_text(v[i]->site);
-		print_one_line(out, site ? site : v[i]->site);
+		ls_put_text(out, site ? site : v[i]->site);
 		free(site);
 		fputc('\n', out);
 	}
@@ -1191,11 +1194,12 @@ static void print_text(const struct snapshot *snap, const struct show_ctx *sc)
 	const struct summary *s = snap->summary;
 	size_t i;
 
-	printf("snapshot %s on %s, created %s: %zu outlier%s, %" PRIu64 " skipped\n", snap->id,
-	       s->host, s->created ? s->created : "?", s->nr_outliers,
-	       s->nr_outliers == 1 ? "" : "s", s->skipped);
+	/* A relay's snapshots come from other hosts: their names are theirs too. */
+	printf("snapshot %s on %s, created %s: %zu outlier%s, %" PRIu64 " skipped\n",
+	       LS_TEXT(snap->id), LS_TEXT(s->host), LS_TEXT(s->created ? s->created : "?"),
+	       s->nr_outliers, s->nr_outliers == 1 ? "" : "s", s->skipped);
 	for (i = 0; i < s->nr_flags; i++) {
-		printf("! %s\n", s->flags[i]);
+		printf("! %s\n", LS_TEXT(s->flags[i]));
 	}
 	putchar('\n');
 	for (i = 0; i < sc->nr; i++) {

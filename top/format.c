@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "classify/syscalls.h"
+#include "lib/text.h"
 #include "lib/util.h"
 #include "top/top-int.h"
 
@@ -60,7 +61,7 @@ void top_format_row(char *buf, size_t len, const struct top_row *r, uint64_t tot
 
 	top_format_ms(r->count ? r->sum_ns / r->count : 0, avg, sizeof(avg));
 	top_format_ms(r->max_ns, max, sizeof(max));
-	snprintf(buf, len, "%-*.*s %9" PRIu64 " %13s %13s %6.1f %%", width, width, r->label,
+	snprintf(buf, len, "%-*.*s %9" PRIu64 " %13s %13s %6.1f %%", width, width, LS_TEXT(r->label),
 		 r->count, avg, max, total ? 100.0 * (double)r->sum_ns / (double)total : 0.0);
 }
 
@@ -107,11 +108,11 @@ void top_format_entity(const struct top_entity *e, bool threads, char *buf, size
 
 	top_format_ms(e->total_ns, total, sizeof(total));
 	if (threads) {
-		snprintf(buf, len, "Thread %s (%u) of pid %u  Total: %s  [thread view]", e->name,
-			 e->id, e->tgid, total);
+		snprintf(buf, len, "Thread %s (%u) of pid %u  Total: %s  [thread view]",
+			 LS_TEXT(e->name), e->id, e->tgid, total);
 	} else {
 		snprintf(buf, len, "Process %s (%u)  Total: %s in %zu threads  [process view]",
-			 e->name, e->id, total, e->threads);
+			 LS_TEXT(e->name), e->id, total, e->threads);
 	}
 }
 
@@ -148,9 +149,10 @@ void top_format_stalled_title(const struct top *t, char *buf, size_t len)
 void top_format_stalled(const struct top_stalled *s, char *buf, size_t len)
 {
 	const char *name = s->nr >= 0 ? syscall_name(s->nr) : NULL;
-	char who[64], sys[32];
+	char who[160], sys[32];
 
-	snprintf(who, sizeof(who), "%s[%u] %s[%u]", s->pcomm, s->tgid, s->comm, s->tid);
+	snprintf(who, sizeof(who), "%s[%u] %s[%u]", LS_TEXT(s->pcomm), s->tgid, LS_TEXT(s->comm),
+		 s->tid);
 	if (name) {
 		snprintf(sys, sizeof(sys), "%s", name);
 	} else if (s->nr >= 0) {
@@ -159,8 +161,8 @@ void top_format_stalled(const struct top_stalled *s, char *buf, size_t len)
 		snprintf(sys, sizeof(sys), "off-CPU");
 	}
 	snprintf(buf, len, "%-44s %8.1f s so far  %-15s %s  still-blocked%s%s", who,
-		 (double)s->waited_ns / 1e9, sys, s->cause, s->object ? " on " : "",
-		 s->object ? s->object : "");
+		 (double)s->waited_ns / 1e9, sys, LS_TEXT(s->cause), s->object ? " on " : "",
+		 LS_TEXT(s->object));
 }
 
 /**

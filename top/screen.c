@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/text.h"
 #include "lib/util.h"
 #include "top/top-int.h"
 
@@ -61,7 +62,7 @@ static void draw_bar(int y, const struct top_entity *list, size_t n, size_t sel)
 {
 	size_t first = sel, last, i;
 	int width = COLS - 4, used;
-	char item[64];
+	char item[96];
 
 	if (y >= LINES) {
 		return;
@@ -69,7 +70,8 @@ static void draw_bar(int y, const struct top_entity *list, size_t n, size_t sel)
 	/* Start far enough left to show what comes before, while the selected one fits. */
 	used = 0;
 	while (first > 0) {
-		snprintf(item, sizeof(item), " %s(%u) ", list[first - 1].name, list[first - 1].id);
+		snprintf(item, sizeof(item), " %s(%u) ", LS_TEXT(list[first - 1].name),
+			 list[first - 1].id);
 		if (used + (int)strlen(item) > width / 2) {
 			break;
 		}
@@ -80,8 +82,8 @@ static void draw_bar(int y, const struct top_entity *list, size_t n, size_t sel)
 	addstr(first > 0 ? "<- " : "   ");
 	used = 3;
 	for (i = first; i < n; i++) {
-		snprintf(item, sizeof(item), i == sel ? "[%s(%u)]" : " %s(%u) ", list[i].name,
-			 list[i].id);
+		snprintf(item, sizeof(item), i == sel ? "[%s(%u)]" : " %s(%u) ",
+			 LS_TEXT(list[i].name), list[i].id);
 		if (used + (int)strlen(item) > width) {
 			break;
 		}

@@ -4,9 +4,10 @@
  *
  * Threads whose names would forge latsnap's text output if printed raw (issue 51). The main
  * thread is named HOSTILE_MAIN (an ANSI colour, a newline that would start the line 'IL"}<');
- * a second thread HOSTILE_SECOND (a C1 CSI as UTF-8 and as a raw byte, a backslash before an
- * 'n' that must not read as an escaped newline, ';' that would split a folded stack, DEL, CR,
- * a tab). Both take N naps of MS ms in nap() (outliers: requested sleeps); then the second
+ * a second thread HOSTILE_SECOND (a C1 CSI as UTF-8, a backslash before an 'n' that must not
+ * read as an escaped newline, ';' that would split a folded stack, DEL, CR, a tab, a
+ * right-to-left override). Both are well-formed UTF-8: summary.json holds a name as its bytes
+ * are, and bytes that are not UTF-8 would make it no JSON to a strict reader. Both take N naps of MS ms in nap() (outliers: requested sleeps); then the second
  * reads a timer of MS ms N + 1 times in tick() (a stream it comes back to: idle waits) and writes
  * to a pipe the main thread has been reading all along (an outlier woken by the second thread,
  * which is its wait chain).
@@ -15,9 +16,9 @@
 #include "wl_common.h"
 #include <sys/timerfd.h>
 
-/* 13 and 11 bytes: a comm holds 15. The test spells them the same way. */
+/* 13 bytes each: a comm holds 15. The test spells them the same way. */
 #define HOSTILE_MAIN "\033[31mEV\nIL\"}<"
-#define HOSTILE_SECOND "\xc2\x9bJ\x9b\\n;\x7f\r\t<"
+#define HOSTILE_SECOND "\xc2\x9bJ\\n;\x7f\r\t<\xe2\x80\xae"
 
 static int fds[2];
 static long nap_ms, naps;
