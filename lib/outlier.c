@@ -1480,8 +1480,8 @@ void outlier_print_head(FILE *out, const struct outlier *o)
 	fprintf(out, "%s %s  %s[pid %d tid %d]  %s  at %" PRIu64 ".%09" PRIu64 "\n",
 		outlier_kind_name(o->kind),
 		LS_TEXT(o->request && o->request->probe ? o->request->probe :
-			o->syscall			    ? o->syscall :
-							      "off-cpu"),
+			o->syscall			? o->syscall :
+							  "off-cpu"),
 		LS_TEXT(o->comm ? o->comm : "?"), o->pid, o->tid, text, o->start_ns / 1000000000,
 		o->start_ns % 1000000000);
 	print_share(out, "on-cpu", o->on_cpu_ns, o->duration_ns);
@@ -1564,8 +1564,9 @@ void outlier_print_text(FILE *out, const struct outlier *o)
 	if (o->holder) {
 		fprintf(out, "  held up by %s[pid %d tid %d]%s%s%s%s:\n",
 			LS_TEXT(o->holder->comm ? o->holder->comm : "?"), o->holder->pid,
-			o->holder->tid, o->holder->what ? ", holding " : "", LS_TEXT(o->holder->what),
-			o->holder->state ? ", " : "", LS_TEXT(o->holder->state));
+			o->holder->tid, o->holder->what ? ", holding " : "",
+			LS_TEXT(o->holder->what), o->holder->state ? ", " : "",
+			LS_TEXT(o->holder->state));
 		print_frames(out, &o->holder->frames, "    ");
 		if (o->holder->kernel_frames.nr) {
 			fprintf(out, "    kernel:\n");

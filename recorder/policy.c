@@ -175,7 +175,8 @@ void policy_print_idle(const struct record_state *st)
 		ls_format_duration(order[i]->total_ns, total, sizeof(total));
 		site = ls_demangle_text(order[i]->site);
 		fprintf(stderr, "latsnap:   %s[%d] %" PRIu64 " x %s, %s\n", LS_TEXT(order[i]->comm),
-			order[i]->tid, order[i]->count, LS_TEXT(site ? site : order[i]->site), total);
+			order[i]->tid, order[i]->count, LS_TEXT(site ? site : order[i]->site),
+			total);
 		free(site);
 	}
 	for (; i < n; i++) {

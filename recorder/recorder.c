@@ -947,8 +947,7 @@ static void idle_print_text(FILE *out, const struct idle_policy *idle)
 		site = ls_demangle_text(entries[i].site);
 		fprintf(out, "  %s[%d] %" PRIu64 " x %s, %.1f ms\n", LS_TEXT(entries[i].comm),
 			entries[i].tid, entries[i].window_count,
-			LS_TEXT(site ? site : entries[i].site),
-			(double)entries[i].window_ns / 1e6);
+			LS_TEXT(site ? site : entries[i].site), (double)entries[i].window_ns / 1e6);
 		free(site);
 	}
 }

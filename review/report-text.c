@@ -302,14 +302,16 @@ static void print_held_up(FILE *out, const struct report_longest *lw)
 		fputs("; held up by ", out);
 		print_who(out, l->comm, l->pid, l->tid);
 		fprintf(out, " (%s%s, blocked %.1f%%", l->syscall ? "in " : "",
-			LS_TEXT(l->syscall ? l->syscall : "outside a syscall"), lw->blocked_percent);
+			LS_TEXT(l->syscall ? l->syscall : "outside a syscall"),
+			lw->blocked_percent);
 		if (lw->link_wait && lw->link_wait->cause) {
 			fprintf(out, ": %s", LS_TEXT(lw->link_wait->cause));
 		}
 		fputc(')', out);
 		break;
 	case REPORT_WOKEN_BY_INTERRUPT:
-		fprintf(out, "; woken by %s", LS_TEXT(o->waker->comm ? o->waker->comm : "an interrupt"));
+		fprintf(out, "; woken by %s",
+			LS_TEXT(o->waker->comm ? o->waker->comm : "an interrupt"));
 		break;
 	case REPORT_WOKEN_BY_THREAD:
 		fputs("; woken by ", out);
@@ -482,9 +484,8 @@ static void print_process(FILE *out, const struct report *r, const struct report
 	ls_format_duration(p->table.total_ns, total, sizeof(total));
 	fprintf(out, "Process %s (%" PRId64 ")%s%s: %s in %" PRIu64 " outlier%s, %zu thread%s\n",
 		LS_TEXT(p->comm), p->pid, r->many_hosts ? " on " : "",
-		r->many_hosts ? LS_TEXT(p->host) : "", total,
-		p->table.count, p->table.count == 1 ? "" : "s", p->nr_tids,
-		p->nr_tids == 1 ? "" : "s");
+		r->many_hosts ? LS_TEXT(p->host) : "", total, p->table.count,
+		p->table.count == 1 ? "" : "s", p->nr_tids, p->nr_tids == 1 ? "" : "s");
 	print_grouping(out, r, &p->table, r->by == REPORT_BY_SYSCALL ? "Syscall" : "Cause");
 }
 

@@ -583,9 +583,10 @@ static void print_timeline(FILE *out, const struct interest *in)
 			fields, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 		/* JSON leaves bytes >= 0x80 as they are: a C1 control, broken UTF-8. */
 		snprintf(cut, sizeof(cut), "%s", text ? text : "");
-		fprintf(out, "  %s[%" PRId64 "]  %s  %s%s\n", LS_TEXT(ctf_field_str(e, "comm", "?")),
-			(int64_t)ctf_field_u64(e, "tid", NULL), LS_TEXT(ctf_field_str(e, "name", "?")),
-			LS_TEXT(cut),
+		fprintf(out, "  %s[%" PRId64 "]  %s  %s%s\n",
+			LS_TEXT(ctf_field_str(e, "comm", "?")),
+			(int64_t)ctf_field_u64(e, "tid", NULL),
+			LS_TEXT(ctf_field_str(e, "name", "?")), LS_TEXT(cut),
 			text && strlen(text) > FIELDS_TEXT_MAX ? "..." : "");
 		json_object_put(fields);
 	}

@@ -61,8 +61,9 @@ void top_format_row(char *buf, size_t len, const struct top_row *r, uint64_t tot
 
 	top_format_ms(r->count ? r->sum_ns / r->count : 0, avg, sizeof(avg));
 	top_format_ms(r->max_ns, max, sizeof(max));
-	snprintf(buf, len, "%-*.*s %9" PRIu64 " %13s %13s %6.1f %%", width, width, LS_TEXT(r->label),
-		 r->count, avg, max, total ? 100.0 * (double)r->sum_ns / (double)total : 0.0);
+	snprintf(buf, len, "%-*.*s %9" PRIu64 " %13s %13s %6.1f %%", width, width,
+		 LS_TEXT(r->label), r->count, avg, max,
+		 total ? 100.0 * (double)r->sum_ns / (double)total : 0.0);
 }
 
 /**

@@ -72,7 +72,8 @@ static bool inert(const char *s)
 			return false;
 		}
 		if (wc < 0x20 || (wc >= 0x7f && wc <= 0x9f) || wc == 0x61c || wc == 0x200e ||
-		    wc == 0x200f || (wc >= 0x2028 && wc <= 0x202e) || (wc >= 0x2066 && wc <= 0x2069)) {
+		    wc == 0x200f || (wc >= 0x2028 && wc <= 0x202e) ||
+		    (wc >= 0x2066 && wc <= 0x2069)) {
 			return false;
 		}
 		s += n;
@@ -100,9 +101,9 @@ static void every_short_string(void)
 	}
 	/* Three to seven bytes drawn from the bytes that start, continue and break UTF-8. */
 	for (i = 0; i < 200000; i++) {
-		static const unsigned char pool[] = { 'a', '\\', 'x', 'u', '\n', 0x1b, 0x7f, 0x80,
-						      0x9b,  0xae, 0xbf, 0xc2, 0xe2, 0xed, 0xef,
-						      0xf0,  0xf4, 0xf5, 0xa0, 0x8f, 0x90 };
+		static const unsigned char pool[] = { 'a',  '\\', 'x',	'u',  '\n', 0x1b, 0x7f,
+						      0x80, 0x9b, 0xae, 0xbf, 0xc2, 0xe2, 0xed,
+						      0xef, 0xf0, 0xf4, 0xf5, 0xa0, 0x8f, 0x90 };
 		unsigned int len = 3 + i % 5;
 
 		for (k = 0; k < len; k++) {
@@ -114,7 +115,8 @@ static void every_short_string(void)
 		bad_inert += !inert(esc);
 		bad_back += unescape(esc, back, sizeof(back)) || strcmp(back, in);
 	}
-	is_int(bad_inert, 0, "every 1- and 2-byte string, and 200000 longer ones, escape to inert text");
+	is_int(bad_inert, 0,
+	       "every 1- and 2-byte string, and 200000 longer ones, escape to inert text");
 	is_int(bad_back, 0, "... which undoes to the original bytes: no two texts escape alike");
 }
 
@@ -137,8 +139,9 @@ static void bounded(void)
 			cut++;
 		}
 		/* A cut never ends inside an escape: "\x1" or a lone backslash. */
-		if (size && strlen(buf) && (buf[strlen(buf) - 1] == '\\' ||
-					    (strlen(buf) >= 2 && !strcmp(buf + strlen(buf) - 2, "\\x")))) {
+		if (size && strlen(buf) &&
+		    (buf[strlen(buf) - 1] == '\\' ||
+		     (strlen(buf) >= 2 && !strcmp(buf + strlen(buf) - 2, "\\x")))) {
 			cut++;
 		}
 	}
@@ -213,13 +216,20 @@ int main(void)
 	escapes("\033[31mEV\nIL\"}<", "\\x1b[31mEV\\nIL\"}<", "ESC and newline of a hostile comm");
 	escapes("a\\nb", "a\\\\nb", "a backslash is doubled: the text '\\n' is not a newline");
 	escapes("\t\r\x01\x1f\x7f", "\\t\\r\\x01\\x1f\\x7f", "tab, CR, other C0 controls, DEL");
-	escapes("caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80",
+	escapes("caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80",
+		"caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80",
 		"well-formed UTF-8 (2, 3 and 4 bytes) is kept");
-	escapes("\xc2\x9b" "2J", "\\u009b2J", "a C1 control in UTF-8 (CSI) as \\u009b");
+	escapes("\xc2\x9b"
+		"2J",
+		"\\u009b2J", "a C1 control in UTF-8 (CSI) as \\u009b");
 	escapes("\xc2\x85", "\\u0085", "NEL (U+0085) as \\u0085");
 	escapes("\xc2\xa0", "\xc2\xa0", "U+00A0, past the C1 controls, is kept");
-	escapes("\x9b" "2J", "\\x9b2J", "a raw C1 byte (8-bit CSI) as \\x9b");
-	escapes("ab\xe2\x80\xae" "cd", "ab\\u202ecd", "a right-to-left override as \\u202e");
+	escapes("\x9b"
+		"2J",
+		"\\x9b2J", "a raw C1 byte (8-bit CSI) as \\x9b");
+	escapes("ab\xe2\x80\xae"
+		"cd",
+		"ab\\u202ecd", "a right-to-left override as \\u202e");
 	escapes("\xe2\x80\xa8\xe2\x81\xa6\xd8\x9c\xe2\x80\x8f", "\\u2028\\u2066\\u061c\\u200f",
 		"line separator, isolate, Arabic letter mark, RLM");
 	escapes("\xc0\xaf", "\\xc0\\xaf", "an overlong '/' byte by byte");

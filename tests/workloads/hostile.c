@@ -41,7 +41,8 @@ static __attribute__((noinline)) void tick(int fd)
 
 static void *second_main(void *arg)
 {
-	struct itimerspec its = { .it_interval = wl_ms_to_ts(nap_ms), .it_value = wl_ms_to_ts(nap_ms) };
+	struct itimerspec its = { .it_interval = wl_ms_to_ts(nap_ms),
+				  .it_value = wl_ms_to_ts(nap_ms) };
 	char c = 'x';
 	long i;
 	int fd;
