@@ -561,8 +561,9 @@ static void test_show(const char *dir)
 	run(show_main, args);
 	ok(has("request " PROBE "  postgres[pid 500 tid 500]  100.000 ms"),
 	   "show: the request's probe pair");
-	ok(has("  argument: SELECT * FROM accounts\n   WHERE id = 1 FOR UPDATE\n"),
-	   "  its argument");
+	/* The traced process's text, escaped: its newline does not start a line of show's. */
+	ok(has("  argument: SELECT * FROM accounts\\n   WHERE id = 1 FOR UPDATE\n"),
+	   "  its argument, on one line");
 	ok(has("  on-cpu 10.000 ms (10.0%)  blocked 90.000 ms (90.0%)  runqueue 0 ns (0.0%)"),
 	   "  its split");
 	ok(!has("user (none)"), "  no empty stack of its own");
