@@ -39,7 +39,7 @@ static void ls_vprint(const char *fmt, va_list ap)
 	}
 	va_end(ap2);
 	if (ls_text_escape(safe_small, sizeof(safe_small), msg) >= sizeof(safe_small)) {
-		/* Out of memory: the part that fits, which ls_text_escape() left in safe_small. */
+		/* Longer: a copy; out of memory, the part that ls_text_escape() left in safe_small. */
 		safe = ls_text_dup(msg) ?: safe_small;
 	}
 
