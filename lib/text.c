@@ -185,18 +185,20 @@ char *ls_text_dup(const char *text)
  */
 void ls_put_text(FILE *out, const char *text)
 {
-	const unsigned char *p = (const unsigned char *)(text ? text : "");
+	const unsigned char *p = (const unsigned char *)(text ? text : ""), *run = p;
 	char spare[ESC_MAX];
 	const char *piece;
 	size_t in;
 
+	/* What needs no escape goes in runs: stderr is unbuffered, a write each. */
 	while (*p) {
 		piece = next_piece(p, &in, spare);
 		if (piece) {
+			fwrite(run, 1, (size_t)(p - run), out);
 			fputs(piece, out);
-		} else {
-			fwrite(p, 1, in, out);
+			run = p + in;
 		}
 		p += in;
 	}
+	fwrite(run, 1, (size_t)(p - run), out);
 }

@@ -123,9 +123,18 @@ static void every_short_string(void)
 /* The buffer is never overrun, and what fits ends on a whole escape. */
 static void bounded(void)
 {
-	const char *hostile = "\033[31mEV\nIL\"}<";
+	static const char *const texts[] = { "\033[31mEV\nIL\"}<",
+					     "plain",
+					     "",
+					     "\\",
+					     "\n",
+					     "caf\xc3\xa9\x9b end",
+					     "x\xe2\x80\xaey\x7f",
+					     "\xc2\x9b"
+					     "2J tail" };
+	const char *hostile = texts[0];
 	char buf[32], *dup;
-	size_t n, size, cut = 0, over = 0;
+	size_t n, size, cut = 0, over = 0, i;
 	FILE *mem;
 	char *put = NULL;
 	size_t put_len = 0;
@@ -162,13 +171,18 @@ static void bounded(void)
 
 	dup = ls_text_dup(hostile);
 	is_str(dup, "\\x1b[31mEV\\nIL\"}<", "ls_text_dup() escapes whole");
-	mem = open_memstream(&put, &put_len);
-	ls_put_text(mem, hostile);
-	ls_put_text(mem, NULL);
-	fclose(mem);
-	is_str(put, dup, "ls_put_text() prints what ls_text_dup() returns");
 	free(dup);
-	free(put);
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		dup = ls_text_dup(texts[i]);
+		mem = open_memstream(&put, &put_len);
+		ls_put_text(mem, texts[i]);
+		ls_put_text(mem, NULL);
+		fclose(mem);
+		is_str(put, dup, "ls_put_text() prints what ls_text_dup() returns (text %zu)", i);
+		free(dup);
+		free(put);
+		put = NULL;
+	}
 	dup = malloc(40001);
 	memset(dup, '\n', 40000);
 	dup[40000] = '\0';
