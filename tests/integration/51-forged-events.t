@@ -10,6 +10,9 @@
 #  b) no snapshot's trace (babeltrace2 DIR/<id>/trace) holds any of latsnap's events from the
 #     forger's vpid, nor its "FORGED" marks; latsnap's own latsnap:bin_info is there.
 #  c) latsnap show names the victim's frames after the victim's binary, never the forger's.
+#  d) the readers' own rule, on a snapshot that holds forged events (tests/fixtures/forged,
+#     taken as in a-c by the code before this rule: the forger's events in LTTng's trace of
+#     latsnap's session, from its own vpid): show and export leave them out, and keep latsnap's.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -105,5 +108,21 @@ done
 ok "[ $shown -gt 0 ]" "c) show ran on the snapshots of the victim's naps ($shown)"
 is "$bad" 0 "c) show names none of the victim's frames after the forger's binary (nor says FORGED)"
 ok "[ $good -gt 0 ]" "c) show names the victim's own frames after its binary ($good)"
+
+# d) the readers, on a trace that holds the forger's events.
+FX=$ROOT/tests/fixtures/forged/20261202T032902.626Z-0001
+n=$(babeltrace2 "$FX/trace" 2>/dev/null | grep -cE ' latsnap(_kernel)?:[a-z_]+: .*\bvpid = 29641\b')
+ok "[ 0$n -gt 0 ]" "d) the fixture holds the forger's latsnap events ($n, vpid 29641)"
+run_latsnap "$TMPD/fx.json" "$TMPD/fx.err" show --json "$FX"
+is "$RC" 0 "d) show --json on it: exit 0"
+is "$(grep -c FORGED "$TMPD/fx.json")" 0 "d) show says nothing of the forger's events"
+is "$(jq '[.outliers[] | select(.pid == 29636)] | length' "$TMPD/fx.json" 2>/dev/null)" 1 \
+	"d) show: the victim's outlier"
+n=$(jq '[.outliers[0].timeline[]? | select(.name | startswith("latsnap_kernel:"))] | length' \
+	"$TMPD/fx.json" 2>/dev/null)
+ok "[ 0$n -gt 0 ]" "d) show: its timeline keeps latsnap's own kernel context ($n events)"
+run_latsnap "$TMPD/fx.out" "$TMPD/fx.err" export --perfetto "$TMPD/fx.pf" "$FX"
+is "$RC" 0 "d) export --perfetto on it: exit 0"
+is "$(grep -c FORGED "$TMPD/fx.pf")" 0 "d) export says nothing of the forger's events"
 
 done_testing
