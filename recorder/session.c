@@ -299,9 +299,9 @@ static int enable_rule(struct lttng_handle *handle, struct lttng_event *ev, cons
 {
 	int ret;
 
-	ret = lttng_enable_event_with_exclusions(
-		handle, ev, CHANNEL_NAME, filter, exclude_own ? (int)NR_OWN_PROVIDERS : 0,
-		exclude_own ? (char **)own_exclusions : NULL);
+	ret = lttng_enable_event_with_exclusions(handle, ev, CHANNEL_NAME, filter,
+						 exclude_own ? (int)NR_OWN_PROVIDERS : 0,
+						 exclude_own ? (char **)own_exclusions : NULL);
 	return ctl_err(ret, ev->name);
 }
 

@@ -659,7 +659,8 @@ static int walk_events(struct export_ctx *x)
 	size_t i;
 
 	for (i = 0; i < x->nr_evs && !err; i++) {
-		ev = (struct ctf_event){ .name = x->evs[i].name, .ts_ns = x->evs[i].ts,
+		ev = (struct ctf_event){ .name = x->evs[i].name,
+					 .ts_ns = x->evs[i].ts,
 					 .fields = x->evs[i].fields };
 		lsev_decode(&ev, &d);
 		err = threadstate_add(x->ts, &d);

@@ -82,14 +82,22 @@ int main(int argc, char **argv)
 	for (i = 0; i < seconds * 50; i++) {
 		t = now_ns();
 		ops->bin_info(&bin);
-		o = (struct ls_ev_outlier){ .kind = "syscall", .comm = "FORGED", .syscall = "read",
-					    .cause = "FORGED", .flags = "", .waker_comm = "",
-					    .pid = victim, .tid = victim, .syscall_nr = 0,
-					    .start_ns = t - 300000000ull, .end_ns = t,
+		o = (struct ls_ev_outlier){ .kind = "syscall",
+					    .comm = "FORGED",
+					    .syscall = "read",
+					    .cause = "FORGED",
+					    .flags = "",
+					    .waker_comm = "",
+					    .pid = victim,
+					    .tid = victim,
+					    .syscall_nr = 0,
+					    .start_ns = t - 300000000ull,
+					    .end_ns = t,
 					    .blocked_ns = 300000000ull };
 		ops->outlier(&o);
-		us = (struct ls_ev_user_stack){ .ips = ips, .end_ns = t, .pid = victim,
-						.tid = victim, .nr = 2 };
+		us = (struct ls_ev_user_stack){
+			.ips = ips, .end_ns = t, .pid = victim, .tid = victim, .nr = 2
+		};
 		ops->user_stack(&us);
 		memset(&e, 0, sizeof(e));
 		e.kind = LS_CTX_SWITCH;
