@@ -13,12 +13,15 @@
 #  d) the readers' own rule, on a snapshot that holds forged events (tests/fixtures/forged,
 #     taken as in a-c by the code before this rule: the forger's events in LTTng's trace of
 #     latsnap's session, from its own vpid): show and export leave them out, and keep latsnap's.
+#  e) a forger of user nobody in a pid namespace of its own (unshare -Urp), where its vpid is
+#     latsnap's pid, during a plain record (latsnap:bin_info enabled for latsnap's vpid alone):
+#     none of its mappings of the victim reaches a snapshot, latsnap's own do.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 require_record sleeper forgeevents
 require_lttng
-require setpriv babeltrace2 perl timeout
+require setpriv babeltrace2 perl timeout unshare pgrep
 
 OUT=$TMPD/out
 LIB=$(dirname "$LATSNAP")/liblatsnap-events.so
@@ -124,5 +127,46 @@ ok "[ 0$n -gt 0 ]" "d) show: its timeline keeps latsnap's own kernel context ($n
 run_latsnap "$TMPD/fx.out" "$TMPD/fx.err" export --perfetto "$TMPD/fx.pf" "$FX"
 is "$RC" 0 "d) export --perfetto on it: exit 0"
 is "$(grep -c FORGED "$TMPD/fx.pf")" 0 "d) export says nothing of the forger's events"
+
+# e) the forger's vpid made latsnap's pid, in a pid namespace of its own.
+OUT=$TMPD/out-e
+WL_LOG=$TMPD/e.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record -t 50ms -o "$OUT" -- \
+	"$WL/sleeper" 600 3 >"$TMPD/e.out" 2>"$TMPD/e.err" &
+REC=$!
+track_bg "$REC"
+VPID= LPID=
+for i in $(seq 200); do
+	VPID=$(awk '$1 == "pid" { print $2; exit }' "$TMPD/e.log" 2>/dev/null)
+	[ -n "$VPID" ] && break
+	sleep 0.05
+done
+LPID=$(pgrep -P "$REC" -x latsnap)
+read -r BASE END < <(awk -v p="$VICTIM_BIN" '$6 == p {
+	split($1, r, "-"); if (!b) b = r[1]; e = r[2] } END { print "0x" b, "0x" e }' \
+	"/proc/${VPID:-0}/maps" 2>/dev/null)
+SIZE=$(printf '0x%x' $((END - BASE)))
+# ns_last_pid: the namespace's next pid is latsnap's; sh forks the forger with it.
+HOME=/tmp setpriv --reuid=65534 --regid=65534 --clear-groups unshare -Urpf --mount-proc sh -c \
+	"echo $((${LPID:-2} - 1)) >/proc/sys/kernel/ns_last_pid && '$FORGER_BIN' '$LIB' ${VPID:-1} $BASE $SIZE 3" \
+	>"$TMPD/fe.out" 2>"$TMPD/fe.err" &
+FORGER=$!
+track_bg "$FORGER"
+wait "$REC"
+is "$?" 0 "e) record -t 50ms -- sleeper 600 3: exit 0"
+wait "$FORGER"
+is "$(awk '$1 == "registered" { print $2 }' "$TMPD/fe.out")" "${LPID:-?}" \
+	"e) the forger in its pid namespace has latsnap's pid (${LPID:-?}) as its vpid"
+ok '[ "$(awk '"'"'$1 == "emitted" { print $2 }'"'"' "$TMPD/fe.out")" -gt 0 ] 2>/dev/null' \
+	"e) and recorded its events ($(awk '$1 == "emitted" { print $2 }' "$TMPD/fe.out"))"
+[ -s "$TMPD/fe.err" ] && diag_file "$TMPD/fe.err" "  forger: "
+forged=0 own=0
+for d in "$OUT"/*/; do
+	[ -d "$d/trace" ] || continue
+	babeltrace2 "$d/trace" 2>/dev/null | grep ' latsnap:bin_info: ' >"$TMPD/e-bin.txt"
+	forged=$((forged + $(grep -c "path = \"$FORGER_BIN\"" "$TMPD/e-bin.txt")))
+	own=$((own + $(grep -c "pid = ${VPID:-0}, .*path = \"$VICTIM_BIN\"" "$TMPD/e-bin.txt")))
+done
+is "$forged" 0 "e) no snapshot holds the forger's latsnap:bin_info"
+ok "[ $own -gt 0 ]" "e) latsnap's own latsnap:bin_info of the victim is there ($own)"
 
 done_testing
