@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Issue 51: only latsnap writes latsnap's events. root runs record --ust-events '*' -t 50ms on a
-# victim (sleeper: 600 ms naps, the forger starting within the first) while a forger of user nobody (forgeevents) loads latsnap's
-# events library and records, claiming the victim's pid, latsnap:bin_info (the victim's binary
-# is the forger's), latsnap:outlier, latsnap:user_stack and latsnap_kernel:sched_switch.
+# victim (sleeper: 600 ms naps, the forger starting within the first) while a forger of user
+# nobody (forgeevents) loads latsnap's events library and records, claiming the victim's pid,
+# latsnap:bin_info (the victim's binary is the forger's), latsnap:outlier, latsnap:user_stack
+# and latsnap_kernel:sched_switch.
 #  a) the forger ran and its events reached LTTng: a session of the test's own, enabling
 #     latsnap:* and latsnap_kernel:* for anyone, holds them (its vpid), and the forger counts them;
 #     and it was traced into latsnap's session too: its statedump (not latsnap's) is there.
 #  b) no snapshot's trace (babeltrace2 DIR/<id>/trace) holds any of latsnap's events from the
 #     forger's vpid, nor its "FORGED" marks; latsnap's own latsnap:bin_info is there.
-#  c) latsnap show names the victim's frames after the victim's binary, never the forger's.
+#  c) latsnap show names the victim's frames after the victim's binary, never the forger's, and
+#     says nothing of the forger's records (its timelines took them as the victim's before).
 #  d) the readers' own rule, on a snapshot that holds forged events (tests/fixtures/forged,
 #     taken as in a-c by the code before this rule: the forger's events in LTTng's trace of
 #     latsnap's session, from its own vpid): show and export leave them out, and keep latsnap's.
