@@ -192,9 +192,9 @@ $(BUILD)/workloads/apptp: tests/workloads/apptp.c tests/workloads/apptp-tp.h \
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -pthread \
 		-Itests/workloads -o $@ $< -llttng-ust -ldl
 
-# ustinject: loads latsnap's events library as latsnap-replay does (events/events.h's types).
-$(BUILD)/workloads/ustinject: tests/workloads/ustinject.c events/events.h include/latsnap.h | \
-	$(DEPS_STAMP)
+# ustinject, forgeevents: load latsnap's events library as latsnap does (events/events.h's types).
+$(BUILD)/workloads/ustinject $(BUILD)/workloads/forgeevents: $(BUILD)/workloads/%: \
+	tests/workloads/%.c events/events.h include/latsnap.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN) -D_GNU_SOURCE -I. -o $@ $< -ldl
 

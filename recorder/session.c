@@ -217,38 +217,126 @@ static int add_contexts(struct lttng_handle *handle, const char *channel)
 }
 
 /*
- * latsnap's own providers are recorded from this process only: with per-UID buffers, every
- * process of the user that hits a tracepoint writes into every session that enabled it, so a
- * second latsnap's outliers and kernel context would land in this one's snapshots.
+ * latsnap's own providers (events/events-tp.h, events/kernel-tp.h), as event names begin. Their
+ * events are recorded from latsnap's own processes only: with per-UID buffers every process of
+ * any user that hits a tracepoint writes into every session that enables it, and any process can
+ * load liblatsnap-events.so (or declare a provider of the same name) and claim another pid's
+ * outliers, stacks and mappings; a second latsnap's would land in this one's snapshots too.
  */
+static const char *const own_providers[] = { "latsnap:", "latsnap_kernel:" };
+/* The same as exclusions from an application's pattern (LTTng's globbing: a trailing star). */
+static const char *const own_exclusions[] = { "latsnap:*", "latsnap_kernel:*" };
+
+#define NR_OWN_PROVIDERS (sizeof(own_providers) / sizeof(*own_providers))
+
+/* Does @pattern name only events of latsnap's providers? */
 static bool own_provider(const char *pattern)
 {
-	return !strncmp(pattern, "latsnap:", strlen("latsnap:")) ||
-	       !strncmp(pattern, "latsnap_kernel:", strlen("latsnap_kernel:"));
+	size_t i;
+
+	for (i = 0; i < NR_OWN_PROVIDERS; i++) {
+		if (!strncmp(pattern, own_providers[i], strlen(own_providers[i]))) {
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
- * @pattern for this process only when it is one of latsnap's own providers. With @exclude, for
- * no process of that name: latsnap-replay records its events back in time, and per-UID buffers
- * are shared with every process of the user.
+ * Can LTTng's glob @pattern (only '*' is special) match a name that begins with @prefix? It can
+ * unless a character before its first star, within @prefix, differs, or it ends first.
+ */
+static bool may_match_prefix(const char *pattern, const char *prefix)
+{
+	for (; *pattern != '*' && *prefix; pattern++, prefix++) {
+		if (*pattern != *prefix) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool may_match_own(const char *pattern)
+{
+	size_t i;
+
+	for (i = 0; i < NR_OWN_PROVIDERS; i++) {
+		if (may_match_prefix(pattern, own_providers[i])) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The inode of latsnap's pid namespace (its helpers share it), 0 when /proc cannot say. */
+static unsigned long long own_pid_ns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+}
+
+/*
+ * The filter that takes an event from this process only. Its pid alone would not do: a process
+ * in a pid namespace of its own (unshare -Urp, open to any user) can have this pid as its vpid,
+ * and the procname is anyone's to set; in this pid namespace the pid is this process's as long
+ * as it lives (and the session with it).
+ */
+static void own_filter(char *buf, size_t size)
+{
+	unsigned long long ns = own_pid_ns();
+
+	if (ns) {
+		snprintf(buf, size, "$ctx.vpid == %d && $ctx.pid_ns == %llu", (int)getpid(), ns);
+	} else {
+		snprintf(buf, size, "$ctx.vpid == %d", (int)getpid());
+	}
+}
+
+/* lttng_enable_event_with_exclusions(), its error said as ctl_err() says it. */
+static int enable_rule(struct lttng_handle *handle, struct lttng_event *ev, const char *filter,
+		       bool exclude_own)
+{
+	int ret;
+
+	ret = lttng_enable_event_with_exclusions(handle, ev, CHANNEL_NAME, filter,
+						 exclude_own ? (int)NR_OWN_PROVIDERS : 0,
+						 exclude_own ? (char **)own_exclusions : NULL);
+	return ctl_err(ret, ev->name);
+}
+
+/*
+ * enable_ust_event - @pattern into the UST channel. latsnap's own providers are taken from this
+ * process only (own_filter()); an application's pattern that could match them (`*`) is enabled
+ * with them excluded, and once more for this process alone, so that it still records latsnap's
+ * own events as it did. With @exclude, the applications' rule takes nothing from a process of
+ * that name: latsnap-replay records its events back in time, into sessions of its own.
  */
 static int enable_ust_event(struct lttng_handle *handle, const char *pattern, const char *exclude)
 {
 	struct lttng_event ev;
-	char filter[96];
+	char filter[128];
+	int err;
 
 	memset(&ev, 0, sizeof(ev));
 	ev.type = LTTNG_EVENT_TRACEPOINT;
 	ev.loglevel_type = LTTNG_EVENT_LOGLEVEL_ALL;
 	snprintf(ev.name, sizeof(ev.name), "%s", pattern);
+	own_filter(filter, sizeof(filter));
 	if (own_provider(pattern)) {
-		snprintf(filter, sizeof(filter), "$ctx.vpid == %d", (int)getpid());
-	} else if (exclude) {
-		snprintf(filter, sizeof(filter), "$ctx.procname != \"%s\"", exclude);
-	} else {
-		return ctl_err(lttng_enable_event(handle, &ev, CHANNEL_NAME), pattern);
+		return enable_rule(handle, &ev, filter, false);
 	}
-	return ctl_err(lttng_enable_event_with_filter(handle, &ev, CHANNEL_NAME, filter), pattern);
+	if (exclude) {
+		snprintf(filter, sizeof(filter), "$ctx.procname != \"%s\"", exclude);
+	}
+	/* LTTng takes exclusions only for a pattern with a star; without one it names one event. */
+	err = enable_rule(handle, &ev, exclude ? filter : NULL,
+			  strchr(pattern, '*') && may_match_own(pattern));
+	if (err || !strchr(pattern, '*') || !may_match_own(pattern)) {
+		return err;
+	}
+	own_filter(filter, sizeof(filter));
+	return enable_rule(handle, &ev, filter, false);
 }
 
 /*
@@ -355,7 +443,8 @@ static int open_replay(struct session *s, int k, const struct session_opts *opts
 	struct lttng_handle *handle = NULL;
 	const char *name = s->replay_name[k];
 	enum lttng_error_code code;
-	char base[sizeof(s->name)];
+	char base[sizeof(s->name)], filter[64];
+	unsigned long long ns = own_pid_ns();
 	struct lttng_event ev;
 	int err = 0, i;
 
@@ -383,12 +472,23 @@ static int open_replay(struct session *s, int k, const struct session_opts *opts
 	if (!err) {
 		err = add_contexts(handle, CHANNEL_NAME);
 	}
+	snprintf(filter, sizeof(filter), "$ctx.pid_ns == %llu", ns);
 	for (i = 0; !err && i < opts->nr_replay_events; i++) {
 		memset(&ev, 0, sizeof(ev));
 		ev.type = LTTNG_EVENT_TRACEPOINT;
 		ev.loglevel_type = LTTNG_EVENT_LOGLEVEL_ALL;
 		snprintf(ev.name, sizeof(ev.name), "%s", opts->replay_events[i]);
-		err = ctl_err(lttng_enable_event(handle, &ev, CHANNEL_NAME), ev.name);
+		/*
+		 * The tracker below goes by vpid: a process of a pid namespace of its own could
+		 * have the helper's; the namespace tells them apart (own_filter()).
+		 */
+		if (ns) {
+			err = ctl_err(lttng_enable_event_with_filter(handle, &ev, CHANNEL_NAME,
+								     filter),
+				      ev.name);
+		} else {
+			err = ctl_err(lttng_enable_event(handle, &ev, CHANNEL_NAME), ev.name);
+		}
 	}
 	if (err) {
 		goto out;

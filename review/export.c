@@ -379,7 +379,8 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 	void *nv;
 
 	lsev_decode(ev, &d);
-	if (skipped(&d)) {
+	/* One of latsnap's events from another process (lsevents.h): not the snapshot's. */
+	if (d.forged || skipped(&d)) {
 		return 0;
 	}
 	/* The snapshot's window: the times its kernel context covers. */
@@ -658,7 +659,9 @@ static int walk_events(struct export_ctx *x)
 	size_t i;
 
 	for (i = 0; i < x->nr_evs && !err; i++) {
-		ev = (struct ctf_event){ x->evs[i].name, x->evs[i].ts, x->evs[i].fields };
+		ev = (struct ctf_event){ .name = x->evs[i].name,
+					 .ts_ns = x->evs[i].ts,
+					 .fields = x->evs[i].fields };
 		lsev_decode(&ev, &d);
 		err = threadstate_add(x->ts, &d);
 		if (err == -EINVAL) {

@@ -78,6 +78,10 @@ struct ctf_reader {
 	/* The pipe to the parent and when it was last written to. */
 	int out_fd;
 	uint64_t last_write_ns;
+	/* What the trace of the last event says of who wrote it (trace_origin()). */
+	const bt_trace *origin_trace;
+	int origin; /* CTF_ORIGIN_LATSNAP, _UNKNOWN, or _RECORDER when @recorder is known */
+	int64_t recorder; /* latsnap's pid, from the session's name; -1 for a replay session */
 };
 
 
@@ -506,6 +510,64 @@ static void stream_clock(struct ctf_reader *r, const bt_message *msg)
 	}
 }
 
+/* The string environment entry @name of @trace, or NULL. */
+static const char *trace_env(const bt_trace *trace, const char *name)
+{
+	const bt_value *v = bt_trace_borrow_environment_entry_value_by_name_const(trace, name);
+
+	return v && bt_value_is_string(v) ? bt_value_string_get(v) : NULL;
+}
+
+/*
+ * trace_origin - who may have written the events of @trace (struct ctf_reader @origin,
+ * @recorder): the trace latsnap writes itself says tracer_name "latsnap"; LTTng's trace of a
+ * session is named after it (trace_name), and latsnap names its own "latsnap-PID-TIME" after
+ * its pid, its replay sessions "latsnap-PID-TIME-rK". Any process can write into such a session
+ * what its rules let through, but not rename it.
+ */
+static void trace_origin(struct ctf_reader *r, const bt_trace *trace)
+{
+	const char *tracer = trace_env(trace, "tracer_name");
+	const char *name = trace_env(trace, "trace_name");
+	int pid = 0, end = 0, replay = 0;
+	long when;
+
+	r->origin_trace = trace;
+	r->origin = CTF_ORIGIN_UNKNOWN;
+	if (tracer && !strcmp(tracer, "latsnap")) {
+		r->origin = CTF_ORIGIN_LATSNAP;
+		return;
+	}
+	if (!tracer || strcmp(tracer, "lttng-ust") || !name ||
+	    sscanf(name, "latsnap-%d-%ld%n", &pid, &when, &end) != 2 || pid <= 0) {
+		return;
+	}
+	if (name[end] == '\0') {
+		r->origin = CTF_ORIGIN_RECORDER;
+		r->recorder = pid;
+	} else if (sscanf(name + end, "-r%d%n", &replay, &end) == 1 && name[end] == '\0') {
+		r->origin = CTF_ORIGIN_RECORDER;
+		r->recorder = -1;
+	}
+}
+
+/* Who wrote @event (enum ctf_origin), its context fields being @fields. */
+static int event_origin(struct ctf_reader *r, const bt_event *event, struct json_object *fields)
+{
+	const bt_trace *trace = bt_stream_borrow_trace_const(bt_event_borrow_stream_const(event));
+	bool found;
+	int64_t vpid;
+
+	if (trace != r->origin_trace) {
+		trace_origin(r, trace);
+	}
+	if (r->origin != CTF_ORIGIN_RECORDER || r->recorder < 0) {
+		return r->origin;
+	}
+	vpid = (int64_t)ctf_field_u64(fields, "vpid", &found);
+	return found && vpid == r->recorder ? CTF_ORIGIN_RECORDER : CTF_ORIGIN_OTHER;
+}
+
 static void handle_event(struct ctf_reader *r, const bt_message *msg)
 {
 	const bt_event *event = bt_message_event_borrow_event_const(msg);
@@ -548,6 +610,7 @@ static void handle_event(struct ctf_reader *r, const bt_message *msg)
 			    ret == -E2BIG ? "event fields nested too deeply" : strerror(-ret));
 		goto out;
 	}
+	ev.origin = event_origin(r, event, ev.fields);
 	ret = r->fn(&ev, r->ctx);
 	json_object_put(ev.fields);
 	if (ret) {
@@ -946,7 +1009,10 @@ static int send_line(struct ctf_reader *r, const char *line)
 	return ret;
 }
 
-/* The reader's ctf_event_fn: {"n": name, "t": ts_ns as int64 bits, "f": fields}. */
+/*
+ * The reader's ctf_event_fn: {"n": name, "t": ts_ns as int64 bits, "f": fields, "o": origin}, "o"
+ * only when known.
+ */
 static int emit_event(const struct ctf_event *ev, void *ctx)
 {
 	struct ctf_reader *r = ctx;
@@ -956,7 +1022,8 @@ static int emit_event(const struct ctf_event *ev, void *ctx)
 	line = json_object_new_object();
 	if (!line || json_object_object_add(line, "n", json_object_new_string(ev->name)) ||
 	    json_object_object_add(line, "t", json_object_new_int64((int64_t)ev->ts_ns)) ||
-	    json_object_object_add(line, "f", json_object_get(ev->fields))) {
+	    json_object_object_add(line, "f", json_object_get(ev->fields)) ||
+	    (ev->origin && json_object_object_add(line, "o", json_object_new_int(ev->origin)))) {
 		goto out;
 	}
 	ret = send_line(r, json_object_to_json_string_ext(

@@ -97,7 +97,7 @@ static void read_clock(struct json_object *obj, struct ctf_clock *c)
 static int relay_line(struct ctf_call *r, struct ctf_relay *rl, const char *line, size_t n,
 		      char *why, size_t len)
 {
-	struct json_object *obj = NULL, *name, *ts, *fields, *end, *info, *msg;
+	struct json_object *obj = NULL, *name, *ts, *fields, *end, *info, *msg, *origin;
 	struct ctf_event ev;
 	json_tokener *tok;
 	int ret = 0;
@@ -131,6 +131,9 @@ static int relay_line(struct ctf_call *r, struct ctf_relay *rl, const char *line
 		ev.name = json_object_get_string(name);
 		ev.ts_ns = json_u64(ts);
 		ev.fields = fields;
+		ev.origin = json_object_object_get_ex(obj, "o", &origin) ?
+				    json_object_get_int(origin) :
+				    CTF_ORIGIN_UNKNOWN;
 		ret = r->fn(&ev, r->ctx);
 		if (ret) {
 			/* A positive value is a plain stop; a negative one the callback's error. */

@@ -27,6 +27,8 @@ struct json_object;
  *	field, "_NAME_length" in LTTng traces, stays a field of its own), structures objects, an
  *	option its field or null, a variant its selected option's value.
  *
+ * @origin: who wrote the event, as far as its trace says (enum ctf_origin); 0 when unknown
+ *
  * Everything is borrowed: valid during the callback only. json_object_get() @fields to keep it.
  * The time order is that of libbabeltrace2's muxer, which compares the clock values with the
  * offset added: the same order for the streams of one trace.
@@ -35,6 +37,24 @@ struct ctf_event {
 	const char *name;
 	uint64_t ts_ns;
 	struct json_object *fields;
+	int origin;
+};
+
+/**
+ * enum ctf_origin - who wrote an event, by its trace's environment and its vpid context
+ * @CTF_ORIGIN_UNKNOWN: a trace that does not say (not latsnap's, or written before it said)
+ * @CTF_ORIGIN_LATSNAP: the trace latsnap writes itself (trace/latsnap/: tracer_name "latsnap")
+ * @CTF_ORIGIN_RECORDER: an LTTng trace of latsnap's session (trace_name "latsnap-PID-TIME"),
+ *	emitted by that PID, latsnap; or of one of its replay sessions ("latsnap-PID-TIME-rK"),
+ *	which record from latsnap-replay alone
+ * @CTF_ORIGIN_OTHER: an LTTng trace of latsnap's session, emitted by another process (or one
+ *	whose vpid it does not say)
+ */
+enum ctf_origin {
+	CTF_ORIGIN_UNKNOWN = 0,
+	CTF_ORIGIN_LATSNAP,
+	CTF_ORIGIN_RECORDER,
+	CTF_ORIGIN_OTHER,
 };
 
 /**

@@ -262,13 +262,21 @@ static uint64_t event_time(const struct ctf_event *ev, const struct lsev *out)
  * @out: set to it, decoded; LSEV_FOREIGN with its threads only when it is not latsnap's
  *
  * Missing fields decode as 0, "" (strings) and NULL (arrays); a thread field missing leaves that
- * thread unknown.
+ * thread unknown. One of latsnap's events written by another process is @forged, its threads
+ * unknown (the rule in lsevents.h).
  */
 void lsev_decode(const struct ctf_event *ev, struct lsev *out)
 {
 	size_t i;
 
 	*out = (struct lsev){ .kind = LSEV_FOREIGN, .name = ev->name, .ev = ev };
+	if (ev->origin == CTF_ORIGIN_OTHER &&
+	    (!strncmp(ev->name, LSEV_PROVIDER, strlen(LSEV_PROVIDER)) ||
+	     !strncmp(ev->name, LSEV_KERNEL_PROVIDER, strlen(LSEV_KERNEL_PROVIDER)))) {
+		out->forged = true;
+		out->ts_ns = ev->ts_ns;
+		return;
+	}
 	for (i = 0; i < sizeof(lsev_kinds) / sizeof(*lsev_kinds); i++) {
 		if (!strcmp(ev->name, lsev_kinds[i].name)) {
 			out->kind = lsev_kinds[i].kind;
@@ -295,12 +303,15 @@ void lsev_decode(const struct ctf_event *ev, struct lsev *out)
  * @nr: entries in @table
  * @ctx: passed to the handler
  *
- * Return: the handler's return; 0 when no entry handles the event.
+ * Return: the handler's return; 0 when no entry handles the event, or it is @forged.
  */
 int lsev_handle(const struct lsev *ev, const struct lsev_handler *table, size_t nr, void *ctx)
 {
 	size_t i;
 
+	if (ev->forged) {
+		return 0;
+	}
 	for (i = 0; i < nr; i++) {
 		if (!table[i].name || !strcmp(table[i].name, ev->name)) {
 			return table[i].fn(ev, ctx);

@@ -31,6 +31,16 @@
  *    of latsnap's other events without its thread field is damaged: its @thread is unknown.
  * A pid or comm the event gives of a thread goes with it (the foreign *_tid thread's from the
  * *_pid, *_comm fields of the same prefix).
+ *
+ * The one rule for whose an event of latsnap's providers is (struct lsev @forged, issue 51): only
+ * latsnap's own processes write them. Any process can load liblatsnap-events.so, or declare a
+ * provider of the same name, and claim another pid's outliers, stacks and mappings; the
+ * recorder's session takes them from latsnap's processes only (recorder/session.c), and a reader
+ * takes them from what the trace says latsnap wrote (struct ctf_event @origin): the trace latsnap
+ * writes itself, or LTTng's trace of latsnap's session (named after latsnap's pid) from that pid
+ * or from a replay session. One there from another process is @forged: no handler sees it
+ * (lsev_handle()), and a caller of lsev_decode() leaves it out. A trace that does not say
+ * (older, or not latsnap's) is taken as it is.
  */
 #ifndef LATSNAP_LSEVENTS_H
 #define LATSNAP_LSEVENTS_H
@@ -189,6 +199,8 @@ struct lsev_summary {
  * @thread: the thread it is about
  * @other: the second thread it names
  * @ev: the event as read; its fields for what is not decoded (an application's event)
+ * @forged: named as one of latsnap's but written by another process (the rule above): then
+ *	@kind is LSEV_FOREIGN and nothing else is decoded
  * @u: what the event of @kind says besides its threads
  *
  * Borrowed from @ev: valid as long as it is.
@@ -200,6 +212,7 @@ struct lsev {
 	struct lsev_thread thread;
 	struct lsev_thread other;
 	const struct ctf_event *ev;
+	bool forged;
 	union {
 		struct lsev_switch sw;
 		struct lsev_wakeup wakeup;

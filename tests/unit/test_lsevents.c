@@ -375,6 +375,54 @@ static void test_dispatch(void)
 	release(&h);
 }
 
+/*
+ * Issue 51: one of latsnap's events that its trace says another process wrote is forged: no
+ * handler sees it; latsnap's own, or of a trace that does not say, are decoded as ever.
+ */
+static void test_forged(void)
+{
+	static const struct lsev_handler table[] = {
+		{ LSEV_NAME_SCHED_SWITCH, on_switch },
+		{ NULL, on_any },
+	};
+	static const struct {
+		const char *name;
+		int origin;
+		bool forged;
+	} cases[] = {
+		{ LSEV_NAME_SCHED_SWITCH, CTF_ORIGIN_OTHER, true },
+		{ LSEV_NAME_BIN_INFO, CTF_ORIGIN_OTHER, true },
+		{ "latsnap:whatever_next", CTF_ORIGIN_OTHER, true },
+		{ "myapp:event", CTF_ORIGIN_OTHER, false },
+		{ LSEV_NAME_SCHED_SWITCH, CTF_ORIGIN_RECORDER, false },
+		{ LSEV_NAME_SCHED_SWITCH, CTF_ORIGIN_LATSNAP, false },
+		{ LSEV_NAME_SCHED_SWITCH, CTF_ORIGIN_UNKNOWN, false },
+	};
+	struct calls c = { 0 };
+	struct held h;
+	struct lsev d;
+	size_t i;
+	int seen;
+
+	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		decode(&h, &d, cases[i].name, "\"prev_tid\": 1, \"next_tid\": 2, \"pid\": 7", true);
+		h.ev.origin = cases[i].origin;
+		lsev_decode(&h.ev, &d);
+		seen = c.switches + c.defaults;
+		lsev_dispatch(&h.ev, table, 2, &c);
+		ok(d.forged == cases[i].forged, "forged: %s of origin %d: %s", cases[i].name,
+		   cases[i].origin, cases[i].forged ? "forged" : "taken");
+		is_int(c.switches + c.defaults - seen, cases[i].forged ? 0 : 1,
+		       "forged: %s of origin %d: %s", cases[i].name, cases[i].origin,
+		       cases[i].forged ? "no handler sees it" : "handled");
+		if (cases[i].forged) {
+			ok(d.kind == LSEV_FOREIGN && !d.thread.known && !d.other.known,
+			   "forged: nothing decoded of it");
+		}
+		release(&h);
+	}
+}
+
 int main(void)
 {
 	test_switch();
@@ -387,5 +435,6 @@ int main(void)
 	test_bin_info_summary();
 	test_foreign();
 	test_dispatch();
+	test_forged();
 	return tap_done();
 }
