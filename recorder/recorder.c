@@ -390,13 +390,28 @@ void recorder_add(struct recorder *rec, struct outlier *outlier)
 }
 
 /* The batch as the retention policy sees it (@items has room for MAX_BATCH). */
-static void batch_items(const struct recorder *rec, struct retention_item *items)
+/*
+ * The batch as the retention policy sees it (@items has room for MAX_BATCH). Under the limits,
+ * the first and the worst of each cause are kept per user: a cause of another user than root is
+ * "CAUSE (uid N)" (in @user_causes, to free), so that one user's storm, first and worst of its
+ * causes, leaves every other user's first of the same cause a first. Root's stay plain, as
+ * earlier runs' summaries (adopted by their causes) have them.
+ */
+static void batch_items(const struct recorder *rec, struct retention_item *items,
+			char **user_causes)
 {
+	const struct outlier *o;
 	size_t i;
 
 	for (i = 0; i < rec->nr_batch; i++) {
-		items[i].cause = rec->batch[i]->cause ? rec->batch[i]->cause : "";
-		items[i].duration_ns = rec->batch[i]->duration_ns;
+		o = rec->batch[i];
+		items[i].cause = o->cause ? o->cause : "";
+		items[i].duration_ns = o->duration_ns;
+		user_causes[i] = NULL;
+		if (o->has_uid && o->uid &&
+		    asprintf(&user_causes[i], "%s (uid %u)", items[i].cause, o->uid) > 0) {
+			items[i].cause = user_causes[i];
+		}
 	}
 }
 
@@ -1219,6 +1234,7 @@ struct snap {
 	int fd;
 	struct json_object *flags;
 	struct retention_item items[MAX_BATCH]; /* the batch, as the retention policy sees it */
+	char *user_causes[MAX_BATCH]; /* items' causes of other users than root (batch_items()) */
 	struct retention_kept pending; /* the causes it holds, for the retention policy */
 	char *json; /* the summary.json text, for the relay */
 	struct ctf_clock clock; /* of LTTng's trace, which latsnap's own goes with */
@@ -1444,7 +1460,7 @@ static bool snapshot_admit(struct recorder *rec, struct snap *sn)
 	size_t n = rec->nr_batch;
 	bool notable;
 
-	batch_items(rec, sn->items);
+	batch_items(rec, sn->items, sn->user_causes);
 	if (retention_admit(&rec->retention, sn->items, n, &sn->pending, evict_snapshot, rec,
 			    &notable)) {
 		return true;
@@ -1741,6 +1757,9 @@ out:
 	ctf_writer_free(rec->timeline);
 	rec->timeline = NULL;
 	retention_kept_free(&sn.pending);
+	for (size_t i = 0; i < rec->nr_batch; i++) {
+		free(sn.user_causes[i]);
+	}
 	free(sn.json);
 	if (sn.fd >= 0) {
 		close(sn.fd);
