@@ -61,6 +61,7 @@ enum opt_id {
 	OPT_MAX_USER_PER_MINUTE,
 	OPT_REPEAT_INTERVAL,
 	OPT_MAX_RATE,
+	OPT_NO_FLOOD_GUARD,
 };
 
 static const struct option long_options[] = {
@@ -95,6 +96,7 @@ static const struct option long_options[] = {
 	{ "max-user-per-minute", required_argument, NULL, OPT_MAX_USER_PER_MINUTE },
 	{ "repeat-interval", required_argument, NULL, OPT_REPEAT_INTERVAL },
 	{ "max-rate", required_argument, NULL, OPT_MAX_RATE },
+	{ "no-flood-guard", no_argument, NULL, OPT_NO_FLOOD_GUARD },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "comm", required_argument, NULL, OPT_COMM },
@@ -144,6 +146,8 @@ static const char usage_text[] =
 	"                             (default 3)\n"
 	"      --max-rate N           outliers a second each process may send, each user twice\n"
 	"                             that; more are dropped in the kernel, counted (default 100)\n"
+	"      --no-flood-guard       every outlier may start a snapshot (the three limits above\n"
+	"                             0; --max-rate stays)\n"
 	"      --context LEVEL        the kernel's view in each snapshot: none, sched\n"
 	"                             (switches, wakeups, processes) or full (and syscalls,\n"
 	"                             block I/O, stacks; the wait chain needs it) (default full)\n"
@@ -313,6 +317,12 @@ static int apply_flag(struct record_opts *opts, int id, const char *value,
 		break;
 	case OPT_GO_WAITS:
 		opts->go_waits = flag;
+		break;
+	case OPT_NO_FLOOD_GUARD:
+		/* Later limits on the command line or in the file still apply. */
+		if (flag) {
+			opts->rec.guard = (struct guard_opts){ 0 };
+		}
 		break;
 	case OPT_ALL:
 		opts->all = flag;
@@ -683,6 +693,7 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 	case OPT_JSON:
 	case OPT_INCLUDE_IDLE:
 	case OPT_GO_WAITS:
+	case OPT_NO_FLOOD_GUARD:
 	case OPT_ALL:
 	case OPT_VERBOSE:
 	case OPT_NO_PRELOAD:

@@ -68,7 +68,7 @@ static void gather_status(struct record_state *st, struct tracker *tr, bool runn
 	si->held_budget = r.guard.held[GUARD_BUDGET];
 	si->dropped_at_source = t.throttled;
 	/* As the totals line counts them: outliers the kernel side could not hand over. */
-	si->lost = t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped;
+	si->lost = t.throttled + t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped;
 	si->failed = r.failed;
 	si->evicted = r.evicted;
 	si->expired = r.expired;

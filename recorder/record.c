@@ -125,19 +125,26 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 	if (st->recorder) {
 		recorder_totals(st->recorder, &r);
 	}
+	/*
+	 * "N outliers, N snapshots, N skipped, N lost (...), ... N idle" as scripts read it: the
+	 * outliers dropped at the source over a share are lost (they never reached user space),
+	 * the flood guard's are skipped, said apart before the idle count.
+	 */
 	fprintf(stderr,
 		"latsnap: %" PRIu64 " outliers, %" PRIu64 " snapshots, %" PRIu64
-		" skipped (held back: %" PRIu64 " repeats, %" PRIu64 " over a user's budget, %" PRIu64
-		" over the budget), %" PRIu64 " dropped at the source (over a share), %" PRIu64
-		" lost "
-		"(ring buffer %" PRIu64 ", stacks unreadable %" PRIu64 ", stacks beyond the "
-		"kept %" PRIu64 ", accumulator full %" PRIu64 ", runs skipped %" PRIu64
-		"), %" PRIu64 " idle\n",
-		st->outliers, r.snapshots, r.skipped, r.guard.held[GUARD_REPEAT],
-		r.guard.held[GUARD_USER_BUDGET], r.guard.held[GUARD_BUDGET], t.throttled,
-		t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped, t.ringbuf_lost,
-		t.stack_failed, t.stacks_dropped, t.accum_full, t.runs_skipped,
-		idle_count(st->idle));
+		" skipped, %" PRIu64 " lost "
+		"(over a share %" PRIu64 ", ring buffer %" PRIu64 ", stacks unreadable %" PRIu64
+		", stacks beyond the kept %" PRIu64 ", accumulator full %" PRIu64
+		", runs skipped %" PRIu64 "), held back %" PRIu64 " (%" PRIu64 " repeats, %" PRIu64
+		" over a user's budget, %" PRIu64 " over the budget), %" PRIu64 " idle\n",
+		st->outliers, r.snapshots, r.skipped,
+		t.throttled + t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped,
+		t.throttled, t.ringbuf_lost, t.stack_failed, t.stacks_dropped, t.accum_full,
+		t.runs_skipped,
+		r.guard.held[GUARD_REPEAT] + r.guard.held[GUARD_USER_BUDGET] +
+			r.guard.held[GUARD_BUDGET],
+		r.guard.held[GUARD_REPEAT], r.guard.held[GUARD_USER_BUDGET],
+		r.guard.held[GUARD_BUDGET], idle_count(st->idle));
 	print_shares(tr);
 	policy_print_idle(st);
 	ls_verbose("record: signals to the preload library: %" PRIu64 " sent, %" PRIu64
