@@ -77,11 +77,13 @@ const volatile __u64 tick_ns = 10000000;
  */
 const volatile __u64 test_clock_skew_ns = 0;
 /*
- * record --max-rate: outliers a second each process may send (each user twice that); 0: no
- * limit. Over it, a thread's outliers are dropped and counted, and it is left off the context
+ * record --max-rate N: each process may send N outliers a second on average and 2N at once (the
+ * interval between two, and how far ahead of now its share may run), each user twice that; 0:
+ * no limit. Over it, a thread's outliers are dropped and counted, and it is left off the context
  * stream and the stack slots for LS_THROTTLE_NS (share_spend()).
  */
-const volatile __u32 max_rate = 0;
+const volatile __u64 share_interval_ns = 0;
+const volatile __u64 share_burst_ns = 0;
 
 /* Every time latsnap's programs read: bpf_ktime_get_ns(), but for the tests' skew above. */
 static __always_inline __u64 clock_now(void)
@@ -1557,29 +1559,26 @@ _Static_assert(LS_EF_HANDED == 1 << 19, "work_flags() shifts s->handed into LS_E
 #define LS_THROTTLE_NS 1000000000ULL
 
 /*
- * share_spend - take one outlier from the share of @key (struct ls_share): at most @limit a
- * second. Counts are approximate under races between CPUs (no atomic that returns the old value
- * before 5.12): a share may let a few more through, never block a tenant within its limit.
+ * share_spend - take one outlier from the share of @key (struct ls_share): one each @interval on
+ * average, @burst ahead at most. Approximate under races between CPUs (no atomic that returns the
+ * old value before 5.12): a share may let one or two more through, never block a tenant within.
  */
-static __always_inline bool share_spend(__u64 key, __u32 limit, __u64 now)
+static __always_inline bool share_spend(__u64 key, __u64 interval, __u64 burst, __u64 now)
 {
 	struct ls_share *sh = bpf_map_lookup_elem(&shares, &key), fresh = {};
+	__u64 tat;
 
 	if (!sh) {
-		fresh.window_ns = now;
-		fresh.count = 1;
+		fresh.tat_ns = now + interval;
 		bpf_map_update_elem(&shares, &key, &fresh, BPF_NOEXIST);
 		return true;
 	}
-	if (now - sh->window_ns >= 1000000000ULL) {
-		sh->window_ns = now;
-		sh->count = 0;
-	}
-	if (sh->count >= limit) {
+	tat = sh->tat_ns > now ? sh->tat_ns : now;
+	if (tat - now > burst) {
 		__sync_fetch_and_add(&sh->dropped, 1);
 		return false;
 	}
-	__sync_fetch_and_add(&sh->count, 1);
+	sh->tat_ns = tat + interval;
 	return true;
 }
 
@@ -1596,11 +1595,12 @@ static __always_inline bool within_share(struct task_struct *task, struct task_s
 	__u64 ukey = ((__u64)LS_SHARE_USER << 32) | BPF_CORE_READ(task, real_cred, uid.val);
 	struct ls_share *sh;
 
-	if (!max_rate) {
+	if (!share_interval_ns) {
 		return true;
 	}
-	if (share_spend(pkey, max_rate, now)) {
-		if (share_spend(ukey, 2 * max_rate, now)) {
+	if (share_spend(pkey, share_interval_ns, share_burst_ns, now)) {
+		/* Twice the rate, and so twice the outliers at once in the same time ahead. */
+		if (share_spend(ukey, share_interval_ns / 2, share_burst_ns, now)) {
 			return true;
 		}
 		/* Its user's share is spent: the drop is its process's too. */

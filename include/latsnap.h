@@ -268,9 +268,13 @@ enum ls_share_kind {
 };
 
 struct ls_share {
-	__u64 window_ns; /* the second this count is of began then */
-	__u32 count; /* outliers sent in that second */
+	/*
+	 * The share as a virtual clock (GCRA): each outlier sent moves it one interval on, from now
+	 * at the earliest; it may run ahead of now by the burst, no further.
+	 */
+	__u64 tat_ns;
 	__u32 dropped; /* outliers dropped in all, over the share (a user's: its processes') */
+	__u32 pad;
 };
 
 /* Loss and health counters, one slot each in the per-CPU stats map. */

@@ -258,7 +258,12 @@ static int set_options(struct tracker *tr, const struct tracker_opts *opts)
 	tr->skel->data->sleep_threshold_ns = opts->sleep_threshold_ns;
 	tr->skel->rodata->track_all = opts->track_all;
 	tr->skel->rodata->self_tgid = (__u32)getpid();
-	tr->skel->rodata->max_rate = opts->max_rate;
+	if (opts->max_rate) {
+		/* N a second on average, 2N at once: a pool released together is one incident. */
+		tr->skel->rodata->share_interval_ns = 1000000000ULL / opts->max_rate;
+		tr->skel->rodata->share_burst_ns = (2ULL * opts->max_rate - 1) *
+						   tr->skel->rodata->share_interval_ns;
+	}
 	tr->skel->rodata->include_idle = opts->include_idle;
 	tr->skel->rodata->track_registered = opts->track_registered;
 	tr->skel->rodata->track_cgroups = opts->nr_cgroups > 0;

@@ -36,7 +36,10 @@ struct tracker_opts {
 	/* record --comm: the process names (NUL-padded) that are tracked. */
 	struct ls_comm comms[LS_MAX_COMMS];
 	unsigned int nr_comms;
-	/* record --max-rate: outliers a second per process (twice that per user); 0: no limit. */
+	/*
+	 * record --max-rate: outliers a second per process on average, twice that at once (each
+	 * user twice both); 0: no limit.
+	 */
 	unsigned int max_rate;
 };
 

@@ -6,7 +6,7 @@
 #    storm's repeats counted as held back (totals line, summaries' held_back), every nap either
 #    reported or counted as dropped at the source, and the pipe read in a snapshot.
 # b) a storm beside a victim, `record -t 50ms` with no targets (every process that loads the
-#    preload library), as the package runs it: uid 65534's three `flood 14 110 0 400` (1,200
+#    preload library), as the package runs it: uid 65534's three `flood 60 110 0 400` (1,200
 #    threads napping 110 ms) and root's `sleeper 100 40`, all preloaded. The victim's naps
 #    reported (at least 36 of 40), the storm's outliers dropped at the source counted and named
 #    by pid and by user (three processes over their user's share), and its snapshots few.
@@ -73,7 +73,7 @@ ok 'grep -qs "tracking every process that loads" "$ERR"' "b) record (no targets)
 STORMS=
 for k in 1 2 3; do
 	WL_LOG=$TMPD/storm.log LD_PRELOAD=$BUILD/liblatsnap.so \
-		setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$WL/flood" 14 110 0 400 &
+		setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$WL/flood" 60 110 0 400 &
 	STORMS="$STORMS $!"
 	track_bg $!
 done
