@@ -32,6 +32,9 @@
 #  13. evidence with every CPU saturated (issue 33): SAT_NAPS naps of the preloaded sleeper while
 #      stress-ng spins on every CPU at the sleeper's priority, at nice -15, with one SCHED_FIFO
 #      spinner more, and as SCHED_FIFO on every CPU (not in QUICK mode); the same shares as 12
+#  14. the flood (issue 46): record -a -t 100ms with snapshots for MACHINE_SECONDS on this
+#      machine as it is, alone and beside a second latsnap -a: snapshots, bytes, outliers, and
+#      those of LTTng's daemons and latsnap's own processes (goal 0; not in QUICK mode)
 # Configurations are alternated (A B C ... A B C ...) so that the machine's drift lands on all of
 # them alike, each run right after an untraced one to which it is compared, and medians are
 # reported. A peer that cannot run is a row "not run: why".
@@ -40,7 +43,7 @@
 # (of 7), PG_PAIRS, PG_SECONDS, PG_WARMUP (seconds of pgbench before each measured run),
 # PG_SCALE, REC_N (outliers for 4.), BURST_ROUNDS, NAPS (outliers per depth for 6.), BENCH_OUT,
 # LAB_IDLE_S and LAB_PROGRAMS (of 10), SAT_NAPS and SAT_CONFIGS (of 13: normal high fifo1 rt);
-# SECTIONS (which to run, default 1 to 13, without 10 under QUICK; 1 and 2 run together), CONFIGS (the
+# SECTIONS (which to run, default 1 to 14, without 10 and 14 under QUICK; 1 and 2 run together), CONFIGS (the
 # configurations of 1 and 2, default all) and PG_CONFIGS (of 3: untraced floor traced ctxsched
 # ctxnone all nosnap), to measure a change quickly.
 set -euo pipefail
@@ -73,7 +76,7 @@ BENCH_OUT=${BENCH_OUT:-build/bench.md}
 if [ "$QUICK" = 1 ]; then
 	SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9 11 12 13}
 else
-	SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13}
+	SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14}
 fi
 LAB_IDLE_S=${LAB_IDLE_S:-60}
 LAB_PROGRAMS=${LAB_PROGRAMS:-cpool python node go java mariadb}
@@ -749,6 +752,37 @@ if has 9; then
 	machine_run nopolicy --include-idle
 fi
 
+if has 14; then
+	say "14: the flood: record -a -t 100ms with snapshots for ${MACHINE_SECONDS}s on this machine, alone and beside a second latsnap -a"
+	# flood_run CONFIG: one -a run with snapshots; "flood CONFIG-snapshots N", "-bytes B",
+	# "-outliers N" and "-own N" (outliers of LTTng's daemons and of latsnap's processes,
+	# by the pids they had at the end) into $RESULTS.
+	flood_run() {
+		local cfg=$1 other='' own
+		rm -rf "$TMP/flood-$cfg" "$TMP/flood-$cfg-other"
+		if [ "$cfg" = second ]; then
+			"$LATSNAP" record -a -t 100ms -o "$TMP/flood-$cfg-other" \
+				-d "$((MACHINE_SECONDS + 6))s" >/dev/null 2>&1 &
+			other=$!
+			sleep 3
+		fi
+		"$LATSNAP" record --json -a -t 100ms -o "$TMP/flood-$cfg" -d "${MACHINE_SECONDS}s" \
+			>"$TMP/flood-$cfg.out" 2>"$TMP/flood-$cfg.err" || true
+		own=$(pgrep -d, -f '^(/[^ ]*/)?(lttng-sessiond|lttng-consumerd|lttng-relayd|latsnap)( |$)' || true)
+		if [ -n "$other" ]; then
+			kill -INT "$other" 2>/dev/null || true
+			wait "$other" 2>/dev/null || true
+		fi
+		record flood "$cfg-snapshots" "$(ls -d "$TMP/flood-$cfg"/*/summary.json 2>/dev/null | wc -l)"
+		record flood "$cfg-bytes" "$(du -scb "$TMP/flood-$cfg"/*/ 2>/dev/null | tail -n 1 | cut -f1)"
+		record flood "$cfg-outliers" "$(grep -c '' "$TMP/flood-$cfg.out" || true)"
+		record flood "$cfg-own" "$(jq -s "[.[] | select(.pid as \$p | [${own:-0}] | index(\$p))] | length" \
+			"$TMP/flood-$cfg.out" 2>/dev/null || echo '?')"
+	}
+	flood_run alone
+	flood_run second
+fi
+
 if has 10; then
 	say "10: the labelled set, each program left idle ${LAB_IDLE_S}s: $LAB_PROGRAMS"
 	for p in $LAB_PROGRAMS; do
@@ -1230,6 +1264,25 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 		echo
 		jq -r '"- \(.comm) \(.syscall // "off-CPU") \(.duration_ns / 1e6 | floor) ms: \(.cause)"' \
 			"$TMP/machine-policy.out" 2>/dev/null | sort | uniq -c | sort -rn | head -n 20 | sed 's/^ *//'
+	fi
+	if has 14; then
+		echo
+		echo "## 14. The flood: \`record -a -t 100ms\` with snapshots for ${MACHINE_SECONDS} s on this machine, idle (goal: no snapshot, no outlier of LTTng's or latsnap's own)"
+		echo
+		echo "| configuration | snapshots | bytes written | outliers | of LTTng's daemons and latsnap's processes |"
+		echo "|---|---:|---:|---:|---:|"
+		for cfg in alone second; do
+			case $cfg in
+			alone) label="alone" ;;
+			*) label="beside a second \`latsnap record -a\` with snapshots" ;;
+			esac
+			echo "| $label | $(result flood "$cfg-snapshots") | $(result flood "$cfg-bytes") | $(result flood "$cfg-outliers") | $(result flood "$cfg-own") |"
+		done
+		echo
+		echo "The outliers, by thread and cause:"
+		echo
+		cat "$TMP"/flood-*.out 2>/dev/null | jq -r '"- \(.comm) \(.syscall // "off-CPU") \(.duration_ns / 1e6 | floor) ms: \(.cause)"' 2>/dev/null |
+			sort | uniq -c | sort -rn | head -n 20 | sed 's/^ *//'
 	fi
 	if has 10; then
 		echo

@@ -76,6 +76,14 @@ const volatile __u64 tick_ns = 10000000;
  * (issue 33: a split that underflowed). Zero, the verifier drops the branch as dead code.
  */
 const volatile __u64 test_clock_skew_ns = 0;
+/*
+ * record --max-rate N: each process may send N outliers a second on average and 2N at once (the
+ * interval between two, and how far ahead of now its share may run), each user twice that; 0:
+ * no limit. Over it, a thread's outliers are dropped and counted, and it is left off the context
+ * stream and the stack slots for LS_THROTTLE_NS (share_spend()).
+ */
+const volatile __u64 share_interval_ns = 0;
+const volatile __u64 share_burst_ns = 0;
 
 /* Every time latsnap's programs read: bpf_ktime_get_ns(), but for the tests' skew above. */
 static __always_inline __u64 clock_now(void)
@@ -197,6 +205,8 @@ struct task_state {
 	__s32 plain_fd1;
 	/* 1 + the descriptor of the connection it accepted last: what comes there is a request. */
 	__s32 accepted_fd1;
+	/* Its process or user was over its share (share_spend()): no stacks nor context until then. */
+	__u64 throttled_until;
 };
 
 /* A thread inside a request: from its start probe, for its end probe. */
@@ -417,6 +427,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } stats SEC(".maps");
+
+/* Each process's and each user's share of the outliers (record --max-rate; struct ls_share). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct ls_share);
+} shares SEC(".maps");
 
 /* Scratch: a zeroed event to create accum entries from, and a stack to dedupe against. */
 struct {
@@ -675,7 +693,7 @@ static __always_inline bool state_cold(struct task_state *s)
 /* Is @s's thread on the context stream (tracked, or of interest until later than @now)? */
 static __always_inline bool streamed(struct task_state *s, __u64 now)
 {
-	return s && (s->tracked || s->interest_until > now);
+	return s && ((s->tracked && s->throttled_until <= now) || s->interest_until > now);
 }
 
 /*
@@ -1139,6 +1157,7 @@ static __always_inline void fill_event(struct ls_event *e, struct task_struct *t
 	e->runqueue_ns = s->runq;
 	e->nvcsw = BPF_CORE_READ(task, nvcsw);
 	e->signal_seq = 0; /* ask_unwind() numbers a signalled one */
+	e->uid = BPF_CORE_READ(task, real_cred, uid.val);
 	syscall_args(e->args, kind == LS_KIND_SYSCALL ? task : NULL);
 }
 
@@ -1536,6 +1555,65 @@ static __always_inline __u32 work_flags(const struct task_state *s)
 }
 _Static_assert(LS_EF_HANDED == 1 << 19, "work_flags() shifts s->handed into LS_EF_HANDED");
 
+/* How long a thread over its share stays off the context stream and the stack slots. */
+#define LS_THROTTLE_NS 1000000000ULL
+
+/*
+ * share_spend - take one outlier from the share of @key (struct ls_share): one each @interval on
+ * average, @burst ahead at most. Approximate under races between CPUs (no atomic that returns the
+ * old value before 5.12): a share may let one or two more through, never block a tenant within.
+ */
+static __always_inline bool share_spend(__u64 key, __u64 interval, __u64 burst, __u64 now)
+{
+	struct ls_share *sh = bpf_map_lookup_elem(&shares, &key), fresh = {};
+	__u64 tat;
+
+	if (!sh) {
+		fresh.tat_ns = now + interval;
+		bpf_map_update_elem(&shares, &key, &fresh, BPF_NOEXIST);
+		return true;
+	}
+	tat = sh->tat_ns > now ? sh->tat_ns : now;
+	if (tat - now > burst) {
+		__sync_fetch_and_add(&sh->dropped, 1);
+		return false;
+	}
+	sh->tat_ns = tat + interval;
+	return true;
+}
+
+/*
+ * within_share - whether @task's process and user may send one more outlier (record
+ * --max-rate). One over its share is dropped here, before it takes a ring buffer record, a
+ * signal or an unwind, counted in its process's share (and its user's), and its thread is left
+ * off the context stream and the stack slots for a while (throttled_until).
+ */
+static __always_inline bool within_share(struct task_struct *task, struct task_state *s,
+					 __u64 now)
+{
+	__u64 pkey = ((__u64)LS_SHARE_PROCESS << 32) | (__u32)task_rd(task, tgid);
+	__u64 ukey = ((__u64)LS_SHARE_USER << 32) | BPF_CORE_READ(task, real_cred, uid.val);
+	struct ls_share *sh;
+
+	if (!share_interval_ns) {
+		return true;
+	}
+	if (share_spend(pkey, share_interval_ns, share_burst_ns, now)) {
+		/* Twice the rate, and so twice the outliers at once in the same time ahead. */
+		if (share_spend(ukey, share_interval_ns / 2, share_burst_ns, now)) {
+			return true;
+		}
+		/* Its user's share is spent: the drop is its process's too. */
+		sh = bpf_map_lookup_elem(&shares, &pkey);
+		if (sh) {
+			__sync_fetch_and_add(&sh->dropped, 1);
+		}
+	}
+	s->throttled_until = now + LS_THROTTLE_NS;
+	stat_inc(LS_STAT_THROTTLED);
+	return false;
+}
+
 /*
  * submit_from - send @task's outlier of @kind that ended at @end (@ret: a syscall's return). A
  * syscall ends in its thread's context, a sleep in its successor's (@current false), or in its
@@ -1549,6 +1627,9 @@ static __always_inline void submit_from(void *ctx, struct task_struct *task, str
 	__u32 tid = task_rd(task, pid), part;
 	struct ls_event *e;
 
+	if (!within_share(task, s, end)) {
+		return;
+	}
 	part = request_part(task, s, kind, end, &signal);
 	/*
 	 * A sleep whose switch-in went unseen ends later, at a hook of the thread's own: a signal
@@ -2406,7 +2487,7 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 		if (!runnable) {
 			notice_maps_once(ps, prev->tgid);
 		}
-		if (!runnable && wait_is_long(ps, now)) {
+		if (!runnable && wait_is_long(ps, now) && ps->throttled_until <= now) {
 			acc = accum_get(ps, prev);
 			if (acc) {
 				slot = capture_wait_stack(acc, prev);
@@ -2843,7 +2924,7 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 	delta = advance(s, now);
 	s->blocked += delta;
 	s->run_state = RS_RUNNABLE;
-	if (!wait_is_long(s, now)) {
+	if (!wait_is_long(s, now) || s->throttled_until > now) {
 		return 0;
 	}
 	acc = accum_get(s, p);

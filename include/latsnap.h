@@ -257,6 +257,26 @@ enum ls_work_syscall {
 	LS_WORK_SOCKET_ONLY = 0x10, /* or'ed: its descriptor is a socket (recv, send...) */
 };
 
+/*
+ * record --max-rate: each process, and each user, has a share of the outliers the BPF side sends
+ * a second, so that one tenant's storm cannot take the ring buffer, the stack slots and the
+ * signals from the others. A share's key is its kind (high half) and the tgid or uid (low half).
+ */
+enum ls_share_kind {
+	LS_SHARE_PROCESS = 1,
+	LS_SHARE_USER = 2,
+};
+
+struct ls_share {
+	/*
+	 * The share as a virtual clock (GCRA): each outlier sent moves it one interval on, from now
+	 * at the earliest; it may run ahead of now by the burst, no further.
+	 */
+	__u64 tat_ns;
+	__u32 dropped; /* outliers dropped in all, over the share (a user's: its processes') */
+	__u32 pad;
+};
+
 /* Loss and health counters, one slot each in the per-CPU stats map. */
 enum ls_stat {
 	LS_STAT_RINGBUF_LOST, /* ring buffer reservations that failed: outliers lost */
@@ -278,6 +298,7 @@ enum ls_stat {
 	LS_STAT_WAIT_STACKS, /* kernel stacks walked for a tracked thread's long wait */
 	/* user stacks walked at the end of a switch back in, for a long interval (save_user_ip()) */
 	LS_STAT_USER_WALKS_DEFERRED,
+	LS_STAT_THROTTLED, /* outliers dropped at the source: their process or user over its share */
 	LS_STAT_MAX,
 };
 
@@ -330,6 +351,8 @@ struct ls_event {
 	 * which the LS_KIND_UNWOUND record answering it carries; 0 otherwise.
 	 */
 	__u32 signal_seq;
+	__u32 uid; /* its process's real user id (the global one), for each user's share */
+	__u32 pad1;
 	/* read when it is submitted, never on the way: */
 	__u64 args[6]; /* LS_KIND_SYSCALL: its arguments, from the saved user registers */
 	__u64 nvcsw; /* the thread's voluntary context switches in all (the idle policy) */

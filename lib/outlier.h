@@ -187,6 +187,9 @@ struct outlier {
 	uint64_t nvcsw;
 	/* Not written: kind syscall, what it returned (-ETIMEDOUT: it ran to its own timeout). */
 	int64_t ret;
+	/* Not written: its process's real user id when the BPF side sent it (has_uid). */
+	uint32_t uid;
+	bool has_uid;
 	/*
 	 * Not written: the thread's work context (the idle policy; latsnap.bpf.c's work_note()):
 	 * in a unit of work when the wait began; in work ever before; and the wait ended with

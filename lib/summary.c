@@ -34,6 +34,8 @@
 #define KEY_SKIPPED "skipped"
 #define KEY_FLAGS "flags"
 #define KEY_IDLE "idle"
+#define KEY_HELD "held_back"
+#define KEY_DROPPED "dropped_at_source"
 /* An idle entry's. */
 #define KEY_PID "pid"
 #define KEY_TID "tid"
@@ -792,6 +794,44 @@ static struct json_object *idle_to_json(const struct summary *s)
 	return arr;
 }
 
+static struct json_object *held_to_json(const struct summary *s)
+{
+	struct json_object *arr = json_object_new_array_ext((int)s->nr_held), *e;
+	const struct summary_held *h;
+	size_t i;
+
+	for (i = 0; arr && i < s->nr_held; i++) {
+		h = &s->held[i];
+		e = json_object_new_object();
+		json_object_object_add(e, KEY_PID, json_object_new_int(h->pid));
+		json_object_object_add(e, "uid", h->uid < 0 ? NULL : json_object_new_int64(h->uid));
+		json_object_object_add(e, KEY_COMM, json_object_new_string(h->comm));
+		json_object_object_add(e, "repeats", json_object_new_int64((int64_t)h->repeats));
+		json_object_object_add(e, "over_user_budget",
+				       json_object_new_int64((int64_t)h->over_user_budget));
+		json_object_object_add(e, "over_budget",
+				       json_object_new_int64((int64_t)h->over_budget));
+		json_object_array_add(arr, e);
+	}
+	return arr;
+}
+
+static struct json_object *dropped_to_json(const struct summary *s)
+{
+	struct json_object *arr = json_object_new_array_ext((int)s->nr_dropped), *e;
+	const struct summary_dropped *d;
+	size_t i;
+
+	for (i = 0; arr && i < s->nr_dropped; i++) {
+		d = &s->dropped[i];
+		e = json_object_new_object();
+		json_object_object_add(e, d->user ? "uid" : KEY_PID, json_object_new_int64(d->id));
+		json_object_object_add(e, "dropped", json_object_new_int64((int64_t)d->dropped));
+		json_object_array_add(arr, e);
+	}
+	return arr;
+}
+
 static struct json_object *summary_build(const struct summary *s)
 {
 	struct json_object *obj = json_object_new_object(), *arr;
@@ -817,6 +857,8 @@ static struct json_object *summary_build(const struct summary *s)
 	}
 	json_object_object_add(obj, KEY_FLAGS, arr);
 	json_object_object_add(obj, KEY_IDLE, idle_to_json(s));
+	json_object_object_add(obj, KEY_HELD, held_to_json(s));
+	json_object_object_add(obj, KEY_DROPPED, dropped_to_json(s));
 	return obj;
 }
 

@@ -45,6 +45,34 @@ struct summary_idle {
 };
 
 /**
+ * struct summary_held - one process's outliers that started no snapshot (record's flood guard,
+ * "held_back"): since the previous snapshot, by reason
+ * @uid: its real user id, or -1 when it could not be told
+ * @repeats: a wait site snapshotted lately, again
+ * @over_user_budget: its user had had its snapshots of the last minute
+ * @over_budget: all users together had, and its cause had one in that minute
+ */
+struct summary_held {
+	int32_t pid;
+	int64_t uid;
+	char *comm;
+	uint64_t repeats;
+	uint64_t over_user_budget;
+	uint64_t over_budget;
+};
+
+/**
+ * struct summary_dropped - outliers the BPF side dropped over a process's or a user's share
+ * (record --max-rate, "dropped_at_source"), since the run began
+ * @user: @id is a uid; else a pid
+ */
+struct summary_dropped {
+	bool user;
+	uint32_t id;
+	uint64_t dropped;
+};
+
+/**
  * struct summary - a summary.json, checked, its outliers typed
  * @id: the summary's id
  * @host: the host it was recorded on
@@ -65,7 +93,10 @@ struct summary_idle {
  * @json: the summary as read; only summary.c reads it (summary_to_json() passes the members
  *	this latsnap does not know through)
  *
- * The writer, summary_format(), reads @id to @idle only: the recorder fills them with what it
+ * @held, @dropped: written only (read back through @json): what the flood guard held back since
+ *	the previous snapshot, and what the BPF side dropped over a share since the run began
+ *
+ * The writer, summary_format(), reads @id to @idle, @held and @dropped only: the recorder fills them with what it
  * gathered (its own memory; it frees nothing through summary_free()).
  */
 struct summary {
@@ -84,6 +115,10 @@ struct summary {
 	size_t *json_idx;
 	char *outliers_why;
 	struct json_object *json;
+	struct summary_held *held;
+	size_t nr_held;
+	struct summary_dropped *dropped;
+	size_t nr_dropped;
 };
 
 /*

@@ -57,6 +57,11 @@ enum opt_id {
 	OPT_COMM,
 	OPT_MAX_AGE,
 	OPT_GO_WAITS,
+	OPT_MAX_PER_MINUTE,
+	OPT_MAX_USER_PER_MINUTE,
+	OPT_REPEAT_INTERVAL,
+	OPT_MAX_RATE,
+	OPT_NO_FLOOD_GUARD,
 };
 
 static const struct option long_options[] = {
@@ -87,6 +92,11 @@ static const struct option long_options[] = {
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 	{ "max-age", required_argument, NULL, OPT_MAX_AGE },
 	{ "min-interval", required_argument, NULL, OPT_MIN_INTERVAL },
+	{ "max-per-minute", required_argument, NULL, OPT_MAX_PER_MINUTE },
+	{ "max-user-per-minute", required_argument, NULL, OPT_MAX_USER_PER_MINUTE },
+	{ "repeat-interval", required_argument, NULL, OPT_REPEAT_INTERVAL },
+	{ "max-rate", required_argument, NULL, OPT_MAX_RATE },
+	{ "no-flood-guard", no_argument, NULL, OPT_NO_FLOOD_GUARD },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "comm", required_argument, NULL, OPT_COMM },
@@ -129,6 +139,18 @@ static const char usage_text[] =
 	"      --max-age DUR          remove snapshots older than DUR, but the first and worst\n"
 	"                             of each cause (default no limit)\n"
 	"      --min-interval DUR     at least DUR between two snapshots (default 0)\n"
+	"  The flood guard (0 turns each limit off):\n"
+	"      --repeat-interval DUR  the same process, cause and stacks snapshotted once starts\n"
+	"                             no other snapshot for DUR, unless twice as long (default 10m)\n"
+	"      --max-per-minute N     snapshots in any minute, all users; the first of a cause\n"
+	"                             in that minute still gets one (default 6)\n"
+	"      --max-user-per-minute N  snapshots in any minute started by one user's outliers\n"
+	"                             (default 3)\n"
+	"      --max-rate N           outliers a second each process may send on average, twice\n"
+	"                             that at once, each user twice both; more are dropped in\n"
+	"                             the kernel and counted (default 100)\n"
+	"      --no-flood-guard       every outlier may start a snapshot (the three limits above\n"
+	"                             0; --max-rate stays)\n"
 	"      --context LEVEL        the kernel's view in each snapshot: none, sched\n"
 	"                             (switches, wakeups, processes) or full (and syscalls,\n"
 	"                             block I/O, stacks; the wait chain needs it) (default full)\n"
@@ -299,6 +321,12 @@ static int apply_flag(struct record_opts *opts, int id, const char *value,
 	case OPT_GO_WAITS:
 		opts->go_waits = flag;
 		break;
+	case OPT_NO_FLOOD_GUARD:
+		/* Later limits on the command line or in the file still apply. */
+		if (flag) {
+			opts->rec.guard = (struct guard_opts){ 0 };
+		}
+		break;
 	case OPT_ALL:
 		opts->all = flag;
 		break;
@@ -315,6 +343,7 @@ static int apply_duration(struct record_opts *opts, int id, const char *value,
 {
 	bool positive = id == OPT_THRESHOLD || id == OPT_SLEEP || id == OPT_DURATION ||
 			id == OPT_CONTEXT_FLOOR || id == OPT_HANG || id == OPT_MAX_AGE;
+	/* Like every DUR, a repeat interval is a number with a unit; minutes are common here. */
 	uint64_t ns;
 
 	if (id == OPT_HANG && !strcmp(value, "off")) {
@@ -336,6 +365,9 @@ static int apply_duration(struct record_opts *opts, int id, const char *value,
 		break;
 	case OPT_MIN_INTERVAL:
 		opts->rec.min_interval_ns = ns;
+		break;
+	case OPT_REPEAT_INTERVAL:
+		opts->rec.guard.repeat_ns = ns;
 		break;
 	case OPT_CONTEXT_FLOOR:
 		opts->context_floor_ns = ns;
@@ -369,6 +401,22 @@ static int apply_amount(struct record_opts *opts, int id, const char *value,
 	char *end;
 	long n;
 
+	if (id == OPT_MAX_PER_MINUTE || id == OPT_MAX_USER_PER_MINUTE || id == OPT_MAX_RATE) {
+		errno = 0;
+		n = strtol(value, &end, 10);
+		if (errno || end == value || *end || n < 0 || n > 100000) {
+			bad_value(where, id, value, "expected a count from 0 (no limit) to 100000");
+			return -EINVAL;
+		}
+		if (id == OPT_MAX_PER_MINUTE) {
+			opts->rec.guard.per_minute = (unsigned int)n;
+		} else if (id == OPT_MAX_USER_PER_MINUTE) {
+			opts->rec.guard.user_per_minute = (unsigned int)n;
+		} else {
+			opts->max_rate = (unsigned int)n;
+		}
+		return 0;
+	}
 	if (id == OPT_MAX_SNAPSHOTS) {
 		errno = 0;
 		n = strtol(value, &end, 10);
@@ -648,12 +696,14 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 	case OPT_JSON:
 	case OPT_INCLUDE_IDLE:
 	case OPT_GO_WAITS:
+	case OPT_NO_FLOOD_GUARD:
 	case OPT_ALL:
 	case OPT_VERBOSE:
 	case OPT_NO_PRELOAD:
 		return apply_flag(opts, id, value, where);
 	case OPT_POST:
 	case OPT_MIN_INTERVAL:
+	case OPT_REPEAT_INTERVAL:
 	case OPT_CONTEXT_FLOOR:
 	case OPT_THRESHOLD:
 	case OPT_SLEEP:
@@ -664,6 +714,9 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 	case OPT_BUFFER_SIZE:
 	case OPT_MAX_SIZE:
 	case OPT_MAX_SNAPSHOTS:
+	case OPT_MAX_PER_MINUTE:
+	case OPT_MAX_USER_PER_MINUTE:
+	case OPT_MAX_RATE:
 		return apply_amount(opts, id, value, where);
 	case OPT_CONTEXT:
 	case OPT_LOG_STACKS:
@@ -750,6 +803,15 @@ static void set_defaults(struct record_opts *opts)
 	opts->threshold_ns = 50000000;
 	opts->output = "./latsnap-out";
 	opts->rec.post_ns = 100000000;
+	/*
+	 * The flood guard's defaults: an idle service writes nothing, a storm of one wait site
+	 * writes one snapshot in ten minutes, and an incident's different outliers still get
+	 * theirs (each new cause in a minute passes the budget).
+	 */
+	opts->rec.guard.repeat_ns = 600000000000ULL;
+	opts->rec.guard.per_minute = 6;
+	opts->rec.guard.user_per_minute = 3;
+	opts->max_rate = 100;
 	opts->rec.buffer_size = 4 << 20;
 	opts->rec.context_level = LS_CTX_FULL;
 	opts->context_floor_ns = 1000000;

@@ -30,6 +30,7 @@ struct record_opts {
 	bool json;
 	bool include_idle;
 	bool go_waits; /* --go-waits: goroutine waits, through uprobes in Go programs */
+	unsigned int max_rate; /* --max-rate: outliers a second per process (BPF), 0: no limit */
 	uint64_t duration_ns;
 	uint64_t hang_ns; /* 0: the default, from the threshold */
 	struct request_spec requests[LS_MAX_REQUESTS];

@@ -63,8 +63,12 @@ static void gather_status(struct record_state *st, struct tracker *tr, bool runn
 	si->idle = idle_count(st->idle);
 	si->snapshots = r.snapshots;
 	si->skipped = r.skipped;
+	si->held_repeats = r.guard.held[GUARD_REPEAT];
+	si->held_user_budget = r.guard.held[GUARD_USER_BUDGET];
+	si->held_budget = r.guard.held[GUARD_BUDGET];
+	si->dropped_at_source = t.throttled;
 	/* As the totals line counts them: outliers the kernel side could not hand over. */
-	si->lost = t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped;
+	si->lost = t.throttled + t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped;
 	si->failed = r.failed;
 	si->evicted = r.evicted;
 	si->expired = r.expired;

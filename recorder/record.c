@@ -101,6 +101,19 @@ static bool targets_alive(const struct record_opts *opts)
 	return false;
 }
 
+/* Who was over a share at the source (record --max-rate), the most dropped first. */
+static void print_shares(struct tracker *tr)
+{
+	struct tracker_share shares[8];
+	size_t n = tracker_shares_dropped(tr, shares, 8), i;
+
+	for (i = 0; i < n; i++) {
+		fprintf(stderr, "latsnap:   dropped at the source: %s %u, %" PRIu64 " outliers%s\n",
+			shares[i].user ? "user" : "pid", shares[i].id, shares[i].dropped,
+			shares[i].user ? " (its processes')" : "");
+	}
+}
+
 static void print_totals(struct tracker *tr, const struct record_state *st)
 {
 	struct rusage self;
@@ -112,16 +125,27 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 	if (st->recorder) {
 		recorder_totals(st->recorder, &r);
 	}
+	/*
+	 * "N outliers, N snapshots, N skipped, N lost (...), ... N idle" as scripts read it: the
+	 * outliers dropped at the source over a share are lost (they never reached user space),
+	 * the flood guard's are skipped, said apart before the idle count.
+	 */
 	fprintf(stderr,
 		"latsnap: %" PRIu64 " outliers, %" PRIu64 " snapshots, %" PRIu64
 		" skipped, %" PRIu64 " lost "
-		"(ring buffer %" PRIu64 ", stacks unreadable %" PRIu64 ", stacks beyond the "
-		"kept %" PRIu64 ", accumulator full %" PRIu64 ", runs skipped %" PRIu64
-		"), %" PRIu64 " idle\n",
+		"(over a share %" PRIu64 ", ring buffer %" PRIu64 ", stacks unreadable %" PRIu64
+		", stacks beyond the kept %" PRIu64 ", accumulator full %" PRIu64
+		", runs skipped %" PRIu64 "), held back %" PRIu64 " (%" PRIu64 " repeats, %" PRIu64
+		" over a user's budget, %" PRIu64 " over the budget), %" PRIu64 " idle\n",
 		st->outliers, r.snapshots, r.skipped,
-		t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped, t.ringbuf_lost,
-		t.stack_failed, t.stacks_dropped, t.accum_full, t.runs_skipped,
-		idle_count(st->idle));
+		t.throttled + t.ringbuf_lost + t.accum_full + t.storage_failed + t.runs_skipped,
+		t.throttled, t.ringbuf_lost, t.stack_failed, t.stacks_dropped, t.accum_full,
+		t.runs_skipped,
+		r.guard.held[GUARD_REPEAT] + r.guard.held[GUARD_USER_BUDGET] +
+			r.guard.held[GUARD_BUDGET],
+		r.guard.held[GUARD_REPEAT], r.guard.held[GUARD_USER_BUDGET],
+		r.guard.held[GUARD_BUDGET], idle_count(st->idle));
+	print_shares(tr);
 	policy_print_idle(st);
 	ls_verbose("record: signals to the preload library: %" PRIu64 " sent, %" PRIu64
 		   " not sent (blocked or pending), %" PRIu64
@@ -200,6 +224,7 @@ static void tracker_opts_of(const struct record_opts *opts, struct tracker_opts 
 				  !opts->nr_cgroups && !opts->nr_comms;
 	topts->include_idle = opts->include_idle;
 	topts->go_waits = opts->go_waits;
+	topts->max_rate = opts->max_rate;
 	topts->ctx_floor_ns = opts->context_floor_ns;
 	topts->no_preload = opts->no_preload && opts->command && !opts->nr_pids && !opts->all &&
 			    !opts->nr_cgroups && !opts->nr_comms;

@@ -120,6 +120,7 @@ struct recorder {
 	uint64_t last_realtime_ns;
 	struct retention retention;
 	struct recorder_totals totals;
+	struct guard *guard;
 };
 
 static void adopt_earlier(struct recorder *rec);
@@ -240,6 +241,10 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 		err = -ENOMEM;
 		goto out;
 	}
+	err = guard_open(&rec->guard, &opts->guard);
+	if (err) {
+		goto out;
+	}
 	rec->retention.max_snapshots = opts->max_snapshots;
 	rec->retention.max_size = opts->max_size;
 	rec->retention.max_age_ns = opts->max_age_ns;
@@ -349,12 +354,29 @@ out:
  */
 void recorder_add(struct recorder *rec, struct outlier *outlier)
 {
+	enum guard_verdict verdict;
+
 	rec->totals.outliers++;
 	/*
 	 * Live, for any session that enables latsnap:* (a user's own); latsnap's own session
 	 * records it only without a trace of its own (recorder_open()).
 	 */
 	emit_outlier(rec->emit, outlier);
+	/* Only an outlier that would start a snapshot is judged: one on its way takes it along. */
+	if (rec->nr_batch == 0) {
+		verdict = guard_judge(rec->guard, outlier, ls_now_ns());
+		if (verdict != GUARD_SNAPSHOT) {
+			guard_hold(rec->guard, outlier, verdict);
+			rec->skipped_since++;
+			rec->totals.skipped++;
+			ls_verbose("record: no snapshot for %s[%d] %s %.1f ms (%s): %s", outlier->comm,
+				   outlier->tid, outlier->syscall ? outlier->syscall : "off-CPU",
+				   (double)outlier->duration_ns / 1e6, outlier->cause,
+				   guard_verdict_text(verdict));
+			outlier_free(outlier);
+			return;
+		}
+	}
 	if (rec->nr_batch >= MAX_BATCH) {
 		rec->skipped_since++;
 		rec->totals.skipped++;
@@ -369,13 +391,28 @@ void recorder_add(struct recorder *rec, struct outlier *outlier)
 }
 
 /* The batch as the retention policy sees it (@items has room for MAX_BATCH). */
-static void batch_items(const struct recorder *rec, struct retention_item *items)
+/*
+ * The batch as the retention policy sees it (@items has room for MAX_BATCH). Under the limits,
+ * the first and the worst of each cause are kept per user: a cause of another user than root is
+ * "CAUSE (uid N)" (in @user_causes, to free), so that one user's storm, first and worst of its
+ * causes, leaves every other user's first of the same cause a first. Root's stay plain, as
+ * earlier runs' summaries (adopted by their causes) have them.
+ */
+static void batch_items(const struct recorder *rec, struct retention_item *items,
+			char **user_causes)
 {
+	const struct outlier *o;
 	size_t i;
 
 	for (i = 0; i < rec->nr_batch; i++) {
-		items[i].cause = rec->batch[i]->cause ? rec->batch[i]->cause : "";
-		items[i].duration_ns = rec->batch[i]->duration_ns;
+		o = rec->batch[i];
+		items[i].cause = o->cause ? o->cause : "";
+		items[i].duration_ns = o->duration_ns;
+		user_causes[i] = NULL;
+		if (o->has_uid && o->uid &&
+		    asprintf(&user_causes[i], "%s (uid %u)", items[i].cause, o->uid) > 0) {
+			items[i].cause = user_causes[i];
+		}
 	}
 }
 
@@ -916,6 +953,47 @@ static struct summary_idle *idle_window(const struct idle_policy *idle, size_t *
 	return v;
 }
 
+/*
+ * What the flood guard held back since the last snapshot, summary.json's "held_back": an array to
+ * free whose strings point into @guard; NULL without memory.
+ */
+static struct summary_held *held_window(const struct guard *guard, size_t *nr)
+{
+	const struct guard_held *held;
+	size_t n = guard_window(guard, &held), i;
+	struct summary_held *v = calloc(n ? n : 1, sizeof(*v));
+
+	*nr = v ? n : 0;
+	for (i = 0; v && i < n; i++) {
+		v[i] = (struct summary_held){
+			.pid = held[i].pid,
+			.uid = held[i].uid == UINT32_MAX ? -1 : (int64_t)held[i].uid,
+			.comm = (char *)held[i].comm,
+			.repeats = held[i].held[GUARD_REPEAT],
+			.over_user_budget = held[i].held[GUARD_USER_BUDGET],
+			.over_budget = held[i].held[GUARD_BUDGET],
+		};
+	}
+	return v;
+}
+
+/* The processes and users over their share at the source, "dropped_at_source"; NULL: no memory. */
+#define DROPPED_LISTED 64
+static struct summary_dropped *dropped_at_source(struct tracker *tr, size_t *nr)
+{
+	struct tracker_share shares[DROPPED_LISTED];
+	size_t n = tracker_shares_dropped(tr, shares, DROPPED_LISTED), i;
+	struct summary_dropped *v = calloc(n ? n : 1, sizeof(*v));
+
+	*nr = v ? n : 0;
+	for (i = 0; v && i < n; i++) {
+		v[i] = (struct summary_dropped){ .user = shares[i].user,
+						 .id = shares[i].id,
+						 .dropped = shares[i].dropped };
+	}
+	return v;
+}
+
 /* The snapshot's own flags, gathered in @flags: an array to free whose strings point into it. */
 static char **flag_texts(struct json_object *flags, size_t *nr)
 {
@@ -1008,7 +1086,9 @@ static int write_summary(struct recorder *rec, int snap_fd, const char *id,
 	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	s.flags = flag_texts(flags, &s.nr_flags);
 	s.idle = idle_window(rec->opts.idle, &s.nr_idle);
-	if (!s.flags || !s.idle) {
+	s.held = held_window(rec->guard, &s.nr_held);
+	s.dropped = dropped_at_source(rec->tracker, &s.nr_dropped);
+	if (!s.flags || !s.idle || !s.held || !s.dropped) {
 		goto out;
 	}
 	err = write_summary_txt(rec, snap_fd, &s);
@@ -1025,6 +1105,8 @@ out:
 	free(text);
 	free(s.flags);
 	free(s.idle);
+	free(s.held);
+	free(s.dropped);
 	return err;
 }
 
@@ -1153,6 +1235,7 @@ struct snap {
 	int fd;
 	struct json_object *flags;
 	struct retention_item items[MAX_BATCH]; /* the batch, as the retention policy sees it */
+	char *user_causes[MAX_BATCH]; /* items' causes of other users than root (batch_items()) */
 	struct retention_kept pending; /* the causes it holds, for the retention policy */
 	char *json; /* the summary.json text, for the relay */
 	struct ctf_clock clock; /* of LTTng's trace, which latsnap's own goes with */
@@ -1378,7 +1461,7 @@ static bool snapshot_admit(struct recorder *rec, struct snap *sn)
 	size_t n = rec->nr_batch;
 	bool notable;
 
-	batch_items(rec, sn->items);
+	batch_items(rec, sn->items, sn->user_causes);
 	if (retention_admit(&rec->retention, sn->items, n, &sn->pending, evict_snapshot, rec,
 			    &notable)) {
 		return true;
@@ -1550,6 +1633,7 @@ static void snapshot_kept(struct recorder *rec, struct snap *sn, int relay_err)
 	retention_keep(&rec->retention, &sn->pending, sn->id, rec->staging ? 0 : tree_bytes(sn->fd),
 		       realtime_ns());
 	rec->totals.snapshots++;
+	guard_taken(rec->guard, rec->batch, n, ls_now_ns());
 	snprintf(rec->last_id, sizeof(rec->last_id), "%s", sn->id);
 	rec->last_realtime_ns = realtime_ns();
 	rec->skipped_since = 0;
@@ -1653,6 +1737,7 @@ int recorder_snapshot(struct recorder *rec)
 	}
 	/* Each idle wait is in one summary: the next one lists those after it. */
 	idle_window_reset(rec->opts.idle);
+	guard_window_reset(rec->guard);
 	if (rec->opts.relay) {
 		sn.t_relay = ls_now_ns();
 		err = send_to_relay(rec, sn.id, sn.json);
@@ -1673,6 +1758,9 @@ out:
 	ctf_writer_free(rec->timeline);
 	rec->timeline = NULL;
 	retention_kept_free(&sn.pending);
+	for (size_t i = 0; i < rec->nr_batch; i++) {
+		free(sn.user_causes[i]);
+	}
 	free(sn.json);
 	if (sn.fd >= 0) {
 		close(sn.fd);
@@ -1722,6 +1810,7 @@ void recorder_flush(struct recorder *rec)
 void recorder_totals(struct recorder *rec, struct recorder_totals *totals)
 {
 	*totals = rec->totals;
+	guard_totals(rec->guard, &totals->guard);
 	totals->kept = rec->retention.nr_kept;
 	totals->kept_bytes = rec->retention.kept_bytes;
 	snprintf(totals->last_id, sizeof(totals->last_id), "%s", rec->last_id);
@@ -1745,6 +1834,8 @@ void recorder_set_limits(struct recorder *rec, const struct recorder_opts *opts)
 	rec->retention.max_size = opts->max_size;
 	rec->retention.max_age_ns = opts->max_age_ns;
 	rec->next_age_check_ns = 0;
+	rec->opts.guard = opts->guard;
+	guard_set_opts(rec->guard, &opts->guard);
 }
 
 /**
@@ -1810,5 +1901,6 @@ void recorder_close(struct recorder *rec)
 	}
 	free(rec->batch);
 	retention_free(&rec->retention);
+	guard_close(rec->guard);
 	free(rec);
 }

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "recorder/guard.h"
+
 #define RECORDER_MAX_EVENTS 8
 
 struct outlier;
@@ -28,12 +30,14 @@ struct recorder_opts {
 	int nr_ust_events;
 	int context_level; /* enum ls_ctx_level: the BPF side's kernel context stream */
 	struct idle_policy *idle; /* its idle waits go into each summary; or NULL */
+	struct guard_opts guard; /* the flood guard: which outliers may start a snapshot */
 };
 
 struct recorder_totals {
 	uint64_t outliers;
 	uint64_t snapshots;
 	uint64_t skipped; /* outliers no snapshot covers */
+	struct guard_totals guard; /* of those, the flood guard's, by reason */
 	uint64_t failed; /* snapshots that could not be written */
 	uint64_t evicted; /* snapshots removed to make room for a new cause or worst case */
 	uint64_t relay_failed; /* snapshots the relay daemon did not get */

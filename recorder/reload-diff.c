@@ -139,8 +139,8 @@ void reload_diff_fixed(const char *path, const struct record_opts *cur,
 		needs_restart(path, "no-snapshot, json, duration or hang off");
 	}
 	if (cur->signal != next->signal || cur->no_preload != next->no_preload ||
-	    cur->go_waits != next->go_waits) {
-		needs_restart(path, "signal, no-preload, go-waits");
+	    cur->go_waits != next->go_waits || cur->max_rate != next->max_rate) {
+		needs_restart(path, "signal, no-preload, go-waits, max-rate");
 	}
 	if (cur->log_stacks != next->log_stacks || !same_text(cur->stack_log, next->stack_log)) {
 		needs_restart(path, "log-stacks, stack-log");
@@ -173,6 +173,14 @@ void reload_diff_limits(char *changes, size_t size, const struct record_opts *cu
 		   next->sleep_threshold_ns);
 	say_change(changes, size, "hang", cur->hang_ns, next->hang_ns);
 	say_change(changes, size, "max-age", cur->rec.max_age_ns, next->rec.max_age_ns);
+	say_change(changes, size, "repeat-interval", cur->rec.guard.repeat_ns,
+		   next->rec.guard.repeat_ns);
+	if (cur->rec.guard.per_minute != next->rec.guard.per_minute ||
+	    cur->rec.guard.user_per_minute != next->rec.guard.user_per_minute) {
+		snprintf(changes + strlen(changes), size - strlen(changes),
+			 "%smax-per-minute %u, max-user-per-minute %u", *changes ? ", " : "",
+			 next->rec.guard.per_minute, next->rec.guard.user_per_minute);
+	}
 	if (cur->rec.max_size != next->rec.max_size ||
 	    cur->rec.max_snapshots != next->rec.max_snapshots) {
 		snprintf(changes + strlen(changes), size - strlen(changes),

@@ -110,6 +110,7 @@ static void apply_limits(struct record_state *st, struct tracker *tr,
 	cur->rec.max_snapshots = next->rec.max_snapshots;
 	cur->rec.post_ns = next->rec.post_ns;
 	cur->rec.min_interval_ns = next->rec.min_interval_ns;
+	cur->rec.guard = next->rec.guard;
 	if (st->recorder) {
 		recorder_set_limits(st->recorder, &cur->rec);
 	}

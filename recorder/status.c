@@ -158,6 +158,10 @@ char *status_to_json(const struct status_info *si)
 	json_add_u64(obj, "idle_waits", si->idle);
 	json_add_u64(obj, "snapshots", si->snapshots);
 	json_add_u64(obj, "skipped", si->skipped);
+	json_add_u64(obj, "held_repeats", si->held_repeats);
+	json_add_u64(obj, "held_over_user_budget", si->held_user_budget);
+	json_add_u64(obj, "held_over_budget", si->held_budget);
+	json_add_u64(obj, "dropped_at_source", si->dropped_at_source);
 	json_add_u64(obj, "lost", si->lost);
 	json_add_u64(obj, "failed", si->failed);
 	json_add_u64(obj, "evicted", si->evicted);
@@ -322,6 +326,10 @@ static void print_status(struct json_object *obj, const char *dir, bool running)
 	       " failed, %" PRIu64 " evicted, %" PRIu64 " expired\n",
 	       get_u64(obj, "snapshots"), get_u64(obj, "skipped"), get_u64(obj, "lost"),
 	       get_u64(obj, "failed"), get_u64(obj, "evicted"), get_u64(obj, "expired"));
+	printf("  flood guard: %" PRIu64 " repeats, %" PRIu64 " over a user's budget, %" PRIu64
+	       " over the budget held back; %" PRIu64 " dropped at the source (over a share)\n",
+	       get_u64(obj, "held_repeats"), get_u64(obj, "held_over_user_budget"),
+	       get_u64(obj, "held_over_budget"), get_u64(obj, "dropped_at_source"));
 	ls_format_bytes(get_u64(obj, "disk_bytes"), disk, sizeof(disk));
 	printf("  on disk: %" PRIu64 " snapshots, %s in %s\n", get_u64(obj, "snapshots_on_disk"),
 	       disk, dir);

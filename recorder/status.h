@@ -28,6 +28,11 @@ struct status_info {
 	uint64_t idle; /* waits for work, not outliers */
 	uint64_t snapshots;
 	uint64_t skipped;
+	/* of those, what the flood guard held back: repeats, over a user's budget, over the budget */
+	uint64_t held_repeats;
+	uint64_t held_user_budget;
+	uint64_t held_budget;
+	uint64_t dropped_at_source; /* outliers the BPF side dropped over a share (--max-rate) */
 	uint64_t lost;
 	uint64_t failed;
 	uint64_t evicted;

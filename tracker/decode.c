@@ -376,6 +376,8 @@ int decode_event(const struct ls_event *e, const struct ksyms *ks, struct usyms 
 		o->has_args = true;
 	}
 	o->nvcsw = e->nvcsw;
+	o->uid = e->uid;
+	o->has_uid = true;
 	o->ret = e->kind == LS_KIND_SYSCALL ? e->ret : 0;
 	o->in_work = e->flags & LS_EF_IN_WORK;
 	o->worked = e->flags & LS_EF_WORKED;

@@ -104,6 +104,44 @@ void tracker_totals(struct tracker *tr, struct tracker_totals *totals)
 	totals->signal_refused = stat_sum(tr, LS_STAT_SIGNAL_REFUSED);
 	totals->ctx_stacks = stat_sum(tr, LS_STAT_CTX_STACKS);
 	totals->wait_stacks = stat_sum(tr, LS_STAT_WAIT_STACKS);
+	totals->throttled = stat_sum(tr, LS_STAT_THROTTLED);
+}
+
+/**
+ * tracker_shares_dropped - the processes and users whose outliers the BPF side dropped over
+ * their share (record --max-rate), the most dropped first
+ * @out: filled with up to @max of them
+ *
+ * A share the kernel's LRU map has let go of is no longer counted here (tracker_totals() still
+ * counts its drops).
+ *
+ * Return: how many were filled.
+ */
+size_t tracker_shares_dropped(struct tracker *tr, struct tracker_share *out, size_t max)
+{
+	int fd = bpf_map__fd(tr->skel->maps.shares);
+	__u64 key, next, *prev = NULL;
+	struct ls_share sh;
+	size_t n = 0, i;
+
+	while (n < max && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &sh) || !sh.dropped) {
+			continue;
+		}
+		out[n].user = key >> 32 == LS_SHARE_USER;
+		out[n].id = (uint32_t)key;
+		out[n].dropped = sh.dropped;
+		/* Insertion, most dropped first: a handful of entries at most. */
+		for (i = n++; i > 0 && out[i - 1].dropped < out[i].dropped; i--) {
+			struct tracker_share t = out[i];
+
+			out[i] = out[i - 1];
+			out[i - 1] = t;
+		}
+	}
+	return n;
 }
 
 /*
@@ -220,6 +258,12 @@ static int set_options(struct tracker *tr, const struct tracker_opts *opts)
 	tr->skel->data->sleep_threshold_ns = opts->sleep_threshold_ns;
 	tr->skel->rodata->track_all = opts->track_all;
 	tr->skel->rodata->self_tgid = (__u32)getpid();
+	if (opts->max_rate) {
+		/* N a second on average, 2N at once: a pool released together is one incident. */
+		tr->skel->rodata->share_interval_ns = 1000000000ULL / opts->max_rate;
+		tr->skel->rodata->share_burst_ns = (2ULL * opts->max_rate - 1) *
+						   tr->skel->rodata->share_interval_ns;
+	}
 	tr->skel->rodata->include_idle = opts->include_idle;
 	tr->skel->rodata->track_registered = opts->track_registered;
 	tr->skel->rodata->track_cgroups = opts->nr_cgroups > 0;

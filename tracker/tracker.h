@@ -36,6 +36,18 @@ struct tracker_opts {
 	/* record --comm: the process names (NUL-padded) that are tracked. */
 	struct ls_comm comms[LS_MAX_COMMS];
 	unsigned int nr_comms;
+	/*
+	 * record --max-rate: outliers a second per process on average, twice that at once (each
+	 * user twice both); 0: no limit.
+	 */
+	unsigned int max_rate;
+};
+
+/* A process's or a user's outliers dropped at the source, over its share (record --max-rate). */
+struct tracker_share {
+	bool user; /* @id is a uid; else a tgid */
+	uint32_t id;
+	uint64_t dropped;
 };
 
 /* Totals of what was seen and what was lost, summed over CPUs. */
@@ -60,6 +72,7 @@ struct tracker_totals {
 	uint64_t signal_refused; /* owed signals the kernel would not send */
 	uint64_t ctx_stacks; /* kernel stacks walked for the context stream */
 	uint64_t wait_stacks; /* kernel stacks walked for tracked threads' long waits */
+	uint64_t throttled; /* outliers dropped at the source: over their process's or user's share */
 };
 
 /*
@@ -134,6 +147,7 @@ int tracker_read_context(struct tracker *tr, uint64_t from_ns, bool again, uint6
 			 struct tracker_ctx_read *r);
 int tracker_settle(struct tracker *tr, int timeout_ms);
 void tracker_totals(struct tracker *tr, struct tracker_totals *totals);
+size_t tracker_shares_dropped(struct tracker *tr, struct tracker_share *out, size_t max);
 void tracker_state_left(struct tracker *tr, unsigned int *processes, unsigned int *in_flight);
 void tracker_close(struct tracker *tr);
 

@@ -44,10 +44,12 @@ serve() {
 	done
 }
 
+# Each of the client's three reads (one wait site) is to be in a snapshot, with its chain: the
+# flood guard is off here (--no-flood-guard; it is 46-flood.t's).
 # --- compute: srvhog runs on a CPU for the whole wait ----------------------------------------
 serve tc 100 0
 ok '[ -n "$PORT" ]' "tcpserver 100 (compute) listens (port ${PORT:-none})"
-record_snap tc -t 50ms -o "$TMPD/tc.d" -- "$WL/tcpclient" "${PORT:-1}" 3
+record_snap tc -t 50ms --no-flood-guard -o "$TMPD/tc.d" -- "$WL/tcpclient" "${PORT:-1}" 3
 is "$RC" 0 "record -- tcpclient PORT 3: exit 0"
 outliers tc | jq -c 'select(.syscall == "read")' >"$TMPD/tc.reads"
 is "$(grep -c '' "$TMPD/tc.reads")" 3 "three read outliers of the client in the summaries"
@@ -73,7 +75,7 @@ kill "$SRV_PID" 2>/dev/null
 
 # --- sleep: srvhog sleeps in nanosleep for the wait -----------------------------------------
 serve ts 100 1
-record_snap ts -t 50ms -o "$TMPD/ts.d" -- "$WL/tcpclient" "${PORT:-1}" 3
+record_snap ts -t 50ms --no-flood-guard -o "$TMPD/ts.d" -- "$WL/tcpclient" "${PORT:-1}" 3
 is "$RC" 0 "record -- tcpclient PORT 3 (server sleeping): exit 0"
 outliers ts | jq -c 'select(.syscall == "read")' >"$TMPD/ts.reads"
 is "$(grep -c '' "$TMPD/ts.reads")" 3 "three read outliers"
