@@ -104,6 +104,7 @@ void tracker_totals(struct tracker *tr, struct tracker_totals *totals)
 	totals->signal_refused = stat_sum(tr, LS_STAT_SIGNAL_REFUSED);
 	totals->ctx_stacks = stat_sum(tr, LS_STAT_CTX_STACKS);
 	totals->wait_stacks = stat_sum(tr, LS_STAT_WAIT_STACKS);
+	totals->ours_dropped = tr->ours_dropped;
 }
 
 /*
@@ -411,6 +412,7 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	tr->maps_noticed_fd = bpf_map__fd(tr->skel->maps.maps_noticed);
 	tr->maps_retell_gen = &tr->skel->bss->maps_retell_gen;
 	err = targets_want(tr, opts);
+	err = err ?: ours_open(tr);
 	err = err ?: open_readers(tr, opts);
 	if (err) {
 		goto fail;
