@@ -134,7 +134,8 @@ int tracker_scan_stalls(struct tracker *tr, uint64_t min_ns, tracker_stall_fn fn
 					"scan walks every task",
 					strerror(errno));
 				tr->iter_whole = true;
-				return stall_read(tr->skel->links.ls_stall_scan, stall_filtered, &filter);
+				return stall_read(tr->skel->links.ls_stall_scan, stall_filtered,
+						  &filter);
 			}
 			continue;
 		}
