@@ -8,6 +8,7 @@
 #     and after), nor of the other latsnap. A copy of `sleeper` named lttng-relayd run by root,
 #     started before them or after, is one of those: its naps are not reported. The same file
 #     run by another user (a name is anyone's to take) and plain `sleeper 100 5` are reported.
+#     With --comm lttng-relayd too: root's is left out, another user's is tracked.
 #  b) `-p PID` of such a process tracks it all the same, with a warning.
 #  c) The start gate: COMMAND, held until tracking is live (with --go-waits, its probes are
 #     attached meanwhile), is no outlier of comm latsnap (its name before its exec); COMMAND's own
@@ -118,6 +119,18 @@ done
 # The snapshots A made: none of them for a wait of LTTng's or latsnap's.
 is "$(cat "$TMPD"/snaps-a/*/summary.json 2>/dev/null | jq -s "[.[] | .outliers[]?] | $OWN | length")" 0 \
 	"no snapshot of A holds an outlier of LTTng's or latsnap's processes"
+
+# --- a2) --comm names it: root's is still left out, another user's is tracked -----------------
+"$FAKE" 100 30 20 </dev/null >/dev/null 2>&1 &
+ROOTS=$!
+setpriv --reuid=65534 --regid=65534 --clear-groups "$FAKE" 100 30 20 </dev/null >/dev/null 2>&1 &
+USERS=$!
+track_bg "$ROOTS $USERS"
+record_json "$TMPD/comm.out" "$TMPD/comm.err" -- -t 50ms --comm lttng-relayd -d 2s
+is "$RC" 0 "record --comm lttng-relayd -d 2s: exit 0"
+is "$(naps "$TMPD/comm.out" $ROOTS)" 0 "--comm lttng-relayd: no nap of root's lttng-relayd"
+between "$(naps "$TMPD/comm.out" $USERS)" 5 30 "--comm lttng-relayd: another user's are reported"
+kill $ROOTS $USERS 2>/dev/null
 
 # --- b) -p PID of one of them: tracked, with a warning ---------------------------------------
 # Napping long enough for latsnap to start on a loaded machine; record ends when it exits.
