@@ -381,6 +381,28 @@ struct {
 	__type(value, __u8);
 } quiet_tids SEC(".maps");
 
+/*
+ * tgid -> 1 for the processes latsnap commands or is made of, never tracked whatever the target
+ * (issue 46: their waits are latsnap's own snapshots' doing): the LTTng daemons, latsnap's
+ * helpers, another latsnap, and COMMAND until its exec (its wait at the start gate). Seeded
+ * from /proc by user space (tracker/ours.c), passed on at fork, decided again at exec by the
+ * file run (quiet_exes, a root process's only). The tracked map wins at exec: -p, COMMAND.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} quiet_tgids SEC(".maps");
+
+/* The file names (char[LS_EXE_NAME_LEN]) that make a root process one of quiet_tgids at exec. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16);
+	__type(key, char[LS_EXE_NAME_LEN]);
+	__type(value, __u8);
+} quiet_exes SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20);
@@ -548,15 +570,19 @@ static __always_inline void stat_inc(__u32 key)
 	}
 }
 
-/* Kernel threads, latsnap itself and the tracer's threads: never tracked, whatever the target. */
+/*
+ * Kernel threads, latsnap itself, the tracer's threads and the processes of quiet_tgids (LTTng's
+ * daemons, latsnap's helpers, another latsnap): never tracked, whatever the target.
+ */
 static __always_inline bool never_tracked(struct task_struct *task)
 {
-	__u32 tid = task_rd(task, pid);
+	__u32 tid = task_rd(task, pid), tgid = task_rd(task, tgid);
 
 	if (task_rd(task, flags) & PF_KTHREAD) {
 		return true;
 	}
-	return bpf_map_lookup_elem(&quiet_tids, &tid) || (__u32)task_rd(task, tgid) == self_tgid;
+	return bpf_map_lookup_elem(&quiet_tids, &tid) || tgid == self_tgid ||
+	       bpf_map_lookup_elem(&quiet_tgids, &tgid);
 }
 
 /* Deeper cgroups than this are not looked up past (systemd's trees are a handful deep). */
@@ -2997,6 +3023,7 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(ls_sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 tgid = child->tgid, ptgid, reason = LS_TRACK_CHILD;
+	__u8 one = 1;
 
 	ctx_task_event(LS_CTX_FORK, parent, child);
 	if (child->tgid != parent->tgid) {
@@ -3009,6 +3036,14 @@ int BPF_PROG(ls_sched_process_fork, struct task_struct *parent, struct task_stru
 	ptgid = parent->tgid;
 	if (child->tgid == parent->tgid) {
 		work_inherit(parent, child);
+	}
+	/*
+	 * A new process of latsnap's or of one of quiet_tgids is one too, until its exec: a
+	 * consumer daemon or a run-as worker of the session daemon, a helper, COMMAND at its gate.
+	 */
+	if (child->tgid != parent->tgid &&
+	    (ptgid == self_tgid || bpf_map_lookup_elem(&quiet_tgids, &ptgid))) {
+		bpf_map_update_elem(&quiet_tgids, &tgid, &one, BPF_ANY);
 	}
 	if (track_all || child->tgid == parent->tgid || never_tracked(parent) ||
 	    !bpf_map_lookup_elem(&tracked, &ptgid)) {
@@ -3030,6 +3065,7 @@ int BPF_PROG(ls_sched_process_exit, struct task_struct *task)
 	bpf_map_delete_elem(&quiet_tids, &tid);
 	if (task_group_dead(task)) {
 		bpf_map_delete_elem(&tracked, &tgid);
+		bpf_map_delete_elem(&quiet_tgids, &tgid);
 		bpf_map_delete_elem(&registered, &tgid);
 		bpf_map_delete_elem(&displaced_noticed, &tgid);
 		if (bpf_map_delete_elem(&maps_noticed, &tgid) == 0) {
@@ -3064,13 +3100,50 @@ int BPF_PROG(ls_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	return 0;
 }
 
+/*
+ * exec_quiet - is the process of @p, which has just exec'd @bprm, one of quiet_tgids from now on
+ * (LTTng's daemons, latsnap's helpers, another latsnap)? Whatever it was before: COMMAND leaves
+ * it at its exec, as a process of another latsnap does for the program it runs. Not one the
+ * tracked map names (COMMAND, -p, their children), nor one a user other than root started (a
+ * name is anyone's to take): a root process running a file of one of quiet_exes' names. The
+ * file's own name (its dentry's), as /proc/PID/exe says it, not the name it was run by.
+ * Return: whether quiet_tgids changed.
+ */
+static __always_inline bool exec_quiet(struct task_struct *p, struct linux_binprm *bprm)
+{
+	char name[LS_EXE_NAME_LEN] = {};
+	__u32 tgid = p->tgid;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&tracked, &tgid) || BPF_CORE_READ(p, cred, uid.val) != 0) {
+		goto not_quiet;
+	}
+	bpf_probe_read_kernel_str(name, sizeof(name),
+				  BPF_CORE_READ(bprm, file, f_path.dentry, d_name.name));
+	if (!bpf_map_lookup_elem(&quiet_exes, name)) {
+		goto not_quiet;
+	}
+	return bpf_map_update_elem(&quiet_tgids, &tgid, &one, BPF_NOEXIST) == 0;
+not_quiet:
+	return bpf_map_delete_elem(&quiet_tgids, &tgid) == 0;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(ls_sched_process_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	struct task_state *s = any_state(p, false);
 	__u32 tgid = p->tgid;
+	bool quiet_changed = exec_quiet(p, bprm);
 
 	ctx_task_event(LS_CTX_EXEC, p, NULL);
+	/*
+	 * Alone in its process now: its answer, made before, is made again (COMMAND past its
+	 * gate is tracked from its first instruction), with the CPU's cached verdict.
+	 */
+	if (s && quiet_changed && !track_comms) {
+		redecide(s, p);
+		verdict_forget(p);
+	}
 	if (s) {
 		s->maps_told = 0; /* the new image's mappings are told at its first wait */
 		/* A request of the old image never ends: its waits go back to being outliers. */

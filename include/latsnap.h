@@ -51,6 +51,12 @@ enum ls_kind {
 #define LS_MAX_CGROUPS 8
 #define LS_MAX_COMMS 8
 
+/*
+ * The name of an executable file (its last path component), NUL-padded: the key of the map of
+ * latsnap's own and LTTng's daemons' file names (quiet_exes; tracker/ours.c).
+ */
+#define LS_EXE_NAME_LEN 32
+
 /* A process name as the kernel keeps it, NUL-padded: the key of the wanted names' map. */
 struct ls_comm {
 	char name[LS_TASK_COMM_LEN];

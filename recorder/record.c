@@ -161,6 +161,9 @@ static void print_totals(struct tracker *tr, const struct record_state *st)
 	ls_verbose("record: kernel stacks walked: %" PRIu64 " for long waits of tracked threads, %" PRIu64
 		   " for the context stream",
 		   t.wait_stacks, t.ctx_stacks);
+	ls_verbose("record: %" PRIu64 " outliers and stalls of LTTng's and latsnap's own processes "
+		   "not reported (latsnap(1), WHAT IS NEVER TRACKED)",
+		   t.ours_dropped);
 	if (st->stalls) {
 		struct stall_totals s;
 

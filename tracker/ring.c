@@ -197,6 +197,10 @@ static int on_outlier(struct tracker *tr, const struct ls_event *e)
 	int err;
 
 	tr->received++;
+	/* Made by latsnap's own snapshots, most likely: never reported (ours.c). */
+	if (ours_drop(tr, (pid_t)e->pid)) {
+		return 0;
+	}
 	tracker_totals(tr, &now);
 	if (decode_event(e, tr->ksyms, tr->usyms, &outlier)) {
 		ls_err("tracker: an outlier could not be decoded: %s", strerror(ENOMEM));

@@ -61,6 +61,21 @@ out:
 	return ret;
 }
 
+/* A stall scan's consumer, behind the filter of latsnap's and LTTng's own processes. */
+struct stall_filter {
+	struct tracker *tr;
+	tracker_stall_fn fn;
+	void *ctx;
+};
+
+/* A stall of one of latsnap's or LTTng's processes is never reported (ours.c). */
+static int stall_filtered(const struct ls_stall *rec, void *ctx)
+{
+	struct stall_filter *f = ctx;
+
+	return ours_drop(f->tr, (pid_t)rec->pid) ? 0 : f->fn(rec, f->ctx);
+}
+
 /* Tracked processes a stall scan walks one by one; with more, it walks every task once. */
 #define STALL_SCAN_PER_PROCESS 64
 
@@ -87,6 +102,7 @@ static struct bpf_link *stall_link(struct tracker *tr, uint32_t tgid)
  */
 int tracker_scan_stalls(struct tracker *tr, uint64_t min_ns, tracker_stall_fn fn, void *ctx)
 {
+	struct stall_filter filter = { .tr = tr, .fn = fn, .ctx = ctx };
 	int fd = bpf_map__fd(tr->skel->maps.tracked), ret = 0;
 	uint32_t tgids[STALL_SCAN_PER_PROCESS + 1];
 	/* Processes tracked for their cgroup or name are in no list: only a walk of all finds them. */
@@ -102,7 +118,7 @@ int tracker_scan_stalls(struct tracker *tr, uint64_t min_ns, tracker_stall_fn fn
 		}
 	}
 	if (every_task || tr->iter_whole) {
-		return stall_read(tr->skel->links.ls_stall_scan, fn, ctx);
+		return stall_read(tr->skel->links.ls_stall_scan, stall_filtered, &filter);
 	}
 	for (i = 0; i < n && !ret && !tr->iter_whole; i++) {
 		link = stall_link(tr, tgids[i]);
@@ -118,11 +134,12 @@ int tracker_scan_stalls(struct tracker *tr, uint64_t min_ns, tracker_stall_fn fn
 					"scan walks every task",
 					strerror(errno));
 				tr->iter_whole = true;
-				return stall_read(tr->skel->links.ls_stall_scan, fn, ctx);
+				return stall_read(tr->skel->links.ls_stall_scan, stall_filtered,
+						  &filter);
 			}
 			continue;
 		}
-		ret = stall_read(link, fn, ctx);
+		ret = stall_read(link, stall_filtered, &filter);
 		bpf_link__destroy(link);
 	}
 	return ret;

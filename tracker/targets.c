@@ -250,6 +250,8 @@ int tracker_set_targets(struct tracker *tr, const pid_t *pids, int nr_pids,
 		if (has_pid(pids, (unsigned int)nr_pids, tr->pids[i]) ||
 		    mark_target(tr, tr->pids[i], false)) {
 			kept[nr_kept++] = tr->pids[i];
+		} else {
+			ours_target(tr, tr->pids[i], false);
 		}
 	}
 	for (i = 0; i < (unsigned int)nr_pids; i++) {
@@ -260,6 +262,7 @@ int tracker_set_targets(struct tracker *tr, const pid_t *pids, int nr_pids,
 		if (err) {
 			goto out;
 		}
+		ours_target(tr, pids[i], true);
 		kept[nr_kept++] = pids[i];
 	}
 	if (live & TRACKER_TARGET_CGROUPS) {

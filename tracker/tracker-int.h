@@ -75,6 +75,7 @@ struct tracker {
 	uint64_t *ctx_done;
 	uint64_t *ctx_low;
 	uint64_t received;
+	uint64_t ours_dropped; /* outliers and stalls of latsnap's or LTTng's processes (ours.c) */
 	/* Losses already reported in an outlier's flags. */
 	struct tracker_totals reported;
 	int cb_status;
@@ -146,5 +147,10 @@ void context_free(struct tracker *tr);
 
 /* targets.c */
 int targets_want(struct tracker *tr, const struct tracker_opts *opts);
+
+/* ours.c */
+int ours_open(struct tracker *tr);
+bool ours_drop(struct tracker *tr, pid_t pid);
+void ours_target(struct tracker *tr, pid_t pid, bool on);
 
 #endif /* LATSNAP_TRACKER_INT_H */

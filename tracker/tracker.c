@@ -105,6 +105,7 @@ void tracker_totals(struct tracker *tr, struct tracker_totals *totals)
 	totals->ctx_stacks = stat_sum(tr, LS_STAT_CTX_STACKS);
 	totals->wait_stacks = stat_sum(tr, LS_STAT_WAIT_STACKS);
 	totals->throttled = stat_sum(tr, LS_STAT_THROTTLED);
+	totals->ours_dropped = tr->ours_dropped;
 }
 
 /**
@@ -455,6 +456,7 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	tr->maps_noticed_fd = bpf_map__fd(tr->skel->maps.maps_noticed);
 	tr->maps_retell_gen = &tr->skel->bss->maps_retell_gen;
 	err = targets_want(tr, opts);
+	err = err ?: ours_open(tr);
 	err = err ?: open_readers(tr, opts);
 	if (err) {
 		goto fail;

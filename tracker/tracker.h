@@ -73,6 +73,7 @@ struct tracker_totals {
 	uint64_t ctx_stacks; /* kernel stacks walked for the context stream */
 	uint64_t wait_stacks; /* kernel stacks walked for tracked threads' long waits */
 	uint64_t throttled; /* outliers dropped at the source: over their process's or user's share */
+	uint64_t ours_dropped; /* outliers and stalls of LTTng's or latsnap's own processes */
 };
 
 /*
