@@ -505,13 +505,15 @@ static bool in_sleep(const struct outlier *o)
  * Whether @o's wait ran to its own timeout, nothing cut short: a sleep that returned 0 (a signal
  * makes it -EINTR), a poll, select or epoll_wait that returned 0 (no descriptor ready), a futex
  * (a timed condition variable or semaphore), a timed message or signal wait that said it timed
- * out. A wait seen while it lasts has not ended yet.
+ * out, any other wait woken by the timer it armed (timed_out()). A wait seen while it lasts has
+ * not ended yet.
  */
 static bool slept_to_timeout(const struct outlier *o)
 {
 	static const char *const zero_on_timeout[] = {
-		"nanosleep", "clock_nanosleep", "poll",	       "ppoll",	      "select",
-		"pselect6",  "epoll_wait",	"epoll_pwait", "epoll_pwait2"
+		"nanosleep",	"clock_nanosleep", "poll",	   "ppoll",
+		"select",	"pselect6",	   "epoll_wait",   "epoll_pwait",
+		"epoll_pwait2", "io_getevents",	   "io_pgetevents"
 	};
 	size_t i;
 
@@ -526,7 +528,12 @@ static bool slept_to_timeout(const struct outlier *o)
 	if (!strcmp(o->syscall, "rt_sigtimedwait") || !strcmp(o->syscall, "semtimedop")) {
 		return o->ret == -EAGAIN;
 	}
-	return o->ret == -ETIMEDOUT || o->ret == -ETIME;
+	if (!strncmp(o->syscall, "futex", 5) || !strcmp(o->syscall, "mq_timedreceive")) {
+		/* They say when they time out: 0 is a wake-up by someone, whatever else fired. */
+		return o->ret == -ETIMEDOUT;
+	}
+	/* Any other wait: it said so, or the timer it armed woke it. */
+	return o->ret == -ETIME || timed_out(o);
 }
 
 /* @pid's entry in the cache of served processes, as it is now (started at @start_time). */

@@ -566,6 +566,17 @@ int main(void)
 	ok(judge(p, o, &why) && why && !strncmp(why, "a server's housekeeping", 23),
 	   "the server's timed condition wait to -ETIMEDOUT: housekeeping, idle (%s)",
 	   why ? why : "(null)");
+	o = futex_wait(server + 5, false, 0x7f0000024000);
+	o->pid = server;
+	o->has_args = false;
+	o->syscall_nr = 232;
+	if (outlier_set_str(&o->syscall, "epoll_wait") ||
+	    outlier_set_str(&o->kernel_stacks[0].frames.v[0].symbol, "do_epoll_wait") ||
+	    outlier_set_str(&o->user_stack.frames.v[1].symbol, "epoll_wait")) {
+		bail_out("out of memory");
+	}
+	ok(judge(p, o, &why) && why && !strncmp(why, "a server's housekeeping", 23),
+	   "the server's epoll_wait that returned 0: housekeeping, idle (%s)", why ? why : "(null)");
 	o = futex_wait(server + 4, true, 0x7f0000022000);
 	o->pid = server;
 	o->ret = -ETIMEDOUT;
