@@ -18,6 +18,8 @@
 #include "classify/idle.h"
 #include "classify/rules.h"
 #include "lib/outlier.h"
+#include "lib/serving.h"
+#include "lib/util.h"
 
 /*
  * What a wait waits for, told by the same matchers as the cause rules. An event nobody owns:
@@ -87,6 +89,27 @@ struct lasting {
 	const char *why;
 };
 
+/*
+ * Processes known to serve or not (serving()), by pid and start time (pids are reused). A "no" is
+ * asked again sooner than a "yes": a server's threads may start before it listens.
+ */
+#define SERVED_SLOTS 64
+#define SERVED_YES_NS (10 * 1000000000ULL)
+#define SERVED_NO_NS (1000000000ULL)
+
+struct served {
+	int32_t pid;
+	unsigned long long start_time;
+	uint64_t probed_ns; /* 0: not probed yet */
+	bool listens;
+	bool worked; /* a thread of it was in a unit of work */
+};
+
+struct served_cache {
+	struct served slot[SERVED_SLOTS];
+	size_t next; /* the slot a new process takes */
+};
+
 struct idle_policy {
 	struct rules *events;
 	const struct rules *rules;
@@ -100,6 +123,8 @@ struct idle_policy {
 	struct lasting lasting[LASTING_MAX];
 	size_t next_lasting;
 	uint64_t count;
+	/* Written by decide() through a const policy: a cache, not a verdict. */
+	struct served_cache *served;
 };
 
 /**
@@ -124,7 +149,8 @@ int idle_open(struct idle_policy **policyp, const struct rules *rules, bool enab
 	p->used = calloc(SITES_SLOTS, sizeof(*p->used));
 	p->at_start = calloc(SITES_SLOTS, sizeof(*p->at_start));
 	p->entries = calloc(ENTRIES_MAX, sizeof(*p->entries));
-	if (!p->sites || !p->used || !p->at_start || !p->entries) {
+	p->served = calloc(1, sizeof(*p->served));
+	if (!p->sites || !p->used || !p->at_start || !p->entries || !p->served) {
 		goto out;
 	}
 	err = rules_parse(event_rules_text, "idle policy", &p->events);
@@ -148,6 +174,7 @@ void idle_close(struct idle_policy *policy)
 	free(policy->used);
 	free(policy->at_start);
 	free(policy->entries);
+	free(policy->served);
 	free(policy);
 }
 
@@ -475,12 +502,136 @@ static bool in_sleep(const struct outlier *o)
 }
 
 /*
+ * Whether @o's wait ran to its own timeout, nothing cut short: a sleep that returned 0 (a signal
+ * makes it -EINTR), a poll, select or epoll_wait that returned 0 (no descriptor ready), a futex
+ * (a timed condition variable or semaphore), a timed message or signal wait that said it timed
+ * out, any other wait woken by the timer it armed (timed_out()). A wait seen while it lasts has
+ * not ended yet.
+ */
+static bool slept_to_timeout(const struct outlier *o)
+{
+	static const char *const zero_on_timeout[] = {
+		"nanosleep",	"clock_nanosleep", "poll",	   "ppoll",
+		"select",	"pselect6",	   "epoll_wait",   "epoll_pwait",
+		"epoll_pwait2", "io_getevents",	   "io_pgetevents"
+	};
+	size_t i;
+
+	if (o->kind != OUTLIER_SYSCALL || !o->syscall || o->state != OUTLIER_ENDED) {
+		return false;
+	}
+	for (i = 0; i < sizeof(zero_on_timeout) / sizeof(zero_on_timeout[0]); i++) {
+		if (!strcmp(o->syscall, zero_on_timeout[i])) {
+			return o->ret == 0;
+		}
+	}
+	if (!strcmp(o->syscall, "rt_sigtimedwait") || !strcmp(o->syscall, "semtimedop")) {
+		return o->ret == -EAGAIN;
+	}
+	if (!strncmp(o->syscall, "futex", 5) || !strcmp(o->syscall, "mq_timedreceive")) {
+		/* They say when they time out: 0 is a wake-up by someone, whatever else fired. */
+		return o->ret == -ETIMEDOUT;
+	}
+	/* Any other wait: it said so, or the timer it armed woke it. */
+	return o->ret == -ETIME || timed_out(o);
+}
+
+/* @pid's entry in the cache of served processes, as it is now (started at @start_time). */
+static struct served *served_of(const struct idle_policy *p, int32_t pid,
+				unsigned long long start_time)
+{
+	struct served *e;
+	size_t i;
+
+	for (i = 0; i < SERVED_SLOTS; i++) {
+		e = &p->served->slot[i];
+		if (e->pid == pid) {
+			if (e->start_time != start_time) {
+				/* Another process with the pid: nothing known of it yet. */
+				memset(e, 0, sizeof(*e));
+				e->pid = pid;
+				e->start_time = start_time;
+			}
+			return e;
+		}
+	}
+	e = &p->served->slot[p->served->next++ % SERVED_SLOTS];
+	memset(e, 0, sizeof(*e));
+	e->pid = pid;
+	e->start_time = start_time;
+	return e;
+}
+
+/* A thread of @o's process is in a unit of work, or was: the process serves. */
+static void note_worked(struct idle_policy *p, const struct outlier *o)
+{
+	unsigned long long start_time;
+	size_t i;
+
+	if (!o->worked && !o->in_work && !o->got_work) {
+		return;
+	}
+	for (i = 0; i < SERVED_SLOTS; i++) {
+		if (p->served->slot[i].pid == o->pid && p->served->slot[i].worked) {
+			/* Checked against the start time when it matters (serving()). */
+			return;
+		}
+	}
+	if (!serving_start_time(o->pid, &start_time)) {
+		served_of(p, o->pid, start_time)->worked = true;
+	}
+}
+
+/*
+ * Whether @o's process serves: one of its threads was in a unit of work, or it holds a socket
+ * that listens (lib/serving.c). Read from /proc, so only for a live process: asked last, for a
+ * wait the rest of the policy calls a sleep or a timeout outside work.
+ */
+static bool serving(const struct idle_policy *p, const struct outlier *o)
+{
+	unsigned long long start_time;
+	struct served *e;
+	uint64_t now;
+
+	if (serving_start_time(o->pid, &start_time)) {
+		return false;
+	}
+	e = served_of(p, o->pid, start_time);
+	if (e->worked) {
+		return true;
+	}
+	now = ls_now_ns();
+	if (!e->probed_ns || now - e->probed_ns > (e->listens ? SERVED_YES_NS : SERVED_NO_NS)) {
+		e->listens = serving_probe(o->pid) == 1;
+		e->probed_ns = now;
+	}
+	return e->listens;
+}
+
+/*
+ * A server's housekeeping: a thread never in a unit of work sleeps or waits for an event to its
+ * own timeout, in a process that serves (memcached's LRU maintainer backs off from 21 ms to 1 s
+ * in usleep). A sleep inside a unit of work, a sleep cut short (a signal, another thread), a
+ * lock's timed wait, and the sleeps of a program that serves nothing (a batch job) stay latency.
+ */
+static bool housekeeping(const struct idle_policy *p, const struct outlier *o)
+{
+	if (o->worked || o->answered || !slept_to_timeout(o)) {
+		return false;
+	}
+	if (!in_sleep(o) && waits_for(p, o) == WAIT_BUSY) {
+		return false;
+	}
+	return serving(p, o);
+}
+
+/*
  * decide - the policy, for @o waiting at a place @seen as it was: the rules first, then what the
  * thread is doing (its work context), then, where that says nothing, the kind of wait and
  * whether it is the thread's home wait.
  */
 static bool decide(const struct idle_policy *p, const struct outlier *o, enum site_seen seen,
-		   const char **why)
+		   bool live, const char **why)
 {
 	/*
 	 * A main thread does its process's work: a reply it asked for on a socket or a futex is
@@ -526,6 +677,11 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 	}
 	if (o->in_work) {
 		return false;
+	}
+	if (live && housekeeping(p, o)) {
+		*why = "a server's housekeeping: a thread never in work slept or waited to its own "
+		       "timeout in a process that serves";
+		return true;
 	}
 	if (o->worked && !in_sleep(o)) {
 		*why = "between units of work: its last one was answered or done";
@@ -617,7 +773,8 @@ bool idle_judge(struct idle_policy *policy, const struct outlier *outlier, const
 		idle = last->idle;
 		*why = last->why;
 	} else {
-		idle = decide(policy, outlier, seen, why);
+		note_worked(policy, outlier);
+		idle = decide(policy, outlier, seen, true, why);
 	}
 	if (!last && outlier->state == OUTLIER_STILL_BLOCKED) {
 		last = &policy->lasting[policy->next_lasting++ % LASTING_MAX];
@@ -646,7 +803,8 @@ bool idle_judge_wait(const struct idle_policy *policy, const struct outlier *wai
 	if (!policy || !policy->enabled || wait->kind == OUTLIER_REQUEST) {
 		return false;
 	}
-	return decide(policy, wait, came_back ? SITE_CAME_BACK : SITE_NEW, why);
+	/* Its pid stands for many, or none: no process to look at in /proc. */
+	return decide(policy, wait, came_back ? SITE_CAME_BACK : SITE_NEW, false, why);
 }
 
 /**

@@ -9,7 +9,9 @@
  * thread was waiting there when tracking began; or it came back to a place it waited at before
  * (for a socket or a futex, only a thread that is not its process's main thread: a main thread's
  * replies are its process's work); or it is the first wait of a new thread that is not the
- * main thread (a worker waiting for its first job). Inside a request nothing is idle; rules
+ * main thread (a worker waiting for its first job). A thread never in work of a process that
+ * serves (a socket listens, or a thread of it was in work) that sleeps or waits to its own
+ * timeout is a server's housekeeping: idle, a sleep too. Inside a request nothing is idle; rules
  * with the cause `idle` or `!idle` decide before all of this; --include-idle turns the policy
  * off. Idle waits are not dropped: each is counted per thread and place.
  */

@@ -18,6 +18,8 @@
 # python3.11-dev holds CPython 3.11's headers, which lib/py311.h's offsets are checked against
 # (scripts/py311-check.c); tests/integration/89c-python-frames.t runs Debian's /usr/bin/python3.
 # stress-ng saturates every CPU in `make bench` section 13 (the evidence under load, issue 33).
+# memcached is for tests/integration/46-housekeeping.t, which records a server of its own (its
+# LRU maintainer's usleeps are a server's housekeeping, issue 46), never the packaged service.
 set -eu
 
 PACKAGES="
@@ -36,6 +38,7 @@ python3-pymysql
 python3-psycopg2
 python3.11-dev
 stress-ng
+memcached
 nodejs
 "
 

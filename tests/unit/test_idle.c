@@ -4,15 +4,26 @@
  * thread waiting for work, how they are counted and named, and what overrides it.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "tap.h"
 #include "classify/idle.h"
 #include "classify/rules.h"
 #include "lib/outlier.h"
 
-#define PID 100
+/*
+ * The process the outliers are of: this test's own, which serves nothing (no socket), so that
+ * a sleep's verdict does not hang on what some process of the machine with a made-up pid does.
+ */
+static int32_t test_pid;
+#define PID test_pid
 #define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
 #define APP "/srv/app"
 #define MS 1000000ULL
@@ -139,6 +150,77 @@ static struct outlier *pipe_read_or_sleep(uint64_t ip, bool sleep)
 	return o;
 }
 
+/*
+ * A sleep of thread @tid of process @pid in clock_nanosleep, from usleep in keeper(), that
+ * returned @ret (0: it slept its time out).
+ */
+static struct outlier *usleep_wait(int32_t pid, int32_t tid, int64_t ret)
+{
+	struct outlier *o = futex_wait(tid, false, 0x7f0000020000);
+
+	o->pid = pid;
+	o->ret = ret;
+	o->has_args = false;
+	o->syscall_nr = 230;
+	if (outlier_set_str(&o->syscall, "clock_nanosleep") ||
+	    outlier_set_str(&o->kernel_stacks[0].frames.v[0].symbol, "do_nanosleep") ||
+	    outlier_set_str(&o->kernel_stacks[0].frames.v[1].symbol, "__x64_sys_clock_nanosleep") ||
+	    outlier_set_str(&o->user_stack.frames.v[0].symbol, "clock_nanosleep@GLIBC_2.2.5") ||
+	    outlier_set_str(&o->user_stack.frames.v[1].symbol, "usleep") ||
+	    outlier_set_str(&o->user_stack.frames.v[2].symbol, "keeper")) {
+		bail_out("out of memory");
+	}
+	return o;
+}
+
+/*
+ * A child process that pauses until killed; @listens: with a TCP socket listening on loopback
+ * (a server), or without any socket. Return: its pid, once it is so.
+ */
+static pid_t start_child(bool listens)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	int ready[2], fd;
+	char c = 1;
+	pid_t pid;
+
+	if (pipe(ready)) {
+		bail_out("pipe: %s", strerror(errno));
+	}
+	pid = fork();
+	if (pid < 0) {
+		bail_out("fork: %s", strerror(errno));
+	}
+	if (!pid) {
+		addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (listens) {
+			fd = socket(AF_INET, SOCK_STREAM, 0);
+			if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) ||
+			    listen(fd, 1)) {
+				_exit(1);
+			}
+		}
+		if (write(ready[1], &c, 1) != 1) {
+			_exit(1);
+		}
+		for (;;) {
+			pause();
+		}
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1) {
+		bail_out("child %d did not start", (int)pid);
+	}
+	close(ready[0]);
+	return pid;
+}
+
+static void stop_child(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 /* judge: idle_judge() of @o, freed after. */
 static bool judge(struct idle_policy *p, struct outlier *o, const char **why)
 {
@@ -155,8 +237,10 @@ int main(void)
 	struct rules *rules = NULL, *builtin = rules_builtin();
 	struct outlier *o;
 	const char *why;
+	pid_t server, quiet;
 	size_t n;
 
+	test_pid = (int32_t)getpid();
 	ok(!idle_open(&p, builtin, true), "idle_open");
 
 	/*
@@ -448,6 +532,75 @@ int main(void)
 	ok(!judge(p, futex_wait(PID, false, 0x7f0000005000), &why), "disabled: nothing is idle");
 	is_u64(idle_count(p), 0, "disabled: nothing counted");
 	idle_close(p);
+
+	/*
+	 * Issue 46: a server's housekeeping. A thread never in work that sleeps or waits to its own
+	 * timeout is idle in a process that serves (it listens, or a thread of it was in work); a
+	 * sleep cut short, inside work, of a thread that served, or of a process that serves
+	 * nothing stays latency.
+	 */
+	server = start_child(true);
+	quiet = start_child(false);
+	ok(!idle_open(&p, builtin, true), "idle_open for housekeeping");
+	ok(judge(p, usleep_wait(server, server + 1, 0), &why),
+	   "a listening server's thread never in work, usleep run to its end: idle");
+	ok(why && !strncmp(why, "a server's housekeeping", 23), "why: a server's housekeeping (%s)",
+	   why ? why : "(null)");
+	n = idle_entries(p, &e);
+	ok(n == 1 && e[0].pid == server && !strcmp(e[0].site, "usleep in keeper (clock_nanosleep)"),
+	   "listed as 'usleep in keeper (clock_nanosleep)' (%s)", n ? e[n - 1].site : "none");
+	ok(!judge(p, usleep_wait(server, server + 1, -EINTR), &why),
+	   "... the same sleep cut short by a signal (-EINTR): latency");
+	o = usleep_wait(server, server + 2, 0);
+	o->in_work = o->worked = true;
+	ok(!judge(p, o, &why), "a sleep inside a unit of work of the server: latency");
+	o = usleep_wait(server, server + 2, 0);
+	o->worked = true;
+	ok(!judge(p, o, &why), "a sleep of a thread that served, between units: latency");
+	o = usleep_wait(server, PID, 0);
+	o->pid = o->tid = server;
+	ok(judge(p, o, &why), "the server's main thread, never in work, sleeping: idle");
+	o = futex_wait(server + 3, false, 0x7f0000021000);
+	o->pid = server;
+	o->ret = -ETIMEDOUT;
+	ok(judge(p, o, &why) && why && !strncmp(why, "a server's housekeeping", 23),
+	   "the server's timed condition wait to -ETIMEDOUT: housekeeping, idle (%s)",
+	   why ? why : "(null)");
+	o = futex_wait(server + 5, false, 0x7f0000024000);
+	o->pid = server;
+	o->has_args = false;
+	o->syscall_nr = 232;
+	if (outlier_set_str(&o->syscall, "epoll_wait") ||
+	    outlier_set_str(&o->kernel_stacks[0].frames.v[0].symbol, "do_epoll_wait") ||
+	    outlier_set_str(&o->user_stack.frames.v[1].symbol, "epoll_wait")) {
+		bail_out("out of memory");
+	}
+	ok(judge(p, o, &why) && why && !strncmp(why, "a server's housekeeping", 23),
+	   "the server's epoll_wait that returned 0: housekeeping, idle (%s)", why ? why : "(null)");
+	o = futex_wait(server + 4, true, 0x7f0000022000);
+	o->pid = server;
+	o->ret = -ETIMEDOUT;
+	ok(!judge(p, o, &why), "the server's timed mutex wait to -ETIMEDOUT: a lock, latency");
+	ok(!judge(p, usleep_wait(PID, PID + 1, 0), &why),
+	   "a thread of a program with no socket, usleep run to its end: latency (a batch job)");
+	ok(!judge(p, usleep_wait(quiet, quiet + 1, 0), &why),
+	   "a process with no socket and no work yet: its sleep is latency");
+	o = futex_wait(quiet + 2, false, 0x7f0000023000);
+	o->pid = quiet;
+	o->worked = o->got_work = true;
+	ok(judge(p, o, &why), "... then a thread of it gets work");
+	ok(judge(p, usleep_wait(quiet, quiet + 1, 0), &why),
+	   "... from then on it serves: its housekeeper's sleep is idle");
+	o = usleep_wait(server, server + 1, 0);
+	ok(!idle_judge_wait(p, o, false, &why),
+	   "top's judgement of a stand-in wait reads no process: a sleep, latency");
+	outlier_free(o);
+	idle_close(p);
+	stop_child(quiet);
+	ok(!idle_open(&p, builtin, true), "idle_open after the quiet process is gone");
+	ok(!judge(p, usleep_wait(quiet, quiet + 1, 0), &why), "a process gone: latency");
+	idle_close(p);
+	stop_child(server);
 	rules_free(builtin);
 	return tap_done();
 }
