@@ -40,7 +40,7 @@ CLI_OBJS := $(OBJ)/cli/latsnap.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(UNIT_SRCS))
 # The fuzz harnesses (fuzz/fuzz_NAME.c); make check replays their corpora (see fuzz: below).
-FUZZ_NAMES := summary flame config rules args show ksyms report
+FUZZ_NAMES := summary flame config rules args show ksyms report demangle
 FUZZ_REPLAY := $(patsubst %,$(BUILD)/fuzz-replay/fuzz_%,$(FUZZ_NAMES))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))

@@ -47,6 +47,10 @@ static void rust_put(const char *s, size_t n, void *opaque)
 	struct rust_out *o = opaque;
 	Dl_info info;
 
+	/* An empty identifier comes as (NULL, 0). */
+	if (!n) {
+		return;
+	}
 	if (o->full) {
 		if ((s >= o->mangled && s < o->mangled_end) || dladdr(s, &info)) {
 			longjmp(o->stop, 1);
@@ -77,7 +81,9 @@ static char *rust_demangled(const char *mangled, bool *rust)
 	}
 	o->mangled = mangled;
 	o->mangled_end = mangled + strlen(mangled);
-	if (!setjmp(o->stop) && rust_demangle_callback(mangled, 0, rust_put, o) && !o->full) {
+	/* An empty name ("_RC0": a crate with no name) is no name to print. */
+	if (!setjmp(o->stop) && rust_demangle_callback(mangled, 0, rust_put, o) && !o->full &&
+	    o->len) {
 		ret = strndup(o->buf, o->len);
 	}
 	*rust = o->len || o->full;

@@ -87,6 +87,7 @@ static void test_cxx_and_garbage(void)
 	demangles("", NULL, "an empty name");
 	demangles("_R", NULL, "_R alone");
 	demangles("_RNvC", NULL, "a v0 name cut short");
+	demangles("_RC0", NULL, "a v0 name that demangles to nothing");
 	demangles("_Rfoo_bar", NULL, "a word that starts with _R");
 	demangles("_ZN6napper14handle_request17hE", NULL, "a legacy name with no hash digits");
 	demangles("_Znotmangled", NULL, "an invalid C++ name");
