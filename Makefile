@@ -15,7 +15,9 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/pp
 # Evaluated at use, after the deps step has had a chance to install pkg-config files.
 PKGS = libbpf libelf zlib json-c libdw libdebuginfod babeltrace2 lttng-ctl ncursesw libsystemd
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++
+# libstdc++ demangles C++ names, libiberty (Debian's libiberty-dev, a static library) Rust ones:
+# lib/demangle.c.
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++ -liberty
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
@@ -38,7 +40,7 @@ CLI_OBJS := $(OBJ)/cli/latsnap.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(UNIT_SRCS))
 # The fuzz harnesses (fuzz/fuzz_NAME.c); make check replays their corpora (see fuzz: below).
-FUZZ_NAMES := summary flame config rules args show ksyms report
+FUZZ_NAMES := summary flame config rules args show ksyms report demangle
 FUZZ_REPLAY := $(patsubst %,$(BUILD)/fuzz-replay/fuzz_%,$(FUZZ_NAMES))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS))
@@ -49,6 +51,12 @@ WORKLOADS += $(patsubst tests/workloads/%.cc,$(BUILD)/workloads/%,$(WORKLOAD_CXX
 GO_WORKLOAD_SRCS := $(wildcard tests/workloads/go/*.go)
 GO_WORKLOADS := $(patsubst tests/workloads/go/%.go,$(BUILD)/workloads/go%,$(GO_WORKLOAD_SRCS))
 WORKLOADS += $(GO_WORKLOADS)
+# Rust workloads: tests/workloads/rust/NAME.rs is build/workloads/rustNAME (rustc's default,
+# legacy, mangling) and build/workloads/rustNAME-v0 (v0 mangling); see their rules below.
+RUST_WORKLOAD_SRCS := $(wildcard tests/workloads/rust/*.rs)
+RUST_WORKLOADS := $(patsubst tests/workloads/rust/%.rs,$(BUILD)/workloads/rust%,$(RUST_WORKLOAD_SRCS))
+RUST_V0_WORKLOADS := $(patsubst %,%-v0,$(RUST_WORKLOADS))
+WORKLOADS += $(RUST_WORKLOADS) $(RUST_V0_WORKLOADS)
 DEPS_STAMP := $(BUILD)/.deps-ok
 PRELOAD := $(BUILD)/liblatsnap.so
 PRELOAD_SRCS := preload/preload.c lib/signame.c
@@ -210,6 +218,19 @@ $(GO_WORKLOADS): $(BUILD)/workloads/go%: tests/workloads/go/%.go | $(DEPS_STAMP)
 	@mkdir -p $(dir $@) $(BUILD)/go
 	GOENV=off GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOCACHE=$(abspath $(BUILD)/go/cache) \
 		GOPATH=$(abspath $(BUILD)/go/path) $(GO) build -buildvcs=false -o $@ $<
+
+# Rust workloads: std only, no cargo (nothing to download), with Debian's rustc (1.63 on Debian
+# 12, scripts/install-deps.sh) rather than whichever a rustup install puts first in PATH. Frame
+# pointers in the program's own code, as most Rust programs have none in std's.
+RUSTC ?= /usr/bin/rustc
+RUST_FLAGS := -O -g -C force-frame-pointers=yes
+$(RUST_WORKLOADS): $(BUILD)/workloads/rust%: tests/workloads/rust/%.rs | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(RUSTC) $(RUST_FLAGS) -o $@ $<
+
+$(RUST_V0_WORKLOADS): $(BUILD)/workloads/rust%-v0: tests/workloads/rust/%.rs | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(RUSTC) $(RUST_FLAGS) -C symbol-mangling-version=v0 -o $@ $<
 
 # The labelled set's Java and Go servers (tests/labelled/README.md), with Debian 12's toolchains
 # (openjdk-17-jdk-headless, golang-go); the Go one built as the Go workloads are.

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * demangle.h - C++ names as people read them: the one place latsnap demangles. Summaries and
- * --json keep the linkage (mangled) name, which is exact and what nm and the rules' globs see;
- * everything printed for people shows it demangled.
+ * demangle.h - C++ and Rust names as people read them: the one place latsnap demangles.
+ * Summaries and --json keep the linkage (mangled) name, which is exact and what nm and the
+ * rules' globs see; everything printed for people shows it demangled.
  */
 #ifndef LATSNAP_DEMANGLE_H
 #define LATSNAP_DEMANGLE_H

@@ -7,7 +7,7 @@
  * latsnap may have other threads when it forks (lttng-ust's, libraries'), so the child may only
  * call async-signal-safe functions before exec: the environment, the list of files execvp would
  * try and the shell fallback's arguments are all made in the parent, and the child does no more
- * than sigaction, sigprocmask, read, write, execve and _exit.
+ * than sigaction, sigprocmask, read, write, dup2, execve and _exit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -263,7 +263,8 @@ static int exec_command(struct command *cmd)
 /**
  * command_start - fork COMMAND held at a gate, so tracking is live before its first instruction.
  * Returns the pid, or -1 after saying why; @gate_fd opens the gate (a byte written, or closed to
- * make the child exit 127 instead), @exec_fd reports an exec failure (its errno, as an int).
+ * make the child exit 127 instead), @exec_fd reports an exec failure (its errno, as an int), or
+ * that of putting its stdout on stderr (@cmd->stdout_to_stderr): COMMAND does not run then.
  */
 pid_t command_start(struct command *cmd, int *gate_fd, int *exec_fd)
 {
@@ -299,7 +300,12 @@ pid_t command_start(struct command *cmd, int *gate_fd, int *exec_fd)
 		if (read(gate[0], &go, 1) != 1) {
 			_exit(127);
 		}
-		err = exec_command(cmd);
+		/* Under --json latsnap's stdout is the NDJSON stream: COMMAND's own goes to stderr. */
+		if (cmd->stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			err = errno;
+		} else {
+			err = exec_command(cmd);
+		}
 		if (write(status[1], &err, sizeof(err)) < 0) {
 			_exit(127);
 		}

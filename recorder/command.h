@@ -19,6 +19,7 @@ struct command {
 	char **sh_argv; /* "/bin/sh" PATH ARG...: a file without a #! line, as execvp runs it */
 	unsigned char ignored[NSIG]; /* 1 where latsnap's invoker left the signal ignored */
 	sigset_t mask; /* the signal mask latsnap started with */
+	bool stdout_to_stderr; /* COMMAND's stdout is latsnap's stderr (record --json) */
 };
 
 void command_capture_signals(struct command *cmd);

@@ -91,6 +91,22 @@ static void print_outlier(const struct record_opts *opts, const struct outlier *
 	fflush(stdout);
 }
 
+/*
+ * Which report of its wait @outlier is, for -v: a wait past --hang is reported while it lasts,
+ * then again when it ends, and the two lines must not read alike. The contract's state names.
+ */
+static const char *wait_report(const struct outlier *outlier)
+{
+	switch (outlier->state) {
+	case OUTLIER_STILL_BLOCKED:
+		return "so far (still-blocked: still waiting)";
+	case OUTLIER_UNFINISHED:
+		return "so far (unfinished: still waiting when the run ended)";
+	default:
+		return "(ended)";
+	}
+}
+
 /**
  * policy_take_outlier() - an outlier the tracker found, or the stall check (@cause: a
  * deadlock, or NULL).
@@ -104,17 +120,17 @@ int policy_take_outlier(struct outlier *outlier, const char *cause, void *ctx)
 	rules_classify(st->rules, outlier, &match);
 	outlier_set_cause(outlier, cause ? cause : match.cause);
 	if (!cause && idle_judge(st->idle, outlier, &why)) {
-		ls_verbose("record: idle, not latency: %s[%d] %s %.1f ms: %s", outlier->comm,
+		ls_verbose("record: idle, not latency: %s[%d] %s %.1f ms %s: %s", outlier->comm,
 			   outlier->tid, outlier->syscall ? outlier->syscall : "off-CPU",
-			   (double)outlier->duration_ns / 1e6, why);
+			   (double)outlier->duration_ns / 1e6, wait_report(outlier), why);
 		outlier_free(outlier);
 		return 0;
 	}
 	if (!cause && outlier->in_work) {
-		ls_verbose("record: latency: %s[%d] %s %.1f ms: inside a unit of work",
+		ls_verbose("record: latency: %s[%d] %s %.1f ms %s: inside a unit of work",
 			   outlier->comm, outlier->tid,
 			   outlier->syscall ? outlier->syscall : "off-CPU",
-			   (double)outlier->duration_ns / 1e6);
+			   (double)outlier->duration_ns / 1e6, wait_report(outlier));
 	}
 	st->outliers++;
 	/* A request's waits (record --request) each get their own cause too. */

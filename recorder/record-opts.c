@@ -156,6 +156,7 @@ static const char usage_text[] =
 	"                             block I/O, stacks; the wait chain needs it) (default full)\n"
 	"      --context-floor DUR    syscalls shorter than DUR stay out of it (default 1ms)\n"
 	"      --json                 one JSON object per outlier per line on stdout\n"
+	"                             (COMMAND's own stdout then goes to stderr)\n"
 	"      --include-idle         report waits for work too: the idle list and policy off\n"
 	"      --idle-syscalls LIST   the idle list, comma-separated syscall names\n"
 	"      --go-waits             time Go programs' goroutine waits (uprobes: costly)\n"

@@ -63,6 +63,7 @@ static int prepare_command(const struct record_opts *opts, struct command *cmd)
 			return -ENOENT;
 		}
 	}
+	cmd->stdout_to_stderr = opts->json;
 	return command_prepare(cmd, opts->command, lib, opts->signal);
 }
 

@@ -10,6 +10,8 @@
 # python3-jsonschema is for tests/integration/84-perfetto.t, which checks export's output against
 # a JSON Schema with Debian's /usr/bin/python3, and for every integration test's last check: the
 # summaries it wrote against tests/schemas/summary.schema.json (tests/schemas/check-summaries.py).
+# rustc builds tests/workloads/rust/ (a Rust program's names, tests/integration/87b-rust-names.t);
+# libiberty-dev holds the Rust demangler lib/demangle.c links (a static library).
 # golang-go builds tests/workloads/go/ (a Go program's goroutine stacks, tests/integration/86-go.t).
 # The labelled set of tests/integration/85-labelled.t (tests/labelled/README.md) runs programs
 # nobody here wrote: MariaDB 10.11 (its server, its client, and PyMySQL for Debian's python3,
@@ -30,6 +32,8 @@ libncurses-dev libsystemd-dev tmux gdb postgresql-15 postgresql-client-15 redis-
 chromium python3-pil fonts-dejavu-core python3-jsonschema
 openjdk-17-jdk-headless
 golang-go
+rustc
+libiberty-dev
 libdebuginfod-dev
 debuginfod
 mariadb-server

@@ -19,7 +19,7 @@ cannot_run() {
 	fi
 }
 
-names=(summary flame config rules args show ksyms report)
+names=(summary flame config rules args show ksyms report demangle)
 plan $((2 * ${#names[@]}))
 for name in "${names[@]}"; do
 	bin=$BUILD/fuzz-replay/fuzz_$name

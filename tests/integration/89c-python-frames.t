@@ -76,13 +76,15 @@ record_json_rc() {
 }
 record_json_rc "$T/a.out" "$T/a.err" --include-idle -t 50ms -- "$PY" "$SCRIPT" 3
 is "$RC" 3 "a) record exits with the program's status (3)"
-is "$(grep -v '^{' "$T/a.out")" "$(cat "$T/plain.out")" "a) the program's output is unchanged"
+is "$(grep -Fx -f "$T/plain.out" "$T/a.err")" "$(cat "$T/plain.out")" \
+	"a) the program's output is unchanged, on stderr (--json: stdout is JSON only)"
 check_stack a "$T/a.out"
 
 # --- b) with snapshots: the summary, show and show --html ---
 RECORD_EXPECT_RC=3 record_snap b --include-idle -t 50ms -o "$T/snaps" -- "$PY" "$SCRIPT" 3
 is "$RC" 3 "b) record -o exits with the program's status (3)"
-is "$(grep -v '^{' "$T/b.out")" "$(cat "$T/plain.out")" "b) the program's output is unchanged"
+is "$(grep -Fx -f "$T/plain.out" "$T/b.err")" "$(cat "$T/plain.out")" \
+	"b) the program's output is unchanged, on stderr (--json: stdout is JSON only)"
 SNAP=
 for d in "$T"/snaps/*/; do
 	if jq -e '.outliers[]? | select(([.user_stack.frames[]? | .symbol] |
@@ -119,7 +121,8 @@ BAD_LINE=$(line_of BAD-SLEEP)
 "$PY" "$SCRIPT" bad-chain >"$T/bad-plain.out" 2>&1
 record_json "$T/d.out" "$T/d.err" --include-idle -t 50ms -- "$PY" "$SCRIPT" bad-chain
 is "$RC" 0 "c) record -- pyframes.py bad-chain: exit 0, no crash"
-is "$(grep -v '^{' "$T/d.out")" "$(cat "$T/bad-plain.out")" "c) the program's output is unchanged"
+is "$(grep -Fx -f "$T/bad-plain.out" "$T/d.err")" "$(cat "$T/bad-plain.out")" \
+	"c) the program's output is unchanged, on stderr (--json: stdout is JSON only)"
 BAD_SEL='select(.user_stack.source == "unwind" and
 	([.user_stack.frames[]? | .symbol] | index("bad_chain")) != null)'
 is "$(frames_text "$T/d.out" "$BAD_SEL" | grep -v ' -$')" "bad_chain $SCRIPT $BAD_LINE" \

@@ -34,7 +34,9 @@ import sys
 
 # Causes of a wait on the machine's storage (classify/rules-builtin.c).
 DISK_CAUSE_RE = re.compile(r"disk|Block I/O|ext4 journal")
-IDLE_RE = re.compile(r"record: idle, not latency: (.*)\[(\d+)\] (\S+) ([0-9.]+) ms: (.*)$")
+# "MS ms so far (still-blocked: ...)", "MS ms (ended)": which report of its wait the line is.
+IDLE_RE = re.compile(r"record: idle, not latency: (.*)\[(\d+)\] (\S+) ([0-9.]+) ms"
+                     r"(?: so far)?(?: \([^)]*\))?: (.*)$")
 
 
 def read_gt(paths):
