@@ -173,7 +173,7 @@ $(EVENTS): events/events.c events/events-tp.h events/kernel-tp.h \
 		-I. -Ievents -o $@ events/events.c -llttng-ust -ldl \
 		-Wl,-z,defs -Wl,-z,now
 
-UNIT_FULL := test_chain test_ctf test_top
+UNIT_FULL := test_chain test_ctf test_top test_ring
 UNIT_FULL_BINS := $(patsubst %,$(BUILD)/tests/%.t,$(UNIT_FULL))
 $(filter-out $(UNIT_FULL_BINS),$(UNIT_BINS)): $(BUILD)/tests/%.t: tests/unit/%.c $(BUILD)/tests/%.d \
 	$(BUILD)/libbase.a | $(TRACE_READER)
