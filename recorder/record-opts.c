@@ -141,7 +141,7 @@ static const char usage_text[] =
 	"      --min-interval DUR     at least DUR between two snapshots (default 0)\n"
 	"  The flood guard (0 turns each limit off):\n"
 	"      --repeat-interval DUR  the same process, cause and stacks snapshotted once starts\n"
-	"                             no other snapshot for DUR, unless twice as long (default 10m)\n"
+	"                             no other snapshot for DUR, unless twice as long (default 600s)\n"
 	"      --max-per-minute N     snapshots in any minute, all users; the first of a cause\n"
 	"                             in that minute still gets one (default 6)\n"
 	"      --max-user-per-minute N  snapshots in any minute started by one user's outliers\n"
