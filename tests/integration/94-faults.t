@@ -23,6 +23,8 @@
 #     none group- or world-writable.
 set -u
 . "$(dirname "$0")/lib.sh"
+# Its runs repeat wait sites and count on a snapshot for each: the flood guard, 46-flood.t's
+# subject, is off in them (--no-flood-guard).
 
 require_root
 require jq bpftool unshare setpriv
@@ -86,7 +88,7 @@ if mkdir "$INST" 2>/dev/null; then
 		gate "$T/go" "$LIB" "$WL/stress" &
 	TPID=$!
 	track_bg $TPID
-	"$LATSNAP" record -v -t 1ms --post 20ms -o "$T/out" -p "$TPID" >"$T/out.txt" 2>"$T/err" &
+	"$LATSNAP" record --no-flood-guard -v -t 1ms --post 20ms -o "$T/out" -p "$TPID" >"$T/out.txt" 2>"$T/err" &
 	LPID=$!
 	track_bg $LPID
 	wait_for "$T/err" '^latsnap: record: tracking' 100
@@ -126,7 +128,7 @@ if mkdir "$INST" 2>/dev/null; then
 	is "$BAD" 0 "a) every summary.json there is whole and valid"
 	is "$(find "$T/out" -name '*.tmp' | wc -l)" 0 "a) no half-written summary left under its final name (only temporaries may be; none here)"
 	diag "a) directories without summary.json (incomplete by the contract): $((NDIR - NCOMP))"
-	WL_LOG=$T/log2 timeout -k 5 60 "$LATSNAP" record --json -t 50ms -o "$T/out" -- "$WL/sleeper" 100 >"$T/out2" 2>"$T/err2"
+	WL_LOG=$T/log2 timeout -k 5 60 "$LATSNAP" record --no-flood-guard --json -t 50ms -o "$T/out" -- "$WL/sleeper" 100 >"$T/out2" 2>"$T/err2"
 	is "$?" 0 "a) the next latsnap record into the same directory exits 0"
 	is "$(jq -s '[.[] | select(.syscall // "" | test("nanosleep"))] | length' "$T/out2")" 1 "a) and reports the nap"
 	is "$(complete "$T/out" | wc -l)" "$((NCOMP + 1))" "a) and writes one more complete snapshot"
@@ -147,7 +149,7 @@ mount -t tmpfs -o mode=1777 latsnap-94 /dev/shm || exit 92
 # isolation: no daemon answers here, whatever runs outside
 lttng list >/dev/null 2>&1 && echo reachable >"$T/iso" || echo isolated >"$T/iso"
 # 1: latsnap's own daemon, killed after the first snapshot
-WL_LOG=$T/log1 timeout -k 5 60 "$LATSNAP" record -v --json -t 50ms --post 20ms -o "$T/out1" \
+WL_LOG=$T/log1 timeout -k 5 60 "$LATSNAP" record --no-flood-guard -v --json -t 50ms --post 20ms -o "$T/out1" \
 	-- "$WL/sleeper" 100 25 150 >"$T/out1.json" 2>"$T/err1" &
 L=$!
 for _ in $(seq 150); do grep -q '^latsnap: snapshot ' "$T/err1" && break; sleep 0.1; done
@@ -162,7 +164,7 @@ echo $? >"$T/rc1"
 lttng-sessiond --daemonize --no-kernel --quiet 2>/dev/null
 OWN=$(pgrep -o -x lttng-sessiond)
 echo "${OWN:-none}" >"$T/sd2"
-WL_LOG=$T/log2 timeout -k 5 60 "$LATSNAP" record -v -t 50ms -o "$T/out2" -- "$WL/sleeper" 100 >/dev/null 2>"$T/err2"
+WL_LOG=$T/log2 timeout -k 5 60 "$LATSNAP" record --no-flood-guard -v -t 50ms -o "$T/out2" -- "$WL/sleeper" 100 >/dev/null 2>"$T/err2"
 echo $? >"$T/rc2"
 sleep 0.2
 [ -n "$OWN" ] && kill -0 "$OWN" 2>/dev/null && echo alive >"$T/sd2.after" || echo gone >"$T/sd2.after"
@@ -202,7 +204,7 @@ is "$(cat "$T/sd2.after")" alive "b2) the daemon it did not start is still runni
 # in $T/out, $T/err and $T/log; returns once a snapshot is written, the first of which is FIRST.
 bg_snapshots() {
 	O=$T/mnt/out
-	WL_LOG=$T/log timeout -k 5 60 "$LATSNAP" record --json -t 50ms --post 20ms -o "$O" \
+	WL_LOG=$T/log timeout -k 5 60 "$LATSNAP" record --no-flood-guard --json -t 50ms --post 20ms -o "$O" \
 		-- "$WL/sleeper" 100 "$1" 200 >"$T/out" 2>"$T/err" &
 	L=$!
 	wait_for "$T/err" '^latsnap: snapshot ' 100
@@ -284,13 +286,13 @@ mkdir -p "$T/victim"
 chmod 755 "$T" "$T/victim"
 O=$T/out
 mkdir -m 0755 "$O" && chown $NOBODY:$NOBODY "$O"
-WL_LOG=$T/log timeout -k 5 60 "$LATSNAP" record -t 50ms -o "$O" -- "$WL/sleeper" 100 >"$T/out.json" 2>"$T/err"
+WL_LOG=$T/log timeout -k 5 60 "$LATSNAP" record --no-flood-guard -t 50ms -o "$O" -- "$WL/sleeper" 100 >"$T/out.json" 2>"$T/err"
 is "$?" 1 "d) -o a directory owned by uid $NOBODY: exit 1"
 ok 'grep -q "^latsnap: record: $O: owned by another user" "$T/err"' "d) one clear line naming it and why" ||
 	diag_file "$T/err" "  stderr: "
 is "$(find "$O" "$T/victim" -mindepth 1 | wc -l)" 0 "d) nothing written there"
 mkdir -m 0777 "$T/open"
-WL_LOG=$T/log timeout -k 5 60 "$LATSNAP" record -t 50ms -o "$T/open" -- "$WL/sleeper" 100 >/dev/null 2>"$T/err2"
+WL_LOG=$T/log timeout -k 5 60 "$LATSNAP" record --no-flood-guard -t 50ms -o "$T/open" -- "$WL/sleeper" 100 >/dev/null 2>"$T/err2"
 is "$?" 1 "d) -o a world-writable directory without the sticky bit: exit 1"
 ok 'grep -q "writable by others" "$T/err2"' "d) and says why"
 
@@ -300,7 +302,7 @@ mkdir -p "$T"
 S=${STORM_SECONDS:-4}
 # A hung target waits 30 s for gdb to take its threads' backtraces (shown on failure).
 hang_watch "$T/log" "$T/hung-bt"
-WL_HANG_HOLD=30 WL_LOG=$T/log "$LATSNAP" record --json -t 1ms --post 50ms -o "$T/out" \
+WL_HANG_HOLD=30 WL_LOG=$T/log "$LATSNAP" record --no-flood-guard --json -t 1ms --post 50ms -o "$T/out" \
 	-- "$WL/stress" "$S" 64 2000 /bin/true >"$T/out.json" 2>"$T/err" &
 L=$!
 track_bg $L
@@ -351,7 +353,7 @@ diag "e) $(grep -m1 -E '^latsnap: [0-9]+ outliers' "$T/err" | sed 's/^latsnap: /
 T=$TMPD/f
 mkdir -p "$T"
 chmod 755 "$T"
-SUDO_UID=$NOBODY SUDO_GID=$NOBODY WL_LOG=$T/log timeout -k 5 60 "$LATSNAP" record -t 50ms --post 20ms \
+SUDO_UID=$NOBODY SUDO_GID=$NOBODY WL_LOG=$T/log timeout -k 5 60 "$LATSNAP" record --no-flood-guard -t 50ms --post 20ms \
 	-o "$T/out" -- "$WL/sleeper" 100 >/dev/null 2>"$T/err"
 is "$?" 0 "f) record as root with SUDO_UID=SUDO_GID=$NOBODY: exit 0"
 ok '[ "$(complete "$T/out" | wc -l)" -ge 1 ]' "f) a snapshot was written"
@@ -360,7 +362,7 @@ is "$(find "$T/out" ! -uid $NOBODY | wc -l)/$(find "$T/out" ! -gid $NOBODY | wc 
 is "$(find "$T/out" -perm /022 | wc -l)" 0 "f) none is group- or world-writable"
 # an existing directory the user named is not given away
 mkdir -m 0755 "$T/existing"
-SUDO_UID=$NOBODY SUDO_GID=$NOBODY WL_LOG=$T/log timeout -k 5 60 "$LATSNAP" record -t 50ms --post 20ms \
+SUDO_UID=$NOBODY SUDO_GID=$NOBODY WL_LOG=$T/log timeout -k 5 60 "$LATSNAP" record --no-flood-guard -t 50ms --post 20ms \
 	-o "$T/existing" -- "$WL/sleeper" 100 >/dev/null 2>"$T/err2"
 is "$(stat -c %u "$T/existing")" 0 "f) an -o directory that existed keeps its owner (root)"
 is "$(find "$T/existing" -mindepth 1 ! -uid $NOBODY | wc -l)" 0 "f) what latsnap wrote in it belongs to $NOBODY"

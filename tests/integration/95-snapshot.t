@@ -21,6 +21,8 @@
 # trace, the reason of a failed snapshot, no partial directory left by one).
 set -u
 . "$(dirname "$0")/lib.sh"
+# Its runs repeat wait sites and count on a snapshot for each: the flood guard, 46-flood.t's
+# subject, is off in them (--no-flood-guard).
 
 require_root
 require jq perl timeout mount umount stat
@@ -206,17 +208,17 @@ survivors() {
 	while read -r p; do ps -o pid=,ppid=,args= -p "$p"; done <"$A/procs.$1" >"$A/procs.$1.ps"
 }
 # 1: a normal run
-WL_LOG=$A/1.log timeout -k 5 "$LIMIT" "$LATSNAP" record -v --json -t 20ms -o "$A/1.d" -- \
+WL_LOG=$A/1.log timeout -k 5 "$LIMIT" "$LATSNAP" record --no-flood-guard -v --json -t 20ms -o "$A/1.d" -- \
 	"$WL/unwind-nofp" 60 1 >"$A/1.out" 2>"$A/1.err"
 echo $? >"$A/1.rc"
 survivors 1
 # 2: -d ends the run, COMMAND still running
-WL_LOG=$A/2.log timeout -k 5 "$LIMIT" "$LATSNAP" record -v --json -t 20ms -d 300ms -o "$A/2.d" -- \
+WL_LOG=$A/2.log timeout -k 5 "$LIMIT" "$LATSNAP" record --no-flood-guard -v --json -t 20ms -d 300ms -o "$A/2.d" -- \
 	"$WL/sleeper" 3000 >"$A/2.out" 2>"$A/2.err"
 echo $? >"$A/2.rc"
 survivors 2
 # 3: SIGINT, once COMMAND registered
-WL_LOG=$A/3.log "$LATSNAP" record -v --json -t 20ms -o "$A/3.d" -- "$WL/sleeper" 3000 \
+WL_LOG=$A/3.log "$LATSNAP" record --no-flood-guard -v --json -t 20ms -o "$A/3.d" -- "$WL/sleeper" 3000 \
 	>"$A/3.out" 2>"$A/3.err" &
 pid=$!
 for i in $(seq 100); do
@@ -233,7 +235,7 @@ wpid=$(awk '$1 == "pid" { print $2; exit }' "$A/3.log" 2>/dev/null)
 # 4: two runs, the second in the daemon the first started; the first ends (SIGINT) once the
 # second registered, long before the second's outlier (a 1.8 s nap) and its snapshot: the daemon
 # must outlive the first.
-WL_LOG=$A/4a.log "$LATSNAP" record -v --json -t 20ms -o "$A/4a.d" -- "$WL/sleeper" 10000 \
+WL_LOG=$A/4a.log "$LATSNAP" record --no-flood-guard -v --json -t 20ms -o "$A/4a.d" -- "$WL/sleeper" 10000 \
 	>"$A/4a.out" 2>"$A/4a.err" &
 first=$!
 registered() {
@@ -245,7 +247,7 @@ registered() {
 	return 1
 }
 registered "$A/4a.err"
-WL_LOG=$A/4b.log timeout -k 5 "$LIMIT" "$LATSNAP" record -v --json -t 20ms -o "$A/4b.d" -- \
+WL_LOG=$A/4b.log timeout -k 5 "$LIMIT" "$LATSNAP" record --no-flood-guard -v --json -t 20ms -o "$A/4b.d" -- \
 	"$WL/sleeper" 1800 >"$A/4b.out" 2>"$A/4b.err" &
 second=$!
 registered "$A/4b.err"
@@ -319,7 +321,7 @@ require_lttng
 
 # --- b) one outlier, end to end -----------------------------------------------------------------
 B=$TMPD/b.d
-record_snap b -t 20ms -o "$B" -- "$NOFP" 60 1
+record_snap b --no-flood-guard -t 20ms -o "$B" -- "$NOFP" 60 1
 is "$RC" 0 "b) record -t 20ms -o DIR -- unwind-nofp 60 1: exit 0"
 mapfile -t BD < <(dirs "$B")
 is "${#BD[@]}" 1 "b) exactly one snapshot directory" || show_snapshots "$B"
@@ -390,7 +392,7 @@ diag "b) $ID: $(O "$P" '"\(.syscall) \(.duration_ns / 1e6) ms, cause \(.cause), 
 
 # Without -o, snapshots go to ./latsnap-out (the contract's default).
 mkdir "$TMPD/cwd"
-(cd "$TMPD/cwd" && record_snap b2 -t 20ms -- "$WL/sleeper" 60)
+(cd "$TMPD/cwd" && record_snap b2 --no-flood-guard -t 20ms -- "$WL/sleeper" 60)
 ok '[ -f "$TMPD/cwd/latsnap-out/$(complete "$TMPD/cwd/latsnap-out" | head -n 1)/summary.json" ]' \
 	"b) without -o the snapshot is in ./latsnap-out" || diag_file "$TMPD/b2.err" "  stderr: "
 
@@ -445,21 +447,21 @@ switches_check() {
 }
 
 # Pipe read: pipewait's parent reads until its child writes, 120 ms later.
-record_snap cp -t 20ms -o "$TMPD/cp.d" -- "$WL/pipewait" 120
+record_snap cp --no-flood-guard -t 20ms -o "$TMPD/cp.d" -- "$WL/pipewait" 120
 is "$RC" 0 "c) record -- pipewait 120: exit 0"
 R=$(wl_log_get "$TMPD/cp.log" reader)
 cause_check cp "pipe read" "select(.tid == ${R:-0} and .syscall == \"read\")" '^Reading from a pipe$' \
 	'(anon_)?pipe_read|pipe_wait_readable' '^wait_for_pipe main' "$WL/pipewait"
 
 # Mutex: waiter blocks on the pthread mutex holder holds for 150 ms.
-record_snap cm -t 20ms -o "$TMPD/cm.d" -- "$WL/mutexwait" 150
+record_snap cm --no-flood-guard -t 20ms -o "$TMPD/cm.d" -- "$WL/mutexwait" 150
 is "$RC" 0 "c) record -- mutexwait 150: exit 0"
 W=$(awk '$1 == "tid" && $2 == "waiter" { print $3; exit }' "$TMPD/cm.log")
 cause_check cm "mutex" "select(.tid == ${W:-0} and .syscall == \"futex\")" 'lock contention' \
 	'futex_[a-z_]+' '^block_on_mutex waiter_main' "$WL/mutexwait"
 
 # CPU: victim wakes while SCHED_FIFO spinners hog every CPU for 300 ms.
-record_snap cc -t 20ms -o "$TMPD/cc.d" -- "$WL/cpucontend" 300
+record_snap cc --no-flood-guard -t 20ms -o "$TMPD/cc.d" -- "$WL/cpucontend" 300
 is "$RC" 0 "c) record -- cpucontend 300: exit 0"
 V=$(awk '$1 == "tid" && $2 == "victim" { print $3; exit }' "$TMPD/cc.log")
 cause_check cc "CPU contention" "select(.tid == ${V:-0}) | $NAP_SEL" '^waiting for CPU$' \
@@ -472,7 +474,7 @@ is "$(O "$TMPD/cc.pick.json" '.runqueue_ns > .duration_ns / 2')" true "c) CPU co
 mkfifo "$TMPD/ho.fifo"
 WL_LOG=$TMPD/ho-waker.log "$WL/handoff" waker "$TMPD/ho.fifo" 150 4000 &
 HO_WAKER=$!
-record_snap ho -t 50ms -o "$TMPD/ho.d" -- "$WL/handoff" reader "$TMPD/ho.fifo"
+record_snap ho --no-flood-guard -t 50ms -o "$TMPD/ho.d" -- "$WL/handoff" reader "$TMPD/ho.fifo"
 is "$RC" 0 "c) record -- handoff reader (CPU 0 kept 150 ms by a waker outside): exit 0"
 kill "$HO_WAKER" 2>/dev/null
 wait "$HO_WAKER" 2>/dev/null
@@ -490,7 +492,7 @@ ok '[ "$HO_OUT" -ge 1 ]' "c) handoff: the waker's switch out (tid ${HW:-?}, asle
 # one, whose snapshot is cut while the long nap goes on. Its switch out went into that first
 # snapshot's trace; each snapshot is a trace of its own, and the long nap's must hold it too
 # (it did not: the kernel context was handed over once, to the first).
-record_snap ov -t 30ms -o "$TMPD/ov.d" -- sh -c "\"$WL/sleeper\" 50 & sleep 0.02; \"$WL/sleeper\" 400; wait"
+record_snap ov --no-flood-guard -t 30ms -o "$TMPD/ov.d" -- sh -c "\"$WL/sleeper\" 50 & sleep 0.02; \"$WL/sleeper\" 400; wait"
 is "$RC" 0 "c) record -- sleeper 50, and 20 ms later sleeper 400: exit 0"
 is "$(pick "$TMPD/ov.d" 'select(.comm == "sleeper" and .duration_ns > 300000000)')" 1 \
 	"c) overlap: the long nap is in the summaries"
@@ -508,7 +510,7 @@ FSDIR=$TMPD
 if [ "$(stat -f -c %T "$FSDIR")" = tmpfs ]; then
 	skip_tests 6 "c) fsync: neither $TMPD nor $ROOT/build is on a disk filesystem"
 else
-	record_snap cf -t 5ms -o "$TMPD/cf.d" -- "$WL/fsyncer" "$FSDIR/latsnap-95-fsync.$$" 64
+	record_snap cf --no-flood-guard -t 5ms -o "$TMPD/cf.d" -- "$WL/fsyncer" "$FSDIR/latsnap-95-fsync.$$" 64
 	rm -f "$FSDIR/latsnap-95-fsync.$$"
 	is "$RC" 0 "c) record -t 5ms -- fsyncer FILE 64 ($(stat -f -c %T "$FSDIR")): exit 0"
 	read -r _ FS_T0 FS_T1 < <(awk '$1 == "fsync" { print $2, $3, $4; exit }' "$TMPD/cf.log")
@@ -526,7 +528,7 @@ fi
 # 20 threads nap 100 ms at the same moment (their pthread_join in main is one more outlier).
 # --post 1ms: outliers that arrive while a snapshot is written go into the next one.
 D=$TMPD/d.d
-record_snap d -t 20ms --post 1ms -o "$D" -- "$WL/manythreads" 20 100
+record_snap d --no-flood-guard -t 20ms --post 1ms -o "$D" -- "$WL/manythreads" 20 100
 is "$RC" 0 "d) record --post 1ms -- manythreads 20 100: exit 0"
 ok 'ndjson_ok "$TMPD/d.out"' "d) stdout is NDJSON (record --json in snapshot mode)"
 NOUT=$(jcount "$TMPD/d.out")
@@ -564,7 +566,7 @@ diag "d) $NOUT outliers in ${#DD[@]} snapshot(s): $(for d in "${DD[@]}"; do jq -
 # --- e) an app that exits right after its outlier ----------------------------------------------
 # sleeper naps 60 ms and exits; --post 300ms: the snapshot is taken well after it is gone.
 E=$TMPD/e.d
-record_snap e -t 20ms --post 300ms -o "$E" -- "$WL/sleeper" 60
+record_snap e --no-flood-guard -t 20ms --post 300ms -o "$E" -- "$WL/sleeper" 60
 is "$RC" 0 "e) record --post 300ms -- sleeper 60 (exits right after its nap): exit 0"
 PID=$(wl_log_get "$TMPD/e.log" pid)
 is "$(pick "$E" "select(.pid == ${PID:-0}) | $NAP_SEL")" 1 "e) the summary holds its nap" || show_snapshots "$E"
@@ -591,7 +593,7 @@ FIFO=$TMPD/slow-lib.so
 mkfifo "$FIFO"
 timeout 20 bash -c 'exec 3>"$1"; sleep 0.3' _ "$FIFO" &
 WRITER=$!
-record_snap e2 -v -t 500ms --post 300ms -o "$E2" -- /bin/sh -c \
+record_snap e2 --no-flood-guard -v -t 500ms --post 300ms -o "$E2" -- /bin/sh -c \
 	'LD_PRELOAD="$LD_PRELOAD:$1" exec "$2" 600' _ "$FIFO" "$WL/sleeper"
 wait "$WRITER"
 is "$RC" 0 "e2) record -- sleeper 600 with a preloaded FIFO ld.so waits on: exit 0"
@@ -616,7 +618,7 @@ printf '%s\n' '400 kernel:hrtimer_nanosleep = A fine rule' '# a comment' 'this l
 for variant in new existing; do
 	F=$TMPD/f-$variant.d
 	[ $variant = existing ] && mkdir -m 0700 "$F"
-	RECORD_EXPECT_RC=2 record_snap f -t 20ms --rules "$RULES" -o "$F" -- "$WL/sleeper" 60
+	RECORD_EXPECT_RC=2 record_snap f --no-flood-guard -t 20ms --rules "$RULES" -o "$F" -- "$WL/sleeper" 60
 	is "$RC" 2 "f) --rules with a bad line 3, -o a $variant directory: exit 2"
 	like "$(head -n 1 "$TMPD/f.err")" "^latsnap: $RULES:3: " "f) stderr names FILE:LINE ($RULES:3)" ||
 		diag_file "$TMPD/f.err" "  stderr: "
@@ -644,7 +646,7 @@ one_line() {
 # A symlink to a directory as -o: refused, nothing written through it.
 mkdir -m 0700 "$TMPD/g-real"
 ln -s "$TMPD/g-real" "$TMPD/g-link"
-RECORD_EXPECT_RC=1 record_snap gl -t 20ms -o "$TMPD/g-link" -- "$WL/sleeper" 60
+RECORD_EXPECT_RC=1 record_snap gl --no-flood-guard -t 20ms -o "$TMPD/g-link" -- "$WL/sleeper" 60
 is "$RC" 1 "g) -o a symlink to a directory: exit 1"
 one_line "$TMPD/gl.err" "$TMPD/g-link.*(symlink|link)" "g) symlink: one 'latsnap: ' line naming the path and the symlink"
 is "$(ls -A "$TMPD/g-real" | paste -sd' ')" "" "g) symlink: nothing written through the link"
@@ -655,11 +657,11 @@ RO=$TMPD/g-ro
 mkdir -m 0700 "$RO"
 if mount --bind "$RO" "$RO" 2>/dev/null && _mounts="$RO $_mounts" &&
 	mount -o remount,ro,bind "$RO" 2>/dev/null; then
-	RECORD_EXPECT_RC=1 record_snap gr -t 20ms -o "$RO/new" -- "$WL/sleeper" 60
+	RECORD_EXPECT_RC=1 record_snap gr --no-flood-guard -t 20ms -o "$RO/new" -- "$WL/sleeper" 60
 	is "$RC" 1 "g) -o a new directory in a read-only place: exit 1"
 	one_line "$TMPD/gr.err" "$RO/new.*Read-only file system" "g) read-only: one 'latsnap: ' line naming the path and why"
 	# An existing directory there: latsnap runs; each snapshot fails clearly and is counted.
-	record_snap gr2 -t 20ms -o "$RO" -- "$WL/sleeper" 60
+	record_snap gr2 --no-flood-guard -t 20ms -o "$RO" -- "$WL/sleeper" 60
 	is "$RC" 0 "g) -o an existing read-only directory: exit 0 (COMMAND's status)"
 	ok 'grep -q "^latsnap: .*$RO/[^ ]*: Read-only file system" "$TMPD/gr2.err"' \
 		"g) read-only existing: a 'latsnap: ' line names the snapshot path and why" || diag_file "$TMPD/gr2.err" "  stderr: "
@@ -682,7 +684,7 @@ mkdir -m 0700 "$FULL"
 if mount -t tmpfs -o size=32m,mode=0700 latsnap-95 "$FULL" 2>/dev/null; then
 	_mounts="$FULL $_mounts"
 	G=$FULL/out
-	WL_LOG=$TMPD/gf.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --json -t 50ms --post 20ms \
+	WL_LOG=$TMPD/gf.log timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --no-flood-guard --json -t 50ms --post 20ms \
 		-o "$G" -- "$WL/sleeper" 100 3 700 >"$TMPD/gf.out" 2>"$TMPD/gf.err" &
 	GPID=$!
 	track_bg $GPID
@@ -767,7 +769,7 @@ policy() {
 }
 
 H=$TMPD/h.d
-record_snap h -v -t 50ms --max-snapshots 1 --post 20ms -o "$H" -- "$WL/sleeper" 80 5 30
+record_snap h --no-flood-guard -v -t 50ms --max-snapshots 1 --post 20ms -o "$H" -- "$WL/sleeper" 80 5 30
 is "$RC" 0 "h) record --max-snapshots 1 --post 20ms -- sleeper 80 5 30: exit 0"
 NOUT=$(jcount "$TMPD/h.out" "$NAP_SEL")
 is "$NOUT" 5 "h) 5 nap outliers printed"
@@ -792,7 +794,7 @@ policy "$TMPD/h.out" "$H"
 # (At -t 250ms: a preloaded process's wait to register with a busy session daemon, a futex
 # outlier of 40 to 200 ms, would be a new cause taking a place.)
 H2=$TMPD/h2.d
-record_snap h2 -v -t 250ms --max-snapshots 2 --post 20ms -o "$H2" -- \
+record_snap h2 --no-flood-guard -v -t 250ms --max-snapshots 2 --post 20ms -o "$H2" -- \
 	sh -c "'$WL/sleeper' 300 && '$WL/sleeper' 400 && '$WL/sleeper' 800"
 is "$RC" 0 "h) record --max-snapshots 2 -- sh -c 'sleeper 300; sleeper 400; sleeper 800': exit 0"
 mapfile -t NAPS < <(jq -s -r "[.[] | select(.comm == \"sleeper\") | $NAP_SEL] | sort_by(.end_ns) | .[] | \"\(.tid)/\(.start_ns)\"" "$TMPD/h2.out" 2>/dev/null)
@@ -812,10 +814,10 @@ policy "$TMPD/h2.out" "$H2"
 # user. Each latsnap records its own providers' events only: the outliers, stacks and kernel
 # context of the other one stay out of its snapshots.
 IA=$TMPD/ia.d IB=$TMPD/ib.d
-record_snap ia -t 20ms --post 200ms -o "$IA" -- sh -c "'$WL/sleeper' 150 3 30" &
+record_snap ia --no-flood-guard -t 20ms --post 200ms -o "$IA" -- sh -c "'$WL/sleeper' 150 3 30" &
 IAPID=$!
 sleep 0.2
-record_snap ib -t 20ms --post 100ms -o "$IB" -- sh -c "'$WL/sleeper' 60 6 20"
+record_snap ib --no-flood-guard -t 20ms --post 100ms -o "$IB" -- sh -c "'$WL/sleeper' 60 6 20"
 wait "$IAPID"
 is "$(complete "$IA" | grep -c '')$(complete "$IB" | grep -c '')" "$(dirs "$IA" | grep -c '')$(dirs "$IB" | grep -c '')" \
 	"i) both wrote complete snapshots"

@@ -13,6 +13,8 @@
 #  c) no relay and no --keep-local: the error says the snapshot is not kept; usage errors.
 set -u
 . "$(dirname "$0")/lib.sh"
+# Its runs repeat wait sites and count on a snapshot for each: the flood guard, 46-flood.t's
+# subject, is off in them (--no-flood-guard).
 
 require_root
 require jq timeout unshare mount lttng-relayd lttng-sessiond babeltrace2 ss
@@ -70,7 +72,7 @@ host() {
 	local name=$1 out=$2 err=$3
 	shift 3
 	unshare --uts --mount bash -c "$PRIVATE hostname \"\$0\" && exec \"\$@\"" "$name" \
-		timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record -v --json "$@" >"$out" 2>"$err" &
+		timeout -k 5 "$LATSNAP_TIMEOUT" "$LATSNAP" record --no-flood-guard -v --json "$@" >"$out" 2>"$err" &
 	HOST_PID=$!
 	track_bg "$HOST_PID"
 }
