@@ -944,7 +944,8 @@ static void classify_builtin_file_locks(void)
 
 /*
  * Built-in: Ruby's waits. Debian's libruby-3.1 is stripped of its static functions ("-" frames):
- * only rb_mutex_synchronize names a wait there (stack of a real run of Ruby 3.1.2). The others
+ * only rb_mutex_synchronize and rb_thread_io_blocking_region name a wait there (stacks of
+ * tests/workloads/rubywaits.rb under Debian's Ruby 3.1.2). The others
  * are the same stacks as Ruby 3.1's sources name their frames (thread.c, thread_pthread.c,
  * thread_sync.c, process.c), as a libruby with its symbols shows them.
  */
@@ -960,6 +961,15 @@ static void classify_builtin_ruby(void)
 		.user = RB_COND " - - - rb_mutex_synchronize - - - rb_vm_exec rb_vm_invoke_proc - - -"
 			" start_thread __clone3",
 		CONDVAR_ARGS
+	};
+	struct waiter io = {
+		.syscall = "futex",
+		.stacks = FUTEX_STACK,
+		.user = RB_TIMED " - - - rb_threadptr_execute_interrupts - rb_thread_io_blocking_region"
+				 " - - rb_ensure - - - rb_ensure - - - - rb_vm_exec rb_vm_invoke_proc"
+				 " - - - start_thread __clone3",
+		.has_args = true,
+		.op = 137
 	};
 	struct waiter lock = { .syscall = "futex",
 			       .stacks = FUTEX_STACK,
@@ -999,6 +1009,10 @@ static void classify_builtin_ruby(void)
 	classifies_waiter("builtin: Ruby 3.1, stripped: Mutex#synchronize", rules, sync,
 			  "Waiting for a Ruby Mutex (Mutex#lock)", 460, true);
 	idle_is("builtin: Ruby 3.1, stripped: a Mutex wait is never idle", rules, sync,
+		RULES_IDLE_COUNT);
+	classifies_waiter("builtin: Ruby 3.1, stripped: the GVL after I/O (File.read)", rules, io,
+			  "Waiting for Ruby's global VM lock (GVL)", 480, true);
+	idle_is("builtin: Ruby 3.1, stripped: a GVL wait is never idle", rules, io,
 		RULES_IDLE_COUNT);
 	classifies_waiter("builtin: Ruby: Mutex#lock", rules, lock,
 			  "Waiting for a Ruby Mutex (Mutex#lock)", 460, true);
