@@ -7,11 +7,16 @@
 # is waits.go at the line of nap's time.Sleep, and main.main's at the line that calls nap; the
 # line is the call's in the frame's own function, also where the callee was inlined (runtime.
 # semacquire1 calls goparkunlock, inlined, in sema.go). show prints the file:line of each.
+# b) A goroutine's waker: in `gowake 100` (tests/workloads/go/wake.go) main.receive waits on a
+# channel that main.sender, on a thread of its own, sends on 100 ms later. The wait's waker is
+# the sender's thread, and flag "waker-goroutine GOID" names the sender's goroutine (the one
+# that ran runtime.ready). A channel receive is a goroutine waiting for work to the idle policy:
+# --include-idle.
 set -u
 . "$(dirname "$0")/lib.sh"
 no_ust_wait
 
-require_record gowaits
+require_record gowaits gowake
 require_lttng
 
 SRC=$ROOT/tests/workloads/go/waits.go
@@ -44,5 +49,21 @@ run_latsnap "$TMPD/show" "$TMPD/show.err" show "$SNAP"
 is "$RC" 0 "show DIR/ID: exit 0" || diag_file "$TMPD/show.err" "  stderr: "
 ok 'grep -q "main.nap+0x[0-9a-f]*  .*waits.go:$NAP_LINE" "$TMPD/show"' \
 	"show prints main.nap's frame with waits.go:$NAP_LINE" || diag_file "$TMPD/show" "  show: " 60
+
+# b) the waker.
+LOG=$TMPD/wake.log
+WL_LOG=$LOG record_json "$OUT" "$ERR" -- -t 50ms --include-idle --go-waits -- "$WL/gowake" 100
+is "$RC" 0 "b) record -t 50ms --include-idle --go-waits -- gowake 100: exit 0"
+read -r SENDER_GOID SENDER_TID < <(awk '$1 == "sender" { print $2, $3; exit }' "$LOG")
+RECV='[.[] | select(.flags | any(. == "go-wait: chan receive"))] | .[0]'
+R() { jq -r -s "$RECV | $1" "$OUT" 2>/dev/null; }
+diag "the receive: $(R '{tid, waker, flags} | tostring')"
+between "$(R .duration_ns)" 80000000 2000000000 "b) main.receive waited ~100 ms on its channel"
+is "$(R .waker.tid)" "${SENDER_TID:-?}" "b) its waker is the sender's thread"
+is "$(R '.flags | any(. == "waker-goroutine '"${SENDER_GOID:-?}"'")')" true \
+	"b) flag waker-goroutine ${SENDER_GOID:-?}: the sender's goroutine"
+is "$(R '.user_stack.frames[] | select(.symbol == "main.receive") | "\(.file):\(.line)"')" \
+	"$ROOT/tests/workloads/go/wake.go:$(awk '/^func receive\(/ { f = 1 } f && /return <-ch/ { print NR; exit }' \
+		"$ROOT/tests/workloads/go/wake.go")" "b) main.receive's frame: the line that receives"
 
 done_testing
