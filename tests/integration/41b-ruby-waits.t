@@ -23,7 +23,8 @@ is "$RC" 0 "a) record -t 50ms -- ruby rubywaits.rb: exit 0"
 dump_outliers "$OUT"
 tid_of() { awk -v n="$1" '$1 == "tid" && $2 == n { print $3; exit }' "$ERR"; }
 SEL='select(.comm == "mutexwaiter")'
-is "$(jcount "$OUT" "$SEL")" 1 "a) one outlier in mutexwaiter"
+is "$(jcount "$OUT" "$SEL")" 1 "a) one outlier in mutexwaiter" ||
+	diag "record's stderr on mutexwaiter: $(grep -i 'mutexwaiter' "$ERR" | tr '\n' ' ')"
 is "$(jq -r -s "[.[] | $SEL] | .[0].cause" "$OUT")" "$MUTEX" "a) its cause is the Ruby Mutex"
 is "$(jq -r -s "[.[] | $SEL] | .[0].tid" "$OUT")" "$(tid_of mutexwaiter)" "a) in thread mutexwaiter"
 between "$(jq -r -s "[.[] | $SEL] | .[0].duration_ns" "$OUT")" 150000000 1000000000 \
