@@ -3754,11 +3754,13 @@ int ls_go_ready(struct pt_regs *ctx)
 	struct task_struct *task = current_task();
 	__u32 tgid = task_rd(task, tgid);
 	struct go_park_key key = {};
+	struct ls_go_proc *proc;
+	__u64 now, m = 0, curg = 0;
 	struct ls_event *e;
 	struct go_park *p;
-	__u64 now;
 
-	if (!bpf_map_lookup_elem(&go_procs, &tgid)) {
+	proc = bpf_map_lookup_elem(&go_procs, &tgid);
+	if (!proc) {
 		return 0;
 	}
 	key.tgid = tgid;
@@ -3779,7 +3781,13 @@ int ls_go_ready(struct pt_regs *ctx)
 	}
 	e->kind = LS_KIND_SLEEP;
 	e->nr_stacks = 0;
-	e->has_waker = 0;
+	/* The waker is the thread that runs ready(): its M, running the goroutine that readied. */
+	e->has_waker = 1;
+	e->waker.pid = tgid;
+	e->waker.tid = task_rd(task, pid);
+	bpf_probe_read_kernel_str(e->waker.comm, sizeof(e->waker.comm), task->comm);
+	e->waker.nr = 0;
+	e->waker.pad = 0;
 	e->pad0 = 0;
 	e->flags = LS_EF_GOROUTINE;
 	e->pid = tgid;
@@ -3799,6 +3807,13 @@ int ls_go_ready(struct pt_regs *ctx)
 	__builtin_memset(e->args, 0, sizeof(e->args));
 	e->args[0] = p->goid;
 	e->args[1] = p->reason;
+	/* ready() runs on the g0 stack (goready's systemstack): the readying goroutine is m.curg. */
+	if (proc->m_off && proc->curg_off &&
+	    !bpf_probe_read_user(&m, sizeof(m), (void *)(ctx->r14 + proc->m_off)) && m &&
+	    !bpf_probe_read_user(&curg, sizeof(curg), (void *)(m + proc->curg_off)) && curg) {
+		bpf_probe_read_user(&e->args[2], sizeof(e->args[2]),
+				    (void *)(curg + proc->goid_off));
+	}
 	e->nvcsw = 0;
 	e->user.nr = p->nr < LS_MAX_USER_DEPTH ? p->nr : LS_MAX_USER_DEPTH;
 	e->user.pad = 0;

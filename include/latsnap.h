@@ -223,7 +223,8 @@ enum ls_event_flag {
 	LS_EF_ANSWERED = 1 << 15, /* a read that brought the answer to what the thread wrote there */
 	/*
 	 * A goroutine's wait (LS_KIND_SLEEP), from runtime.gopark to runtime.ready: tid is the M
-	 * (thread) it parked on, args[0] its goid, args[1] its waitReason (see struct ls_go_proc).
+	 * (thread) it parked on, args[0] its goid, args[1] its waitReason, args[2] the goid of the
+ * goroutine that readied it (0: unknown), whose thread is the waker (see struct ls_go_proc).
 	 */
 	LS_EF_GOROUTINE = 1 << 16,
 	/* Two CPUs' clocks disagreed while it waited: a time read later was earlier (clamped). */
@@ -249,6 +250,12 @@ enum ls_event_flag {
 
 struct ls_go_proc {
 	__u32 goid_off; /* offset of runtime.g's goid */
+	/*
+	 * Offsets of runtime.g's m and runtime.m's curg, 0 when unknown: the goroutine that readies
+	 * another runs ready() on its M's g0 stack, and g0.m.curg is that goroutine.
+	 */
+	__u32 m_off;
+	__u32 curg_off;
 	__u32 pad;
 };
 

@@ -201,6 +201,7 @@ void outlier_frames_free(struct outlier_frames *frames)
 	for (i = 0; i < frames->nr; i++) {
 		free(frames->v[i].symbol);
 		free(frames->v[i].module);
+		free(frames->v[i].file);
 	}
 	free(frames->v);
 	frames->v = NULL;
@@ -554,7 +555,10 @@ struct json_object *outlier_frames_to_json(const struct outlier_frames *frames)
 		json_object_object_add(f, "symbol", json_str(fr->symbol));
 		json_object_object_add(f, "offset", json_u64(fr->offset));
 		json_object_object_add(f, "module", json_str(fr->module));
-		if (fr->interp) {
+		if (fr->file && !fr->interp) {
+			json_object_object_add(f, "file", json_str(fr->file));
+		}
+		if (fr->interp || fr->file) {
 			json_object_object_add(f, "line", json_u64(fr->line));
 		}
 	}
@@ -899,7 +903,10 @@ static struct json_object *get_elem(struct reader *rd, struct json_object *arr, 
 	return v;
 }
 
-/* An interpreter's frame has "line", a count (0: unknown); other frames have none. */
+/*
+ * An interpreter's frame has "line", a count (0: unknown); so has a native frame with a "file"
+ * (its source line); other frames have none.
+ */
 static int frame_line_from_json(struct reader *rd, struct json_object *f, struct outlier_frame *fr)
 {
 	struct json_object *v;
@@ -915,7 +922,7 @@ static int frame_line_from_json(struct reader *rd, struct json_object *f, struct
 	if (line < 0 || line > UINT32_MAX) {
 		return refuse(rd, "line is not a count");
 	}
-	fr->interp = true;
+	fr->interp = !fr->file;
 	fr->line = (uint32_t)line;
 	return 0;
 }
@@ -947,6 +954,7 @@ static int frames_from_json(struct reader *rd, struct json_object *arr,
 		ret = ret ?: get_str(rd, f, "symbol", &fr->symbol);
 		ret = ret ?: get_u64(rd, f, "offset", &fr->offset);
 		ret = ret ?: get_str(rd, f, "module", &fr->module);
+		ret = ret ?: get_str(rd, f, "file", &fr->file);
 		ret = ret ?: frame_line_from_json(rd, f, fr);
 	}
 	return ret;

@@ -60,6 +60,8 @@ struct outlier_deadlock {
  * @module: "kernel", a kernel module, the path of a user object, or NULL when unknown
  * @interp: an interpreter's frame (CPython): @addr is its code object, @symbol its qualified
  *          name, @module its source file, @line its current line (0: unknown); "line" in JSON
+ * @file: a native frame's source file, from the object's DWARF line table (a goroutine's frames),
+ *        or NULL; @line is then its line. "file" and "line" in JSON.
  */
 struct outlier_frame {
 	uint64_t addr;
@@ -68,6 +70,7 @@ struct outlier_frame {
 	char *module;
 	bool interp;
 	uint32_t line;
+	char *file;
 };
 
 /* A stack, innermost frame first. */

@@ -471,6 +471,9 @@ static void print_frame(FILE *out, const struct outlier_frame *f, const struct f
 	}
 	if (note && note->file && !f->interp) {
 		fprintf(out, "  %s:%d", LS_TEXT(note->file), note->line);
+	} else if (f->file && !f->interp) {
+		/* The recorder's: a goroutine's frames, from the Go binary's line table. */
+		fprintf(out, "  %s:%" PRIu32, LS_TEXT(f->file), f->line);
 	}
 	if (user && !f->interp) {
 		fprintf(out, "  (%s)", LS_TEXT(base ? base + 1 : module));

@@ -22,6 +22,8 @@
 # stress-ng saturates every CPU in `make bench` section 13 (the evidence under load, issue 33).
 # memcached is for tests/integration/46-housekeeping.t, which records a server of its own (its
 # LRU maintainer's usleeps are a server's housekeeping, issue 46), never the packaged service.
+# php8.2-cli and ruby (Ruby 3.1) are the runtimes of tests/integration/41-file-lock.t (PHP's
+# flock()) and 41b-ruby-waits.t (a Ruby Mutex, sleep and the GVL), issue 47.
 set -eu
 
 PACKAGES="
@@ -44,6 +46,8 @@ python3.11-dev
 stress-ng
 memcached
 nodejs
+php8.2-cli
+ruby
 "
 
 . "$(dirname "$0")/apt-lib.sh"

@@ -177,6 +177,33 @@ static int user_frame(struct usyms *us, pid_t pid, uint64_t addr, bool caller,
  * decode_user_stack - the frame-pointer user stack the kernel walked, symbolized with the
  * mappings of the process, read now: the sooner after the outlier, the likelier it still lives.
  */
+/*
+ * A goroutine's frames get their source lines: a Go binary keeps its DWARF line table (unless
+ * built with -ldflags=-w), and nothing else says where in the program's source a goroutine waits
+ * (no lttng-ust statedump for show to symbolize it again). The innermost frame is where the
+ * probe hit; each other is a return address, whose call is the byte before.
+ */
+static int source_lines(struct usyms *us, pid_t pid, struct outlier_frames *frames)
+{
+	const char *file;
+	uint32_t line;
+	size_t i;
+
+	for (i = 0; i < frames->nr; i++) {
+		struct outlier_frame *f = &frames->v[i];
+
+		if (f->interp || !f->addr ||
+		    usyms_source(us, pid, i ? f->addr - 1 : f->addr, &file, &line)) {
+			continue;
+		}
+		if (outlier_set_str(&f->file, file)) {
+			return -ENOMEM;
+		}
+		f->line = line;
+	}
+	return 0;
+}
+
 static int decode_user_stack(const struct ls_event *e, struct usyms *us, struct outlier *o)
 {
 	unsigned int nr = e->user.nr > LS_MAX_USER_DEPTH ? LS_MAX_USER_DEPTH : e->user.nr;
@@ -184,6 +211,9 @@ static int decode_user_stack(const struct ls_event *e, struct usyms *us, struct 
 
 	ret = decode_user_frames(us, e->pid, (const uint64_t *)e->user.ips, nr,
 				 &o->user_stack.frames);
+	if (e->flags & LS_EF_GOROUTINE) {
+		ret = ret ?: source_lines(us, e->pid, &o->user_stack.frames);
+	}
 	o->user_stack.source = nr ? OUTLIER_USTACK_FRAME_POINTER : OUTLIER_USTACK_NONE;
 	ret = ret ?: gostack_flag(o);
 	if (!nr) {

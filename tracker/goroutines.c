@@ -80,7 +80,7 @@ struct go_binary {
 	dev_t dev;
 	ino_t ino;
 	enum go_state state;
-	__u32 goid_off;
+	__u32 goid_off, m_off, curg_off;
 	size_t probe_off[2]; /* where in gopark and ready the probes go (see probe_offset()) */
 	const struct go_release *release;
 	struct bpf_link *links[2];
@@ -254,8 +254,11 @@ static long member_offset(Dwarf_Die *die, const char *member)
 	return -1;
 }
 
-/* The offset of runtime.g's goid, from the type's definition among the units' top DIEs, or -1. */
-static long goid_offset(Dwarf *dw)
+/*
+ * The offset of member @member of structure @type (runtime.g's goid), from the type's definition
+ * among the units' top DIEs, or -1.
+ */
+static long type_member_offset(Dwarf *dw, const char *type, const char *member)
 {
 	Dwarf_Off off = 0, next;
 	Dwarf_Die cu, die;
@@ -267,8 +270,8 @@ static long goid_offset(Dwarf *dw)
 			do {
 				name = dwarf_diename(&die);
 				if (dwarf_tag(&die) == DW_TAG_structure_type && name &&
-				    !strcmp(name, "runtime.g")) {
-					return member_offset(&die, "goid");
+				    !strcmp(name, type)) {
+					return member_offset(&die, member);
 				}
 			} while (dwarf_siblingof(&die, &die) == 0);
 		}
@@ -285,7 +288,7 @@ static void examine(int fd, const char *path, pid_t pid, struct go_binary *b)
 {
 	Dwarf *dw = NULL;
 	GElf_Ehdr ehdr;
-	long goid;
+	long goid, m, curg;
 	int minor;
 	Elf *elf;
 
@@ -319,7 +322,7 @@ static void examine(int fd, const char *path, pid_t pid, struct go_binary *b)
 			   minor < 0 ? 0 : minor);
 		goto out;
 	}
-	goid = goid_offset(dw);
+	goid = type_member_offset(dw, "runtime.g", "goid");
 	if (goid < 0 || goid > 4096) {
 		ls_verbose(
 			"tracker: pid %d runs %s, a Go binary whose DWARF has no runtime.g.goid: "
@@ -328,6 +331,13 @@ static void examine(int fd, const char *path, pid_t pid, struct go_binary *b)
 		goto out;
 	}
 	b->goid_off = (__u32)goid;
+	/* Only the waker's goroutine needs these: without them its thread is still named. */
+	m = type_member_offset(dw, "runtime.g", "m");
+	curg = type_member_offset(dw, "runtime.m", "curg");
+	if (m > 0 && m <= 4096 && curg > 0 && curg <= 4096) {
+		b->m_off = (__u32)m;
+		b->curg_off = (__u32)curg;
+	}
 	b->state = GO_FOLLOWED;
 out:
 	if (dw) {
@@ -466,6 +476,8 @@ int goroutines_follow(struct goroutines *gr, pid_t pid, const char *path)
 		return -ENOSPC;
 	}
 	proc.goid_off = b->goid_off;
+	proc.m_off = b->m_off;
+	proc.curg_off = b->curg_off;
 	if (bpf_map_update_elem(gr->procs_fd, &key, &proc, BPF_ANY)) {
 		return -errno;
 	}
@@ -509,6 +521,9 @@ int goroutines_decorate(const struct goroutines *gr, const struct ls_event *e, s
 	if (outlier_set_cause(o, cause) || outlier_add_flag(o, "goroutine") ||
 	    outlier_add_flag(o, "goroutine %" PRIu64, (uint64_t)e->args[0]) ||
 	    outlier_add_flag(o, "go-wait: %s", name)) {
+		return -ENOMEM;
+	}
+	if (e->args[2] && outlier_add_flag(o, "waker-goroutine %" PRIu64, (uint64_t)e->args[2])) {
 		return -ENOMEM;
 	}
 	return 0;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -1904,4 +1905,119 @@ out:
 		close(c.mem_fd);
 	}
 	return err ? err : (int)c.nr;
+}
+
+/*
+ * Where the function of the frame at @pc, in @cu, called the outermost function inlined into it
+ * (its call_file and call_line): the line in the frame's own function, the one its symbol names.
+ * NULL when nothing is inlined there.
+ */
+static const char *inlined_call_site(Dwarf_Die *cu, Dwarf_Addr pc, int *lineno)
+{
+	Dwarf_Die *scopes = NULL, *outer = NULL;
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	const char *src = NULL;
+	Dwarf_Word file, line;
+	size_t nfiles;
+	int i, n;
+
+	n = dwarf_getscopes(cu, pc, &scopes);
+	for (i = 0; i < n; i++) {
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+			outer = &scopes[i];
+		}
+	}
+	if (outer && !dwarf_formudata(dwarf_attr(outer, DW_AT_call_file, &attr), &file) &&
+	    !dwarf_formudata(dwarf_attr(outer, DW_AT_call_line, &attr), &line) && line &&
+	    !dwarf_getsrcfiles(cu, &files, &nfiles) && file < nfiles) {
+		src = dwarf_filesrc(files, file, NULL, NULL);
+		*lineno = (int)line;
+	}
+	free(scopes);
+	return src;
+}
+
+/*
+ * The line of @addr from the compilation units' own address ranges: libdw (elfutils 0.188) finds a
+ * unit by .debug_aranges, which Go's linker does not write, so dwfl_module_getsrc() knows no
+ * address of a Go binary. A Go binary has a unit per package: a few dozen to walk. Where code
+ * is inlined, the line is the call's in the frame's own function (sync.(*Mutex).Lock inlined
+ * into main.contend: main.contend's line that locks), as Go's tracebacks say it.
+ */
+static const char *cu_source(Dwfl_Module *mod, uint64_t addr, int *lineno)
+{
+	Dwarf_Off off = 0, next;
+	Dwarf_Addr bias;
+	Dwarf_Line *dl;
+	const char *src;
+	Dwarf_Die cu;
+	size_t hsize;
+	Dwarf *dw;
+
+	dw = dwfl_module_getdwarf(mod, &bias);
+	if (!dw) {
+		return NULL;
+	}
+	for (; !dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL); off = next) {
+		if (!dwarf_offdie(dw, off + hsize, &cu) || dwarf_haspc(&cu, addr - bias) != 1) {
+			continue;
+		}
+		src = inlined_call_site(&cu, addr - bias, lineno);
+		if (src) {
+			return src;
+		}
+		dl = dwarf_getsrc_die(&cu, addr - bias);
+		if (dl && !dwarf_lineno(dl, lineno)) {
+			return dwarf_linesrc(dl, NULL, NULL);
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+/**
+ * usyms_source() - the source line of an address of @pid, from its object's DWARF line table
+ * @file: set to the source file (the cache's own string, valid until usyms_free()), or NULL
+ * @line: set to its line, or 0
+ *
+ * Not remembered: it is asked for a goroutine's frames only, a few a wait.
+ *
+ * Return: 0 when the line is known; -ENOENT when not; the -errno of usyms_capture() when @pid is
+ * not cached and cannot be captured.
+ */
+int usyms_source(struct usyms *us, pid_t pid, uint64_t addr, const char **file, uint32_t *line)
+{
+	struct usyms_proc *p;
+	Dwfl_Module *mod;
+	Dwfl_Line *dl;
+	const char *src;
+	int err = -ENOENT, lineno = 0;
+
+	*file = NULL;
+	*line = 0;
+	pthread_mutex_lock(&us->lock);
+	p = get_proc(us, pid, &err);
+	if (!p) {
+		goto out;
+	}
+	err = -ENOENT;
+	tls_us = us;
+	tls_proc = p;
+	mod = dwfl_addrmodule(p->dwfl, addr);
+	dl = holds_code(mod, addr) ? dwfl_module_getsrc(mod, addr) : NULL;
+	src = dl ? dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	if (!src && holds_code(mod, addr)) {
+		src = cu_source(mod, addr, &lineno);
+	}
+	if (src && lineno > 0) {
+		*file = intern(&us->names, src);
+		*line = (uint32_t)lineno;
+		err = *file ? 0 : -ENOMEM;
+	}
+out:
+	tls_us = NULL;
+	tls_proc = NULL;
+	pthread_mutex_unlock(&us->lock);
+	return err;
 }

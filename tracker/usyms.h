@@ -55,6 +55,7 @@ unsigned int usyms_loading(struct usyms *us, pid_t pid);
 void usyms_forget(struct usyms *us, pid_t pid);
 void usyms_forget_image(struct usyms *us, pid_t pid, uint64_t exec_ns);
 int usyms_lookup(struct usyms *us, pid_t pid, uint64_t addr, struct usym *out);
+int usyms_source(struct usyms *us, pid_t pid, uint64_t addr, const char **file, uint32_t *line);
 
 /* One object mapped in a process, as usyms_modules() hands it over. */
 struct usyms_module {

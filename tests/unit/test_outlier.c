@@ -15,7 +15,7 @@
  * module, a waker, a wait chain whose first link has unknown_ns (written only when not 0) and
  * whose second has no syscall, a user stack with the preload library's unwind_ns and status (a
  * negative one) and truncated and in_trace, two Python frames in it (one whose code object was
- * not read), and flags.
+ * not read) and a native frame with its source line (a goroutine's), and flags.
  */
 static const char full[] =
 	"{\"kind\":\"syscall\",\"pid\":3713,\"tid\":3716,\"comm\":\"rebuilder\","
@@ -34,6 +34,8 @@ static const char full[] =
 	"{\"addr\":\"0x7fe3a93ec750\",\"symbol\":\"Pool.wait_for_lock\",\"offset\":0,"
 	"\"module\":\"/srv/app/pool.py\",\"line\":12},"
 	"{\"addr\":\"0x7fe3a93ec800\",\"symbol\":null,\"offset\":0,\"module\":null,\"line\":0},"
+	"{\"addr\":\"0x485c45\",\"symbol\":\"main.nap\",\"offset\":37,"
+	"\"module\":\"/usr/bin/gowaits\",\"file\":\"/src/waits.go\",\"line\":68},"
 	"{\"addr\":\"0x55667c683363\",\"symbol\":null,\"offset\":0,"
 	"\"module\":\"/usr/bin/latsnap-demo\"}],\"truncated\":true,\"in_trace\":true},"
 	"\"waker\":{\"pid\":3713,\"tid\":3714,\"comm\":\"writer\",\"frames\":["
@@ -137,6 +139,12 @@ static void test_round_trip(void)
 		   o->user_stack.unwind_ns == 70726 && o->user_stack.status == -2 &&
 		   o->user_stack.truncated && o->user_stack.in_trace,
 	   "  its user stack: unwound in 70726 ns, status -2, truncated, in the trace");
+	ok(o->user_stack.frames.nr == 5 && o->user_stack.frames.v[1].interp &&
+		   !o->user_stack.frames.v[1].file && !o->user_stack.frames.v[3].interp &&
+		   o->user_stack.frames.v[3].file &&
+		   !strcmp(o->user_stack.frames.v[3].file, "/src/waits.go") &&
+		   o->user_stack.frames.v[3].line == 68,
+	   "  a Python frame has a line; a native frame with a file has its line, and is native");
 	ok(o->waker && o->waker->tid == 3714 && o->waker->frames.nr == 1, "  its waker");
 	ok(o->holder && o->holder->tid == 3715 && o->holder->frames.nr == 1 &&
 		   !strcmp(o->holder->what, "pthread mutex 0x55667c6a4040") &&

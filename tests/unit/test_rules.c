@@ -924,6 +924,115 @@ static void classify_builtin_mariadb(void)
 			  "Userspace lock contention (pthread mutex)", 420, true);
 }
 
+/* Built-in: file locks, with the stacks of tests/workloads/filelock under Linux 6.18. */
+static void classify_builtin_file_locks(void)
+{
+	const struct rules *rules = rules_builtin();
+
+	classifies("builtin: flock(LOCK_EX)", rules, "flock",
+		   "150 locks_lock_inode_wait __do_sys_flock" ENTRY,
+		   "flock lock_file main __libc_start_call_main", "Waiting for a file lock (flock)",
+		   420, true);
+	classifies("builtin: flock without stacks", rules, "flock", NULL, NULL,
+		   "Waiting for a file lock (flock)", 150, true);
+	/* F_SETLKW and F_OFD_SETLKW wait alike, in fcntl_setlk. */
+	classifies("builtin: fcntl(F_SETLKW)", rules, "fcntl",
+		   "150 fcntl_setlk do_fcntl __x64_sys_fcntl" ENTRY,
+		   "__libc_fcntl64 lock_file main __libc_start_call_main",
+		   "Waiting for a file lock (fcntl)", 420, true);
+}
+
+/*
+ * Built-in: Ruby's waits. Debian's libruby-3.1 is stripped of its static functions ("-" frames):
+ * only rb_mutex_synchronize and rb_thread_io_blocking_region name a wait there (stacks of
+ * tests/workloads/rubywaits.rb under Debian's Ruby 3.1.2). The others
+ * are the same stacks as Ruby 3.1's sources name their frames (thread.c, thread_pthread.c,
+ * thread_sync.c, process.c), as a libruby with its symbols shows them.
+ */
+#define RB_COND "__futex_abstimed_wait_common pthread_cond_wait@@GLIBC_2.3.2 rb_native_cond_wait"
+#define RB_TIMED "__futex_abstimed_wait_common pthread_cond_timedwait@@GLIBC_2.3.2"
+#define RB_VM " vm_call_cfunc_with_frame vm_exec_core rb_vm_exec rb_vm_invoke_proc"
+static void classify_builtin_ruby(void)
+{
+	const struct rules *rules = rules_builtin();
+	struct waiter sync = {
+		.syscall = "futex",
+		.stacks = FUTEX_STACK,
+		.user = RB_COND " - - - rb_mutex_synchronize - - - rb_vm_exec rb_vm_invoke_proc - - -"
+			" start_thread __clone3",
+		CONDVAR_ARGS
+	};
+	struct waiter io = {
+		.syscall = "futex",
+		.stacks = FUTEX_STACK,
+		.user = RB_TIMED " - - - rb_threadptr_execute_interrupts - rb_thread_io_blocking_region"
+				 " - - rb_ensure - - - rb_ensure - - - - rb_vm_exec rb_vm_invoke_proc"
+				 " - - - start_thread __clone3",
+		.has_args = true,
+		.op = 137
+	};
+	struct waiter lock = { .syscall = "futex",
+			       .stacks = FUTEX_STACK,
+			       .user = RB_COND " native_cond_sleep native_sleep sleep_forever"
+					       " do_mutex_lock" RB_VM,
+			       CONDVAR_ARGS };
+	struct waiter gvl = { .syscall = "futex",
+			      .stacks = FUTEX_STACK,
+			      .user = RB_TIMED " native_cond_timedwait do_gvl_timer"
+					       " gvl_acquire_common native_sleep sleep_hrtime"
+					       " rb_thread_wait_for rb_f_sleep" RB_VM,
+			      .has_args = true,
+			      .op = 137 };
+	struct waiter nap = { .syscall = "futex",
+			      .stacks = FUTEX_STACK,
+			      .user = RB_TIMED " native_cond_timedwait native_cond_sleep native_sleep"
+					       " sleep_hrtime rb_thread_wait_for rb_f_sleep"
+					       " rb_yield rb_ensure" RB_VM,
+			      .has_args = true,
+			      .op = 137 };
+	struct waiter poll_nap = { .syscall = "ppoll",
+				   .stacks = "150 do_sys_poll __x64_sys_ppoll" ENTRY,
+				   .user = "ppoll native_ppoll_sleep native_sleep sleep_hrtime"
+					   " rb_f_sleep" RB_VM };
+	struct waiter pop = { .syscall = "futex",
+			      .stacks = FUTEX_STACK,
+			      .user = RB_COND " native_cond_sleep native_sleep sleep_forever"
+					       " queue_sleep rb_ensure queue_do_pop rb_queue_pop" RB_VM,
+			      CONDVAR_ARGS };
+	struct waiter cv = { .syscall = "futex",
+			     .stacks = FUTEX_STACK,
+			     .user = RB_COND " native_cond_sleep native_sleep sleep_forever"
+					      " rb_mutex_sleep do_sleep rb_ensure rb_condvar_wait"
+					      " rb_yield rb_ensure" RB_VM,
+			     CONDVAR_ARGS };
+
+	classifies_waiter("builtin: Ruby 3.1, stripped: Mutex#synchronize", rules, sync,
+			  "Waiting for a Ruby Mutex (Mutex#lock)", 460, true);
+	idle_is("builtin: Ruby 3.1, stripped: a Mutex wait is never idle", rules, sync,
+		RULES_IDLE_COUNT);
+	classifies_waiter("builtin: Ruby 3.1, stripped: the GVL after I/O (File.read)", rules, io,
+			  "Waiting for Ruby's global VM lock (GVL)", 480, true);
+	idle_is("builtin: Ruby 3.1, stripped: a GVL wait is never idle", rules, io,
+		RULES_IDLE_COUNT);
+	classifies_waiter("builtin: Ruby: Mutex#lock", rules, lock,
+			  "Waiting for a Ruby Mutex (Mutex#lock)", 460, true);
+	classifies_waiter("builtin: Ruby: the GVL after a sleep", rules, gvl,
+			  "Waiting for Ruby's global VM lock (GVL)", 480, true);
+	idle_is("builtin: Ruby: a GVL wait is never idle", rules, gvl, RULES_IDLE_COUNT);
+	classifies_waiter("builtin: Ruby: sleep, inside a synchronize block", rules, nap,
+			  "Requested sleep (Ruby sleep)", 470, true);
+	idle_is("builtin: Ruby: a sleep is left to the idle policy", rules, nap,
+		RULES_IDLE_DEFAULT);
+	classifies_waiter("builtin: Ruby: sleep in the thread that polls the signal fd", rules,
+			  poll_nap, "Requested sleep (Ruby sleep)", 470, true);
+	classifies_waiter("builtin: Ruby: Queue#pop", rules, pop,
+			  "Waiting on a condition variable", 465, true);
+	idle_is("builtin: Ruby: Queue#pop is left to the idle policy", rules, pop,
+		RULES_IDLE_DEFAULT);
+	classifies_waiter("builtin: Ruby: ConditionVariable#wait inside synchronize", rules, cv,
+			  "Waiting on a condition variable", 465, true);
+}
+
 static void idle_verdicts(void)
 {
 	struct rules *rules;
@@ -1357,6 +1466,8 @@ int main(void)
 	classify_builtin_futex();
 	classify_builtin_goroutines();
 	classify_builtin_mariadb();
+	classify_builtin_file_locks();
+	classify_builtin_ruby();
 	idle_verdicts();
 	command();
 	builtin_globs_exist();

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Ruby's waits (issue 47), Debian's Ruby 3.1 running tests/workloads/rubywaits.rb: thread
+# "mutexwaiter" waits ~200 ms in Mutex#synchronize for "mutexholder"; "sleeper" sleeps 0.2 s;
+# "gvlwaiter" reads a file in a loop while "spinner" runs Ruby code for 300 ms, and waits for the
+# GVL after each read. Every one of them waits in a condition variable of Ruby's: the cause must
+# come from the frames above it. a) without --include-idle: the Mutex wait and the GVL waits are
+# outliers (never idle), named as such, the Mutex's woken by mutexholder. b) with it: the sleep
+# is one too, named neither a Mutex nor the GVL; "Requested sleep (Ruby sleep)" when libruby has
+# its static functions' symbols (Debian's has not: it stays a condition variable).
+set -u
+. "$(dirname "$0")/lib.sh"
+
+require_record
+require ruby
+no_ust_wait
+
+OUT=$TMPD/out ERR=$TMPD/err SCRIPT=$ROOT/tests/workloads/rubywaits.rb
+MUTEX="Waiting for a Ruby Mutex (Mutex#lock)" GVL="Waiting for Ruby's global VM lock (GVL)"
+
+record_json "$OUT" "$ERR" -- -t 50ms -- ruby "$SCRIPT"
+is "$RC" 0 "a) record -t 50ms -- ruby rubywaits.rb: exit 0"
+dump_outliers "$OUT"
+tid_of() { awk -v n="$1" '$1 == "tid" && $2 == n { print $3; exit }' "$ERR"; }
+SEL='select(.comm == "mutexwaiter")'
+is "$(jcount "$OUT" "$SEL")" 1 "a) one outlier in mutexwaiter" ||
+	diag "record's stderr on mutexwaiter: $(grep -i 'mutexwaiter' "$ERR" | tr '\n' ' ')"
+is "$(jq -r -s "[.[] | $SEL] | .[0].cause" "$OUT")" "$MUTEX" "a) its cause is the Ruby Mutex"
+is "$(jq -r -s "[.[] | $SEL] | .[0].tid" "$OUT")" "$(tid_of mutexwaiter)" "a) in thread mutexwaiter"
+between "$(jq -r -s "[.[] | $SEL] | .[0].duration_ns" "$OUT")" 150000000 1000000000 \
+	"a) it waited ~ the 200 ms hold"
+is "$(jq -r -s "[.[] | $SEL] | .[0].waker.comm" "$OUT")" mutexholder "a) woken by mutexholder"
+SEL='select(.comm == "gvlwaiter" and .cause == "'"$GVL"'")'
+ok "[ $(jcount "$OUT" "$SEL") -ge 1 ]" "a) gvlwaiter waited for the GVL ($(jcount "$OUT" "$SEL") outliers)"
+is "$(jcount "$OUT" 'select(.comm == "gvlwaiter" and .cause == "'"$MUTEX"'")')" 0 \
+	"a) none of gvlwaiter's is named a Mutex"
+is "$(jcount "$OUT" 'select(.comm == "mutexwaiter" and .cause == "'"$GVL"'")')" 0 \
+	"a) mutexwaiter's is not named the GVL"
+
+record_json "$OUT" "$ERR" -- -t 50ms --include-idle -- ruby "$SCRIPT"
+is "$RC" 0 "b) record -t 50ms --include-idle -- ruby rubywaits.rb: exit 0"
+dump_outliers "$OUT"
+SEL='select(.comm == "sleeper")'
+is "$(jcount "$OUT" "$SEL")" 1 "b) one outlier in sleeper"
+NAP=$(jq -r -s "[.[] | $SEL] | .[0].cause" "$OUT")
+isnt "$NAP" "$MUTEX" "b) the sleep is not named a Mutex ($NAP)"
+isnt "$NAP" "$GVL" "b) the sleep is not named the GVL"
+LIBRUBY=$(ldd "$(command -v ruby)" | awk '/libruby/ { print $3 }')
+if nm "$LIBRUBY" 2>/dev/null | grep -q ' sleep_hrtime$'; then
+	is "$NAP" "Requested sleep (Ruby sleep)" "b) the sleep is Ruby's sleep ($LIBRUBY has symbols)"
+else
+	diag "$LIBRUBY has no symbol table: the sleep's frames in it are unnamed ($NAP)"
+fi
+is "$(jcount "$OUT" 'select(.comm == "mutexwaiter") | select(.cause == "'"$MUTEX"'")')" 1 \
+	"b) the Mutex wait is still named so"
+
+done_testing

@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: GPL-2.0
+# rubywaits.rb: three waits of Ruby's, one after the other, each in a thread named after it (a
+# Ruby thread's name is its comm). "mutexwaiter" waits ~200 ms in Mutex#synchronize for the
+# Mutex "mutexholder" holds; "sleeper" sleeps 0.2 s; "gvlwaiter" wants to run while "spinner"
+# runs pure Ruby code for 300 ms, and waits for the GVL. Prints "tid NAME TID" for each.
+def named(name)
+  Thread.new do
+    Thread.current.name = name
+    puts "tid #{name} #{File.read('/proc/thread-self/stat').split[0]}"
+    $stdout.flush
+    yield
+  end
+end
+
+def spin(secs)
+  t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  x = 0
+  x += 1 while Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0 < secs
+  x
+end
+
+m = Mutex.new
+held = Queue.new
+holder = named('mutexholder') { m.synchronize { held << 1; sleep 0.2 } }
+held.pop
+named('mutexwaiter') { m.synchronize {} }.join
+holder.join
+
+named('sleeper') { sleep 0.2 }.join
+
+ready = Queue.new
+waiter = named('gvlwaiter') do
+  ready << 1
+  t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+  File.read('/proc/self/stat') while Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0 < 0.4
+end
+ready.pop
+named('spinner') { spin(0.3) }.join
+waiter.join
