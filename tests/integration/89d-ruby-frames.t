@@ -71,6 +71,22 @@ check_stack() {
 		"$tag: the Mutex wait names take_lock at $SCRIPT:$LOCK_LINE, called from <main>:$TAKE_CALL"
 }
 
+# check_holder TAG OUT: the thread that holds the Mutex sleeps 200 ms in a block of a block of
+# <main>; a thread of Thread.new is walked as the main thread is. (Now and then its signal finds
+# it unready and its outlier has no unwound stack: then there is nothing to name.)
+check_holder() {
+	local tag=$1 out=$2 f
+	f=$(grep '^{' "$out" | jq -r 'select(.tid != .pid and .user_stack.source == "unwind") |
+		[.user_stack.frames[]? | select(.line != null) | "\(.symbol)|\(.line)"] | join(" ")' |
+		head -1)
+	if [ -n "$f" ]; then
+		is "$f" "block (2 levels) in <main>|$(line_of HOLD-SLEEP) block in <main>|$(line_of HOLD-LOCK)" \
+			"$tag: the Thread.new thread's sleep names its blocks, at their lines"
+	else
+		ok 0 "$tag: the Thread.new thread's outlier has no unwound stack this time # SKIP"
+	fi
+}
+
 # --- what the program does without latsnap ---
 "$RB" "$SCRIPT" 3 >"$T/plain.out" 2>"$T/plain.err"
 is "$?" 3 "without latsnap: rbframes.rb exits 3 (as asked)"
@@ -81,6 +97,7 @@ is "$RC" 3 "a) record exits with the program's status (3)"
 is "$(grep -Fx -f "$T/plain.out" "$T/a.err")" "$(cat "$T/plain.out")" \
 	"a) the program's output is unchanged, on stderr (--json: stdout is JSON only)"
 check_stack a "$T/a.out"
+check_holder a "$T/a.out"
 
 # --- b) with snapshots: the summary and show ---
 RECORD_EXPECT_RC=3 record_snap b --include-idle -t 50ms -o "$T/snaps" -- "$RB" "$SCRIPT" 3

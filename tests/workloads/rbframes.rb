@@ -31,9 +31,9 @@ puts "served: 2"
 mutex = Mutex.new
 ready = Queue.new
 holder = Thread.new do
-  mutex.synchronize do
+  mutex.synchronize do # HOLD-LOCK
     ready << true
-    sleep 0.2
+    sleep 0.2 # HOLD-SLEEP
   end
 end
 ready.pop
