@@ -135,6 +135,11 @@ enum ls_prctl_op {
  * frame its rb_vm_exec call entered at (VM_FRAME_FLAG_FINISH).
  */
 #define LS_RB_MAGIC 0x52424652 /* "RBFR" */
+/*
+ * And in a PHP 8.2 process, py_magic is LS_PHP_MAGIC: code is a frame's zend_function, instr its
+ * opline, and bit i of py_entry marks the frame its execute_ex call entered at (ZEND_CALL_TOP).
+ */
+#define LS_PHP_MAGIC 0x50484652 /* "PHFR" */
 
 /* A CPython 3.11 frame as the handler found it: the tracker names it from the code object. */
 struct ls_py_frame {

@@ -21,6 +21,7 @@
 
 #include "lib/outlier.h"
 #include "lib/py311.h"
+#include "tracker/phpframes.h"
 #include "tracker/pyframes.h"
 #include "tracker/rbframes.h"
 
@@ -29,6 +30,7 @@
 #define PY_MAX_TABLE 65536 /* longest location table read */
 #define PY_EVAL_SYMBOL "_PyEval_EvalFrameDefault"
 #define RB_EVAL_SYMBOL "rb_vm_exec"
+#define PHP_EVAL_SYMBOL "execute_ex"
 
 struct py_code {
 	pid_t pid;
@@ -368,7 +370,8 @@ static bool is_eval_frame(const struct outlier_frame *f, const char *eval)
  * same report (innermost first): each _PyEval_EvalFrameDefault frame gets, on its inner side,
  * the Python frames its call runs (up to and including the next one with is_entry). Python frames
  * beyond the native stack's last eval frame (a truncated unwind) are left out. A report of Ruby
- * frames (LS_RB_MAGIC) goes the same way, at the rb_vm_exec frames (named by rbframes.c).
+ * frames (LS_RB_MAGIC) goes the same way, at the rb_vm_exec frames (named by rbframes.c), and
+ * one of PHP frames (LS_PHP_MAGIC) at the execute_ex frames (phpframes.c).
  *
  * Return: 0 (also when the report holds no Python frames), or -ENOMEM.
  */
@@ -376,14 +379,14 @@ int pyframes_insert(struct pyframes *pf, pid_t pid, const struct ls_unwind_repor
 		    struct outlier_frames *frames)
 {
 	unsigned int nr_py = report->py_nr < LS_PY_MAX_FRAMES ? report->py_nr : LS_PY_MAX_FRAMES;
-	bool ruby = report->py_magic == LS_RB_MAGIC;
-	const char *eval = ruby ? RB_EVAL_SYMBOL : PY_EVAL_SYMBOL;
+	bool ruby = report->py_magic == LS_RB_MAGIC, php = report->py_magic == LS_PHP_MAGIC;
+	const char *eval = ruby ? RB_EVAL_SYMBOL : php ? PHP_EVAL_SYMBOL : PY_EVAL_SYMBOL;
 	struct outlier_frames out = { 0 };
 	unsigned int p = 0;
 	size_t i, n = 0;
 	int ret = 0;
 
-	if (!pf || (report->py_magic != LS_PY_MAGIC && !ruby) || !nr_py) {
+	if (!pf || (report->py_magic != LS_PY_MAGIC && !ruby && !php) || !nr_py) {
 		return 0;
 	}
 	ret = outlier_frames_alloc(&out, frames->nr + nr_py);
@@ -393,6 +396,8 @@ int pyframes_insert(struct pyframes *pf, pid_t pid, const struct ls_unwind_repor
 
 			if (ruby) {
 				ret = rbframes_frame(pf->rb, pid, &report->py[p++], &out.v[n]);
+			} else if (php) {
+				ret = phpframes_frame(pid, &report->py[p++], &out.v[n]);
 			} else {
 				ret = py_frame(pf, pid, &report->py[p++], &out.v[n]);
 			}
