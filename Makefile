@@ -63,6 +63,9 @@ PRELOAD_SRCS := preload/preload.c lib/signame.c
 # lib/py311.h's offsets checked against CPython 3.11's headers (python3.11-dev), when present.
 PY311_INC := /usr/include/python3.11
 PY311_CHECK := $(if $(wildcard $(PY311_INC)/internal/pycore_frame.h),$(BUILD)/.py311-ok)
+# lib/php82.h's offsets checked against PHP 8.2's headers (php8.2-dev), when present.
+PHP82_INC := /usr/include/php/20220829
+PHP82_CHECK := $(if $(wildcard $(PHP82_INC)/Zend/zend_globals.h),$(BUILD)/.php82-ok)
 EVENTS := $(BUILD)/liblatsnap-events.so
 # The process latsnap reads CTF traces in (trace/ctf.c starts it; cli/trace-reader.c).
 TRACE_READER := $(BUILD)/latsnap-trace-reader
@@ -82,7 +85,7 @@ LABELLED := $(BUILD)/labelled/LabServer.class $(BUILD)/labelled/goserver
 	format fuzz stress deb
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(PY311_CHECK)
+all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(PY311_CHECK) $(PHP82_CHECK)
 
 # Installs missing Debian packages first, so each target works as the first command on a fresh
 # machine; the stamp keeps the check to once per build tree.
@@ -160,8 +163,14 @@ $(BUILD)/.py311-ok: scripts/py311-check.c lib/py311.h | $(DEPS_STAMP)
 	$(CC) -fsyntax-only -I. -I$(PY311_INC) $<
 	@touch $@
 
+$(BUILD)/.php82-ok: scripts/php82-check.c lib/php82.h | $(DEPS_STAMP)
+	$(CC) -fsyntax-only -I. -I$(PHP82_INC) -I$(PHP82_INC)/main -I$(PHP82_INC)/Zend \
+		-I$(PHP82_INC)/TSRM $<
+	@touch $@
+
 # The preload library: hidden by default, bound at load (no lazy binding in the signal path).
-$(PRELOAD): $(PRELOAD_SRCS) include/latsnap.h lib/signame.h lib/py311.h | $(DEPS_STAMP)
+$(PRELOAD): $(PRELOAD_SRCS) include/latsnap.h lib/signame.h lib/py311.h lib/rb31.h \
+		lib/php82.h | $(DEPS_STAMP)
 	$(CC) -std=gnu11 $(WARN) $(PRELOAD_CFLAGS) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
 		-I. -o $@ $(PRELOAD_SRCS) -lunwind -ldl \
 		-Wl,-z,defs -Wl,-z,now

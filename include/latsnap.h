@@ -129,6 +129,17 @@ enum ls_prctl_op {
 /* The most CPython frames the handler copies, and the mark of a report that holds them. */
 #define LS_PY_MAX_FRAMES 32
 #define LS_PY_MAGIC 0x50594652 /* "PYFR": an older library's report has no py part */
+/*
+ * In a Ruby 3.1 process the same fields hold its frames instead: py_magic is LS_RB_MAGIC, each
+ * ls_py_frame's code is a control frame's iseq and instr its pc, and bit i of py_entry marks the
+ * frame its rb_vm_exec call entered at (VM_FRAME_FLAG_FINISH).
+ */
+#define LS_RB_MAGIC 0x52424652 /* "RBFR" */
+/*
+ * And in a PHP 8.2 process, py_magic is LS_PHP_MAGIC: code is a frame's zend_function, instr its
+ * opline, and bit i of py_entry marks the frame its execute_ex call entered at (ZEND_CALL_TOP).
+ */
+#define LS_PHP_MAGIC 0x50484652 /* "PHFR" */
 
 /* A CPython 3.11 frame as the handler found it: the tracker names it from the code object. */
 struct ls_py_frame {
@@ -140,7 +151,7 @@ struct ls_py_frame {
 struct ls_unwind_report {
 	__u64 unwind_ns; /* how long the walk took */
 	__u64 ips[LS_UNWOUND_MAX_DEPTH]; /* innermost first */
-	__u32 py_magic; /* LS_PY_MAGIC when the py fields below are the library's */
+	__u32 py_magic; /* LS_PY_MAGIC (LS_RB_MAGIC) when the py fields are the library's */
 	__u32 py_nr; /* valid entries in py */
 	__u32 py_entry; /* bit i: py[i] is the frame its _PyEval_EvalFrameDefault call entered at */
 	__u32 py_ns; /* how long the walk of the Python frames took */

@@ -13,7 +13,9 @@
  * tables without the loader's lock), and the registration is one prctl per process image; the
  * kernel side carries it over to forked children. In a CPython 3.11 process the report also
  * holds the thread's Python frames, as the interpreter's pointers (py_frames(): a fixed number
- * of fault-safe reads); latsnap names them (tracker/pyframes.c).
+ * of fault-safe reads); latsnap names them (tracker/pyframes.c). In a Ruby 3.1 process it holds
+ * the thread's Ruby control frames the same way (rb_frames(), tracker/rbframes.c), and in a
+ * PHP 8.2 process its PHP frames (php_frames(), tracker/phpframes.c).
  *
  * Settings come from the environment, read once in the constructor and never in secure
  * execution (setuid and the like), where the library does nothing at all:
@@ -39,7 +41,9 @@
 
 #include <linux/types.h>
 #include "include/latsnap.h"
+#include "lib/php82.h"
 #include "lib/py311.h"
+#include "lib/rb31.h"
 #include "lib/signame.h"
 
 #define LS_PRELOAD_MAX_DEPTH LS_UNWOUND_MAX_DEPTH
@@ -87,6 +91,22 @@ static LS_TLS int tls_forking;
 static uintptr_t ls_py_runtime;
 /* _PyEval_EvalFrameDefault's code: each of its calls in the stack runs Python frames. */
 static uintptr_t ls_py_eval_start, ls_py_eval_end;
+
+/*
+ * Ruby 3.1's ruby_current_ec, a thread-local of libruby: its distance from the thread pointer,
+ * the same in every thread (libruby was loaded with the program, so its TLS is static). And
+ * rb_vm_exec's code: each of its calls in the stack runs Ruby frames. ls_rb_exec_start is 0 when
+ * the process is no Ruby 3.1.
+ */
+static intptr_t ls_rb_ec_offset;
+static uintptr_t ls_rb_exec_start, ls_rb_exec_end;
+
+/*
+ * PHP 8.2's executor_globals (a non-thread-safe build: one for the process) and execute_ex's
+ * code, whose calls run PHP frames; ls_php_eg is 0 when the process is no PHP 8.2.
+ */
+static uintptr_t ls_php_eg;
+static uintptr_t ls_php_exec_start, ls_php_exec_end;
 
 typedef int (*phdr_callback_fn)(struct dl_phdr_info *, size_t, void *);
 typedef int (*dl_iterate_phdr_fn)(phdr_callback_fn, void *);
@@ -269,6 +289,135 @@ out:
 }
 
 /*
+ * rb_frames - this thread's Ruby 3.1 control frames that run Ruby code, innermost first, into
+ * @report: per frame its iseq and pc, and whether it is the first of its rb_vm_exec call (the
+ * tracker names them later). The thread's execution context is its ruby_current_ec (that of
+ * the fiber it runs); C frames (cfuncs and the like) are left out, their native frames stand
+ * for them. Two safe_read()s a frame, as many eval calls' frames as the native stack (@depth
+ * frames) has rb_vm_exec frames; any unreadable pointer ends the walk there.
+ */
+static void rb_frames(struct ls_unwind_report *report, uint32_t depth)
+{
+	unsigned char cfp_buf[LS_RB31_CFP_READ];
+	uintptr_t ec, head[3], cfp, end, ep, flags;
+	uint64_t start = now_ns();
+	uint32_t i, evals = 0;
+	pid_t self;
+
+	report->py_magic = LS_RB_MAGIC;
+	report->py_nr = 0;
+	report->py_entry = 0;
+	for (i = 0; i < depth; i++) {
+		if (report->ips[i] > ls_rb_exec_start && report->ips[i] <= ls_rb_exec_end) {
+			evals++;
+		}
+	}
+	if (!evals) {
+		goto out;
+	}
+	self = getpid();
+	if (safe_read(self, (uintptr_t)__builtin_thread_pointer() + ls_rb_ec_offset, &ec,
+		      sizeof(ec)) ||
+	    !ec || safe_read(self, ec, head, sizeof(head))) {
+		goto out;
+	}
+	cfp = head[LS_RB31_EC_CFP / sizeof(uintptr_t)];
+	end = head[LS_RB31_EC_VM_STACK / sizeof(uintptr_t)] +
+	      head[LS_RB31_EC_VM_STACK_SIZE / sizeof(uintptr_t)] * sizeof(uintptr_t);
+	for (; cfp && cfp < end && report->py_nr < LS_PY_MAX_FRAMES; cfp += LS_RB31_CFP_SIZE) {
+		if (safe_read(self, cfp, cfp_buf, sizeof(cfp_buf))) {
+			break;
+		}
+		ep = word_at(cfp_buf, LS_RB31_CFP_EP);
+		if (!ep || safe_read(self, ep, &flags, sizeof(flags))) {
+			break;
+		}
+		if ((flags & LS_RB31_FRAME_FLAG_CFRAME) || !word_at(cfp_buf, LS_RB31_CFP_ISEQ)) {
+			continue;
+		}
+		report->py[report->py_nr].code = word_at(cfp_buf, LS_RB31_CFP_ISEQ);
+		report->py[report->py_nr].instr = word_at(cfp_buf, LS_RB31_CFP_PC);
+		if (flags & LS_RB31_FRAME_FLAG_FINISH) {
+			report->py_entry |= 1U << report->py_nr;
+			evals--;
+		}
+		report->py_nr++;
+		if (!evals) {
+			break;
+		}
+	}
+out:
+	report->py_ns = (uint32_t)(now_ns() - start);
+}
+
+/* How many return addresses among @report's first @depth lie in (@start, @end]. */
+static uint32_t evals_in(const struct ls_unwind_report *report, uint32_t depth, uintptr_t start,
+			 uintptr_t end)
+{
+	uint32_t i, evals = 0;
+
+	for (i = 0; i < depth; i++) {
+		if (report->ips[i] > start && report->ips[i] <= end) {
+			evals++;
+		}
+	}
+	return evals;
+}
+
+/*
+ * php_frames - this thread's PHP 8.2 frames that run PHP code, innermost first, into @report:
+ * per frame its zend_function and opline, and whether it is the first of its execute_ex call
+ * (the tracker names them later). The frames are executor_globals' current_execute_data and
+ * its callers; internal functions' frames (usleep, flock) are left out, their native frames
+ * stand for them. Two safe_read()s a frame, as many eval calls' frames as the native stack
+ * (@depth frames) has execute_ex frames; any unreadable pointer ends the walk there.
+ */
+static void php_frames(struct ls_unwind_report *report, uint32_t depth)
+{
+	unsigned char ex[LS_PHP82_EX_READ];
+	uint64_t start = now_ns();
+	uintptr_t cur, func;
+	uint32_t evals, info;
+	unsigned char type;
+	pid_t self;
+
+	report->py_magic = LS_PHP_MAGIC;
+	report->py_nr = 0;
+	report->py_entry = 0;
+	evals = evals_in(report, depth, ls_php_exec_start, ls_php_exec_end);
+	if (!evals) {
+		goto out;
+	}
+	self = getpid();
+	if (safe_read(self, ls_php_eg + LS_PHP82_EG_CURRENT, &cur, sizeof(cur))) {
+		goto out;
+	}
+	while (cur && report->py_nr < LS_PY_MAX_FRAMES && !safe_read(self, cur, ex, sizeof(ex))) {
+		func = word_at(ex, LS_PHP82_EX_FUNC);
+		cur = word_at(ex, LS_PHP82_EX_PREV);
+		if (!func || safe_read(self, func + LS_PHP82_FN_TYPE, &type, sizeof(type))) {
+			continue;
+		}
+		if (type != LS_PHP82_USER_FUNCTION && type != LS_PHP82_EVAL_CODE) {
+			continue;
+		}
+		memcpy(&info, ex + LS_PHP82_EX_CALL_INFO, sizeof(info));
+		report->py[report->py_nr].code = func;
+		report->py[report->py_nr].instr = word_at(ex, LS_PHP82_EX_OPLINE);
+		if (info & LS_PHP82_CALL_TOP) {
+			report->py_entry |= 1U << report->py_nr;
+			evals--;
+		}
+		report->py_nr++;
+		if (!evals) {
+			break;
+		}
+	}
+out:
+	report->py_ns = (uint32_t)(now_ns() - start);
+}
+
+/*
  * ls_on_signal - unwind from the interrupted context and hand the stack to latsnap through the
  * prctl its BPF side watches (one system call, async-signal-safe). Async-signal-safe throughout:
  * libunwind's local unwinder without its cache, clock_gettime from the vDSO. Every other signal
@@ -338,6 +487,10 @@ report:
 	report.py_nr = 0;
 	if (ls_py_runtime && status != LS_UNWIND_FORKING) {
 		py_frames(&report, depth);
+	} else if (ls_rb_exec_start && status != LS_UNWIND_FORKING) {
+		rb_frames(&report, depth);
+	} else if (ls_php_eg && status != LS_UNWIND_FORKING) {
+		php_frames(&report, depth);
 	}
 	prctl(LS_PRCTL_OPTION, LS_PRCTL_USER_STACK, (unsigned long)(uintptr_t)&report,
 	      LS_UNWOUND_ARG(depth, status, truncated), LS_ABI_VERSION);
@@ -417,6 +570,52 @@ static void find_python(void)
 	ls_py_runtime = (uintptr_t)runtime;
 }
 
+/*
+ * find_ruby - whether this process is a Ruby 3.1 interpreter (a library it was linked with, or
+ * its executable, exports ruby_version "3.1.*", ruby_current_ec and rb_vm_exec): looked up here,
+ * never in the handler. A libruby loaded later with dlopen() is not seen: its TLS would not be
+ * at one distance from every thread's pointer.
+ */
+static void find_ruby(void)
+{
+	const char *version = dlsym(RTLD_DEFAULT, "ruby_version");
+	void *ec = dlsym(RTLD_DEFAULT, "ruby_current_ec");
+	void *exec = dlsym(RTLD_DEFAULT, "rb_vm_exec");
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+
+	if (!version || !ec || !exec ||
+	    strncmp(version, LS_RB31_VERSION, strlen(LS_RB31_VERSION)) != 0 ||
+	    !dladdr1(exec, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size) {
+		return;
+	}
+	ls_rb_ec_offset = (intptr_t)((uintptr_t)ec - (uintptr_t)__builtin_thread_pointer());
+	ls_rb_exec_start = (uintptr_t)exec;
+	ls_rb_exec_end = (uintptr_t)exec + sym->st_size;
+}
+
+/*
+ * find_php - whether this process is a PHP 8.2 interpreter of a non-thread-safe build (its
+ * executable exports executor_globals of 8.2's size, and execute_ex): looked up here, never in
+ * the handler.
+ */
+static void find_php(void)
+{
+	void *eg = dlsym(RTLD_DEFAULT, "executor_globals");
+	void *exec = dlsym(RTLD_DEFAULT, "execute_ex");
+	const ElfW(Sym) *sym = NULL, *eg_sym = NULL;
+	Dl_info info;
+
+	if (!eg || !exec || !dladdr1(eg, &info, (void **)&eg_sym, RTLD_DL_SYMENT) || !eg_sym ||
+	    eg_sym->st_size != LS_PHP82_EG_SIZE ||
+	    !dladdr1(exec, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size) {
+		return;
+	}
+	ls_php_exec_start = (uintptr_t)exec;
+	ls_php_exec_end = (uintptr_t)exec + sym->st_size;
+	ls_php_eg = (uintptr_t)eg;
+}
+
 static int parse_depth(const char *text)
 {
 	char *end;
@@ -463,6 +662,12 @@ __attribute__((constructor)) static void latsnap_preload_init(void)
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_NONE);
 	warm_up_unwinder();
 	find_python();
+	if (!ls_py_runtime) {
+		find_ruby();
+	}
+	if (!ls_py_runtime && !ls_rb_exec_start) {
+		find_php();
+	}
 	if (pthread_atfork(ls_fork_prepare, ls_fork_parent, ls_fork_child)) {
 		/* Without it a child could hang in our handler: stay off in this process. */
 		return;

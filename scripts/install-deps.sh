@@ -19,6 +19,9 @@
 # and Node (Debian's nodejs, or a newer one already installed).
 # python3.11-dev holds CPython 3.11's headers, which lib/py311.h's offsets are checked against
 # (scripts/py311-check.c); tests/integration/89c-python-frames.t runs Debian's /usr/bin/python3.
+# ruby (Debian's Ruby 3.1) runs tests/workloads/rbframes.rb for tests/integration/89d-ruby-frames.t;
+# php8.2-cli runs tests/workloads/phpframes.php for 89e-php-frames.t, and php8.2-dev holds PHP
+# 8.2's headers, which lib/php82.h's offsets are checked against (scripts/php82-check.c).
 # stress-ng saturates every CPU in `make bench` section 13 (the evidence under load, issue 33).
 # memcached is for tests/integration/46-housekeeping.t, which records a server of its own (its
 # LRU maintainer's usleeps are a server's housekeeping, issue 46), never the packaged service.
@@ -43,6 +46,9 @@ mariadb-client
 python3-pymysql
 python3-psycopg2
 python3.11-dev
+ruby
+php8.2-cli
+php8.2-dev
 stress-ng
 memcached
 nodejs

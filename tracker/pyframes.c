@@ -21,12 +21,16 @@
 
 #include "lib/outlier.h"
 #include "lib/py311.h"
+#include "tracker/phpframes.h"
 #include "tracker/pyframes.h"
+#include "tracker/rbframes.h"
 
 #define PY_CACHE_SLOTS 1024 /* code objects remembered, by (pid, address) */
 #define PY_MAX_STR 4096 /* longest name or path read, in bytes */
 #define PY_MAX_TABLE 65536 /* longest location table read */
 #define PY_EVAL_SYMBOL "_PyEval_EvalFrameDefault"
+#define RB_EVAL_SYMBOL "rb_vm_exec"
+#define PHP_EVAL_SYMBOL "execute_ex"
 
 struct py_code {
 	pid_t pid;
@@ -41,14 +45,24 @@ struct py_code {
 
 struct pyframes {
 	struct py_code slots[PY_CACHE_SLOTS];
+	struct rbframes *rb; /* Ruby's iseqs (rbframes.c): its frames come in the same report */
 };
 
 /**
- * pyframes_new() - an empty cache of code objects; NULL without memory
+ * pyframes_new() - an empty cache of code objects (and of Ruby's iseqs); NULL without memory
  */
 struct pyframes *pyframes_new(void)
 {
-	return calloc(1, sizeof(struct pyframes));
+	struct pyframes *pf = calloc(1, sizeof(struct pyframes));
+
+	if (pf) {
+		pf->rb = rbframes_new();
+		if (!pf->rb) {
+			free(pf);
+			pf = NULL;
+		}
+	}
+	return pf;
 }
 
 static void code_clear(struct py_code *c)
@@ -72,6 +86,7 @@ void pyframes_free(struct pyframes *pf)
 	for (i = 0; i < PY_CACHE_SLOTS; i++) {
 		code_clear(&pf->slots[i]);
 	}
+	rbframes_free(pf->rb);
 	free(pf);
 }
 
@@ -345,16 +360,18 @@ static int py_frame(struct pyframes *pf, pid_t pid, const struct ls_py_frame *py
 	return outlier_frame_set(f, py->code, c->qualname, 0, c->filename) ?: 1;
 }
 
-static bool is_eval_frame(const struct outlier_frame *f)
+static bool is_eval_frame(const struct outlier_frame *f, const char *eval)
 {
-	return !f->interp && f->symbol && !strcmp(f->symbol, PY_EVAL_SYMBOL);
+	return !f->interp && f->symbol && !strcmp(f->symbol, eval);
 }
 
 /**
  * pyframes_insert() - put the Python frames of @report into @frames, the native stack of the
  * same report (innermost first): each _PyEval_EvalFrameDefault frame gets, on its inner side,
  * the Python frames its call runs (up to and including the next one with is_entry). Python frames
- * beyond the native stack's last eval frame (a truncated unwind) are left out.
+ * beyond the native stack's last eval frame (a truncated unwind) are left out. A report of Ruby
+ * frames (LS_RB_MAGIC) goes the same way, at the rb_vm_exec frames (named by rbframes.c), and
+ * one of PHP frames (LS_PHP_MAGIC) at the execute_ex frames (phpframes.c).
  *
  * Return: 0 (also when the report holds no Python frames), or -ENOMEM.
  */
@@ -362,20 +379,28 @@ int pyframes_insert(struct pyframes *pf, pid_t pid, const struct ls_unwind_repor
 		    struct outlier_frames *frames)
 {
 	unsigned int nr_py = report->py_nr < LS_PY_MAX_FRAMES ? report->py_nr : LS_PY_MAX_FRAMES;
+	bool ruby = report->py_magic == LS_RB_MAGIC, php = report->py_magic == LS_PHP_MAGIC;
+	const char *eval = ruby ? RB_EVAL_SYMBOL : php ? PHP_EVAL_SYMBOL : PY_EVAL_SYMBOL;
 	struct outlier_frames out = { 0 };
 	unsigned int p = 0;
 	size_t i, n = 0;
 	int ret = 0;
 
-	if (!pf || report->py_magic != LS_PY_MAGIC || !nr_py) {
+	if (!pf || (report->py_magic != LS_PY_MAGIC && !ruby && !php) || !nr_py) {
 		return 0;
 	}
 	ret = outlier_frames_alloc(&out, frames->nr + nr_py);
 	for (i = 0; !ret && i < frames->nr; i++) {
-		while (is_eval_frame(&frames->v[i]) && p < nr_py && !ret) {
+		while (is_eval_frame(&frames->v[i], eval) && p < nr_py && !ret) {
 			bool entry = report->py_entry & (1U << p);
 
-			ret = py_frame(pf, pid, &report->py[p++], &out.v[n]);
+			if (ruby) {
+				ret = rbframes_frame(pf->rb, pid, &report->py[p++], &out.v[n]);
+			} else if (php) {
+				ret = phpframes_frame(pid, &report->py[p++], &out.v[n]);
+			} else {
+				ret = py_frame(pf, pid, &report->py[p++], &out.v[n]);
+			}
 			if (ret == 1) {
 				n++;
 				ret = 0;

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rb31.h - where Ruby 3.1 (x86-64, as Debian 12's libruby-3.1.so.3.1 lays it out) keeps what
+ * latsnap reads of a Ruby thread's frames.
+ *
+ * Ruby installs none of these structs' headers (vm_core.h, iseq.h and vm_callinfo.h are
+ * internal; ruby3.1-dev ships only the public ones) and Debian's libruby has no debug info, so
+ * no build can check them. They are the layouts of Ruby 3.1's vm_core.h, iseq.h, iseq.c and
+ * include/ruby/internal/core/r{basic,string,array}.h, and were checked on a live ruby3.1 process
+ * (gdb on a thread sleeping in a known script: each control frame's iseq, its flags, its label
+ * and path as these offsets read them) and by tests/integration/89d-ruby-frames.t, which names
+ * a known script's frames and their lines. The preload library reads a process only when its
+ * ruby_version says 3.1.
+ */
+#ifndef LATSNAP_LIB_RB31_H
+#define LATSNAP_LIB_RB31_H
+
+#define LS_RB31_VERSION "3.1." /* ruby_version's start */
+
+/* rb_execution_context_t: the thread's VM stack and its current control frame */
+#define LS_RB31_EC_VM_STACK 0 /* VALUE *vm_stack */
+#define LS_RB31_EC_VM_STACK_SIZE 8 /* size_t vm_stack_size, in VALUEs */
+#define LS_RB31_EC_CFP 16 /* rb_control_frame_t *cfp: frames grow down from the stack's end */
+
+/* rb_control_frame_t */
+#define LS_RB31_CFP_PC 0
+#define LS_RB31_CFP_ISEQ 16
+#define LS_RB31_CFP_EP 32
+#define LS_RB31_CFP_READ 40 /* the bytes read of a frame: pc up to ep */
+#define LS_RB31_CFP_SIZE 64 /* sizeof: pc, sp, iseq, self, ep, block_code, __bp__, jit_return */
+
+/* ep[VM_ENV_DATA_INDEX_FLAGS]: the frame's magic and flags */
+#define LS_RB31_FRAME_FLAG_FINISH 0x0020 /* the first frame of its rb_vm_exec call */
+#define LS_RB31_FRAME_FLAG_CFRAME 0x0080 /* a C frame (cfunc, ifunc, dummy): no iseq */
+
+/* rb_iseq_t, an imemo */
+#define LS_RB31_T_MASK 0x1f
+#define LS_RB31_T_IMEMO 0x1a
+#define LS_RB31_IMEMO_SHIFT 12 /* FL_USHIFT */
+#define LS_RB31_IMEMO_MASK 0x0f
+#define LS_RB31_IMEMO_ISEQ 7
+#define LS_RB31_ISEQ_BODY 16 /* struct rb_iseq_constant_body *body */
+
+/* struct rb_iseq_constant_body */
+#define LS_RB31_BODY_ISEQ_SIZE 4 /* unsigned int iseq_size, in VALUEs */
+#define LS_RB31_BODY_ENCODED 8 /* VALUE *iseq_encoded: pc - this = the position */
+#define LS_RB31_BODY_PATHOBJ 64 /* location.pathobj: a String, or an Array [path, realpath] */
+#define LS_RB31_BODY_LABEL 80 /* location.label: a String */
+#define LS_RB31_BODY_INSNS 120 /* insns_info.body: struct iseq_insn_info_entry[size] */
+#define LS_RB31_BODY_POSITIONS 128 /* insns_info.positions (NULL once encoded, as usual) */
+#define LS_RB31_BODY_INSNS_SIZE 136 /* unsigned int insns_info.size */
+#define LS_RB31_BODY_SUCC 144 /* insns_info.succ_index_table */
+#define LS_RB31_BODY_READ 152
+#define LS_RB31_INSN_ENTRY_SIZE 12 /* int line_no, int node_id, rb_event_flag_t events */
+#define LS_RB31_INSN_LINE 0
+
+/* struct succ_index_table (iseq.c): positions as a rank dictionary */
+#define LS_RB31_SUCC_IMM_SIZE 54 /* IMMEDIATE_TABLE_SIZE: the first positions, 9 to a word */
+#define LS_RB31_SUCC_PART 48 /* succ_part[]: after uint64_t imm_part[6] */
+#define LS_RB31_SUCC_BLOCK_SIZE 80 /* unsigned rank; u64 small_block_ranks; u64 bits[8] */
+#define LS_RB31_SUCC_BLOCK_SMALL 8
+#define LS_RB31_SUCC_BLOCK_BITS 16
+
+/* RBasic, RString, RArray (USE_RVARGC off, as 3.1 builds by default) */
+#define LS_RB31_T_STRING 0x05
+#define LS_RB31_T_ARRAY 0x07
+#define LS_RB31_FL_USER1 (1UL << 13) /* RSTRING_NOEMBED, RARRAY_EMBED_FLAG */
+#define LS_RB31_STR_EMBED_SHIFT 14 /* RSTRING_EMBED_LEN_SHIFT, 5 bits */
+#define LS_RB31_STR_LEN 16 /* as.heap.len */
+#define LS_RB31_STR_PTR 24 /* as.heap.ptr */
+#define LS_RB31_STR_EMBED 16 /* as.embed.ary */
+#define LS_RB31_ARY_EMBED 16 /* as.ary[0] of an embedded array */
+#define LS_RB31_ARY_PTR 32 /* as.heap.ptr */
+
+#endif /* LATSNAP_LIB_RB31_H */
