@@ -453,7 +453,7 @@ static bool timed_out(const struct outlier *o)
  */
 static const char *const sleep_functions[] = {
 	"sleep",     "usleep",	"nanosleep",  "__nanosleep", "clock_nanosleep", "__clock_nanosleep",
-	"JVM_Sleep", "pysleep", "time_sleep", "time.Sleep"
+	"JVM_Sleep", "pysleep", "time_sleep", "time.Sleep", "pg_sleep"
 };
 
 static bool is_sleep_function(const char *symbol)
@@ -534,6 +534,67 @@ static bool slept_to_timeout(const struct outlier *o)
 	}
 	/* Any other wait: it said so, or the timer it armed woke it. */
 	return o->ret == -ETIME || timed_out(o);
+}
+
+/* Whether @o waits for descriptors to be ready: poll, select, epoll (an event loop's wait). */
+static bool waits_for_events(const struct outlier *o)
+{
+	static const char *const event_waits[] = { "poll",	   "ppoll",	  "select",
+						   "pselect6",	   "epoll_wait",  "epoll_pwait",
+						   "epoll_pwait2", "io_getevents", "io_pgetevents" };
+	size_t i;
+
+	for (i = 0; o->kind == OUTLIER_SYSCALL && o->syscall &&
+		    i < sizeof(event_waits) / sizeof(event_waits[0]);
+	     i++) {
+		if (!strcmp(o->syscall, event_waits[i])) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Whether @name is a kernel function on @w's stack, among its first 32 frames. */
+static bool waker_in(const struct outlier_waker *w, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < w->frames.nr && i < 32; i++) {
+		if (w->frames.v[i].symbol && !strcmp(w->frames.v[i].symbol, name)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Whether a process @o's started ended its wait by exiting: the waker, another process, was in
+ * do_exit (its pipes closing, its SIGCHLD: do_notify_parent), and the wait is one for a child
+ * (wait4, waitid), for descriptors (its pipes: Node's execSync waits in epoll_wait), or the
+ * SIGCHLD said so. The BPF side reports an idle-list wait outside work only when a child's exit
+ * ended it. A peer's exit ending a socket read is not one: that is no child's.
+ */
+static bool ended_by_child_exit(const struct outlier *o)
+{
+	const struct outlier_waker *w = o->waker;
+
+	if (!w || !w->tid || w->pid == o->pid || o->kind != OUTLIER_SYSCALL || !o->syscall ||
+	    !(waker_in(w, "do_exit") || waker_in(w, "do_group_exit"))) {
+		return false;
+	}
+	return waker_in(w, "do_notify_parent") || waits_for_events(o) ||
+	       !strcmp(o->syscall, "wait4") || !strcmp(o->syscall, "waitid");
+}
+
+/*
+ * Whether @o waited for descriptors until its own timeout with no sleep function on its stack:
+ * an event loop awaiting a timer (asyncio.sleep, setTimeout), free to run whatever came on its
+ * descriptors meanwhile, not held up by anything. A sleep function that waits in poll or epoll
+ * (PostgreSQL's pg_sleep on its latch, Python's time.sleep in select) is a sleep.
+ */
+static bool free_until_timer(const struct outlier *o)
+{
+	return waits_for_events(o) && slept_to_timeout(o) && !in_sleep(o);
 }
 
 /* @pid's entry in the cache of served processes, as it is now (started at @start_time). */
@@ -625,6 +686,35 @@ static bool housekeeping(const struct idle_policy *p, const struct outlier *o)
 	return serving(p, o);
 }
 
+/* Whether @o waits in a POSIX semaphore (sem_wait, sem_timedwait, sem_clockwait: glibc's). */
+static bool in_semaphore(const struct outlier *o)
+{
+	const struct outlier_frames *fr = &o->user_stack.frames;
+	size_t i;
+
+	for (i = 0; o->syscall && !strncmp(o->syscall, "futex", 5) && i < fr->nr && i < 4; i++) {
+		if (fr->v[i].symbol &&
+		    (!strncmp(fr->v[i].symbol, "sem_", 4) || strstr(fr->v[i].symbol, "_sem_wait"))) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Whether @o is a lock passed on by its holder: a semaphore wait (a count one thread gives back
+ * for another to take: Python's threading.Lock is one) that another helper thread of its process
+ * ended, outside any unit of work (work handed over from a unit is got_work, judged before). A
+ * condition variable is an event, whoever signals it (a pool's jobs: MariaDB's tpool workers wake
+ * each other); the main thread does the process's work (decide()): a helper it wakes is handed a
+ * job, as a pool's worker is.
+ */
+static bool woken_by_sibling(const struct outlier *o)
+{
+	return o->waker && o->waker->tid && o->waker->pid == o->pid && o->waker->tid != o->tid &&
+	       o->waker->tid != o->pid && o->state == OUTLIER_ENDED && in_semaphore(o);
+}
+
 /*
  * decide - the policy, for @o waiting at a place @seen as it was: the rules first, then what the
  * thread is doing (its work context), then, where that says nothing, the kind of wait and
@@ -675,7 +765,13 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 		*why = "handed work, it then slept to its own timeout: nothing of the unit came";
 		return true;
 	}
-	if (o->in_work) {
+	if (free_until_timer(o)) {
+		*why = "an event loop's wait for descriptors ran to its timer: the thread was free to "
+		       "run other work, nothing held it up";
+		return true;
+	}
+	if (o->in_work || ended_by_child_exit(o)) {
+		/* A child's exit ended it: the caller waited for work it started. */
 		return false;
 	}
 	if (live && housekeeping(p, o)) {
@@ -704,11 +800,12 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 		*why = "its thread's home wait: it came back to where it waited before";
 		return true;
 	}
-	if (seen == SITE_NEW && worker && o->nvcsw && o->nvcsw <= o->switches + YOUNG_SWITCHES) {
+	if (seen == SITE_NEW && worker && o->nvcsw && o->nvcsw <= o->switches + YOUNG_SWITCHES &&
+	    !woken_by_sibling(o)) {
 		*why = "the first wait of a new thread: waiting for its first work";
 		return true;
 	}
-	if (worker) {
+	if (worker && !(seen == SITE_NEW && woken_by_sibling(o))) {
 		/*
 		 * A helper thread never in work, waiting for an event nobody owns and not for an
 		 * answer it asked: a pool's worker, a housekeeper, waiting for its next job.

@@ -271,6 +271,8 @@ static int set_options(struct tracker *tr, const struct tracker_opts *opts)
 	tr->skel->rodata->track_comms = opts->nr_comms > 0;
 	tr->skel->rodata->prctl_nr = SYS_prctl;
 	tr->skel->rodata->futex_nr = SYS_futex;
+	tr->skel->rodata->wait4_nr = SYS_wait4;
+	tr->skel->rodata->waitid_nr = SYS_waitid;
 	if (opts->ctx_floor_ns) {
 		tr->skel->rodata->ctx_floor_ns = opts->ctx_floor_ns;
 	}

@@ -14,7 +14,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 BUILD=${LATSNAP_BUILD:-$ROOT/build}
 LATSNAP=${LATSNAP:-$BUILD/latsnap}
 PY=/usr/bin/python3 # Debian's: the one the packages are for
-prog=$1 dir=$2 idle=${3:-2} rounds=${4:-2}
+prog=$1 dir=$2 self= idle=${3:-2} rounds=${4:-2}
 THRESHOLD=${THRESHOLD:-50ms}
 TIMEOUT=${LATSNAP_TIMEOUT:-120}
 mkdir -p "$dir"
@@ -38,6 +38,11 @@ go)
 	RECORD_ARGS="--go-waits ${RECORD_ARGS:-}"
 	;;
 node) cmd=(node "$HERE/nodeserver.js" "$sock") ;;
+pyasync) cmd=("$PY" "$HERE/pyasync.py" "$sock") ;;
+ruby) cmd=(ruby "$HERE/rbserver.rb" "$sock") && export LAB_STAMP=1 ;;
+# Self-driven: no client, the program writes its own window.
+pylock) cmd=("$PY" "$HERE/pylock.py") self=1 ;;
+nodeexec) cmd=(node "$HERE/nodeexec.js") self=1 ;;
 mariadb) exec "$HERE/mariadb.sh" "$dir" "$idle" ;;
 postgres) exec "$HERE/postgres.sh" "$dir" "$idle" ;;
 *)
@@ -50,8 +55,11 @@ esac
 timeout -k 5 "$TIMEOUT" "$LATSNAP" record -v --json -t "$THRESHOLD" ${RECORD_ARGS:-} \
 	-o "$dir/snaps" -- "${cmd[@]}" >"$dir/out" 2>"$dir/err" &
 rec=$!
-"$PY" "$HERE/client.py" "$sock" "$dir/gt.log" "$rounds" "$idle" >"$dir/client.log" 2>&1
-client=$?
+client=0
+if [ -z "${self:-}" ]; then
+	"$PY" "$HERE/client.py" "$sock" "$dir/gt.log" "$rounds" "$idle" >"$dir/client.log" 2>&1
+	client=$?
+fi
 wait "$rec"
 rc=$?
 [ "$client" = 0 ] || { echo "run.sh: $prog: the client failed:" >&2; cat "$dir/client.log" >&2; }
