@@ -43,6 +43,9 @@ ruby) cmd=(ruby "$HERE/rbserver.rb" "$sock") && export LAB_STAMP=1 ;;
 # Self-driven: no client, the program writes its own window.
 pylock) cmd=("$PY" "$HERE/pylock.py") self=1 ;;
 nodeexec) cmd=(node "$HERE/nodeexec.js") self=1 ;;
+cxxpool) cmd=("$BUILD/labelled/cxxpool") self=1 ;;
+rustpool) cmd=("$BUILD/labelled/rustpool") self=1 ;;
+phpflock) cmd=(php "$HERE/phpflock.php") self=1 ;;
 mariadb) exec "$HERE/mariadb.sh" "$dir" "$idle" ;;
 postgres) exec "$HERE/postgres.sh" "$dir" "$idle" ;;
 *)
