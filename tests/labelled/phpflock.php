@@ -5,7 +5,8 @@
 // round a child takes flock(LOCK_EX) on a file and sleeps 300 ms holding it (latency), 40 ms
 // later another child takes the same flock (latency: a lock its holder releases); the parent
 // waits for both (waitpid: a wait on the idle list, not labelled), waits 300 ms on a socket
-// nobody writes to (stream_select to its timeout: idle), then hands the reader a job.
+// nobody writes to (stream_select to its timeout: idle), hands the reader a job and sleeps 200 ms
+// (latency).
 // Ground truth to $LAB_LOG, and its own window.
 $log = getenv('LAB_LOG');
 $lockfile = sys_get_temp_dir() . '/phpflock.' . posix_getpid();
@@ -76,7 +77,7 @@ for ($round = 0; $round < 2; $round++) {
 	stream_select($r, $w, $e, 0, 300000);
 	lab('idle', $t0, hrtime(true), 'select');
 	fwrite($pipe[0], "job\n");
-	usleep(200000);
+	nap(200);
 }
 $end = hrtime(true);
 fwrite($pipe[0], "quit\n");
