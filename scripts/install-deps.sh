@@ -20,6 +20,8 @@
 # python3.11-dev holds CPython 3.11's headers, which lib/py311.h's offsets are checked against
 # (scripts/py311-check.c); tests/integration/89c-python-frames.t runs Debian's /usr/bin/python3.
 # stress-ng saturates every CPU in `make bench` section 13 (the evidence under load, issue 33).
+# ruby (Ruby 3.1) and php-cli (PHP 8.2, with pcntl and posix) run labelled programs of issue 47
+# (tests/labelled/rbserver.rb, phpflock.php); g++ and rustc build its C++ and Rust ones.
 # memcached is for tests/integration/46-housekeeping.t, which records a server of its own (its
 # LRU maintainer's usleeps are a server's housekeeping, issue 46), never the packaged service.
 set -eu
@@ -44,6 +46,8 @@ python3.11-dev
 stress-ng
 memcached
 nodejs
+ruby
+php-cli
 "
 
 . "$(dirname "$0")/apt-lib.sh"
