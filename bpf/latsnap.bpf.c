@@ -55,9 +55,12 @@ const volatile __u8 work_syscalls[LS_MAX_SYSCALLS] = {};
 const volatile long prctl_nr = -1;
 /* futex(2)'s number: a lock's next owner is handed no work (waits_for_lock()). */
 const volatile long futex_nr = -1;
-/* A wait for a child (wait4, waitid): a launcher's, for its program's whole life. */
-const volatile long wait4_nr = -1;
-const volatile long waitid_nr = -1;
+/*
+ * The waits for descriptors (poll, select, epoll_wait: 1 by syscall number) that a child's exit
+ * may end as latency. Not wait4, waitid, rt_sigsuspend (coreutils' timeout): a launcher waits
+ * there for its program's whole life.
+ */
+const volatile __u8 fd_wait_syscalls[LS_MAX_SYSCALLS] = {};
 /* The context stream: syscalls shorter than this are not sent. */
 const volatile __u64 ctx_floor_ns = 1000000;
 /* Events kept per CPU in ctx_ring, a power of two (from user space). */
@@ -2966,12 +2969,11 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 	if (!s || !s->tracked || s->run_state != RS_BLOCKED) {
 		return 0;
 	}
-	if (s->quiet && s->in_syscall && s->nr != wait4_nr && s->nr != waitid_nr &&
-	    woken_by_child_exit(p)) {
+	if (s->quiet && s->in_syscall && s->nr >= 0 && s->nr < LS_MAX_SYSCALLS &&
+	    fd_wait_syscalls[s->nr & (LS_MAX_SYSCALLS - 1)] && woken_by_child_exit(p)) {
 		/*
 		 * An idle-list wait for descriptors that a child's exit ends (Node's execSync in
-		 * epoll_wait, its pipes closing) is latency: the idle policy judges it. Not a wait4:
-		 * a launcher (runuser, a shell) waits there for its program's whole life.
+		 * epoll_wait, its pipes closing) is latency: the idle policy judges it.
 		 */
 		s->quiet = 0;
 	}

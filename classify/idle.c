@@ -568,22 +568,19 @@ static bool waker_in(const struct outlier_waker *w, const char *name)
 }
 
 /*
- * Whether a process @o's started ended its wait by exiting: the waker, another process, was in
- * do_exit (its pipes closing, its SIGCHLD: do_notify_parent), and the wait is one for a child
- * (wait4, waitid), for descriptors (its pipes: Node's execSync waits in epoll_wait), or the
- * SIGCHLD said so. The BPF side reports an idle-list wait outside work only when a child's exit
- * ended it. A peer's exit ending a socket read is not one: that is no child's.
+ * Whether a process @o's thread started ended its wait for descriptors by exiting (its pipes
+ * closing, its SIGCHLD: Node's execSync waits so in epoll_wait): the waker, another process, was
+ * in do_exit. The BPF side reports such an idle-list wait outside work only when it was a child's
+ * (or a child's child's) exit that ended it. A peer's exit ending a socket read is not one: no
+ * wait for descriptors; and a wait4, waitid or sigsuspend (a launcher's, for its program's whole
+ * life) is never reported.
  */
 static bool ended_by_child_exit(const struct outlier *o)
 {
 	const struct outlier_waker *w = o->waker;
 
-	if (!w || !w->tid || w->pid == o->pid || o->kind != OUTLIER_SYSCALL || !o->syscall ||
-	    !(waker_in(w, "do_exit") || waker_in(w, "do_group_exit"))) {
-		return false;
-	}
-	return waker_in(w, "do_notify_parent") || waits_for_events(o) ||
-	       !strcmp(o->syscall, "wait4") || !strcmp(o->syscall, "waitid");
+	return w && w->tid && w->pid != o->pid && waits_for_events(o) &&
+	       (waker_in(w, "do_exit") || waker_in(w, "do_group_exit"));
 }
 
 /*
