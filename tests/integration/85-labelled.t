@@ -81,7 +81,7 @@ goal() {
 	local key=$1 value=$2
 	shift 2
 	if [[ "$TODO_KEYS" == *" $key "* ]]; then
-		todo_ok "awk 'BEGIN { exit !($value >= $MIN) }'" "$* (issue 29: not met yet)"
+		todo_ok "awk 'BEGIN { exit !($value >= $MIN) }'" "$* (not met yet)"
 	else
 		between "$value" $MIN 1 "$*"
 	fi
@@ -105,7 +105,7 @@ check() {
 	goal "$p:recall" "$(jq .recall "$r")" "$p: recall of latency >= $MIN"
 	if [ "$idle" = idle ] && [[ "$TODO_KEYS" == *" $p:idle "* ]]; then
 		todo_ok "[ \"$(jq '.report_idle_threads | length' "$r")\" = 0 ]" \
-			"$p idle ${LAB_IDLE_S} s: no idle thread among report's causes and stalls (issue 29: not met yet)"
+			"$p idle ${LAB_IDLE_S} s: no idle thread among report's causes and stalls (not met yet)"
 		diag "  $(jq -c '.report_idle_threads' "$r")"
 	elif [ "$idle" = idle ]; then
 		is "$(jq '.report_idle_threads | length' "$r")" 0 \
