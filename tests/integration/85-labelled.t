@@ -18,12 +18,12 @@
 #     PostgreSQL 15 in the same lane, the same sessions (its backends wait for a row lock and in
 #     pg_sleep() on their latch, in epoll_wait: a syscall of the idle list, inside a request);
 #  c) issue 47's programs (tests/labelled/README.md: a design half, pylock nodeexec pyasync ruby,
-#     and a held-out half, cxxpool rustpool phpflock), one more in each lane;
+#     and a held-out half, cxxpool rustpool phpflock housekeep), in the lanes;
 #  d) the whole set.
 set -u
 . "$(dirname "$0")/lib.sh"
 
-require_record labpool
+require_record labpool housekeeper
 require java node mariadbd mariadb-install-db lttng-sessiond runuser ruby php
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || skip_all "needs PostgreSQL (postgresql-15)"
 id postgres >/dev/null 2>&1 || skip_all "needs PostgreSQL's postgres user (postgresql-15)"
@@ -53,7 +53,7 @@ lane() {
 		echo "$?" >"$TMPD/$p.rc"
 	done
 }
-lane mariadb postgres rustpool phpflock &
+lane mariadb postgres rustpool phpflock housekeep &
 L1=$!
 lane cpool node java nodeexec cxxpool &
 L2=$!
@@ -63,7 +63,7 @@ lane python go pylock pyasync ruby
 wait "$L1" "$L2"
 declare -A RUN_RC
 for p in cpool python node go java mariadb postgres pylock nodeexec pyasync ruby cxxpool rustpool \
-	phpflock; do
+	phpflock housekeep; do
 	RUN_RC[$p]=$(cat "$TMPD/$p.rc" 2>/dev/null || echo none)
 done
 diag "the set ran in $(($(date +%s) - t0)) s"
@@ -130,6 +130,7 @@ check ruby - -
 check cxxpool 12 -
 check rustpool 12 -
 check phpflock 8 -
+check housekeep 2 -
 
 # b) MariaDB's row-lock wait in report: with its cause and its holder, session A (in its own
 # SLEEP inside the transaction that holds the row), in the Longest waits.
@@ -169,7 +170,7 @@ totals() {
 	RECALL=$(awk -v t="${TP:-0}" -v n="${FN:-0}" 'BEGIN { printf "%.3f", t + n ? t / (t + n) : 0 }')
 }
 totals cpool python node go java mariadb postgres pylock nodeexec pyasync ruby cxxpool rustpool \
-	phpflock
+	phpflock housekeep
 diag "the set, all: latency waits $((TP + FN)), found $TP; outliers $((RIGHT + FP)), $FP of them" \
 	"idle: precision $PREC, recall $RECALL"
 totals cpool python node go java mariadb postgres
