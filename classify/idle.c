@@ -453,7 +453,7 @@ static bool timed_out(const struct outlier *o)
  */
 static const char *const sleep_functions[] = {
 	"sleep",     "usleep",	"nanosleep",  "__nanosleep", "clock_nanosleep", "__clock_nanosleep",
-	"JVM_Sleep", "pysleep", "time_sleep", "time.Sleep", "pg_sleep"
+	"JVM_Sleep", "pysleep", "time_sleep", "time.Sleep",  "pg_sleep"
 };
 
 static bool is_sleep_function(const char *symbol)
@@ -539,9 +539,10 @@ static bool slept_to_timeout(const struct outlier *o)
 /* Whether @o waits for descriptors to be ready: poll, select, epoll (an event loop's wait). */
 static bool waits_for_events(const struct outlier *o)
 {
-	static const char *const event_waits[] = { "poll",	   "ppoll",	  "select",
-						   "pselect6",	   "epoll_wait",  "epoll_pwait",
-						   "epoll_pwait2", "io_getevents", "io_pgetevents" };
+	static const char *const event_waits[] = {
+		"poll",	       "ppoll",	       "select",       "pselect6",     "epoll_wait",
+		"epoll_pwait", "epoll_pwait2", "io_getevents", "io_pgetevents"
+	};
 	size_t i;
 
 	for (i = 0; o->kind == OUTLIER_SYSCALL && o->syscall &&
@@ -690,8 +691,8 @@ static bool in_semaphore(const struct outlier *o)
 	size_t i;
 
 	for (i = 0; o->syscall && !strncmp(o->syscall, "futex", 5) && i < fr->nr && i < 4; i++) {
-		if (fr->v[i].symbol &&
-		    (!strncmp(fr->v[i].symbol, "sem_", 4) || strstr(fr->v[i].symbol, "_sem_wait"))) {
+		if (fr->v[i].symbol && (!strncmp(fr->v[i].symbol, "sem_", 4) ||
+					strstr(fr->v[i].symbol, "_sem_wait"))) {
 			return true;
 		}
 	}

@@ -41,9 +41,8 @@
  */
 static void set_fd_wait_syscalls(__u8 *bitmap)
 {
-	static const char *const names[] = { "poll",	     "ppoll",	    "select",
-					     "pselect6",     "epoll_wait",  "epoll_pwait",
-					     "epoll_pwait2" };
+	static const char *const names[] = { "poll",	   "ppoll",	  "select",	 "pselect6",
+					     "epoll_wait", "epoll_pwait", "epoll_pwait2" };
 	size_t i;
 	int nr;
 

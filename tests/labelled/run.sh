@@ -15,7 +15,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 BUILD=${LATSNAP_BUILD:-$ROOT/build}
 LATSNAP=${LATSNAP:-$BUILD/latsnap}
 PY=/usr/bin/python3 # Debian's: the one the packages are for
-prog=$1 dir=$2 self= client= idle=${3:-2} rounds=${4:-2}
+prog=$1 dir=$2 self='' client='' idle=${3:-2} rounds=${4:-2}
 THRESHOLD=${THRESHOLD:-50ms}
 TIMEOUT=${LATSNAP_TIMEOUT:-120}
 mkdir -p "$dir"

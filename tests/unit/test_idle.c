@@ -248,13 +248,15 @@ static void set_waker(struct outlier *o, int32_t pid, int32_t tid, const char *c
 static const char *const futex_wake_fns[] = { "try_to_wake_up", "wake_up_q", "futex_wake",
 					      "do_futex", "__x64_sys_futex" };
 /* A child's exit closing its end of a pipe the parent polls. */
-static const char *const exit_pipe_fns[] = { "try_to_wake_up", "ep_poll_callback",
-					     "__wake_up_common", "pipe_release", "__fput",
-					     "task_work_run", "do_exit", "do_group_exit" };
+static const char *const exit_pipe_fns[] = { "try_to_wake_up",	 "ep_poll_callback",
+					     "__wake_up_common", "pipe_release",
+					     "__fput",		 "task_work_run",
+					     "do_exit",		 "do_group_exit" };
 /* A peer's exit closing a socket: no child's. */
-static const char *const exit_sock_fns[] = { "try_to_wake_up", "sock_def_readable",
-					     "unix_release_sock", "__fput", "task_work_run",
-					     "do_exit", "do_group_exit" };
+static const char *const exit_sock_fns[] = { "try_to_wake_up",	  "sock_def_readable",
+					     "unix_release_sock", "__fput",
+					     "task_work_run",	  "do_exit",
+					     "do_group_exit" };
 static const char *const timer_fns[] = { "try_to_wake_up", "hrtimer_wakeup" };
 
 /*
@@ -723,8 +725,7 @@ int main(void)
 	o->in_work = true;
 	set_waker(o, 0, 0, timer_fns, 2);
 	ok(judge(p, o, &why) && why && strstr(why, "event loop"),
-	   "an event loop's epoll_wait in work, run to its timer: idle (%s)",
-	   why ? why : "(null)");
+	   "an event loop's epoll_wait in work, run to its timer: idle (%s)", why ? why : "(null)");
 	o = epoll_wait_of(PID, 0, "pg_sleep");
 	o->in_work = true;
 	set_waker(o, 0, 0, timer_fns, 2);
