@@ -587,12 +587,22 @@ static bool ended_by_child_exit(const struct outlier *o)
 /*
  * Whether @o waited for descriptors until its own timeout with no sleep function on its stack:
  * an event loop awaiting a timer (asyncio.sleep, setTimeout), free to run whatever came on its
- * descriptors meanwhile, not held up by anything. A sleep function that waits in poll or epoll
+ * descriptors meanwhile, not held up by anything. An event loop waits in epoll, or polls more
+ * than one descriptor; a poll of one (a reply awaited with a timeout) or a select (its count is
+ * not told) may be a request held up by what never came. A sleep function that waits there
  * (PostgreSQL's pg_sleep on its latch, Python's time.sleep in select) is a sleep.
  */
 static bool free_until_timer(const struct outlier *o)
 {
-	return waits_for_events(o) && slept_to_timeout(o) && !in_sleep(o);
+	bool loop;
+
+	if (!o->syscall || !slept_to_timeout(o) || in_sleep(o)) {
+		return false;
+	}
+	loop = !strncmp(o->syscall, "epoll_", 6) ||
+	       ((!strcmp(o->syscall, "poll") || !strcmp(o->syscall, "ppoll")) && o->has_args &&
+		o->args[1] >= 2);
+	return loop;
 }
 
 /* @pid's entry in the cache of served processes, as it is now (started at @start_time). */

@@ -734,6 +734,26 @@ int main(void)
 	o->in_work = true;
 	set_waker(o, PID, PID + 60, futex_wake_fns, 5);
 	ok(!judge(p, o, &why), "an epoll_wait in work that something ended: latency");
+	o = epoll_wait_of(PID, 0, "poll_reply");
+	o->in_work = true;
+	o->has_args = true;
+	o->args[1] = 1;
+	o->syscall_nr = 7;
+	set_waker(o, 0, 0, timer_fns, 2);
+	if (outlier_set_str(&o->syscall, "poll")) {
+		bail_out("out of memory");
+	}
+	ok(!judge(p, o, &why), "a poll of one descriptor in work, run to its timeout: latency");
+	o = epoll_wait_of(PID, 0, "poll_loop");
+	o->in_work = true;
+	o->has_args = true;
+	o->args[1] = 3;
+	o->syscall_nr = 7;
+	set_waker(o, 0, 0, timer_fns, 2);
+	if (outlier_set_str(&o->syscall, "poll")) {
+		bail_out("out of memory");
+	}
+	ok(judge(p, o, &why), "a poll of 3 descriptors in work, run to its timeout: idle");
 	o = epoll_wait_of(PID, 0, "BaseEventLoop._run_once");
 	o->in_work = true;
 	o->state = OUTLIER_STILL_BLOCKED;
