@@ -2,8 +2,10 @@
 /*
  * idle.c - the idle policy: which waits are a thread waiting for work (see idle.h).
  *
- * Measured on the labelled set of tests/integration/48-idle.t and on an idle machine with -a
- * (bench section 9). What it cannot tell apart, it leaves counted as latency: a client that
+ * Measured on the labelled set of tests/integration/48-idle.t, on tests/labelled/ (85-labelled.t:
+ * programs nobody here wrote, and a held-out half the rules were not tuned on) and on an idle
+ * machine with -a (bench section 9). Its verdicts go by what the thread did and what ended its
+ * wait (a lock passed on, a child's exit, its own timer, work come), never by a program's name. What it cannot tell apart, it leaves counted as latency: a client that
  * waits for a reply on a socket at the same place again and again looks like a server waiting
  * for its next request, so a socket or futex wait at a place the thread came back to is idle
  * only when it is not the process's main thread or the thread was already there when tracking
