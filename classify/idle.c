@@ -572,8 +572,8 @@ static bool waker_in(const struct outlier_waker *w, const char *name)
 
 /*
  * Whether a process @o's thread started ended its wait for descriptors by exiting (its pipes
- * closing, its SIGCHLD: Node's execSync waits so in epoll_wait): the waker, another process, was
- * in do_exit. The BPF side reports such an idle-list wait outside work only when it was a child's
+ * closing: Node's execSync waits so in epoll_wait): the waker, another process, was in do_exit,
+ * and descriptors came ready. The BPF side reports such an idle-list wait outside work only when it was a child's
  * (or a child's child's) exit that ended it. A peer's exit ending a socket read is not one: no
  * wait for descriptors; and a wait4, waitid or sigsuspend (a launcher's, for its program's whole
  * life) is never reported.
@@ -582,7 +582,11 @@ static bool ended_by_child_exit(const struct outlier *o)
 {
 	const struct outlier_waker *w = o->waker;
 
-	return w && w->tid && w->pid != o->pid && waits_for_events(o) &&
+	/*
+	 * Descriptors came ready (the child's pipes closed): its SIGCHLD, delivered to whichever
+	 * thread of the process, ends another's wait with -EINTR (a Node helper's uv loop).
+	 */
+	return w && w->tid && w->pid != o->pid && waits_for_events(o) && o->ret > 0 &&
 	       (waker_in(w, "do_exit") || waker_in(w, "do_group_exit"));
 }
 

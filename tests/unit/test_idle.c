@@ -696,9 +696,12 @@ int main(void)
 	 * too (it would be "a helper thread ... for its next job"). A socket's peer exiting is no
 	 * child: a helper's recv so ended stays idle.
 	 */
-	o = epoll_wait_of(PID + 50, -EINTR, "uv__io_poll");
+	o = epoll_wait_of(PID + 50, 1, "uv__io_poll");
 	set_waker(o, PID + 900, PID + 900, exit_pipe_fns, 8);
 	ok(!judge(p, o, &why), "a helper's epoll_wait a child's exit ended: latency");
+	o = epoll_wait_of(PID + 54, -EINTR, "uv__io_poll");
+	set_waker(o, PID + 903, PID + 903, exit_pipe_fns, 8);
+	ok(judge(p, o, &why), "... one its SIGCHLD cut short (-EINTR, no descriptor): idle");
 	o = epoll_wait_of(PID, 1, "uv__io_poll");
 	set_waker(o, PID + 901, PID + 901, exit_pipe_fns, 8);
 	ok(!judge(p, o, &why), "the main thread's, the same: latency");
