@@ -22,8 +22,9 @@ def lab(label, t0, t1, what):
                                                 what.encode()))
 
 
-def holder():
+def holder(held):
     lock.acquire()
+    held.set()
     t0 = time.monotonic_ns()
     time.sleep(0.3)
     lab("latency", t0, time.monotonic_ns(), "sleep")
@@ -52,8 +53,13 @@ def main():
     time.sleep(0.1)
     start = time.monotonic_ns()
     for _ in range(2):
-        a = threading.Thread(target=holder)
+        held = threading.Event()
+        a = threading.Thread(target=holder, args=(held,))
+        t0 = time.monotonic_ns()
         a.start()
+        # The taker only once the lock is held: a machine's load may delay the holder's start.
+        held.wait()
+        lab("latency", t0, time.monotonic_ns(), "start")
         time.sleep(0.04)
         b = threading.Thread(target=taker)
         b.start()
