@@ -78,8 +78,9 @@ BENCH_BINS := $(BUILD)/bench/empty-hooks $(BUILD)/bench/prims $(BUILD)/bench/pin
 BENCH_NEEDS := $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(BUILD)/workloads/sleeper \
 	$(BUILD)/workloads/unwind-nofp $(BENCH_BINS)
 BENCH_DEPS_STAMP := $(BUILD)/.bench-deps-ok
-# The labelled set's programs in Java and Go (tests/labelled/README.md): 85-labelled.t, make bench.
-LABELLED := $(BUILD)/labelled/LabServer.class $(BUILD)/labelled/goserver
+# The labelled set's programs in Java, Go, C++ and Rust (tests/labelled/README.md): 85-labelled.t, make bench.
+LABELLED := $(BUILD)/labelled/LabServer.class $(BUILD)/labelled/goserver $(BUILD)/labelled/cxxpool \
+	$(BUILD)/labelled/rustpool
 
 .PHONY: all deps check check-asan check-valgrind unit integration demo bench install clean \
 	format fuzz stress deb
@@ -251,6 +252,15 @@ $(BUILD)/labelled/goserver: tests/labelled/goserver/main.go | $(DEPS_STAMP)
 	@mkdir -p $(dir $@) $(BUILD)/go
 	GOENV=off GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOCACHE=$(abspath $(BUILD)/go/cache) \
 		GOPATH=$(abspath $(BUILD)/go/path) $(GO) build -buildvcs=false -o $@ $<
+
+# The labelled set's C++ and Rust programs (issue 47's held-out half).
+$(BUILD)/labelled/cxxpool: tests/labelled/cxxpool.cc | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	g++ -std=c++17 -O2 -g -Wall -Wextra -Werror -pthread -o $@ $<
+
+$(BUILD)/labelled/rustpool: tests/labelled/rustpool.rs | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(RUSTC) -O -g -o $@ $<
 
 unit: $(UNIT_BINS)
 	prove -v --exec '' $(UNIT_BINS)

@@ -55,6 +55,12 @@ const volatile __u8 work_syscalls[LS_MAX_SYSCALLS] = {};
 const volatile long prctl_nr = -1;
 /* futex(2)'s number: a lock's next owner is handed no work (waits_for_lock()). */
 const volatile long futex_nr = -1;
+/*
+ * The waits for descriptors (poll, select, epoll_wait: 1 by syscall number) that a child's exit
+ * may end as latency. Not wait4, waitid, rt_sigsuspend (coreutils' timeout): a launcher waits
+ * there for its program's whole life.
+ */
+const volatile __u8 fd_wait_syscalls[LS_MAX_SYSCALLS] = {};
 /* The context stream: syscalls shorter than this are not sent. */
 const volatile __u64 ctx_floor_ns = 1000000;
 /* Events kept per CPU in ctx_ring, a power of two (from user space). */
@@ -2919,6 +2925,33 @@ static __always_inline void work_handover(void *ctx, struct task_struct *p, stru
 	s->home_key = home_key(s->nr, args);
 }
 
+/*
+ * Whether the wakeup under way is the exit of a process @p started (its child, or a child's
+ * child: a shell between them): its pipes closing, its SIGCHLD. A wait it ends is the caller
+ * waiting for work it started (Node's execSync in epoll_wait, a waitpid), not for work to come.
+ */
+static __always_inline bool woken_by_child_exit(struct task_struct *p)
+{
+	struct task_struct *cur = current_task(), *t = cur;
+	__u32 tgid = task_rd(p, tgid);
+	int i;
+
+	if (!(task_rd(cur, flags) & PF_EXITING) || (__u32)task_rd(cur, tgid) == tgid) {
+		return false;
+	}
+	for (i = 0; i < 3; i++) {
+		t = BPF_CORE_READ(t, real_parent);
+		if (!t) {
+			return false;
+		}
+		/* real_parent is read as a plain pointer: probe-read, not dereferenced. */
+		if ((__u32)BPF_CORE_READ(t, tgid) == tgid) {
+			return true;
+		}
+	}
+	return false;
+}
+
 SEC("tp_btf/sched_waking")
 int BPF_PROG(ls_sched_waking, struct task_struct *p)
 {
@@ -2935,6 +2968,14 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 	}
 	if (!s || !s->tracked || s->run_state != RS_BLOCKED) {
 		return 0;
+	}
+	if (s->quiet && s->in_syscall && s->nr >= 0 && s->nr < LS_MAX_SYSCALLS &&
+	    fd_wait_syscalls[s->nr & (LS_MAX_SYSCALLS - 1)] && woken_by_child_exit(p)) {
+		/*
+		 * An idle-list wait for descriptors that a child's exit ends (Node's execSync in
+		 * epoll_wait, its pipes closing) is latency: the idle policy judges it.
+		 */
+		s->quiet = 0;
 	}
 	if (s->handed && handed_unit_over(p, s)) {
 		/* Out of the unit, it may be handed the next one by this wakeup. */

@@ -2,8 +2,10 @@
 /*
  * idle.c - the idle policy: which waits are a thread waiting for work (see idle.h).
  *
- * Measured on the labelled set of tests/integration/48-idle.t and on an idle machine with -a
- * (bench section 9). What it cannot tell apart, it leaves counted as latency: a client that
+ * Measured on the labelled set of tests/integration/48-idle.t, on tests/labelled/ (85-labelled.t:
+ * programs nobody here wrote, and a held-out half the rules were not tuned on) and on an idle
+ * machine with -a (bench section 9). Its verdicts go by what the thread did and what ended its
+ * wait (a lock passed on, a child's exit, its own timer, work come), never by a program's name. What it cannot tell apart, it leaves counted as latency: a client that
  * waits for a reply on a socket at the same place again and again looks like a server waiting
  * for its next request, so a socket or futex wait at a place the thread came back to is idle
  * only when it is not the process's main thread or the thread was already there when tracking
@@ -453,7 +455,7 @@ static bool timed_out(const struct outlier *o)
  */
 static const char *const sleep_functions[] = {
 	"sleep",     "usleep",	"nanosleep",  "__nanosleep", "clock_nanosleep", "__clock_nanosleep",
-	"JVM_Sleep", "pysleep", "time_sleep", "time.Sleep"
+	"JVM_Sleep", "pysleep", "time_sleep", "time.Sleep",  "pg_sleep"
 };
 
 static bool is_sleep_function(const char *symbol)
@@ -534,6 +536,79 @@ static bool slept_to_timeout(const struct outlier *o)
 	}
 	/* Any other wait: it said so, or the timer it armed woke it. */
 	return o->ret == -ETIME || timed_out(o);
+}
+
+/* Whether @o waits for descriptors to be ready: poll, select, epoll (an event loop's wait). */
+static bool waits_for_events(const struct outlier *o)
+{
+	static const char *const event_waits[] = {
+		"poll",	       "ppoll",	       "select",       "pselect6",     "epoll_wait",
+		"epoll_pwait", "epoll_pwait2", "io_getevents", "io_pgetevents"
+	};
+	size_t i;
+
+	for (i = 0; o->kind == OUTLIER_SYSCALL && o->syscall &&
+		    i < sizeof(event_waits) / sizeof(event_waits[0]);
+	     i++) {
+		if (!strcmp(o->syscall, event_waits[i])) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Whether @name is a kernel function on @w's stack, among its first 32 frames. */
+static bool waker_in(const struct outlier_waker *w, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < w->frames.nr && i < 32; i++) {
+		if (w->frames.v[i].symbol && !strcmp(w->frames.v[i].symbol, name)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Whether a process @o's thread started ended its wait for descriptors by exiting (its pipes
+ * closing: Node's execSync waits so in epoll_wait): the waker, another process, was in do_exit,
+ * and descriptors came ready. The BPF side reports such an idle-list wait outside work only when it was a child's
+ * (or a child's child's) exit that ended it. A peer's exit ending a socket read is not one: no
+ * wait for descriptors; and a wait4, waitid or sigsuspend (a launcher's, for its program's whole
+ * life) is never reported.
+ */
+static bool ended_by_child_exit(const struct outlier *o)
+{
+	const struct outlier_waker *w = o->waker;
+
+	/*
+	 * Descriptors came ready (the child's pipes closed): its SIGCHLD, delivered to whichever
+	 * thread of the process, ends another's wait with -EINTR (a Node helper's uv loop).
+	 */
+	return w && w->tid && w->pid != o->pid && waits_for_events(o) && o->ret > 0 &&
+	       (waker_in(w, "do_exit") || waker_in(w, "do_group_exit"));
+}
+
+/*
+ * Whether @o waited for descriptors until its own timeout with no sleep function on its stack:
+ * an event loop awaiting a timer (asyncio.sleep, setTimeout), free to run whatever came on its
+ * descriptors meanwhile, not held up by anything. An event loop waits in epoll, or polls more
+ * than one descriptor; a poll of one (a reply awaited with a timeout) or a select (its count is
+ * not told) may be a request held up by what never came. A sleep function that waits there
+ * (PostgreSQL's pg_sleep on its latch, Python's time.sleep in select) is a sleep.
+ */
+static bool free_until_timer(const struct outlier *o)
+{
+	bool loop;
+
+	if (!o->syscall || !slept_to_timeout(o) || in_sleep(o)) {
+		return false;
+	}
+	loop = !strncmp(o->syscall, "epoll_", 6) ||
+	       ((!strcmp(o->syscall, "poll") || !strcmp(o->syscall, "ppoll")) && o->has_args &&
+		o->args[1] >= 2);
+	return loop;
 }
 
 /* @pid's entry in the cache of served processes, as it is now (started at @start_time). */
@@ -625,6 +700,35 @@ static bool housekeeping(const struct idle_policy *p, const struct outlier *o)
 	return serving(p, o);
 }
 
+/* Whether @o waits in a POSIX semaphore (sem_wait, sem_timedwait, sem_clockwait: glibc's). */
+static bool in_semaphore(const struct outlier *o)
+{
+	const struct outlier_frames *fr = &o->user_stack.frames;
+	size_t i;
+
+	for (i = 0; o->syscall && !strncmp(o->syscall, "futex", 5) && i < fr->nr && i < 4; i++) {
+		if (fr->v[i].symbol && (!strncmp(fr->v[i].symbol, "sem_", 4) ||
+					strstr(fr->v[i].symbol, "_sem_wait"))) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Whether @o is a lock passed on by its holder: a semaphore wait (a count one thread gives back
+ * for another to take: Python's threading.Lock is one) that another helper thread of its process
+ * ended, outside any unit of work (work handed over from a unit is got_work, judged before). A
+ * condition variable is an event, whoever signals it (a pool's jobs: MariaDB's tpool workers wake
+ * each other); the main thread does the process's work (decide()): a helper it wakes is handed a
+ * job, as a pool's worker is.
+ */
+static bool woken_by_sibling(const struct outlier *o)
+{
+	return o->waker && o->waker->tid && o->waker->pid == o->pid && o->waker->tid != o->tid &&
+	       o->waker->tid != o->pid && o->state == OUTLIER_ENDED && in_semaphore(o);
+}
+
 /*
  * decide - the policy, for @o waiting at a place @seen as it was: the rules first, then what the
  * thread is doing (its work context), then, where that says nothing, the kind of wait and
@@ -675,7 +779,13 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 		*why = "handed work, it then slept to its own timeout: nothing of the unit came";
 		return true;
 	}
-	if (o->in_work) {
+	if (free_until_timer(o)) {
+		*why = "an event loop's wait for descriptors ran to its timer: the thread was free to "
+		       "run other work, nothing held it up";
+		return true;
+	}
+	if (o->in_work || ended_by_child_exit(o)) {
+		/* A child's exit ended it: the caller waited for work it started. */
 		return false;
 	}
 	if (live && housekeeping(p, o)) {
@@ -704,11 +814,12 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 		*why = "its thread's home wait: it came back to where it waited before";
 		return true;
 	}
-	if (seen == SITE_NEW && worker && o->nvcsw && o->nvcsw <= o->switches + YOUNG_SWITCHES) {
+	if (seen == SITE_NEW && worker && o->nvcsw && o->nvcsw <= o->switches + YOUNG_SWITCHES &&
+	    !woken_by_sibling(o)) {
 		*why = "the first wait of a new thread: waiting for its first work";
 		return true;
 	}
-	if (worker) {
+	if (worker && !(seen == SITE_NEW && woken_by_sibling(o))) {
 		/*
 		 * A helper thread never in work, waiting for an event nobody owns and not for an
 		 * answer it asked: a pool's worker, a housekeeper, waiting for its next job.

@@ -23,6 +23,8 @@
 # php8.2-cli runs tests/workloads/phpframes.php for 89e-php-frames.t, and php8.2-dev holds PHP
 # 8.2's headers, which lib/php82.h's offsets are checked against (scripts/php82-check.c).
 # stress-ng saturates every CPU in `make bench` section 13 (the evidence under load, issue 33).
+# ruby (Ruby 3.1) and php-cli (PHP 8.2, with pcntl and posix) run labelled programs of issue 47
+# (tests/labelled/rbserver.rb, phpflock.php); g++ and rustc build its C++ and Rust ones.
 # memcached is for tests/integration/46-housekeeping.t, which records a server of its own (its
 # LRU maintainer's usleeps are a server's housekeeping, issue 46), never the packaged service.
 # php8.2-cli and ruby (Ruby 3.1) are the runtimes of tests/integration/41-file-lock.t (PHP's
@@ -54,6 +56,7 @@ memcached
 nodejs
 php8.2-cli
 ruby
+php-cli
 "
 
 . "$(dirname "$0")/apt-lib.sh"

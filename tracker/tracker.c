@@ -36,6 +36,25 @@
 #include "lib/util.h"
 
 /*
+ * The waits for descriptors a child's exit may end as latency (Node's execSync in epoll_wait):
+ * names that do not exist on this architecture are left out.
+ */
+static void set_fd_wait_syscalls(__u8 *bitmap)
+{
+	static const char *const names[] = { "poll",	   "ppoll",	  "select",	 "pselect6",
+					     "epoll_wait", "epoll_pwait", "epoll_pwait2" };
+	size_t i;
+	int nr;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		nr = syscall_number(names[i]);
+		if (nr >= 0 && nr < LS_MAX_SYSCALLS) {
+			bitmap[nr] = 1;
+		}
+	}
+}
+
+/*
  * Outliers one poll, and one drain before a snapshot, hand over at most. In a storm the ring
  * fills faster than outliers are decoded, and libbpf would consume it without ever returning:
  * no snapshot would be taken. What is left waits in the ring (or is counted lost there).
@@ -282,6 +301,7 @@ static int set_options(struct tracker *tr, const struct tracker_opts *opts)
 	tr->track_comms = opts->nr_comms > 0;
 	memcpy((void *)tr->skel->rodata->idle_syscalls, opts->idle_syscalls,
 	       sizeof(opts->idle_syscalls));
+	set_fd_wait_syscalls((__u8 *)tr->skel->rodata->fd_wait_syscalls);
 	set_work_syscalls((__u8 *)tr->skel->rodata->work_syscalls);
 	return context_size(tr);
 }

@@ -17,12 +17,14 @@
 #     report's Longest waits name the row-lock wait's cause and its holder (session A); then
 #     PostgreSQL 15 in the same lane, the same sessions (its backends wait for a row lock and in
 #     pg_sleep() on their latch, in epoll_wait: a syscall of the idle list, inside a request);
-#  c) the whole set.
+#  c) issue 47's programs (tests/labelled/README.md: a design half, pylock nodeexec pyasync ruby,
+#     and a held-out half, cxxpool rustpool phpflock housekeep), in the lanes;
+#  d) the whole set.
 set -u
 . "$(dirname "$0")/lib.sh"
 
-require_record labpool
-require java node mariadbd mariadb-install-db lttng-sessiond runuser
+require_record labpool housekeeper
+require java node mariadbd mariadb-install-db lttng-sessiond runuser ruby php
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || skip_all "needs PostgreSQL (postgresql-15)"
 id postgres >/dev/null 2>&1 || skip_all "needs PostgreSQL's postgres user (postgresql-15)"
 LAB=$ROOT/tests/labelled
@@ -31,7 +33,8 @@ PY=/usr/bin/python3
 	skip_all "needs Debian's python3 ($PY) with python3-pymysql"
 "$PY" -c 'import psycopg2' 2>/dev/null ||
 	skip_all "needs Debian's python3 ($PY) with python3-psycopg2"
-for f in "$BUILD/labelled/LabServer.class" "$BUILD/labelled/goserver"; do
+for f in "$BUILD/labelled/LabServer.class" "$BUILD/labelled/goserver" "$BUILD/labelled/cxxpool" \
+	"$BUILD/labelled/rustpool"; do
 	[ -e "$f" ] || skip_all "$f not built (run make check)"
 done
 require_lttng
@@ -50,30 +53,35 @@ lane() {
 		echo "$?" >"$TMPD/$p.rc"
 	done
 }
-lane mariadb postgres &
+lane mariadb postgres rustpool phpflock housekeep &
 L1=$!
-lane cpool node java &
+lane cpool node java nodeexec cxxpool &
 L2=$!
 track_bg "$L1"
 track_bg "$L2"
-lane python go
+lane python go pylock pyasync ruby
 wait "$L1" "$L2"
 declare -A RUN_RC
-for p in cpool python node go java mariadb postgres; do
+for p in cpool python node go java mariadb postgres pylock nodeexec pyasync ruby cxxpool rustpool \
+	phpflock housekeep; do
 	RUN_RC[$p]=$(cat "$TMPD/$p.rc" 2>/dev/null || echo none)
 done
 diag "the set ran in $(($(date +%s) - t0)) s"
 
 # A program whose goal is not met is named in TODO_KEYS (PROGRAM:WHAT, or set:WHAT): its check is
 # then TAP TODO, reported with its numbers and misjudged waits without failing the suite. None is
-# now: every program meets the goal (issue 29), and a miss fails.
-TODO_KEYS=" "
+# now of issue 29's programs; of issue 47's: Ruby's waits for the GVL behind a computing request
+# (a timed condition wait run to its timeout, the GVL's holder unknown: filed idle), and two
+# held-out misses (README.md): Rust's pool worker waiting for the Mutex that guards the
+# channel's receiver, held by the other worker waiting for a job (a lock, counted), PHP's reader
+# child of a socket pair it never answers on (in its first unit of work for good).
+TODO_KEYS=" ruby:recall rustpool:precision phpflock:precision "
 # goal KEY VALUE MSG: VALUE >= MIN, a TODO check where KEY is in TODO_KEYS.
 goal() {
 	local key=$1 value=$2
 	shift 2
 	if [[ "$TODO_KEYS" == *" $key "* ]]; then
-		todo_ok "awk 'BEGIN { exit !($value >= $MIN) }'" "$* (issue 29: not met yet)"
+		todo_ok "awk 'BEGIN { exit !($value >= $MIN) }'" "$* (not met yet)"
 	else
 		between "$value" $MIN 1 "$*"
 	fi
@@ -89,13 +97,15 @@ check() {
 		fail "$p: scored"
 		return
 	fi
-	is "$(jq '.tp + .fn' "$r")" "$n" "$p: its $n latency waits logged (the run went as it should)" ||
+	# Ruby's GVL waits are as long as the computation's timeslices: their number varies.
+	[ "$n" = - ] || is "$(jq '.tp + .fn' "$r")" "$n" \
+		"$p: its $n latency waits logged (the run went as it should)" ||
 		diag_file "$TMPD/$p/gt.log" "  gt: " 40
 	goal "$p:precision" "$(jq .precision "$r")" "$p: precision of latency >= $MIN"
 	goal "$p:recall" "$(jq .recall "$r")" "$p: recall of latency >= $MIN"
 	if [ "$idle" = idle ] && [[ "$TODO_KEYS" == *" $p:idle "* ]]; then
 		todo_ok "[ \"$(jq '.report_idle_threads | length' "$r")\" = 0 ]" \
-			"$p idle ${LAB_IDLE_S} s: no idle thread among report's causes and stalls (issue 29: not met yet)"
+			"$p idle ${LAB_IDLE_S} s: no idle thread among report's causes and stalls (not met yet)"
 		diag "  $(jq -c '.report_idle_threads' "$r")"
 	elif [ "$idle" = idle ]; then
 		is "$(jq '.report_idle_threads | length' "$r")" 0 \
@@ -113,6 +123,14 @@ check go 6 idle
 check java 6 idle
 check mariadb 3 idle
 check postgres 3 idle
+check pylock 8 -
+check nodeexec 4 -
+check pyasync 4 -
+check ruby - -
+check cxxpool 12 -
+check rustpool 12 -
+check phpflock 8 -
+check housekeep 2 -
 
 # b) MariaDB's row-lock wait in report: with its cause and its holder, session A (in its own
 # SLEEP inside the transaction that holds the row), in the Longest waits.
@@ -141,15 +159,24 @@ is "$(jq -r '.held_up_by.tid' <<<"$ROW" 2>/dev/null)" "${A_TID:-none}" \
 is "$(jq -r '.held_up_by.cause' <<<"$ROW" 2>/dev/null)" "Requested sleep (SQL pg_sleep())" \
 	"postgres: the holder was in its pg_sleep() meanwhile" || diag "  $ROW"
 
-# c) the whole set.
-read -r TP FN RIGHT FP <<<"$(jq -s -r '[(map(.tp) | add), (map(.fn) | add),
-	(map(.correct_outliers) | add), (map(.fp) | add)] | map(tostring) | join(" ")' \
-	"$TMPD"/*/result.json 2>/dev/null)"
-PREC=$(awk -v r="${RIGHT:-0}" -v f="${FP:-0}" 'BEGIN { printf "%.3f", r + f ? r / (r + f) : 1 }')
-RECALL=$(awk -v t="${TP:-0}" -v n="${FN:-0}" 'BEGIN { printf "%.3f", t + n ? t / (t + n) : 0 }')
-diag "the set: latency waits $((TP + FN)), found $TP; outliers $((RIGHT + FP)), $FP of them idle:" \
-	"precision $PREC, recall $RECALL"
-goal set:precision "$PREC" "the set: precision of latency >= $MIN"
-goal set:recall "$RECALL" "the set: recall of latency >= $MIN"
+# d) the whole set: issue 29's programs (asserted), then all (said; with issue 47's, whose misses
+# are TODO above).
+totals() {
+	local f
+	read -r TP FN RIGHT FP <<<"$(for f in "$@"; do cat "$TMPD/$f/result.json"; done 2>/dev/null |
+		jq -s -r '[(map(.tp) | add), (map(.fn) | add), (map(.correct_outliers) | add),
+		(map(.fp) | add)] | map(tostring) | join(" ")')"
+	PREC=$(awk -v r="${RIGHT:-0}" -v f="${FP:-0}" 'BEGIN { printf "%.3f", r + f ? r / (r + f) : 1 }')
+	RECALL=$(awk -v t="${TP:-0}" -v n="${FN:-0}" 'BEGIN { printf "%.3f", t + n ? t / (t + n) : 0 }')
+}
+totals cpool python node go java mariadb postgres pylock nodeexec pyasync ruby cxxpool rustpool \
+	phpflock housekeep
+diag "the set, all: latency waits $((TP + FN)), found $TP; outliers $((RIGHT + FP)), $FP of them" \
+	"idle: precision $PREC, recall $RECALL"
+totals cpool python node go java mariadb postgres
+diag "the set of issue 29: latency waits $((TP + FN)), found $TP; outliers $((RIGHT + FP)), $FP of" \
+	"them idle: precision $PREC, recall $RECALL"
+goal set:precision "$PREC" "the set (issue 29's programs): precision of latency >= $MIN"
+goal set:recall "$RECALL" "the set (issue 29's programs): recall of latency >= $MIN"
 
 done_testing

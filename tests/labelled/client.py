@@ -6,6 +6,7 @@ server on the unix stream socket SOCKET: each round "hold" (the server holds a l
 nothing (with EXTRA, that request too, 300 ms after the nap's reply and before the 300 ms:
 labpool's "await"); after the rounds IDLE_S seconds of nothing, then "quit". Appends "window
 START END" (the span scored, CLOCK_MONOTONIC ns) to LOG. Waits up to 30 s for the socket."""
+import os
 import socket
 import sys
 import time
@@ -18,6 +19,9 @@ def connect(path):
 
 
 def send(path, cmd):
+    # LAB_STAMP=1: the send time too, for a server to label its acceptor's wait from (Ruby's).
+    if os.environ.get("LAB_STAMP") and cmd != "ping":
+        cmd += " %d" % time.monotonic_ns()
     s = connect(path)
     s.sendall(cmd.encode() + b"\n")
     return s

@@ -4,7 +4,8 @@
 #   latsnap record -v --json -t 50ms -o DIR/snaps -- PROGRAM...
 # driven by its client, then scored: DIR/gt.log (ground truth), DIR/out (record's stdout), DIR/err
 # (its stderr), DIR/snaps, DIR/result.json and DIR/score.txt (score.py's). PROGRAM: cpool, python,
-# java, go, node, mariadb, postgres. IDLE_S: seconds the program is left idle after its requests (default
+# java, go, node, mariadb, postgres; issue 47's: pylock, nodeexec, pyasync, ruby, cxxpool,
+# rustpool, phpflock, housekeep. IDLE_S: seconds the program is left idle after its requests (default
 # 2). Environment: LATSNAP_BUILD (default build/), LATSNAP_TIMEOUT (default 120 s), THRESHOLD,
 # RECORD_ARGS (more flags for record: --include-idle shows every wait's frames).
 # Exits with record's status (the score is in the files).
@@ -14,7 +15,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 BUILD=${LATSNAP_BUILD:-$ROOT/build}
 LATSNAP=${LATSNAP:-$BUILD/latsnap}
 PY=/usr/bin/python3 # Debian's: the one the packages are for
-prog=$1 dir=$2 idle=${3:-2} rounds=${4:-2}
+prog=$1 dir=$2 self='' client='' idle=${3:-2} rounds=${4:-2}
 THRESHOLD=${THRESHOLD:-50ms}
 TIMEOUT=${LATSNAP_TIMEOUT:-120}
 mkdir -p "$dir"
@@ -38,6 +39,21 @@ go)
 	RECORD_ARGS="--go-waits ${RECORD_ARGS:-}"
 	;;
 node) cmd=(node "$HERE/nodeserver.js" "$sock") ;;
+pyasync) cmd=("$PY" "$HERE/pyasync.py" "$sock") ;;
+ruby) cmd=(ruby "$HERE/rbserver.rb" "$sock") && export LAB_STAMP=1 ;;
+# Self-driven: no client, the program writes its own window.
+pylock) cmd=("$PY" "$HERE/pylock.py") self=1 ;;
+nodeexec) cmd=(node "$HERE/nodeexec.js") self=1 ;;
+cxxpool) cmd=("$BUILD/labelled/cxxpool") self=1 ;;
+rustpool) cmd=("$BUILD/labelled/rustpool") self=1 ;;
+phpflock) cmd=(php "$HERE/phpflock.php") self=1 ;;
+# memcached-style: a server's housekeeping threads; its own log, turned into ground truth.
+housekeep)
+	cmd=("$BUILD/workloads/housekeeper")
+	export WL_LOG=$dir/wl.log
+	: >"$WL_LOG"
+	client=("$PY" "$HERE/hkdrive.py" "$WL_LOG" "$dir/gt.log" "$rounds" "$idle")
+	;;
 mariadb) exec "$HERE/mariadb.sh" "$dir" "$idle" ;;
 postgres) exec "$HERE/postgres.sh" "$dir" "$idle" ;;
 *)
@@ -50,11 +66,15 @@ esac
 timeout -k 5 "$TIMEOUT" "$LATSNAP" record -v --json -t "$THRESHOLD" ${RECORD_ARGS:-} \
 	-o "$dir/snaps" -- "${cmd[@]}" >"$dir/out" 2>"$dir/err" &
 rec=$!
-"$PY" "$HERE/client.py" "$sock" "$dir/gt.log" "$rounds" "$idle" >"$dir/client.log" 2>&1
-client=$?
+status=0
+if [ -z "${self:-}" ]; then
+	[ -n "${client[*]:-}" ] || client=("$PY" "$HERE/client.py" "$sock" "$dir/gt.log" "$rounds" "$idle")
+	"${client[@]}" >"$dir/client.log" 2>&1
+	status=$?
+fi
 wait "$rec"
 rc=$?
-[ "$client" = 0 ] || { echo "run.sh: $prog: the client failed:" >&2; cat "$dir/client.log" >&2; }
+[ "$status" = 0 ] || { echo "run.sh: $prog: the client failed:" >&2; cat "$dir/client.log" >&2; }
 "$PY" "$HERE/score.py" --name "$prog" --gt "$dir/gt.log" --out "$dir/out" --err "$dir/err" \
 	--snaps "$dir/snaps" --result "$dir/result.json" >"$dir/score.txt"
 exit "$rc"

@@ -45,7 +45,7 @@ def read_gt(paths):
         with open(path, errors="replace") as f:
             for line in f:
                 w = line.split()
-                if len(w) >= 4 and w[0] in ("latency", "idle"):
+                if len(w) >= 4 and w[0] in ("latency", "idle", "work"):
                     spans.append({"label": w[0], "tid": int(w[1]), "start": int(w[2]),
                                   "end": int(w[3]), "what": w[4] if len(w) > 4 else "?"})
                 elif len(w) == 3 and w[0] == "window":
@@ -153,6 +153,8 @@ def score(args):
     snap_outliers, snap_idle = read_snapshots(args.snaps)
     min_ns = int(args.min_ms * 1e6)
     latency = [s for s in spans if s["label"] == "latency"]
+    # A request's span: any wait in it is latency, none need be (a computation holds none).
+    work = [s for s in spans if s["label"] == "work"]
     res = {"name": args.name, "tp": 0, "fn": 0, "filed_idle": 0, "missed": 0, "fp": 0,
            "correct_outliers": 0, "misjudged": [], "report_idle_threads": [],
            "machine_outliers": [], "found": []}
@@ -188,7 +190,7 @@ def score(args):
     for o in outliers:
         if not in_window(o, window):
             continue
-        if any(overlaps(o, s) for s in latency):
+        if any(overlaps(o, s) for s in latency + work):
             res["correct_outliers"] += 1
             continue
         if o.get("runqueue_ns", 0) > o.get("blocked_ns", 0):
@@ -211,7 +213,7 @@ def score(args):
         res["misjudged"].append(d)
     threads = {}
     for o in unique(snap_outliers):
-        if (in_window(o, window) and not any(overlaps(o, s) for s in latency) and
+        if (in_window(o, window) and not any(overlaps(o, s) for s in latency + work) and
                 o.get("runqueue_ns", 0) <= o.get("blocked_ns", 0) and not waits_on_disk(o)):
             threads.setdefault(o["tid"], o.get("comm"))
     res["report_idle_threads"] = [{"tid": t, "comm": c, "role": roles.get(t)}

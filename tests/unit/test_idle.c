@@ -221,6 +221,82 @@ static void stop_child(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
+/*
+ * Sets @o's waker: thread @tid of process @pid (0: an interrupt), whose kernel stack holds the
+ * @nr functions @fns, innermost first.
+ */
+static void set_waker(struct outlier *o, int32_t pid, int32_t tid, const char *const *fns,
+		      size_t nr)
+{
+	size_t i;
+
+	o->waker = calloc(1, sizeof(*o->waker));
+	if (!o->waker || outlier_frames_alloc(&o->waker->frames, nr) ||
+	    outlier_set_str(&o->waker->comm, tid ? "waker" : "[hardirq]")) {
+		bail_out("out of memory");
+	}
+	o->waker->pid = pid;
+	o->waker->tid = tid;
+	for (i = 0; i < nr; i++) {
+		if (outlier_frame_set(&o->waker->frames.v[i], 0xffffffff81001000ULL + i * 0x100,
+				      fns[i], 0, NULL)) {
+			bail_out("out of memory");
+		}
+	}
+}
+
+static const char *const futex_wake_fns[] = { "try_to_wake_up", "wake_up_q", "futex_wake",
+					      "do_futex", "__x64_sys_futex" };
+/* A child's exit closing its end of a pipe the parent polls. */
+static const char *const exit_pipe_fns[] = { "try_to_wake_up",	 "ep_poll_callback",
+					     "__wake_up_common", "pipe_release",
+					     "__fput",		 "task_work_run",
+					     "do_exit",		 "do_group_exit" };
+/* A peer's exit closing a socket: no child's. */
+static const char *const exit_sock_fns[] = { "try_to_wake_up",	  "sock_def_readable",
+					     "unix_release_sock", "__fput",
+					     "task_work_run",	  "do_exit",
+					     "do_group_exit" };
+static const char *const timer_fns[] = { "try_to_wake_up", "hrtimer_wakeup" };
+
+/*
+ * A semaphore wait of a new thread @tid (Python's threading.Lock: sem_wait), 3 waits old,
+ * woken by thread @waker of its process.
+ */
+static struct outlier *sem_wait_of_new_thread(int tid, int32_t waker, uint64_t ip)
+{
+	struct outlier *o = futex_wait(tid, false, ip);
+
+	o->nvcsw = 3;
+	o->state = OUTLIER_ENDED;
+	if (outlier_set_str(&o->user_stack.frames.v[0].symbol, "__new_sem_wait_slow64") ||
+	    outlier_set_str(&o->user_stack.frames.v[1].symbol, "PyThread_acquire_lock_timed")) {
+		bail_out("out of memory");
+	}
+	set_waker(o, PID, waker, futex_wake_fns, 5);
+	return o;
+}
+
+/* An epoll_wait of thread @tid that returned @ret, its user stack from @caller. */
+static struct outlier *epoll_wait_of(int32_t tid, int64_t ret, const char *caller)
+{
+	struct outlier *o = futex_wait(tid, false, 0x7f0000030000);
+
+	o->has_args = false;
+	o->syscall_nr = 232;
+	o->ret = ret;
+	o->state = OUTLIER_ENDED;
+	if (outlier_set_str(&o->syscall, "epoll_wait") ||
+	    outlier_set_str(&o->kernel_stacks[0].frames.v[0].symbol, "do_epoll_wait") ||
+	    outlier_set_str(&o->kernel_stacks[0].frames.v[1].symbol, "__x64_sys_epoll_wait") ||
+	    outlier_set_str(&o->user_stack.frames.v[0].symbol, "epoll_wait") ||
+	    outlier_set_str(&o->user_stack.frames.v[1].symbol, caller) ||
+	    outlier_set_str(&o->user_stack.frames.v[2].symbol, "main")) {
+		bail_out("out of memory");
+	}
+	return o;
+}
+
 /* judge: idle_judge() of @o, freed after. */
 static bool judge(struct idle_policy *p, struct outlier *o, const char **why)
 {
@@ -575,8 +651,9 @@ int main(void)
 	    outlier_set_str(&o->user_stack.frames.v[1].symbol, "epoll_wait")) {
 		bail_out("out of memory");
 	}
-	ok(judge(p, o, &why) && why && !strncmp(why, "a server's housekeeping", 23),
-	   "the server's epoll_wait that returned 0: housekeeping, idle (%s)", why ? why : "(null)");
+	/* Its own timer ended it, no sleep function: an event loop free until then (issue 47). */
+	ok(judge(p, o, &why) && why && !strncmp(why, "an event loop's", 15),
+	   "the server's epoll_wait that returned 0: free until its timer, idle");
 	o = futex_wait(server + 4, true, 0x7f0000022000);
 	o->pid = server;
 	o->ret = -ETIMEDOUT;
@@ -591,6 +668,99 @@ int main(void)
 	ok(judge(p, o, &why), "... then a thread of it gets work");
 	ok(judge(p, usleep_wait(quiet, quiet + 1, 0), &why),
 	   "... from then on it serves: its housekeeper's sleep is idle");
+
+	/*
+	 * Issue 47, a verdict by what ended the wait. A new thread's first wait in a semaphore
+	 * (Python's threading.Lock), ended by another helper thread's release: a lock passed on,
+	 * latency (it was "the first wait of a new thread" before). Woken by the main thread, the
+	 * same wait is a job handed over: idle. A condition variable's is an event whoever
+	 * signals it (MariaDB's tpool workers wake each other): idle.
+	 */
+	o = sem_wait_of_new_thread(PID + 40, PID + 41, 0x7f0000040000);
+	ok(!judge(p, o, &why), "a new thread's semaphore wait a sibling ended: a lock, latency");
+	o = sem_wait_of_new_thread(PID + 42, PID, 0x7f0000041000);
+	ok(judge(p, o, &why) && why && strstr(why, "first wait of a new thread"),
+	   "the same wait the main thread ended: its first job, idle (%s)", why ? why : "(null)");
+	o = futex_wait(PID + 43, false, 0x7f0000042000);
+	o->nvcsw = 3;
+	o->state = OUTLIER_ENDED;
+	set_waker(o, PID, PID + 44, futex_wake_fns, 5);
+	ok(judge(p, o, &why), "a new thread's condvar wait a sibling ended: an event, idle");
+	o = sem_wait_of_new_thread(PID + 45, PID + 46, 0x7f0000043000);
+	o->nvcsw = 40;
+	ok(!judge(p, o, &why), "a helper's first semaphore wait there a sibling ended: latency");
+
+	/*
+	 * A wait for descriptors that a child's exit ended (Node's execSync: epoll_wait, the
+	 * child's pipe closing): the caller waits for work it started, latency, in a helper thread
+	 * too (it would be "a helper thread ... for its next job"). A socket's peer exiting is no
+	 * child: a helper's recv so ended stays idle.
+	 */
+	o = epoll_wait_of(PID + 50, 1, "uv__io_poll");
+	set_waker(o, PID + 900, PID + 900, exit_pipe_fns, 8);
+	ok(!judge(p, o, &why), "a helper's epoll_wait a child's exit ended: latency");
+	o = epoll_wait_of(PID + 54, -EINTR, "uv__io_poll");
+	set_waker(o, PID + 903, PID + 903, exit_pipe_fns, 8);
+	ok(judge(p, o, &why), "... one its SIGCHLD cut short (-EINTR, no descriptor): idle");
+	o = epoll_wait_of(PID, 1, "uv__io_poll");
+	set_waker(o, PID + 901, PID + 901, exit_pipe_fns, 8);
+	ok(!judge(p, o, &why), "the main thread's, the same: latency");
+	o = epoll_wait_of(PID + 51, 1, "uv__io_poll");
+	set_waker(o, PID, PID + 52, futex_wake_fns, 5);
+	ok(judge(p, o, &why), "a helper's epoll_wait a thread of its process ended: idle");
+	o = futex_wait(PID + 53, false, 0x7f0000044000);
+	o->syscall_nr = 45;
+	o->has_args = false;
+	if (outlier_set_str(&o->syscall, "recvfrom") ||
+	    outlier_set_str(&o->kernel_stacks[0].frames.v[0].symbol, "unix_stream_read_generic")) {
+		bail_out("out of memory");
+	}
+	set_waker(o, PID + 902, PID + 902, exit_sock_fns, 7);
+	ok(judge(p, o, &why), "a helper's socket read a peer's exit ended: no child's, idle");
+
+	/*
+	 * An event loop free until its timer (asyncio.sleep, setTimeout): an epoll_wait that
+	 * returned 0, woken by its timer, with no sleep function on the stack, is idle even inside
+	 * a unit of work. A sleep function waiting there (PostgreSQL's pg_sleep on its latch) is a
+	 * sleep: latency. One that returned data (woken by someone) inside work: latency.
+	 */
+	o = epoll_wait_of(PID, 0, "BaseEventLoop._run_once");
+	o->in_work = true;
+	set_waker(o, 0, 0, timer_fns, 2);
+	ok(judge(p, o, &why) && why && strstr(why, "event loop"),
+	   "an event loop's epoll_wait in work, run to its timer: idle (%s)", why ? why : "(null)");
+	o = epoll_wait_of(PID, 0, "pg_sleep");
+	o->in_work = true;
+	set_waker(o, 0, 0, timer_fns, 2);
+	ok(!judge(p, o, &why), "pg_sleep's epoll_wait in work, run to its timer: a sleep, latency");
+	o = epoll_wait_of(PID, 1, "WaitEventSetWait");
+	o->in_work = true;
+	set_waker(o, PID, PID + 60, futex_wake_fns, 5);
+	ok(!judge(p, o, &why), "an epoll_wait in work that something ended: latency");
+	o = epoll_wait_of(PID, 0, "poll_reply");
+	o->in_work = true;
+	o->has_args = true;
+	o->args[1] = 1;
+	o->syscall_nr = 7;
+	set_waker(o, 0, 0, timer_fns, 2);
+	if (outlier_set_str(&o->syscall, "poll")) {
+		bail_out("out of memory");
+	}
+	ok(!judge(p, o, &why), "a poll of one descriptor in work, run to its timeout: latency");
+	o = epoll_wait_of(PID, 0, "poll_loop");
+	o->in_work = true;
+	o->has_args = true;
+	o->args[1] = 3;
+	o->syscall_nr = 7;
+	set_waker(o, 0, 0, timer_fns, 2);
+	if (outlier_set_str(&o->syscall, "poll")) {
+		bail_out("out of memory");
+	}
+	ok(judge(p, o, &why), "a poll of 3 descriptors in work, run to its timeout: idle");
+	o = epoll_wait_of(PID, 0, "BaseEventLoop._run_once");
+	o->in_work = true;
+	o->state = OUTLIER_STILL_BLOCKED;
+	ok(!judge(p, o, &why), "the same wait while it lasts (not ended yet), in work: latency");
 	o = usleep_wait(server, server + 1, 0);
 	ok(!idle_judge_wait(p, o, false, &why),
 	   "top's judgement of a stand-in wait reads no process: a sleep, latency");

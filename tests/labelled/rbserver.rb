@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: GPL-2.0
+# rbserver.rb SOCKET: the labelled set's Ruby 3.1 threaded server (README.md). The main thread
+# accepts connections on the unix stream socket SOCKET and queues them; a pool of 3 threads on
+# Queue#pop (waiting for the next job: idle) reads one request line from each and does it:
+# "hold" computes for 280 ms (holding the GVL), "contend", sent 40 ms later, needs the GVL that
+# "hold" holds (the acceptor to take the connection, a worker to run it: latency, waits inside a
+# request), "nap" sleeps 200 ms (latency), "quit" exits. Requests carry the client's send time
+# (client.py with LAB_STAMP=1): the acceptor's wait for the GVL after accept is from then.
+# Ground truth to $LAB_LOG: "LABEL TID START END WHAT"; "work TID START END" spans a request,
+# inside which any wait is latency (a computation holds none).
+require 'socket'
+
+LOG = ENV['LAB_LOG']
+$log = LOG ? File.open(LOG, 'a') : nil
+$log&.sync = true
+$mutex = Mutex.new
+
+def now = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+
+def lab(label, tid, t0, t1, what)
+  $mutex.synchronize { $log&.write("#{label} #{tid} #{t0} #{t1} #{what}\n") }
+end
+
+def burn(seconds)
+  t_end = now + (seconds * 1e9).to_i
+  x = 0
+  x += 1 while now < t_end
+  x
+end
+
+jobs = Queue.new
+acceptor = Thread.current.native_thread_id
+workers = 3.times.map do
+  Thread.new do
+    me = Thread.current.native_thread_id
+    $mutex.synchronize { $log&.write("thread #{me} rb_worker\n") }
+    loop do
+      t0 = now
+      conn, t_acc = jobs.pop
+      t1 = now
+      lab('idle', me, t0, t_acc, 'jobwait')
+      line = conn.gets.to_s.split
+      t2 = now
+      # From the job's queueing to its request read: waits for the GVL, if any.
+      lab('latency', me, t_acc, t2, 'gvl')
+      cmd, sent = line[0], line[1].to_i
+      # The acceptor's wait from the client's send to the connection taken: for the GVL.
+      lab('latency', acceptor, sent, t_acc, 'gvl') if sent.positive? && sent < t_acc
+      case cmd
+      when 'hold' then burn(0.28)
+      when 'nap'
+        t = now
+        sleep 0.2
+        lab('latency', me, t, now, 'sleep')
+      when 'quit'
+        conn.write("done\n")
+        conn.close
+        exit!(0)
+      end
+      conn.write("done\n") rescue nil
+      conn.close
+      lab('work', me, t_acc, now, cmd.to_s)
+    end
+  end
+end
+
+File.unlink(ARGV[0]) if File.exist?(ARGV[0])
+server = UNIXServer.new(ARGV[0])
+$mutex.synchronize { $log&.write("thread #{acceptor} rb_acceptor\n") }
+loop do
+  t0 = now
+  conn = server.accept
+  t1 = now
+  lab('idle', acceptor, t0, t1, 'accept')
+  jobs.push([conn, t1])
+end
