@@ -54,8 +54,6 @@ php8.2-dev
 stress-ng
 memcached
 nodejs
-php8.2-cli
-ruby
 php-cli
 "
 
