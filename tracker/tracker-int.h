@@ -114,7 +114,8 @@ struct tracker {
 	__u32 *maps_retell_gen; /* in the mapped .bss */
 	/* The maps reader (tracker.c): its thread, the ring of maps_ring, and what ends it. */
 	struct ring_buffer *maps_ring;
-	struct ls_notice maps_batch[MAPS_BATCH]; /* drained, not read yet */
+	struct ls_notice maps_batch[MAPS_BATCH]; /* drained, not filed yet */
+	struct usyms_maps *maps_read[MAPS_BATCH]; /* the mappings of each, read when drained */
 	unsigned int nr_maps_batch;
 	pthread_t maps_thread;
 	bool maps_thread_on;

@@ -489,13 +489,14 @@ static struct bpf_program *first_unattached(const struct bpf_object_skeleton *s)
 }
 
 /*
- * Reads the mappings of each process of the batch once, for its last notice: a capture is the
+ * Files the capture of each process of the batch once, for its last notice: a capture is the
  * process as it is now, which an earlier notice may no longer describe (this thread came late,
- * and the process exec'd in between: its first notice was its old image's).
+ * and the process exec'd in between: its first notice was its old image's). Without @wait, stops
+ * at the first the cache's lock is not free for: the rest stay in the batch, in order.
  */
-static void maps_batch_read(struct tracker *tr)
+static void maps_batch_read(struct tracker *tr, bool wait)
 {
-	unsigned int i, j;
+	unsigned int i, j, done;
 	uint32_t late;
 	int err;
 
@@ -506,8 +507,11 @@ static void maps_batch_read(struct tracker *tr)
 			}
 		}
 		if (j == tr->nr_maps_batch) {
-			err = usyms_precapture(tr->usyms, (pid_t)tr->maps_batch[i].pid,
-					       tr->maps_batch[i].arg);
+			err = usyms_precapture_maps(tr->usyms, (pid_t)tr->maps_batch[i].pid,
+						    tr->maps_batch[i].arg, tr->maps_read[i], wait);
+			if (err == -EBUSY) {
+				break;
+			}
 			if (err && err != -ECHILD) {
 				/* The key is the low half of the notice's clock: how late it was. */
 				late = (uint32_t)ls_now_ns() - tr->maps_batch[i].arg;
@@ -517,11 +521,21 @@ static void maps_batch_read(struct tracker *tr)
 					tr->maps_batch[i].pid, late / 1e6, strerror(-err));
 			}
 		}
+		usyms_maps_free(tr->maps_read[i]);
+		tr->maps_read[i] = NULL;
 	}
-	tr->nr_maps_batch = 0;
+	done = i;
+	memmove(tr->maps_batch, tr->maps_batch + done,
+		(tr->nr_maps_batch - done) * sizeof(*tr->maps_batch));
+	memmove(tr->maps_read, tr->maps_read + done,
+		(tr->nr_maps_batch - done) * sizeof(*tr->maps_read));
+	tr->nr_maps_batch -= done;
 }
 
-/* A notice of maps_ring: the process waits, so it lives: its mappings are read once drained. */
+/*
+ * A notice of maps_ring: the process waits, so it lives: its mappings are read at once, and its
+ * capture filed once drained.
+ */
 static int maps_notice(void *ctx, void *data, size_t size)
 {
 	const struct ls_notice *notice = data;
@@ -531,11 +545,15 @@ static int maps_notice(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	if (tr->nr_maps_batch == MAPS_BATCH) {
-		maps_batch_read(tr);
+		maps_batch_read(tr, true);
 	}
+	tr->maps_read[tr->nr_maps_batch] = usyms_maps_read((pid_t)notice->pid);
 	tr->maps_batch[tr->nr_maps_batch++] = *notice;
 	return 0;
 }
+
+/* How soon the maps reader tries again to file the captures it read while the lock was held. */
+#define MAPS_RETRY_MS 2
 
 /* The maps reader's nice value: above any load but a real-time one, whose CPUs it leaves. */
 #define MAPS_READER_NICE -20
@@ -571,7 +589,8 @@ static void *maps_reader(void *arg)
 		goto out;
 	}
 	for (;;) {
-		n = epoll_wait(efd, ev, 2, -1);
+		/* Captures the main loop's lock held back: try again soon, reading new notices. */
+		n = epoll_wait(efd, ev, 2, tr->nr_maps_batch ? MAPS_RETRY_MS : -1);
 		if (n < 0 && errno != EINTR) {
 			goto out;
 		}
@@ -581,7 +600,7 @@ static void *maps_reader(void *arg)
 			}
 		}
 		ring_buffer__consume(tr->maps_ring);
-		maps_batch_read(tr);
+		maps_batch_read(tr, false);
 	}
 out:
 	if (efd >= 0) {
@@ -630,6 +649,9 @@ static void maps_reader_stop(struct tracker *tr)
 		usyms_reader(tr->usyms, false);
 	}
 	tr->maps_thread_on = false;
+	while (tr->nr_maps_batch) {
+		usyms_maps_free(tr->maps_read[--tr->nr_maps_batch]);
+	}
 	ring_buffer__free(tr->maps_ring);
 	tr->maps_ring = NULL;
 	if (tr->maps_stop_fd >= 0) {
