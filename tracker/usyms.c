@@ -1409,6 +1409,17 @@ struct usyms_maps *usyms_maps_read(pid_t pid)
 }
 
 /**
+ * usyms_maps_gone() - whether usyms_maps_read() found no process, or nothing mapped in it
+ * @m: its return
+ *
+ * Return: true when @m names no code: the process exited, or is past its mm.
+ */
+bool usyms_maps_gone(const struct usyms_maps *m)
+{
+	return m->err || !m->text || !maps_code_hash(m->text, m->len);
+}
+
+/**
  * usyms_maps_free() - free what usyms_maps_read() returned
  * @m: its return, or NULL
  */
@@ -1443,7 +1454,7 @@ int usyms_precapture(struct usyms *us, pid_t pid, uint32_t key)
 		return -ESRCH;
 	}
 	m = usyms_maps_read(pid);
-	err = usyms_precapture_maps(us, pid, key, m, true);
+	err = usyms_precapture_maps(us, pid, key, m, true, NULL);
 	usyms_maps_free(m);
 	return err;
 }
@@ -1455,6 +1466,8 @@ int usyms_precapture(struct usyms *us, pid_t pid, uint32_t key)
  * @key: names the notice both calls answer (non-zero)
  * @m: usyms_maps_read() of @pid, at the notice; NULL: read now
  * @wait: wait for the cache's lock, else return -EBUSY while another thread holds it
+ * @loading: set to how many captures of @pid in a row found ld.so at work (usyms_loading()),
+ *	counting this one, or 0; or NULL
  *
  * The process is captured as it is when it still lives, else from @m: its files by path, no
  * vDSO. So the maps reader keeps reading the processes it is told of (usyms_maps_read()) while
@@ -1463,7 +1476,7 @@ int usyms_precapture(struct usyms *us, pid_t pid, uint32_t key)
  * Return: 0, -EBUSY (only without @wait; nothing done), or the -errno of usyms_capture().
  */
 int usyms_precapture_maps(struct usyms *us, pid_t pid, uint32_t key, const struct usyms_maps *m,
-			  bool wait)
+			  bool wait, unsigned int *loading)
 {
 	struct usyms_pending pend = { .pid = pid, .key = key }, *slot = NULL, *e;
 	struct usyms_proc *p, *same;
@@ -1472,6 +1485,9 @@ int usyms_precapture_maps(struct usyms *us, pid_t pid, uint32_t key, const struc
 	uint64_t now;
 	int err = 0, i;
 
+	if (loading) {
+		*loading = 0;
+	}
 	if (pid <= 0 || !key) {
 		return -ESRCH;
 	}
@@ -1533,7 +1549,11 @@ int usyms_precapture_maps(struct usyms *us, pid_t pid, uint32_t key, const struc
 		if (e->dwfl && now - e->reported_ns > USYMS_PENDING_NS) {
 			drop_pending(us, e);
 		}
-		/* A free slot, else the oldest. */
+		/* The same notice's, read again (ld.so was at work), else a free slot, else the oldest. */
+		if (e->dwfl && e->pid == pid && e->key == key) {
+			slot = e;
+			break;
+		}
 		if (!slot || (slot->dwfl && (!e->dwfl || e->reported_ns < slot->reported_ns))) {
 			slot = e;
 		}
@@ -1542,6 +1562,15 @@ int usyms_precapture_maps(struct usyms *us, pid_t pid, uint32_t key, const struc
 		drop_pending(us, slot);
 	}
 	*slot = pend;
+	if (loading && pend.loading) {
+		/* In a row: those of it not taken over yet, and the one taken over last. */
+		p = find_proc(us, pid);
+		*loading = 1 + (p ? p->loading_captures : 0);
+		for (i = 0; i < USYMS_PENDING; i++) {
+			e = &us->pending[i];
+			*loading += e != slot && e->dwfl && e->pid == pid && e->loading;
+		}
+	}
 out:
 	us->reader_done[us->reader_done_next].pid = pid;
 	us->reader_done[us->reader_done_next].key = key;

@@ -53,9 +53,10 @@ int usyms_recapture(struct usyms *us, pid_t pid, uint32_t key);
 int usyms_precapture(struct usyms *us, pid_t pid, uint32_t key);
 struct usyms_maps;
 struct usyms_maps *usyms_maps_read(pid_t pid);
+bool usyms_maps_gone(const struct usyms_maps *m);
 void usyms_maps_free(struct usyms_maps *m);
 int usyms_precapture_maps(struct usyms *us, pid_t pid, uint32_t key, const struct usyms_maps *m,
-			  bool wait);
+			  bool wait, unsigned int *loading);
 void usyms_reader(struct usyms *us, bool on);
 unsigned int usyms_loading(struct usyms *us, pid_t pid);
 void usyms_forget(struct usyms *us, pid_t pid);

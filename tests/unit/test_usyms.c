@@ -20,6 +20,7 @@
 #include <string.h>
 #include <stdbool.h>
 #include <sys/sendfile.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -466,7 +467,7 @@ static void hold_lock(const struct usyms_module *m, void *ctx)
 	target_end(&h->t);
 	/* The reader as tracker.c runs it: it reads at once, and files once the lock is free. */
 	h->maps = usyms_maps_read(h->t2.pid);
-	h->busy = usyms_precapture_maps(h->us, h->t2.pid, 96, h->maps, false);
+	h->busy = usyms_precapture_maps(h->us, h->t2.pid, 96, h->maps, false, NULL);
 	target_end(&h->t2);
 }
 
@@ -494,7 +495,7 @@ static void test_reader_held(struct usyms *us)
 	   "held: its address named (%s+%" PRIu64 ")", s.symbol ? s.symbol : "?", s.offset);
 	is_str(s.module, self_path, "held: in its executable");
 	is_int(h.busy, -EBUSY, "held: filing without waiting: -EBUSY while the lock is held");
-	is_int(usyms_precapture_maps(us, h.t2.pid, 96, h.maps, false), 0,
+	is_int(usyms_precapture_maps(us, h.t2.pid, 96, h.maps, false, NULL), 0,
 	       "held: filed once the lock is free, the target gone");
 	usyms_maps_free(h.maps);
 	is_int(usyms_recapture(us, h.t2.pid, 96), 0, "held: that capture taken over");
@@ -505,6 +506,65 @@ static void test_reader_held(struct usyms *us)
 	usyms_reader(us, false);
 	usyms_forget(us, h.t.pid);
 	usyms_forget(us, h.t2.pid);
+}
+
+/*
+ * A child stopped at its exec (traced), before ld.so mapped the libraries it needs: the maps
+ * reader's capture says it is loading, and the reader reads it again for the same notice once
+ * it runs: that capture replaces the first, and names its libc after it exited.
+ */
+static void test_precapture_loading(struct usyms *us)
+{
+	struct target t = { 0 };
+	unsigned int loading = 99;
+	int in[2], out[2], status;
+	struct usyms_maps *m;
+	uint64_t addr;
+	struct usym s;
+
+	if (pipe(in) || pipe(out)) {
+		bail_out("pipe: %s", strerror(errno));
+	}
+	t.pid = fork();
+	if (!t.pid) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execl(self_path, self_path, "--target", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	t.to = fdopen(in[1], "w");
+	t.from = fdopen(out[0], "r");
+	if (t.pid < 0 || !t.to || !t.from || waitpid(t.pid, &status, 0) != t.pid ||
+	    !WIFSTOPPED(status)) {
+		bail_out("no child stopped at its exec");
+	}
+	m = usyms_maps_read(t.pid);
+	is_int(usyms_precapture_maps(us, t.pid, 97, m, true, &loading), 0,
+	       "loading: captured at its exec");
+	is_int(loading, 1, "loading: ld.so had not mapped its libraries: 1 capture in a row");
+	usyms_maps_free(m);
+	/* Let it run: once it answers, ld.so is done. */
+	ptrace(PTRACE_DETACH, t.pid, NULL, NULL);
+	fprintf(t.to, "libc.so.6 getpid\n");
+	fflush(t.to);
+	if (target_read_addr(&t, &addr) || target_read_addr(&t, &addr) || !addr) {
+		bail_out("the target did not answer");
+	}
+	m = usyms_maps_read(t.pid);
+	is_int(usyms_precapture_maps(us, t.pid, 97, m, true, &loading), 0,
+	       "loading: read again for the same notice");
+	is_int(loading, 0, "loading: ld.so done");
+	usyms_maps_free(m);
+	target_end(&t);
+	is_int(usyms_recapture(us, t.pid, 97), 0,
+	       "loading: the capture taken over, the child gone");
+	usyms_lookup(us, t.pid, addr, &s);
+	ok(s.module && strstr(s.module, "libc.so"), "loading: its libc named (%s in %s)",
+	   s.symbol ? s.symbol : "?", s.module ? s.module : "no module");
+	usyms_forget(us, t.pid);
 }
 
 /* An exec told after a capture was read keeps it (it is the new image's); before, drops it. */
@@ -699,6 +759,7 @@ int main(int argc, char **argv)
 	test_precapture(us);
 	test_reader_wait(us);
 	test_reader_held(us);
+	test_precapture_loading(us);
 	test_forget_image(us);
 	test_deleted_binary(us, false);
 	if (geteuid() == 0) {
