@@ -230,6 +230,7 @@ static int set_options(struct tracker *tr, const struct tracker_opts *opts)
 		tr->skel->rodata->ctx_floor_ns = opts->ctx_floor_ns;
 	}
 	tr->skel->rodata->tick_ns = tick_ns();
+	tr->skel->rodata->preempt_from_rq = kernel_preempt_from_rq();
 	tr->track_registered = opts->track_registered;
 	tr->track_all = opts->track_all;
 	tr->track_unlisted = opts->nr_cgroups || opts->nr_comms;
