@@ -202,4 +202,36 @@ static __always_inline unsigned int task_cpu(struct task_struct *task)
 	return BPF_CORE_READ((struct task_struct___pre516 *)task, cpu);
 }
 
+/*
+ * cpu_in_hardirq - whether this CPU runs a hard interrupt (or an NMI) on top of @cur, current:
+ * its preempt count says so. x86 keeps that count per CPU: __preempt_count (before 6.2, and again
+ * since 6.15), pcpu_hot.preempt_count in between (64701838bf05 "x86/percpu: Move preempt_count
+ * next to current_task", 6.2; 46e8fff6d45f "x86/preempt: Move preempt count to percpu hot
+ * section", 6.15). Neither is in kallsyms without CONFIG_KALLSYMS_ALL, and a __ksym of it does
+ * not load then ("ldimm64 failed to find the address for kernel symbol '__preempt_count'", 6.18
+ * here). So its address is this CPU's runqueue's (current's, through its cfs_rq) moved by
+ * preempt_from_rq, the distance of the two in the per-CPU area, which user space reads in
+ * vmlinux's BTF for whichever layout it has (kernel_preempt_from_rq()). With none found (0), or
+ * no cfs_rq->rq (!CONFIG_FAIR_GROUP_SCHED): false, as before. Softirqs are left out: one the task
+ * runs itself at local_bh_enable() works on its behalf (see stack_in_interrupt()).
+ */
+const volatile __s64 preempt_from_rq = 0;
+
+#define LS_HARDIRQ_NMI_MASK 0x00ff0000 /* HARDIRQ_MASK | NMI_MASK */
+
+static __always_inline bool cpu_in_hardirq(struct task_struct *cur)
+{
+	struct rq *rq;
+	int pc = 0;
+
+	if (!preempt_from_rq || !bpf_core_field_exists(((struct cfs_rq *)0)->rq)) {
+		return false;
+	}
+	rq = BPF_CORE_READ(cur, se.cfs_rq, rq);
+	if (!rq || bpf_probe_read_kernel(&pc, sizeof(pc), (void *)rq + preempt_from_rq)) {
+		return false;
+	}
+	return pc & LS_HARDIRQ_NMI_MASK;
+}
+
 #endif /* LATSNAP_CORE_FIXES_BPF_H */

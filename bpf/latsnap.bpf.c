@@ -2809,19 +2809,19 @@ static __always_inline struct task_state *ctx_wakeup(void *ctx, struct task_stru
 				e->nr_ips = len > 0 ? len / sizeof(__u64) : 0;
 				ctx_stack_done(st);
 			} else {
-				irq = !task_rd(cur, pid);
+				irq = !task_rd(cur, pid) || cpu_in_hardirq(cur);
 			}
 			e->arg = irq;
 			ctx_submit(e);
 		} else {
 			/*
 			 * A wakeup without the waker's stack (a short wait, or --context sched)
-			 * gets the interrupt test without one: the idle task wakes no one itself. A
-			 * wait an interrupt ends on a busy CPU is then taken for its current task's
-			 * doing. Walking the stack to tell (waking_in_interrupt()) cost 3 us per
-			 * wakeup: --context sched cost more than full.
+			 * gets the interrupt test without one: the idle task wakes no one itself,
+			 * and a hard interrupt on top of a busy CPU's task (a timer that ends a
+			 * sleep) is not its doing. Walking the stack to tell (waking_in_interrupt())
+			 * cost 3 us per wakeup: --context sched cost more than full.
 			 */
-			irq = !task_rd(cur, pid);
+			irq = !task_rd(cur, pid) || cpu_in_hardirq(cur);
 			e = ctx_reserve();
 			if (!e) {
 				ps->out_ts = 0;

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -289,6 +290,76 @@ int kernel_tp_args(const char *name)
 	}
 	btf__free(btf);
 	return ret;
+}
+
+/* The offset of the per-CPU variable @name in vmlinux's per-CPU area; -1 when BTF has none. */
+static long long percpu_offset(const struct btf *btf, const char *name)
+{
+	const struct btf_var_secinfo *v;
+	const struct btf_type *t;
+	int id, ds, i;
+
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_VAR);
+	ds = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
+	if (id <= 0 || ds <= 0) {
+		return -1;
+	}
+	t = btf__type_by_id(btf, ds);
+	v = btf_var_secinfos(t);
+	for (i = 0; i < btf_vlen(t); i++, v++) {
+		if (v->type == (__u32)id) {
+			return v->offset;
+		}
+	}
+	return -1;
+}
+
+/* The byte offset of member @member of struct @type; -1 when BTF has none. */
+static long long member_offset(const struct btf *btf, const char *type, const char *member)
+{
+	const struct btf_member *m;
+	const struct btf_type *t;
+	int id, i;
+
+	id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+	if (id <= 0) {
+		return -1;
+	}
+	t = btf__type_by_id(btf, id);
+	m = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++, m++) {
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), member)) {
+			return btf_member_bit_offset(t, i) / 8;
+		}
+	}
+	return -1;
+}
+
+/**
+ * kernel_preempt_from_rq - where this CPU's preempt count lies from its runqueue in the per-CPU
+ * area (cpu_in_hardirq() in bpf/core_fixes.bpf.h), from vmlinux's BTF: x86's __preempt_count
+ * (before 6.2, since 6.15), or pcpu_hot's preempt_count (6.2 to 6.14).
+ *
+ * Return: the distance in bytes; 0 when BTF has none of them (another architecture).
+ */
+long long kernel_preempt_from_rq(void)
+{
+	long long rq, pc, hot;
+	struct btf *btf;
+
+	btf = btf__load_vmlinux_btf();
+	if (!btf) {
+		return 0;
+	}
+	rq = percpu_offset(btf, "runqueues");
+	pc = percpu_offset(btf, "__preempt_count");
+	if (pc < 0) {
+		hot = percpu_offset(btf, "pcpu_hot");
+		pc = member_offset(btf, "pcpu_hot", "preempt_count");
+		pc = hot >= 0 && pc >= 0 ? hot + pc : -1;
+	}
+	btf__free(btf);
+	return rq >= 0 && pc >= 0 && pc != rq ? pc - rq : 0;
 }
 
 /**

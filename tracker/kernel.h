@@ -62,5 +62,6 @@ bool kernel_has_task_storage(void);
 bool kernel_has_attach_cookie(void);
 int kernel_task_storage_standin(struct bpf_map *map);
 int kernel_tp_args(const char *name);
+long long kernel_preempt_from_rq(void);
 
 #endif /* LATSNAP_KERNEL_H */

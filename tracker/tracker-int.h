@@ -49,6 +49,16 @@ struct parked {
 /* Notices the maps reader drains from its ring before it reads (tracker.c). */
 #define MAPS_BATCH 256
 
+/* Processes the maps reader reads again until ld.so is done with them (tracker.c), at most. */
+#define MAPS_WATCH 16
+
+/* Such a process. */
+struct maps_watch {
+	__u32 pid, key; /* and the notice its captures answer */
+	unsigned int reads;
+	struct usyms_maps *maps; /* the latest read, not filed yet; or NULL */
+};
+
 struct tracker {
 	struct latsnap_bpf *skel;
 	bool has_attach_cookie; /* BPF cookies (5.15), which --request's probes need */
@@ -115,7 +125,10 @@ struct tracker {
 	__u32 *maps_retell_gen; /* in the mapped .bss */
 	/* The maps reader (tracker.c): its thread, the ring of maps_ring, and what ends it. */
 	struct ring_buffer *maps_ring;
-	struct ls_notice maps_batch[MAPS_BATCH]; /* drained, not read yet */
+	struct ls_notice maps_batch[MAPS_BATCH]; /* drained, not filed yet */
+	struct usyms_maps *maps_read[MAPS_BATCH]; /* the mappings of each, read when drained */
+	struct maps_watch maps_watch[MAPS_WATCH]; /* processes read while ld.so was at work */
+	unsigned int nr_maps_watch;
 	unsigned int nr_maps_batch;
 	pthread_t maps_thread;
 	bool maps_thread_on;

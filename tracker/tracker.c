@@ -294,6 +294,7 @@ static int set_options(struct tracker *tr, const struct tracker_opts *opts)
 		tr->skel->rodata->ctx_floor_ns = opts->ctx_floor_ns;
 	}
 	tr->skel->rodata->tick_ns = tick_ns();
+	tr->skel->rodata->preempt_from_rq = kernel_preempt_from_rq();
 	tr->track_registered = opts->track_registered;
 	tr->track_all = opts->track_all;
 	tr->track_unlisted = opts->nr_cgroups || opts->nr_comms;
@@ -555,13 +556,84 @@ static struct bpf_program *first_unattached(const struct bpf_object_skeleton *s)
 }
 
 /*
- * Reads the mappings of each process of the batch once, for its last notice: a capture is the
- * process as it is now, which an earlier notice may no longer describe (this thread came late,
- * and the process exec'd in between: its first notice was its old image's).
+ * How soon the maps reader tries again to file the captures it read while the lock was held, or
+ * reads again a process ld.so is at work in; that many times at most (a process whose libraries
+ * are named otherwise than they are needed would look busy forever).
  */
-static void maps_batch_read(struct tracker *tr)
+#define MAPS_RETRY_MS 2
+#define MAPS_WATCH_READS 100
+
+/*
+ * A process read while ld.so mapped its libraries (its first wait was the loader's): the main
+ * loop asks the BPF side to tell it again at its next wait, once it gets to the notice. That is
+ * after the snapshot it is writing: a short-lived process had exited, or was past its last wait,
+ * and its libraries' frames were bare addresses. This thread reads it again meanwhile.
+ */
+static void maps_watch_add(struct tracker *tr, const struct ls_notice *notice)
 {
-	unsigned int i, j;
+	unsigned int i;
+
+	for (i = 0; i < tr->nr_maps_watch; i++) {
+		if (tr->maps_watch[i].pid == notice->pid) {
+			tr->maps_watch[i].key = notice->arg;
+			return;
+		}
+	}
+	if (tr->nr_maps_watch < MAPS_WATCH) {
+		tr->maps_watch[tr->nr_maps_watch++] =
+			(struct maps_watch){ .pid = notice->pid, .key = notice->arg };
+	}
+}
+
+/*
+ * Reads each watched process again, and files its capture for the same notice (in place of
+ * the last): until ld.so is done with it, it is gone (its last read stands), or the main loop
+ * took the capture over.
+ */
+static void maps_watch_read(struct tracker *tr)
+{
+	struct usyms_maps *m;
+	struct maps_watch *w;
+	unsigned int i, loading;
+	int err;
+
+	for (i = 0; i < tr->nr_maps_watch;) {
+		w = &tr->maps_watch[i];
+		m = w->reads < MAPS_WATCH_READS ? usyms_maps_read((pid_t)w->pid) : NULL;
+		if (m && !usyms_maps_gone(m)) {
+			usyms_maps_free(w->maps);
+			w->maps = m;
+			w->reads++;
+		} else {
+			usyms_maps_free(m);
+			w->reads = MAPS_WATCH_READS;
+		}
+		err = w->maps ? usyms_precapture_maps(tr->usyms, (pid_t)w->pid, w->key, w->maps,
+						      false, &loading) :
+				0;
+		if (err == -EBUSY) {
+			i++;
+			continue;
+		}
+		usyms_maps_free(w->maps);
+		w->maps = NULL;
+		if (!err && loading && w->reads < MAPS_WATCH_READS) {
+			i++;
+			continue;
+		}
+		*w = tr->maps_watch[--tr->nr_maps_watch];
+	}
+}
+
+/*
+ * Files the capture of each process of the batch once, for its last notice: a capture is the
+ * process as it is now, which an earlier notice may no longer describe (this thread came late,
+ * and the process exec'd in between: its first notice was its old image's). Without @wait, stops
+ * at the first the cache's lock is not free for: the rest stay in the batch, in order.
+ */
+static void maps_batch_read(struct tracker *tr, bool wait)
+{
+	unsigned int i, j, done, loading;
 	uint32_t late;
 	int err;
 
@@ -572,8 +644,15 @@ static void maps_batch_read(struct tracker *tr)
 			}
 		}
 		if (j == tr->nr_maps_batch) {
-			err = usyms_precapture(tr->usyms, (pid_t)tr->maps_batch[i].pid,
-					       tr->maps_batch[i].arg);
+			err = usyms_precapture_maps(tr->usyms, (pid_t)tr->maps_batch[i].pid,
+						    tr->maps_batch[i].arg, tr->maps_read[i], wait,
+						    &loading);
+			if (err == -EBUSY) {
+				break;
+			}
+			if (loading) {
+				maps_watch_add(tr, &tr->maps_batch[i]);
+			}
 			if (err && err != -ECHILD) {
 				/* The key is the low half of the notice's clock: how late it was. */
 				late = (uint32_t)ls_now_ns() - tr->maps_batch[i].arg;
@@ -583,11 +662,21 @@ static void maps_batch_read(struct tracker *tr)
 					tr->maps_batch[i].pid, late / 1e6, strerror(-err));
 			}
 		}
+		usyms_maps_free(tr->maps_read[i]);
+		tr->maps_read[i] = NULL;
 	}
-	tr->nr_maps_batch = 0;
+	done = i;
+	memmove(tr->maps_batch, tr->maps_batch + done,
+		(tr->nr_maps_batch - done) * sizeof(*tr->maps_batch));
+	memmove(tr->maps_read, tr->maps_read + done,
+		(tr->nr_maps_batch - done) * sizeof(*tr->maps_read));
+	tr->nr_maps_batch -= done;
 }
 
-/* A notice of maps_ring: the process waits, so it lives: its mappings are read once drained. */
+/*
+ * A notice of maps_ring: the process waits, so it lives: its mappings are read at once, and its
+ * capture filed once drained.
+ */
 static int maps_notice(void *ctx, void *data, size_t size)
 {
 	const struct ls_notice *notice = data;
@@ -597,8 +686,9 @@ static int maps_notice(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	if (tr->nr_maps_batch == MAPS_BATCH) {
-		maps_batch_read(tr);
+		maps_batch_read(tr, true);
 	}
+	tr->maps_read[tr->nr_maps_batch] = usyms_maps_read((pid_t)notice->pid);
 	tr->maps_batch[tr->nr_maps_batch++] = *notice;
 	return 0;
 }
@@ -637,7 +727,12 @@ static void *maps_reader(void *arg)
 		goto out;
 	}
 	for (;;) {
-		n = epoll_wait(efd, ev, 2, -1);
+		/*
+		 * Captures the main loop's lock held back, or processes ld.so is at work in: try
+		 * again soon, reading new notices.
+		 */
+		n = epoll_wait(efd, ev, 2,
+			       tr->nr_maps_batch || tr->nr_maps_watch ? MAPS_RETRY_MS : -1);
 		if (n < 0 && errno != EINTR) {
 			goto out;
 		}
@@ -647,7 +742,8 @@ static void *maps_reader(void *arg)
 			}
 		}
 		ring_buffer__consume(tr->maps_ring);
-		maps_batch_read(tr);
+		maps_batch_read(tr, false);
+		maps_watch_read(tr);
 	}
 out:
 	if (efd >= 0) {
@@ -696,6 +792,12 @@ static void maps_reader_stop(struct tracker *tr)
 		usyms_reader(tr->usyms, false);
 	}
 	tr->maps_thread_on = false;
+	while (tr->nr_maps_batch) {
+		usyms_maps_free(tr->maps_read[--tr->nr_maps_batch]);
+	}
+	while (tr->nr_maps_watch) {
+		usyms_maps_free(tr->maps_watch[--tr->nr_maps_watch].maps);
+	}
 	ring_buffer__free(tr->maps_ring);
 	tr->maps_ring = NULL;
 	if (tr->maps_stop_fd >= 0) {

@@ -788,22 +788,34 @@ static bool loader_busy(Dwfl *dwfl)
 
 /*
  * Reads the mappings of @pid into a new Dwfl and opens the file of each module, sharing those
- * @old (an earlier Dwfl of the process, or NULL) has. Returns 0 or -errno; *@dwflp is the Dwfl
+ * @old (an earlier Dwfl of the process, or NULL) has. With @maps (its /proc/PID/maps, read
+ * earlier) the mappings are those, for a process gone since: files are opened by path, and the
+ * vDSO, which only the live process gives, is left out. Returns 0 or -errno; *@dwflp is the Dwfl
  * or NULL, *@loading whether ld.so was still at work (loader_busy()).
  */
-static int report(struct usyms *us, pid_t pid, Dwfl *old, Dwfl **dwflp, bool *loading)
+static int report(struct usyms *us, pid_t pid, const char *maps, Dwfl *old, Dwfl **dwflp,
+		  bool *loading)
 {
 	struct report_ctx ctx = { .us = us, .pid = pid, .old = old };
 	Dwfl *dwfl = dwfl_begin(&callbacks);
 	unsigned long long start_time;
-	int err, nr_modules = 0;
+	int err = 0, nr_modules = 0;
+	FILE *f;
 
 	if (!dwfl) {
 		err = -ENOMEM;
 		goto out;
 	}
 	dwfl_report_begin(dwfl);
-	err = dwfl_linux_proc_report(dwfl, pid);
+	if (!maps) {
+		err = dwfl_linux_proc_report(dwfl, pid);
+	} else if (maps[0]) {
+		f = fmemopen((void *)maps, strlen(maps), "r");
+		err = f ? dwfl_linux_proc_maps_report(dwfl, f) : errno;
+		if (f) {
+			fclose(f);
+		}
+	}
 	/* Always end the report: it builds the address lookup table. */
 	if (dwfl_report_end(dwfl, NULL, NULL) && !err) {
 		err = -1;
@@ -851,45 +863,58 @@ static struct usyms_proc *find_proc(struct usyms *us, pid_t pid)
 	return NULL;
 }
 
-/*
- * The code a process runs, as a hash of the executable file mappings in its /proc/PID/maps
- * (addresses, offset, inode, path): two processes with the same hash have the same objects at
- * the same addresses, and one capture symbolizes both. A server's forked workers (a PostgreSQL
- * backend per connection) differ from their parent in data mappings only. 0 when the maps could
- * not be read or hold no code.
- */
-static uint64_t code_hash(pid_t pid)
+/* The whole of /proc/@pid/maps, NUL-terminated, *@len bytes (malloc'd); NULL when unreadable. */
+static char *read_maps(pid_t pid, size_t *len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-	char path[64], *buf = NULL, *line, *eol, *f;
-	size_t len = 0, cap = 0, nr_code = 0;
-	const unsigned char *c;
+	char path[64], *buf = NULL, *more;
+	size_t cap = 0;
 	ssize_t n;
-	int fd, field;
+	int fd;
 
+	*len = 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		return 0;
+		return NULL;
 	}
 	/* Read whole: each read() of the file walks the mappings again. */
 	do {
-		if (cap - len < 4096) {
+		if (cap - *len < 4096) {
 			cap = cap ? 2 * cap : 65536;
-			f = realloc(buf, cap);
-			if (!f) {
-				len = 0;
+			more = realloc(buf, cap);
+			if (!more) {
+				free(buf);
+				buf = NULL;
+				*len = 0;
 				break;
 			}
-			buf = f;
+			buf = more;
 		}
-		n = read(fd, buf + len, cap - len - 1);
-		len += n > 0 ? (size_t)n : 0;
+		n = read(fd, buf + *len, cap - *len - 1);
+		*len += n > 0 ? (size_t)n : 0;
 	} while (n > 0);
 	close(fd);
 	if (buf) {
-		buf[len] = '\0';
+		buf[*len] = '\0';
 	}
+	return buf;
+}
+
+/*
+ * The code a process runs, as a hash of the executable file mappings in @buf, its
+ * /proc/PID/maps (addresses, offset, inode, path): two processes with the same hash have the same
+ * objects at the same addresses, and one capture symbolizes both. A server's forked workers (a
+ * PostgreSQL backend per connection) differ from their parent in data mappings only. 0 when the
+ * maps could not be read or hold no code.
+ */
+static uint64_t maps_code_hash(const char *buf, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+	const char *line, *eol, *f;
+	size_t nr_code = 0;
+	const unsigned char *c;
+	int field;
+
 	for (line = buf; line && line < buf + len; line = eol + 1) {
 		eol = strchr(line, '\n');
 		eol = eol ? eol : buf + len;
@@ -916,8 +941,18 @@ static uint64_t code_hash(pid_t pid)
 		}
 		nr_code++;
 	}
-	free(buf);
 	return nr_code ? h : 0;
+}
+
+/* maps_code_hash() of @pid's mappings as they are now. */
+static uint64_t code_hash(pid_t pid)
+{
+	size_t len;
+	char *buf = read_maps(pid, &len);
+	uint64_t h = maps_code_hash(buf, len);
+
+	free(buf);
+	return h;
 }
 
 /* A complete capture of another process with the code @hash names, whose Dwfl can be shared. */
@@ -1031,7 +1066,7 @@ static struct usyms_proc *get_proc(struct usyms *us, pid_t pid, int *err)
 		tmp.debuginfo_pending = same->debuginfo_pending;
 	} else {
 		tmp.fetches_seen = us->fetch ? dbgfetch_done(us->fetch) : 0;
-		*err = report(us, pid, NULL, &tmp.dwfl, &loading);
+		*err = report(us, pid, NULL, NULL, &tmp.dwfl, &loading);
 		if (*err) {
 			goto out;
 		}
@@ -1070,7 +1105,7 @@ static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 	fetches = us->fetch ? dbgfetch_done(us->fetch) : 0;
 	read_ns = ls_now_ns();
 	hash = code_hash(p->pid);
-	err = report(us, p->pid, p->dwfl, &dwfl, &loading);
+	err = report(us, p->pid, NULL, p->dwfl, &dwfl, &loading);
 	p->reported_ns = ls_now_ns();
 	if (err) {
 		p->final = err == -ESRCH;
@@ -1336,6 +1371,67 @@ out:
 	return err;
 }
 
+/* A process's mappings, read at its notice without the cache's lock (usyms_maps_read()). */
+struct usyms_maps {
+	pid_t pid;
+	int err; /* of proc_stat(): the rest is unset unless 0 */
+	unsigned long long start_time;
+	uint64_t read_ns;
+	char *text; /* its /proc/PID/maps; NULL when it could not be read */
+	size_t len;
+};
+
+/**
+ * usyms_maps_read() - read the mappings of a process now, without the cache
+ * @pid: a process id (thread group id)
+ *
+ * The maps reader reads each process as it is noticed, whoever holds the cache's lock: the main
+ * loop holds it through each symbolization, whose CPU time a load stretches (its thread has no
+ * priority of its own), 50 to 300 ms behind a nice -15 spinner on each CPU. A process that lived
+ * less was gone once the reader got the lock; its mappings, read here, still name its files.
+ *
+ * Return: what usyms_precapture_maps() takes, to free with usyms_maps_free(); NULL when out of
+ * memory.
+ */
+struct usyms_maps *usyms_maps_read(pid_t pid)
+{
+	struct usyms_maps *m = calloc(1, sizeof(*m));
+
+	if (!m) {
+		return NULL;
+	}
+	m->pid = pid;
+	m->err = pid > 0 ? proc_stat(pid, &m->start_time) : -ESRCH;
+	if (!m->err) {
+		m->read_ns = ls_now_ns();
+		m->text = read_maps(pid, &m->len);
+	}
+	return m;
+}
+
+/**
+ * usyms_maps_gone() - whether usyms_maps_read() found no process, or nothing mapped in it
+ * @m: its return
+ *
+ * Return: true when @m names no code: the process exited, or is past its mm.
+ */
+bool usyms_maps_gone(const struct usyms_maps *m)
+{
+	return m->err || !m->text || !maps_code_hash(m->text, m->len);
+}
+
+/**
+ * usyms_maps_free() - free what usyms_maps_read() returned
+ * @m: its return, or NULL
+ */
+void usyms_maps_free(struct usyms_maps *m)
+{
+	if (m) {
+		free(m->text);
+		free(m);
+	}
+}
+
 /**
  * usyms_precapture() - read the mappings of a process now, for a usyms_recapture() to come
  * @us: the cache
@@ -1352,27 +1448,79 @@ out:
  */
 int usyms_precapture(struct usyms *us, pid_t pid, uint32_t key)
 {
-	struct usyms_pending pend = { .pid = pid, .key = key }, *slot = NULL, *e;
-	struct usyms_proc *p, *same;
-	uint64_t now;
-	int err = 0, i;
+	struct usyms_maps *m;
+	int err;
 
 	if (pid <= 0 || !key) {
 		return -ESRCH;
 	}
-	pthread_mutex_lock(&us->lock);
+	m = usyms_maps_read(pid);
+	err = usyms_precapture_maps(us, pid, key, m, true, NULL);
+	usyms_maps_free(m);
+	return err;
+}
+
+/**
+ * usyms_precapture_maps() - usyms_precapture() with the mappings read at the notice
+ * @us: the cache
+ * @pid: a process id (thread group id)
+ * @key: names the notice both calls answer (non-zero)
+ * @m: usyms_maps_read() of @pid, at the notice; NULL: read now
+ * @wait: wait for the cache's lock, else return -EBUSY while another thread holds it
+ * @loading: set to how many captures of @pid in a row found ld.so at work (usyms_loading()),
+ *	counting this one, or 0; or NULL
+ *
+ * The process is captured as it is when it still lives, else from @m: its files by path, no
+ * vDSO. So the maps reader keeps reading the processes it is told of (usyms_maps_read()) while
+ * the main loop holds the lock, and files their captures once it can.
+ *
+ * Return: 0, -EBUSY (only without @wait; nothing done), or the -errno of usyms_capture().
+ */
+int usyms_precapture_maps(struct usyms *us, pid_t pid, uint32_t key, const struct usyms_maps *m,
+			  bool wait, unsigned int *loading)
+{
+	struct usyms_pending pend = { .pid = pid, .key = key }, *slot = NULL, *e;
+	struct usyms_proc *p, *same;
+	unsigned long long start_time;
+	const char *text = NULL;
+	uint64_t now;
+	int err = 0, i;
+
+	if (loading) {
+		*loading = 0;
+	}
+	if (pid <= 0 || !key) {
+		return -ESRCH;
+	}
+	if (!wait && pthread_mutex_trylock(&us->lock)) {
+		return -EBUSY;
+	}
+	if (wait) {
+		pthread_mutex_lock(&us->lock);
+	}
 	for (i = 0; i < USYMS_ANSWERED; i++) {
 		if (us->answered[i].pid == pid && us->answered[i].key == key) {
 			/* The main loop got there first (this thread was not scheduled): done. */
 			goto out;
 		}
 	}
-	err = proc_stat(pid, &pend.start_time);
+	err = m && m->pid == pid ? m->err : proc_stat(pid, &pend.start_time);
 	if (err) {
 		goto out;
 	}
-	pend.read_ns = ls_now_ns();
-	pend.code_hash = code_hash(pid);
+	if (m && m->pid == pid) {
+		pend.start_time = m->start_time;
+		text = m->text;
+	}
+	if (!text || (!proc_stat(pid, &start_time) && start_time == pend.start_time)) {
+		/* Alive: read it as it is now (the vDSO, the inodes it maps). */
+		text = NULL;
+		pend.read_ns = ls_now_ns();
+		pend.code_hash = code_hash(pid);
+	} else {
+		pend.read_ns = m->read_ns;
+		pend.code_hash = maps_code_hash(text, m->len);
+	}
 	if (us->own_hash && pend.code_hash == us->own_hash) {
 		err = -ECHILD;
 		goto out;
@@ -1383,7 +1531,14 @@ int usyms_precapture(struct usyms *us, pid_t pid, uint32_t key)
 		pend.dwfl = same->dwfl;
 	} else {
 		p = find_proc(us, pid);
-		err = report(us, pid, p ? p->dwfl : NULL, &pend.dwfl, &pend.loading);
+		err = report(us, pid, text, p ? p->dwfl : NULL, &pend.dwfl, &pend.loading);
+		if ((err == -ESRCH || err == -ENODATA) && !text && m && m->pid == pid && m->text) {
+			/* It exited while read (or is past its mm, in exit). */
+			pend.read_ns = m->read_ns;
+			pend.code_hash = maps_code_hash(m->text, m->len);
+			err = report(us, pid, m->text, p ? p->dwfl : NULL, &pend.dwfl,
+				     &pend.loading);
+		}
 		if (err) {
 			goto out;
 		}
@@ -1395,7 +1550,11 @@ int usyms_precapture(struct usyms *us, pid_t pid, uint32_t key)
 		if (e->dwfl && now - e->reported_ns > USYMS_PENDING_NS) {
 			drop_pending(us, e);
 		}
-		/* A free slot, else the oldest. */
+		/* The same notice's, read again (ld.so was at work), else a free slot, else the oldest. */
+		if (e->dwfl && e->pid == pid && e->key == key) {
+			slot = e;
+			break;
+		}
 		if (!slot || (slot->dwfl && (!e->dwfl || e->reported_ns < slot->reported_ns))) {
 			slot = e;
 		}
@@ -1404,6 +1563,15 @@ int usyms_precapture(struct usyms *us, pid_t pid, uint32_t key)
 		drop_pending(us, slot);
 	}
 	*slot = pend;
+	if (loading && pend.loading) {
+		/* In a row: those of it not taken over yet, and the one taken over last. */
+		p = find_proc(us, pid);
+		*loading = 1 + (p ? p->loading_captures : 0);
+		for (i = 0; i < USYMS_PENDING; i++) {
+			e = &us->pending[i];
+			*loading += e != slot && e->dwfl && e->pid == pid && e->loading;
+		}
+	}
 out:
 	us->reader_done[us->reader_done_next].pid = pid;
 	us->reader_done[us->reader_done_next].key = key;

@@ -20,7 +20,8 @@
  * neither stopped nor signalled.
  *
  * Thread-safe: every call holds the cache's lock. The maps reader's thread captures processes the
- * moment they are noticed (usyms_precapture()) while the main loop symbolizes.
+ * moment they are noticed (usyms_maps_read(), no lock, then usyms_precapture_maps()) while the
+ * main loop symbolizes.
  */
 #ifndef LATSNAP_USYMS_H
 #define LATSNAP_USYMS_H
@@ -50,6 +51,12 @@ void usyms_skip_own(struct usyms *us);
 int usyms_capture(struct usyms *us, pid_t pid);
 int usyms_recapture(struct usyms *us, pid_t pid, uint32_t key);
 int usyms_precapture(struct usyms *us, pid_t pid, uint32_t key);
+struct usyms_maps;
+struct usyms_maps *usyms_maps_read(pid_t pid);
+bool usyms_maps_gone(const struct usyms_maps *m);
+void usyms_maps_free(struct usyms_maps *m);
+int usyms_precapture_maps(struct usyms *us, pid_t pid, uint32_t key, const struct usyms_maps *m,
+			  bool wait, unsigned int *loading);
 void usyms_reader(struct usyms *us, bool on);
 unsigned int usyms_loading(struct usyms *us, pid_t pid);
 void usyms_forget(struct usyms *us, pid_t pid);

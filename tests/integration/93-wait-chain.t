@@ -139,6 +139,24 @@ T0=$(awk '$1 == "read" { print $3; exit }' "$TMPD/cs.log")
 is "$(outliers cs | jq -r "select(.tid == ${A:-0} and .syscall == \"read\" and .end_ns > ${T0:-0}) | [.wait_chain[].comm] | join(\" \")")" \
 	"chainB chainC" "sched: the chain still reaches chainC"
 
+# Every CPU busy in user mode (a shell loop each, not traced): the timer that ends chainC's sleep
+# interrupts one of them, and that loop was taken for C's waker (a stack-free wakeup counted
+# only the idle task as no one): the chain ran on through it ("chainB chainC bash", 3 of 3).
+SPIN=
+for _ in $(seq "$(nproc)"); do
+	( while :; do :; done ) &
+	SPIN="$SPIN $!"
+	track_bg $!
+done
+record_snap cb -t 50ms --context sched -o "$TMPD/cb.d" -- "$WL/chain3" 100
+# shellcheck disable=SC2086 # the list of pids
+kill $SPIN 2>/dev/null
+is "$RC" 0 "--context sched, every CPU busy: exit 0"
+A=$(wl_log_get "$TMPD/cb.log" a)
+T0=$(awk '$1 == "read" { print $3; exit }' "$TMPD/cb.log")
+is "$(outliers cb | jq -r "select(.tid == ${A:-0} and .syscall == \"read\" and .end_ns > ${T0:-0}) | [.wait_chain[].comm] | join(\" \")")" \
+	"chainB chainC" "sched, every CPU busy: the chain ends at chainC, whose sleep a timer ended"
+
 record_snap cn -t 50ms --context none -o "$TMPD/cn.d" -- "$WL/chain3" 100
 is "$RC" 0 "--context none: exit 0"
 read_traces cn

@@ -169,6 +169,11 @@ static void check_real_probes(void)
 	       "the end of a switch is sched_exit_tp exactly where the kernel has it");
 	ok(kernel_tp_args("sched_switch") == 3 || kernel_has_task_storage(),
 	   "a kernel whose sched_switch has prev_state (5.18) has task storage (5.12)");
+#ifdef __x86_64__
+	/* Every x86 layout has a per-CPU preempt count: __preempt_count or pcpu_hot's. */
+	ok(kernel_preempt_from_rq() != 0,
+	   "x86: the preempt count's distance from the runqueue (%lld)", kernel_preempt_from_rq());
+#endif
 }
 
 int main(void)

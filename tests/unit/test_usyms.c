@@ -20,6 +20,7 @@
 #include <string.h>
 #include <stdbool.h>
 #include <sys/sendfile.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -403,6 +404,169 @@ static void test_reader_wait(struct usyms *us)
 	usyms_forget(us, r.pid);
 }
 
+struct held_reader {
+	struct usyms *us;
+	struct target t, t2;
+	pthread_t thread;
+	atomic_int tid;
+	bool started;
+	int err; /* the reader's usyms_precapture() */
+	struct usyms_maps *maps; /* t2's, read while the lock was held */
+	int busy; /* usyms_precapture_maps() of t2 then, not waiting */
+};
+
+static void *held_reader_run(void *arg)
+{
+	struct held_reader *h = arg;
+
+	atomic_store(&h->tid, (int)gettid());
+	h->err = usyms_precapture(h->us, h->t.pid, 95);
+	return NULL;
+}
+
+/* Whether thread @tid of this process sleeps in futex(): it waits for the cache's lock. */
+static bool in_futex(int tid)
+{
+	char path[64], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "re");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f)) {
+			buf[0] = '\0';
+		}
+		fclose(f);
+	}
+	return !strncmp(buf, "202 ", 4);
+}
+
+/*
+ * Called with the cache's lock held (usyms_modules()), as the main loop holds it through a
+ * symbolization: the reader gets its notice, waits for the lock, and the target exits meanwhile.
+ */
+static void hold_lock(const struct usyms_module *m, void *ctx)
+{
+	struct held_reader *h = ctx;
+	int i;
+
+	(void)m;
+	if (h->started) {
+		return;
+	}
+	h->started = true;
+	if (pthread_create(&h->thread, NULL, held_reader_run, h)) {
+		bail_out("pthread_create failed");
+	}
+	for (i = 0; i < 10000 && !(atomic_load(&h->tid) && in_futex(atomic_load(&h->tid))); i++) {
+		usleep(1000);
+	}
+	if (i == 10000) {
+		bail_out("the reader thread never waited for the lock");
+	}
+	target_end(&h->t);
+	/* The reader as tracker.c runs it: it reads at once, and files once the lock is free. */
+	h->maps = usyms_maps_read(h->t2.pid);
+	h->busy = usyms_precapture_maps(h->us, h->t2.pid, 96, h->maps, false, NULL);
+	target_end(&h->t2);
+}
+
+/*
+ * The maps reader waits for the lock while the main loop symbolizes, and a short-lived process
+ * exits meanwhile: what the reader read before it waited is still its capture (90-unwind k).
+ */
+static void test_reader_held(struct usyms *us)
+{
+	struct held_reader h = { .us = us };
+	uint64_t addr, addr2;
+	struct usym s;
+
+	if (target_start(&h.t, self_path, &addr) || target_start(&h.t2, self_path, &addr2)) {
+		bail_out("cannot start %s --target", self_path);
+	}
+	usyms_reader(us, true);
+	is_int(usyms_modules(us, getpid(), hold_lock, &h), 0,
+	       "held: the lock held, the target killed");
+	pthread_join(h.thread, NULL);
+	is_int(h.err, 0, "held: the reader captured the target that exited while it waited");
+	is_int(usyms_recapture(us, h.t.pid, 95), 0, "held: its capture taken over");
+	is_int(usyms_lookup(us, h.t.pid, addr + 1, &s), 0, "held: lookup in the gone target");
+	ok(s.symbol && !strcmp(s.symbol, "usyms_target_func") && s.offset == 1,
+	   "held: its address named (%s+%" PRIu64 ")", s.symbol ? s.symbol : "?", s.offset);
+	is_str(s.module, self_path, "held: in its executable");
+	is_int(h.busy, -EBUSY, "held: filing without waiting: -EBUSY while the lock is held");
+	is_int(usyms_precapture_maps(us, h.t2.pid, 96, h.maps, false, NULL), 0,
+	       "held: filed once the lock is free, the target gone");
+	usyms_maps_free(h.maps);
+	is_int(usyms_recapture(us, h.t2.pid, 96), 0, "held: that capture taken over");
+	is_int(usyms_lookup(us, h.t2.pid, addr2 + 3, &s), 0, "held: lookup in the second target");
+	ok(s.symbol && !strcmp(s.symbol, "usyms_target_func") && s.offset == 3,
+	   "held: named from the mappings read while the lock was held (%s+%" PRIu64 ")",
+	   s.symbol ? s.symbol : "?", s.offset);
+	usyms_reader(us, false);
+	usyms_forget(us, h.t.pid);
+	usyms_forget(us, h.t2.pid);
+}
+
+/*
+ * A child stopped at its exec (traced), before ld.so mapped the libraries it needs: the maps
+ * reader's capture says it is loading, and the reader reads it again for the same notice once
+ * it runs: that capture replaces the first, and names its libc after it exited.
+ */
+static void test_precapture_loading(struct usyms *us)
+{
+	struct target t = { 0 };
+	unsigned int loading = 99;
+	int in[2], out[2], status;
+	struct usyms_maps *m;
+	uint64_t addr;
+	struct usym s;
+
+	if (pipe(in) || pipe(out)) {
+		bail_out("pipe: %s", strerror(errno));
+	}
+	t.pid = fork();
+	if (!t.pid) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execl(self_path, self_path, "--target", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	t.to = fdopen(in[1], "w");
+	t.from = fdopen(out[0], "r");
+	if (t.pid < 0 || !t.to || !t.from || waitpid(t.pid, &status, 0) != t.pid ||
+	    !WIFSTOPPED(status)) {
+		bail_out("no child stopped at its exec");
+	}
+	m = usyms_maps_read(t.pid);
+	is_int(usyms_precapture_maps(us, t.pid, 97, m, true, &loading), 0,
+	       "loading: captured at its exec");
+	is_int(loading, 1, "loading: ld.so had not mapped its libraries: 1 capture in a row");
+	usyms_maps_free(m);
+	/* Let it run: once it answers, ld.so is done. */
+	ptrace(PTRACE_DETACH, t.pid, NULL, NULL);
+	fprintf(t.to, "libc.so.6 getpid\n");
+	fflush(t.to);
+	if (target_read_addr(&t, &addr) || target_read_addr(&t, &addr) || !addr) {
+		bail_out("the target did not answer");
+	}
+	m = usyms_maps_read(t.pid);
+	is_int(usyms_precapture_maps(us, t.pid, 97, m, true, &loading), 0,
+	       "loading: read again for the same notice");
+	is_int(loading, 0, "loading: ld.so done");
+	usyms_maps_free(m);
+	target_end(&t);
+	is_int(usyms_recapture(us, t.pid, 97), 0,
+	       "loading: the capture taken over, the child gone");
+	usyms_lookup(us, t.pid, addr, &s);
+	ok(s.module && strstr(s.module, "libc.so"), "loading: its libc named (%s in %s)",
+	   s.symbol ? s.symbol : "?", s.module ? s.module : "no module");
+	usyms_forget(us, t.pid);
+}
+
 /* An exec told after a capture was read keeps it (it is the new image's); before, drops it. */
 static void test_forget_image(struct usyms *us)
 {
@@ -594,6 +758,8 @@ int main(int argc, char **argv)
 	test_exited_child(us);
 	test_precapture(us);
 	test_reader_wait(us);
+	test_reader_held(us);
+	test_precapture_loading(us);
 	test_forget_image(us);
 	test_deleted_binary(us, false);
 	if (geteuid() == 0) {
