@@ -28,7 +28,7 @@ require_root
 require jq perl timeout mount umount stat
 require_latsnap
 require lttng lttng-sessiond babeltrace2
-require_workloads unwind-nofp sleeper pipewait mutexwait cpucontend manythreads fsyncer
+require_workloads unwind-nofp sleeper pipewait mutexwait cpucontend manythreads fsyncer handoff
 [ -r "$BUILD/liblatsnap.so" ] || skip_all "$BUILD/liblatsnap.so not built (run make)"
 
 NOFP=$WL/unwind-nofp
