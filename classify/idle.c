@@ -793,6 +793,16 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 		       "timeout in a process that serves";
 		return true;
 	}
+	/*
+	 * The same housekeeper reported while it still sleeps (--hang, or the run's end): whether
+	 * it runs to its timeout is not known yet, but it came back to where it slept before,
+	 * never in work, in a process that serves (memcached's LRU maintainer at a SIGINT).
+	 */
+	if (live && o->state != OUTLIER_ENDED && seen == SITE_CAME_BACK && !o->worked &&
+	    !o->answered && in_sleep(o) && serving(p, o)) {
+		*why = "a server's housekeeping, still asleep where its thread slept before";
+		return true;
+	}
 	if (o->worked && !in_sleep(o)) {
 		*why = "between units of work: its last one was answered or done";
 		return true;

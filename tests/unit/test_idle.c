@@ -625,6 +625,14 @@ int main(void)
 	n = idle_entries(p, &e);
 	ok(n == 1 && e[0].pid == server && !strcmp(e[0].site, "usleep in keeper (clock_nanosleep)"),
 	   "listed as 'usleep in keeper (clock_nanosleep)' (%s)", n ? e[n - 1].site : "none");
+	o = usleep_wait(server, server + 1, 0);
+	o->state = OUTLIER_UNFINISHED;
+	ok(judge(p, o, &why) && why && strstr(why, "still asleep"),
+	   "... the same thread's usleep there, still asleep when the run ended: idle (%s)",
+	   why ? why : "(null)");
+	o = usleep_wait(server, server + 9, 0);
+	o->state = OUTLIER_UNFINISHED;
+	ok(!judge(p, o, &why), "... another thread's first usleep, still asleep at the end: latency");
 	ok(!judge(p, usleep_wait(server, server + 1, -EINTR), &why),
 	   "... the same sleep cut short by a signal (-EINTR): latency");
 	o = usleep_wait(server, server + 2, 0);
