@@ -1756,7 +1756,7 @@ static __always_inline void report_unwound(struct task_struct *task, struct pt_r
 	u->kind = LS_KIND_UNWOUND;
 	u->status = (arg >> 16) & 0xff;
 	u->truncated = (arg >> 24) & 1;
-	u->pad = 0;
+	u->rt_state = LS_UNWOUND_RT_STATE(arg);
 	u->pid = task_rd(task, tgid);
 	u->tid = task_rd(task, pid);
 	u->seq = seq;

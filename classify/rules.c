@@ -42,6 +42,7 @@ enum matcher_kind {
 	MATCH_CPU,
 	MATCH_COMM,
 	MATCH_FUTEX,
+	MATCH_FLAG,
 };
 
 /* What a futex syscall waits for, by its operation; FUTEX_NONE for anything else. */
@@ -200,6 +201,7 @@ static int parse_matcher(struct rules *rules, struct rule *rule, char *word, cha
 	} kinds[] = {
 		{ "kernel:", MATCH_KERNEL }, { "syscall:", MATCH_SYSCALL }, { "user:", MATCH_USER },
 		{ "cpu:", MATCH_CPU },	     { "comm:", MATCH_COMM },
+		{ "flag:", MATCH_FLAG },
 	};
 	const char *glob, *bar;
 	size_t i, len;
@@ -244,7 +246,7 @@ static int parse_matcher(struct rules *rules, struct rule *rule, char *word, cha
 	}
 	snprintf(why, whylen,
 		 "unknown matcher '%.64s' (expected kernel:GLOB, syscall:GLOB, user:GLOB, "
-		 "comm:GLOB, cpu:GLOB, futex:lock or futex:wait)",
+		 "comm:GLOB, cpu:GLOB, flag:GLOB, futex:lock or futex:wait)",
 		 word);
 	return -EINVAL;
 }
@@ -714,6 +716,9 @@ struct outlier_view {
 	const struct outlier_frames *cpu_frames; /* the sampled stack; NULL for a wait */
 	const char *comm; /* NULL when not known */
 	enum futex_kind futex;
+	/* The outlier's flags ("name: text"), whose names flag: matches; none for a sample. */
+	char *const *flags;
+	size_t nr_flags;
 };
 
 /*
@@ -761,6 +766,31 @@ static void view_of(const struct outlier *outlier, struct outlier_view *view)
 	view->user_frames = &outlier->user_stack.frames;
 	view->comm = outlier->comm;
 	view->futex = futex_kind_of(outlier);
+	view->flags = outlier->flags;
+	view->nr_flags = outlier->nr_flags;
+}
+
+/* Whether a flag of @view is named by @glob: the flag's text before its ':'. */
+static bool flags_match(const struct outlier_view *view, const char *glob)
+{
+	char name[64];
+	size_t i, len;
+
+	for (i = 0; i < view->nr_flags; i++) {
+		if (!view->flags[i]) {
+			continue;
+		}
+		len = strcspn(view->flags[i], ":");
+		if (len >= sizeof(name)) {
+			continue;
+		}
+		memcpy(name, view->flags[i], len);
+		name[len] = '\0';
+		if (any_alternative(glob, name, glob_match_one)) {
+			return true;
+		}
+	}
+	return false;
 }
 
 static bool frames_match(const struct outlier_frames *frames, const char *glob)
@@ -821,6 +851,11 @@ static bool rule_matches(const struct rules *rules, const struct rule *rule,
 			break;
 		case MATCH_FUTEX:
 			if (view->futex != m->futex) {
+				return false;
+			}
+			break;
+		case MATCH_FLAG:
+			if (!flags_match(view, m->glob)) {
 				return false;
 			}
 			break;

@@ -113,7 +113,7 @@ enum ls_prctl_op {
 	LS_PRCTL_QUIET_THREAD = 3, /* the calling thread is the tracer's, not the application's */
 	/*
 	 * From latsnap's signal handler: the unwound stack, a struct ls_unwind_report, with
-	 * LS_UNWOUND_ARG(nr, status, truncated) as the third argument. Taken only from a thread
+	 * LS_UNWOUND_ARG(nr, status, truncated, rt_state) as the third argument. Taken only from a thread
 	 * latsnap signalled and has not heard from since.
 	 */
 	LS_PRCTL_USER_STACK = 4,
@@ -123,8 +123,24 @@ enum ls_prctl_op {
 #define LS_UNWOUND_MAX_DEPTH 128
 /* The deepest stack of any outlier or event latsnap writes: the unwound ones. */
 #define LS_MAX_FRAMES LS_UNWOUND_MAX_DEPTH
-#define LS_UNWOUND_ARG(nr, status, truncated)                                                   \
-	((unsigned long)(nr) | ((unsigned long)(status) << 16) | ((unsigned long)(truncated) << 24))
+#define LS_UNWOUND_ARG(nr, status, truncated, rt_state)                                         \
+	((unsigned long)(nr) | ((unsigned long)(status) << 16) |                                  \
+	 ((unsigned long)(truncated) << 24) | ((unsigned long)(rt_state) << 25))
+#define LS_UNWOUND_RT_STATE(arg) (((arg) >> 25) & 0x7f)
+/*
+ * What the thread's language runtime said of it, in its own state, when the handler ran (bits of
+ * rt_state; 0 from a library that reads no runtime state). LS_RT_GVL_WAIT: it waits for its
+ * interpreter's global lock, which another of its threads holds (Ruby 3.1: the GVL's timer, the
+ * waiter that asks the holder to yield every 100 ms, is this thread).
+ */
+#define LS_RT_GVL_WAIT 0x1
+/* It waits to lock a mutex of its language (Ruby 3.1: rb_thread_t.locking_mutex is set). */
+#define LS_RT_MUTEX_WAIT 0x2
+/*
+ * It is stopped with a deadline (Ruby 3.1: status THREAD_STOPPED: Kernel#sleep, a timed wait;
+ * also any call that left the GVL, I/O included, which waits in its own syscall).
+ */
+#define LS_RT_TIMED_STOP 0x4
 
 /* The most CPython frames the handler copies, and the mark of a report that holds them. */
 #define LS_PY_MAX_FRAMES 32
@@ -163,7 +179,7 @@ struct ls_unwound {
 	__u8 kind; /* LS_KIND_UNWOUND */
 	__u8 status; /* enum ls_unwind_status */
 	__u8 truncated; /* the walk stopped at the library's depth limit */
-	__u8 pad;
+	__u8 rt_state; /* LS_RT_* bits: what the thread's runtime said of it */
 	__u32 pid;
 	__u32 tid;
 	__u32 nr; /* valid entries in report.ips */

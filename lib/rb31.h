@@ -21,6 +21,30 @@
 #define LS_RB31_EC_VM_STACK 0 /* VALUE *vm_stack */
 #define LS_RB31_EC_VM_STACK_SIZE 8 /* size_t vm_stack_size, in VALUEs */
 #define LS_RB31_EC_CFP 16 /* rb_control_frame_t *cfp: frames grow down from the stack's end */
+#define LS_RB31_EC_THREAD 48 /* rb_thread_t *thread_ptr */
+
+/*
+ * The GVL, in the thread's ractor (rb_thread_t.ractor, then rb_ractor_t.threads.gvl, an
+ * rb_global_vm_lock_t): its owner, and its timer, the one waiter that sleeps 100 ms at a time and
+ * then asks the owner to yield (do_gvl_timer()). Found on a live ruby3.1 with two threads
+ * computing: the owner and timer words swap between their rb_thread_t every 100 ms, 64 bytes
+ * apart (lock, a pthread_mutex_t, and the waiters' list between them), threads.main 192 bytes
+ * after the owner; checked by tests/integration/89d-ruby-frames.t.
+ */
+#define LS_RB31_TH_RACTOR 24 /* rb_ractor_t *ractor */
+/*
+ * rb_thread_t's status (its low 2 bits, a bitfield after the int tid) and locking_mutex (the
+ * Mutex it waits to lock, else Qfalse): found on a live ruby3.1 with four threads, one holding a
+ * Mutex in sleep, one in its lock, one in Queue#pop, one in sleep (Fiddle.dlwrap gave the
+ * Mutex's VALUE).
+ */
+#define LS_RB31_TH_STATUS 92
+#define LS_RB31_TH_STATUS_MASK 0x3
+#define LS_RB31_THREAD_STOPPED 1 /* a sleep with a deadline, or outside the GVL (I/O) */
+#define LS_RB31_TH_LOCKING_MUTEX 264
+#define LS_RB31_QFALSE 0
+#define LS_RB31_RACTOR_GVL_OWNER 336 /* threads.gvl.owner */
+#define LS_RB31_RACTOR_GVL_TIMER 400 /* threads.gvl.timer */
 
 /* rb_control_frame_t */
 #define LS_RB31_CFP_PC 0

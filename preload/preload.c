@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -289,6 +290,37 @@ out:
 }
 
 /*
+ * rb_thread_state - what Ruby 3.1 says of the thread of execution context @ec (LS_RT_* bits):
+ * it is the GVL's timer (the waiter that asks the owner to yield every 100 ms, in a timed
+ * condition wait that looks like any other) while another thread owns it; it waits to lock a
+ * Mutex; it is stopped with a deadline. Reads of the process's own memory only.
+ */
+static uint8_t rb_thread_state(pid_t self, uintptr_t ec)
+{
+	uintptr_t th, ractor, owner, timer, locking_mutex;
+	uint8_t status, state = 0;
+
+	if (safe_read(self, ec + LS_RB31_EC_THREAD, &th, sizeof(th)) || !th ||
+	    safe_read(self, th + LS_RB31_TH_RACTOR, &ractor, sizeof(ractor)) || !ractor ||
+	    safe_read(self, ractor + LS_RB31_RACTOR_GVL_OWNER, &owner, sizeof(owner)) ||
+	    safe_read(self, ractor + LS_RB31_RACTOR_GVL_TIMER, &timer, sizeof(timer)) ||
+	    safe_read(self, th + LS_RB31_TH_STATUS, &status, sizeof(status)) ||
+	    safe_read(self, th + LS_RB31_TH_LOCKING_MUTEX, &locking_mutex, sizeof(locking_mutex))) {
+		return 0;
+	}
+	if (timer == th && owner && owner != th) {
+		state |= LS_RT_GVL_WAIT;
+	}
+	if (locking_mutex != LS_RB31_QFALSE) {
+		state |= LS_RT_MUTEX_WAIT;
+	}
+	if ((status & LS_RB31_TH_STATUS_MASK) == LS_RB31_THREAD_STOPPED) {
+		state |= LS_RT_TIMED_STOP;
+	}
+	return state;
+}
+
+/*
  * rb_frames - this thread's Ruby 3.1 control frames that run Ruby code, innermost first, into
  * @report: per frame its iseq and pc, and whether it is the first of its rb_vm_exec call (the
  * tracker names them later). The thread's execution context is its ruby_current_ec (that of
@@ -296,12 +328,13 @@ out:
  * for them. Two safe_read()s a frame, as many eval calls' frames as the native stack (@depth
  * frames) has rb_vm_exec frames; any unreadable pointer ends the walk there.
  */
-static void rb_frames(struct ls_unwind_report *report, uint32_t depth)
+static uint8_t rb_frames(struct ls_unwind_report *report, uint32_t depth)
 {
 	unsigned char cfp_buf[LS_RB31_CFP_READ];
 	uintptr_t ec, head[3], cfp, end, ep, flags;
 	uint64_t start = now_ns();
 	uint32_t i, evals = 0;
+	uint8_t rt_state = 0;
 	pid_t self;
 
 	report->py_magic = LS_RB_MAGIC;
@@ -312,13 +345,14 @@ static void rb_frames(struct ls_unwind_report *report, uint32_t depth)
 			evals++;
 		}
 	}
-	if (!evals) {
-		goto out;
-	}
 	self = getpid();
 	if (safe_read(self, (uintptr_t)__builtin_thread_pointer() + ls_rb_ec_offset, &ec,
 		      sizeof(ec)) ||
-	    !ec || safe_read(self, ec, head, sizeof(head))) {
+	    !ec) {
+		goto out;
+	}
+	rt_state = rb_thread_state(self, ec);
+	if (!evals || safe_read(self, ec, head, sizeof(head))) {
 		goto out;
 	}
 	cfp = head[LS_RB31_EC_CFP / sizeof(uintptr_t)];
@@ -348,6 +382,7 @@ static void rb_frames(struct ls_unwind_report *report, uint32_t depth)
 	}
 out:
 	report->py_ns = (uint32_t)(now_ns() - start);
+	return rt_state;
 }
 
 /* How many return addresses among @report's first @depth lie in (@start, @end]. */
@@ -432,7 +467,7 @@ static void ls_on_signal(int sig, siginfo_t *info, void *ucontext)
 {
 	struct ls_unwind_report report;
 	int saved_errno = errno;
-	uint8_t truncated = 0, status = LS_UNWIND_OK;
+	uint8_t truncated = 0, status = LS_UNWIND_OK, rt_state = 0;
 	unw_cursor_t cursor;
 	unw_word_t ip;
 	uint32_t depth = 0;
@@ -488,12 +523,12 @@ report:
 	if (ls_py_runtime && status != LS_UNWIND_FORKING) {
 		py_frames(&report, depth);
 	} else if (ls_rb_exec_start && status != LS_UNWIND_FORKING) {
-		rb_frames(&report, depth);
+		rt_state = rb_frames(&report, depth);
 	} else if (ls_php_eg && status != LS_UNWIND_FORKING) {
 		php_frames(&report, depth);
 	}
 	prctl(LS_PRCTL_OPTION, LS_PRCTL_USER_STACK, (unsigned long)(uintptr_t)&report,
-	      LS_UNWOUND_ARG(depth, status, truncated), LS_ABI_VERSION);
+	      LS_UNWOUND_ARG(depth, status, truncated, rt_state), LS_ABI_VERSION);
 	__atomic_sub_fetch(&ls_handlers_active, 1, __ATOMIC_SEQ_CST);
 out:
 	errno = saved_errno;

@@ -199,6 +199,24 @@ static int release_unanswered(struct tracker *tr, const struct ls_unwound *u,
 	return err;
 }
 
+/*
+ * What the thread's runtime said of it (LS_RT_*), as flags: a stripped interpreter's stack shows
+ * a condition wait for each (Ruby's GVL, Mutex#lock and sleep alike), its state tells them apart.
+ */
+static void park_runtime_flags(struct outlier *outlier, uint8_t rt_state)
+{
+	if (rt_state & LS_RT_GVL_WAIT) {
+		outlier_add_flag(outlier, "ruby-gvl: waiting for Ruby's global VM lock, which "
+					  "another of its threads holds (the GVL's own state)");
+	} else if (rt_state & LS_RT_MUTEX_WAIT) {
+		outlier_add_flag(outlier, "ruby-mutex: waiting to lock a Ruby Mutex (the "
+					  "thread's locking_mutex)");
+	} else if (rt_state & LS_RT_TIMED_STOP) {
+		outlier_add_flag(outlier, "ruby-timed: stopped with a deadline (Kernel#sleep, or "
+					  "a wait with a timeout; the thread's status)");
+	}
+}
+
 /**
  * park_on_unwound() - the preload library's stack for a signalled thread: it replaces the
  *                     frame-pointer walk of the parked outlier whose signal it answers, which
@@ -233,6 +251,7 @@ int park_on_unwound(struct tracker *tr, const struct ls_unwound *u)
 		outlier_add_flag(outlier, "%s: %s", nr ? "user-stack-partial" : "no-unwound-stack",
 				 unwind_status_text[u->status]);
 	}
+	park_runtime_flags(outlier, u->rt_state);
 	if (nr &&
 	    !decode_user_frames(tr->usyms, (pid_t)u->pid, (const uint64_t *)u->report.ips, nr,
 				&frames) &&
