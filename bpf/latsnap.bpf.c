@@ -203,8 +203,13 @@ struct task_state {
 	__u8 handed; /* in a unit it was handed, not one it read */
 	__s32 work_fd;
 	__u32 work_gen; /* the generation of its unit (units) when it joined it */
-	/* Where a handed thread was waiting when work came (home_key()): back there, it is done. */
+	/*
+	 * Where it was waiting when work came (home_key()), handed or read by itself: back there,
+	 * it is done, whether it replied or not (a job read from a socket that wants no answer).
+	 */
 	__u64 home_key;
+	/* Where its last wait outside work began: a unit it reads next makes that its home. */
+	__u64 idle_key;
 	/* 1 + the descriptor it last wrote to outside work: what it reads there is an answer. */
 	__s32 asked_fd1;
 	/* 1 + the descriptor its last read found no socket: a pipe read in a loop looks once. */
@@ -1539,15 +1544,42 @@ static __always_inline void work_begin(struct task_struct *task, struct task_sta
 	if (unit_gen(task_rd(task, tgid), s->work_fd) != s->work_gen) {
 		s->in_work = 0;
 	}
-	if (s->in_work && s->handed) {
+	if (s->in_work && s->home_key) {
 		__u64 args[6];
 
 		syscall_args(args, task);
 		if (s->home_key == home_key(nr, args)) {
 			s->in_work = 0;
+			/* Home again: where the next unit it reads comes from. */
+			if (!s->handed) {
+				s->idle_key = s->home_key;
+			}
 		}
 	}
 	s->work_at_start = s->in_work || s->in_req;
+}
+
+/*
+ * idle_wait_begin - a wait of @task (@s) in syscall @nr begins outside work: where it is, for
+ * the unit a read may start next (work_note()). A server that reads jobs from a socket and never
+ * answers (a worker fed over a socket pair) then leaves the unit when it waits there again.
+ */
+static __always_inline void idle_wait_begin(struct task_struct *task, struct task_state *s,
+					    long nr)
+{
+	__u64 args[6];
+
+	/*
+	 * Only a wait for input (a read, a poll): a futex is no socket's, and a runtime that sleeps
+	 * on the thread's one condition variable (Ruby's) would be home in its own sleeps.
+	 */
+	if (nr < 0 || nr >= LS_MAX_SYSCALLS ||
+	    (!fd_wait_syscalls[nr & (LS_MAX_SYSCALLS - 1)] &&
+	     (work_syscalls[nr & (LS_MAX_SYSCALLS - 1)] & LS_WORK_KIND) != LS_WORK_INPUT)) {
+		return;
+	}
+	syscall_args(args, task);
+	s->idle_key = home_key(nr, args);
 }
 
 /* Ask @task's preload library for outlier @e's stack, if it has one: @e says what came of it. */
@@ -2172,6 +2204,8 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 			s->work_fd = fd;
 			s->work_gen = unit_start(task_rd(task, tgid), fd);
 			s->handed = 0;
+			s->home_key = s->idle_key;
+			s->idle_key = 0;
 			s->work_came = 1;
 		} else {
 			s->plain_fd1 = fd + 1;
@@ -2488,6 +2522,8 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 				 * handed it on is in that unit until its reply).
 				 */
 				ps->quiet = ps->quiet && !(ps->work_at_start && !accepts(ps->nr));
+			} else if (!ps->switches) {
+				idle_wait_begin(prev, ps, ps->nr);
 			}
 			ps->switches++;
 		} else if (walk_owed_to(prev)) {

@@ -84,6 +84,14 @@ enum site_seen {
 /* The verdicts on waits reported while they lasted: their later reports get the same. */
 #define LASTING_MAX 256
 
+/* The ended waits judged idle most recently: a lock's holder may have been in one (holder_idle()). */
+#define RECENT_IDLE_MAX 64
+
+struct recent_idle {
+	int32_t pid, tid;
+	uint64_t start_ns, end_ns;
+};
+
 struct lasting {
 	int32_t tid;
 	uint64_t start_ns;
@@ -124,6 +132,8 @@ struct idle_policy {
 	size_t nr_entries;
 	struct lasting lasting[LASTING_MAX];
 	size_t next_lasting;
+	struct recent_idle recent[RECENT_IDLE_MAX];
+	size_t next_recent;
 	uint64_t count;
 	/* Written by decide() through a const policy: a cache, not a verdict. */
 	struct served_cache *served;
@@ -730,6 +740,39 @@ static bool woken_by_sibling(const struct outlier *o)
 }
 
 /*
+ * Whether @o, a wait for a lock, was spent behind a holder that was itself waiting for work: the
+ * thread that ended it (the holder, at its unlock) had a wait judged idle that ended within @o
+ * and covered at least half of it. A pool whose workers take a lock around the queue's receive
+ * (Rust's `rx.lock().unwrap().recv()`) queues every idle worker but one on that lock: they wait
+ * for work, behind the one that waits for it in the queue. A lock held across a sleep, I/O or a
+ * computation is latency as before: its holder's wait (if any) was not idle.
+ */
+static bool holder_idle(const struct idle_policy *p, const struct outlier *o)
+{
+	uint64_t end = o->start_ns + o->duration_ns, overlap, start;
+	const struct recent_idle *r;
+	size_t i;
+
+	if (!o->waker || !o->waker->tid || o->waker->pid != o->pid || o->waker->tid == o->tid ||
+	    o->state != OUTLIER_ENDED) {
+		return false;
+	}
+	for (i = 0; i < RECENT_IDLE_MAX; i++) {
+		r = &p->recent[i];
+		if (r->tid != o->waker->tid || r->pid != o->pid || r->end_ns > end ||
+		    r->end_ns <= o->start_ns) {
+			continue;
+		}
+		start = r->start_ns > o->start_ns ? r->start_ns : o->start_ns;
+		overlap = r->end_ns - start;
+		if (overlap * 2 >= o->duration_ns) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * decide - the policy, for @o waiting at a place @seen as it was: the rules first, then what the
  * thread is doing (its work context), then, where that says nothing, the kind of wait and
  * whether it is the thread's home wait.
@@ -808,6 +851,11 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 		return true;
 	}
 	what = waits_for(p, o);
+	if (what == WAIT_BUSY && !in_sleep(o) && holder_idle(p, o)) {
+		*why = "a lock held by a thread that was waiting for work: queued for the next job "
+		       "behind it";
+		return true;
+	}
 	if (what == WAIT_BUSY || o->answered || in_sleep(o)) {
 		/* A client reading the answer it asked for waits for its peer, each time. */
 		return false;
@@ -906,6 +954,15 @@ bool idle_judge(struct idle_policy *policy, const struct outlier *outlier, const
 	}
 	if (idle) {
 		count_idle(policy, outlier);
+		if (outlier->state == OUTLIER_ENDED) {
+			struct recent_idle *r =
+				&policy->recent[policy->next_recent++ % RECENT_IDLE_MAX];
+
+			r->pid = outlier->pid;
+			r->tid = outlier->tid;
+			r->start_ns = outlier->start_ns;
+			r->end_ns = outlier->start_ns + outlier->duration_ns;
+		}
 	}
 	return idle;
 }

@@ -89,7 +89,8 @@ int main()
 	long long start = now_ns();
 	for (int round = 0; round < 2; round++) {
 		std::thread a(holder);
-		std::this_thread::sleep_for(std::chrono::milliseconds(40));
+		/* A sleep, latency if a loaded machine stretches it past the threshold. */
+		nap(40);
 		std::thread b(taker);
 		long long t0 = now_ns();
 		a.join();

@@ -68,7 +68,8 @@ fn main() {
             let _g = r.lock().unwrap();
             nap(300);
         });
-        thread::sleep(Duration::from_millis(40));
+        // A sleep, latency if a loaded machine stretches it past the threshold.
+        nap(40);
         let r = Arc::clone(&resource);
         let b = thread::spawn(move || {
             let t0 = now_ns();
