@@ -200,8 +200,7 @@ static int parse_matcher(struct rules *rules, struct rule *rule, char *word, cha
 		enum matcher_kind kind;
 	} kinds[] = {
 		{ "kernel:", MATCH_KERNEL }, { "syscall:", MATCH_SYSCALL }, { "user:", MATCH_USER },
-		{ "cpu:", MATCH_CPU },	     { "comm:", MATCH_COMM },
-		{ "flag:", MATCH_FLAG },
+		{ "cpu:", MATCH_CPU },	     { "comm:", MATCH_COMM },	    { "flag:", MATCH_FLAG },
 	};
 	const char *glob, *bar;
 	size_t i, len;

@@ -75,7 +75,7 @@ static void refused(const char *name, const char *text, const char *path, int li
 #define BAD_PRIORITY "bad priority '%s' (expected an integer from 1 to 1000)"
 #define BAD_MATCHER                                                                        \
 	"unknown matcher '%s' (expected kernel:GLOB, syscall:GLOB, user:GLOB, comm:GLOB, " \
-	"cpu:GLOB, futex:lock or futex:wait)"
+	"cpu:GLOB, flag:GLOB, futex:lock or futex:wait)"
 #define BAD_FUTEX "bad futex matcher '%s' (expected futex:lock or futex:wait)"
 #define CPU_IDLE "cpu: matcher in an idle rule (idle rules judge waits)"
 
@@ -623,6 +623,7 @@ struct waiter {
 	bool has_args;
 	uint64_t op;
 	uint64_t val;
+	const char *flag; /* one flag, "name: text" */
 };
 
 /* glibc's pthread_mutex_lock, contended: FUTEX_WAIT_PRIVATE for 2 (lll_lock_wait). */
@@ -641,6 +642,12 @@ static struct json_object *make_waiter(const struct waiter *w)
 
 	if (w->comm) {
 		json_object_object_add(obj, "comm", json_object_new_string(w->comm));
+	}
+	if (w->flag) {
+		struct json_object *flags = json_object_new_array();
+
+		json_object_array_add(flags, json_object_new_string(w->flag));
+		json_object_object_add(obj, "flags", flags);
 	}
 	if (w->has_args) {
 		args = json_object_new_array();
@@ -686,6 +693,43 @@ static void idle_is(const char *name, const struct rules *rules, struct waiter w
 	       "idle verdict: %s", name);
 	outlier_free(outlier);
 	json_object_put(obj);
+}
+
+/* flag: matches a flag's name, the text before its colon, never the rest of it. */
+static void classify_flag(void)
+{
+	struct rules *rules;
+
+	rules = parses("flag rules",
+		       "90 flag:ruby-gvl = GVL\n"
+		       "80 flag:ruby-timed syscall:futex = Sleep\n"
+		       "70 flag:go-wait|ruby-m* = Other\n"
+		       "90 flag:ruby-gvl = !idle\n",
+		       4);
+	if (!rules) {
+		return;
+	}
+	classifies_waiter("flag: its name", rules,
+			  (struct waiter){ .syscall = "futex", .flag = "ruby-gvl: waiting" }, "GVL",
+			  90, true);
+	classifies_waiter("flag: and syscall:", rules,
+			  (struct waiter){ .syscall = "futex", .flag = "ruby-timed: x" }, "Sleep",
+			  80, true);
+	classifies_waiter("flag: and syscall: not matched", rules,
+			  (struct waiter){ .syscall = "read", .flag = "ruby-timed: x" }, "read", 0,
+			  false);
+	classifies_waiter("flag: alternatives and globs", rules,
+			  (struct waiter){ .syscall = "futex", .flag = "ruby-mutex: x" }, "Other",
+			  70, true);
+	classifies_waiter("flag: not the text after the colon", rules,
+			  (struct waiter){ .syscall = "futex", .flag = "other: ruby-gvl" }, "futex",
+			  0, false);
+	classifies_waiter("flag: no flag, no match", rules, (struct waiter){ .syscall = "futex" },
+			  "futex", 0, false);
+	idle_is("flag: in an idle rule", rules,
+		(struct waiter){ .syscall = "futex", .flag = "ruby-gvl: waiting" },
+		RULES_IDLE_COUNT);
+	rules_free(rules);
 }
 
 static void classify_comm_futex(void)
@@ -955,22 +999,20 @@ static void classify_builtin_file_locks(void)
 static void classify_builtin_ruby(void)
 {
 	const struct rules *rules = rules_builtin();
-	struct waiter sync = {
-		.syscall = "futex",
-		.stacks = FUTEX_STACK,
-		.user = RB_COND " - - - rb_mutex_synchronize - - - rb_vm_exec rb_vm_invoke_proc - - -"
-			" start_thread __clone3",
-		CONDVAR_ARGS
-	};
-	struct waiter io = {
-		.syscall = "futex",
-		.stacks = FUTEX_STACK,
-		.user = RB_TIMED " - - - rb_threadptr_execute_interrupts - rb_thread_io_blocking_region"
-				 " - - rb_ensure - - - rb_ensure - - - - rb_vm_exec rb_vm_invoke_proc"
-				 " - - - start_thread __clone3",
-		.has_args = true,
-		.op = 137
-	};
+	struct waiter sync = { .syscall = "futex",
+			       .stacks = FUTEX_STACK,
+			       .user = RB_COND
+			       " - - - rb_mutex_synchronize - - - rb_vm_exec rb_vm_invoke_proc - - -"
+			       " start_thread __clone3",
+			       CONDVAR_ARGS };
+	struct waiter io = { .syscall = "futex",
+			     .stacks = FUTEX_STACK,
+			     .user = RB_TIMED
+			     " - - - rb_threadptr_execute_interrupts - rb_thread_io_blocking_region"
+			     " - - rb_ensure - - - rb_ensure - - - - rb_vm_exec rb_vm_invoke_proc"
+			     " - - - start_thread __clone3",
+			     .has_args = true,
+			     .op = 137 };
 	struct waiter lock = { .syscall = "futex",
 			       .stacks = FUTEX_STACK,
 			       .user = RB_COND " native_cond_sleep native_sleep sleep_forever"
@@ -985,9 +1027,10 @@ static void classify_builtin_ruby(void)
 			      .op = 137 };
 	struct waiter nap = { .syscall = "futex",
 			      .stacks = FUTEX_STACK,
-			      .user = RB_TIMED " native_cond_timedwait native_cond_sleep native_sleep"
-					       " sleep_hrtime rb_thread_wait_for rb_f_sleep"
-					       " rb_yield rb_ensure" RB_VM,
+			      .user = RB_TIMED
+			      " native_cond_timedwait native_cond_sleep native_sleep"
+			      " sleep_hrtime rb_thread_wait_for rb_f_sleep"
+			      " rb_yield rb_ensure" RB_VM,
 			      .has_args = true,
 			      .op = 137 };
 	struct waiter poll_nap = { .syscall = "ppoll",
@@ -996,14 +1039,15 @@ static void classify_builtin_ruby(void)
 					   " rb_f_sleep" RB_VM };
 	struct waiter pop = { .syscall = "futex",
 			      .stacks = FUTEX_STACK,
-			      .user = RB_COND " native_cond_sleep native_sleep sleep_forever"
-					       " queue_sleep rb_ensure queue_do_pop rb_queue_pop" RB_VM,
+			      .user = RB_COND
+			      " native_cond_sleep native_sleep sleep_forever"
+			      " queue_sleep rb_ensure queue_do_pop rb_queue_pop" RB_VM,
 			      CONDVAR_ARGS };
 	struct waiter cv = { .syscall = "futex",
 			     .stacks = FUTEX_STACK,
 			     .user = RB_COND " native_cond_sleep native_sleep sleep_forever"
-					      " rb_mutex_sleep do_sleep rb_ensure rb_condvar_wait"
-					      " rb_yield rb_ensure" RB_VM,
+					     " rb_mutex_sleep do_sleep rb_ensure rb_condvar_wait"
+					     " rb_yield rb_ensure" RB_VM,
 			     CONDVAR_ARGS };
 
 	classifies_waiter("builtin: Ruby 3.1, stripped: Mutex#synchronize", rules, sync,
@@ -1025,8 +1069,8 @@ static void classify_builtin_ruby(void)
 		RULES_IDLE_DEFAULT);
 	classifies_waiter("builtin: Ruby: sleep in the thread that polls the signal fd", rules,
 			  poll_nap, "Requested sleep (Ruby sleep)", 470, true);
-	classifies_waiter("builtin: Ruby: Queue#pop", rules, pop,
-			  "Waiting on a condition variable", 465, true);
+	classifies_waiter("builtin: Ruby: Queue#pop", rules, pop, "Waiting on a condition variable",
+			  465, true);
 	idle_is("builtin: Ruby: Queue#pop is left to the idle policy", rules, pop,
 		RULES_IDLE_DEFAULT);
 	classifies_waiter("builtin: Ruby: ConditionVariable#wait inside synchronize", rules, cv,
@@ -1463,6 +1507,7 @@ int main(void)
 	classify_matchers();
 	classify_builtin();
 	classify_comm_futex();
+	classify_flag();
 	classify_builtin_futex();
 	classify_builtin_goroutines();
 	classify_builtin_mariadb();
