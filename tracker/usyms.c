@@ -422,6 +422,7 @@ static Elf *elf_from_fd(int fd, bool *data_file)
 {
 	char magic[SELFMAG];
 	Elf *elf = NULL;
+	GElf_Ehdr ehdr;
 
 	/* Processes map data files too (locale-archive, fonts): do not map those again. */
 	if (pread(fd, magic, SELFMAG, 0) != SELFMAG || memcmp(magic, ELFMAG, SELFMAG)) {
@@ -432,6 +433,16 @@ static Elf *elf_from_fd(int fd, bool *data_file)
 	if (elf && (elf_kind(elf) != ELF_K_ELF || elf_cntl(elf, ELF_C_FDREAD))) {
 		elf_end(elf);
 		elf = NULL;
+	}
+	/*
+	 * A relocatable object (a .o a linker or a hostile process maps, even executable) is no
+	 * code at the addresses it is mapped at: its data, not a module. libdwfl would relocate
+	 * it first, through a section_address callback.
+	 */
+	if (elf && (!gelf_getehdr(elf, &ehdr) || ehdr.e_type == ET_REL)) {
+		elf_end(elf);
+		elf = NULL;
+		*data_file = true;
 	}
 out:
 	close(fd);
@@ -594,6 +605,11 @@ out:
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = usyms_find_elf,
 	.find_debuginfo = usyms_find_debuginfo,
+	/*
+	 * For an ET_REL module, which libdwfl relocates before it hands out its Elf: none is let
+	 * in (elf_from_fd()), but a NULL here is a call to address 0 if one ever is.
+	 */
+	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
 
