@@ -613,7 +613,6 @@ static const Dwfl_Callbacks callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-
 /*
  * Reads the state and start time of @pid. Returns 0, -ESRCH when it is gone or a zombie (it has
  * no mappings left to read), or another -errno.
