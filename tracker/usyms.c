@@ -129,10 +129,11 @@ struct unwind_call {
  * Captures the maps reader took (usyms_precapture()) that the main loop has not taken over yet
  * (usyms_recapture() with the same key). Enough for a burst of new processes between two polls;
  * one never taken over (its notice lost, or read first by the main loop) goes after
- * USYMS_PENDING_NS, or to make room.
+ * USYMS_PENDING_NS, or to make room. Long: a snapshot under heavy load held the main loop 7-13 s,
+ * and captures of 5 s went before it could take them over (90-unwind k)'s rare miss).
  */
 #define USYMS_PENDING 64
-#define USYMS_PENDING_NS (5 * 1000 * 1000 * 1000ULL)
+#define USYMS_PENDING_NS (60 * 1000 * 1000 * 1000ULL)
 
 struct usyms_pending {
 	Dwfl *dwfl; /* NULL: a free slot; maybe a cached process's (same_code()) */
