@@ -493,12 +493,33 @@ static bool is_timed_sleep_function(const char *symbol)
 	       (strstr(symbol, "FutexEmulation") && strstr(symbol, "WaitSync"));
 }
 
+/*
+ * Whether the thread's runtime said it was stopped with a deadline (flag ruby-timed: Ruby's
+ * status, read by the preload library): Kernel#sleep, or a wait with a timeout, in the same timed
+ * condition wait whichever (a stripped libruby names neither).
+ */
+static bool runtime_timed_stop(const struct outlier *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nr_flags; i++) {
+		if (!strncmp(o->flags[i], "ruby-timed:", 11)) {
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Whether @o waits in a sleep: a sleep is latency, asked for, even when it runs to its timeout. */
 static bool in_sleep(const struct outlier *o)
 {
 	const struct outlier_frames *fr = &o->user_stack.frames;
 	bool timed = timed_out(o);
 	size_t i;
+
+	if (runtime_timed_stop(o)) {
+		return true;
+	}
 
 	if (o->syscall &&
 	    (!strcmp(o->syscall, "nanosleep") || !strcmp(o->syscall, "clock_nanosleep"))) {
