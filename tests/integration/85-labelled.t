@@ -17,8 +17,8 @@
 #     report's Longest waits name the row-lock wait's cause and its holder (session A); then
 #     PostgreSQL 15 in the same lane, the same sessions (its backends wait for a row lock and in
 #     pg_sleep() on their latch, in epoll_wait: a syscall of the idle list, inside a request);
-#  c) issue 47's programs (tests/labelled/README.md: a design half, pylock nodeexec pyasync ruby,
-#     and a held-out half, cxxpool rustpool phpflock housekeep), in the lanes;
+#  c) issue 47's programs (tests/labelled/README.md: a design half, pylock nodeexec pyasync ruby
+#     rustpool phpflock, and a held-out half, cxxpool housekeep pyproc rbcond), in the lanes;
 #  d) the whole set.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -55,24 +55,30 @@ lane() {
 }
 lane mariadb postgres rustpool phpflock housekeep &
 L1=$!
-lane cpool node java nodeexec cxxpool &
+lane cpool node java nodeexec cxxpool rbcond &
 L2=$!
 track_bg "$L1"
 track_bg "$L2"
-lane python go pylock pyasync ruby
+lane python go pylock pyasync ruby pyproc
 wait "$L1" "$L2"
 declare -A RUN_RC
 for p in cpool python node go java mariadb postgres pylock nodeexec pyasync ruby cxxpool rustpool \
-	phpflock housekeep; do
+	phpflock housekeep pyproc rbcond; do
 	RUN_RC[$p]=$(cat "$TMPD/$p.rc" 2>/dev/null || echo none)
 done
 diag "the set ran in $(($(date +%s) - t0)) s"
 
 # A program whose goal is not met is named in TODO_KEYS (PROGRAM:WHAT, or set:WHAT): its check is
-# then TAP TODO, reported with its numbers and misjudged waits without failing the suite. None is
-# now: issue 47's last three (Ruby's GVL timer, Rust's pool worker queued on the receiver's lock
-# behind an idle one, PHP's reader child of a socket pair it never answers on) are met.
-TODO_KEYS=" "
+# then TAP TODO, reported with its numbers and misjudged waits without failing the suite. Issue
+# 47's design half is met; its second held-out pair, measured once and not tuned on:
+# - pyproc:precision (0.714): the worker processes' waits for a job on the multiprocessing.Queue
+#   (the pipe's read, ended by the parent's feeder thread; the queue's reader lock, a semaphore
+#   its sibling process releases) are latency: each worker is its process's main thread, which
+#   the policy takes as doing its process's work, and neither waker is in work;
+# - rbcond:recall (0.2): Ruby's sleep in a thread (a timed condition wait) is "it timed out"
+#   (idle) outside a unit of work, ruby-timed notwithstanding; the main thread's sleep and join
+#   wait in ppoll (the thread that owns Ruby's signal pipe), quieted on the BPF side: missed.
+TODO_KEYS=" pyproc:precision rbcond:recall "
 # goal KEY VALUE MSG: VALUE >= MIN, a TODO check where KEY is in TODO_KEYS.
 goal() {
 	local key=$1 value=$2
@@ -128,6 +134,8 @@ check cxxpool 12 -
 check rustpool 12 -
 check phpflock 8 -
 check housekeep 2 -
+check pyproc 10 -
+check rbcond 10 -
 
 # b) MariaDB's row-lock wait in report: with its cause and its holder, session A (in its own
 # SLEEP inside the transaction that holds the row), in the Longest waits.
@@ -167,7 +175,7 @@ totals() {
 	RECALL=$(awk -v t="${TP:-0}" -v n="${FN:-0}" 'BEGIN { printf "%.3f", t + n ? t / (t + n) : 0 }')
 }
 totals cpool python node go java mariadb postgres pylock nodeexec pyasync ruby cxxpool rustpool \
-	phpflock housekeep
+	phpflock housekeep pyproc rbcond
 diag "the set, all: latency waits $((TP + FN)), found $TP; outliers $((RIGHT + FP)), $FP of them" \
 	"idle: precision $PREC, recall $RECALL"
 totals cpool python node go java mariadb postgres
