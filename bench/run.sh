@@ -79,7 +79,7 @@ else
 	SECTIONS=${SECTIONS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14}
 fi
 LAB_IDLE_S=${LAB_IDLE_S:-60}
-LAB_PROGRAMS=${LAB_PROGRAMS:-cpool python node go java mariadb pylock nodeexec pyasync ruby cxxpool rustpool phpflock housekeep}
+LAB_PROGRAMS=${LAB_PROGRAMS:-cpool python node go java mariadb pylock nodeexec pyasync ruby cxxpool rustpool phpflock housekeep pyproc rbcond perlpipe}
 # Section 3's configurations, each run paired with the untraced one before it.
 PG_CONFIGS=${PG_CONFIGS:-untraced floor traced ctxsched ctxnone all nosnap}
 PG_SKIP=${PG_SKIP:-}

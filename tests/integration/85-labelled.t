@@ -17,14 +17,15 @@
 #     report's Longest waits name the row-lock wait's cause and its holder (session A); then
 #     PostgreSQL 15 in the same lane, the same sessions (its backends wait for a row lock and in
 #     pg_sleep() on their latch, in epoll_wait: a syscall of the idle list, inside a request);
-#  c) issue 47's programs (tests/labelled/README.md: a design half, pylock nodeexec pyasync ruby,
-#     and a held-out half, cxxpool rustpool phpflock housekeep), in the lanes;
+#  c) issue 47's programs (tests/labelled/README.md: a design half, pylock nodeexec pyasync ruby
+#     rustpool phpflock, and a held-out half, cxxpool housekeep pyproc rbcond perlpipe), in the
+#     lanes;
 #  d) the whole set.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 require_record labpool housekeeper
-require java node mariadbd mariadb-install-db lttng-sessiond runuser ruby php
+require java node mariadbd mariadb-install-db lttng-sessiond runuser ruby php perl
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || skip_all "needs PostgreSQL (postgresql-15)"
 id postgres >/dev/null 2>&1 || skip_all "needs PostgreSQL's postgres user (postgresql-15)"
 LAB=$ROOT/tests/labelled
@@ -55,24 +56,37 @@ lane() {
 }
 lane mariadb postgres rustpool phpflock housekeep &
 L1=$!
-lane cpool node java nodeexec cxxpool &
+lane cpool node java nodeexec cxxpool rbcond &
 L2=$!
 track_bg "$L1"
 track_bg "$L2"
-lane python go pylock pyasync ruby
+lane python go pylock pyasync ruby pyproc perlpipe
 wait "$L1" "$L2"
 declare -A RUN_RC
 for p in cpool python node go java mariadb postgres pylock nodeexec pyasync ruby cxxpool rustpool \
-	phpflock housekeep; do
+	phpflock housekeep pyproc rbcond perlpipe; do
 	RUN_RC[$p]=$(cat "$TMPD/$p.rc" 2>/dev/null || echo none)
 done
 diag "the set ran in $(($(date +%s) - t0)) s"
 
 # A program whose goal is not met is named in TODO_KEYS (PROGRAM:WHAT, or set:WHAT): its check is
-# then TAP TODO, reported with its numbers and misjudged waits without failing the suite. None is
-# now: issue 47's last three (Ruby's GVL timer, Rust's pool worker queued on the receiver's lock
-# behind an idle one, PHP's reader child of a socket pair it never answers on) are met.
-TODO_KEYS=" "
+# then TAP TODO, reported with its numbers and misjudged waits without failing the suite. Issue
+# 47's design half is met; its second held-out half, measured once and not tuned on:
+# - pyproc:precision (0.714): the worker processes' waits for a job on the multiprocessing.Queue
+#   (the pipe's read, ended by the parent's feeder thread; the queue's reader lock, a semaphore
+#   its sibling process releases) are latency: each worker is its process's main thread, which
+#   the policy takes as doing its process's work, and neither waker is in work;
+# - pyproc:recall (1 in three runs alone, 0.9 in one run of this test): the main's second read of
+#   its results (SimpleQueue.get, 263 ms) was once filed idle, "its thread's home wait: it came
+#   back to where it waited before" (the first round's read);
+# - rbcond:recall (0.2): Ruby's sleep in a thread (a timed condition wait) is "it timed out"
+#   (idle) outside a unit of work, ruby-timed notwithstanding; the main thread's sleep and join
+#   wait in ppoll (the thread that owns Ruby's signal pipe), quieted on the BPF side: missed;
+# - perlpipe:precision (0.8), perlpipe:recall (0.667): each worker process's first wait for a
+#   job (a pipe's read at a new place, in a process's main thread) is latency, its later ones
+#   idle (came back); the parent's select for its workers' answers (pselect6, ended by their
+#   write) is quieted on the BPF side: missed.
+TODO_KEYS=" pyproc:precision pyproc:recall rbcond:recall perlpipe:precision perlpipe:recall "
 # goal KEY VALUE MSG: VALUE >= MIN, a TODO check where KEY is in TODO_KEYS.
 goal() {
 	local key=$1 value=$2
@@ -128,6 +142,9 @@ check cxxpool 12 -
 check rustpool 12 -
 check phpflock 8 -
 check housekeep 2 -
+check pyproc 10 -
+check rbcond 10 -
+check perlpipe 12 -
 
 # b) MariaDB's row-lock wait in report: with its cause and its holder, session A (in its own
 # SLEEP inside the transaction that holds the row), in the Longest waits.
@@ -167,7 +184,7 @@ totals() {
 	RECALL=$(awk -v t="${TP:-0}" -v n="${FN:-0}" 'BEGIN { printf "%.3f", t + n ? t / (t + n) : 0 }')
 }
 totals cpool python node go java mariadb postgres pylock nodeexec pyasync ruby cxxpool rustpool \
-	phpflock housekeep
+	phpflock housekeep pyproc rbcond perlpipe
 diag "the set, all: latency waits $((TP + FN)), found $TP; outliers $((RIGHT + FP)), $FP of them" \
 	"idle: precision $PREC, recall $RECALL"
 totals cpool python node go java mariadb postgres

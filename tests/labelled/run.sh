@@ -5,9 +5,10 @@
 # driven by its client, then scored: DIR/gt.log (ground truth), DIR/out (record's stdout), DIR/err
 # (its stderr), DIR/snaps, DIR/result.json and DIR/score.txt (score.py's). PROGRAM: cpool, python,
 # java, go, node, mariadb, postgres; issue 47's: pylock, nodeexec, pyasync, ruby, cxxpool,
-# rustpool, phpflock, housekeep. IDLE_S: seconds the program is left idle after its requests (default
-# 2). Environment: LATSNAP_BUILD (default build/), LATSNAP_TIMEOUT (default 120 s), THRESHOLD,
-# RECORD_ARGS (more flags for record: --include-idle shows every wait's frames).
+# rustpool, phpflock, housekeep, pyproc, rbcond, perlpipe. IDLE_S: seconds the program is left
+# idle after its requests (default 2). Environment: LATSNAP_BUILD (default build/),
+# LATSNAP_TIMEOUT (default 120 s), THRESHOLD, RECORD_ARGS (more flags for record: --include-idle
+# shows every wait's frames).
 # Exits with record's status (the score is in the files).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -47,6 +48,9 @@ nodeexec) cmd=(node "$HERE/nodeexec.js") self=1 ;;
 cxxpool) cmd=("$BUILD/labelled/cxxpool") self=1 ;;
 rustpool) cmd=("$BUILD/labelled/rustpool") self=1 ;;
 phpflock) cmd=(php "$HERE/phpflock.php") self=1 ;;
+pyproc) cmd=("$PY" "$HERE/pyproc.py") self=1 ;;
+rbcond) cmd=(ruby "$HERE/rbcond.rb") self=1 ;;
+perlpipe) cmd=(perl "$HERE/perlpipe.pl") self=1 ;;
 # memcached-style: a server's housekeeping threads; its own log, turned into ground truth.
 housekeep)
 	cmd=("$BUILD/workloads/housekeeper")
