@@ -23,7 +23,7 @@ WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 PRELOAD_CFLAGS ?= $(CFLAGS)
 # Headers are named from the top of the tree ("tracker/ksyms.h"), so that an include says which
-# layer it reaches into (README, Hacking); only generated headers come bare from $(BUILD).
+# layer it reaches into (docs/hacking.md); only generated headers come bare from $(BUILD).
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(BUILD) $(PKG_CFLAGS) \
 	-DLS_LIBDIR='"$(LIBDIR)"'
 # libbpf's usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> is under the multiarch dir.
