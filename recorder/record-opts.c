@@ -18,6 +18,7 @@
 #include "lib/cgroup.h"
 #include "lib/config.h"
 #include "lib/duration.h"
+#include "lib/options.h"
 #include "lib/signame.h"
 #include "lib/util.h"
 #include "recorder/record-opts.h"
@@ -69,123 +70,112 @@ enum opt_id {
  * config file's keys are all made from it, so that a new option is one entry here (and its
  * case in apply_option()). In --help's order.
  */
-struct record_option {
-	const char *name;
-	int id; /* the short option's letter, or an OPT_* past 255 */
-	int has_arg;
-	bool no_key; /* not a config file key */
-	const char *heading; /* a line of --help before this option's */
-	const char *arg; /* the value's name in --help */
-	const char *help; /* --help's text, lines split by '\n' */
-};
-
-static const struct record_option record_options[] = {
-	{ "threshold", OPT_THRESHOLD, required_argument, false, NULL, "DUR",
+static const struct ls_option record_options[] = {
+	{ "threshold", OPT_THRESHOLD, required_argument, 0, NULL, "DUR",
 	  "a syscall this slow or slower is an outlier (default 50ms)" },
-	{ "sleep-threshold", OPT_SLEEP, required_argument, false, NULL, "DUR",
+	{ "sleep-threshold", OPT_SLEEP, required_argument, 0, NULL, "DUR",
 	  "an off-CPU interval outside syscalls this long is an outlier\n"
 	  "(default: the threshold)" },
-	{ "output", OPT_OUTPUT, required_argument, false, NULL, "DIR|URL",
+	{ "output", OPT_OUTPUT, required_argument, 0, NULL, "DIR|URL",
 	  "where snapshots go (default ./latsnap-out); a URL\n"
 	  "net://HOST[:CTRL_PORT[:DATA_PORT]] (or net6://, tcp://,\n"
 	  "tcp6://) sends them to the lttng-relayd on HOST" },
-	{ "keep-local", OPT_KEEP_LOCAL, required_argument, false, NULL, "DIR",
+	{ "keep-local", OPT_KEEP_LOCAL, required_argument, 0, NULL, "DIR",
 	  "with -o URL: keep a local copy of each snapshot in DIR" },
-	{ "no-snapshot", OPT_NO_SNAPSHOT, no_argument, false, NULL, NULL,
+	{ "no-snapshot", OPT_NO_SNAPSHOT, no_argument, 0, NULL, NULL,
 	  "detect and report outliers only; no LTTng session" },
-	{ "post", OPT_POST, required_argument, false, NULL, "DUR",
+	{ "post", OPT_POST, required_argument, 0, NULL, "DUR",
 	  "keep tracing this long after an outlier before the snapshot\n"
 	  "(default 100ms)" },
-	{ "buffer-size", OPT_BUFFER_SIZE, required_argument, false, NULL, "BYTES",
+	{ "buffer-size", OPT_BUFFER_SIZE, required_argument, 0, NULL, "BYTES",
 	  "LTTng ring buffer per CPU, e.g. 4M (default 4M)" },
-	{ "ust-events", OPT_UST_EVENTS, required_argument, false, NULL, "PATTERN",
+	{ "ust-events", OPT_UST_EVENTS, required_argument, 0, NULL, "PATTERN",
 	  "the applications' tracepoints to record, e.g. 'myapp:*' or '*'\n"
 	  "(default none: lttng-ust's statedump only); latsnap's own\n"
 	  "events are taken from latsnap's processes alone" },
-	{ "max-snapshots", OPT_MAX_SNAPSHOTS, required_argument, false, NULL, "N",
+	{ "max-snapshots", OPT_MAX_SNAPSHOTS, required_argument, 0, NULL, "N",
 	  "keep at most N snapshots in the output directory, earlier\n"
 	  "runs' included (default no limit)" },
-	{ "max-size", OPT_MAX_SIZE, required_argument, false, NULL, "BYTES",
+	{ "max-size", OPT_MAX_SIZE, required_argument, 0, NULL, "BYTES",
 	  "keep at most BYTES of them on disk (default no limit)" },
-	{ "max-age", OPT_MAX_AGE, required_argument, false, NULL, "DUR",
+	{ "max-age", OPT_MAX_AGE, required_argument, 0, NULL, "DUR",
 	  "remove snapshots older than DUR, but the first and worst\n"
 	  "of each cause (default no limit)" },
-	{ "min-interval", OPT_MIN_INTERVAL, required_argument, false, NULL, "DUR",
+	{ "min-interval", OPT_MIN_INTERVAL, required_argument, 0, NULL, "DUR",
 	  "at least DUR between two snapshots (default 0)" },
-	{ "repeat-interval", OPT_REPEAT_INTERVAL, required_argument, false,
+	{ "repeat-interval", OPT_REPEAT_INTERVAL, required_argument, 0,
 	  "The flood guard (0 turns each limit off):", "DUR",
 	  "the same process, cause and stacks snapshotted once starts\n"
 	  "no other snapshot for DUR, unless twice as long (default 600s)" },
-	{ "max-per-minute", OPT_MAX_PER_MINUTE, required_argument, false, NULL, "N",
+	{ "max-per-minute", OPT_MAX_PER_MINUTE, required_argument, 0, NULL, "N",
 	  "snapshots in any minute, all users; the first of a cause\n"
 	  "in that minute still gets one (default 6)" },
-	{ "max-user-per-minute", OPT_MAX_USER_PER_MINUTE, required_argument, false, NULL, "N",
+	{ "max-user-per-minute", OPT_MAX_USER_PER_MINUTE, required_argument, 0, NULL, "N",
 	  "snapshots in any minute started by one user's outliers\n"
 	  "(default 3)" },
-	{ "max-rate", OPT_MAX_RATE, required_argument, false, NULL, "N",
+	{ "max-rate", OPT_MAX_RATE, required_argument, 0, NULL, "N",
 	  "outliers a second each process may send on average, twice\n"
 	  "that at once, each user twice both; more are dropped in\n"
 	  "the kernel and counted (default 100)" },
-	{ "no-flood-guard", OPT_NO_FLOOD_GUARD, no_argument, false, NULL, NULL,
+	{ "no-flood-guard", OPT_NO_FLOOD_GUARD, no_argument, 0, NULL, NULL,
 	  "every outlier may start a snapshot (the three limits above\n"
 	  "0; --max-rate stays)" },
-	{ "context", OPT_CONTEXT, required_argument, false, NULL, "LEVEL",
+	{ "context", OPT_CONTEXT, required_argument, 0, NULL, "LEVEL",
 	  "the kernel's view in each snapshot: none, sched\n"
 	  "(switches, wakeups, processes) or full (and syscalls,\n"
 	  "block I/O, stacks; the wait chain needs it) (default full)" },
-	{ "context-floor", OPT_CONTEXT_FLOOR, required_argument, false, NULL, "DUR",
+	{ "context-floor", OPT_CONTEXT_FLOOR, required_argument, 0, NULL, "DUR",
 	  "syscalls shorter than DUR stay out of it (default 1ms)" },
-	{ "json", OPT_JSON, no_argument, false, NULL, NULL,
+	{ "json", OPT_JSON, no_argument, 0, NULL, NULL,
 	  "one JSON object per outlier per line on stdout\n"
 	  "(COMMAND's own stdout then goes to stderr)" },
-	{ "include-idle", OPT_INCLUDE_IDLE, no_argument, false, NULL, NULL,
+	{ "include-idle", OPT_INCLUDE_IDLE, no_argument, 0, NULL, NULL,
 	  "report waits for work too: the idle list and policy off" },
-	{ "idle-syscalls", OPT_IDLE_SYSCALLS, required_argument, false, NULL, "LIST",
+	{ "idle-syscalls", OPT_IDLE_SYSCALLS, required_argument, 0, NULL, "LIST",
 	  "the idle list, comma-separated syscall names" },
-	{ "go-waits", OPT_GO_WAITS, no_argument, false, NULL, NULL,
+	{ "go-waits", OPT_GO_WAITS, no_argument, 0, NULL, NULL,
 	  "time Go programs' goroutine waits (uprobes: costly)" },
-	{ "duration", OPT_DURATION, required_argument, false, NULL, "DUR",
+	{ "duration", OPT_DURATION, required_argument, 0, NULL, "DUR",
 	  "stop after DUR (COMMAND then gets SIGTERM)" },
-	{ "request", OPT_REQUEST, required_argument, false, NULL, "START[,END]",
+	{ "request", OPT_REQUEST, required_argument, 0, NULL, "START[,END]",
 	  "operations between two probes of the target are requests;\n"
 	  "a slow one is an outlier of kind request, with its waits\n"
 	  "(repeatable; usdt:PATH:PROVIDER:NAME, uprobe:PATH:SYMBOL,\n"
 	  "uretprobe:PATH:SYMBOL; uprobe:PATH:SYMBOL alone: the\n"
 	  "function, from entry to return)" },
-	{ "hang", OPT_HANG, required_argument, false, NULL, "DUR|off",
+	{ "hang", OPT_HANG, required_argument, 0, NULL, "DUR|off",
 	  "a thread waiting this long is reported while it still\n"
 	  "waits, with who holds what it waits for; deadlocks named\n"
 	  "(default 10 x the threshold, at least 1s)" },
-	{ "pid", OPT_PID, required_argument, false, NULL, "PID",
+	{ "pid", OPT_PID, required_argument, 0, NULL, "PID",
 	  "track this process too (repeatable); the only way to\n"
 	  "track LTTng's daemons or latsnap's helpers, otherwise\n"
 	  "never tracked (see latsnap(1), WHAT IS NEVER TRACKED)" },
-	{ "cgroup", OPT_CGROUP, required_argument, false, NULL, "PATH",
+	{ "cgroup", OPT_CGROUP, required_argument, 0, NULL, "PATH",
 	  "track the processes of this cgroup v2 directory and of its\n"
 	  "descendants, moved in later too (repeatable, up to 8; PATH\n"
 	  "absolute, or relative to the cgroup2 mount)" },
-	{ "comm", OPT_COMM, required_argument, false, NULL, "NAME",
+	{ "comm", OPT_COMM, required_argument, 0, NULL, "NAME",
 	  "track the processes named NAME (at most 15 characters),\n"
 	  "started or exec'd later too (repeatable, up to 8)" },
-	{ "all", OPT_ALL, no_argument, false, NULL, NULL,
-	  "track every user thread on the machine" },
-	{ "signal", OPT_SIGNAL, required_argument, false, NULL, "SIG",
+	{ "all", OPT_ALL, no_argument, 0, NULL, NULL, "track every user thread on the machine" },
+	{ "signal", OPT_SIGNAL, required_argument, 0, NULL, "SIG",
 	  "the signal COMMAND's preload library unwinds on: a number\n"
 	  "or RTMIN+N, RTMAX-N, USR1, USR2 (default " LS_DEFAULT_SIGNAL_NAME ")" },
-	{ "no-preload", OPT_NO_PRELOAD, no_argument, false, NULL, NULL,
+	{ "no-preload", OPT_NO_PRELOAD, no_argument, 0, NULL, NULL,
 	  "start COMMAND without liblatsnap.so (frame-pointer stacks)" },
-	{ "config", OPT_CONFIG, required_argument, true, NULL, "FILE",
+	{ "config", OPT_CONFIG, required_argument, LS_OPT_NO_KEY, NULL, "FILE",
 	  "settings file of `key = value` lines (default " RECORD_DEFAULT_CONFIG ")" },
-	{ "rules", OPT_RULES, required_argument, false, NULL, "FILE",
+	{ "rules", OPT_RULES, required_argument, 0, NULL, "FILE",
 	  "cause rules, replacing the built-in set" },
-	{ "log-stacks", OPT_LOG_STACKS, required_argument, false, NULL, "WHICH",
+	{ "log-stacks", OPT_LOG_STACKS, required_argument, 0, NULL, "WHICH",
 	  "log each distinct kernel stack the rules left\n"
 	  "uncategorized, categorized, all, or none (default none)" },
-	{ "stack-log", OPT_STACK_LOG, required_argument, false, NULL, "FILE",
+	{ "stack-log", OPT_STACK_LOG, required_argument, 0, NULL, "FILE",
 	  "append that log to FILE (default stderr)" },
-	{ "verbose", OPT_VERBOSE, no_argument, false, NULL, NULL,
+	{ "verbose", OPT_VERBOSE, no_argument, 0, NULL, NULL,
 	  "say more on stderr (libbpf diagnostics included)" },
-	{ "help", OPT_HELP, no_argument, true, NULL, NULL, "show this help" },
+	{ "help", OPT_HELP, no_argument, LS_OPT_NO_KEY, NULL, NULL, "show this help" },
 };
 
 #define NR_RECORD_OPTIONS (sizeof(record_options) / sizeof(record_options[0]))
@@ -207,78 +197,26 @@ static const char usage_tail[] =
 	"DUR is a number with a unit ns, us, ms or s (250us, 20ms, 1.5s); a bare number is ms.\n"
 	"See latsnap(1).\n";
 
-/* --help's column for the option's text, and its lines after the first. */
+/* --help's column for an option's text. */
 #define HELP_COLUMN 29
 
-/* getopt_long()'s table and short options, made from record_options[] once. */
+/* getopt_long()'s table and short options, made from record_options[]. */
 static struct option long_options[NR_RECORD_OPTIONS + 1];
+/* '+': stop at COMMAND, whose own options are its own. */
 static char short_options[2 + 2 * NR_RECORD_OPTIONS];
-
-static void build_getopt_tables(void)
-{
-	size_t i, n = 0;
-
-	if (long_options[0].name) {
-		return;
-	}
-	/* '+': stop at COMMAND, whose own options are its own. */
-	short_options[n++] = '+';
-	for (i = 0; i < NR_RECORD_OPTIONS; i++) {
-		const struct record_option *o = &record_options[i];
-
-		long_options[i] = (struct option){ o->name, o->has_arg, NULL, o->id };
-		if (o->id < 256) {
-			short_options[n++] = (char)o->id;
-			if (o->has_arg == required_argument) {
-				short_options[n++] = ':';
-			}
-		}
-	}
-	short_options[n] = '\0';
-}
 
 static void print_usage(FILE *out)
 {
-	size_t i;
-
 	fputs(usage_head, out);
-	for (i = 0; i < NR_RECORD_OPTIONS; i++) {
-		const struct record_option *o = &record_options[i];
-		const char *line = o->help, *nl;
-		int width;
-
-		if (o->heading) {
-			fprintf(out, "  %s\n", o->heading);
-		}
-		if (o->id < 256) {
-			width = fprintf(out, "  -%c, --%s", o->id, o->name);
-		} else {
-			width = fprintf(out, "      --%s", o->name);
-		}
-		if (o->arg) {
-			width += fprintf(out, " %s", o->arg);
-		}
-		/* A name too long for the column gets two spaces, as a hand-made table would. */
-		fprintf(out, "%*s", width + 2 > HELP_COLUMN ? 2 : HELP_COLUMN - width, "");
-		while ((nl = strchr(line, '\n'))) {
-			fprintf(out, "%.*s\n%*s", (int)(nl - line), line, HELP_COLUMN, "");
-			line = nl + 1;
-		}
-		fprintf(out, "%s\n", line);
-	}
+	ls_options_usage(out, record_options, NR_RECORD_OPTIONS, HELP_COLUMN);
 	fputs(usage_tail, out);
 }
 
 static const char *option_name(int id)
 {
-	size_t i;
+	const struct ls_option *opt = ls_options_find(record_options, NR_RECORD_OPTIONS, id);
 
-	for (i = 0; i < NR_RECORD_OPTIONS; i++) {
-		if (record_options[i].id == id) {
-			return record_options[i].name;
-		}
-	}
-	return "?";
+	return opt ? opt->name : "?";
 }
 
 /* Where a bad value came from, for the error line: "record: " or "FILE:LINE: ". */
@@ -828,7 +766,8 @@ static int config_line(const char *key, const char *value, const char *file, int
 	size_t i;
 
 	for (i = 0; i < NR_RECORD_OPTIONS; i++) {
-		if (!record_options[i].no_key && !strcmp(record_options[i].name, key)) {
+		if (!(record_options[i].flags & LS_OPT_NO_KEY) &&
+		    !strcmp(record_options[i].name, key)) {
 			return apply_option(ctx, record_options[i].id, value, &where);
 		}
 	}
@@ -842,7 +781,7 @@ static int parse_args(struct record_opts *opts, int argc, char **argv)
 	static const struct origin cli = { 0 };
 	int id, err;
 
-	build_getopt_tables();
+	ls_options_getopt(record_options, NR_RECORD_OPTIONS, "+", long_options, short_options);
 	optind = 0;
 	opterr = 0;
 	while ((id = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
