@@ -23,7 +23,7 @@ WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 PRELOAD_CFLAGS ?= $(CFLAGS)
 # Headers are named from the top of the tree ("tracker/ksyms.h"), so that an include says which
-# layer it reaches into (README, Hacking); only generated headers come bare from $(BUILD).
+# layer it reaches into (docs/hacking.md); only generated headers come bare from $(BUILD).
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(BUILD) $(PKG_CFLAGS) \
 	-DLS_LIBDIR='"$(LIBDIR)"'
 # libbpf's usdt.bpf.h includes <linux/errno.h>, whose <asm/errno.h> is under the multiarch dir.
@@ -412,13 +412,18 @@ fuzz: $(FUZZERS)
 			exit 1; \
 	done
 
+# The overview latsnap(1), a page per command, latsnap.conf(5) and latsnap-rules(5).
+MAN_PAGES := $(wildcard man/*.1 man/*.5)
+
 install: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY)
 	install -D -m 0755 $(BUILD)/latsnap $(DESTDIR)$(PREFIX)/bin/latsnap
 	install -D -m 0755 $(TRACE_READER) $(DESTDIR)$(LIBDIR)/latsnap-trace-reader
 	install -D -m 0755 $(REPLAY) $(DESTDIR)$(LIBDIR)/latsnap-replay
 	install -D -m 0755 $(PRELOAD) $(DESTDIR)$(LIBDIR)/liblatsnap.so
 	install -D -m 0755 $(EVENTS) $(DESTDIR)$(LIBDIR)/liblatsnap-events.so
-	install -D -m 0644 man/latsnap.1 $(DESTDIR)$(PREFIX)/share/man/man1/latsnap.1
+	for m in $(MAN_PAGES); do \
+		install -D -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m##*/} || exit 1; \
+	done
 
 # make deb: build/latsnap_VERSION_ARCH.deb (scripts/build-deb.sh). Its binaries are built apart,
 # in $(DEB_BUILD), for the installed layout: LS_LIBDIR baked into them must be where the package

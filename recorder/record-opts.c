@@ -18,6 +18,7 @@
 #include "lib/cgroup.h"
 #include "lib/config.h"
 #include "lib/duration.h"
+#include "lib/options.h"
 #include "lib/signame.h"
 #include "lib/util.h"
 #include "recorder/record-opts.h"
@@ -64,51 +65,122 @@ enum opt_id {
 	OPT_NO_FLOOD_GUARD,
 };
 
-static const struct option long_options[] = {
-	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
-	{ "sleep-threshold", required_argument, NULL, OPT_SLEEP },
-	{ "output", required_argument, NULL, OPT_OUTPUT },
-	{ "keep-local", required_argument, NULL, OPT_KEEP_LOCAL },
-	{ "no-snapshot", no_argument, NULL, OPT_NO_SNAPSHOT },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "include-idle", no_argument, NULL, OPT_INCLUDE_IDLE },
-	{ "go-waits", no_argument, NULL, OPT_GO_WAITS },
-	{ "idle-syscalls", required_argument, NULL, OPT_IDLE_SYSCALLS },
-	{ "duration", required_argument, NULL, OPT_DURATION },
-	{ "hang", required_argument, NULL, OPT_HANG },
-	{ "request", required_argument, NULL, OPT_REQUEST },
-	{ "config", required_argument, NULL, OPT_CONFIG },
-	{ "rules", required_argument, NULL, OPT_RULES },
-	{ "log-stacks", required_argument, NULL, OPT_LOG_STACKS },
-	{ "context", required_argument, NULL, OPT_CONTEXT },
-	{ "context-floor", required_argument, NULL, OPT_CONTEXT_FLOOR },
-	{ "stack-log", required_argument, NULL, OPT_STACK_LOG },
-	{ "signal", required_argument, NULL, OPT_SIGNAL },
-	{ "no-preload", no_argument, NULL, OPT_NO_PRELOAD },
-	{ "post", required_argument, NULL, OPT_POST },
-	{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
-	{ "ust-events", required_argument, NULL, OPT_UST_EVENTS },
-	{ "max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS },
-	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
-	{ "max-age", required_argument, NULL, OPT_MAX_AGE },
-	{ "min-interval", required_argument, NULL, OPT_MIN_INTERVAL },
-	{ "max-per-minute", required_argument, NULL, OPT_MAX_PER_MINUTE },
-	{ "max-user-per-minute", required_argument, NULL, OPT_MAX_USER_PER_MINUTE },
-	{ "repeat-interval", required_argument, NULL, OPT_REPEAT_INTERVAL },
-	{ "max-rate", required_argument, NULL, OPT_MAX_RATE },
-	{ "no-flood-guard", no_argument, NULL, OPT_NO_FLOOD_GUARD },
-	{ "pid", required_argument, NULL, OPT_PID },
-	{ "cgroup", required_argument, NULL, OPT_CGROUP },
-	{ "comm", required_argument, NULL, OPT_COMM },
-	{ "all", no_argument, NULL, OPT_ALL },
-	{ "verbose", no_argument, NULL, OPT_VERBOSE },
-	{ "help", no_argument, NULL, OPT_HELP },
-	{ NULL, 0, NULL, 0 },
+/*
+ * The one list of record's options: getopt_long()'s table, the short options, --help and the
+ * config file's keys are all made from it, so that a new option is one entry here (and its
+ * case in apply_option()). In --help's order.
+ */
+static const struct ls_option record_options[] = {
+	{ "threshold", OPT_THRESHOLD, required_argument, 0, NULL, "DUR",
+	  "a syscall this slow or slower is an outlier (default 50ms)" },
+	{ "sleep-threshold", OPT_SLEEP, required_argument, 0, NULL, "DUR",
+	  "an off-CPU interval outside syscalls this long is an outlier\n"
+	  "(default: the threshold)" },
+	{ "output", OPT_OUTPUT, required_argument, 0, NULL, "DIR|URL",
+	  "where snapshots go (default ./latsnap-out); a URL\n"
+	  "net://HOST[:CTRL_PORT[:DATA_PORT]] (or net6://, tcp://,\n"
+	  "tcp6://) sends them to the lttng-relayd on HOST" },
+	{ "keep-local", OPT_KEEP_LOCAL, required_argument, 0, NULL, "DIR",
+	  "with -o URL: keep a local copy of each snapshot in DIR" },
+	{ "no-snapshot", OPT_NO_SNAPSHOT, no_argument, 0, NULL, NULL,
+	  "detect and report outliers only; no LTTng session" },
+	{ "post", OPT_POST, required_argument, 0, NULL, "DUR",
+	  "keep tracing this long after an outlier before the snapshot\n"
+	  "(default 100ms)" },
+	{ "buffer-size", OPT_BUFFER_SIZE, required_argument, 0, NULL, "BYTES",
+	  "LTTng ring buffer per CPU, e.g. 4M (default 4M)" },
+	{ "ust-events", OPT_UST_EVENTS, required_argument, 0, NULL, "PATTERN",
+	  "the applications' tracepoints to record, e.g. 'myapp:*' or '*'\n"
+	  "(default none: lttng-ust's statedump only); latsnap's own\n"
+	  "events are taken from latsnap's processes alone" },
+	{ "max-snapshots", OPT_MAX_SNAPSHOTS, required_argument, 0, NULL, "N",
+	  "keep at most N snapshots in the output directory, earlier\n"
+	  "runs' included (default no limit)" },
+	{ "max-size", OPT_MAX_SIZE, required_argument, 0, NULL, "BYTES",
+	  "keep at most BYTES of them on disk (default no limit)" },
+	{ "max-age", OPT_MAX_AGE, required_argument, 0, NULL, "DUR",
+	  "remove snapshots older than DUR, but the first and worst\n"
+	  "of each cause (default no limit)" },
+	{ "min-interval", OPT_MIN_INTERVAL, required_argument, 0, NULL, "DUR",
+	  "at least DUR between two snapshots (default 0)" },
+	{ "repeat-interval", OPT_REPEAT_INTERVAL, required_argument, 0,
+	  "The flood guard (0 turns each limit off):", "DUR",
+	  "the same process, cause and stacks snapshotted once starts\n"
+	  "no other snapshot for DUR, unless twice as long (default 600s)" },
+	{ "max-per-minute", OPT_MAX_PER_MINUTE, required_argument, 0, NULL, "N",
+	  "snapshots in any minute, all users; the first of a cause\n"
+	  "in that minute still gets one (default 6)" },
+	{ "max-user-per-minute", OPT_MAX_USER_PER_MINUTE, required_argument, 0, NULL, "N",
+	  "snapshots in any minute started by one user's outliers\n"
+	  "(default 3)" },
+	{ "max-rate", OPT_MAX_RATE, required_argument, 0, NULL, "N",
+	  "outliers a second each process may send on average, twice\n"
+	  "that at once, each user twice both; more are dropped in\n"
+	  "the kernel and counted (default 100)" },
+	{ "no-flood-guard", OPT_NO_FLOOD_GUARD, no_argument, 0, NULL, NULL,
+	  "every outlier may start a snapshot (the three limits above\n"
+	  "0; --max-rate stays)" },
+	{ "context", OPT_CONTEXT, required_argument, 0, NULL, "LEVEL",
+	  "the kernel's view in each snapshot: none, sched\n"
+	  "(switches, wakeups, processes) or full (and syscalls,\n"
+	  "block I/O, stacks; the wait chain needs it) (default full)" },
+	{ "context-floor", OPT_CONTEXT_FLOOR, required_argument, 0, NULL, "DUR",
+	  "syscalls shorter than DUR stay out of it (default 1ms)" },
+	{ "json", OPT_JSON, no_argument, 0, NULL, NULL,
+	  "one JSON object per outlier per line on stdout\n"
+	  "(COMMAND's own stdout then goes to stderr)" },
+	{ "include-idle", OPT_INCLUDE_IDLE, no_argument, 0, NULL, NULL,
+	  "report waits for work too: the idle list and policy off" },
+	{ "idle-syscalls", OPT_IDLE_SYSCALLS, required_argument, 0, NULL, "LIST",
+	  "the idle list, comma-separated syscall names" },
+	{ "go-waits", OPT_GO_WAITS, no_argument, 0, NULL, NULL,
+	  "time Go programs' goroutine waits (uprobes: costly)" },
+	{ "duration", OPT_DURATION, required_argument, 0, NULL, "DUR",
+	  "stop after DUR (COMMAND then gets SIGTERM)" },
+	{ "request", OPT_REQUEST, required_argument, 0, NULL, "START[,END]",
+	  "operations between two probes of the target are requests;\n"
+	  "a slow one is an outlier of kind request, with its waits\n"
+	  "(repeatable; usdt:PATH:PROVIDER:NAME, uprobe:PATH:SYMBOL,\n"
+	  "uretprobe:PATH:SYMBOL; uprobe:PATH:SYMBOL alone: the\n"
+	  "function, from entry to return)" },
+	{ "hang", OPT_HANG, required_argument, 0, NULL, "DUR|off",
+	  "a thread waiting this long is reported while it still\n"
+	  "waits, with who holds what it waits for; deadlocks named\n"
+	  "(default 10 x the threshold, at least 1s)" },
+	{ "pid", OPT_PID, required_argument, 0, NULL, "PID",
+	  "track this process too (repeatable); the only way to\n"
+	  "track LTTng's daemons or latsnap's helpers, otherwise\n"
+	  "never tracked (see latsnap(1), WHAT IS NEVER TRACKED)" },
+	{ "cgroup", OPT_CGROUP, required_argument, 0, NULL, "PATH",
+	  "track the processes of this cgroup v2 directory and of its\n"
+	  "descendants, moved in later too (repeatable, up to 8; PATH\n"
+	  "absolute, or relative to the cgroup2 mount)" },
+	{ "comm", OPT_COMM, required_argument, 0, NULL, "NAME",
+	  "track the processes named NAME (at most 15 characters),\n"
+	  "started or exec'd later too (repeatable, up to 8)" },
+	{ "all", OPT_ALL, no_argument, 0, NULL, NULL, "track every user thread on the machine" },
+	{ "signal", OPT_SIGNAL, required_argument, 0, NULL, "SIG",
+	  "the signal COMMAND's preload library unwinds on: a number\n"
+	  "or RTMIN+N, RTMAX-N, USR1, USR2 (default " LS_DEFAULT_SIGNAL_NAME ")" },
+	{ "no-preload", OPT_NO_PRELOAD, no_argument, 0, NULL, NULL,
+	  "start COMMAND without liblatsnap.so (frame-pointer stacks)" },
+	{ "config", OPT_CONFIG, required_argument, LS_OPT_NO_KEY, NULL, "FILE",
+	  "settings file of `key = value` lines (default " RECORD_DEFAULT_CONFIG ")" },
+	{ "rules", OPT_RULES, required_argument, 0, NULL, "FILE",
+	  "cause rules, replacing the built-in set" },
+	{ "log-stacks", OPT_LOG_STACKS, required_argument, 0, NULL, "WHICH",
+	  "log each distinct kernel stack the rules left\n"
+	  "uncategorized, categorized, all, or none (default none)" },
+	{ "stack-log", OPT_STACK_LOG, required_argument, 0, NULL, "FILE",
+	  "append that log to FILE (default stderr)" },
+	{ "verbose", OPT_VERBOSE, no_argument, 0, NULL, NULL,
+	  "say more on stderr (libbpf diagnostics included)" },
+	{ "help", OPT_HELP, no_argument, LS_OPT_NO_KEY, NULL, NULL, "show this help" },
 };
 
-static const char short_options[] = "+t:s:o:d:c:p:avh";
+#define NR_RECORD_OPTIONS (sizeof(record_options) / sizeof(record_options[0]))
 
-static const char usage_text[] =
+static const char usage_head[] =
 	"Usage: latsnap record [OPTIONS] [-- COMMAND [ARG...]]\n"
 	"\n"
 	"Report every syscall and off-CPU sleep of the tracked threads that lasts longer than a\n"
@@ -118,92 +190,33 @@ static const char usage_text[] =
 	"Which threads: COMMAND and its descendants, -p PID..., --cgroup PATH..., --comm NAME...\n"
 	"(any of them matching); or -a, every thread; or, with none of these, every process that\n"
 	"loaded the preload library (liblatsnap.so).\n"
-	"\n"
-	"  -t, --threshold DUR        a syscall this slow or slower is an outlier (default 50ms)\n"
-	"  -s, --sleep-threshold DUR  an off-CPU interval outside syscalls this long is an outlier\n"
-	"                             (default: the threshold)\n"
-	"  -o, --output DIR|URL       where snapshots go (default ./latsnap-out); a URL\n"
-	"                             net://HOST[:CTRL_PORT[:DATA_PORT]] (or net6://, tcp://,\n"
-	"                             tcp6://) sends them to the lttng-relayd on HOST\n"
-	"      --keep-local DIR       with -o URL: keep a local copy of each snapshot in DIR\n"
-	"      --no-snapshot          detect and report outliers only; no LTTng session\n"
-	"      --post DUR             keep tracing this long after an outlier before the snapshot\n"
-	"                             (default 100ms)\n"
-	"      --buffer-size BYTES    LTTng ring buffer per CPU, e.g. 4M (default 4M)\n"
-	"      --ust-events PATTERN   the applications' tracepoints to record, e.g. 'myapp:*' or '*'\n"
-	"                             (default none: lttng-ust's statedump only); latsnap's own\n"
-	"                             events are taken from latsnap's processes alone\n"
-	"      --max-snapshots N      keep at most N snapshots in the output directory, earlier\n"
-	"                             runs' included (default no limit)\n"
-	"      --max-size BYTES       keep at most BYTES of them on disk (default no limit)\n"
-	"      --max-age DUR          remove snapshots older than DUR, but the first and worst\n"
-	"                             of each cause (default no limit)\n"
-	"      --min-interval DUR     at least DUR between two snapshots (default 0)\n"
-	"  The flood guard (0 turns each limit off):\n"
-	"      --repeat-interval DUR  the same process, cause and stacks snapshotted once starts\n"
-	"                             no other snapshot for DUR, unless twice as long (default 600s)\n"
-	"      --max-per-minute N     snapshots in any minute, all users; the first of a cause\n"
-	"                             in that minute still gets one (default 6)\n"
-	"      --max-user-per-minute N  snapshots in any minute started by one user's outliers\n"
-	"                             (default 3)\n"
-	"      --max-rate N           outliers a second each process may send on average, twice\n"
-	"                             that at once, each user twice both; more are dropped in\n"
-	"                             the kernel and counted (default 100)\n"
-	"      --no-flood-guard       every outlier may start a snapshot (the three limits above\n"
-	"                             0; --max-rate stays)\n"
-	"      --context LEVEL        the kernel's view in each snapshot: none, sched\n"
-	"                             (switches, wakeups, processes) or full (and syscalls,\n"
-	"                             block I/O, stacks; the wait chain needs it) (default full)\n"
-	"      --context-floor DUR    syscalls shorter than DUR stay out of it (default 1ms)\n"
-	"      --json                 one JSON object per outlier per line on stdout\n"
-	"                             (COMMAND's own stdout then goes to stderr)\n"
-	"      --include-idle         report waits for work too: the idle list and policy off\n"
-	"      --idle-syscalls LIST   the idle list, comma-separated syscall names\n"
-	"      --go-waits             time Go programs' goroutine waits (uprobes: costly)\n"
-	"  -d, --duration DUR         stop after DUR (COMMAND then gets SIGTERM)\n"
-	"      --request START[,END]  operations between two probes of the target are requests;\n"
-	"                             a slow one is an outlier of kind request, with its waits\n"
-	"                             (repeatable; usdt:PATH:PROVIDER:NAME, uprobe:PATH:SYMBOL,\n"
-	"                             uretprobe:PATH:SYMBOL; uprobe:PATH:SYMBOL alone: the\n"
-	"                             function, from entry to return)\n"
-	"      --hang DUR|off         a thread waiting this long is reported while it still\n"
-	"                             waits, with who holds what it waits for; deadlocks named\n"
-	"                             (default 10 x the threshold, at least 1s)\n"
-	"  -p, --pid PID              track this process too (repeatable); the only way to\n"
-	"                             track LTTng's daemons or latsnap's helpers, otherwise\n"
-	"                             never tracked (see latsnap(1), WHAT IS NEVER TRACKED)\n"
-	"      --cgroup PATH          track the processes of this cgroup v2 directory and of its\n"
-	"                             descendants, moved in later too (repeatable, up to 8; PATH\n"
-	"                             absolute, or relative to the cgroup2 mount)\n"
-	"      --comm NAME            track the processes named NAME (at most 15 characters),\n"
-	"                             started or exec'd later too (repeatable, up to 8)\n"
-	"  -a, --all                  track every user thread on the machine\n"
-	"      --signal SIG           the signal COMMAND's preload library unwinds on: a number\n"
-	"                             or RTMIN+N, RTMAX-N, USR1, USR2 (default " LS_DEFAULT_SIGNAL_NAME
-	")\n"
-	"      --no-preload           start COMMAND without liblatsnap.so (frame-pointer stacks)\n"
-	"  -c, --config FILE          settings file of `key = value` lines (default " RECORD_DEFAULT_CONFIG
-	")\n"
-	"      --rules FILE           cause rules, replacing the built-in set\n"
-	"      --log-stacks WHICH     log each distinct kernel stack the rules left\n"
-	"                             uncategorized, categorized, all, or none (default none)\n"
-	"      --stack-log FILE       append that log to FILE (default stderr)\n"
-	"  -v, --verbose              say more on stderr (libbpf diagnostics included)\n"
-	"  -h, --help                 show this help\n"
+	"\n";
+
+static const char usage_tail[] =
 	"\n"
 	"DUR is a number with a unit ns, us, ms or s (250us, 20ms, 1.5s); a bare number is ms.\n"
 	"See latsnap(1).\n";
 
+/* --help's column for an option's text. */
+#define HELP_COLUMN 29
+
+/* getopt_long()'s table and short options, made from record_options[]. */
+static struct option long_options[NR_RECORD_OPTIONS + 1];
+/* '+': stop at COMMAND, whose own options are its own. */
+static char short_options[2 + 2 * NR_RECORD_OPTIONS];
+
+static void print_usage(FILE *out)
+{
+	fputs(usage_head, out);
+	ls_options_usage(out, record_options, NR_RECORD_OPTIONS, HELP_COLUMN);
+	fputs(usage_tail, out);
+}
+
 static const char *option_name(int id)
 {
-	const struct option *opt;
+	const struct ls_option *opt = ls_options_find(record_options, NR_RECORD_OPTIONS, id);
 
-	for (opt = long_options; opt->name; opt++) {
-		if (opt->val == id) {
-			return opt->name;
-		}
-	}
-	return "?";
+	return opt ? opt->name : "?";
 }
 
 /* Where a bad value came from, for the error line: "record: " or "FILE:LINE: ". */
@@ -750,18 +763,16 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 static int config_line(const char *key, const char *value, const char *file, int line, void *ctx)
 {
 	struct origin where = { .file = file, .line = line };
-	const struct option *opt;
+	size_t i;
 
-	for (opt = long_options; opt->name; opt++) {
-		if (!strcmp(opt->name, key)) {
-			break;
+	for (i = 0; i < NR_RECORD_OPTIONS; i++) {
+		if (!(record_options[i].flags & LS_OPT_NO_KEY) &&
+		    !strcmp(record_options[i].name, key)) {
+			return apply_option(ctx, record_options[i].id, value, &where);
 		}
 	}
-	if (!opt->name || opt->val == OPT_HELP || opt->val == OPT_CONFIG) {
-		ls_err("%s:%d: unknown key '%s'", file, line, key);
-		return -EINVAL;
-	}
-	return apply_option(ctx, opt->val, value, &where);
+	ls_err("%s:%d: unknown key '%s'", file, line, key);
+	return -EINVAL;
 }
 
 /* Apply argv to @opts; returns 1 after --help, negative on a usage error. */
@@ -770,12 +781,13 @@ static int parse_args(struct record_opts *opts, int argc, char **argv)
 	static const struct origin cli = { 0 };
 	int id, err;
 
+	ls_options_getopt(record_options, NR_RECORD_OPTIONS, "+", long_options, short_options);
 	optind = 0;
 	opterr = 0;
 	while ((id = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
 		switch (id) {
 		case OPT_HELP:
-			fputs(usage_text, stdout);
+			print_usage(stdout);
 			return 1;
 		case '?':
 			if (optopt && optopt < 256) {

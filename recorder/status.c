@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 
 #include "lib/duration.h"
+#include "lib/options.h"
 #include "lib/util.h"
 #include "recorder/status.h"
 
@@ -31,18 +32,38 @@
 #define STATUS_EXIT_NO_FILE 1
 #define STATUS_EXIT_NOT_RUNNING 3
 
-static const char status_usage[] =
+/* --json has no short option. */
+#define OPT_JSON 256
+
+/* The options, in --help's order: getopt_long()'s tables and --help are made from them. */
+static const struct ls_option status_options[] = {
+	{ "output", 'o', required_argument, 0, NULL, "DIR",
+	  "record's output directory (default " DEFAULT_STATUS_DIR ", the\n"
+	  "service's)" },
+	{ "json", OPT_JSON, no_argument, 0, NULL, NULL,
+	  "the status as JSON, \"running\" as checked now" },
+	{ "help", 'h', no_argument, 0, NULL, NULL, "show this help" },
+};
+
+#define NR_STATUS_OPTIONS (sizeof(status_options) / sizeof(status_options[0]))
+
+static const char status_usage_head[] =
 	"Usage: latsnap status [-o DIR] [--json]\n"
 	"\n"
 	"What a running `latsnap record` is doing, from the status.json it keeps in its output\n"
 	"directory: its pid, targets, threshold, outliers, snapshots and disk use.\n"
-	"\n"
-	"  -o, --output DIR   record's output directory (default " DEFAULT_STATUS_DIR ", the\n"
-	"                     service's)\n"
-	"      --json         the status as JSON, \"running\" as checked now\n"
-	"  -h, --help         show this help\n"
+	"\n";
+
+static const char status_usage_tail[] =
 	"\n"
 	"Exit status: 0 running, 3 not running (its last status is shown), 1 no status file.\n";
+
+static void status_help(void)
+{
+	fputs(status_usage_head, stdout);
+	ls_options_usage(stdout, status_options, NR_STATUS_OPTIONS, 21);
+	fputs(status_usage_tail, stdout);
+}
 
 /* The start time of process @pid in clock ticks since boot (field 22 of /proc/PID/stat). */
 static int proc_start_time(int pid, unsigned long long *start)
@@ -354,12 +375,8 @@ static void print_status(struct json_object *obj, const char *dir, bool running)
  */
 int status_main(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct option options[NR_STATUS_OPTIONS + 1];
+	char shortopts[sizeof("+") + 2 * NR_STATUS_OPTIONS];
 	const char *dir = DEFAULT_STATUS_DIR;
 	struct json_object *obj = NULL;
 	bool json = false, running;
@@ -367,16 +384,17 @@ int status_main(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((id = getopt_long(argc, argv, "+o:h", options, NULL)) != -1) {
+	ls_options_getopt(status_options, NR_STATUS_OPTIONS, "+", options, shortopts);
+	while ((id = getopt_long(argc, argv, shortopts, options, NULL)) != -1) {
 		switch (id) {
 		case 'o':
 			dir = optarg;
 			break;
-		case 'j':
+		case OPT_JSON:
 			json = true;
 			break;
 		case 'h':
-			fputs(status_usage, stdout);
+			status_help();
 			ret = 0;
 			goto out;
 		case ':':

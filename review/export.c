@@ -30,6 +30,7 @@
 #include "trace/ctf.h"
 #include "trace/lsevents.h"
 #include "lib/duration.h"
+#include "lib/options.h"
 #include "lib/outlier.h"
 #include "lib/util.h"
 #include "review/export.h"
@@ -50,7 +51,16 @@
  */
 #define MARK_NS 1000ULL
 
-static const char export_usage[] =
+/* The options, in --help's order: getopt_long()'s tables and --help are made from them. */
+static const struct ls_option export_options[] = {
+	{ "perfetto", 'p', required_argument, 0, NULL, "FILE",
+	  "write the trace to FILE ('-': stdout)" },
+	{ "help", 'h', no_argument, 0, NULL, NULL, "this help" },
+};
+
+#define NR_EXPORT_OPTIONS (sizeof(export_options) / sizeof(export_options[0]))
+
+static const char export_usage_head[] =
 	"Usage: latsnap export --perfetto FILE DIR[/ID]\n"
 	"\n"
 	"A snapshot's events for other tools: the Chrome JSON trace event format, which the\n"
@@ -59,9 +69,13 @@ static const char export_usage[] =
 	"runqueue); wakeups as flow arrows from waker to wakee; each outlier as a marked slice.\n"
 	"DIR/ID is one snapshot; DIR is every complete snapshot in it on one time axis, each event\n"
 	"once. Times are CLOCK_MONOTONIC, in microseconds with nanosecond digits.\n"
-	"\n"
-	"  -p, --perfetto FILE  write the trace to FILE ('-': stdout)\n"
-	"  -h, --help           this help\n";
+	"\n";
+
+static void export_help(void)
+{
+	fputs(export_usage_head, stdout);
+	ls_options_usage(stdout, export_options, NR_EXPORT_OPTIONS, 23);
+}
 
 /* The statedump says nothing about a thread's time. */
 #define STATEDUMP_PROVIDER "lttng_ust_statedump:"
@@ -973,22 +987,20 @@ static int emit_names(struct export_ctx *x, const bool *has_states)
 /* The options: SNAPSHOTS_GO_ON with *@file and *@path set, or the exit status to stop with. */
 static int parse_options(int argc, char **argv, const char **file, const char **path)
 {
-	static const struct option longopts[] = {
-		{ "perfetto", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct option longopts[NR_EXPORT_OPTIONS + 1];
+	char shortopts[sizeof("+:") + 2 * NR_EXPORT_OPTIONS];
 	int id;
 
 	optind = 0;
 	opterr = 0;
-	while ((id = getopt_long(argc, argv, "+:p:h", longopts, NULL)) != -1) {
+	ls_options_getopt(export_options, NR_EXPORT_OPTIONS, "+:", longopts, shortopts);
+	while ((id = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (id) {
 		case 'p':
 			*file = optarg;
 			break;
 		case 'h':
-			fputs(export_usage, stdout);
+			export_help();
 			return 0;
 		default:
 			snapshots_option_error("export", id, optopt, argv, optind);

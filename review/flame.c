@@ -21,6 +21,7 @@
 
 #include "classify/frames.h"
 #include "lib/demangle.h"
+#include "lib/options.h"
 #include "lib/outlier.h"
 #include "lib/text.h"
 #include "review/flame.h"
@@ -35,7 +36,22 @@
 /* Rectangles narrower than this are not drawn: they would be invisible and bloat the file. */
 #define SVG_MIN_PX 0.1
 
-static const char flame_usage[] =
+/* The options, in --help's order: getopt_long()'s tables and --help are made from them. */
+static const struct ls_option flame_options[] = {
+	{ "svg", 's', required_argument, 0, NULL, "FILE",
+	  "also draw the flame graph into FILE (self-contained SVG)" },
+	{ "grep", 'g', required_argument, 0, NULL, "PATTERN",
+	  "only outliers with a user frame whose symbol matches PATTERN\n"
+	  "(POSIX extended regular expression)" },
+	{ "host", 'H', required_argument, 0, NULL, "NAME",
+	  "only the snapshots recorded on host NAME (DIR an lttng-relayd\n"
+	  "output tree of many hosts, say)" },
+	{ "help", 'h', no_argument, 0, NULL, NULL, "this help" },
+};
+
+#define NR_FLAME_OPTIONS (sizeof(flame_options) / sizeof(flame_options[0]))
+
+static const char flame_usage_head[] =
 	"Usage: latsnap flame [--svg FILE] [--grep PATTERN] [--host NAME] DIR\n"
 	"\n"
 	"The stacks of every outlier of the snapshots in DIR, folded one per line:\n"
@@ -44,13 +60,13 @@ static const char flame_usage[] =
 	"each kernel stack weighted by the time waited in it (for flamegraph.pl, inferno,\n"
 	"speedscope); a request's waits likewise, and its sampled on-CPU stacks by their CPU\n"
 	"time.\n"
-	"\n"
-	"  -s, --svg FILE      also draw the flame graph into FILE (self-contained SVG)\n"
-	"  -g, --grep PATTERN  only outliers with a user frame whose symbol matches PATTERN\n"
-	"                      (POSIX extended regular expression)\n"
-	"  -H, --host NAME     only the snapshots recorded on host NAME (DIR an lttng-relayd\n"
-	"                      output tree of many hosts, say)\n"
-	"  -h, --help          this help\n";
+	"\n";
+
+static void flame_help(void)
+{
+	fputs(flame_usage_head, stdout);
+	ls_options_usage(stdout, flame_options, NR_FLAME_OPTIONS, 22);
+}
 
 /* Append @s to the growing line, as a frame name: ';' would split it, control bytes and
  * invalid UTF-8 would break the SVG and line-based readers, and a terminal would act on them. */
@@ -627,18 +643,14 @@ struct flame_opts {
 /* The options into @opts: SNAPSHOTS_GO_ON, or the exit status to stop with. */
 static int parse_options(int argc, char **argv, struct flame_opts *opts)
 {
-	static const struct option longopts[] = {
-		{ "svg", required_argument, NULL, 's' },
-		{ "grep", required_argument, NULL, 'g' },
-		{ "host", required_argument, NULL, 'H' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct option longopts[NR_FLAME_OPTIONS + 1];
+	char shortopts[sizeof("+:") + 2 * NR_FLAME_OPTIONS];
 	int id;
 
 	optind = 0;
 	opterr = 0;
-	while ((id = getopt_long(argc, argv, "+:s:g:H:h", longopts, NULL)) != -1) {
+	ls_options_getopt(flame_options, NR_FLAME_OPTIONS, "+:", longopts, shortopts);
+	while ((id = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (id) {
 		case 's':
 			opts->svg = optarg;
@@ -650,7 +662,7 @@ static int parse_options(int argc, char **argv, struct flame_opts *opts)
 			opts->pattern = optarg;
 			break;
 		case 'h':
-			fputs(flame_usage, stdout);
+			flame_help();
 			return 0;
 		default:
 			snapshots_option_error("flame", id, optopt, argv, optind);

@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "lib/options.h"
 #include "lib/util.h"
 #include "review/report-analysis.h"
 #include "review/report-render.h"
@@ -23,7 +24,27 @@
 /* --html has no short option. */
 #define OPT_HTML 1000
 
-static const char report_usage[] =
+/* The options, in --help's order: getopt_long()'s tables and --help are made from them. */
+static const struct ls_option report_options[] = {
+	{ "json", 'j', no_argument, 0, NULL, NULL,
+	  "the same data as one JSON object (see latsnap(1))" },
+	{ "html", OPT_HTML, required_argument, 0, NULL, "FILE",
+	  "the same as one self-contained HTML page in FILE (tables, the\n"
+	  "distributions as bars), linking to a page per complete snapshot\n"
+	  "(latsnap show --html) written into the directory FILE-snapshots/\n"
+	  "(FILE without its .html)" },
+	{ "by", 'b', required_argument, 0, NULL, "KEY",
+	  "group by cause (default), process, syscall or host; or the\n"
+	  "requests (record --request) alone by request: probe pair and\n"
+	  "query (the first argument of a USDT start probe)" },
+	{ "host", 'H', required_argument, 0, NULL, "NAME",
+	  "only the snapshots recorded on host NAME" },
+	{ "help", 'h', no_argument, 0, NULL, NULL, "this help" },
+};
+
+#define NR_REPORT_OPTIONS (sizeof(report_options) / sizeof(report_options[0]))
+
+static const char report_usage_head[] =
 	"Usage: latsnap report [--json | --html FILE] [--by cause|process|syscall|host|request]\n"
 	"                      [--host NAME] DIR\n"
 	"\n"
@@ -33,36 +54,27 @@ static const char report_usage[] =
 	"Incomplete and corrupt snapshots are listed with the reason; the rest are reported.\n"
 	"Idle waits (threads waiting for work, record's idle policy) are listed apart: they are\n"
 	"not latency and are in none of the tables.\n"
-	"\n"
-	"  -j, --json         the same data as one JSON object (see latsnap(1))\n"
-	"      --html FILE    the same as one self-contained HTML page in FILE (tables, the\n"
-	"                     distributions as bars), linking to a page per complete snapshot\n"
-	"                     (latsnap show --html) written into the directory FILE-snapshots/\n"
-	"                     (FILE without its .html)\n"
-	"  -b, --by KEY       group by cause (default), process, syscall or host; or the\n"
-	"                     requests (record --request) alone by request: probe pair and\n"
-	"                     query (the first argument of a USDT start probe)\n"
-	"  -H, --host NAME    only the snapshots recorded on host NAME\n"
-	"  -h, --help         this help\n";
+	"\n";
+
+static void report_help(void)
+{
+	fputs(report_usage_head, stdout);
+	ls_options_usage(stdout, report_options, NR_REPORT_OPTIONS, 21);
+}
 
 /* The options into @by, @json, @host and @html: SNAPSHOTS_GO_ON, or the exit status to stop with. */
 static int parse_options(int argc, char **argv, enum report_by *by, bool *json, const char **host,
 			 const char **html)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "html", required_argument, NULL, OPT_HTML },
-		{ "by", required_argument, NULL, 'b' },
-		{ "host", required_argument, NULL, 'H' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct option opts[NR_REPORT_OPTIONS + 1];
+	char shortopts[sizeof("+:") + 2 * NR_REPORT_OPTIONS];
 	size_t j;
 	int id;
 
 	optind = 0;
 	opterr = 0;
-	while ((id = getopt_long(argc, argv, "+:jb:H:h", opts, NULL)) != -1) {
+	ls_options_getopt(report_options, NR_REPORT_OPTIONS, "+:", opts, shortopts);
+	while ((id = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
 		switch (id) {
 		case 'j':
 			*json = true;
@@ -85,7 +97,7 @@ static int parse_options(int argc, char **argv, enum report_by *by, bool *json, 
 			*html = optarg;
 			break;
 		case 'h':
-			fputs(report_usage, stdout);
+			report_help();
 			return 0;
 		default:
 			snapshots_option_error("report", id, optopt, argv, optind);

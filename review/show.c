@@ -32,6 +32,7 @@
 #include "classify/rules.h"
 #include "lib/demangle.h"
 #include "lib/duration.h"
+#include "lib/options.h"
 #include "lib/outlier.h"
 #include "lib/text.h"
 #include "lib/util.h"
@@ -56,7 +57,29 @@
 /* lttng-ust's statedump: the mappings of a process that runs lttng-ust. */
 #define STATEDUMP_PROVIDER "lttng_ust_statedump:"
 
-static const char show_usage[] =
+/* The options, in --help's order: getopt_long()'s tables and --help are made from them. */
+static const struct ls_option show_options[] = {
+	{ "json", 'j', no_argument, 0, NULL, NULL,
+	  "the snapshot's summary with timelines and source lines added" },
+	{ "html", 'H', required_argument, 0, NULL, "FILE",
+	  "write the snapshot as one self-contained HTML page to FILE (- for\n"
+	  "stdout): an index of its outliers, each with a timeline of its\n"
+	  "threads (on CPU, blocked, runqueue; wakeups as arrows), its stacks,\n"
+	  "cause and flags, and the snapshot's flame graph" },
+	{ "before", 'B', required_argument, 0, NULL, "DUR",
+	  "timeline start before the outlier (default 10ms)" },
+	{ "after", 'A', required_argument, 0, NULL, "DUR",
+	  "timeline end after the outlier (default 5ms, and the outlier's\n"
+	  "own unwound-stack event however late it came)" },
+	{ "debug-dir", 'd', required_argument, 0, NULL, "DIR",
+	  "look for debug files by build-id in DIR/.build-id first\n"
+	  "(then /usr/lib/debug/.build-id)" },
+	{ "help", 'h', no_argument, 0, NULL, NULL, "this help" },
+};
+
+#define NR_SHOW_OPTIONS (sizeof(show_options) / sizeof(show_options[0]))
+
+static const char show_usage_head[] =
 	"Usage: latsnap show [--json | --html FILE] [--before DUR] [--after DUR] [--debug-dir DIR]\n"
 	"                    DIR/ID\n"
 	"\n"
@@ -67,18 +90,13 @@ static const char show_usage[] =
 	"chain's threads, from a little before the outlier to its end. User frames are symbolized\n"
 	"again from the mappings and build-ids in the trace. Then the idle waits (threads waiting\n"
 	"for work: not latency) that ended in the snapshot's window.\n"
-	"\n"
-	"  -j, --json           the snapshot's summary with timelines and source lines added\n"
-	"  -H, --html FILE      write the snapshot as one self-contained HTML page to FILE (- for\n"
-	"                       stdout): an index of its outliers, each with a timeline of its\n"
-	"                       threads (on CPU, blocked, runqueue; wakeups as arrows), its stacks,\n"
-	"                       cause and flags, and the snapshot's flame graph\n"
-	"  -B, --before DUR     timeline start before the outlier (default 10ms)\n"
-	"  -A, --after DUR      timeline end after the outlier (default 5ms, and the outlier's\n"
-	"                       own unwound-stack event however late it came)\n"
-	"  -d, --debug-dir DIR  look for debug files by build-id in DIR/.build-id first\n"
-	"                       (then /usr/lib/debug/.build-id)\n"
-	"  -h, --help           this help\n";
+	"\n";
+
+static void show_help(void)
+{
+	fputs(show_usage_head, stdout);
+	ls_options_usage(stdout, show_options, NR_SHOW_OPTIONS, 23);
+}
 
 /* What symbolizing a user frame again found, for the text and --json. */
 struct frame_note {
@@ -919,20 +937,14 @@ static int parse_dur(const char *opt, const char *text, uint64_t *ns)
 /* The options into @opts: SNAPSHOTS_GO_ON, or the exit status to stop with. */
 static int parse_options(int argc, char **argv, struct show_opts *opts)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "html", required_argument, NULL, 'H' },
-		{ "before", required_argument, NULL, 'B' },
-		{ "after", required_argument, NULL, 'A' },
-		{ "debug-dir", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct option longopts[NR_SHOW_OPTIONS + 1];
+	char shortopts[sizeof("+:") + 2 * NR_SHOW_OPTIONS];
 	int id;
 
 	optind = 0;
 	opterr = 0;
-	while ((id = getopt_long(argc, argv, "+:jH:B:A:d:h", longopts, NULL)) != -1) {
+	ls_options_getopt(show_options, NR_SHOW_OPTIONS, "+:", longopts, shortopts);
+	while ((id = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (id) {
 		case 'j':
 			opts->json = true;
@@ -952,7 +964,7 @@ static int parse_options(int argc, char **argv, struct show_opts *opts)
 			opts->debug_dir = optarg;
 			break;
 		case 'h':
-			fputs(show_usage, stdout);
+			show_help();
 			return 0;
 		default:
 			snapshots_option_error("show", id, optopt, argv, optind);

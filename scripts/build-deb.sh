@@ -37,8 +37,12 @@ for lib in liblatsnap.so liblatsnap-events.so; do
 	strip --strip-unneeded --remove-section=.comment --remove-section=.note \
 		"$stage/$libdir/$lib"
 done
-install -d -m 0755 "$stage/usr/share/man/man1"
-gzip -9n <"$top/man/latsnap.1" >"$stage/usr/share/man/man1/latsnap.1.gz"
+# Every page: the overview latsnap(1), one per command, latsnap.conf(5), latsnap-rules(5).
+for page in "$top"/man/*.[15]; do
+	section=${page##*.}
+	install -d -m 0755 "$stage/usr/share/man/man$section"
+	gzip -9n <"$page" >"$stage/usr/share/man/man$section/${page##*/}.gz"
+done
 install -D -m 0644 "$pkg/latsnap.service" "$stage/lib/systemd/system/latsnap.service"
 install -D -m 0644 "$pkg/latsnap.conf" "$stage/etc/latsnap.conf"
 install -D -m 0644 "$pkg/debian/copyright" "$stage/usr/share/doc/latsnap/copyright"

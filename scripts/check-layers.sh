@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # check-layers.sh - fail when a file includes a header of a layer it may not use.
 #
-# latsnap's layers, lowest first (README, Hacking). A layer may include its own headers and those
+# latsnap's layers, lowest first (docs/hacking.md). A layer may include its own headers and those
 # of the layers listed for it; generated headers (from the build directory) are named bare.
 #
 # Usage: scripts/check-layers.sh [ROOT]   (ROOT defaults to the tree this script is in)

@@ -9,32 +9,9 @@
 #include <string.h>
 
 #include "lib/duration.h"
+#include "lib/options.h"
 #include "lib/util.h"
 #include "top/top-int.h"
-
-static const char top_usage[] =
-	"Usage: latsnap top [OPTIONS]\n"
-	"\n"
-	"A live LatencyTOP screen: which causes make processes wait, system-wide and per process,\n"
-	"from every off-CPU wait on the machine (not only outliers), refreshed every interval.\n"
-	"\n"
-	"  -i, --interval DUR     refresh period (default 5s)\n"
-	"  -b, --batch N          print N refreshes as plain text, then exit\n"
-	"  -j, --json             with --batch: each refresh as one JSON object per line\n"
-	"  -p, --pid PID          list only this process in the process part (repeatable)\n"
-	"  -k, --kernel-threads   count the waits of kernel threads too\n"
-	"      --hang DUR         list the threads waiting longer than DUR now, stuck ones\n"
-	"                         included (default 1s; off: no list)\n"
-	"      --include-idle     show waits for work too: the idle list and policy off\n"
-	"      --rules FILE       cause rules, replacing the built-in set\n"
-	"      --sample-below DUR waits shorter than this are sampled (default 1ms)\n"
-	"      --sample-ratio N   ... 1 in N, each kept one counted N times (default 100; 1: all)\n"
-	"  -v, --verbose          say more on stderr (libbpf diagnostics included)\n"
-	"  -h, --help             this help\n"
-	"\n"
-	"Keys: < > previous/next process (or thread), t process/thread view, 1 by cause,\n"
-	"2 special causes (waiting for CPU, lock contention), 3 by synchronization object,\n"
-	"c a m s sort by count, average, maximum, total; q quits.\n";
 
 enum {
 	OPT_RULES = 0x100,
@@ -43,6 +20,55 @@ enum {
 	OPT_HANG,
 	OPT_INCLUDE_IDLE,
 };
+
+/* The options, in --help's order: getopt_long()'s tables and --help are made from them. */
+static const struct ls_option top_options[] = {
+	{ "interval", 'i', required_argument, 0, NULL, "DUR", "refresh period (default 5s)" },
+	{ "batch", 'b', required_argument, 0, NULL, "N",
+	  "print N refreshes as plain text, then exit" },
+	{ "json", 'j', no_argument, 0, NULL, NULL,
+	  "with --batch: each refresh as one JSON object per line" },
+	{ "pid", 'p', required_argument, 0, NULL, "PID",
+	  "list only this process in the process part (repeatable)" },
+	{ "kernel-threads", 'k', no_argument, 0, NULL, NULL,
+	  "count the waits of kernel threads too" },
+	{ "hang", OPT_HANG, required_argument, 0, NULL, "DUR",
+	  "list the threads waiting longer than DUR now, stuck ones\n"
+	  "included (default 1s; off: no list)" },
+	{ "include-idle", OPT_INCLUDE_IDLE, no_argument, 0, NULL, NULL,
+	  "show waits for work too: the idle list and policy off" },
+	{ "rules", OPT_RULES, required_argument, 0, NULL, "FILE",
+	  "cause rules, replacing the built-in set" },
+	{ "sample-below", OPT_SAMPLE_BELOW, required_argument, 0, NULL, "DUR",
+	  "waits shorter than this are sampled (default 1ms)" },
+	{ "sample-ratio", OPT_SAMPLE_RATIO, required_argument, 0, NULL, "N",
+	  "... 1 in N, each kept one counted N times (default 100; 1: all)" },
+	{ "verbose", 'v', no_argument, 0, NULL, NULL,
+	  "say more on stderr (libbpf diagnostics included)" },
+	{ "help", 'h', no_argument, 0, NULL, NULL, "this help" },
+};
+
+#define NR_TOP_OPTIONS (sizeof(top_options) / sizeof(top_options[0]))
+
+static const char top_usage_head[] =
+	"Usage: latsnap top [OPTIONS]\n"
+	"\n"
+	"A live LatencyTOP screen: which causes make processes wait, system-wide and per process,\n"
+	"from every off-CPU wait on the machine (not only outliers), refreshed every interval.\n"
+	"\n";
+
+static const char top_usage_tail[] =
+	"\n"
+	"Keys: < > previous/next process (or thread), t process/thread view, 1 by cause,\n"
+	"2 special causes (waiting for CPU, lock contention), 3 by synchronization object,\n"
+	"c a m s sort by count, average, maximum, total; q quits.\n";
+
+static void top_help(void)
+{
+	fputs(top_usage_head, stdout);
+	ls_options_usage(stdout, top_options, NR_TOP_OPTIONS, 25);
+	fputs(top_usage_tail, stdout);
+}
 
 /* A whole decimal number from 1 to 1000000; -EINVAL for anything else. */
 static int parse_count(const char *arg, long *n)
@@ -129,7 +155,7 @@ static int parse_option(struct top_opts *o, int c, char **argv)
 		ls_verbose_enabled = true;
 		break;
 	case 'h':
-		fputs(top_usage, stdout);
+		top_help();
 		return -1;
 	case ':':
 		ls_err("top: option '%s' needs a value (see latsnap top --help)", argv[optind - 1]);
@@ -151,21 +177,8 @@ static int parse_option(struct top_opts *o, int c, char **argv)
  */
 int top_parse_args(struct top_opts *o, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "kernel-threads", no_argument, NULL, 'k' },
-		{ "include-idle", no_argument, NULL, OPT_INCLUDE_IDLE },
-		{ "rules", required_argument, NULL, OPT_RULES },
-		{ "sample-below", required_argument, NULL, OPT_SAMPLE_BELOW },
-		{ "sample-ratio", required_argument, NULL, OPT_SAMPLE_RATIO },
-		{ "hang", required_argument, NULL, OPT_HANG },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct option longopts[NR_TOP_OPTIONS + 1];
+	char shortopts[sizeof(":") + 2 * NR_TOP_OPTIONS];
 	int c, ret;
 
 	o->interval_ns = 5000000000ull;
@@ -174,7 +187,8 @@ int top_parse_args(struct top_opts *o, int argc, char **argv)
 	o->hang_ns = 1000000000ull;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":i:b:jp:kvh", longopts, NULL)) != -1) {
+	ls_options_getopt(top_options, NR_TOP_OPTIONS, ":", longopts, shortopts);
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		ret = parse_option(o, c, argv);
 		if (ret) {
 			return ret;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# The layers of the tree (README, Hacking): every include names its header from the top of the
+# The layers of the tree (docs/hacking.md): every include names its header from the top of the
 # tree and goes down, never up; scripts/check-layers.sh says which file broke that, and how.
 set -u
 . "$(dirname "$0")/lib.sh"

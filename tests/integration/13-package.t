@@ -23,7 +23,12 @@ LIBDIR=/usr/lib/$MA/latsnap
 # What the package must install, and what must not be there before (dpkg would take over a file
 # no package owns, and purge would then delete it: someone's config, someone's snapshots).
 PATHS="/usr/bin/latsnap $LIBDIR/liblatsnap.so $LIBDIR/liblatsnap-events.so
-$LIBDIR/latsnap-trace-reader $LIBDIR/latsnap-replay /usr/share/man/man1/latsnap.1.gz /lib/systemd/system/latsnap.service
+$LIBDIR/latsnap-trace-reader $LIBDIR/latsnap-replay /usr/share/man/man1/latsnap.1.gz
+/usr/share/man/man1/latsnap-record.1.gz /usr/share/man/man1/latsnap-report.1.gz
+/usr/share/man/man1/latsnap-show.1.gz /usr/share/man/man1/latsnap-flame.1.gz
+/usr/share/man/man1/latsnap-export.1.gz /usr/share/man/man1/latsnap-status.1.gz
+/usr/share/man/man1/latsnap-top.1.gz /usr/share/man/man5/latsnap.conf.5.gz
+/usr/share/man/man5/latsnap-rules.5.gz /lib/systemd/system/latsnap.service
 /etc/latsnap.conf /usr/share/doc/latsnap/copyright /usr/share/doc/latsnap/changelog.Debian.gz"
 
 # A latsnap package already installed is someone's: never remove it; say so and stop.
