@@ -108,9 +108,11 @@ check() {
 		fail "$p: scored"
 		return
 	fi
-	# Ruby's GVL waits are as long as the computation's timeslices: their number varies.
-	[ "$n" = - ] || is "$(jq '.tp + .fn' "$r")" "$n" \
-		"$p: its $n latency waits logged (the run went as it should)" ||
+	# Ruby's GVL waits are as long as the computation's timeslices: their number varies. A
+	# loaded machine may stretch a short labelled wait (a 40 ms sleep, a process's start) past
+	# the 65 ms that make it count: at least the program's long waits, then.
+	[ "$n" = - ] || ok "[ $(jq '.tp + .fn' "$r") -ge $n ]" \
+		"$p: its $n latency waits logged (the run went as it should; $(jq '.tp + .fn' "$r") counted)" ||
 		diag_file "$TMPD/$p/gt.log" "  gt: " 40
 	goal "$p:precision" "$(jq .precision "$r")" "$p: precision of latency >= $MIN"
 	goal "$p:recall" "$(jq .recall "$r")" "$p: recall of latency >= $MIN"
