@@ -129,10 +129,19 @@ struct outlier_holder {
  * struct outlier_request - "request": what delimits a request outlier
  * @probe: the probe pair as given ("START,END", or "START" for a function's entry to return)
  * @arg: the start probe's first argument as text (the first 256 bytes), or NULL
+ * @key: the object a keyed request is ("0x..."), or NULL (its thread is its key)
+ * @others: a keyed request: the requests its thread began while it lasted
+ * @upstream_tid: a keyed request: the thread that last wrote to the socket it connected, at
+ *                @upstream_ns (who it waited for), or 0
  */
 struct outlier_request {
 	char *probe;
 	char *arg;
+	char *key;
+	unsigned int others;
+	int32_t upstream_pid, upstream_tid;
+	uint64_t upstream_ns;
+	char *upstream_comm;
 };
 
 /**

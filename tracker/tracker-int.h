@@ -113,6 +113,7 @@ struct tracker {
 	char *req_text[LS_MAX_REQUESTS];
 	unsigned int nr_requests;
 	struct bpf_link *req_links[2 * LS_MAX_REQUESTS];
+	struct bpf_link *kreq_links[2]; /* a keyed request's connect and its socket's data */
 	struct outlier *req_parts[REQ_PARTS_MAX];
 	unsigned int nr_req_parts;
 	struct ls_sample *req_samples; /* REQ_SAMPLES_MAX of them, a ring */
