@@ -252,8 +252,7 @@ static int keyed_on_end(struct tracker *tr, const struct ls_request *r)
 			goto out;
 		}
 	}
-	outlier_set_cause(o, o->request->upstream_tid ? "request: waited for its upstream" :
-							"request");
+	outlier_set_cause(o, "request");
 	outlier_add_flag(o,
 			 "keyed-request: an object its thread (tid %u) served among others (%u "
 			 "begun meanwhile): its time is counted blocked, the thread's on-CPU time "
