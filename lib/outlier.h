@@ -212,6 +212,11 @@ struct outlier {
 	bool got_work;
 	bool answered; /* a read of the answer to what the thread wrote on that descriptor */
 	bool handed; /* its unit of work came by a wakeup from a thread in work, not a read */
+	/*
+	 * Not written: an event loop's wait for events (epoll, poll, select) in a process that runs
+	 * a keyed --request's probes: its requests, not its waits, are what can be slow.
+	 */
+	bool loop_wait;
 	char *cause;
 	struct outlier_kstack *kernel_stacks;
 	size_t nr_kernel_stacks;

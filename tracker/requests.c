@@ -445,6 +445,13 @@ int tracker_add_request(struct tracker *tr, const struct request_spec *spec)
 		}
 		tr->req_links[2 * i + k] = link;
 	}
+	for (k = 0; spec->start.key != LS_REQ_KEY_THREAD && k < 2; k++) {
+		char *real = realpath(probes[k]->path, NULL);
+
+		if (real) {
+			tr->kreq_paths[tr->nr_kreq_paths++] = real;
+		}
+	}
 	tr->req_text[i] = strdup(spec->text);
 	if (!tr->req_text[i]) {
 		return -ENOMEM;
@@ -468,6 +475,64 @@ void requests_keep_part(struct tracker *tr, struct outlier *part)
 	tr->req_parts[tr->nr_req_parts++] = part;
 }
 
+/* Whether process @pid maps the object of a keyed pair's probe (its /proc/PID/maps says). */
+static bool maps_keyed_object(struct tracker *tr, int32_t pid)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0, len;
+	bool found = false;
+	unsigned int i;
+	FILE *f;
+
+	for (i = 0; i < sizeof(tr->kreq_procs) / sizeof(tr->kreq_procs[0]); i++) {
+		if (tr->kreq_procs[i].pid == pid) {
+			return tr->kreq_procs[i].maps;
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f) {
+		return false;
+	}
+	while (!found && getline(&line, &cap, f) > 0) {
+		len = strcspn(line, "\n");
+		line[len] = '\0';
+		for (i = 0; !found && i < tr->nr_kreq_paths; i++) {
+			size_t n = strlen(tr->kreq_paths[i]);
+
+			found = len >= n && !strcmp(line + len - n, tr->kreq_paths[i]);
+		}
+	}
+	free(line);
+	fclose(f);
+	i = tr->kreq_procs_next++ % (sizeof(tr->kreq_procs) / sizeof(tr->kreq_procs[0]));
+	tr->kreq_procs[i].pid = pid;
+	tr->kreq_procs[i].maps = found;
+	return found;
+}
+
+/**
+ * requests_mark_loop() - mark @o a loop's wait (outlier.loop_wait) when it is a wait for events
+ *                        (epoll, poll, select) of a process that runs a keyed pair's probes:
+ *                        such a thread serves many requests and blocks for none of them
+ */
+void requests_mark_loop(struct tracker *tr, struct outlier *o)
+{
+	static const char *const waits[] = { "epoll_wait", "epoll_pwait", "epoll_pwait2", "poll",
+					      "ppoll", "select", "pselect6" };
+	unsigned int i;
+
+	if (!tr->nr_kreq_paths || o->kind != OUTLIER_SYSCALL || !o->syscall) {
+		return;
+	}
+	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+		if (!strcmp(o->syscall, waits[i])) {
+			o->loop_wait = maps_keyed_object(tr, o->pid);
+			return;
+		}
+	}
+}
+
 /**
  * requests_free() - detach the request probes and the sampling, and free what they left
  */
@@ -487,6 +552,9 @@ void requests_free(struct tracker *tr)
 	free(tr->req_samples);
 	for (i = 0; i < tr->nr_requests; i++) {
 		free(tr->req_text[i]);
+	}
+	for (i = 0; i < tr->nr_kreq_paths; i++) {
+		free(tr->kreq_paths[i]);
 	}
 	while (tr->nr_req_parts > 0) {
 		outlier_free(tr->req_parts[--tr->nr_req_parts]);
