@@ -33,7 +33,7 @@
 /* The fallback cause of a request mostly off CPU without waits that a rule names. */
 #define RULES_CAUSE_REQUEST_BLOCKED "blocked (no wait recorded)"
 /* A keyed request whose loop waited for the upstream at the other end of the socket it connected. */
-#define RULES_CAUSE_REQUEST_UPSTREAM "Waiting for its upstream (the peer of its socket)"
+#define RULES_CAUSE_REQUEST_UPSTREAM "Waiting for its upstream (socket peer)"
 
 struct rules;
 

@@ -619,9 +619,9 @@ static void request_key_to_json(const struct outlier_request *q, struct json_obj
 		up = json_object_new_object();
 		json_object_object_add(up, "pid", json_object_new_int(q->upstream_pid));
 		json_object_object_add(up, "tid", json_object_new_int(q->upstream_tid));
-		json_object_object_add(up, "comm", json_object_new_string(q->upstream_comm ?
-										   q->upstream_comm :
-										   ""));
+		json_object_object_add(up, "comm",
+				       json_object_new_string(q->upstream_comm ? q->upstream_comm :
+										 ""));
 		json_object_object_add(up, "at_ns", json_object_new_uint64(q->upstream_ns));
 	}
 	json_object_object_add(r, "upstream", up);

@@ -380,9 +380,13 @@ static const struct chain_event *upstream_of(const struct outlier *o, struct cha
 	if (!q || !q->upstream_tid) {
 		return NULL;
 	}
-	*k = (struct chain_event){ .kind = CHAIN_WAKEUP, .ts = q->upstream_ns, .tid = o->tid,
-				   .pid = o->pid, .tid2 = q->upstream_tid,
-				   .pid2 = q->upstream_pid };
+	memset(k, 0, sizeof(*k));
+	k->kind = CHAIN_WAKEUP;
+	k->ts = q->upstream_ns;
+	k->tid = o->tid;
+	k->pid = o->pid;
+	k->tid2 = q->upstream_tid;
+	k->pid2 = q->upstream_pid;
 	snprintf(k->comm2, sizeof(k->comm2), "%s", q->upstream_comm ? q->upstream_comm : "");
 	return k;
 }

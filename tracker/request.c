@@ -39,8 +39,8 @@ static void probe_free(struct request_probe *p)
  * parse_key - the "=KEY" suffix of probe @text, cut off @last (its last field): "tid", "argN"
  * or "ret" (a uretprobe's only).
  */
-static int parse_key(const char *text, size_t len, char *last, struct request_probe *p,
-		     char *why, size_t why_size)
+static int parse_key(const char *text, size_t len, char *last, struct request_probe *p, char *why,
+		     size_t why_size)
 {
 	char *eq = strchr(last, '=');
 	unsigned long n;
@@ -56,8 +56,9 @@ static int parse_key(const char *text, size_t len, char *last, struct request_pr
 	}
 	if (!strcmp(eq, "ret")) {
 		if (p->kind != REQUEST_URETPROBE) {
-			say(why, why_size, "probe '%.*s': only a uretprobe has a return value (=ret)",
-			    (int)len, text);
+			say(why, why_size,
+			    "probe '%.*s': only a uretprobe has a return value (=ret)", (int)len,
+			    text);
 			return -EINVAL;
 		}
 		p->key = LS_REQ_KEY_RET;
@@ -67,8 +68,10 @@ static int parse_key(const char *text, size_t len, char *last, struct request_pr
 		n = strtoul(eq + 3, &end, 10);
 		if (!*end && n <= (p->kind == REQUEST_USDT ? LS_REQ_KEY_ARGS : 5)) {
 			if (p->kind == REQUEST_URETPROBE) {
-				say(why, why_size, "probe '%.*s': a uretprobe's arguments are gone "
-				    "at its return: key it by =ret", (int)len, text);
+				say(why, why_size,
+				    "probe '%.*s': a uretprobe's arguments are gone "
+				    "at its return: key it by =ret",
+				    (int)len, text);
 				return -EINVAL;
 			}
 			p->key = (unsigned int)n;
@@ -130,8 +133,8 @@ static int parse_probe(const char *text, size_t len, struct request_probe *p, ch
 	if (p->kind == REQUEST_USDT) {
 		before = strrchr(rest, ':');
 		if (!before || !before[1]) {
-			say(why, why_size, "usdt probe '%.*s' is not usdt:PATH:PROVIDER:NAME", (int)len,
-			    text);
+			say(why, why_size, "usdt probe '%.*s' is not usdt:PATH:PROVIDER:NAME",
+			    (int)len, text);
 			goto out;
 		}
 		*before++ = '\0';
@@ -178,8 +181,9 @@ int request_parse(const char *text, struct request_spec *spec, char *why, size_t
 		ret = parse_probe(comma + 1, strlen(comma + 1), &spec->end, why, why_size);
 	} else if (!ret) {
 		if (spec->start.kind != REQUEST_UPROBE) {
-			say(why, why_size, "a START alone must be uprobe:PATH:SYMBOL (from the "
-					   "function's entry to its return); give START,END");
+			say(why, why_size,
+			    "a START alone must be uprobe:PATH:SYMBOL (from the "
+			    "function's entry to its return); give START,END");
 			ret = -EINVAL;
 		} else {
 			spec->end.kind = REQUEST_URETPROBE;
@@ -188,9 +192,11 @@ int request_parse(const char *text, struct request_spec *spec, char *why, size_t
 			ret = spec->end.path && spec->end.name ? 0 : -ENOMEM;
 		}
 	}
-	if (!ret && (spec->start.key == LS_REQ_KEY_THREAD) != (spec->end.key == LS_REQ_KEY_THREAD)) {
-		say(why, why_size, "both probes name a key (=argN or =ret), or neither does: the "
-				   "object a request starts on is the one it ends on");
+	if (!ret &&
+	    (spec->start.key == LS_REQ_KEY_THREAD) != (spec->end.key == LS_REQ_KEY_THREAD)) {
+		say(why, why_size,
+		    "both probes name a key (=argN or =ret), or neither does: the "
+		    "object a request starts on is the one it ends on");
 		ret = -EINVAL;
 	}
 	if (ret) {

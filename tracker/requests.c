@@ -231,7 +231,8 @@ static int keyed_on_end(struct tracker *tr, const struct ls_request *r)
 	o->pid = (int32_t)r->pid;
 	o->tid = (int32_t)r->tid;
 	snprintf(text, sizeof(text), "%.*s", LS_TASK_COMM_LEN, r->comm);
-	if (outlier_set_str(&o->comm, text) || !outlier_set_request(o, tr->req_text[r->pair], NULL)) {
+	if (outlier_set_str(&o->comm, text) ||
+	    !outlier_set_request(o, tr->req_text[r->pair], NULL)) {
 		goto out;
 	}
 	o->start_ns = r->start_ns;
@@ -368,8 +369,7 @@ static int attach_keyed(struct tracker *tr)
 	}
 	tr->kreq_links[0] = bpf_program__attach(tr->skel->progs.ls_kreq_connect);
 	if (!tr->kreq_links[0]) {
-		ls_err("tracker: keyed --request: cannot attach to connect(): %s",
-		       strerror(errno));
+		ls_err("tracker: keyed --request: cannot attach to connect(): %s", strerror(errno));
 		return -1;
 	}
 	if (bpf_program__autoload(ready)) {
@@ -518,8 +518,9 @@ static bool maps_keyed_object(struct tracker *tr, int32_t pid)
  */
 void requests_mark_loop(struct tracker *tr, struct outlier *o)
 {
-	static const char *const waits[] = { "epoll_wait", "epoll_pwait", "epoll_pwait2", "poll",
-					      "ppoll", "select", "pselect6" };
+	static const char *const waits[] = {
+		"epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6",
+	};
 	unsigned int i;
 
 	if (!tr->nr_kreq_paths || o->kind != OUTLIER_SYSCALL || !o->syscall) {

@@ -73,7 +73,8 @@ static int listen_any(uint16_t *port)
 
 static int connect_to(uint16_t port, int flags)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
 

@@ -56,7 +56,8 @@ static void *upstream(void *arg)
 
 static int serve(void)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int one = 1, lfd, fd;
 	pthread_t t;
@@ -79,7 +80,8 @@ static int serve(void)
 
 static void *one_request(void *arg)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	long id = (long)(intptr_t)arg;
 	char buf[2048];
@@ -91,8 +93,10 @@ static void *one_request(void *arg)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		wl_die("client connect", errno);
 	}
-	n = snprintf(buf, sizeof(buf), "GET /%s/%ld HTTP/1.1\r\nHost: localhost\r\n"
-		     "Connection: close\r\n\r\n", id % slow_every ? "fast" : "slow", id);
+	n = snprintf(buf, sizeof(buf),
+		     "GET /%s/%ld HTTP/1.1\r\nHost: localhost\r\n"
+		     "Connection: close\r\n\r\n",
+		     id % slow_every ? "fast" : "slow", id);
 	if (write(fd, buf, (size_t)n) != n) {
 		wl_die("client write", errno);
 	}
