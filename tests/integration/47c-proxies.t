@@ -17,7 +17,8 @@
 #  - at least 9 of them name the upstream's wait: request.upstream is the upstream thread that
 #    served that request, and the first link of its wait chain (summary.json) is that thread, in
 #    clock_nanosleep;
-#  - no outlier of the proxy's own threads: its loops' epoll_wait are waits for events.
+#  - no syscall outlier of the proxy's own threads: its loops' epoll_wait are waits for events
+#    (a preemption on a loaded machine may still be an outlier, of kind sleep, rightly).
 # On main 534b883: record rejects the keys (exit 2); with the same probes unkeyed (the thread as
 # the key), 0 of 10 for each proxy (starts overlap on a thread and restart each other; an end
 # comes on another stream's thread state).
@@ -128,8 +129,8 @@ proxy() {
 	between "$named" 9 10 "$name: at least 9 of them name their upstream thread's clock_nanosleep"
 	between "$(jcount "$TMPD/$name.out" 'select(.kind == "request")')" 9 10 \
 		"$name: no request outlier for the 50 fast requests" || dump_outliers "$TMPD/$name.out"
-	is "$(jcount "$TMPD/$name.out" "select(.kind != \"request\" and .comm == \"$name\")")" 0 \
-		"$name: no outlier of its own threads (its loops wait for events)" ||
+	is "$(jcount "$TMPD/$name.out" "select(.kind == \"syscall\" and .comm == \"$name\")")" 0 \
+		"$name: no syscall outlier of its own threads (its loops wait for events)" ||
 		dump_outliers "$TMPD/$name.out"
 }
 
