@@ -3815,7 +3815,7 @@ int ls_req_usdt(struct pt_regs *ctx)
 	return 0;
 }
 
-/* The socket of @task's descriptor @fd, or 0. */
+/* The stream socket of @task's descriptor @fd, or 0. */
 static __always_inline __u64 fd_sock(struct task_struct *task, int fd)
 {
 	struct files_struct *files = BPF_CORE_READ(task, files);
@@ -3836,7 +3836,11 @@ static __always_inline __u64 fd_sock(struct task_struct *task, int fd)
 		return 0;
 	}
 	sock = BPF_CORE_READ(f, private_data);
-	return sock ? (__u64)BPF_CORE_READ(sock, sk) : 0;
+	/* A stream's: a datagram socket's connect() (a DNS lookup) is not a request's upstream. */
+	if (!sock || BPF_CORE_READ(sock, type) != 1 /* SOCK_STREAM */) {
+		return 0;
+	}
+	return (__u64)BPF_CORE_READ(sock, sk);
 }
 
 /*
@@ -3857,6 +3861,10 @@ int ls_kreq_connect(struct trace_event_raw_sys_enter *ctx)
 	if (!r || !r->pend_n) {
 		return 0;
 	}
+	sk = fd_sock(task, (int)ctx->args[0]);
+	if (!sk) {
+		return 0;
+	}
 	for (i = 0; i < KREQ_PENDING && r->pend_n; i++) {
 		k = r->pend[r->pend_head & (KREQ_PENDING - 1)];
 		r->pend_head = (r->pend_head + 1) % KREQ_PENDING;
@@ -3867,10 +3875,6 @@ int ls_kreq_connect(struct trace_event_raw_sys_enter *ctx)
 		}
 	}
 	if (!v) {
-		return 0;
-	}
-	sk = fd_sock(task, (int)ctx->args[0]);
-	if (!sk) {
 		return 0;
 	}
 	v->sk = sk;
