@@ -944,6 +944,19 @@ static struct site_key site_of(const struct outlier *o)
  *
  * Return: true when idle.
  */
+/*
+ * loop_wait - an event loop of keyed requests waiting for events: free, not blocked, with
+ * requests outstanding or none; those requests are its latency (issue 52).
+ */
+static bool loop_wait(const struct outlier *o, const char **why)
+{
+	if (!o->loop_wait) {
+		return false;
+	}
+	*why = "an event loop's wait for events: its requests (record --request) are what is slow";
+	return true;
+}
+
 bool idle_judge(struct idle_policy *policy, const struct outlier *outlier, const char **why)
 {
 	struct lasting *last;
@@ -964,7 +977,7 @@ bool idle_judge(struct idle_policy *policy, const struct outlier *outlier, const
 		*why = last->why;
 	} else {
 		note_worked(policy, outlier);
-		idle = decide(policy, outlier, seen, true, why);
+		idle = loop_wait(outlier, why) || decide(policy, outlier, seen, true, why);
 	}
 	if (!last && outlier->state == OUTLIER_STILL_BLOCKED) {
 		last = &policy->lasting[policy->next_lasting++ % LASTING_MAX];

@@ -1166,7 +1166,8 @@ static bool over_half(uint64_t part, uint64_t whole, bool strict)
  * more; then it is RULES_CAUSE_COMPUTING. Otherwise its cause is that of its waits: each is
  * classified as the syscall or sleep outlier it is, and the cause whose waits were blocked the
  * longest in all wins. A request without waits is classified by its own stacks, falling back to
- * RULES_CAUSE_REQUEST_BLOCKED.
+ * RULES_CAUSE_REQUEST_BLOCKED. A keyed request whose upstream is known (the writer of the socket
+ * its loop connected for it) is RULES_CAUSE_REQUEST_UPSTREAM: its chain says whom.
  *
  * @match->cause lives as long as @rules, except the name of a syscall that latsnap's table does
  * not know (an uncategorized outlier from another architecture), which lives in @outlier.
@@ -1181,6 +1182,9 @@ void rules_classify(const struct rules *rules, const struct outlier *outlier,
 	}
 	if (outlier->kind != OUTLIER_REQUEST) {
 		classify_wait(rules, outlier, match);
+	} else if (outlier->request && outlier->request->upstream_tid) {
+		/* Its thread's stacks and waits were its loop's, for all its requests. */
+		set_match(match, RULES_CAUSE_REQUEST_UPSTREAM, 0, true);
 	} else if (over_half(outlier->on_cpu_ns, outlier->duration_ns, false)) {
 		classify_cpu(rules, outlier, match);
 	} else if (outlier->nr_waits) {

@@ -32,6 +32,8 @@
 #define RULES_CAUSE_COMPUTING "Computing (on CPU)"
 /* The fallback cause of a request mostly off CPU without waits that a rule names. */
 #define RULES_CAUSE_REQUEST_BLOCKED "blocked (no wait recorded)"
+/* A keyed request whose loop waited for the upstream at the other end of the socket it connected. */
+#define RULES_CAUSE_REQUEST_UPSTREAM "Waiting for its upstream (socket peer)"
 
 struct rules;
 

@@ -43,7 +43,16 @@ enum ls_kind {
  */
 #define LS_REQ_COOKIE_END 1 /* the end probe */
 #define LS_REQ_COOKIE_NESTS 2 /* a function's entry and return: a start inside it is recursion */
-#define LS_REQ_COOKIE_SHIFT 2
+/*
+ * What pairs a start with its end (bits 2-5): the thread (0), the probe's argument N (1 to 12,
+ * a uprobe's first 5 registers or a USDT probe's arguments), or the function's return value.
+ */
+#define LS_REQ_COOKIE_KEY_SHIFT 2
+#define LS_REQ_COOKIE_KEY_MASK 0xf
+#define LS_REQ_KEY_THREAD 0
+#define LS_REQ_KEY_ARGS 12
+#define LS_REQ_KEY_RET 15
+#define LS_REQ_COOKIE_SHIFT 6
 #define LS_MAX_REQUESTS 16
 #define LS_REQ_ARG_LEN 256
 
@@ -89,6 +98,20 @@ struct ls_request {
 	__u64 runqueue_ns;
 	__u64 arg_num;
 	char arg[LS_REQ_ARG_LEN];
+	/*
+	 * A request keyed by an object (LS_REQ_KEY_THREAD not its key): @key, the object; its
+	 * on_cpu_ns, runqueue_ns, switches and waits are not its own (its thread served others);
+	 * @others, the requests its thread began while it lasted. @peer_tid: the thread that last
+	 * wrote to the socket it connected (its upstream), at @peer_ns; 0 when unknown.
+	 */
+	__u64 key;
+	__u64 peer_ns;
+	__u32 peer_pid;
+	__u32 peer_tid;
+	__u32 others;
+	__u8 keyed;
+	__u8 pad2[3];
+	char peer_comm[LS_TASK_COMM_LEN];
 };
 
 struct ls_notice {

@@ -346,6 +346,8 @@ static void request_free(struct outlier_request *r)
 	if (r) {
 		free(r->probe);
 		free(r->arg);
+		free(r->key);
+		free(r->upstream_comm);
 		free(r);
 	}
 }
@@ -606,6 +608,25 @@ static struct json_object *kstacks_to_json(const struct outlier_kstack *stacks, 
 	return arr;
 }
 
+/* A keyed request's "key", "others" and "upstream" (null when unknown). */
+static void request_key_to_json(const struct outlier_request *q, struct json_object *r)
+{
+	struct json_object *up = NULL;
+
+	json_object_object_add(r, "key", json_object_new_string(q->key));
+	json_object_object_add(r, "others", json_object_new_int64(q->others));
+	if (q->upstream_tid) {
+		up = json_object_new_object();
+		json_object_object_add(up, "pid", json_object_new_int(q->upstream_pid));
+		json_object_object_add(up, "tid", json_object_new_int(q->upstream_tid));
+		json_object_object_add(up, "comm",
+				       json_object_new_string(q->upstream_comm ? q->upstream_comm :
+										 ""));
+		json_object_object_add(up, "at_ns", json_object_new_uint64(q->upstream_ns));
+	}
+	json_object_object_add(r, "upstream", up);
+}
+
 /* A request's own members: "request", its "waits" (OUTLIERs) and its "cpu_profile". */
 static void request_to_json(const struct outlier *o, struct json_object *obj)
 {
@@ -619,6 +640,9 @@ static void request_to_json(const struct outlier *o, struct json_object *obj)
 			json_object_new_string(o->request->probe ? o->request->probe : ""));
 		json_object_object_add(
 			r, "arg", o->request->arg ? json_object_new_string(o->request->arg) : NULL);
+		if (o->request->key) {
+			request_key_to_json(o->request, r);
+		}
 	}
 	json_object_object_add(obj, "request", r);
 	arr = json_object_new_array_ext((int)o->nr_waits);
@@ -1095,6 +1119,27 @@ static int kstacks_from_json(struct reader *rd, struct json_object *arr, const c
 
 static int read_outlier(struct reader *rd, struct json_object *obj, struct outlier **outp);
 
+/* A keyed request's "key", "others" and "upstream", where there are. */
+static int request_key_from_json(struct reader *rd, struct json_object *r,
+				 struct outlier_request *q)
+{
+	struct json_object *up;
+	uint64_t others = 0;
+	int ret;
+
+	ret = get_str(rd, r, "key", &q->key);
+	ret = ret ?: get_u64(rd, r, "others", &others);
+	q->others = (unsigned int)others;
+	up = ret ? NULL : get_typed(rd, r, "upstream", json_type_object, &ret);
+	if (up) {
+		ret = get_i32(rd, up, "pid", &q->upstream_pid);
+		ret = ret ?: get_i32(rd, up, "tid", &q->upstream_tid);
+		ret = ret ?: get_u64(rd, up, "at_ns", &q->upstream_ns);
+		ret = ret ?: get_str(rd, up, "comm", &q->upstream_comm);
+	}
+	return ret;
+}
+
 /* A request's "request", "waits" and "cpu_profile", where there are. */
 static int request_from_json(struct reader *rd, struct json_object *obj, struct outlier *o)
 {
@@ -1112,6 +1157,7 @@ static int request_from_json(struct reader *rd, struct json_object *obj, struct 
 		if (!ret && !outlier_set_request(o, probe ? probe : "", arg)) {
 			ret = -ENOMEM;
 		}
+		ret = ret ?: request_key_from_json(rd, r, o->request);
 		free(probe);
 		free(arg);
 		leave(rd, back);
@@ -1499,6 +1545,16 @@ void outlier_print_head(FILE *out, const struct outlier *o)
 	fprintf(out, "  cause: %s\n", LS_TEXT(o->cause ? o->cause : "unknown"));
 	if (o->request && o->request->arg) {
 		fprintf(out, "  argument: %s\n", LS_TEXT(o->request->arg));
+	}
+	if (o->request && o->request->key) {
+		fprintf(out, "  object: %s (its thread began %u other requests meanwhile)\n",
+			LS_TEXT(o->request->key), o->request->others);
+	}
+	if (o->request && o->request->upstream_tid) {
+		fprintf(out, "  upstream: %s (pid %d, tid %d), which answered %.1f ms in\n",
+			LS_TEXT(o->request->upstream_comm ? o->request->upstream_comm : ""),
+			o->request->upstream_pid, o->request->upstream_tid,
+			(double)(o->request->upstream_ns - o->start_ns) / 1e6);
 	}
 }
 

@@ -129,10 +129,19 @@ struct outlier_holder {
  * struct outlier_request - "request": what delimits a request outlier
  * @probe: the probe pair as given ("START,END", or "START" for a function's entry to return)
  * @arg: the start probe's first argument as text (the first 256 bytes), or NULL
+ * @key: the object a keyed request is ("0x..."), or NULL (its thread is its key)
+ * @others: a keyed request: the requests its thread began while it lasted
+ * @upstream_tid: a keyed request: the thread that last wrote to the socket it connected, at
+ *                @upstream_ns (who it waited for), or 0
  */
 struct outlier_request {
 	char *probe;
 	char *arg;
+	char *key;
+	unsigned int others;
+	int32_t upstream_pid, upstream_tid;
+	uint64_t upstream_ns;
+	char *upstream_comm;
 };
 
 /**
@@ -203,6 +212,11 @@ struct outlier {
 	bool got_work;
 	bool answered; /* a read of the answer to what the thread wrote on that descriptor */
 	bool handed; /* its unit of work came by a wakeup from a thread in work, not a read */
+	/*
+	 * Not written: an event loop's wait for events (epoll, poll, select) in a process that runs
+	 * a keyed --request's probes: its requests, not its waits, are what can be slow.
+	 */
+	bool loop_wait;
 	char *cause;
 	struct outlier_kstack *kernel_stacks;
 	size_t nr_kernel_stacks;

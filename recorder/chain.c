@@ -369,6 +369,28 @@ static int link_fill(const struct chain_events *ks, const struct link *l, unsign
 	return 0;
 }
 
+/*
+ * upstream_of - a keyed request's upstream (the writer of the socket it connected) as the wakeup
+ * its chain starts from: its loop's own wakeups were for any of its requests.
+ */
+static const struct chain_event *upstream_of(const struct outlier *o, struct chain_event *k)
+{
+	const struct outlier_request *q = o->request;
+
+	if (!q || !q->upstream_tid) {
+		return NULL;
+	}
+	memset(k, 0, sizeof(*k));
+	k->kind = CHAIN_WAKEUP;
+	k->ts = q->upstream_ns;
+	k->tid = o->tid;
+	k->pid = o->pid;
+	k->tid2 = q->upstream_tid;
+	k->pid2 = q->upstream_pid;
+	snprintf(k->comm2, sizeof(k->comm2), "%s", q->upstream_comm ? q->upstream_comm : "");
+	return k;
+}
+
 /* The wait chain of @outlier: its waker, that waker's waker through its longest wait, ... */
 static int chain_of(const struct chain_events *ks, struct outlier *outlier)
 {
@@ -376,13 +398,19 @@ static int chain_of(const struct chain_events *ks, struct outlier *outlier)
 	uint64_t from = outlier->start_ns, to = outlier->end_ns;
 	/* Each link spans from the start of the wait it explains to the wakeup that ended it. */
 	const struct chain_event *wake;
+	struct chain_event up;
 	struct outlier_link *link;
 	struct link l;
 	int depth, nr_seen = 0, i, ret = 0;
 
 	outlier_links_free(outlier);
 	seen[nr_seen++] = tid;
-	wake = wakeup_of(ks, tid, from, to);
+	wake = upstream_of(outlier, &up);
+	if (!wake && outlier->request && outlier->request->key) {
+		/* Whoever woke its loop did so for any of its requests. */
+		return 0;
+	}
+	wake = wake ?: wakeup_of(ks, tid, from, to);
 	for (depth = 1; depth <= CHAIN_MAX_DEPTH && wake && !wake->in_irq && wake->tid2 > 0;
 	     depth++) {
 		for (i = 0; i < nr_seen; i++) {

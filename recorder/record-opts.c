@@ -142,7 +142,9 @@ static const struct ls_option record_options[] = {
 	  "a slow one is an outlier of kind request, with its waits\n"
 	  "(repeatable; usdt:PATH:PROVIDER:NAME, uprobe:PATH:SYMBOL,\n"
 	  "uretprobe:PATH:SYMBOL; uprobe:PATH:SYMBOL alone: the\n"
-	  "function, from entry to return)" },
+	  "function, from entry to return); =argN or =ret after\n"
+	  "each probe keys a request by an object (an event loop's\n"
+	  "stream or connection), not its thread)" },
 	{ "hang", OPT_HANG, required_argument, 0, NULL, "DUR|off",
 	  "a thread waiting this long is reported while it still\n"
 	  "waits, with who holds what it waits for; deadlocks named\n"

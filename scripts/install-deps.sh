@@ -29,6 +29,8 @@
 # LRU maintainer's usleeps are a server's housekeeping, issue 46), never the packaged service.
 # php8.2-cli and ruby (Ruby 3.1) are the runtimes of tests/integration/41-file-lock.t (PHP's
 # flock()) and 41b-ruby-waits.t (a Ruby Mutex, sleep and the GVL), issue 47.
+# haproxy (2.6) and nginx-light (1.22) are the event loops of tests/integration/47c-proxies.t
+# (keyed --request, issue 52), each run with a config of its own, never the packaged service.
 set -eu
 
 PACKAGES="
@@ -55,6 +57,8 @@ stress-ng
 memcached
 nodejs
 php-cli
+haproxy
+nginx-light
 "
 
 . "$(dirname "$0")/apt-lib.sh"

@@ -61,6 +61,49 @@ int decode_kernel_frames(const struct ksyms *ks, const __u64 *ips, unsigned int 
 	return ret;
 }
 
+static bool same_frames(const struct outlier_frames *a, const struct outlier_frames *b)
+{
+	size_t i;
+
+	if (a->nr != b->nr) {
+		return false;
+	}
+	for (i = 0; i < a->nr; i++) {
+		if (a->v[i].addr != b->v[i].addr) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * merge_same_kstacks - stacks the BPF side told apart only by their scheduler glue (a switch-out
+ * through schedule() or through a preemption point), which decode_kernel_frames() drops, are one
+ * stack: their weights add up, so that no stack is printed twice ("1 of 2", "2 of 2").
+ */
+static void merge_same_kstacks(struct outlier *o)
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < o->nr_kernel_stacks; i++) {
+		for (j = 0; j < n; j++) {
+			if (same_frames(&o->kernel_stacks[j].frames, &o->kernel_stacks[i].frames)) {
+				break;
+			}
+		}
+		if (j < n) {
+			o->kernel_stacks[j].weight_ns += o->kernel_stacks[i].weight_ns;
+			outlier_frames_free(&o->kernel_stacks[i].frames);
+			continue;
+		}
+		if (n != i) {
+			o->kernel_stacks[n] = o->kernel_stacks[i];
+		}
+		n++;
+	}
+	o->nr_kernel_stacks = n;
+}
+
 static const char *placeholder_cause(const struct ls_event *e, const char *syscall)
 {
 	uint64_t duration = e->end_ns - e->start_ns;
@@ -431,6 +474,7 @@ int decode_event(const struct ls_event *e, const struct ksyms *ks, struct usyms 
 			truncated++;
 		}
 	}
+	merge_same_kstacks(o);
 	if (decode_user_stack(e, us, o) || (e->has_waker && decode_waker(e, ks, o))) {
 		goto out;
 	}

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/types.h>
+
+#include "include/latsnap.h"
 #include "tracker/request.h"
 
 static void say(char *why, size_t why_size, const char *fmt, ...)
@@ -33,8 +36,57 @@ static void probe_free(struct request_probe *p)
 }
 
 /*
+ * parse_key - the "=KEY" suffix of probe @text, cut off @last (its last field): "tid", "argN"
+ * or "ret" (a uretprobe's only).
+ */
+static int parse_key(const char *text, size_t len, char *last, struct request_probe *p, char *why,
+		     size_t why_size)
+{
+	char *eq = strchr(last, '=');
+	unsigned long n;
+	char *end;
+
+	p->key = LS_REQ_KEY_THREAD;
+	if (!eq) {
+		return 0;
+	}
+	*eq++ = '\0';
+	if (!strcmp(eq, "tid")) {
+		return 0;
+	}
+	if (!strcmp(eq, "ret")) {
+		if (p->kind != REQUEST_URETPROBE) {
+			say(why, why_size,
+			    "probe '%.*s': only a uretprobe has a return value (=ret)", (int)len,
+			    text);
+			return -EINVAL;
+		}
+		p->key = LS_REQ_KEY_RET;
+		return 0;
+	}
+	if (!strncmp(eq, "arg", 3) && eq[3] >= '1' && eq[3] <= '9') {
+		n = strtoul(eq + 3, &end, 10);
+		if (!*end && n <= (p->kind == REQUEST_USDT ? LS_REQ_KEY_ARGS : 5)) {
+			if (p->kind == REQUEST_URETPROBE) {
+				say(why, why_size,
+				    "probe '%.*s': a uretprobe's arguments are gone "
+				    "at its return: key it by =ret",
+				    (int)len, text);
+				return -EINVAL;
+			}
+			p->key = (unsigned int)n;
+			return 0;
+		}
+	}
+	say(why, why_size, "probe '%.*s': unknown key '=%s' (=tid, =arg1 to =arg%d, or =ret)",
+	    (int)len, text, eq, p->kind == REQUEST_USDT ? LS_REQ_KEY_ARGS : 5);
+	return -EINVAL;
+}
+
+/*
  * parse_probe - "usdt:PATH:PROVIDER:NAME", "uprobe:PATH:SYMBOL" or "uretprobe:PATH:SYMBOL",
- * @len bytes of @text. The fields after PATH are split from the end: a path may hold a colon.
+ * each with an optional "=KEY", @len bytes of @text. The fields after PATH are split from the
+ * end: a path may hold a colon.
  */
 static int parse_probe(const char *text, size_t len, struct request_probe *p, char *why,
 		       size_t why_size)
@@ -70,11 +122,19 @@ static int parse_probe(const char *text, size_t len, struct request_probe *p, ch
 		goto out;
 	}
 	*last++ = '\0';
+	if (parse_key(text, len, last, p, why, why_size)) {
+		goto out;
+	}
+	if (!*last) {
+		say(why, why_size, "%s probe '%.*s' names no %s", copy, (int)len, text,
+		    p->kind == REQUEST_USDT ? "NAME" : "SYMBOL");
+		goto out;
+	}
 	if (p->kind == REQUEST_USDT) {
 		before = strrchr(rest, ':');
 		if (!before || !before[1]) {
-			say(why, why_size, "usdt probe '%.*s' is not usdt:PATH:PROVIDER:NAME", (int)len,
-			    text);
+			say(why, why_size, "usdt probe '%.*s' is not usdt:PATH:PROVIDER:NAME",
+			    (int)len, text);
 			goto out;
 		}
 		*before++ = '\0';
@@ -100,7 +160,8 @@ out:
  * @why: on -EINVAL, what is wrong with @text
  *
  * START alone must be uprobe:PATH:SYMBOL: the request is then the function, from its entry to its
- * return.
+ * return. Keys (=KEY) are given on both probes or on neither: a request that begins on an object
+ * ends on the same object.
  *
  * Return: 0 (free @spec with request_spec_free()), -EINVAL, or -ENOMEM.
  */
@@ -120,8 +181,9 @@ int request_parse(const char *text, struct request_spec *spec, char *why, size_t
 		ret = parse_probe(comma + 1, strlen(comma + 1), &spec->end, why, why_size);
 	} else if (!ret) {
 		if (spec->start.kind != REQUEST_UPROBE) {
-			say(why, why_size, "a START alone must be uprobe:PATH:SYMBOL (from the "
-					   "function's entry to its return); give START,END");
+			say(why, why_size,
+			    "a START alone must be uprobe:PATH:SYMBOL (from the "
+			    "function's entry to its return); give START,END");
 			ret = -EINVAL;
 		} else {
 			spec->end.kind = REQUEST_URETPROBE;
@@ -129,6 +191,13 @@ int request_parse(const char *text, struct request_spec *spec, char *why, size_t
 			spec->end.name = strdup(spec->start.name);
 			ret = spec->end.path && spec->end.name ? 0 : -ENOMEM;
 		}
+	}
+	if (!ret &&
+	    (spec->start.key == LS_REQ_KEY_THREAD) != (spec->end.key == LS_REQ_KEY_THREAD)) {
+		say(why, why_size,
+		    "both probes name a key (=argN or =ret), or neither does: the "
+		    "object a request starts on is the one it ends on");
+		ret = -EINVAL;
 	}
 	if (ret) {
 		request_spec_free(spec);

@@ -19,12 +19,15 @@ enum request_probe_kind {
  * @path: the program or library
  * @provider: USDT only
  * @name: the USDT probe's name, or the function's symbol
+ * @key: what pairs it with its other probe (its "=KEY" suffix): LS_REQ_KEY_THREAD (none given,
+ *       "=tid"), argument N ("=argN", 1 to LS_REQ_KEY_ARGS), or LS_REQ_KEY_RET ("=ret")
  */
 struct request_probe {
 	enum request_probe_kind kind;
 	char *path;
 	char *provider;
 	char *name;
+	unsigned int key;
 };
 
 /**

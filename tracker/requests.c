@@ -210,6 +210,61 @@ static int attach_sampling(struct tracker *tr)
  *
  * Return: 0, or the callback's non-zero return.
  */
+/*
+ * keyed_on_end - a slow keyed request: an object an event loop served among others, so its
+ * thread's time is not its own. Its time is said blocked, waiting for what its loop waited for
+ * on its behalf (an upstream, when the socket it connected tells), with what is known of whom.
+ */
+static int keyed_on_end(struct tracker *tr, const struct ls_request *r)
+{
+	char text[64];
+	struct outlier *o;
+	int err = -ENOMEM;
+
+	if (r->pair >= tr->nr_requests) {
+		return 0;
+	}
+	o = outlier_new();
+	if (!o) {
+		return -ENOMEM;
+	}
+	o->pid = (int32_t)r->pid;
+	o->tid = (int32_t)r->tid;
+	snprintf(text, sizeof(text), "%.*s", LS_TASK_COMM_LEN, r->comm);
+	if (outlier_set_str(&o->comm, text) ||
+	    !outlier_set_request(o, tr->req_text[r->pair], NULL)) {
+		goto out;
+	}
+	o->start_ns = r->start_ns;
+	o->end_ns = r->end_ns;
+	o->duration_ns = r->end_ns - r->start_ns;
+	o->blocked_ns = o->duration_ns;
+	snprintf(text, sizeof(text), "0x%llx", (unsigned long long)r->key);
+	if (outlier_set_str(&o->request->key, text)) {
+		goto out;
+	}
+	o->request->others = r->others;
+	if (r->peer_tid && r->peer_ns >= r->start_ns && r->peer_ns <= r->end_ns) {
+		o->request->upstream_pid = (int32_t)r->peer_pid;
+		o->request->upstream_tid = (int32_t)r->peer_tid;
+		o->request->upstream_ns = r->peer_ns;
+		snprintf(text, sizeof(text), "%.*s", LS_TASK_COMM_LEN, r->peer_comm);
+		if (outlier_set_str(&o->request->upstream_comm, text)) {
+			goto out;
+		}
+	}
+	outlier_set_cause(o, "request");
+	outlier_add_flag(o,
+			 "keyed-request: an object its thread (tid %u) served among others (%u "
+			 "begun meanwhile): its time is counted blocked, the thread's on-CPU time "
+			 "and waits are not split among them",
+			 r->tid, r->others);
+	return ring_deliver(tr, o);
+out:
+	outlier_free(o);
+	return err;
+}
+
 int requests_on_end(struct tracker *tr, const struct ls_request *r)
 {
 	char arg[LS_REQ_ARG_LEN + 24];
@@ -218,6 +273,9 @@ int requests_on_end(struct tracker *tr, const struct ls_request *r)
 	uint64_t dur, cpu, rq;
 	int err;
 
+	if (r->keyed) {
+		return keyed_on_end(tr, r);
+	}
 	err = park_release_thread(tr, (pid_t)r->tid);
 	if (r->slow && r->pair < tr->nr_requests) {
 		o = outlier_new();
@@ -297,6 +355,33 @@ static struct bpf_link *attach_probe(struct tracker *tr, const struct request_pr
 					       &uprobe);
 }
 
+/*
+ * attach_keyed - with the first keyed pair, what finds a keyed request's upstream: the connect()
+ * its loop makes for it, and the data that comes on that socket (Linux 6.5's sk_data_ready;
+ * without it, no upstream is named).
+ */
+static int attach_keyed(struct tracker *tr)
+{
+	struct bpf_program *ready = tr->skel->progs.ls_kreq_sk_ready;
+
+	if (tr->kreq_links[0]) {
+		return 0;
+	}
+	tr->kreq_links[0] = bpf_program__attach(tr->skel->progs.ls_kreq_connect);
+	if (!tr->kreq_links[0]) {
+		ls_err("tracker: keyed --request: cannot attach to connect(): %s", strerror(errno));
+		return -1;
+	}
+	if (bpf_program__autoload(ready)) {
+		tr->kreq_links[1] = bpf_program__attach(ready);
+	}
+	if (!tr->kreq_links[1]) {
+		ls_verbose("tracker: keyed --request: no sk_data_ready tracepoint (Linux 6.5): "
+			   "requests name no upstream");
+	}
+	return 0;
+}
+
 /**
  * tracker_add_request() - follow the requests @spec delimits, in every tracked process that runs
  *                         its probes' objects (after tracker_attach())
@@ -342,8 +427,13 @@ int tracker_add_request(struct tracker *tr, const struct request_spec *spec)
 		!strcmp(spec->start.path, spec->end.path) &&
 		!strcmp(spec->start.name, spec->end.name);
 	cookie = ((__u64)i << LS_REQ_COOKIE_SHIFT) | (nests ? LS_REQ_COOKIE_NESTS : 0);
+	if (spec->start.key != LS_REQ_KEY_THREAD && attach_keyed(tr)) {
+		return -errno;
+	}
 	for (k = 0; k < 2; k++) {
-		link = attach_probe(tr, probes[k], cookie | (k ? LS_REQ_COOKIE_END : 0));
+		link = attach_probe(tr, probes[k],
+				    cookie | (k ? LS_REQ_COOKIE_END : 0) |
+					    ((__u64)probes[k]->key << LS_REQ_COOKIE_KEY_SHIFT));
 		if (!link) {
 			err = -errno;
 			ls_err("tracker: --request '%s': cannot attach %s:%s%s%s:%s: %s",
@@ -354,6 +444,13 @@ int tracker_add_request(struct tracker *tr, const struct request_spec *spec)
 			return err;
 		}
 		tr->req_links[2 * i + k] = link;
+	}
+	for (k = 0; spec->start.key != LS_REQ_KEY_THREAD && k < 2; k++) {
+		char *real = realpath(probes[k]->path, NULL);
+
+		if (real) {
+			tr->kreq_paths[tr->nr_kreq_paths++] = real;
+		}
 	}
 	tr->req_text[i] = strdup(spec->text);
 	if (!tr->req_text[i]) {
@@ -378,6 +475,65 @@ void requests_keep_part(struct tracker *tr, struct outlier *part)
 	tr->req_parts[tr->nr_req_parts++] = part;
 }
 
+/* Whether process @pid maps the object of a keyed pair's probe (its /proc/PID/maps says). */
+static bool maps_keyed_object(struct tracker *tr, int32_t pid)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0, len;
+	bool found = false;
+	unsigned int i;
+	FILE *f;
+
+	for (i = 0; i < sizeof(tr->kreq_procs) / sizeof(tr->kreq_procs[0]); i++) {
+		if (tr->kreq_procs[i].pid == pid) {
+			return tr->kreq_procs[i].maps;
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f) {
+		return false;
+	}
+	while (!found && getline(&line, &cap, f) > 0) {
+		len = strcspn(line, "\n");
+		line[len] = '\0';
+		for (i = 0; !found && i < tr->nr_kreq_paths; i++) {
+			size_t n = strlen(tr->kreq_paths[i]);
+
+			found = len >= n && !strcmp(line + len - n, tr->kreq_paths[i]);
+		}
+	}
+	free(line);
+	fclose(f);
+	i = tr->kreq_procs_next++ % (sizeof(tr->kreq_procs) / sizeof(tr->kreq_procs[0]));
+	tr->kreq_procs[i].pid = pid;
+	tr->kreq_procs[i].maps = found;
+	return found;
+}
+
+/**
+ * requests_mark_loop() - mark @o a loop's wait (outlier.loop_wait) when it is a wait for events
+ *                        (epoll, poll, select) of a process that runs a keyed pair's probes:
+ *                        such a thread serves many requests and blocks for none of them
+ */
+void requests_mark_loop(struct tracker *tr, struct outlier *o)
+{
+	static const char *const waits[] = {
+		"epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6",
+	};
+	unsigned int i;
+
+	if (!tr->nr_kreq_paths || o->kind != OUTLIER_SYSCALL || !o->syscall) {
+		return;
+	}
+	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+		if (!strcmp(o->syscall, waits[i])) {
+			o->loop_wait = maps_keyed_object(tr, o->pid);
+			return;
+		}
+	}
+}
+
 /**
  * requests_free() - detach the request probes and the sampling, and free what they left
  */
@@ -388,6 +544,8 @@ void requests_free(struct tracker *tr)
 	for (i = 0; i < 2 * LS_MAX_REQUESTS; i++) {
 		bpf_link__destroy(tr->req_links[i]);
 	}
+	bpf_link__destroy(tr->kreq_links[0]);
+	bpf_link__destroy(tr->kreq_links[1]);
 	for (i = 0; tr->sample_links && i < (unsigned int)tr->ncpus; i++) {
 		bpf_link__destroy(tr->sample_links[i]);
 	}
@@ -395,6 +553,9 @@ void requests_free(struct tracker *tr)
 	free(tr->req_samples);
 	for (i = 0; i < tr->nr_requests; i++) {
 		free(tr->req_text[i]);
+	}
+	for (i = 0; i < tr->nr_kreq_paths; i++) {
+		free(tr->kreq_paths[i]);
 	}
 	while (tr->nr_req_parts > 0) {
 		outlier_free(tr->req_parts[--tr->nr_req_parts]);

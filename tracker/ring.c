@@ -81,6 +81,7 @@ int ring_deliver(struct tracker *tr, struct outlier *outlier)
 		requests_keep_part(tr, outlier);
 		return 0;
 	}
+	requests_mark_loop(tr, outlier);
 	err = tr->fn(outlier, tr->ctx);
 
 	if (err) {

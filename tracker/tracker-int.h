@@ -113,6 +113,15 @@ struct tracker {
 	char *req_text[LS_MAX_REQUESTS];
 	unsigned int nr_requests;
 	struct bpf_link *req_links[2 * LS_MAX_REQUESTS];
+	struct bpf_link *kreq_links[2]; /* a keyed request's connect and its socket's data */
+	/* The objects of keyed pairs' probes, real paths; per process, whether it maps one. */
+	char *kreq_paths[2 * LS_MAX_REQUESTS];
+	unsigned int nr_kreq_paths;
+	struct {
+		int32_t pid;
+		bool maps;
+	} kreq_procs[64];
+	unsigned int kreq_procs_next;
 	struct outlier *req_parts[REQ_PARTS_MAX];
 	unsigned int nr_req_parts;
 	struct ls_sample *req_samples; /* REQ_SAMPLES_MAX of them, a ring */
@@ -151,6 +160,7 @@ void park_free(struct tracker *tr);
 int requests_on_end(struct tracker *tr, const struct ls_request *r);
 void requests_keep_sample(struct tracker *tr, const struct ls_sample *sample);
 void requests_keep_part(struct tracker *tr, struct outlier *part);
+void requests_mark_loop(struct tracker *tr, struct outlier *o);
 void requests_free(struct tracker *tr);
 
 /* context.c */

@@ -361,6 +361,11 @@ static int choose_programs(struct tracker *tr, const struct tracker_opts *opts)
 	bpf_program__set_autoattach(tr->skel->progs.ls_req_uprobe, false);
 	bpf_program__set_autoattach(tr->skel->progs.ls_req_usdt, false);
 	bpf_program__set_autoattach(tr->skel->progs.ls_req_sample, false);
+	/* Keyed requests' upstreams: attached with the first keyed pair (requests.c). */
+	bpf_program__set_autoattach(tr->skel->progs.ls_kreq_connect, false);
+	bpf_program__set_autoattach(tr->skel->progs.ls_kreq_sk_ready, false);
+	bpf_program__set_autoload(tr->skel->progs.ls_kreq_sk_ready,
+				  kernel_tp_args("sk_data_ready") >= 0);
 	/* Attached to each Go binary a tracked process runs (goroutines_follow()). */
 	bpf_program__set_autoattach(tr->skel->progs.ls_go_park, false);
 	bpf_program__set_autoattach(tr->skel->progs.ls_go_ready, false);

@@ -86,6 +86,18 @@ static const char request_outlier[] =
 	"\"module\":\"/usr/bin/postgres\"}]}],"
 	"\"wait_chain\":[],\"signalled\":false,\"state\":\"ended\",\"deadlock\":null,\"flags\":[]}";
 
+/* A keyed request (issue 52): its object, the others its loop began, its upstream. */
+static const char keyed_outlier[] =
+	"{\"kind\":\"request\",\"pid\":7,\"tid\":7,\"comm\":\"haproxy\",\"syscall\":null,"
+	"\"syscall_nr\":null,\"start_ns\":1,\"end_ns\":301,\"duration_ns\":300,\"on_cpu_ns\":0,"
+	"\"blocked_ns\":300,\"runqueue_ns\":0,\"switches\":0,\"cause\":\"upstream\","
+	"\"kernel_stacks\":[],\"user_stack\":{\"source\":\"none\",\"frames\":[]},\"waker\":null,"
+	"\"holder\":null,\"request\":{\"probe\":\"uretprobe:/h:stream_new=ret,"
+	"uprobe:/h:stream_free=arg1\",\"arg\":null,\"key\":\"0x7f00\",\"others\":3,"
+	"\"upstream\":{\"pid\":9,\"tid\":10,\"comm\":\"backend\",\"at_ns\":299}},"
+	"\"waits\":[],\"cpu_profile\":[],"
+	"\"wait_chain\":[],\"signalled\":false,\"state\":\"ended\",\"deadlock\":null,\"flags\":[]}";
+
 static struct json_object *parse(const char *text)
 {
 	struct json_object *obj = json_tokener_parse(text);
@@ -174,6 +186,17 @@ static void test_round_trip(void)
 		   o->nr_cpu_profile == 1 && o->cpu_profile[0].weight_ns == 100 &&
 		   !strcmp(o->cpu_profile[0].frames.v[0].symbol, "ExecScan"),
 	   "  read: kind request, its argument, its wait, its profile");
+	outlier_free(o);
+	free(back);
+
+	back = round_trip(keyed_outlier, &o);
+	is_str(back ? back : "(not read)", keyed_outlier,
+	       "a keyed request with its object, others and upstream writes back the same");
+	ok(o && o->request && o->request->key && !strcmp(o->request->key, "0x7f00") &&
+		   o->request->others == 3 && o->request->upstream_tid == 10 &&
+		   o->request->upstream_pid == 9 && o->request->upstream_ns == 299 &&
+		   !strcmp(o->request->upstream_comm, "backend"),
+	   "  read: its key, others and upstream");
 	outlier_free(o);
 	free(back);
 }

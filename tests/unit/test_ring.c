@@ -40,6 +40,12 @@ void requests_keep_part(struct tracker *tr, struct outlier *part)
 	parts_kept++;
 }
 
+void requests_mark_loop(struct tracker *tr, struct outlier *o)
+{
+	(void)tr;
+	(void)o;
+}
+
 void tracker_totals(struct tracker *tr, struct tracker_totals *totals)
 {
 	(void)tr;
