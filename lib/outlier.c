@@ -984,18 +984,6 @@ static int frames_from_json(struct reader *rd, struct json_object *arr,
 	return ret;
 }
 
-/**
- * outlier_frames_from_json() - read [FRAME, ...] (NULL: none) into the empty @frames
- *
- * Return: 0, -EINVAL for a frame that is not one, or -ENOMEM.
- */
-int outlier_frames_from_json(struct json_object *arr, struct outlier_frames *frames)
-{
-	struct reader rd = { .where = "frames" };
-
-	return frames_from_json(&rd, arr, frames);
-}
-
 static int user_stack_from_json(struct reader *rd, struct json_object *obj,
 				struct outlier_ustack *u)
 {

@@ -279,7 +279,6 @@ struct json_object *outlier_frames_to_json(const struct outlier_frames *frames);
 int outlier_from_json(struct json_object *obj, struct outlier **outp);
 int outlier_from_json_at(struct json_object *obj, const char *where, struct outlier **outp,
 			 char *why, size_t len);
-int outlier_frames_from_json(struct json_object *arr, struct outlier_frames *frames);
 
 void outlier_print_head(FILE *out, const struct outlier *o);
 void outlier_print_text(FILE *out, const struct outlier *o);
