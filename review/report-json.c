@@ -191,9 +191,7 @@ static struct json_object *stall_json(const struct report_stall *st)
 	json_object_object_add(obj, "start_ns", u64_json(o->start_ns));
 	json_object_object_add(obj, "end_ns", u64_json(o->end_ns));
 	json_object_object_add(obj, "duration_ns", u64_json(o->duration_ns));
-	json_object_object_add(
-		obj, "state",
-		json_object_new_string(snapshots_wait_state_name(snapshots_wait_state(o))));
+	json_object_object_add(obj, "state", json_object_new_string(outlier_state_name(o->state)));
 	json_object_object_add(obj, "cause", json_object_new_string(o->cause ? o->cause : ""));
 	json_object_object_add(obj, "deadlock", json_object_new_boolean(st->cycle >= 0));
 	json_object_object_add(obj, "cycle",

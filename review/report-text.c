@@ -218,7 +218,7 @@ static void print_stall(FILE *out, const struct report_stall *st, const char *in
 			bool many_hosts)
 {
 	const struct outlier *o = st->w->o;
-	enum snapshot_wait_state state = snapshots_wait_state(o);
+	enum outlier_state state = o->state;
 	char dur[LS_DURATION_BUFSZ];
 
 	ls_format_duration(o->duration_ns, dur, sizeof(dur));
@@ -228,7 +228,7 @@ static void print_stall(FILE *out, const struct report_stall *st, const char *in
 		fprintf(out, " on %s", LS_TEXT(report_wait_host(st->w)));
 	}
 	fprintf(out, " %s, %s%s, %s: %s", LS_TEXT(o->syscall ? o->syscall : "off-cpu"), dur,
-		state == SNAPSHOT_WAIT_ENDED ? "" : " so far", snapshots_wait_state_name(state),
+		state == OUTLIER_ENDED ? "" : " so far", outlier_state_name(state),
 		LS_TEXT(o->cause ? o->cause : "unknown"));
 	if (st->w->holder) {
 		fputs("; held by ", out);

@@ -695,14 +695,14 @@ static void print_stall_state(FILE *out, const struct outlier *o)
 	char text[LS_DURATION_BUFSZ];
 
 	ls_format_duration(o->duration_ns, text, sizeof(text));
-	switch (snapshots_wait_state(o)) {
-	case SNAPSHOT_WAIT_STILL_BLOCKED:
+	switch (o->state) {
+	case OUTLIER_STILL_BLOCKED:
 		fprintf(out, "STILL BLOCKED (reported after %s while waiting)\n", text);
 		break;
-	case SNAPSHOT_WAIT_UNFINISHED:
+	case OUTLIER_UNFINISHED:
 		fprintf(out, "UNFINISHED (the run ended while it waited, %s so far)\n", text);
 		break;
-	case SNAPSHOT_WAIT_ENDED:
+	case OUTLIER_ENDED:
 		break;
 	}
 }

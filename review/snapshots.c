@@ -674,40 +674,6 @@ void snapshots_free(struct snapshot_set *set)
 /* --- one wait, counted once ---------------------------------------------------------------- */
 
 /**
- * snapshots_wait_state() - is @o a report of a wait that was over, or one reported while it
- *			    still waited (still-blocked), or when the run ended (unfinished)? Its
- *			    "state" (lib/outlier.c reads an older summary's flags as one).
- */
-enum snapshot_wait_state snapshots_wait_state(const struct outlier *o)
-{
-	switch (o->state) {
-	case OUTLIER_STILL_BLOCKED:
-		return SNAPSHOT_WAIT_STILL_BLOCKED;
-	case OUTLIER_UNFINISHED:
-		return SNAPSHOT_WAIT_UNFINISHED;
-	case OUTLIER_ENDED:
-		break;
-	}
-	return SNAPSHOT_WAIT_ENDED;
-}
-
-/**
- * snapshots_wait_state_name() - "ended", "still-blocked" or "unfinished"
- */
-const char *snapshots_wait_state_name(enum snapshot_wait_state state)
-{
-	switch (state) {
-	case SNAPSHOT_WAIT_ENDED:
-		return outlier_state_name(OUTLIER_ENDED);
-	case SNAPSHOT_WAIT_STILL_BLOCKED:
-		return outlier_state_name(OUTLIER_STILL_BLOCKED);
-	case SNAPSHOT_WAIT_UNFINISHED:
-		return outlier_state_name(OUTLIER_UNFINISHED);
-	}
-	return "?";
-}
-
-/**
  * snapshots_is_deadlock() - is @o's thread in a deadlock? Its "deadlock" (an older summary's
  * cause beginning "Deadlock" reads as one): a rule's cause that begins so is not one.
  */
@@ -722,7 +688,7 @@ struct wait_report {
 	const char *host;
 	const struct outlier *o;
 	size_t pos;
-	enum snapshot_wait_state state;
+	enum outlier_state state;
 	bool repeat; /* another report of the same wait counts instead */
 	const struct outlier_holder *holder;
 	unsigned int reports;
@@ -766,9 +732,9 @@ static int cmp_wait_report(const void *a, const void *b)
 static bool counts_before(const struct wait_report *x, const struct wait_report *y)
 {
 	static const int rank[] = {
-		[SNAPSHOT_WAIT_ENDED] = 2,
-		[SNAPSHOT_WAIT_UNFINISHED] = 1,
-		[SNAPSHOT_WAIT_STILL_BLOCKED] = 0,
+		[OUTLIER_ENDED] = 2,
+		[OUTLIER_UNFINISHED] = 1,
+		[OUTLIER_STILL_BLOCKED] = 0,
 	};
 
 	if (rank[x->state] != rank[y->state]) {
@@ -795,7 +761,7 @@ static void settle_wait(struct wait_report **v, size_t from, size_t to)
 	size_t k;
 
 	for (k = from; k < to; k++) {
-		stall = stall || v[k]->state != SNAPSHOT_WAIT_ENDED;
+		stall = stall || v[k]->state != OUTLIER_ENDED;
 	}
 	if (!stall || to - from < 2) {
 		return;
@@ -830,11 +796,11 @@ static int collect_waits(struct wait_report *r, size_t nr, struct snapshot_wait 
 
 	for (i = 0; i < nr; i++) {
 		r[i].pos = i;
-		r[i].state = snapshots_wait_state(r[i].o);
+		r[i].state = r[i].o->state;
 		r[i].holder = r[i].o->holder;
 		r[i].reports = 1;
-		r[i].stalled = r[i].state != SNAPSHOT_WAIT_ENDED || snapshots_is_deadlock(r[i].o);
-		any_stall = any_stall || r[i].state != SNAPSHOT_WAIT_ENDED;
+		r[i].stalled = r[i].state != OUTLIER_ENDED || snapshots_is_deadlock(r[i].o);
+		any_stall = any_stall || r[i].state != OUTLIER_ENDED;
 	}
 	if (any_stall) {
 		by_wait = malloc(nr * sizeof(*by_wait));

@@ -73,13 +73,9 @@ void snapshots_filter_host(struct snapshot_set *set, const char *host);
 /*
  * A wait reported while it still waited (`record --hang`) is in the summaries more than once:
  * still-blocked when it had waited DUR, then again when it ended, or unfinished when the run
- * ended first, in the same snapshot or a later one (same host, pid, tid and start_ns).
+ * ended first, in the same snapshot or a later one (same host, pid, tid and start_ns): its
+ * reports' "state" (enum outlier_state) tell them apart.
  */
-enum snapshot_wait_state {
-	SNAPSHOT_WAIT_ENDED, /* "state": "ended": the wait is over */
-	SNAPSHOT_WAIT_STILL_BLOCKED, /* "still-blocked": reported while it waited */
-	SNAPSHOT_WAIT_UNFINISHED, /* "unfinished": the run ended while it waited */
-};
 
 /**
  * struct snapshot_wait - one wait, counted once
@@ -102,8 +98,6 @@ struct snapshot_wait {
 
 int snapshots_waits(const struct snapshot_set *set, struct snapshot_wait **waits, size_t *nr);
 int summary_waits(const struct summary *s, struct snapshot_wait **waits, size_t *nr);
-enum snapshot_wait_state snapshots_wait_state(const struct outlier *o);
-const char *snapshots_wait_state_name(enum snapshot_wait_state state);
 bool snapshots_is_deadlock(const struct outlier *o);
 
 /**

@@ -202,8 +202,8 @@ static void test_waits(const char *dir)
 			ok(w[i].holder && w[i].holder->tid == 300,
 			   "  srv: its holder from the still-blocked report (the ended one has none)");
 		} else if (o->tid == 201 || o->tid == 202) {
-			is_int(snapshots_wait_state(o), SNAPSHOT_WAIT_UNFINISHED,
-			       "  %s: the unfinished report counts", o->comm);
+			is_int(o->state, OUTLIER_UNFINISHED, "  %s: the unfinished report counts",
+			       o->comm);
 			is_u64(o->duration_ns, 5 * SEC, "  %s: 5 s so far", o->comm);
 			ok(w[i].stalled && snapshots_is_deadlock(o), "  %s: a deadlock", o->comm);
 		} else {
@@ -459,8 +459,7 @@ static void test_typed_state(const char *dir)
 		for (i = 0; set.snaps[0].summary && i < set.snaps[0].summary->nr_outliers; i++) {
 			const struct outlier *x = set.snaps[0].summary->outliers[i];
 
-			blocked |= x->tid == 501 && snapshots_wait_state(x) ==
-								SNAPSHOT_WAIT_STILL_BLOCKED;
+			blocked |= x->tid == 501 && x->state == OUTLIER_STILL_BLOCKED;
 			ruled |= x->tid == 502 && !snapshots_is_deadlock(x);
 			cycle |= x->tid == 503 && snapshots_is_deadlock(x) && x->deadlock->nr == 2 &&
 				 x->deadlock->threads[1].tid == 501;
