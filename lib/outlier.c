@@ -1310,7 +1310,9 @@ static int state_name_from_json(struct reader *rd, struct json_object *v, struct
 
 /*
  * "state" and "deadlock". A summary written before them (no "state") said the same in prose:
- * the flags "still-blocked: ..." and "unfinished: ...", and a cause beginning "Deadlock".
+ * the flags "still-blocked: ..." and "unfinished: ...", and a cause beginning "Deadlock". Such
+ * summaries are version 1 too (SUMMARY_VERSION did not change: fields are only added), and some
+ * are kept (fuzz/corpus/summary/), so the prose is still read when "state" is absent.
  */
 static int state_from_json(struct reader *rd, struct json_object *obj, struct outlier *o)
 {
