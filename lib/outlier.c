@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "lib/array.h"
 #include "lib/duration.h"
 #include "lib/demangle.h"
 #include "lib/outlier.h"
@@ -220,19 +221,6 @@ void outlier_frames_move(struct outlier_frames *to, struct outlier_frames *from)
 	from->nr = 0;
 }
 
-/* Grow an array of @size-byte elements by one zeroed element; NULL without memory. */
-static void *grow(void **array, size_t *nr, size_t size)
-{
-	char *p = realloc(*array, (*nr + 1) * size);
-
-	if (!p) {
-		return NULL;
-	}
-	*array = p;
-	memset(p + *nr * size, 0, size);
-	return p + (*nr)++ * size;
-}
-
 /**
  * outlier_add_kstack() - a new, empty kernel stack of @weight_ns at the end of @o's
  *
@@ -242,7 +230,7 @@ struct outlier_kstack *outlier_add_kstack(struct outlier *o, uint64_t weight_ns)
 {
 	struct outlier_kstack *st;
 
-	st = grow((void **)&o->kernel_stacks, &o->nr_kernel_stacks, sizeof(*st));
+	st = array_append((void **)&o->kernel_stacks, &o->nr_kernel_stacks, sizeof(*st));
 	if (st) {
 		st->weight_ns = weight_ns;
 	}
@@ -258,7 +246,7 @@ struct outlier_kstack *outlier_add_profile(struct outlier *o, uint64_t weight_ns
 {
 	struct outlier_kstack *st;
 
-	st = grow((void **)&o->cpu_profile, &o->nr_cpu_profile, sizeof(*st));
+	st = array_append((void **)&o->cpu_profile, &o->nr_cpu_profile, sizeof(*st));
 	if (st) {
 		st->weight_ns = weight_ns;
 	}
@@ -274,7 +262,7 @@ int outlier_add_wait(struct outlier *o, struct outlier *wait)
 {
 	struct outlier **slot;
 
-	slot = grow((void **)&o->waits, &o->nr_waits, sizeof(*slot));
+	slot = array_append((void **)&o->waits, &o->nr_waits, sizeof(*slot));
 	if (!slot) {
 		outlier_free(wait);
 		return -ENOMEM;
@@ -288,7 +276,7 @@ int outlier_add_wait(struct outlier *o, struct outlier *wait)
  */
 struct outlier_link *outlier_add_link(struct outlier *o)
 {
-	return grow((void **)&o->wait_chain, &o->nr_links, sizeof(struct outlier_link));
+	return array_append((void **)&o->wait_chain, &o->nr_links, sizeof(struct outlier_link));
 }
 
 /**
@@ -430,7 +418,7 @@ int outlier_add_flag(struct outlier *o, const char *fmt, ...)
 	if (n < 0) {
 		return -ENOMEM;
 	}
-	slot = grow((void **)&o->flags, &o->nr_flags, sizeof(*slot));
+	slot = array_append((void **)&o->flags, &o->nr_flags, sizeof(*slot));
 	if (!slot) {
 		free(text);
 		return -ENOMEM;

@@ -29,6 +29,7 @@
 
 #include "trace/ctf.h"
 #include "trace/lsevents.h"
+#include "lib/array.h"
 #include "lib/duration.h"
 #include "lib/options.h"
 #include "lib/outlier.h"
@@ -126,26 +127,6 @@ struct export_ctx {
 	struct json_object *events; /* traceEvents */
 	uint64_t flow_id;
 };
-
-/*
- * Room for one more in @v (@nr used of *@cap, @size each): @v or its new place, NULL when out of
- * memory (then @v is untouched).
- */
-static void *grow(void *v, size_t *cap, size_t nr, size_t size)
-{
-	size_t ncap;
-	void *nv;
-
-	if (nr < *cap) {
-		return v;
-	}
-	ncap = *cap ? 2 * *cap : 16;
-	nv = realloc(v, ncap * size);
-	if (nv) {
-		*cap = ncap;
-	}
-	return nv;
-}
 
 /* Is @s valid UTF-8 (no overlong forms, no surrogates)? */
 static bool valid_utf8(const unsigned char *s)
@@ -283,7 +264,6 @@ static struct thread *get_thread(struct export_ctx *x, int64_t tid)
 {
 	struct thread *t = find_thread(x, tid);
 	size_t i, size;
-	void *nv;
 
 	if (t) {
 		return t;
@@ -302,11 +282,10 @@ static struct thread *get_thread(struct export_ctx *x, int64_t tid)
 			hash_put(x, i);
 		}
 	}
-	nv = grow(x->threads, &x->cap_threads, x->nr_threads, sizeof(*x->threads));
-	if (!nv) {
+	if (array_reserve((void **)&x->threads, &x->cap_threads, x->nr_threads + 1,
+			  sizeof(*x->threads))) {
 		return NULL;
 	}
-	x->threads = nv;
 	t = &x->threads[x->nr_threads];
 	*t = (struct thread){ .tid = tid, .died = UINT64_MAX };
 	hash_put(x, x->nr_threads++);
@@ -358,13 +337,10 @@ static struct thread *note_thread(struct export_ctx *x, const struct lsev_thread
 
 static int add_slice(struct thread *t, uint64_t from, uint64_t to)
 {
-	void *nv;
-
-	nv = grow(t->slices, &t->cap_slices, t->nr_slices, sizeof(*t->slices));
-	if (!nv) {
+	if (array_reserve((void **)&t->slices, &t->cap_slices, t->nr_slices + 1,
+			  sizeof(*t->slices))) {
 		return -ENOMEM;
 	}
-	t->slices = nv;
 	t->slices[t->nr_slices++] = (struct stretch){ from, to };
 	return 0;
 }
@@ -390,7 +366,6 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 	struct export_ctx *x = ctx;
 	struct lsev d;
 	struct ev *e;
-	void *nv;
 
 	lsev_decode(ev, &d);
 	/* One of latsnap's events from another process (lsevents.h): not the snapshot's. */
@@ -403,11 +378,9 @@ static int on_event(const struct ctf_event *ev, void *ctx)
 		x->last = x->seen && x->last > d.ts_ns ? x->last : d.ts_ns;
 		x->seen = true;
 	}
-	nv = grow(x->evs, &x->cap_evs, x->nr_evs, sizeof(*x->evs));
-	if (!nv) {
+	if (array_reserve((void **)&x->evs, &x->cap_evs, x->nr_evs + 1, sizeof(*x->evs))) {
 		return -ENOMEM;
 	}
-	x->evs = nv;
 	e = &x->evs[x->nr_evs];
 	*e = (struct ev){ .ts = d.ts_ns, .name = strdup(ev->name), .tid = d.thread.tid };
 	if (!e->name) {
@@ -423,17 +396,14 @@ static int add_window(struct export_ctx *x)
 {
 	struct stretch w = { x->first, x->last };
 	size_t i, j;
-	void *nv;
 
 	if (!x->seen) {
 		return 0;
 	}
 	x->seen = false;
-	nv = grow(x->wins, &x->cap_wins, x->nr_wins, sizeof(*x->wins));
-	if (!nv) {
+	if (array_reserve((void **)&x->wins, &x->cap_wins, x->nr_wins + 1, sizeof(*x->wins))) {
 		return -ENOMEM;
 	}
-	x->wins = nv;
 	for (i = 0; i < x->nr_wins && x->wins[i].from <= w.from; i++) {
 	}
 	memmove(&x->wins[i + 1], &x->wins[i], (x->nr_wins - i) * sizeof(*x->wins));
@@ -776,7 +746,6 @@ static int emit_flow(struct export_ctx *x, struct thread *t, const char *ph, uin
 		     uint64_t ts)
 {
 	struct json_object *e = chrome_event(ph, "wakeup", "wakeup", ts, pid_of(t), t->tid);
-	void *nv;
 
 	if (!e) {
 		return -ENOMEM;
@@ -787,12 +756,11 @@ static int emit_flow(struct export_ctx *x, struct thread *t, const char *ph, uin
 		json_object_object_add(e, "bp", json_object_new_string("e"));
 	}
 	if (!in_slice(t, ts)) {
-		nv = grow(t->marks, &t->cap_marks, t->nr_marks, sizeof(*t->marks));
-		if (!nv) {
+		if (array_reserve((void **)&t->marks, &t->cap_marks, t->nr_marks + 1,
+				  sizeof(*t->marks))) {
 			json_object_put(e);
 			return -ENOMEM;
 		}
-		t->marks = nv;
 		t->marks[t->nr_marks++] = (struct mark){ ts, *ph == 'f' };
 	}
 	return emit(x, e, NULL, 0, false);

@@ -17,6 +17,7 @@
 
 #include "tracker/tracker-int.h"
 #include "latsnap.skel.h"
+#include "lib/array.h"
 #include "lib/util.h"
 
 /* @size bytes of the mmapable array @map, to read; NULL with *err set on failure, said. */
@@ -67,23 +68,6 @@ struct ctx_read {
 	size_t nr_stacks, cap_stacks;
 };
 
-static int grow(void **array, size_t *cap, size_t nr, size_t size)
-{
-	size_t want = *cap ? *cap * 2 : 1024;
-	void *p;
-
-	if (nr < *cap) {
-		return 0;
-	}
-	p = realloc(*array, want * size);
-	if (!p) {
-		return -ENOMEM;
-	}
-	*array = p;
-	*cap = want;
-	return 0;
-}
-
 /*
  * The stack of @it, a record of @cpu's ring, into the read: it->stack stays -1 and nr_ips goes
  * to 0 when the stack ring went round since (counted in @r->stacks_lost).
@@ -99,7 +83,8 @@ static int ctx_copy_stack(struct tracker *tr, int cpu, struct ctx_read *cr, stru
 	if (!it->rec.nr_ips) {
 		return 0;
 	}
-	err = grow((void **)&cr->stacks, &cr->cap_stacks, cr->nr_stacks, sizeof(*cr->stacks));
+	err = array_reserve((void **)&cr->stacks, &cr->cap_stacks, cr->nr_stacks + 1,
+			    sizeof(*cr->stacks));
 	if (err) {
 		return err;
 	}
@@ -149,7 +134,7 @@ static int ctx_split(struct ctx_read *cr)
 	struct ctx_item *sw, *wk;
 	int err;
 
-	err = grow((void **)&cr->items, &cr->cap, cr->nr, sizeof(*cr->items));
+	err = array_reserve((void **)&cr->items, &cr->cap, cr->nr + 1, sizeof(*cr->items));
 	if (err) {
 		return err;
 	}
@@ -189,7 +174,7 @@ static int ctx_read_cpu(struct tracker *tr, int cpu, uint64_t from_ns, bool agai
 
 	head = __atomic_load_n(&tr->skel->bss->verdicts[cpu].ctx_head, __ATOMIC_ACQUIRE);
 	for (i = head > tr->ctx_slots ? head - tr->ctx_slots : 0; i < head; i++) {
-		err = grow((void **)&cr->items, &cr->cap, cr->nr, sizeof(*cr->items));
+		err = array_reserve((void **)&cr->items, &cr->cap, cr->nr + 1, sizeof(*cr->items));
 		if (err) {
 			goto out;
 		}

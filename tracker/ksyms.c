@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tracker/ksyms.h"
+#include "lib/array.h"
 
 /*
  * While loading, names live in a growing arena that realloc() may move, so entries hold offsets;
@@ -37,39 +38,15 @@ struct ksyms_loader {
 	bool nonzero_addr;
 };
 
-/* Returns @buf grown to hold at least @need elements of @size bytes, or NULL (@buf intact). */
-static void *grow(void *buf, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap = *cap ? *cap : 4096;
-	void *p;
-
-	if (buf && need <= *cap) {
-		return buf;
-	}
-	while (ncap < need) {
-		ncap *= 2;
-	}
-	p = realloc(buf, ncap * size);
-	if (p) {
-		*cap = ncap;
-	}
-	return p;
-}
-
 /* Returns the arena offset of a copy of @s, or 0 on allocation failure (offset 0 is reserved). */
 static uint32_t arena_add(struct ksyms_loader *ld, const char *s, size_t len)
 {
 	size_t off = ld->arena_len;
-	char *arena;
 
-	if (off + len + 1 > UINT32_MAX) {
+	if (off + len + 1 > UINT32_MAX ||
+	    array_reserve((void **)&ld->arena, &ld->arena_cap, off + len + 1, 1)) {
 		return 0;
 	}
-	arena = grow(ld->arena, &ld->arena_cap, off + len + 1, 1);
-	if (!arena) {
-		return 0;
-	}
-	ld->arena = arena;
 	memcpy(ld->arena + off, s, len);
 	ld->arena[off + len] = '\0';
 	ld->arena_len = off + len + 1;
@@ -102,7 +79,7 @@ static int hexval(char c)
  */
 static int parse_kallsyms_line(struct ksyms_loader *ld, char *line)
 {
-	struct ksym_raw *r, *raw;
+	struct ksym_raw *r;
 	uint64_t addr = 0;
 	char *p = line, *name, *mod;
 	size_t name_len, mod_len;
@@ -144,11 +121,9 @@ static int parse_kallsyms_line(struct ksyms_loader *ld, char *line)
 		}
 	}
 
-	raw = grow(ld->raw, &ld->cap, ld->nr + 1, sizeof(*ld->raw));
-	if (!raw) {
+	if (array_reserve((void **)&ld->raw, &ld->cap, ld->nr + 1, sizeof(*ld->raw))) {
 		return -ENOMEM;
 	}
-	ld->raw = raw;
 	r = &ld->raw[ld->nr];
 	r->addr = addr;
 	r->type = type;
@@ -247,8 +222,7 @@ struct ksyms *ksyms_load(const char *path)
 	setvbuf(f, NULL, _IOFBF, 1 << 18);
 
 	/* Offset 0 stands for "no module", so no real string may start there. */
-	ld.arena = grow(NULL, &ld.arena_cap, 1, 1);
-	if (!ld.arena) {
+	if (array_reserve((void **)&ld.arena, &ld.arena_cap, 1, 1)) {
 		err = ENOMEM;
 		goto out;
 	}

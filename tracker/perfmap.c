@@ -221,7 +221,7 @@ out:
 static size_t held_total;
 
 /* Grows *@p (@size bytes now) to @want bytes within the budget of all maps; 0 or -ENOMEM. */
-static int grow(void **p, size_t size, size_t want)
+static int budget_realloc(void **p, size_t size, size_t want)
 {
 	void *n;
 
@@ -272,7 +272,7 @@ static int add_entry(struct perfmap *pm, uint64_t start, uint64_t size, const ch
 	if (pm->nr == pm->cap) {
 		size_t cap = pm->cap ? pm->cap * 2 : 1024;
 
-		if (grow((void **)&pm->v, pm->cap * sizeof(*e), cap * sizeof(*e))) {
+		if (budget_realloc((void **)&pm->v, pm->cap * sizeof(*e), cap * sizeof(*e))) {
 			return -ENOMEM;
 		}
 		pm->cap = cap;
@@ -283,7 +283,7 @@ static int add_entry(struct perfmap *pm, uint64_t start, uint64_t size, const ch
 		while (cap < pm->names_len + len + 1) {
 			cap *= 2;
 		}
-		if (grow((void **)&pm->names, pm->names_cap, cap)) {
+		if (budget_realloc((void **)&pm->names, pm->names_cap, cap)) {
 			return -ENOMEM;
 		}
 		pm->names_cap = cap;
