@@ -20,6 +20,7 @@
 #include "classify/idle.h"
 #include "classify/rules.h"
 #include "lib/outlier.h"
+#include "lib/proc.h"
 #include "lib/serving.h"
 #include "lib/util.h"
 
@@ -683,7 +684,7 @@ static void note_worked(struct idle_policy *p, const struct outlier *o)
 			return;
 		}
 	}
-	if (!serving_start_time(o->pid, &start_time)) {
+	if (!proc_start_time(o->pid, &start_time)) {
 		served_of(p, o->pid, start_time)->worked = true;
 	}
 }
@@ -699,7 +700,7 @@ static bool serving(const struct idle_policy *p, const struct outlier *o)
 	struct served *e;
 	uint64_t now;
 
-	if (serving_start_time(o->pid, &start_time)) {
+	if (proc_start_time(o->pid, &start_time)) {
 		return false;
 	}
 	e = served_of(p, o->pid, start_time);

@@ -26,42 +26,6 @@ struct inodes {
 	size_t cap;
 };
 
-/**
- * serving_start_time() - process @pid's start time (/proc/PID/stat's starttime), which tells a
- * process from a later one that got its pid
- *
- * Return: 0, or a negative errno (-ESRCH: it is gone).
- */
-int serving_start_time(pid_t pid, unsigned long long *start_time)
-{
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd, err = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		return errno == ENOENT ? -ESRCH : -errno;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0) {
-		err = n < 0 ? -errno : -ESRCH;
-		goto out;
-	}
-	buf[n] = '\0';
-	/* The comm may hold spaces and parentheses: the fields start after its last ')'. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1,
-			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-			 "%*d %*d %*d %llu",
-			 start_time) != 1) {
-		err = -EINVAL;
-	}
-out:
-	close(fd);
-	return err;
-}
-
 static int cmp_inode(const void *a, const void *b)
 {
 	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;

@@ -8,7 +8,6 @@
 
 #include <sys/types.h>
 
-int serving_start_time(pid_t pid, unsigned long long *start_time);
 int serving_probe(pid_t pid);
 
 #endif /* LATSNAP_SERVING_H */

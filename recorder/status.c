@@ -21,6 +21,7 @@
 
 #include "lib/duration.h"
 #include "lib/options.h"
+#include "lib/proc.h"
 #include "lib/util.h"
 #include "recorder/status.h"
 
@@ -63,38 +64,6 @@ static void status_help(void)
 	fputs(status_usage_head, stdout);
 	ls_options_usage(stdout, status_options, NR_STATUS_OPTIONS, 21);
 	fputs(status_usage_tail, stdout);
-}
-
-/* The start time of process @pid in clock ticks since boot (field 22 of /proc/PID/stat). */
-static int proc_start_time(int pid, unsigned long long *start)
-{
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd, i, err = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0) {
-		err = -EIO;
-		goto out;
-	}
-	buf[n] = '\0';
-	/* The command name may hold spaces and parentheses: fields count from its last ')'. */
-	p = strrchr(buf, ')');
-	for (i = 2; p && i < 22; i++) {
-		p = strchr(p + 1, ' ');
-	}
-	if (!p || sscanf(p + 1, "%llu", start) != 1) {
-		err = -EIO;
-	}
-out:
-	return err;
 }
 
 /**

@@ -36,6 +36,7 @@
 
 #include "classify/syscalls.h"
 #include "tracker/holder.h"
+#include "lib/proc.h"
 
 /* x86-64 numbers: struct holder_query gives those, whatever the machine reading them. */
 #define NR_READ 0
@@ -363,27 +364,23 @@ static void thread_comm(pid_t pid, pid_t tid, char *comm)
  * uninterruptible", "stopped", ... Reading .../syscall waits for a sleeping thread to be off its
  * CPU, which it is: the target is not slowed.
  *
- * Return: 0, or -errno when the thread cannot be read (-ENOENT: it is gone).
+ * Return: 0, or -errno when the thread cannot be read (-ESRCH: it is gone).
  */
 int holder_state(pid_t pid, pid_t tid, char *buf, size_t size)
 {
-	char path[64], stat[1024], sc[256];
-	const char *name, *p;
+	struct proc_stat st;
+	char path[64], sc[256];
+	const char *name;
 	char state;
 	ssize_t n;
 	long nr;
+	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	n = read_file(path, stat, sizeof(stat));
-	if (n < 0) {
-		return (int)n;
+	err = proc_stat_read(pid, tid, &st);
+	if (err) {
+		return err;
 	}
-	/* The comm in parentheses may hold anything, ')' included: the state follows the last. */
-	p = strrchr(stat, ')');
-	if (!p || p[1] != ' ' || !p[2]) {
-		return -EIO;
-	}
-	state = p[2];
+	state = st.state;
 	switch (state) {
 	case 'R':
 		snprintf(buf, size, "running");

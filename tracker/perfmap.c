@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "tracker/perfmap.h"
+#include "lib/proc.h"
 #include "lib/util.h"
 
 /* Read this much at a time; a line longer than PERFMAP_MAX_LINE is skipped. */
@@ -109,39 +110,15 @@ static int read_status(struct perfmap *pm)
  */
 static int64_t start_wall(pid_t pid)
 {
-	unsigned long long ticks = 0;
+	unsigned long long ticks;
 	struct timespec real, boot;
-	char path[32], buf[1024];
-	const char *p;
-	int64_t ret = 0;
 	long hz = sysconf(_SC_CLK_TCK);
-	ssize_t n;
-	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		goto out;
+	if (hz <= 0 || proc_start_time(pid, &ticks) || clock_gettime(CLOCK_REALTIME, &real) ||
+	    clock_gettime(CLOCK_BOOTTIME, &boot)) {
+		return 0;
 	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0 || hz <= 0) {
-		goto out;
-	}
-	buf[n] = '\0';
-	/* The comm may hold anything: field 22 counts from after its last ')'. */
-	p = strrchr(buf, ')');
-	if (!p ||
-	    sscanf(p + 1,
-		   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-		   "%*d %*d %llu",
-		   &ticks) != 1 ||
-	    clock_gettime(CLOCK_REALTIME, &real) || clock_gettime(CLOCK_BOOTTIME, &boot)) {
-		goto out;
-	}
-	ret = (int64_t)real.tv_sec - ((int64_t)boot.tv_sec - (int64_t)(ticks / (unsigned long)hz));
-out:
-	return ret;
+	return (int64_t)real.tv_sec - ((int64_t)boot.tv_sec - (int64_t)(ticks / (unsigned long)hz));
 }
 
 /* A map written by someone else (another user's file squatting the name) names nothing. */

@@ -22,6 +22,7 @@
 #include "tracker/dbgfetch.h"
 #include "tracker/perfmap.h"
 #include "tracker/usyms.h"
+#include "lib/proc.h"
 #include "lib/util.h"
 
 /*
@@ -615,42 +616,19 @@ static const Dwfl_Callbacks callbacks = {
 };
 
 /*
- * Reads the state and start time of @pid. Returns 0, -ESRCH when it is gone or a zombie (it has
- * no mappings left to read), or another -errno.
+ * The start time of @pid: 0, -ESRCH when it is gone or a zombie (it has no mappings left to
+ * read), or another -errno.
  */
-static int proc_stat(pid_t pid, unsigned long long *start_time)
+static int live_start_time(pid_t pid, unsigned long long *start_time)
 {
-	/* Fields 3 (state) and 22 (starttime), after the comm. */
-	static const char stat_fmt[] =
-		" %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu";
-	char path[32], buf[1024], state;
-	const char *p;
-	ssize_t n;
-	int fd, err = 0;
+	struct proc_stat st;
+	int err = proc_stat_read(pid, 0, &st);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		return errno == ENOENT ? -ESRCH : -errno;
+	if (err) {
+		return err;
 	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n < 0) {
-		err = errno == ESRCH ? -ESRCH : -errno;
-		goto out;
-	}
-	buf[n] = '\0';
-	/* comm may hold spaces and parentheses; the fields resume after the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, stat_fmt, &state, start_time) != 2) {
-		err = -EIO;
-		goto out;
-	}
-	if (state == 'Z' || state == 'X') {
-		err = -ESRCH;
-	}
-out:
-	close(fd);
-	return err;
+	*start_time = st.start_time;
+	return st.state == 'Z' || st.state == 'X' ? -ESRCH : 0;
 }
 
 static int open_module_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
@@ -849,7 +827,7 @@ out:
 	 * A process that exits while its maps are read leaves an empty auxv (ENOEXEC) or empty maps:
 	 * say it is gone rather than cache nothing.
 	 */
-	if ((err || !nr_modules) && proc_stat(pid, &start_time) == -ESRCH) {
+	if ((err || !nr_modules) && live_start_time(pid, &start_time) == -ESRCH) {
 		err = -ESRCH;
 	} else if (!err && !nr_modules) {
 		/*
@@ -1063,7 +1041,7 @@ static struct usyms_proc *get_proc(struct usyms *us, pid_t pid, int *err)
 		*err = -ESRCH;
 		goto out;
 	}
-	*err = proc_stat(pid, &tmp.start_time);
+	*err = live_start_time(pid, &tmp.start_time);
 	if (*err) {
 		goto out;
 	}
@@ -1114,7 +1092,7 @@ static void refresh(struct usyms *us, struct usyms_proc *p, bool force)
 	if (p->final || (!force && ls_now_ns() - p->reported_ns < USYMS_REFRESH_NS)) {
 		return;
 	}
-	if (proc_stat(p->pid, &start_time) || start_time != p->start_time) {
+	if (live_start_time(p->pid, &start_time) || start_time != p->start_time) {
 		p->final = true;
 		return;
 	}
@@ -1390,7 +1368,7 @@ out:
 /* A process's mappings, read at its notice without the cache's lock (usyms_maps_read()). */
 struct usyms_maps {
 	pid_t pid;
-	int err; /* of proc_stat(): the rest is unset unless 0 */
+	int err; /* of live_start_time(): the rest is unset unless 0 */
 	unsigned long long start_time;
 	uint64_t read_ns;
 	char *text; /* its /proc/PID/maps; NULL when it could not be read */
@@ -1417,7 +1395,7 @@ struct usyms_maps *usyms_maps_read(pid_t pid)
 		return NULL;
 	}
 	m->pid = pid;
-	m->err = pid > 0 ? proc_stat(pid, &m->start_time) : -ESRCH;
+	m->err = pid > 0 ? live_start_time(pid, &m->start_time) : -ESRCH;
 	if (!m->err) {
 		m->read_ns = ls_now_ns();
 		m->text = read_maps(pid, &m->len);
@@ -1520,7 +1498,7 @@ int usyms_precapture_maps(struct usyms *us, pid_t pid, uint32_t key, const struc
 			goto out;
 		}
 	}
-	err = m && m->pid == pid ? m->err : proc_stat(pid, &pend.start_time);
+	err = m && m->pid == pid ? m->err : live_start_time(pid, &pend.start_time);
 	if (err) {
 		goto out;
 	}
@@ -1528,7 +1506,7 @@ int usyms_precapture_maps(struct usyms *us, pid_t pid, uint32_t key, const struc
 		pend.start_time = m->start_time;
 		text = m->text;
 	}
-	if (!text || (!proc_stat(pid, &start_time) && start_time == pend.start_time)) {
+	if (!text || (!live_start_time(pid, &start_time) && start_time == pend.start_time)) {
 		/* Alive: read it as it is now (the vDSO, the inodes it maps). */
 		text = NULL;
 		pend.read_ns = ls_now_ns();
