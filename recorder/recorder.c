@@ -9,7 +9,7 @@
  * reached, and the oldest snapshot without a first or worst case makes room for one that does.
  * What they leave out is counted, never dropped silently. The limits are those of the output
  * directory: the snapshots earlier runs left there are adopted at the start and count as this
- * run's do (adopt_earlier()).
+ * run's do (outtree_adopt_earlier()).
  *
  * With a relay daemon (-o net://...), each snapshot is taken locally first, since its summary is
  * read back from it, then its summary goes into the ring buffer as latsnap:summary events and
@@ -55,156 +55,10 @@
 #include "trace/ctf-writer.h"
 #include "tracker/tracker.h"
 #include "lib/util.h"
+#include "recorder/recorder-int.h"
 
-/*
- * Outliers one snapshot holds. Each costs tens of kB as JSON (its frames), so a storm of
- * thousands a second would otherwise grow latsnap by hundreds of MB before its snapshot.
- */
-#define MAX_BATCH 1024
-/*
- * The kernel context of a snapshot written into a trace of its own, at most: what latsnap holds
- * in memory while it writes it. 256 MB (all the kernel's rings hold) took latsnap to 135 MB
- * anonymous in 94-faults' outlier storm, over its 128 MB bound; 8 MB is four times the window
- * the session's ring allowed, and the oldest events are left out for room (said with -v).
- */
-#define CTX_OWN_MAX_BYTES (8ULL << 20)
-/* How long record waits at start for its own events to be enabled (emit_wait_ready()). */
-#define EMIT_READY_TIMEOUT_MS 10000
-/* A latsnap:summary event carries at most this much of the summary (and half a sub-buffer). */
-#define SUMMARY_PART_MAX 65536
-/* How often snapshots are checked against --max-age when none is written. */
-#define AGE_CHECK_NS (60 * 1000000000ull)
-/*
- * The kernel context a snapshot takes: from this long before its oldest outlier's start (what
- * show's timeline puts before it, and the state each thread of a wait chain was in as the wait
- * began) to now.
- */
-#define CTX_MARGIN_NS (50 * 1000000ull)
-/* An earlier run's snapshot without summary.json, untouched this long, is no snapshot under way. */
-#define INCOMPLETE_AGE_NS (3600 * 1000000000ull)
-
-struct recorder {
-	struct recorder_opts opts;
-	struct session *session;
-	struct emit *emit; /* NULL when liblatsnap-events.so could not be loaded: */
-	char emit_why[256]; /* why */
-	struct tracker *tracker;
-	int out_fd;
-	char out_path[PATH_MAX];
-	bool staging; /* out_path is latsnap's own, removed at the end (relay without a local copy) */
-	struct outlier **batch; /* outliers waiting for the post window, MAX_BATCH at most */
-	size_t nr_batch;
-	uint64_t batch_first_ns; /* monotonic time the first of them arrived */
-	uint64_t last_snapshot_ns;
-	uint64_t skipped_since; /* outliers no snapshot covers, since the previous snapshot */
-	uint64_t batch_over; /* of those, outliers that came when the batch held MAX_BATCH */
-	uint64_t lost_packets;
-	bool streaming; /* the BPF side streams the kernel context into the session */
-	/*
-	 * latsnap's own events of a snapshot (kernel context, outliers) go into a trace of their
-	 * own next to LTTng's, each at its time (recorder/timeline.c). A relay gets LTTng's
-	 * snapshots only: for it they are collected too, through @replay_emit, into the
-	 * @replay of this snapshot's turn, whose latsnap-replay records them into replay
-	 * session @replay_turn each at its time.
-	 */
-	struct replay *replay[SESSION_MAX_REPLAY];
-	struct emit *replay_emit;
-	unsigned int replay_turn;
-	struct ctf_writer *timeline; /* that trace of the snapshot being taken */
-	bool session_gone; /* the session daemon died: outliers are printed, not persisted */
-	uid_t owner_uid; /* who gets what latsnap writes (sudo's caller), or -1 */
-	gid_t owner_gid;
-	unsigned int seq;
-	uint64_t next_age_check_ns;
-	char last_id[64];
-	uint64_t last_realtime_ns;
-	struct retention retention;
-	struct recorder_totals totals;
-	struct guard *guard;
-};
-
-static void adopt_earlier(struct recorder *rec);
 static void replay_next(struct recorder *rec, unsigned int k);
 static void send_replay(struct recorder *rec, const char *id, const char *path);
-
-/*
- * The output directory: created 0700 when missing, never through a symlink. An existing one is
- * used as it is, provided it is a directory and not a link to one.
- */
-static int open_output(const char *path, char *abs, size_t abs_size, uid_t uid, gid_t gid)
-{
-	bool created = true;
-	struct stat st;
-	int fd;
-
-	if (mkdir(path, 0700)) {
-		if (errno != EEXIST) {
-			ls_err("record: %s: %s", path, strerror(errno));
-			return -errno;
-		}
-		created = false;
-	}
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		int err = errno;
-
-		ls_err("record: %s: %s", path,
-		       err == ELOOP || err == ENOTDIR ? "not a directory (a symlink is refused)" :
-							strerror(err));
-		return -err;
-	}
-	/*
-	 * The session daemon writes into it by path: a directory someone else may rename entries
-	 * of would let them swap a snapshot directory for a symlink under it.
-	 */
-	if (fstat(fd, &st) == 0 && ((st.st_uid != geteuid() && st.st_uid != uid) ||
-				    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)))) {
-		ls_err("record: %s: %s: another user could swap a snapshot directory for a symlink "
-		       "(use a directory of your own)",
-		       path,
-		       st.st_uid != geteuid() && st.st_uid != uid ? "owned by another user" :
-								      "writable by others");
-		close(fd);
-		return -EPERM;
-	}
-	/* Only what latsnap made is given away: never a directory the user named that existed. */
-	if (created && uid != (uid_t)-1 && fchown(fd, uid, gid)) {
-		ls_verbose("record: %s: chown to %d:%d: %s", path, (int)uid, (int)gid,
-			   strerror(errno));
-	}
-	if (!realpath(path, abs)) {
-		snprintf(abs, abs_size, "%s", path);
-	}
-	return fd;
-}
-
-/*
- * sudo_owner - the user who ran latsnap through sudo (SUDO_UID, SUDO_GID), when latsnap runs as
- * root: the files it writes are theirs. Otherwise -1 (the files are the caller's anyway).
- */
-static void sudo_owner(uid_t *uid, gid_t *gid)
-{
-	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
-	unsigned long n, m;
-	char *end;
-
-	*uid = (uid_t)-1;
-	*gid = (gid_t)-1;
-	if (getuid() != 0 || !u || !g || !*u || !*g) {
-		return;
-	}
-	errno = 0;
-	n = strtoul(u, &end, 10);
-	if (errno || *end || n == 0 || n >= (uid_t)-1) {
-		return;
-	}
-	m = strtoul(g, &end, 10);
-	if (errno || *end || m >= (gid_t)-1) {
-		return;
-	}
-	*uid = (uid_t)n;
-	*gid = (gid_t)m;
-}
 
 /* An event of the BPF side's kernel context stream, read before a snapshot: into the trace. */
 static void on_context(const struct ls_ctx_event *e, void *ctx)
@@ -248,7 +102,7 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 	rec->retention.max_snapshots = opts->max_snapshots;
 	rec->retention.max_size = opts->max_size;
 	rec->retention.max_age_ns = opts->max_age_ns;
-	sudo_owner(&rec->owner_uid, &rec->owner_gid);
+	outtree_sudo_owner(&rec->owner_uid, &rec->owner_gid);
 	if (!opts->output) {
 		char stage[PATH_MAX];
 		const char *tmp = getenv("TMPDIR");
@@ -261,18 +115,19 @@ int recorder_open(struct recorder **recp, const struct recorder_opts *opts, stru
 			goto out;
 		}
 		rec->staging = true;
-		rec->out_fd = open_output(stage, rec->out_path, sizeof(rec->out_path),
-					  rec->owner_uid, rec->owner_gid);
+		rec->out_fd = outtree_open_output(stage, rec->out_path, sizeof(rec->out_path),
+						  rec->owner_uid, rec->owner_gid);
 	} else {
-		rec->out_fd = open_output(opts->output, rec->out_path, sizeof(rec->out_path),
-					  rec->owner_uid, rec->owner_gid);
+		rec->out_fd = outtree_open_output(opts->output, rec->out_path,
+						  sizeof(rec->out_path), rec->owner_uid,
+						  rec->owner_gid);
 	}
 	if (rec->out_fd < 0) {
 		err = rec->out_fd;
 		goto out;
 	}
 	if (!rec->staging) {
-		adopt_earlier(rec);
+		outtree_adopt_earlier(rec);
 	}
 	sopts.buffer_size = opts->buffer_size;
 	/*
@@ -416,430 +271,6 @@ static void batch_items(const struct recorder *rec, struct retention_item *items
 	}
 }
 
-typedef void (*tree_visit_fn)(int dir_fd, const char *name, const struct stat *st, void *arg);
-
-/*
- * walk_tree - @visit every directory and regular file under @fd, with its lstat, parents first;
- * never follows a symlink (LTTng wrote the tree; a user may have planted links in it since).
- */
-static void walk_tree(int fd, tree_visit_fn visit, void *arg)
-{
-	struct dirent *de;
-	struct stat st;
-	DIR *dir;
-	int sub;
-
-	sub = dup(fd);
-	if (sub < 0) {
-		return;
-	}
-	dir = fdopendir(sub);
-	if (!dir) {
-		close(sub);
-		return;
-	}
-	while ((de = readdir(dir))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
-			continue;
-		}
-		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
-			continue;
-		}
-		visit(dirfd(dir), de->d_name, &st, arg);
-		if (S_ISDIR(st.st_mode)) {
-			sub = openat(dirfd(dir), de->d_name,
-				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub >= 0) {
-				walk_tree(sub, visit, arg);
-				close(sub);
-			}
-		}
-	}
-	closedir(dir);
-}
-
-static void add_file_bytes(int dir_fd, const char *name, const struct stat *st, void *arg)
-{
-	(void)dir_fd;
-	(void)name;
-	if (S_ISREG(st->st_mode)) {
-		*(uint64_t *)arg += (uint64_t)st->st_size;
-	}
-}
-
-/* Bytes under @fd, not following symlinks. */
-static uint64_t tree_bytes(int fd)
-{
-	uint64_t total = 0;
-
-	walk_tree(fd, add_file_bytes, &total);
-	return total;
-}
-
-struct owner {
-	uid_t uid;
-	gid_t gid;
-};
-
-/* @fd (of mode @mode) to the owner, and no longer group- or world-writable. */
-static void give_fd(int fd, mode_t mode, const struct owner *owner)
-{
-	if (fchown(fd, owner->uid, owner->gid) == 0 && (mode & 022)) {
-		fchmod(fd, mode & 07755);
-	}
-}
-
-static void give_entry(int dir_fd, const char *name, const struct stat *st, void *arg)
-{
-	int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (S_ISDIR(st->st_mode) ? O_DIRECTORY : 0);
-	int fd = openat(dir_fd, name, flags);
-
-	if (fd >= 0) {
-		give_fd(fd, st->st_mode, arg);
-		close(fd);
-	}
-}
-
-/*
- * chown_tree - @fd and everything under it to @uid:@gid, never following a symlink; and no
- * file group- or world-writable, whatever mode LTTng gave it.
- */
-static void chown_tree(int fd, uid_t uid, gid_t gid)
-{
-	struct owner owner = { .uid = uid, .gid = gid };
-	struct stat st;
-
-	if (fstat(fd, &st) == 0) {
-		give_fd(fd, st.st_mode, &owner);
-	}
-	walk_tree(fd, give_entry, &owner);
-}
-
-/* A finished snapshot belongs to the user who ran latsnap through sudo, if one did. */
-static void give_tree(struct recorder *rec, int snap_fd)
-{
-	if (rec->owner_uid != (uid_t)-1) {
-		chown_tree(snap_fd, rec->owner_uid, rec->owner_gid);
-	}
-}
-
-/* Remove @name under @fd, depth first, never following a symlink. */
-static int remove_tree(int fd, const char *name)
-{
-	struct dirent *de;
-	DIR *dir;
-	int sub;
-
-	sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (sub < 0) {
-		return unlinkat(fd, name, 0) ? -errno : 0;
-	}
-	dir = fdopendir(sub);
-	if (!dir) {
-		close(sub);
-		return -errno;
-	}
-	while ((de = readdir(dir))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
-			continue;
-		}
-		if (de->d_type == DT_DIR) {
-			remove_tree(dirfd(dir), de->d_name);
-		} else {
-			unlinkat(dirfd(dir), de->d_name, 0);
-		}
-	}
-	closedir(dir);
-	return unlinkat(fd, name, AT_REMOVEDIR) ? -errno : 0;
-}
-
-/* Room for a new cause or worst case: @k goes, files and all. */
-static void evict_snapshot(const struct retention_kept *k, void *ctx)
-{
-	struct recorder *rec = ctx;
-
-	ls_verbose("record: removing snapshot %s to make room for a new cause or worst case",
-		   k->id);
-	remove_tree(rec->out_fd, k->id);
-	rec->totals.evicted++;
-}
-
-/*
- * Wall-clock time, for what people read (status.json): ids and ages use it too, since the ages
- * of earlier runs' snapshots (their summary's "created") are on it.
- */
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/*
- * expire_old - remove the snapshots older than --max-age that hold no first or worst case any
- * more, oldest first. The staging directory of a relay keeps none to remove.
- */
-static void expire_old(struct recorder *rec)
-{
-	uint64_t now = realtime_ns();
-	int i;
-
-	rec->next_age_check_ns = ls_now_ns() + AGE_CHECK_NS;
-	while ((i = retention_expired(&rec->retention, now)) >= 0) {
-		ls_verbose("record: removing snapshot %s: older than --max-age",
-			   rec->retention.kept[i].id);
-		remove_tree(rec->out_fd, rec->retention.kept[i].id);
-		retention_drop(&rec->retention, (unsigned int)i);
-		rec->totals.expired++;
-	}
-}
-
-/*
- * Names latsnap writes in a snapshot directory: an incomplete one holding anything else is not
- * plainly ours, and stays.
- */
-static const char *const snapshot_entries[] = {
-	".lttng", "trace", "summary.txt", ".summary.txt.tmp", ".summary.json.tmp",
-};
-
-/* Does the snapshot directory @snap_fd hold nothing but what latsnap writes in one? */
-static bool only_ours(int snap_fd)
-{
-	bool ours = true;
-	struct dirent *de;
-	size_t i;
-	DIR *dir;
-	int fd;
-
-	fd = dup(snap_fd);
-	if (fd < 0) {
-		return false;
-	}
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return false;
-	}
-	while (ours && (de = readdir(dir))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) {
-			continue;
-		}
-		for (i = 0; i < sizeof(snapshot_entries) / sizeof(snapshot_entries[0]); i++) {
-			if (!strcmp(de->d_name, snapshot_entries[i])) {
-				break;
-			}
-		}
-		ours = i < sizeof(snapshot_entries) / sizeof(snapshot_entries[0]);
-	}
-	closedir(dir);
-	return ours;
-}
-
-/*
- * read_summary - the summary.json of the snapshot directory @snap_fd, as the retention policy
- * sees it.
- * Return: 0; -ENOENT when it has none (incomplete); -ELOOP when summary.json is no regular
- * file (a link, a FIFO: not ours); -EFBIG, -EINVAL, -EIO...: it cannot be read.
- */
-static int read_summary(int snap_fd, struct retention_summary *sum)
-{
-	char *text = NULL;
-	size_t len = 0;
-	struct stat st;
-	ssize_t got;
-	int fd, err = 0;
-
-	memset(sum, 0, sizeof(*sum));
-	/* O_NONBLOCK: a FIFO planted under that name would hold the open. */
-	fd = openat(snap_fd, "summary.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = -ELOOP;
-		goto out;
-	}
-	/* Larger than the reader takes: its snapshot counts as holding no cause. */
-	if ((uint64_t)st.st_size > SUMMARY_MAX) {
-		err = -EFBIG;
-		goto out;
-	}
-	text = malloc((size_t)st.st_size + 1);
-	if (!text) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (len < (size_t)st.st_size) {
-		got = read(fd, text + len, (size_t)st.st_size - len);
-		if (got < 0 && errno == EINTR) {
-			continue;
-		}
-		if (got <= 0) {
-			err = got < 0 ? -errno : -EIO;
-			goto out;
-		}
-		len += (size_t)got;
-	}
-	err = retention_summary_parse(sum, text, len);
-out:
-	free(text);
-	if (fd >= 0) {
-		close(fd);
-	}
-	return err;
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
-/* What adopt_one() found in the directory, for the lines adopt_earlier() logs. */
-struct adopted {
-	unsigned int complete, incomplete, unread, untracked;
-	uint64_t bytes, incomplete_bytes;
-	char unread_id[64];
-	int unread_err;
-};
-
-/*
- * adopt_one - the id-shaped directory @name of the output directory into the retention policy:
- * a complete snapshot (its summary.json read for its causes; one that cannot be read holds none,
- * and so goes first), or an incomplete one an earlier run left over an hour ago and that holds
- * only what latsnap writes. Anything else is not plainly latsnap's and is left alone.
- */
-static void adopt_one(struct recorder *rec, const char *name, uint64_t now, struct adopted *a)
-{
-	struct retention_summary sum = { 0 };
-	uint64_t mtime, bytes;
-	struct stat st;
-	int fd, err;
-
-	fd = openat(rec->out_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
-		goto out;
-	}
-	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-	err = read_summary(fd, &sum);
-	if (err == -ELOOP) {
-		goto out;
-	}
-	if (err == -ENOENT) {
-		/* Younger, it may be another latsnap's snapshot under way. */
-		if (now < mtime + INCOMPLETE_AGE_NS || !only_ours(fd)) {
-			goto out;
-		}
-		bytes = tree_bytes(fd);
-		if (retention_adopt_incomplete(&rec->retention, name, bytes, mtime)) {
-			a->untracked++;
-			goto out;
-		}
-		a->incomplete++;
-		a->incomplete_bytes += bytes;
-		goto out;
-	}
-	if (err && !a->unread++) {
-		snprintf(a->unread_id, sizeof(a->unread_id), "%s", name);
-		a->unread_err = err;
-	}
-	bytes = tree_bytes(fd);
-	if (retention_adopt(&rec->retention, name, bytes, sum.created_ns ? sum.created_ns : mtime,
-			    sum.items, sum.nr_items)) {
-		a->untracked++;
-		goto out;
-	}
-	a->complete++;
-	a->bytes += bytes;
-out:
-	retention_summary_free(&sum);
-	if (fd >= 0) {
-		close(fd);
-	}
-}
-
-/*
- * adopt_earlier - the snapshots earlier runs left in the output directory count under the
- * limits as this run's do: a service restarted daily would otherwise keep every earlier run's
- * for ever. Oldest first (ids sort by time), so that the first of a cause is the oldest
- * snapshot holding it, whichever run wrote it. Only directories named like an id are looked at,
- * never through a symlink.
- */
-static void adopt_earlier(struct recorder *rec)
-{
-	struct adopted a = { 0 };
-	char (*names)[64] = NULL, (*grown)[64], size[32], isize[32];
-	size_t nr = 0, cap = 0, i;
-	uint64_t now = realtime_ns();
-	struct dirent *de;
-	struct stat st;
-	DIR *dir;
-	int fd;
-
-	fd = dup(rec->out_fd);
-	if (fd < 0) {
-		return;
-	}
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(dir))) {
-		if (!retention_id_shaped(de->d_name) || strlen(de->d_name) >= sizeof(*names) ||
-		    fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !S_ISDIR(st.st_mode)) {
-			continue;
-		}
-		if (nr == cap) {
-			cap = cap ? 2 * cap : 64;
-			grown = realloc(names, cap * sizeof(*names));
-			if (!grown) {
-				break;
-			}
-			names = grown;
-		}
-		/* Its length was checked above: it fits with its NUL. */
-		memcpy(names[nr++], de->d_name, strlen(de->d_name) + 1);
-	}
-	closedir(dir);
-	ls_sort(names, nr, sizeof(*names), cmp_names);
-	for (i = 0; i < nr; i++) {
-		adopt_one(rec, names[i], now, &a);
-	}
-	free(names);
-
-	if (a.unread) {
-		ls_err("record: %s/%s/summary.json: %s; %u snapshot%s of earlier runs whose "
-		       "summary cannot be read count as holding no cause, and go first",
-		       rec->out_path, a.unread_id,
-		       a.unread_err == -EINVAL ? "not a summary" : strerror(-a.unread_err),
-		       a.unread, a.unread == 1 ? "" : "s");
-	}
-	if (a.untracked) {
-		ls_err("record: %s: %u snapshots beyond the %d retention keeps track of: they "
-		       "stay, uncounted",
-		       rec->out_path, a.untracked, RETENTION_MAX_KEPT);
-	}
-	if (a.complete) {
-		ls_format_bytes(a.bytes, size, sizeof(size));
-		ls_verbose("record: %u snapshot%s of earlier runs in %s, %s, adopted into retention",
-			   a.complete, a.complete == 1 ? "" : "s", rec->out_path, size);
-	}
-	if (a.incomplete) {
-		ls_format_bytes(a.incomplete_bytes, isize, sizeof(isize));
-		ls_verbose("record: %u incomplete snapshot%s of earlier runs in %s, %s: counted in "
-			   "--max-size, the first to go",
-			   a.incomplete, a.incomplete == 1 ? "" : "s", rec->out_path, isize);
-	}
-}
-
 /* A new snapshot id: UTC time to the millisecond and a sequence number, so ids sort by time. */
 static void make_id(struct recorder *rec, char *id, size_t size)
 {
@@ -851,79 +282,6 @@ static void make_id(struct recorder *rec, char *id, size_t size)
 	snprintf(id, size, "%04d%02d%02dT%02d%02d%02d.%03ldZ-%04u", tm.tm_year + 1900,
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
 		 ++rec->seq);
-}
-
-/* LTTng names the snapshot directory itself: find it under @dir_fd and call it "trace". */
-static int settle_trace_dir(int snap_fd)
-{
-	struct dirent *de;
-	int err = -ENOENT, fd;
-	DIR *dir;
-
-	fd = openat(snap_fd, ".lttng", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		return -errno;
-	}
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return -errno;
-	}
-	while ((de = readdir(dir))) {
-		if (de->d_name[0] == '.') {
-			continue;
-		}
-		if (renameat(dirfd(dir), de->d_name, snap_fd, "trace") == 0) {
-			err = 0;
-		} else {
-			err = -errno;
-		}
-		break;
-	}
-	closedir(dir);
-	unlinkat(snap_fd, ".lttng", AT_REMOVEDIR);
-	return err;
-}
-
-
-/*
- * Write @text as @name under @fd atomically: a temporary file, fsync when @durable, rename. A
- * reader sees the old file or the new one, never a part; only @durable survives a crash.
- */
-static int write_atomic(int fd, const char *name, const char *text, size_t len, bool durable)
-{
-	char tmp[128];
-	int file, err = 0;
-	ssize_t done;
-	size_t off = 0;
-
-	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-	file = openat(fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (file < 0) {
-		return -errno;
-	}
-	while (off < len) {
-		done = write(file, text + off, len - off);
-		if (done < 0) {
-			err = -errno;
-			goto out;
-		}
-		off += (size_t)done;
-	}
-	if (durable && fsync(file)) {
-		err = -errno;
-	}
-out:
-	if (close(file) && !err) {
-		err = -errno;
-	}
-	if (!err && renameat(fd, tmp, fd, name)) {
-		err = -errno;
-	}
-	if (err) {
-		unlinkat(fd, tmp, 0);
-	}
-	return err;
 }
 
 /*
@@ -1054,7 +412,7 @@ static int write_summary_txt(struct recorder *rec, int snap_fd, const struct sum
 	}
 	idle_print_text(mem, rec->opts.idle);
 	fclose(mem);
-	err = write_atomic(snap_fd, "summary.txt", text, len, true);
+	err = outtree_write_atomic(snap_fd, "summary.txt", text, len, true);
 	free(text);
 	return err;
 }
@@ -1096,7 +454,8 @@ static int write_summary(struct recorder *rec, int snap_fd, const char *id,
 		goto out;
 	}
 	text = summary_format(&s);
-	err = text ? write_atomic(snap_fd, "summary.json", text, strlen(text), true) : -ENOMEM;
+	err = text ? outtree_write_atomic(snap_fd, "summary.json", text, strlen(text), true) :
+		     -ENOMEM;
 	if (!err && json) {
 		*json = text;
 		text = NULL;
@@ -1319,14 +678,14 @@ static int snapshot_retake(struct recorder *rec, struct snap *sn)
 	if (rec->session_gone || session_regenerate_metadata(rec->session)) {
 		return -EIO;
 	}
-	remove_tree(sn->fd, "trace");
+	outtree_remove_tree(sn->fd, "trace");
 	if (mkdirat(sn->fd, ".lttng", 0700)) {
 		return -errno;
 	}
 	snprintf(path, sizeof(path), "%s/%s/.lttng", rec->out_path, sn->id);
 	err = session_snapshot(rec->session, path);
 	if (!err) {
-		err = settle_trace_dir(sn->fd);
+		err = outtree_settle_trace_dir(sn->fd);
 	}
 	return err;
 }
@@ -1462,8 +821,8 @@ static bool snapshot_admit(struct recorder *rec, struct snap *sn)
 	bool notable;
 
 	batch_items(rec, sn->items, sn->user_causes);
-	if (retention_admit(&rec->retention, sn->items, n, &sn->pending, evict_snapshot, rec,
-			    &notable)) {
+	if (retention_admit(&rec->retention, sn->items, n, &sn->pending, outtree_evict_snapshot,
+			    rec, &notable)) {
 		return true;
 	}
 	rec->skipped_since += n;
@@ -1604,7 +963,7 @@ static int snapshot_write_trace(struct recorder *rec, struct snap *sn)
 		return err;
 	}
 	sn->t_lttng = ls_now_ns();
-	err = settle_trace_dir(sn->fd);
+	err = outtree_settle_trace_dir(sn->fd);
 	if (err) {
 		ls_err("record: %s/%s: the snapshot left no trace directory: %s", rec->out_path,
 		       sn->id, strerror(-err));
@@ -1625,21 +984,21 @@ static void snapshot_kept(struct recorder *rec, struct snap *sn, int relay_err)
 {
 	size_t n = rec->nr_batch;
 
-	give_tree(rec, sn->fd);
+	outtree_give_tree(rec, sn->fd);
 	if (!sn->pending.nr_causes) {
 		retention_remember(&rec->retention, sn->items, n, &sn->pending);
 	}
 	/* Without a local copy the staging directory gives its space back at once. */
-	retention_keep(&rec->retention, &sn->pending, sn->id, rec->staging ? 0 : tree_bytes(sn->fd),
-		       realtime_ns());
+	retention_keep(&rec->retention, &sn->pending, sn->id,
+		       rec->staging ? 0 : outtree_tree_bytes(sn->fd), outtree_realtime_ns());
 	rec->totals.snapshots++;
 	guard_taken(rec->guard, rec->batch, n, ls_now_ns());
 	snprintf(rec->last_id, sizeof(rec->last_id), "%s", sn->id);
-	rec->last_realtime_ns = realtime_ns();
+	rec->last_realtime_ns = outtree_realtime_ns();
 	rec->skipped_since = 0;
 	rec->last_snapshot_ns = ls_now_ns();
 	if (rec->staging) {
-		remove_tree(rec->out_fd, sn->id);
+		outtree_remove_tree(rec->out_fd, sn->id);
 		fprintf(stderr, "latsnap: snapshot %s sent to %s: %zu outlier%s\n", sn->id,
 			rec->opts.relay, n, n == 1 ? "" : "s");
 	} else if (rec->opts.relay && !relay_err) {
@@ -1679,7 +1038,7 @@ static void snapshot_failed(struct recorder *rec, struct snap *sn)
 	close(sn->fd);
 	sn->fd = -1;
 	/* Half a snapshot is no snapshot. */
-	remove_tree(rec->out_fd, sn->id);
+	outtree_remove_tree(rec->out_fd, sn->id);
 }
 
 /* Empty the batch for the next snapshot. */
@@ -1748,7 +1107,7 @@ int recorder_snapshot(struct recorder *rec)
 	}
 	snapshot_kept(rec, &sn, err);
 	/* As new ones are written, the old ones go. */
-	expire_old(rec);
+	outtree_expire_old(rec);
 	err = 0;
 	goto out;
 failed:
@@ -1780,7 +1139,7 @@ int recorder_poll(struct recorder *rec)
 
 	/* Without new snapshots too: a quiet service still ages its old ones out. */
 	if (rec->retention.max_age_ns && now >= rec->next_age_check_ns) {
-		expire_old(rec);
+		outtree_expire_old(rec);
 	}
 	if (rec->nr_batch == 0) {
 		return -1;
@@ -1863,7 +1222,7 @@ int recorder_write_file(struct recorder *rec, const char *name, const char *text
 	 * its mappings never read (no latsnap:bin_info, its stacks unsymbolized). A file rewritten
 	 * every few seconds loses nothing that matters in a crash.
 	 */
-	err = write_atomic(rec->out_fd, name, text, len, false);
+	err = outtree_write_atomic(rec->out_fd, name, text, len, false);
 	/* Like the snapshots, it belongs to the user who ran latsnap through sudo. */
 	if (!err && rec->owner_uid != (uid_t)-1 &&
 	    fchownat(rec->out_fd, name, rec->owner_uid, rec->owner_gid, AT_SYMLINK_NOFOLLOW)) {
@@ -1894,7 +1253,7 @@ void recorder_close(struct recorder *rec)
 		close(rec->out_fd);
 	}
 	if (rec->staging) {
-		remove_tree(AT_FDCWD, rec->out_path);
+		outtree_remove_tree(AT_FDCWD, rec->out_path);
 	}
 	for (i = 0; rec->batch && i < rec->nr_batch; i++) {
 		outlier_free(rec->batch[i]);
