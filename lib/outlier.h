@@ -271,6 +271,7 @@ const char *outlier_kind_name(enum outlier_kind kind);
 const char *outlier_ustack_source_name(enum outlier_ustack_source source);
 const char *outlier_state_name(enum outlier_state state);
 const char *outlier_time_key(size_t i);
+void outlier_deadlock_free(struct outlier_deadlock *d);
 int outlier_set_deadlock(struct outlier *o, const struct outlier_deadlock_thread *threads,
 			 size_t nr);
 
