@@ -61,7 +61,7 @@ static int unpark(struct tracker *tr, unsigned int i)
 
 	tr->nr_parked--;
 	memmove(tr->parked + i, tr->parked + i + 1, (tr->nr_parked - i) * sizeof(tr->parked[0]));
-	return ring_deliver(tr, outlier);
+	return deliver_outlier(tr, outlier);
 }
 
 /**

@@ -259,7 +259,7 @@ static int keyed_on_end(struct tracker *tr, const struct ls_request *r)
 			 "begun meanwhile): its time is counted blocked, the thread's on-CPU time "
 			 "and waits are not split among them",
 			 r->tid, r->others);
-	return ring_deliver(tr, o);
+	return deliver_outlier(tr, o);
 out:
 	outlier_free(o);
 	return err;
@@ -331,7 +331,7 @@ int requests_on_end(struct tracker *tr, const struct ls_request *r)
 				 r->waits - (unsigned int)o->nr_waits, r->waits);
 	}
 	request_profile(tr, r, o);
-	return err ?: ring_deliver(tr, o);
+	return err ?: deliver_outlier(tr, o);
 }
 
 static const char *const probe_kind_name[] = {
@@ -458,80 +458,6 @@ int tracker_add_request(struct tracker *tr, const struct request_spec *spec)
 	}
 	tr->nr_requests++;
 	return 0;
-}
-
-/**
- * requests_keep_part() - keep @part, a wait sent as part of a request under way, for that
- *                        request's end to take (or drop, when the request was not slow); the
- *                        oldest goes when all are taken
- */
-void requests_keep_part(struct tracker *tr, struct outlier *part)
-{
-	if (tr->nr_req_parts == REQ_PARTS_MAX) {
-		outlier_free(tr->req_parts[0]);
-		memmove(tr->req_parts, tr->req_parts + 1,
-			--tr->nr_req_parts * sizeof(tr->req_parts[0]));
-	}
-	tr->req_parts[tr->nr_req_parts++] = part;
-}
-
-/* Whether process @pid maps the object of a keyed pair's probe (its /proc/PID/maps says). */
-static bool maps_keyed_object(struct tracker *tr, int32_t pid)
-{
-	char path[64], *line = NULL;
-	size_t cap = 0, len;
-	bool found = false;
-	unsigned int i;
-	FILE *f;
-
-	for (i = 0; i < sizeof(tr->kreq_procs) / sizeof(tr->kreq_procs[0]); i++) {
-		if (tr->kreq_procs[i].pid == pid) {
-			return tr->kreq_procs[i].maps;
-		}
-	}
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f) {
-		return false;
-	}
-	while (!found && getline(&line, &cap, f) > 0) {
-		len = strcspn(line, "\n");
-		line[len] = '\0';
-		for (i = 0; !found && i < tr->nr_kreq_paths; i++) {
-			size_t n = strlen(tr->kreq_paths[i]);
-
-			found = len >= n && !strcmp(line + len - n, tr->kreq_paths[i]);
-		}
-	}
-	free(line);
-	fclose(f);
-	i = tr->kreq_procs_next++ % (sizeof(tr->kreq_procs) / sizeof(tr->kreq_procs[0]));
-	tr->kreq_procs[i].pid = pid;
-	tr->kreq_procs[i].maps = found;
-	return found;
-}
-
-/**
- * requests_mark_loop() - mark @o a loop's wait (outlier.loop_wait) when it is a wait for events
- *                        (epoll, poll, select) of a process that runs a keyed pair's probes:
- *                        such a thread serves many requests and blocks for none of them
- */
-void requests_mark_loop(struct tracker *tr, struct outlier *o)
-{
-	static const char *const waits[] = {
-		"epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6",
-	};
-	unsigned int i;
-
-	if (!tr->nr_kreq_paths || o->kind != OUTLIER_SYSCALL || !o->syscall) {
-		return;
-	}
-	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
-		if (!strcmp(o->syscall, waits[i])) {
-			o->loop_wait = maps_keyed_object(tr, o->pid);
-			return;
-		}
-	}
 }
 
 /**

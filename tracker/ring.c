@@ -67,29 +67,6 @@ static const char *comm_of(pid_t pid, char *buf, size_t size)
 	return buf;
 }
 
-/**
- * ring_deliver() - hand @outlier to the callback, which owns it from now on; a wait sent as part
- *                  of a request goes to that request's end instead
- *
- * Return: 0, or the callback's non-zero return (kept for the poll to return).
- */
-int ring_deliver(struct tracker *tr, struct outlier *outlier)
-{
-	int err;
-
-	if (outlier->part_of_request) {
-		requests_keep_part(tr, outlier);
-		return 0;
-	}
-	requests_mark_loop(tr, outlier);
-	err = tr->fn(outlier, tr->ctx);
-
-	if (err) {
-		tr->cb_status = err;
-	}
-	return err;
-}
-
 /* A process exited: its mappings go, or wait for tracker_release_exited() (the oldest first). */
 static void on_exit_notice(struct tracker *tr, pid_t pid)
 {
@@ -216,7 +193,7 @@ static int on_outlier(struct tracker *tr, const struct ls_event *e)
 	if (e->flags & LS_EF_SIGNALLED) {
 		err = park_outlier(tr, outlier, e->signal_seq);
 	} else {
-		err = ring_deliver(tr, outlier);
+		err = deliver_outlier(tr, outlier);
 	}
 	if (err) {
 		return err;

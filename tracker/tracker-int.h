@@ -3,8 +3,15 @@
  * tracker-int.h - the tracker's state, shared by the files that each do one of its jobs:
  * tracker.c (the BPF object's life: load, attach, configure, poll), ring.c (the ring buffer's
  * records, each to its handler), park.c (outliers held for their unwound stacks), requests.c
- * (request outliers and their CPU profiles), context.c (the context rings' reader), targets.c
- * (what is tracked), stalls.c (the stall iterator). Not for anyone outside tracker/.
+ * (request outliers and their CPU profiles), deliver.c (where a finished outlier goes),
+ * loopwait.c (an event loop's wait told apart), totals.c (the kernel side's counters),
+ * context.c (the context rings' reader), targets.c (what is tracked), stalls.c (the stall
+ * iterator). Not for anyone outside tracker/.
+ *
+ * Their calls go one way (scripts/check-layers.sh checks it): tracker.c calls ring.c, requests.c
+ * and park.c; ring.c calls requests.c and park.c; requests.c calls park.c; ring.c, requests.c
+ * and park.c hand outliers to deliver.c, which asks loopwait.c, and ring.c reads totals.c: those
+ * three call none of the others.
  */
 #ifndef LATSNAP_TRACKER_INT_H
 #define LATSNAP_TRACKER_INT_H
@@ -146,7 +153,9 @@ struct tracker {
 
 /* ring.c */
 int ring_record(void *ctx, void *data, size_t size);
-int ring_deliver(struct tracker *tr, struct outlier *outlier);
+
+/* deliver.c */
+int deliver_outlier(struct tracker *tr, struct outlier *outlier);
 
 /* park.c */
 int park_outlier(struct tracker *tr, struct outlier *outlier, uint32_t signal_seq);
@@ -159,9 +168,10 @@ void park_free(struct tracker *tr);
 /* requests.c */
 int requests_on_end(struct tracker *tr, const struct ls_request *r);
 void requests_keep_sample(struct tracker *tr, const struct ls_sample *sample);
-void requests_keep_part(struct tracker *tr, struct outlier *part);
-void requests_mark_loop(struct tracker *tr, struct outlier *o);
 void requests_free(struct tracker *tr);
+
+/* loopwait.c */
+void requests_mark_loop(struct tracker *tr, struct outlier *o);
 
 /* context.c */
 int context_size(struct tracker *tr);

@@ -3,7 +3,7 @@
  * The ring buffer's dispatch (tracker/ring.c): a record goes to the handler its kind names, and
  * only when its size is that kind's; a record of another kind that happens to have a notice's
  * size is not taken for a notice. The handlers of requests and the totals are stand-ins here
- * (requests.c and tracker.c reach the BPF side). A stack report goes to the parked outlier whose
+ * (requests.c and totals.c reach the BPF side). A stack report goes to the parked outlier whose
  * signal it answers, by number, and the outliers of that thread before it go on flagged.
  */
 #include <stdbool.h>
@@ -16,7 +16,7 @@
 #include "lib/outlier.h"
 #include "tap.h"
 
-static unsigned int requests_ended, samples_kept, parts_kept;
+static unsigned int requests_ended, samples_kept;
 
 int requests_on_end(struct tracker *tr, const struct ls_request *r)
 {
@@ -31,13 +31,6 @@ void requests_keep_sample(struct tracker *tr, const struct ls_sample *sample)
 	(void)tr;
 	(void)sample;
 	samples_kept++;
-}
-
-void requests_keep_part(struct tracker *tr, struct outlier *part)
-{
-	(void)tr;
-	(void)part;
-	parts_kept++;
 }
 
 void requests_mark_loop(struct tracker *tr, struct outlier *o)
@@ -272,7 +265,7 @@ int main(void)
 	check_outlier_size(tr);
 	check_exits(tr);
 	check_unwound_order(tr);
-	is_int(parts_kept, 0, "no part of a request kept");
+	is_int(tr->nr_req_parts, 0, "no part of a request kept");
 	usyms_free(tr->usyms);
 	free(tr);
 	return tap_done();
