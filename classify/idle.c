@@ -114,6 +114,7 @@ struct served {
 	uint64_t probed_ns; /* 0: not probed yet */
 	bool listens;
 	bool worked; /* a thread of it was in a unit of work */
+	enum { FORKED_UNKNOWN, FORKED_NO, FORKED_YES } forked; /* forked_worker() */
 };
 
 struct served_cache {
@@ -496,12 +497,17 @@ static bool is_timed_sleep_function(const char *symbol)
 
 /*
  * Whether the thread's runtime said it was stopped with a deadline (flag ruby-timed: Ruby's
- * status, read by the preload library): Kernel#sleep, or a wait with a timeout, in the same timed
- * condition wait whichever (a stripped libruby names neither).
+ * status, read by the preload library) in a condition wait (a futex): Kernel#sleep, or a wait
+ * with a timeout, in the same timed condition wait whichever (a stripped libruby names neither).
+ * Ruby says the same of a thread in I/O outside the GVL (an accept's ppoll): not a sleep.
  */
 static bool runtime_timed_stop(const struct outlier *o)
 {
 	size_t i;
+
+	if (!o->syscall || strncmp(o->syscall, "futex", 5)) {
+		return false;
+	}
 
 	for (i = 0; i < o->nr_flags; i++) {
 		if (!strncmp(o->flags[i], "ruby-timed:", 11)) {
@@ -716,6 +722,29 @@ static bool serving(const struct idle_policy *p, const struct outlier *o)
 }
 
 /*
+ * Whether @o's process is a worker its parent forked and did not exec: the same code at the same
+ * addresses as its parent (a prefork server's worker, Python's multiprocessing, a pool of processes
+ * fed over pipes). Its main thread does the jobs handed to it, as a pool's thread does, not its
+ * process's own work. Read from /proc once per process, so only for a live one.
+ */
+static bool forked_worker(const struct idle_policy *p, const struct outlier *o)
+{
+	struct proc_stat st;
+	struct served *e;
+	uint64_t hash;
+
+	if (proc_stat_read(o->pid, 0, &st)) {
+		return false;
+	}
+	e = served_of(p, o->pid, st.start_time);
+	if (e->forked == FORKED_UNKNOWN) {
+		hash = st.ppid > 1 ? proc_code_hash(o->pid) : 0;
+		e->forked = hash && hash == proc_code_hash(st.ppid) ? FORKED_YES : FORKED_NO;
+	}
+	return e->forked == FORKED_YES;
+}
+
+/*
  * A server's housekeeping: a thread never in a unit of work sleeps or waits for an event to its
  * own timeout, in a process that serves (memcached's LRU maintainer backs off from 21 ms to 1 s
  * in usleep). A sleep inside a unit of work, a sleep cut short (a signal, another thread), a
@@ -767,7 +796,8 @@ static bool woken_by_sibling(const struct outlier *o)
  * and covered at least half of it. A pool whose workers take a lock around the queue's receive
  * (Rust's `rx.lock().unwrap().recv()`) queues every idle worker but one on that lock: they wait
  * for work, behind the one that waits for it in the queue. A lock held across a sleep, I/O or a
- * computation is latency as before: its holder's wait (if any) was not idle.
+ * computation is latency as before: its holder's wait (if any) was not idle. The lock may be
+ * another process's too (a semaphore in shared memory: Python's multiprocessing queue).
  */
 static bool holder_idle(const struct idle_policy *p, const struct outlier *o)
 {
@@ -775,13 +805,12 @@ static bool holder_idle(const struct idle_policy *p, const struct outlier *o)
 	const struct recent_idle *r;
 	size_t i;
 
-	if (!o->waker || !o->waker->tid || o->waker->pid != o->pid || o->waker->tid == o->tid ||
-	    o->state != OUTLIER_ENDED) {
+	if (!o->waker || !o->waker->tid || o->waker->tid == o->tid || o->state != OUTLIER_ENDED) {
 		return false;
 	}
 	for (i = 0; i < RECENT_IDLE_MAX; i++) {
 		r = &p->recent[i];
-		if (r->tid != o->waker->tid || r->pid != o->pid || r->end_ns > end ||
+		if (r->tid != o->waker->tid || r->pid != o->waker->pid || r->end_ns > end ||
 		    r->end_ns <= o->start_ns) {
 			continue;
 		}
@@ -804,9 +833,10 @@ static bool decide(const struct idle_policy *p, const struct outlier *o, enum si
 {
 	/*
 	 * A main thread does its process's work: a reply it asked for on a socket or a futex is
-	 * latency each time, even at the same place.
+	 * latency each time, even at the same place. A forked worker process's main thread is a
+	 * worker.
 	 */
-	bool worker = o->tid != o->pid;
+	bool worker = o->tid != o->pid || (live && forked_worker(p, o));
 	const char *go_reason;
 	enum wait_for what;
 

@@ -153,8 +153,8 @@ enum ls_prctl_op {
 /*
  * What the thread's language runtime said of it, in its own state, when the handler ran (bits of
  * rt_state; 0 from a library that reads no runtime state). LS_RT_GVL_WAIT: it waits for its
- * interpreter's global lock, which another of its threads holds (Ruby 3.1: the GVL's timer, the
- * waiter that asks the holder to yield every 100 ms, is this thread).
+ * interpreter's global lock, which another of its threads holds (Ruby 3.1: the thread is the
+ * GVL's timer, the waiter that asks the holder to yield every 100 ms, or in its waiters' list).
  */
 #define LS_RT_GVL_WAIT 0x1
 /* It waits to lock a mutex of its language (Ruby 3.1: rb_thread_t.locking_mutex is set). */
@@ -164,6 +164,11 @@ enum ls_prctl_op {
  * also any call that left the GVL, I/O included, which waits in its own syscall).
  */
 #define LS_RT_TIMED_STOP 0x4
+/*
+ * With LS_RT_GVL_WAIT: the thread was running, and gave the lock up at its timeslice's end for
+ * another that wanted it (Ruby 3.1: status runnable): the interpreter's run queue.
+ */
+#define LS_RT_GVL_YIELD 0x8
 
 /* The most CPython frames the handler copies, and the mark of a report that holds them. */
 #define LS_PY_MAX_FRAMES 32

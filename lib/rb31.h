@@ -31,7 +31,15 @@
  * apart (lock, a pthread_mutex_t, and the waiters' list between them), threads.main 192 bytes
  * after the owner; checked by tests/integration/89d-ruby-frames.t.
  */
+#define LS_RB31_RACTOR_GVL_WAITQ 384 /* threads.gvl.waitq: a list_head of waiters' nodes */
+#define LS_RB31_GVL_WAITQ_WALK 8 /* waiters looked at, at most */
 #define LS_RB31_TH_RACTOR 24 /* rb_ractor_t *ractor */
+/*
+ * rb_thread_t's native_thread_data.node.gvl: its node in the GVL's waiters' list (a union with
+ * its node in the list of threads blocked in I/O, so only a walk from the list's head tells).
+ * Found on the same live process: the waiters' list's first node, 104 bytes into the timer.
+ */
+#define LS_RB31_TH_GVL_NODE 104
 /*
  * rb_thread_t's status (its low 2 bits, a bitfield after the int tid) and locking_mutex (the
  * Mutex it waits to lock, else Qfalse): found on a live ruby3.1 with four threads, one holding a
@@ -40,6 +48,7 @@
  */
 #define LS_RB31_TH_STATUS 92
 #define LS_RB31_TH_STATUS_MASK 0x3
+#define LS_RB31_THREAD_RUNNABLE 0 /* running Ruby code, or ready to: a GVL wait is a yield */
 #define LS_RB31_THREAD_STOPPED 1 /* a sleep with a deadline, or outside the GVL (I/O) */
 #define LS_RB31_TH_LOCKING_MUTEX 264
 #define LS_RB31_QFALSE 0

@@ -291,10 +291,34 @@ out:
 
 /*
  * rb_thread_state - what Ruby 3.1 says of the thread of execution context @ec (LS_RT_* bits):
- * it is the GVL's timer (the waiter that asks the owner to yield every 100 ms, in a timed
- * condition wait that looks like any other) while another thread owns it; it waits to lock a
- * Mutex; it is stopped with a deadline. Reads of the process's own memory only.
+ * it waits for the GVL another thread owns, as its timer (the waiter that asks the owner to
+ * yield every 100 ms, in a timed condition wait that looks like any other) or in its waiters'
+ * list, and gave it up at its timeslice's end or not; it waits to lock a Mutex; it is stopped
+ * with a deadline. Reads of the process's own memory only.
  */
+/*
+ * rb_gvl_waiter - whether thread @th is in the GVL's waiters' list of @ractor: walked from its
+ * head, a few nodes at most (the node is shared with the list of threads blocked in I/O).
+ */
+static bool rb_gvl_waiter(pid_t self, uintptr_t ractor, uintptr_t th)
+{
+	uintptr_t head = ractor + LS_RB31_RACTOR_GVL_WAITQ, node;
+	int i;
+
+	if (safe_read(self, head, &node, sizeof(node))) {
+		return false;
+	}
+	for (i = 0; i < LS_RB31_GVL_WAITQ_WALK && node && node != head; i++) {
+		if (node == th + LS_RB31_TH_GVL_NODE) {
+			return true;
+		}
+		if (safe_read(self, node, &node, sizeof(node))) {
+			return false;
+		}
+	}
+	return false;
+}
+
 static uint8_t rb_thread_state(pid_t self, uintptr_t ec)
 {
 	uintptr_t th, ractor, owner, timer, locking_mutex;
@@ -308,8 +332,11 @@ static uint8_t rb_thread_state(pid_t self, uintptr_t ec)
 	    safe_read(self, th + LS_RB31_TH_LOCKING_MUTEX, &locking_mutex, sizeof(locking_mutex))) {
 		return 0;
 	}
-	if (timer == th && owner && owner != th) {
+	if (owner && owner != th && (timer == th || rb_gvl_waiter(self, ractor, th))) {
 		state |= LS_RT_GVL_WAIT;
+		if ((status & LS_RB31_TH_STATUS_MASK) == LS_RB31_THREAD_RUNNABLE) {
+			state |= LS_RT_GVL_YIELD;
+		}
 	}
 	if (locking_mutex != LS_RB31_QFALSE) {
 		state |= LS_RT_MUTEX_WAIT;

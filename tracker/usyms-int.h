@@ -47,7 +47,7 @@ struct usyms_proc {
 	bool final; /* exited or replaced: what was captured is all there will be */
 	/* Captures in a row that found ld.so still mapping libraries (loader_busy()). */
 	unsigned int loading_captures;
-	/* Its executable file mappings when captured (usyms_code_hash()); 0: none read. */
+	/* Its executable file mappings when captured (proc_code_hash()); 0: none read. */
 	uint64_t code_hash;
 	struct perfmap *jit; /* its /tmp/perf-PID.map, read once an address was in no object */
 	/* A module's debug info was still being fetched (dbgfetch.h) when the Dwfl looked for it. */
@@ -176,7 +176,7 @@ struct usyms {
 	uint32_t reader_last_key; /* the latest notice it answered, */
 	uint64_t reader_last_ns; /* when */
 	pthread_cond_t reader_cond; /* on CLOCK_MONOTONIC */
-	uint64_t own_hash; /* this process's usyms_code_hash(), when usyms_skip_own() asked for it */
+	uint64_t own_hash; /* this process's proc_code_hash(), when usyms_skip_own() asked for it */
 	struct elf_entry elves[USYMS_ELF_CACHE];
 	uint64_t tick;
 	uint64_t gen;
@@ -214,7 +214,5 @@ int usyms_report(struct usyms *us, pid_t pid, const char *maps, Dwfl *old, Dwfl 
 
 /* usyms-maps.c */
 int usyms_live_start_time(pid_t pid, unsigned long long *start_time);
-uint64_t usyms_maps_code_hash(const char *buf, size_t len);
-uint64_t usyms_code_hash(pid_t pid);
 
 #endif /* LATSNAP_USYMS_INT_H */

@@ -197,7 +197,7 @@ struct usyms_proc *usyms_get_proc(struct usyms *us, pid_t pid, int *err)
 		goto out;
 	}
 	tmp.read_ns = ls_now_ns();
-	tmp.code_hash = usyms_code_hash(pid);
+	tmp.code_hash = proc_code_hash(pid);
 	if (us->own_hash && tmp.code_hash == us->own_hash) {
 		*err = -ECHILD;
 		goto out;
@@ -249,7 +249,7 @@ void usyms_refresh(struct usyms *us, struct usyms_proc *p, bool force)
 	}
 	fetches = us->fetch ? dbgfetch_done(us->fetch) : 0;
 	read_ns = ls_now_ns();
-	hash = usyms_code_hash(p->pid);
+	hash = proc_code_hash(p->pid);
 	err = usyms_report(us, p->pid, NULL, p->dwfl, &dwfl, &loading);
 	p->reported_ns = ls_now_ns();
 	if (err) {
@@ -340,7 +340,7 @@ void usyms_free(struct usyms *us)
 void usyms_skip_own(struct usyms *us)
 {
 	pthread_mutex_lock(&us->lock);
-	us->own_hash = usyms_code_hash(getpid());
+	us->own_hash = proc_code_hash(getpid());
 	pthread_mutex_unlock(&us->lock);
 }
 
@@ -600,10 +600,10 @@ int usyms_precapture_maps(struct usyms *us, pid_t pid, uint32_t key, const struc
 		/* Alive: read it as it is now (the vDSO, the inodes it maps). */
 		text = NULL;
 		pend.read_ns = ls_now_ns();
-		pend.code_hash = usyms_code_hash(pid);
+		pend.code_hash = proc_code_hash(pid);
 	} else {
 		pend.read_ns = m->read_ns;
-		pend.code_hash = usyms_maps_code_hash(text, m->len);
+		pend.code_hash = proc_maps_code_hash(text, m->len);
 	}
 	if (us->own_hash && pend.code_hash == us->own_hash) {
 		err = -ECHILD;
@@ -619,7 +619,7 @@ int usyms_precapture_maps(struct usyms *us, pid_t pid, uint32_t key, const struc
 		if ((err == -ESRCH || err == -ENODATA) && !text && m && m->pid == pid && m->text) {
 			/* It exited while read (or is past its mm, in exit). */
 			pend.read_ns = m->read_ns;
-			pend.code_hash = usyms_maps_code_hash(m->text, m->len);
+			pend.code_hash = proc_maps_code_hash(m->text, m->len);
 			err = usyms_report(us, pid, m->text, p ? p->dwfl : NULL, &pend.dwfl,
 					   &pend.loading);
 		}

@@ -42,8 +42,17 @@ GVLT='select(.comm == "gvlwaiter" and .cause == "'"$GVL"'" and
 	(.flags | map(select(startswith("ruby-gvl:"))) | length) == 1)'
 ok "[ $(jcount "$OUT" "$GVLT") -ge 1 ]" \
 	"a) gvlwaiter's wait as the GVL's timer is flagged ruby-gvl and named the GVL ($(jcount "$OUT" "$GVLT"))"
-is "$(jcount "$OUT" 'select(.comm != "gvlwaiter") | select(.flags | map(select(startswith("ruby-gvl:"))) | length > 0)')" 0 \
+is "$(jcount "$OUT" 'select(.comm != "gvlwaiter" and .comm != "spinA" and .comm != "spinB") | select(.flags | map(select(startswith("ruby-gvl"))) | length > 0)')" 0 \
 	"a) no other thread's wait is flagged ruby-gvl"
+# Two threads computing at once give the GVL up to each other at each timeslice's end: told by
+# their status (runnable: they were running), apart from a wait to take it back after I/O.
+YIELD='select((.comm == "spinA" or .comm == "spinB") and
+	(.flags | map(select(startswith("ruby-gvl-yield:"))) | length) == 1 and
+	.cause == "'"$GVL"', its timeslice over")'
+ok "[ $(jcount "$OUT" "$YIELD") -ge 1 ]" \
+	"a) spinA and spinB wait for the GVL after their timeslices: flagged ruby-gvl-yield ($(jcount "$OUT" "$YIELD"))"
+is "$(jcount "$OUT" 'select(.comm == "gvlwaiter") | select(.flags | map(select(startswith("ruby-gvl-yield:"))) | length > 0)')" 0 \
+	"a) gvlwaiter's waits after its reads are no yields"
 is "$(jcount "$OUT" 'select(.comm == "gvlwaiter" and .cause == "'"$MUTEX"'")')" 0 \
 	"a) none of gvlwaiter's is named a Mutex"
 is "$(jcount "$OUT" 'select(.comm == "mutexwaiter" and .cause == "'"$GVL"'")')" 0 \

@@ -17,7 +17,7 @@ pieces), "missed" when none does.
 Every outlier (one per thread and start: a wait reported while it lasted and again is one) that
 overlaps the window and no latency wait of its thread is a false positive: in the window the
 programs do nothing but the labelled work, so any other wait is one for work. An outlier that
-waited for a CPU more than it was blocked, or whose cause is the disk (Direct I/O, a read from disk,
+waited for a CPU more than it was blocked (or for Ruby's GVL after its timeslice: flag ruby-gvl-yield), or whose cause is the disk (Direct I/O, a read from disk,
 writeback, the journal: a background thread writing pages), is not scored (listed apart): it says
 how busy the machine was, not what the thread waited for. Idle threads in the report: the threads of the false
 positives among the outliers of the complete snapshots (what `latsnap report` counts, stalls
@@ -142,6 +142,12 @@ def describe(o, roles):
             "kernel": frames_text(((o.get("kernel_stacks") or [{}])[0]).get("frames"), 6)}
 
 
+def interpreter_run_queue(o):
+    # Ruby's GVL given up at the end of a timeslice (flag ruby-gvl-yield): the thread was
+    # running and waits to run again, as in a CPU's run queue.
+    return any(f.startswith("ruby-gvl-yield:") for f in o.get("flags", []))
+
+
 def waits_on_disk(o):
     return bool(DISK_CAUSE_RE.search(o.get("cause") or ""))
 
@@ -193,8 +199,9 @@ def score(args):
         if any(overlaps(o, s) for s in latency + work):
             res["correct_outliers"] += 1
             continue
-        if o.get("runqueue_ns", 0) > o.get("blocked_ns", 0):
-            # Mostly a wait for a CPU of the machine: not what the thread waited for.
+        if o.get("runqueue_ns", 0) > o.get("blocked_ns", 0) or interpreter_run_queue(o):
+            # Mostly a wait for a CPU of the machine (or of its interpreter: Ruby's GVL given up
+            # at a timeslice's end): not what the thread waited for.
             d = describe(o, roles)
             d["verdict"] = "waiting for CPU (not scored)"
             res["machine_outliers"].append(d)
@@ -214,7 +221,8 @@ def score(args):
     threads = {}
     for o in unique(snap_outliers):
         if (in_window(o, window) and not any(overlaps(o, s) for s in latency + work) and
-                o.get("runqueue_ns", 0) <= o.get("blocked_ns", 0) and not waits_on_disk(o)):
+                o.get("runqueue_ns", 0) <= o.get("blocked_ns", 0) and not waits_on_disk(o) and
+                not interpreter_run_queue(o)):
             threads.setdefault(o["tid"], o.get("comm"))
     res["report_idle_threads"] = [{"tid": t, "comm": c, "role": roles.get(t)}
                                   for t, c in sorted(threads.items())]

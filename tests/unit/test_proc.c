@@ -55,6 +55,10 @@ static void test_proc_stat(void)
 	ok(st.state == 'S', "child: sleeping in pause() (got %c)", st.state);
 	ok(st.start_time >= self_start, "child: started after its parent (%llu >= %llu)",
 	   st.start_time, self_start);
+	is_int(st.ppid, getpid(), "child: its parent is this process");
+	/* Forked, not exec'd: the same objects at the same addresses as its parent. */
+	ok(proc_code_hash(child) && proc_code_hash(child) == proc_code_hash(getpid()),
+	   "child: the same code hash as its parent (forked)");
 	kill(child, SIGKILL);
 	/* Until reaped it is a zombie: read, and said so. */
 	waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT);

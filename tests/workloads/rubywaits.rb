@@ -2,7 +2,8 @@
 # rubywaits.rb: three waits of Ruby's, one after the other, each in a thread named after it (a
 # Ruby thread's name is its comm). "mutexwaiter" waits ~200 ms in Mutex#synchronize for the
 # Mutex "mutexholder" holds; "sleeper" sleeps 0.2 s; "gvlwaiter" wants to run while "spinner"
-# runs pure Ruby code for 300 ms, and waits for the GVL. Prints "tid NAME TID" for each.
+# runs pure Ruby code for 300 ms, and waits for the GVL; "spinA" and "spinB" compute at once,
+# each waiting for the GVL the other holds after its own timeslice. Prints "tid NAME TID" for each.
 def named(name)
   Thread.new do
     Thread.current.name = name
@@ -37,3 +38,8 @@ end
 ready.pop
 named('spinner') { spin(0.3) }.join
 waiter.join
+
+# Two threads computing at once: each gives the GVL up at its timeslice's end (100 ms) for the
+# other, and waits to run again (flag ruby-gvl-yield: the thread was running).
+spinners = %w[spinA spinB].map { |n| named(n) { spin(0.4) } }
+spinners.each(&:join)
