@@ -153,7 +153,7 @@ $(BUILD)/top.skel.h: $(BUILD)/top.bpf.o
 	$(BPFTOOL) gen skeleton $< name top_bpf > $@
 
 $(BUILD)/syscalls_gen.h: scripts/gen-syscalls.sh | $(DEPS_STAMP)
-	scripts/gen-syscalls.sh $@
+	CC="$(CC)" scripts/gen-syscalls.sh $@
 
 # Each object depends on the headers it includes, as the compiler found them (-MMD -MP write
 # them to its .d, read at the end of this file): a header's change rebuilds what includes it, and
@@ -315,11 +315,19 @@ check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(UNIT_BI
 # The integration tests (scripts/kernels/tests.list) in QEMU guests booted on Debian's own kernels,
 # with this machine's userspace (scripts/kernels/, docs/check-kernels.md); fetches QEMU and the
 # kernels first. KERNELS: Debian kernel series, from 5.10 (bullseye) to 6.12.
+# arm64-6.1: Debian 12's arm64 kernel under qemu-system-aarch64, with an arm64 userspace made from
+# Debian's packages and this tree cross-built (make ARCH=arm64 kernel-build: build-arm64/).
 KERNELS ?= 5.10 6.1 6.12
-.PHONY: check-kernels
-check-kernels: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(WORKLOADS) $(BENCH_NEEDS) \
-	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY)
+.PHONY: check-kernels kernel-build
+check-kernels: $(if $(filter-out arm64-%,$(KERNELS)),$(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) \
+	$(REPLAY) $(WORKLOADS) $(BENCH_NEEDS) $(BENCH_DEPS_STAMP) $(FUZZ_REPLAY))
+	$(if $(filter arm64-%,$(KERNELS)),$(MAKE) ARCH=arm64 kernel-build)
 	KERNELS="$(KERNELS)" scripts/kernels/check.sh
+
+# What the kernel tests run in a guest of another architecture: latsnap and the C and C++
+# workloads (no Go or Rust ones: Debian has no Rust standard library for a cross target).
+kernel-build: all $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS)) \
+	$(patsubst tests/workloads/%.cc,$(BUILD)/workloads/%,$(WORKLOAD_CXX_SRCS))
 
 # latsnap.service under systemd as PID 1 (tests/systemd/): the package installed, started, reloaded
 # and stopped with systemctl in a QEMU guest of Debian's KERNEL (scripts/kernels/check-systemd.sh,
@@ -462,9 +470,11 @@ install: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY)
 # in $(DEB_BUILD), for the installed layout: LS_LIBDIR baked into them must be where the package
 # puts the libraries and the trace reader, never this build tree. Hardened as Debian builds are
 # (dpkg-buildflags), where it is there.
+# make deb ARCH=arm64: the arm64 package, cross-built (build-arm64/latsnap_VERSION_arm64.deb),
+# with arm64's binutils and multiarch directory.
 DEB_VERSION = $(shell sed -n 's/^.define LATSNAP_VERSION "\(.*\)"/\1/p' lib/util.h)
-DEB_ARCH = $(shell dpkg --print-architecture)
-DEB_MULTIARCH = $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || \
+DEB_ARCH = $(or $(DEB_ARCH_$(ARCH)),$(shell dpkg --print-architecture))
+DEB_MULTIARCH = $(shell dpkg-architecture -a$(DEB_ARCH) -qDEB_HOST_MULTIARCH 2>/dev/null || \
 	$(CC) -print-multiarch)
 DEB_BUILD := $(BUILD)/deb
 DEB_CFLAGS = $(or $(shell dpkg-buildflags --get CFLAGS 2>/dev/null),-O2 -g) \
@@ -474,8 +484,8 @@ deb: | $(DEPS_STAMP)
 	$(MAKE) BUILD=$(DEB_BUILD) PREFIX=/usr LIBDIR=/usr/lib/$(DEB_MULTIARCH)/latsnap \
 		CFLAGS="$(DEB_CFLAGS)" PRELOAD_CFLAGS="$(DEB_CFLAGS)" \
 		BPF_EXTRA_CFLAGS=-ffile-prefix-map=$(CURDIR)=. all
-	scripts/build-deb.sh $(DEB_BUILD) $(BUILD)/latsnap_$(DEB_VERSION)_$(DEB_ARCH).deb \
-		$(DEB_VERSION) $(DEB_ARCH) $(DEB_MULTIARCH)
+	STRIP=$(CROSS)strip scripts/build-deb.sh $(DEB_BUILD) \
+		$(BUILD)/latsnap_$(DEB_VERSION)_$(DEB_ARCH).deb $(DEB_VERSION) $(DEB_ARCH) $(DEB_MULTIARCH)
 
 format:
 	clang-format -i $(filter-out events/events-tp.h events/kernel-tp.h,$(wildcard */*.c */*.h))
