@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# scripts/kernels/check.sh: `make check-kernels [KERNELS="5.10 6.1 6.12"]` (docs/check-kernels.md).
+# scripts/kernels/check.sh: `make check-kernels [KERNELS="5.10 6.1 6.12"]` (docs/check-kernels.md);
+# an arm64 series (KERNELS=arm64-6.1) runs the same tests in an arm64 guest with build-arm64/.
 # For each kernel series: fetches it (install.sh), boots it under QEMU with this machine's
 # userspace (vm-run.sh) and runs there the integration tests of scripts/kernels/tests.list
 # under prove, after a few facts about the kernel (guest-check.sh). Logs go to

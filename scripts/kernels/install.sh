@@ -7,7 +7,10 @@
 # kernel package of each SERIES (5.10, 6.1, 6.12; default: all three) with `apt-get download`
 # and unpacks it into build/kernels/SERIES/root/ (never installed on this machine). Idempotent: a
 # series already unpacked is left alone (remove build/kernels/SERIES to fetch it again). For 6.1,
-# lttng-modules too (lttng-modules.sh; LTTNG_MODULES=no: not).
+# lttng-modules too (lttng-modules.sh; LTTNG_MODULES=no: not). An arm64-SERIES (arm64-6.1):
+# Debian's arm64 kernel of SERIES, with scripts/install-arm64-deps.sh first (qemu-system-arm, the
+# cross build's packages) and the guest's arm64 userspace after (arm64-root.sh; ARM64_ROOT=no:
+# not, for make ARCH=arm64, which wants only the kernel's BTF).
 #
 # 6.1 and 6.12 come from bookworm's own suites; 5.10 from bullseye's, through a private sources
 # list made from this machine's (same archive, suite renamed), with apt state of its own under

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # scripts/kernels/vm-run.sh SERIES [--] CMD [ARG...]: runs CMD as root in a QEMU guest (TCG) booted
-# on Debian's SERIES kernel (5.10, 6.1, 6.12; scripts/kernels/install.sh fetches it), with this
+# on Debian's SERIES kernel (5.10, 6.1, 6.12, arm64-6.1: an arm64 guest with an arm64 root of
+# Debian's packages in place of this machine's /; scripts/kernels/install.sh fetches it), with this
 # machine's userspace: the guest's / is the host's / (9p, read-only) under an overlay whose upper
 # layer is a tmpfs, so CMD may write anywhere and nothing it writes reaches the host. CMD runs
 # in the work tree (same path as here); its output (stdout and stderr, together) streams to this
