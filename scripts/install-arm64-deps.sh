@@ -16,9 +16,8 @@ if ! dpkg --print-foreign-architectures | grep -qx arm64; then
 		exit 1
 	fi
 	echo "latsnap: install-arm64-deps: dpkg --add-architecture arm64" >&2
+	# The arm64 lists come with apt_prepare's update (every package below is missing then).
 	dpkg --add-architecture arm64
-	# The arm64 lists are fetched by apt_prepare's update.
-	rm -f /var/lib/apt/lists/*_Packages 2>/dev/null || true
 fi
 
 PACKAGES="
