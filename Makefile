@@ -5,19 +5,44 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib/latsnap
 DESTDIR ?=
 BUILD := build
-OBJ := $(BUILD)/obj
 
 CC ?= gcc
 CLANG ?= clang
 BPFTOOL ?= bpftool
-ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
+PKG_CONFIG ?= pkg-config
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
+# ARCH from make's command line only (an ARCH in the environment means other things elsewhere).
+ARCH := $(if $(filter command line,$(origin ARCH)),$(ARCH),$(HOST_ARCH))
+# The kernel BTF vmlinux.h is made from: the running kernel's, or (cross) an ARCH kernel's.
+VMLINUX_BTF := /sys/kernel/btf/vmlinux
+
+# make ARCH=arm64 on an x86-64 machine: a cross build into build-arm64/ with Debian's cross
+# toolchain and :arm64 libraries (scripts/install-arm64-deps.sh), its BPF objects compiled for
+# arm64's saved registers against the BTF of Debian's arm64 kernel (the one make check-kernels
+# KERNELS=arm64-6.1 boots; scripts/kernels/install.sh fetches it). make check never needs it.
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS_TRIPLE_arm64 := aarch64-linux-gnu
+CROSS_TRIPLE := $(or $(CROSS_TRIPLE_$(ARCH)),$(error ARCH=$(ARCH): no cross toolchain known (arm64 only)))
+CROSS ?= $(CROSS_TRIPLE)-
+BUILD := build-$(ARCH)
+CC := $(CROSS)gcc
+CXX := $(CROSS)g++
+AR := $(CROSS)ar
+PKG_CONFIG := PKG_CONFIG_LIBDIR=/usr/lib/$(CROSS_TRIPLE)/pkgconfig:/usr/share/pkgconfig pkg-config
+DEB_ARCH_arm64 := arm64
+KERNEL_SERIES_arm64 := arm64-6.1
+VMLINUX_BTF := $(BUILD)/vmlinux.btf
+GOARCH := $(ARCH)
+CROSS_DEPS := scripts/install-arm64-deps.sh
+endif
+OBJ := $(BUILD)/obj
 
 # Evaluated at use, after the deps step has had a chance to install pkg-config files.
 PKGS = libbpf libelf zlib json-c libdw libdebuginfod babeltrace2 lttng-ctl ncursesw libsystemd
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 # libstdc++ demangles C++ names, libiberty (Debian's libiberty-dev, a static library) Rust ones:
 # lib/demangle.c.
-PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++ -liberty
+PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lstdc++ -liberty
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
@@ -63,9 +88,16 @@ PRELOAD_SRCS := preload/preload.c lib/signame.c
 # lib/py311.h's offsets checked against CPython 3.11's headers (python3.11-dev), when present.
 PY311_INC := /usr/include/python3.11
 PY311_CHECK := $(if $(wildcard $(PY311_INC)/internal/pycore_frame.h),$(BUILD)/.py311-ok)
+# (Not in a cross build: the headers' pyconfig.h is this machine's architecture's.)
+ifneq ($(ARCH),$(HOST_ARCH))
+PY311_CHECK :=
+endif
 # lib/php82.h's offsets checked against PHP 8.2's headers (php8.2-dev), when present.
 PHP82_INC := /usr/include/php/20220829
 PHP82_CHECK := $(if $(wildcard $(PHP82_INC)/Zend/zend_globals.h),$(BUILD)/.php82-ok)
+ifneq ($(ARCH),$(HOST_ARCH))
+PHP82_CHECK :=
+endif
 EVENTS := $(BUILD)/liblatsnap-events.so
 # The process latsnap reads CTF traces in (trace/ctf.c starts it; cli/trace-reader.c).
 TRACE_READER := $(BUILD)/latsnap-trace-reader
@@ -91,15 +123,21 @@ all: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(PY311_CHE
 # Installs missing Debian packages first, so each target works as the first command on a fresh
 # machine; the stamp keeps the check to once per build tree.
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP): scripts/install-deps.sh scripts/apt-lib.sh
+$(DEPS_STAMP): scripts/install-deps.sh scripts/apt-lib.sh $(CROSS_DEPS)
 	@mkdir -p $(BUILD)
 	@scripts/install-deps.sh
+	@$(if $(CROSS_DEPS),$(CROSS_DEPS))
 	@touch $@
 
-$(BUILD)/vmlinux.h: | $(DEPS_STAMP)
-	@test -r /sys/kernel/btf/vmlinux || \
-		{ echo "latsnap: build: /sys/kernel/btf/vmlinux missing: a kernel with BTF is needed" >&2; exit 1; }
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+$(BUILD)/vmlinux.h: | $(DEPS_STAMP) $(filter-out /sys/%,$(VMLINUX_BTF))
+	@test -r $(VMLINUX_BTF) || \
+		{ echo "latsnap: build: $(VMLINUX_BTF) missing: a kernel with BTF is needed" >&2; exit 1; }
+	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+# Cross: the BTF of Debian's kernel for ARCH, cut out of its boot image (no ELF to read it from).
+$(BUILD)/vmlinux.btf: scripts/image-btf.py | $(DEPS_STAMP)
+	ARM64_ROOT=no scripts/kernels/install.sh $(KERNEL_SERIES_$(ARCH))
+	scripts/image-btf.py $(or $(KERNELS_DIR),build/kernels)/$(KERNEL_SERIES_$(ARCH))/vmlinuz $@
 
 $(BUILD)/latsnap.bpf.o: bpf/latsnap.bpf.c bpf/kernel-defs.h bpf/core_fixes.bpf.h include/latsnap.h $(BUILD)/vmlinux.h
 	$(CLANG) $(BPF_CFLAGS) -I. -I$(BUILD) -c $< -o $@
@@ -115,7 +153,7 @@ $(BUILD)/top.skel.h: $(BUILD)/top.bpf.o
 	$(BPFTOOL) gen skeleton $< name top_bpf > $@
 
 $(BUILD)/syscalls_gen.h: scripts/gen-syscalls.sh | $(DEPS_STAMP)
-	scripts/gen-syscalls.sh $@
+	CC="$(CC)" scripts/gen-syscalls.sh $@
 
 # Each object depends on the headers it includes, as the compiler found them (-MMD -MP write
 # them to its .d, read at the end of this file): a header's change rebuilds what includes it, and
@@ -226,7 +264,7 @@ $(BUILD)/workloads/%: tests/workloads/%.cc | $(DEPS_STAMP)
 GO ?= go
 $(GO_WORKLOADS): $(BUILD)/workloads/go%: tests/workloads/go/%.go | $(DEPS_STAMP)
 	@mkdir -p $(dir $@) $(BUILD)/go
-	GOENV=off GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOCACHE=$(abspath $(BUILD)/go/cache) \
+	$(if $(GOARCH),GOARCH=$(GOARCH)) GOENV=off GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOCACHE=$(abspath $(BUILD)/go/cache) \
 		GOPATH=$(abspath $(BUILD)/go/path) $(GO) build -buildvcs=false -o $@ $<
 
 # Rust workloads: std only, no cargo (nothing to download), with Debian's rustc (1.63 on Debian
@@ -277,11 +315,19 @@ check: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(UNIT_BI
 # The integration tests (scripts/kernels/tests.list) in QEMU guests booted on Debian's own kernels,
 # with this machine's userspace (scripts/kernels/, docs/check-kernels.md); fetches QEMU and the
 # kernels first. KERNELS: Debian kernel series, from 5.10 (bullseye) to 6.12.
+# arm64-6.1: Debian 12's arm64 kernel under qemu-system-aarch64, with an arm64 userspace made from
+# Debian's packages and this tree cross-built (make ARCH=arm64 kernel-build: build-arm64/).
 KERNELS ?= 5.10 6.1 6.12
-.PHONY: check-kernels
-check-kernels: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY) $(WORKLOADS) $(BENCH_NEEDS) \
-	$(BENCH_DEPS_STAMP) $(FUZZ_REPLAY)
+.PHONY: check-kernels kernel-build
+check-kernels: $(if $(filter-out arm64-%,$(KERNELS)),$(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) \
+	$(REPLAY) $(WORKLOADS) $(BENCH_NEEDS) $(BENCH_DEPS_STAMP) $(FUZZ_REPLAY))
+	$(if $(filter arm64-%,$(KERNELS)),$(MAKE) ARCH=arm64 kernel-build)
 	KERNELS="$(KERNELS)" scripts/kernels/check.sh
+
+# What the kernel tests run in a guest of another architecture: latsnap and the C and C++
+# workloads (no Go or Rust ones: Debian has no Rust standard library for a cross target).
+kernel-build: all $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORKLOAD_SRCS)) \
+	$(patsubst tests/workloads/%.cc,$(BUILD)/workloads/%,$(WORKLOAD_CXX_SRCS))
 
 # latsnap.service under systemd as PID 1 (tests/systemd/): the package installed, started, reloaded
 # and stopped with systemctl in a QEMU guest of Debian's KERNEL (scripts/kernels/check-systemd.sh,
@@ -347,7 +393,7 @@ $(BUILD)/empty.skel.h: $(BUILD)/empty.bpf.o
 
 $(BUILD)/bench/empty-hooks: bench/empty-hooks.c $(BUILD)/empty.skel.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -I$(BUILD) -o $@ $< $(shell pkg-config --libs libbpf)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -I$(BUILD) -o $@ $< $(shell $(PKG_CONFIG) --libs libbpf)
 
 # The primitives of latsnap's programs, one program each (issue 31's cost model).
 $(BUILD)/prims.bpf.o: bench/prims.bpf.c $(BUILD)/vmlinux.h
@@ -358,7 +404,7 @@ $(BUILD)/prims.skel.h: $(BUILD)/prims.bpf.o
 
 $(BUILD)/bench/prims: bench/prims.c $(BUILD)/prims.skel.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -I$(BUILD) -pthread -o $@ $< $(shell pkg-config --libs libbpf)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -I$(BUILD) -pthread -o $@ $< $(shell $(PKG_CONFIG) --libs libbpf)
 
 $(BUILD)/bench/pingpong: bench/pingpong.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -392,15 +438,15 @@ $(BUILD)/fuzz/libcore.a: $(FUZZ_OBJS)
 $(BUILD)/fuzz/%: fuzz/%.c fuzz/fuzz_common.h $(BUILD)/fuzz/libcore.a | $(DEPS_STAMP) $(TRACE_READER)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) \
-		$(shell pkg-config --cflags libxml-2.0) -o $@ $< $(BUILD)/fuzz/libcore.a \
-		$(PKG_LIBS) $(shell pkg-config --libs libxml-2.0)
+		$(shell $(PKG_CONFIG) --cflags libxml-2.0) -o $@ $< $(BUILD)/fuzz/libcore.a \
+		$(PKG_LIBS) $(shell $(PKG_CONFIG) --libs libxml-2.0)
 
 # The same harnesses without libFuzzer, built like the rest of $(BUILD) (with the sanitizers in
 # check-asan): tests/integration/11-fuzz-corpus.t replays the seeds and fuzz/regress/ with them.
 $(BUILD)/fuzz-replay/%: fuzz/%.c fuzz/replay.c fuzz/fuzz_common.h $(BUILD)/libcore.a | $(TRACE_READER)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Ifuzz $(shell pkg-config --cflags libxml-2.0) -o $@ $< fuzz/replay.c \
-		$(BUILD)/libcore.a $(PKG_LIBS) $(shell pkg-config --libs libxml-2.0)
+	$(CC) $(ALL_CFLAGS) -Ifuzz $(shell $(PKG_CONFIG) --cflags libxml-2.0) -o $@ $< fuzz/replay.c \
+		$(BUILD)/libcore.a $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs libxml-2.0)
 
 fuzz: $(FUZZERS)
 	@for f in $(FUZZ_NAMES); do \
@@ -429,9 +475,11 @@ install: $(BUILD)/latsnap $(PRELOAD) $(EVENTS) $(TRACE_READER) $(REPLAY)
 # in $(DEB_BUILD), for the installed layout: LS_LIBDIR baked into them must be where the package
 # puts the libraries and the trace reader, never this build tree. Hardened as Debian builds are
 # (dpkg-buildflags), where it is there.
+# make deb ARCH=arm64: the arm64 package, cross-built (build-arm64/latsnap_VERSION_arm64.deb),
+# with arm64's binutils and multiarch directory.
 DEB_VERSION = $(shell sed -n 's/^.define LATSNAP_VERSION "\(.*\)"/\1/p' lib/util.h)
-DEB_ARCH = $(shell dpkg --print-architecture)
-DEB_MULTIARCH = $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || \
+DEB_ARCH = $(or $(DEB_ARCH_$(ARCH)),$(shell dpkg --print-architecture))
+DEB_MULTIARCH = $(shell dpkg-architecture -a$(DEB_ARCH) -qDEB_HOST_MULTIARCH 2>/dev/null || \
 	$(CC) -print-multiarch)
 DEB_BUILD := $(BUILD)/deb
 DEB_CFLAGS = $(or $(shell dpkg-buildflags --get CFLAGS 2>/dev/null),-O2 -g) \
@@ -441,8 +489,8 @@ deb: | $(DEPS_STAMP)
 	$(MAKE) BUILD=$(DEB_BUILD) PREFIX=/usr LIBDIR=/usr/lib/$(DEB_MULTIARCH)/latsnap \
 		CFLAGS="$(DEB_CFLAGS)" PRELOAD_CFLAGS="$(DEB_CFLAGS)" \
 		BPF_EXTRA_CFLAGS=-ffile-prefix-map=$(CURDIR)=. all
-	scripts/build-deb.sh $(DEB_BUILD) $(BUILD)/latsnap_$(DEB_VERSION)_$(DEB_ARCH).deb \
-		$(DEB_VERSION) $(DEB_ARCH) $(DEB_MULTIARCH)
+	STRIP=$(CROSS)strip scripts/build-deb.sh $(DEB_BUILD) \
+		$(BUILD)/latsnap_$(DEB_VERSION)_$(DEB_ARCH).deb $(DEB_VERSION) $(DEB_ARCH) $(DEB_MULTIARCH)
 
 format:
 	clang-format -i $(filter-out events/events-tp.h events/kernel-tp.h,$(wildcard */*.c */*.h))

@@ -80,26 +80,25 @@ static __always_inline void task_comm_copy(char *dst, const struct task_struct *
 
 /*
  * task_regs - the user registers @task saved at its entry into the kernel. bpf_task_pt_regs()
- * (Linux 5.15); before it, x86-64's task_pt_regs() by hand: the pt_regs at the top of the task's
- * kernel stack (THREAD_SIZE, 16 KiB on x86-64 without KASAN, which distribution kernels are).
- * Either is read with the _CORE macros (probe reads). NULL elsewhere: what needs them is lost.
+ * (Linux 5.15); before it, task_pt_regs() by hand: the pt_regs at the top of the task's kernel
+ * stack, on x86-64 and arm64 alike (THREAD_SIZE, 16 KiB on both without KASAN, which
+ * distribution kernels are; arm64 with 4 KiB pages, as Debian's). Either is read with the _CORE
+ * macros (probe reads). NULL elsewhere: what needs them is lost.
  */
-#define LS_X86_64_THREAD_SIZE (4096 << 2)
+#define LS_THREAD_SIZE (4096 << 2)
 
 static __always_inline struct pt_regs *task_regs(struct task_struct *task)
 {
-	void *stack;
-
 	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
 		return (struct pt_regs *)bpf_task_pt_regs(task);
 	}
-#if defined(__TARGET_ARCH_x86)
-	stack = BPF_CORE_READ(task, stack);
+#if defined(__TARGET_ARCH_x86) || defined(__TARGET_ARCH_arm64)
+	void *stack = BPF_CORE_READ(task, stack);
+
 	if (!stack) {
 		return NULL;
 	}
-	return (struct pt_regs *)(stack + LS_X86_64_THREAD_SIZE -
-				  bpf_core_type_size(struct pt_regs));
+	return (struct pt_regs *)(stack + LS_THREAD_SIZE - bpf_core_type_size(struct pt_regs));
 #else
 	return NULL;
 #endif

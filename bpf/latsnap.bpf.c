@@ -3448,6 +3448,16 @@ static __always_inline void stall_regs(struct ls_stall *r, struct task_struct *t
 	r->args[3] = r->regs[10];
 	r->args[4] = r->regs[8];
 	r->args[5] = r->regs[9];
+#elif defined(__TARGET_ARCH_arm64)
+	/* x0..x30, sp, pc: user_pt_regs's order, which is DWARF's (pc last, LS_NR_UREGS). */
+	bpf_probe_read_kernel(r->regs, sizeof(r->regs),
+			      (void *)regs + bpf_core_field_offset(struct pt_regs, regs));
+	r->args[0] = BPF_CORE_READ(regs, orig_x0);
+	r->args[1] = r->regs[1];
+	r->args[2] = r->regs[2];
+	r->args[3] = r->regs[3];
+	r->args[4] = r->regs[4];
+	r->args[5] = r->regs[5];
 #endif
 	if (user_syscall_nr(regs) < 0) {
 		r->flags |= LS_STALL_IN_USER;

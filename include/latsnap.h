@@ -561,7 +561,11 @@ struct ls_cpu_verdict {
  * off CPU or in one syscall, at least stall_min_ns, or per the one thread stall_tid names. A
  * thread stuck for good never reaches a hook again: only a scan finds it.
  */
+#if defined(__TARGET_ARCH_arm64) || defined(__aarch64__)
+#define LS_NR_UREGS 33 /* arm64 user registers in DWARF order: x0..x30 sp, then pc */
+#else
 #define LS_NR_UREGS 17 /* x86-64 user registers in DWARF order: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */
+#endif
 
 enum ls_stall_flag {
 	LS_STALL_NO_STATE = 1 << 0, /* no state: blocked since before it was tracked; start unknown */

@@ -15,8 +15,20 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 pkg=$top/packaging
 libdir=usr/lib/$multiarch/latsnap
 
-# The version a package carries is the one the program prints: one source of truth.
-got=$("$bindir/latsnap" --version | sed -n 's/^latsnap //p')
+# Another architecture's package (make deb ARCH=arm64): its binutils (STRIP), its libraries for
+# dpkg-shlibdeps (DEB_HOST_ARCH), and a latsnap this machine cannot run.
+STRIP=${STRIP:-strip}
+native=$(dpkg --print-architecture 2>/dev/null || echo "$arch")
+
+# The version a package carries is the one the program prints: one source of truth. A cross
+# build's binary cannot be run here: the version string must then be in it.
+if [ "$arch" = "$native" ]; then
+	got=$("$bindir/latsnap" --version | sed -n 's/^latsnap //p')
+elif grep -qaF "$version" "$bindir/latsnap"; then
+	got=$version
+else
+	got="(none of it)"
+fi
 if [ "$got" != "$version" ]; then
 	echo "latsnap: deb: $bindir/latsnap --version says '$got', not '$version'" >&2
 	exit 1
@@ -30,11 +42,11 @@ mkdir -p "$stage/DEBIAN"
 install -D -m 0755 "$bindir/latsnap" "$stage/usr/bin/latsnap"
 install -D -m 0755 "$bindir/latsnap-trace-reader" "$stage/$libdir/latsnap-trace-reader"
 install -D -m 0755 "$bindir/latsnap-replay" "$stage/$libdir/latsnap-replay"
-strip --remove-section=.comment --remove-section=.note "$stage/usr/bin/latsnap" \
+"$STRIP" --remove-section=.comment --remove-section=.note "$stage/usr/bin/latsnap" \
 	"$stage/$libdir/latsnap-trace-reader" "$stage/$libdir/latsnap-replay"
 for lib in liblatsnap.so liblatsnap-events.so; do
 	install -D -m 0644 "$bindir/$lib" "$stage/$libdir/$lib"
-	strip --strip-unneeded --remove-section=.comment --remove-section=.note \
+	"$STRIP" --strip-unneeded --remove-section=.comment --remove-section=.note \
 		"$stage/$libdir/$lib"
 done
 # Every page: the overview latsnap(1), one per command, latsnap.conf(5), latsnap-rules(5).
@@ -73,12 +85,16 @@ if command -v dpkg-shlibdeps >/dev/null 2>&1; then
 	rm -rf "$scratch"
 	mkdir -p "$scratch/debian"
 	printf 'Source: latsnap\n\nPackage: latsnap\nArchitecture: any\n' >"$scratch/debian/control"
-	depends=$(cd "$scratch" && dpkg-shlibdeps -O -e"$stage/usr/bin/latsnap" \
+	depends=$(cd "$scratch" && DEB_HOST_ARCH=$arch dpkg-shlibdeps -O -e"$stage/usr/bin/latsnap" \
 		-e"$stage/$libdir/latsnap-trace-reader" -e"$stage/$libdir/latsnap-replay" \
 		-e"$stage/$libdir/liblatsnap.so" \
 		-e"$stage/$libdir/liblatsnap-events.so" 2>"$scratch/warnings" |
 		sed -n 's/^shlibs:Depends=//p')
 	rm -rf "$scratch"
+fi
+if [ -z "$depends" ] && [ "$arch" != "$native" ]; then
+	echo "latsnap: deb: dpkg-shlibdeps found no dependencies for $arch (its :$arch libraries installed?)" >&2
+	exit 1
 fi
 if [ -z "$depends" ]; then
 	depends=$(for f in "$stage/usr/bin/latsnap" "$stage/$libdir"/*; do ldd "$f"; done |

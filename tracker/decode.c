@@ -504,7 +504,7 @@ int decode_stall_user(const struct ls_stall *st, struct usyms *us, struct outlie
 	uint64_t ips[LS_MAX_FRAMES];
 	int nr;
 
-	if (!st->regs[16]) {
+	if (!st->regs[LS_NR_UREGS - 1]) {
 		return -ENODATA;
 	}
 	nr = usyms_unwind(us, (pid_t)st->pid, (pid_t)st->tid, (const uint64_t *)st->regs, ips,

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <linux/futex.h>
@@ -38,20 +39,23 @@
 #include "tracker/holder.h"
 #include "lib/proc.h"
 
-/* x86-64 numbers: struct holder_query gives those, whatever the machine reading them. */
-#define NR_READ 0
-#define NR_WRITE 1
-#define NR_READV 19
-#define NR_WRITEV 20
-#define NR_SENDTO 44
-#define NR_RECVFROM 45
-#define NR_SENDMSG 46
-#define NR_RECVMSG 47
-#define NR_FUTEX 202
-#define NR_RECVMMSG 299
-#define NR_SENDMMSG 307
-#define NR_PREADV2 327
-#define NR_PWRITEV2 328
+/*
+ * This machine's numbers, which struct holder_query gives (the thread's saved registers, as the
+ * BPF side read them here): x86-64's and arm64's differ (futex 202 and 98).
+ */
+#define NR_READ SYS_read
+#define NR_WRITE SYS_write
+#define NR_READV SYS_readv
+#define NR_WRITEV SYS_writev
+#define NR_SENDTO SYS_sendto
+#define NR_RECVFROM SYS_recvfrom
+#define NR_SENDMSG SYS_sendmsg
+#define NR_RECVMSG SYS_recvmsg
+#define NR_FUTEX SYS_futex
+#define NR_RECVMMSG SYS_recvmmsg
+#define NR_SENDMMSG SYS_sendmmsg
+#define NR_PREADV2 SYS_preadv2
+#define NR_PWRITEV2 SYS_pwritev2
 
 /*
  * The head of glibc's struct __pthread_mutex_s on x86-64, the same since glibc 2.3: the futex

@@ -16,7 +16,7 @@
  * struct holder_query - a blocked thread, as the hang check sees it
  * @pid: its process
  * @tid: the thread
- * @syscall_nr: the x86-64 number of the syscall it is blocked in, -1 for none
+ * @syscall_nr: the number of the syscall it is blocked in (this machine's), -1 for none
  * @args: the syscall's arguments, from the saved user registers
  * @user: its user stack, symbolized, innermost first; may be NULL or empty
  */

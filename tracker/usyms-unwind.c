@@ -110,7 +110,16 @@ static bool unwind_set_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	struct unwind_call *c = thread_arg;
 
+#if defined(__aarch64__)
+	/* As libdw's own aarch64 backend: the DWARF registers x0..sp, then the pc apart. */
+	if (!dwfl_thread_state_registers(thread, 0, USYMS_REG_IP, c->regs)) {
+		return false;
+	}
+	dwfl_thread_state_register_pc(thread, c->regs[USYMS_REG_IP]);
+	return true;
+#else
 	return dwfl_thread_state_registers(thread, 0, USYMS_NR_REGS, c->regs);
+#endif
 }
 
 static const Dwfl_Thread_Callbacks unwind_callbacks = {
@@ -191,7 +200,7 @@ static int unwind_once(struct usyms *us, struct usyms_proc *p, struct unwind_cal
  * @us: the cache
  * @pid: the process (thread group id)
  * @tid: the thread of @pid that @regs belong to
- * @regs: its user registers, x86-64, in DWARF numbering (see USYMS_NR_REGS): what the kernel
+ * @regs: its user registers, in DWARF numbering (see USYMS_NR_REGS): what the kernel
  *	saved at the thread's last entry, valid while it stays in the kernel (blocked)
  * @ips: out, innermost first: ips[0] is regs[USYMS_REG_IP], then the return addresses as found
  *	in the stack (not minus 1; a frame that a signal interrupted has its exact pc instead)
@@ -214,7 +223,8 @@ static int unwind_once(struct usyms *us, struct usyms_proc *p, struct unwind_cal
  * Return: the number of frames in @ips, at least 1 when regs[USYMS_REG_IP] is not 0; 0 when it
  * is (nothing is read then). Or -errno: -EINVAL when @max is 0, -ESRCH when @pid or @tid (as a
  * thread of @pid) does not exist, -EACCES or -EPERM without the right to read its memory,
- * -ENOEXEC when the process is not an x86-64 one (or none of its objects says what it is), the
+ * -ENOEXEC when the process is not one of this architecture (or none of its objects says what
+ * it is), the
  * errors of usyms_capture().
  */
 int usyms_unwind(struct usyms *us, pid_t pid, pid_t tid, const uint64_t regs[USYMS_NR_REGS],

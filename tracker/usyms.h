@@ -77,13 +77,20 @@ typedef void (*usyms_module_fn)(const struct usyms_module *m, void *ctx);
 int usyms_modules(struct usyms *us, pid_t pid, usyms_module_fn fn, void *ctx);
 
 /*
- * The user registers of a thread, x86-64, in DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp,
- * r8 to r15, rip (USYMS_REG_IP). What the kernel saved in struct pt_regs at the thread's last
- * entry, reordered.
+ * The user registers of a thread, in DWARF numbering, what the kernel saved in struct pt_regs at
+ * the thread's last entry: on x86-64 rax rdx rcx rbx rsi rdi rbp rsp, r8 to r15, rip
+ * (USYMS_REG_IP), reordered; on arm64 x0 to x30, sp, and the pc last (DWARF has no number for it
+ * that libdw sets: USYMS_REG_IP is an index here, not a DWARF register).
  */
+#if defined(__aarch64__)
+#define USYMS_NR_REGS 33
+#define USYMS_REG_SP 31
+#define USYMS_REG_IP 32
+#else
 #define USYMS_NR_REGS 17
 #define USYMS_REG_SP 7
 #define USYMS_REG_IP 16
+#endif
 
 int usyms_unwind(struct usyms *us, pid_t pid, pid_t tid, const uint64_t regs[USYMS_NR_REGS],
 		 uint64_t *ips, unsigned int max);

@@ -7,7 +7,10 @@
 # kernel package of each SERIES (5.10, 6.1, 6.12; default: all three) with `apt-get download`
 # and unpacks it into build/kernels/SERIES/root/ (never installed on this machine). Idempotent: a
 # series already unpacked is left alone (remove build/kernels/SERIES to fetch it again). For 6.1,
-# lttng-modules too (lttng-modules.sh; LTTNG_MODULES=no: not).
+# lttng-modules too (lttng-modules.sh; LTTNG_MODULES=no: not). An arm64-SERIES (arm64-6.1):
+# Debian's arm64 kernel of SERIES, with scripts/install-arm64-deps.sh first (qemu-system-arm, the
+# cross build's packages) and the guest's arm64 userspace after (arm64-root.sh; ARM64_ROOT=no:
+# not, for make ARCH=arm64, which wants only the kernel's BTF).
 #
 # 6.1 and 6.12 come from bookworm's own suites; 5.10 from bullseye's, through a private sources
 # list made from this machine's (same archive, suite renamed), with apt state of its own under
@@ -114,19 +117,28 @@ newest() {
 }
 
 fetch_series() {
-	local series=$1 dir=$KDIR/$1 re pkg deb ver tmp
+	local series=$1 dir=$KDIR/$1 re pkg deb ver tmp arch=amd64 qual=''
 	if [ -f "$dir/vmlinuz" ] && [ -f "$dir/release" ]; then
 		depmod_series "$dir"
 		return 0
 	fi
+	# arm64-SERIES: Debian's arm64 kernel of SERIES, for an arm64 guest (qemu-system-aarch64;
+	# its userspace: arm64-root.sh), named with the architecture for apt (not this machine's).
 	case $series in
-	5.10) private_apt bullseye "bullseye bullseye-updates" bullseye-security ;;
-	6.1 | 6.12) APT_OPTS=() ;;
-	*) die "unknown kernel series '$series' (known: 5.10 6.1 6.12)" ;;
+	arm64-*)
+		arch=arm64
+		qual=:arm64
+		series=${series#arm64-}
+		;;
+	esac
+	case $arch-$series in
+	amd64-5.10) private_apt bullseye "bullseye bullseye-updates" bullseye-security ;;
+	*-6.1 | *-6.12) APT_OPTS=() ;;
+	*) die "unknown kernel series '$1' (known: 5.10 6.1 6.12 arm64-6.1 arm64-6.12)" ;;
 	esac
 	# linux-image-6.1.0-56-amd64-unsigned, linux-image-6.12.117+deb12-amd64-unsigned: the
 	# generic flavour (not cloud: no 9p; not rt), newest ABI.
-	re="^linux-image-${series//./\\.}(\\.0-[0-9]+|\\.[0-9]+\\+deb[0-9]+)-amd64-unsigned\$"
+	re="^linux-image-${series//./\\.}(\\.0-[0-9]+|\\.[0-9]+\\+deb[0-9]+)-$arch-unsigned\$"
 	pkg=$(newest "$re" "$series")
 	if [ -z "$pkg" ] && [ ${#APT_OPTS[@]} = 0 ]; then
 		# The system's lists may be missing or old (a fresh CI machine): update them once.
@@ -134,9 +146,10 @@ fetch_series() {
 		apt-get update -qq || die "apt-get update failed"
 		pkg=$(newest "$re" "$series")
 	fi
-	[ -n "$pkg" ] || die "no $series kernel package (linux-image-$series*-amd64-unsigned) in apt's lists"
+	[ -n "$pkg" ] || die "no $series kernel package (linux-image-$series*-$arch-unsigned) in apt's lists"
+	pkg=$pkg$qual
 	echo "latsnap: check-kernels: fetching $pkg" >&2
-	tmp=$(mktemp -d "$KDIR/.fetch-$series.XXXXXX")
+	tmp=$(mktemp -d "$KDIR/.fetch-$1.XXXXXX")
 	chmod 755 "$tmp"
 	# As root into a directory _apt may not write: download as root, without the warning.
 	if ! (cd "$tmp" && apt-get "${APT_OPTS[@]}" -o APT::Sandbox::User=root download -qq "$pkg"); then
@@ -165,7 +178,7 @@ fetch_series() {
 	depmod_series "$tmp"
 	rm -rf "$dir"
 	mv "$tmp" "$dir"
-	echo "latsnap: check-kernels: $series: $ver in $dir" >&2
+	echo "latsnap: check-kernels: $1: $ver in $dir" >&2
 }
 
 # --- QEMU from backports ----------------------------------------------------------------------
@@ -215,9 +228,28 @@ fetch_qemu() {
 }
 
 mkdir -p "$KDIR"
-fetch_qemu
+case " $* " in
+*" arm64-"*)
+	# The arm64 guest's QEMU, and the cross build's packages (the guest runs its binaries).
+	"$ROOT/scripts/install-arm64-deps.sh" || die "scripts/install-arm64-deps.sh failed"
+	;;
+esac
+for s in "$@"; do
+	case $s in
+	arm64-*) ;;
+	*) fetch_qemu ;;
+	esac
+done
 for s in "$@"; do
 	fetch_series "$s"
+	# The arm64 guest's userspace, from Debian's arm64 packages (this machine's is amd64).
+	case $s in
+	# ARM64_ROOT=no: the kernel alone (make ARCH=arm64 wants only its BTF).
+	arm64-*)
+		[ "${ARM64_ROOT:-yes}" = no ] || "$HERE/arm64-root.sh" ||
+			die "$s: scripts/kernels/arm64-root.sh failed"
+		;;
+	esac
 	# LTTng's kernel tracer for the guest's test of it (lttng-modules.sh: built once, cached). A
 	# failure here is that test's, which says why: the other tests need no lttng-modules.
 	if [ "$s" = 6.1 ] && [ "${LTTNG_MODULES:-yes}" != no ]; then

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # scripts/kernels/vm-run.sh SERIES [--] CMD [ARG...]: runs CMD as root in a QEMU guest (TCG) booted
-# on Debian's SERIES kernel (5.10, 6.1, 6.12; scripts/kernels/install.sh fetches it), with this
+# on Debian's SERIES kernel (5.10, 6.1, 6.12, arm64-6.1: an arm64 guest with an arm64 root of
+# Debian's packages in place of this machine's /; scripts/kernels/install.sh fetches it), with this
 # machine's userspace: the guest's / is the host's / (9p, read-only) under an overlay whose upper
 # layer is a tmpfs, so CMD may write anywhere and nothing it writes reaches the host. CMD runs
 # in the work tree (same path as here); its output (stdout and stderr, together) streams to this
@@ -20,6 +21,7 @@
 #   VM_APPEND   more kernel command line
 #   VM_QEMU, VM_QEMU_ARGS  another QEMU binary, more arguments for it (-L DIR for its firmware)
 #   VM_ACCEL    QEMU's -accel (default tcg: a host thread per CPU; tcg,thread=single: one for all)
+#   VM_CPU      QEMU's -cpu (default max; arm64: max,pauth-impdef=on)
 #   VM_CACHE    9p cache mode of the host's / in the guest (default loose)
 #   VM_KEEP=1   keep the results share (build/kernels/run/SERIES.*) of the run
 #   VM_VERBOSE=1  copy the guest's console to stderr as it goes
@@ -50,7 +52,34 @@ LOGDIR=$KDIR/logs
 VM_CONSOLE=${VM_CONSOLE:-$LOGDIR/$SERIES.console.log}
 KD=$KDIR/$SERIES
 
-if [ ! -f "$KD/release" ] || ! command -v qemu-system-x86_64 >/dev/null || [ ! -x /bin/busybox ]; then
+# An arm64 series (arm64-6.1): Debian's arm64 kernel under qemu-system-aarch64 (TCG, the virt
+# machine), its userspace the arm64 root arm64-root.sh made from Debian's packages in place of
+# this machine's /, and latsnap the cross build (make ARCH=arm64: build-arm64/, LATSNAP_BUILD).
+case $SERIES in
+arm64-*)
+	GUEST_ARCH=arm64
+	HOSTROOT=$KDIR/arm64-root/root
+	BUSYBOX=$HOSTROOT/bin/busybox
+	QEMU_SYSTEM=qemu-system-aarch64
+	QEMU_MACHINE="-M virt"
+	# Pointer authentication with QEMU's cheap hash, not the architected QARMA: the kernel signs
+	# and checks the return address of most of its functions, and TCG's QARMA is slow (an exec of
+	# /bin/true: 250 ms against 380 ms).
+	QEMU_CPU=max,pauth-impdef=on
+	# PL011's console; the x86 clock option is not for it.
+	CONSOLE_APPEND="console=ttyAMA0"
+	;;
+*)
+	GUEST_ARCH=x86
+	HOSTROOT=/
+	BUSYBOX=/bin/busybox
+	QEMU_SYSTEM=qemu-system-x86_64
+	QEMU_MACHINE=
+	QEMU_CPU=max
+	CONSOLE_APPEND="console=ttyS0 tsc=reliable"
+	;;
+esac
+if [ ! -f "$KD/release" ] || ! command -v $QEMU_SYSTEM >/dev/null || [ ! -x "$BUSYBOX" ]; then
 	"$HERE/install.sh" "$SERIES" >&2 || die "$SERIES: scripts/kernels/install.sh failed"
 fi
 RELEASE=$(cat "$KD/release")
@@ -58,7 +87,11 @@ RELEASE=$(cat "$KD/release")
 # whose kernel patches its code: see install.sh's fetch_qemu), else the system's, with every CPU
 # in one host thread.
 QDIR=$KDIR/qemu/root
-if [ -z "${VM_QEMU:-}" ] && [ ! -x "$QDIR/usr/bin/qemu-system-x86_64" ] && [ ! -f "$KDIR/qemu-none" ] &&
+if [ "$GUEST_ARCH" = arm64 ]; then
+	# Debian 12's own: its livelock is x86's (text_poke_bp's int3); arm64 patches its kernel text
+	# with every other CPU stopped.
+	VM_QEMU=${VM_QEMU:-$QEMU_SYSTEM}
+elif [ -z "${VM_QEMU:-}" ] && [ ! -x "$QDIR/usr/bin/qemu-system-x86_64" ] && [ ! -f "$KDIR/qemu-none" ] &&
 	qemu-system-x86_64 --version | grep -q '^QEMU emulator version [1-7]\.'; then
 	"$HERE/install.sh" "$SERIES" >&2 || die "$SERIES: scripts/kernels/install.sh failed"
 fi
@@ -69,7 +102,7 @@ if [ -z "${VM_QEMU:-}" ] && [ -x "$QDIR/usr/bin/qemu-system-x86_64" ]; then
 elif [ -z "${VM_QEMU:-}" ] && qemu-system-x86_64 --version | grep -q '^QEMU emulator version [1-7]\.'; then
 	VM_ACCEL=${VM_ACCEL:-tcg,thread=single}
 fi
-QVER=$("${VM_QEMU:-qemu-system-x86_64}" --version | sed -n '1s/^QEMU emulator version \([^ ]*\).*/\1/p')
+QVER=$("${VM_QEMU:-$QEMU_SYSTEM}" --version | sed -n '1s/^QEMU emulator version \([^ ]*\).*/\1/p')
 MOD=$KD/modules
 
 # --- the initramfs: busybox, /init, the modules for 9p and overlayfs -------------------------
@@ -98,13 +131,13 @@ add_module() {
 
 INITRD=$KD/initramfs.cpio.gz
 if [ ! -s "$INITRD" ] || [ "$HERE/init.sh" -nt "$INITRD" ] || [ "$HERE/vm-run.sh" -nt "$INITRD" ] ||
-	[ /bin/busybox -nt "$INITRD" ]; then
+	[ "$BUSYBOX" -nt "$INITRD" ]; then
 	for m in virtio_pci 9pnet_virtio 9p overlay; do
 		add_module "$m"
 	done
 	staging=$(mktemp -d "$KD/.initramfs.XXXXXX")
 	mkdir -p "$staging/bin" "$staging/modules" "$staging/proc" "$staging/sys" "$staging/dev"
-	cp /bin/busybox "$staging/bin/busybox"
+	cp "$BUSYBOX" "$staging/bin/busybox"
 	cp "$HERE/init.sh" "$staging/init"
 	chmod 755 "$staging/init"
 	# Uncompressed: busybox's insmod takes a plain .ko.
@@ -169,11 +202,15 @@ esac
 	echo "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	echo "export HOME=/root USER=root LOGNAME=root SHELL=/bin/bash"
 	echo "export VM_SERIES=$(q "$SERIES") VM_RESULTS=/run/latsnap-vm"
+	# The arm64 guest runs the cross build (tests/integration/lib.sh's LATSNAP_BUILD).
+	if [ "$GUEST_ARCH" = arm64 ] && [ -z "${LATSNAP_BUILD:-}" ]; then
+		echo "export LATSNAP_BUILD=$(q "$ROOT/build-arm64")"
+	fi
 	# The module tree with lttng-modules (lttng-modules.sh), for the test that mounts it.
 	if [ -f "$KD/lttng/KEY" ] && [ -f "$KD/lttng/lib/modules/$RELEASE/modules.dep" ]; then
 		echo "export VM_LTTNG_MODULES=$(q "$(cd "$KD/lttng/lib/modules/$RELEASE" && pwd -P)")"
 	fi
-	for v in CI LATSNAP_TIMEOUT KEEP_TMP STORM_SECONDS LANG LC_ALL ${VM_ENV:-}; do
+	for v in CI LATSNAP_TIMEOUT LATSNAP_BUILD KEEP_TMP STORM_SECONDS LANG LC_ALL ${VM_ENV:-}; do
 		if [ -n "${!v+set}" ]; then
 			echo "export $v=$(q "${!v}")"
 		fi
@@ -196,13 +233,13 @@ START=$(date +%s.%N)
 # keeps a CPU for 2 (emulated kernel code is slow: thresholds 3 and 6 times the defaults) dumps
 # stacks and panics, which ends the run at once (panic=-1, -no-reboot), not at VM_TIMEOUT.
 # shellcheck disable=SC2086 # VM_QEMU_ARGS: words
-timeout -k 10 "$VM_TIMEOUT" "${VM_QEMU:-qemu-system-x86_64}" ${VM_QEMU_ARGS:-} -accel "${VM_ACCEL:-tcg}" -cpu max -smp "$VM_SMP" -m "$VM_MEM" \
+timeout -k 10 "$VM_TIMEOUT" "${VM_QEMU:-$QEMU_SYSTEM}" ${VM_QEMU_ARGS:-} $QEMU_MACHINE -accel "${VM_ACCEL:-tcg}" -cpu "${VM_CPU:-$QEMU_CPU}" -smp "$VM_SMP" -m "$VM_MEM" \
 	-nodefaults -display none -no-reboot -serial "file:$RUN/console.log" \
 	-kernel "$KD/vmlinuz" -initrd "$INITRD" \
-	-append "console=ttyS0 panic=-1 quiet loglevel=5 tsc=reliable \
+	-append "$CONSOLE_APPEND panic=-1 quiet loglevel=5 \
 watchdog_thresh=60 softlockup_panic=1 softlockup_all_cpu_backtrace=1 \
 rcupdate.rcu_cpu_stall_timeout=60 sysctl.kernel.panic_on_rcu_stall=1 $SYSTEMD_APPEND ${VM_APPEND:-}" \
-	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+	-virtfs "local,path=$HOSTROOT,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$ROOT,mount_tag=repo,security_model=none,readonly=on,multidevs=remap" \
 	-virtfs "local,path=$RUN,mount_tag=results,security_model=none" \
 	</dev/null >"$RUN/qemu.log" 2>&1 &
@@ -219,6 +256,10 @@ wait $TPID || true
 TPID=
 END=$(date +%s.%N)
 cp "$RUN/console.log" "$VM_CONSOLE" 2>/dev/null || true
+# The loader cache /init made for a root that had none (the arm64 one), kept for the next boots.
+if [ "$HOSTROOT" != / ] && [ -s "$RUN/ld.so.cache" ] && [ ! -e "$HOSTROOT/etc/ld.so.cache" ]; then
+	cp "$RUN/ld.so.cache" "$HOSTROOT/etc/ld.so.cache" || true
+fi
 
 if [ -s "$RUN/status" ]; then
 	rc=$(cat "$RUN/status")

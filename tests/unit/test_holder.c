@@ -30,8 +30,9 @@
 #include "tracker/usyms.h"
 #include "tap.h"
 
-#define NR_FUTEX 202
-#define NR_READ 0
+/* This machine's numbers, as /proc/PID/task/TID/syscall gives them. */
+#define NR_FUTEX SYS_futex
+#define NR_READ SYS_read
 #define WAIT_MS 10000 /* for a child to block: generous, the machine may be loaded */
 
 /* What the children tell the test, in a shared mapping: written once, then read. */

@@ -108,12 +108,20 @@ static void *victim_main(void *arg)
 	return NULL;
 }
 
+/* The CPU's counter: the TSC on x86-64, the virtual counter (CNTVCT_EL0) on arm64. */
 static inline uint64_t tsc(void)
 {
+#if defined(__aarch64__)
+	uint64_t v;
+
+	__asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v)::"memory");
+	return v;
+#else
 	uint32_t lo, hi;
 
 	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi)::"memory");
 	return (uint64_t)hi << 32 | lo;
+#endif
 }
 
 /*
