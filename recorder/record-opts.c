@@ -36,6 +36,7 @@ enum opt_id {
 	OPT_NO_SNAPSHOT = 256,
 	OPT_JSON,
 	OPT_INCLUDE_IDLE,
+	OPT_EXACT_START,
 	OPT_RULES,
 	OPT_IDLE_SYSCALLS,
 	OPT_SIGNAL,
@@ -72,6 +73,7 @@ static const struct option long_options[] = {
 	{ "no-snapshot", no_argument, NULL, OPT_NO_SNAPSHOT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "include-idle", no_argument, NULL, OPT_INCLUDE_IDLE },
+	{ "exact-start", no_argument, NULL, OPT_EXACT_START },
 	{ "go-waits", no_argument, NULL, OPT_GO_WAITS },
 	{ "idle-syscalls", required_argument, NULL, OPT_IDLE_SYSCALLS },
 	{ "duration", required_argument, NULL, OPT_DURATION },
@@ -160,6 +162,8 @@ static const char usage_text[] =
 	"      --include-idle         report waits for work too: the idle list and policy off\n"
 	"      --idle-syscalls LIST   the idle list, comma-separated syscall names\n"
 	"      --go-waits             time Go programs' goroutine waits (uprobes: costly)\n"
+	"      --exact-start          read the clock at every syscall's entry: exact starts and\n"
+	"                             on-CPU times for a few tens of ns per syscall (see COST)\n"
 	"  -d, --duration DUR         stop after DUR (COMMAND then gets SIGTERM)\n"
 	"      --request START[,END]  operations between two probes of the target are requests;\n"
 	"                             a slow one is an outlier of kind request, with its waits\n"
@@ -320,6 +324,9 @@ static int apply_flag(struct record_opts *opts, int id, const char *value,
 		break;
 	case OPT_INCLUDE_IDLE:
 		opts->include_idle = flag;
+		break;
+	case OPT_EXACT_START:
+		opts->exact_start = flag;
 		break;
 	case OPT_GO_WAITS:
 		opts->go_waits = flag;
@@ -698,6 +705,7 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 	case OPT_NO_SNAPSHOT:
 	case OPT_JSON:
 	case OPT_INCLUDE_IDLE:
+	case OPT_EXACT_START:
 	case OPT_GO_WAITS:
 	case OPT_NO_FLOOD_GUARD:
 	case OPT_ALL:
