@@ -2099,9 +2099,10 @@ static __always_inline bool dying(struct task_struct *task)
 /*
  * syscall_exit_fast - the end of a syscall that started in the CPU's cache and never left the
  * CPU. Returns false when it is long enough to be an outlier: the caller then takes the slow
- * way, through task storage. One whose entry kept no clock (sc_rt) ends on a look at the
- * jiffies alone when it did not span a tick: the context stream, which wants syscalls from its
- * floor up, then misses one that stayed on the CPU between the floor and a tick.
+ * way, through task storage. A tracked thread's, unless the clock is wanted at every entry
+ * (syscall_entry_cheap()), ends on a look at the jiffies alone when it did not span a tick: the
+ * context stream, which wants syscalls from its floor up, then misses one that stayed on the
+ * CPU between the floor and a tick.
  */
 static __always_inline bool syscall_exit_fast(void *ctx, struct ls_cpu_verdict *v,
 					      struct task_struct *task, long ret)
@@ -2109,7 +2110,7 @@ static __always_inline bool syscall_exit_fast(void *ctx, struct ls_cpu_verdict *
 	struct ls_ctx_record *e;
 	__u64 now = 0, start = v->sc_start, ticks;
 
-	if (v->sc_rt) {
+	if (v->fast == LS_FAST_TRACKED && (v->sc_rt || syscall_entry_cheap())) {
 		ticks = bpf_jiffies64() - v->sc_jiffies;
 		if ((!ticks || ctx_level != LS_CTX_FULL) &&
 		    ((ticks + 2) * tick_ns < threshold_ns || sc_quiet(v))) {

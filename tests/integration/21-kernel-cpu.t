@@ -47,9 +47,18 @@ WL_LOG=$TMPD/a.log record_json "$TMPD/a.out" "$TMPD/a.err" -- -t 10ms --no-prelo
 is "$RC" 0 "--no-snapshot, --no-preload: record -t 10ms -- kerncpu 32 3: exit 0"
 check no-snapshot "$TMPD/a.out" "$TMPD/a.log" main
 
-# --exact-start: the clock at each entry, the start exact.
-WL_LOG=$TMPD/x.log record_json "$TMPD/x.out" "$TMPD/x.err" -- -t 10ms --no-preload --exact-start -- \
-	"$WL/kerncpu" 32 3
+# --exact-start: the clock at each entry, the start exact. Up to three runs, as below: a read
+# that waited for the CPU more than it ran is the machine's doing.
+for try in 1 2 3; do
+	rm -f "$TMPD/x.log"
+	WL_LOG=$TMPD/x.log record_json "$TMPD/x.out" "$TMPD/x.err" -- -t 10ms --no-preload \
+		--exact-start -- "$WL/kerncpu" 32 3
+	[ "$RC" = 0 ] || break
+	BUSY=$(jq -s '[.[] | select(.kind == "sleep" or (.syscall == "read" and
+		.runqueue_ns > .on_cpu_ns))] | length' "$TMPD/x.out" 2>/dev/null)
+	[ "${BUSY:-0}" = 0 ] && break
+	diag "--exact-start, try $try: the machine was busy ($BUSY outliers waited for the CPU); again"
+done
 is "$RC" 0 "--exact-start: record -t 10ms -- kerncpu 32 3: exit 0"
 check exact-start "$TMPD/x.out" "$TMPD/x.log" main
 
