@@ -1135,7 +1135,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 		done
 		if [ -n "${ttot:-}" ] && [ -n "${ftot:-}" ]; then
 			xtot=$(result pgbpf_total exact)
-			echo "| all | | | | $(fmt "$ttot" %.0f) ($(awk -v t="$ttot" -v f="$ftot" 'BEGIN { printf "%.2fx", (f > 0 ? t / f : 0) }')) | $(fmt "$ftot" %.0f) | ${xtot:+$xtot ($(awk -v t="$xtot" -v f="$ftot" 'BEGIN { printf "%.2fx", (f > 0 ? t / f : 0) }'))} |"
+			echo "| all | | | | $(fmt "$ttot" %.0f) ($(awk -v t="$ttot" -v f="$ftot" 'BEGIN { printf "%.2fx", (f > 0 ? t / f : 0) }')) | $(fmt "$ftot" %.0f) | ${xtot:+$(fmt "$xtot" %.0f) ($(awk -v t="$xtot" -v f="$ftot" 'BEGIN { printf "%.2fx", (f > 0 ? t / f : 0) }'))} |"
 		fi
 		echo
 		echo "Connections: \`pgbench -C -c 1 -T $PG_CONN_SECONDS\` running \`select 1\`, a new connection (a fork of the"
