@@ -44,7 +44,7 @@
 # PG_SCALE, REC_N (outliers for 4.), BURST_ROUNDS, NAPS (outliers per depth for 6.), BENCH_OUT,
 # LAB_IDLE_S and LAB_PROGRAMS (of 10), SAT_NAPS and SAT_CONFIGS (of 13: normal high fifo1 rt);
 # SECTIONS (which to run, default 1 to 14, without 10 and 14 under QUICK; 1 and 2 run together), CONFIGS (the
-# configurations of 1 and 2, default all) and PG_CONFIGS (of 3: untraced floor traced ctxsched
+# configurations of 1 and 2, default all) and PG_CONFIGS (of 3: untraced floor traced exact ctxsched
 # ctxnone all nosnap), to measure a change quickly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,7 +61,7 @@ if [ "$QUICK" = 1 ]; then
 	MACHINE_SECONDS=${MACHINE_SECONDS:-2}
 	# make check's budget: section 3's variants of the traced run are left out (each is a
 	# PostgreSQL start and a pgbench run); its table says so in their rows.
-	PG_SKIP=${PG_SKIP:-ctxsched ctxnone nosnap}
+	PG_SKIP=${PG_SKIP:-exact ctxsched ctxnone nosnap}
 else
 	ROUNDS=${ROUNDS:-7} N=${N:-1000000} PP_N=${PP_N:-100000}
 	PG_PAIRS=${PG_PAIRS:-5} PG_SECONDS=${PG_SECONDS:-15} PG_SCALE=${PG_SCALE:-5} PG_WARMUP=${PG_WARMUP:-1}
@@ -81,7 +81,7 @@ fi
 LAB_IDLE_S=${LAB_IDLE_S:-60}
 LAB_PROGRAMS=${LAB_PROGRAMS:-cpool python node go java mariadb pylock nodeexec pyasync ruby cxxpool rustpool phpflock housekeep pyproc rbcond perlpipe}
 # Section 3's configurations, each run paired with the untraced one before it.
-PG_CONFIGS=${PG_CONFIGS:-untraced floor traced ctxsched ctxnone all nosnap}
+PG_CONFIGS=${PG_CONFIGS:-untraced floor traced exact ctxsched ctxnone all nosnap}
 PG_SKIP=${PG_SKIP:-}
 has() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
@@ -363,6 +363,8 @@ pg_round() {
 	# In the bench's CPU-accounting cgroup (when there is one) from the start: the server, and
 	# latsnap when traced. Not pinned: the server would inherit it, and the untraced one has none.
 	local hooks=''
+	# Before this configuration's programs load: the others' are left out of its BPF times.
+	bpf_ids >"$TMP/bpf-old-ids"
 	if [ "$cfg" = floor ]; then
 		# The floor: empty programs on latsnap's hooks, the server untraced.
 		"${PIN_TOOL[@]}" "$BB/empty-hooks" >"$TMP/pg-hooks.out" 2>&1 &
@@ -396,6 +398,10 @@ pg_round() {
 			exec "$LATSNAP" record -v -t 200ms --no-snapshot -- \
 				runuser -u postgres -- "${server[@]}" >/dev/null 2>"$TMP/pg-latsnap.err"
 			;;
+		exact)
+			exec "$LATSNAP" record -v -t 200ms --exact-start -o "$TMP/pg-snaps" -- \
+				runuser -u postgres -- "${server[@]}" >/dev/null 2>"$TMP/pg-latsnap.err"
+			;;
 		ctxsched | ctxnone)
 			exec "$LATSNAP" record -v -t 200ms --context "${cfg#ctx}" -o "$TMP/pg-snaps" -- \
 				runuser -u postgres -- "${server[@]}" >/dev/null 2>"$TMP/pg-latsnap.err"
@@ -422,15 +428,15 @@ pg_round() {
 	# latsnap's own CPU time (clock ticks) over the run: the subshell exec'd it, or -a's.
 	local lpid='' l0='' l1='' w0 w1
 	case $cfg in
-	traced | ctx* | nosnap) lpid=$pid ;;
+	traced | exact | ctx* | nosnap) lpid=$pid ;;
 	all) lpid=$all ;;
 	esac
 	[ -n "$lpid" ] && l0=$(awk '{ print $14 + $15 }' "/proc/$lpid/stat" 2>/dev/null)
 	w0=$(date +%s%N)
-	bpf_runs >"$TMP/bpf0"
+	bpf_runs "$TMP/bpf-old-ids" >"$TMP/bpf0"
 	"$PG_BIN/pgbench" -h "$PG_SOCK" -U postgres -c 4 -j 2 -T "$PG_SECONDS" postgres \
 		>"$TMP/pgbench.out" 2>&1 || true
-	bpf_runs >"$TMP/bpf1"
+	bpf_runs "$TMP/bpf-old-ids" >"$TMP/bpf1"
 	[ -n "$PG_CG" ] && u1=$(cg_usage_ns "$PG_CG")
 	w1=$(date +%s%N)
 	[ -n "$lpid" ] && l1=$(awk '{ print $14 + $15 }' "/proc/$lpid/stat" 2>/dev/null)
@@ -448,8 +454,8 @@ pg_round() {
 	# BPF time per transaction, per program (kernel.bpf_stats_enabled, which adds ~35 ns a run).
 	if [ -n "$txns" ] && [ "$txns" -gt 0 ]; then
 		join "$TMP/bpf0" "$TMP/bpf1" 2>/dev/null | awk -v c="$cfg" -v n="$txns" '
-			{ runs = $4 - $2; ns = $5 - $3
-			  if (runs > 0) printf "pgbpf_runs %s:%s %.2f\npgbpf_ns %s:%s %.1f\n", c, $1, runs / n, c, $1, ns / runs
+			{ runs = $6 - $3; ns = $7 - $4
+			  if (runs > 0) printf "pgbpf_runs %s:%s %.2f\npgbpf_ns %s:%s %.1f\n", c, $2, runs / n, c, $2, ns / runs
 			  total += ns }
 			END { if (NR) printf "pgbpf_total %s %.0f\n", c, total / n }' >>"$RESULTS"
 	fi
@@ -505,12 +511,21 @@ cg_usage_ns() {
 	fi
 }
 
-# bpf_runs: "NAME RUN_CNT RUN_TIME_NS" of latsnap's programs (ls_*) and the floor's (empty_*),
-# sorted by name for join; nothing without bpftool.
+# bpf_runs [OLD-IDS]: "ID NAME RUN_CNT RUN_TIME_NS" of latsnap's programs (ls_*) and the floor's
+# (empty_*), sorted by id for join; nothing without bpftool. Programs whose id is in the file
+# OLD-IDS (bpf_ids before the configuration started) are left out: another latsnap on the machine
+# (make check, another tree's tests) has programs of the same names, whose runs are not this one's.
 bpf_runs() {
 	bpftool -j prog show 2>/dev/null | jq -r '.[] | select(.name != null and
-		(.name | test("^(ls|empty)_"))) | "\(.name) \(.run_cnt // 0) \(.run_time_ns // 0)"' |
-		sort -k1,1 || true
+		(.name | test("^(ls|empty)_"))) | "\(.id) \(.name) \(.run_cnt // 0) \(.run_time_ns // 0)"' |
+		awk -v old="${1:-/dev/null}" 'BEGIN { while ((getline l < old) > 0) skip[l] = 1 }
+			!($1 in skip)' | sort -k1,1 || true
+}
+
+# bpf_ids: the ids of the loaded programs of latsnap's and the floor's names, one a line.
+bpf_ids() {
+	bpftool -j prog show 2>/dev/null | jq -r '.[] | select(.name != null and
+		(.name | test("^(ls|empty)_"))) | .id' || true
 }
 
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
@@ -1018,6 +1033,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 			v=$(result postgres "$cfg")
 			case $cfg in
 			traced) label="latsnap record -t 200ms, snapshots on (--context full, the default)" ;;
+			exact) label="latsnap record -t 200ms --exact-start, snapshots on" ;;
 			ctxsched) label="latsnap record -t 200ms, snapshots on, --context sched" ;;
 			ctxnone) label="latsnap record -t 200ms, snapshots on, --context none" ;;
 			all) label="latsnap record -a -t 200ms, snapshots on (every thread tracked, no preload)" ;;
@@ -1098,6 +1114,29 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "not installed
 			echo "| $prog | ${fr:+$(fmt "$fr" %.1f)} | ${fn:+$(fmt "$fn" %.1f)} | ${tr:+$(fmt "$tr" %.1f)} | ${tn:+$(fmt "$tn" %.1f)} | ${sn:+$(fmt "$sn" %.1f)} | ${zn:+$(fmt "$zn" %.1f)} | ${an:+$(fmt "$an" %.1f)} | ${nn:+$(fmt "$nn" %.1f)} |"
 		done
 		echo "| total ns per transaction | ${ftot:-} | | ${ttot:-} | | $(result pgbpf_total ctxsched) | $(result pgbpf_total ctxnone) | ${atot:-} | $(result pgbpf_total nosnap) |"
+		echo
+		# issue 48: the floor and latsnap side by side per hook, in one run, as the issue's table.
+		echo "Per hook, latsnap (snapshots on) against the floor (empty programs), ns per transaction = runs per"
+		echo "transaction x ns per run; the total is every program's:"
+		echo
+		echo "| hook | runs per txn | latsnap ns/run | empty ns/run | latsnap ns per txn | empty ns per txn | --exact-start ns/run |"
+		echo "|---|---:|---:|---:|---:|---:|---:|"
+		for prog in sys_enter sys_exit sched_switch sched_waking; do
+			fr=$(result pgbpf_runs "floor:empty_$prog")
+			fn=$(result pgbpf_ns "floor:empty_$prog")
+			tr=$(result pgbpf_runs "traced:ls_$prog")
+			tn=$(result pgbpf_ns "traced:ls_$prog")
+			xn=$(result pgbpf_ns "exact:ls_$prog")
+			[ -z "$fr$tr" ] && continue
+			echo "| $prog | ${tr:+$(fmt "$tr" %.1f)} | ${tn:+$(fmt "$tn" %.0f)} | ${fn:+$(fmt "$fn" %.0f)} |" \
+				"${tr:+$(awk -v r="$tr" -v n="${tn:-0}" 'BEGIN { printf "%.0f", r * n }')} |" \
+				"${fr:+$(awk -v r="$fr" -v n="${fn:-0}" 'BEGIN { printf "%.0f", r * n }')} |" \
+				"${xn:+$(fmt "$xn" %.0f)} |"
+		done
+		if [ -n "${ttot:-}" ] && [ -n "${ftot:-}" ]; then
+			xtot=$(result pgbpf_total exact)
+			echo "| all | | | | $(fmt "$ttot" %.0f) ($(awk -v t="$ttot" -v f="$ftot" 'BEGIN { printf "%.2fx", (f > 0 ? t / f : 0) }')) | $(fmt "$ftot" %.0f) | ${xtot:+$(fmt "$xtot" %.0f) ($(awk -v t="$xtot" -v f="$ftot" 'BEGIN { printf "%.2fx", (f > 0 ? t / f : 0) }'))} |"
+		fi
 		echo
 		echo "Connections: \`pgbench -C -c 1 -T $PG_CONN_SECONDS\` running \`select 1\`, a new connection (a fork of the"
 		echo "postmaster, preloaded when traced) for each; pgbench's average connection time, median of the runs."

@@ -35,6 +35,15 @@ const volatile bool track_all = false;
 /* latsnap itself, whose own waits (and lttng-ust's threads in it) are never outliers. */
 const volatile __u32 self_tgid = 0;
 const volatile bool include_idle = false;
+/* record --exact-start: every tracked syscall's entry reads the clock (syscall_entry_cheap()). */
+const volatile bool exact_start = false;
+/*
+ * Per syscall number, whether a tracked thread's entry reads the clock all the same (issue 48):
+ * those that wait by nature, seeded by user space (sleeps, futex, read, the idle list), and any
+ * seen to leave the CPU since, learned at its first switch-out (syscall_flush()). Their waits,
+ * the outliers, get exact starts; the rest, which nearly never leave the CPU, pay no clock.
+ */
+__u8 sc_clocked[LS_MAX_SYSCALLS];
 const volatile __u8 idle_syscalls[LS_MAX_SYSCALLS] = {};
 /* No target given: every process that registers through the preload library is tracked. */
 const volatile bool track_registered = false;
@@ -1915,10 +1924,26 @@ static __always_inline bool idle_syscall(long id)
 }
 
 /*
+ * syscall_entry_cheap - whether a tracked thread's syscall entry may skip the clock (issue 48):
+ * nearly every syscall ends on the CPU it began on, and a clock read at each entry and exit was
+ * most of what latsnap cost a server. Its exit then knows its length in ticks alone, which proves
+ * it short when the threshold is two ticks or more; below that, and with --exact-start, the
+ * entry reads the clock as before (a time taken at entry is exact where a run time is an
+ * estimate).
+ */
+static __always_inline bool syscall_entry_cheap(void)
+{
+	return !exact_start && threshold_ns >= 2 * tick_ns;
+}
+
+/*
  * syscall_enter_fast - the entry of a syscall of a tracked thread, kept in its CPU's cache and
  * not in task storage: most syscalls end without leaving the CPU, and a task storage lookup
  * costs about as much as the rest of the hook (65 ns here). The thread's switch-out moves it to
- * task storage (syscall_flush()); its exit finds it here if it never left.
+ * task storage (syscall_flush()); its exit finds it here if it never left. A tracked thread's
+ * entry keeps its run time (a load) instead of the clock where syscall_entry_cheap() allows and
+ * its number is not one of sc_clocked: the switch-out, which reads the clock anyway, works out
+ * when it began (sc_start_at()).
  */
 static __always_inline void syscall_enter_fast(struct ls_cpu_verdict *v, struct task_struct *task,
 					       long id)
@@ -1926,11 +1951,42 @@ static __always_inline void syscall_enter_fast(struct ls_cpu_verdict *v, struct 
 	v->sc_task = 0;
 	asm volatile("" ::: "memory");
 	v->sc_nr = id;
-	v->sc_quiet = idle_syscall(id) && !include_idle;
-	v->sc_start = clock_now();
+	if (v->fast == LS_FAST_TRACKED && syscall_entry_cheap() && id >= 0 && id < LS_MAX_SYSCALLS &&
+	    !sc_clocked[id & (LS_MAX_SYSCALLS - 1)]) {
+		v->sc_rt = 1;
+		v->sc_start = task_rd(task, se.sum_exec_runtime);
+	} else {
+		v->sc_rt = 0;
+		v->sc_start = clock_now();
+	}
 	v->sc_jiffies = bpf_jiffies64();
 	asm volatile("" ::: "memory");
 	v->sc_task = (__u64)task;
+}
+
+/*
+ * sc_start_at - when the syscall in @v's cache began, told at @now by @task, whose syscall it is,
+ * on its CPU. An entry that kept the run time (sc_rt) began that much CPU time before now: the
+ * scheduler's count of it is exact at a switch-out and stale by at most a tick elsewhere, and
+ * it may count from before the entry (since the thread's last switch-in, tick or wakeup nearby):
+ * the syscall looks that much longer.
+ */
+static __always_inline __u64 sc_start_at(struct ls_cpu_verdict *v, struct task_struct *task,
+					 __u64 now)
+{
+	__u64 ran;
+
+	if (!v->sc_rt) {
+		return v->sc_start;
+	}
+	ran = task_rd(task, se.sum_exec_runtime) - v->sc_start;
+	return now > ran ? now - ran : 0;
+}
+
+/* Whether the syscall in @v's cache is on the idle list (its exit and its flush ask). */
+static __always_inline bool sc_quiet(struct ls_cpu_verdict *v)
+{
+	return idle_syscall(v->sc_nr) && !include_idle;
 }
 
 /* A tracked thread's syscall @nr began at @start (@jiffies): its state starts over. */
@@ -1987,19 +2043,25 @@ static __always_inline void sleep_came_back(void *ctx, struct task_struct *task,
  * (no storage reachable): the syscall is then not seen.
  */
 static __always_inline void syscall_flush(struct ls_cpu_verdict *v, struct task_struct *task,
-					  struct task_state *s)
+					  struct task_state *s, __u64 now)
 {
 	struct ls_parked_syscall parked;
+	__u64 start;
 	__u32 tid;
 
 	if (v->sc_task != (__u64)task) {
 		return;
 	}
 	v->sc_task = 0;
+	start = v->sc_rt ? sc_start_at(v, task, now ?: clock_now()) : v->sc_start;
+	if (v->sc_rt && v->sc_nr >= 0 && v->sc_nr < LS_MAX_SYSCALLS) {
+		/* It left the CPU: the next of its number times its entry exactly. */
+		sc_clocked[v->sc_nr & (LS_MAX_SYSCALLS - 1)] = 1;
+	}
 	if (v->fast == LS_FAST_STREAMED && (!s || !s->tracked)) {
 		/* Streamed, not tracked: the syscall is only for the context stream's event. */
 		if (s && ctx_level == LS_CTX_FULL) {
-			s->sc_start = v->sc_start;
+			s->sc_start = start;
 			s->sc_nr = v->sc_nr;
 			s->sc_active = 1;
 		}
@@ -2008,9 +2070,9 @@ static __always_inline void syscall_flush(struct ls_cpu_verdict *v, struct task_
 	if (!s) {
 		/* A tracked thread's syscall, its storage out of reach. */
 		parked.nr = v->sc_nr;
-		parked.start = v->sc_start;
+		parked.start = start;
 		parked.jiffies = v->sc_jiffies;
-		parked.quiet = v->sc_quiet;
+		parked.quiet = sc_quiet(v);
 		tid = task_rd(task, pid);
 		bpf_map_update_elem(&parked_syscalls, &tid, &parked, BPF_ANY);
 		return;
@@ -2018,7 +2080,7 @@ static __always_inline void syscall_flush(struct ls_cpu_verdict *v, struct task_
 	if (!s->tracked) {
 		return;
 	}
-	syscall_begin(s, v->sc_nr, v->sc_quiet, v->sc_start, v->sc_jiffies);
+	syscall_begin(s, v->sc_nr, sc_quiet(v), start, v->sc_jiffies);
 	if (ctx_level == LS_CTX_FULL) {
 		s->sc_start = s->start;
 		s->sc_nr = s->nr;
@@ -2111,30 +2173,42 @@ static __always_inline bool dying(struct task_struct *task)
 /*
  * syscall_exit_fast - the end of a syscall that started in the CPU's cache and never left the
  * CPU. Returns false when it is long enough to be an outlier: the caller then takes the slow
- * way, through task storage.
+ * way, through task storage. A tracked thread's, unless the clock is wanted at every entry
+ * (syscall_entry_cheap()), ends on a look at the jiffies alone when it did not span a tick: the
+ * context stream, which wants syscalls from its floor up, then misses one that stayed on the
+ * CPU between the floor and a tick.
  */
 static __always_inline bool syscall_exit_fast(void *ctx, struct ls_cpu_verdict *v,
 					      struct task_struct *task, long ret)
 {
 	struct ls_ctx_record *e;
-	__u64 now = 0;
+	__u64 now = 0, start = v->sc_start, ticks;
 
-	if (ctx_level == LS_CTX_FULL) {
+	if (v->fast == LS_FAST_TRACKED && (v->sc_rt || syscall_entry_cheap())) {
+		ticks = bpf_jiffies64() - v->sc_jiffies;
+		if ((!ticks || ctx_level != LS_CTX_FULL) &&
+		    ((ticks + 2) * tick_ns < threshold_ns || sc_quiet(v))) {
+			v->sc_task = 0;
+			return true;
+		}
+		now = clock_now();
+		start = sc_start_at(v, task, now);
+	} else if (ctx_level == LS_CTX_FULL) {
 		now = clock_now();
 	}
 	/* As in ls_sys_exit: two ticks more than it counted. A thread only streamed has none. */
-	if (v->fast == LS_FAST_TRACKED && !v->sc_quiet &&
-	    (now ? now - v->sc_start >= threshold_ns :
+	if (v->fast == LS_FAST_TRACKED && !sc_quiet(v) &&
+	    (now ? now - start >= threshold_ns :
 		   (bpf_jiffies64() - v->sc_jiffies + 2) * tick_ns >= threshold_ns)) {
 		return false;
 	}
 	v->sc_task = 0;
-	if (now && now - v->sc_start >= ctx_floor_ns) {
+	if (ctx_level == LS_CTX_FULL && now && now - start >= ctx_floor_ns) {
 		e = ctx_reserve();
 		if (e) {
 			ctx_fill(e, LS_CTX_SYSCALL, now, task, NULL);
 			e->nr = v->sc_nr;
-			e->start = v->sc_start;
+			e->start = start;
 			e->arg = ret;
 			ctx_submit(e);
 		}
@@ -2316,7 +2390,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 	/* A long syscall that never left the CPU: in task storage now, ended as any other. */
-	syscall_flush(v, task, s);
+	syscall_flush(v, task, s, 0);
 	if (s->tracked && !s->in_syscall) {
 		syscall_unpark(task, s, regs);
 	}
@@ -2525,6 +2599,7 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 					struct task_struct *next, unsigned int prev_state)
 {
 	bool runnable = preempt || prev_state == TASK_RUNNING;
+	struct ls_cpu_verdict *v;
 	struct task_state *ps, *s;
 	struct ls_event *acc;
 	__u64 now = 0;
@@ -2532,7 +2607,12 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 	int slot;
 
 	ps = (prev->flags & PF_EXITING) || verdict_cold(prev) ? NULL : any_state(prev, true);
-	syscall_flush(this_verdict(), prev, ps);
+	v = this_verdict();
+	/* A syscall whose entry kept no clock is timed from here: one clock read for both. */
+	if (v->sc_task == (__u64)prev && v->sc_rt) {
+		now = clock_now();
+	}
+	syscall_flush(v, prev, ps, now);
 	owed_carry(prev, ps);
 	s = any_state(next, false);
 	if (s) {
@@ -2542,7 +2622,9 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 		verdict_set(next, 0, false);
 	}
 	if (ctx_level != LS_CTX_NONE) {
-		now = clock_now();
+		if (!now) {
+			now = clock_now();
+		}
 		ctx_switch(prev, ps, next, s, preempt, prev_state, now);
 	}
 	if (ps && ps->tracked) {

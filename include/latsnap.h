@@ -546,7 +546,7 @@ struct ls_cpu_verdict {
 	__u32 gen;
 	__u8 cold;
 	__u8 fast; /* enum ls_verdict_fast */
-	__u8 sc_quiet; /* the syscall below is on the idle list */
+	__u8 sc_rt; /* sc_start is the thread's run time at entry, not the clock (see sc_start_at()) */
 	__u8 ctx_busy; /* a ring slot is being taken (see ctx_take()) */
 	__u64 ctx_head; /* context events this CPU wrote into its ring (see ctx_reserve()) */
 	__u64 sc_task; /* the task whose syscall the next fields hold, set last; or 0 */

@@ -37,6 +37,7 @@ enum opt_id {
 	OPT_NO_SNAPSHOT = 256,
 	OPT_JSON,
 	OPT_INCLUDE_IDLE,
+	OPT_EXACT_START,
 	OPT_RULES,
 	OPT_IDLE_SYSCALLS,
 	OPT_SIGNAL,
@@ -135,6 +136,9 @@ static const struct ls_option record_options[] = {
 	  "the idle list, comma-separated syscall names" },
 	{ "go-waits", OPT_GO_WAITS, no_argument, 0, NULL, NULL,
 	  "time Go programs' goroutine waits (uprobes: costly)" },
+	{ "exact-start", OPT_EXACT_START, no_argument, 0, NULL, NULL,
+	  "read the clock at every syscall's entry: exact starts and\n"
+	  "on-CPU times for a few tens of ns per syscall (see COST)" },
 	{ "duration", OPT_DURATION, required_argument, 0, NULL, "DUR",
 	  "stop after DUR (COMMAND then gets SIGTERM)" },
 	{ "request", OPT_REQUEST, required_argument, 0, NULL, "START[,END]",
@@ -335,6 +339,9 @@ static int apply_flag(struct record_opts *opts, int id, const char *value,
 		break;
 	case OPT_INCLUDE_IDLE:
 		opts->include_idle = flag;
+		break;
+	case OPT_EXACT_START:
+		opts->exact_start = flag;
 		break;
 	case OPT_GO_WAITS:
 		opts->go_waits = flag;
@@ -713,6 +720,7 @@ static int apply_option(struct record_opts *opts, int id, const char *value,
 	case OPT_NO_SNAPSHOT:
 	case OPT_JSON:
 	case OPT_INCLUDE_IDLE:
+	case OPT_EXACT_START:
 	case OPT_GO_WAITS:
 	case OPT_NO_FLOOD_GUARD:
 	case OPT_ALL:

@@ -29,6 +29,7 @@ struct record_opts {
 	bool no_snapshot;
 	bool json;
 	bool include_idle;
+	bool exact_start; /* --exact-start: the clock at every syscall entry (tracker_opts) */
 	bool go_waits; /* --go-waits: goroutine waits, through uprobes in Go programs */
 	unsigned int max_rate; /* --max-rate: outliers a second per process (BPF), 0: no limit */
 	uint64_t duration_ns;

@@ -227,6 +227,7 @@ static void tracker_opts_of(const struct record_opts *opts, struct tracker_opts 
 	topts->track_registered = !opts->all && !opts->nr_pids && !opts->command &&
 				  !opts->nr_cgroups && !opts->nr_comms;
 	topts->include_idle = opts->include_idle;
+	topts->exact_start = opts->exact_start;
 	topts->go_waits = opts->go_waits;
 	topts->max_rate = opts->max_rate;
 	topts->ctx_floor_ns = opts->context_floor_ns;

@@ -130,6 +130,9 @@ void reload_diff_fixed(const char *path, const struct record_opts *cur,
 	if (!same_requests(cur, next)) {
 		needs_restart(path, "request");
 	}
+	if (cur->exact_start != next->exact_start) {
+		needs_restart(path, "exact-start");
+	}
 	if (cur->include_idle != next->include_idle ||
 	    memcmp(cur->idle, next->idle, sizeof(cur->idle))) {
 		needs_restart(path, "include-idle, idle-syscalls");

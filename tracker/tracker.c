@@ -167,6 +167,36 @@ static void set_work_syscalls(__u8 *work)
 	}
 }
 
+/*
+ * The syscalls whose entry reads the clock in a tracked thread (sc_clocked in latsnap.bpf.c):
+ * those that wait by nature, so that their outliers start exactly where they began; the idle
+ * list's are added by the caller. Any other that leaves the CPU joins them at its first wait.
+ */
+static void set_clocked_syscalls(__u8 *clocked, const unsigned char *idle)
+{
+	static const char *const waits[] = { "nanosleep",	"clock_nanosleep", "futex",
+					     "futex_waitv",	"read",		   "readv",
+					     "wait4",		"waitid",	   "pause",
+					     "rt_sigsuspend",	"rt_sigtimedwait", "accept",
+					     "accept4",		"connect",	   "flock",
+					     "fsync",		"fdatasync",	   "msgrcv",
+					     "semop",		"semtimedop",	   "io_getevents",
+					     "epoll_wait",	"epoll_pwait",	   "poll",
+					     "ppoll",		"select",	   "pselect6" };
+	size_t i;
+	int nr;
+
+	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+		nr = syscall_number(waits[i]);
+		if (nr >= 0 && nr < LS_MAX_SYSCALLS) {
+			clocked[nr] = 1;
+		}
+	}
+	for (i = 0; i < LS_MAX_SYSCALLS; i++) {
+		clocked[i] |= idle[i] != 0;
+	}
+}
+
 /* The length of a tick: the resolution of the coarse clock, 10 ms if it cannot be asked. */
 static uint64_t tick_ns(void)
 {
@@ -220,6 +250,7 @@ static int set_options(struct tracker *tr, const struct tracker_opts *opts)
 						   tr->skel->rodata->share_interval_ns;
 	}
 	tr->skel->rodata->include_idle = opts->include_idle;
+	tr->skel->rodata->exact_start = opts->exact_start;
 	tr->skel->rodata->track_registered = opts->track_registered;
 	tr->skel->rodata->track_cgroups = opts->nr_cgroups > 0;
 	tr->skel->rodata->track_comms = opts->nr_comms > 0;
@@ -239,6 +270,7 @@ static int set_options(struct tracker *tr, const struct tracker_opts *opts)
 	       sizeof(opts->idle_syscalls));
 	set_fd_wait_syscalls((__u8 *)tr->skel->rodata->fd_wait_syscalls);
 	set_work_syscalls((__u8 *)tr->skel->rodata->work_syscalls);
+	set_clocked_syscalls(tr->skel->bss->sc_clocked, opts->idle_syscalls);
 	return context_size(tr);
 }
 

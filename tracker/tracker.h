@@ -22,6 +22,8 @@ struct tracker_opts {
 	/* No target: every process that registers through the preload library is tracked. */
 	bool track_registered;
 	bool include_idle;
+	/* --exact-start: every syscall entry reads the clock (else only where a tick is too coarse). */
+	bool exact_start;
 	/* Time the goroutine waits of Go programs (tracker/goroutines.c): two uprobes each. */
 	bool go_waits;
 	/* One byte per syscall number, non-zero for the idle list. */
