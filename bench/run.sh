@@ -941,9 +941,11 @@ declare -A LABEL=(
 # Do the empty programs hook exactly what latsnap's program hooks? (Not the stall scan's task
 # iterator: user space runs it, no thread runs through it. Nor cgroup_attach_task: loaded only
 # with record --cgroup, which the bench does not use.)
+# The hooks a program file attaches by default: not its iterators, nor those loaded only when
+# asked for (sk_data_ready: a keyed --request pair's upstream).
 hooks() {
-	grep -o 'SEC("[a-z_]*/[a-z_]*")' "$1" | grep -v -e '"iter/' -e 'cgroup_attach_task' |
-		sort -u | tr '\n' ' '
+	grep -o 'SEC("[a-z_]*/[a-z_]*")' "$1" |
+		grep -v -e '"iter/' -e 'cgroup_attach_task' -e 'sk_data_ready' | sort -u | tr '\n' ' '
 }
 if [ "$(hooks bpf/latsnap.bpf.c)" = "$(hooks bench/empty.bpf.c)" ]; then
 	HOOKS_NOTE="the same hooks as bpf/latsnap.bpf.c: $(hooks bench/empty.bpf.c | sed 's/SEC("\([^"]*\)")/\1/g')"
