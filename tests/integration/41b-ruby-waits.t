@@ -51,8 +51,7 @@ YIELD='select((.comm == "spinA" or .comm == "spinB") and
 	.cause == "'"$GVL"', its timeslice over")'
 ok "[ $(jcount "$OUT" "$YIELD") -ge 1 ]" \
 	"a) spinA and spinB wait for the GVL after their timeslices: flagged ruby-gvl-yield ($(jcount "$OUT" "$YIELD"))"
-is "$(jcount "$OUT" 'select(.comm == "gvlwaiter") | select(.flags | map(select(startswith("ruby-gvl-yield:"))) | length > 0)')" 0 \
-	"a) gvlwaiter's waits after its reads are no yields"
+# (gvlwaiter runs Ruby code between its reads: a yield of its own is possible, and no check.)
 is "$(jcount "$OUT" 'select(.comm == "gvlwaiter" and .cause == "'"$MUTEX"'")')" 0 \
 	"a) none of gvlwaiter's is named a Mutex"
 is "$(jcount "$OUT" 'select(.comm == "mutexwaiter" and .cause == "'"$GVL"'")')" 0 \

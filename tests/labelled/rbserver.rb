@@ -36,16 +36,22 @@ workers = 3.times.map do
     $mutex.synchronize { $log&.write("thread #{me} rb_worker\n") }
     loop do
       t0 = now
-      conn, t_acc = jobs.pop
+      conn, t_acc, t_accept = jobs.pop
       t1 = now
       lab('idle', me, t0, t_acc, 'jobwait')
+      # From the job's queueing to Queue#pop's return: its wakeup and its wait for the GVL, if
+      # any (the request's read after it is not: the client's line may still be on its way).
+      lab('latency', me, t_acc, t1, 'gvl')
       line = conn.gets.to_s.split
-      t2 = now
-      # From the job's queueing to its request read: waits for the GVL, if any.
-      lab('latency', me, t_acc, t2, 'gvl')
       cmd, sent = line[0], line[1].to_i
-      # The acceptor's wait from the client's send to the connection taken: for the GVL.
-      lab('latency', acceptor, sent, t_acc, 'gvl') if sent.positive? && sent < t_acc
+      # The acceptor waited for a connection until the client's connect (its stamp, taken just
+      # before), then for the GVL until accept returned to Ruby.
+      if sent.positive? && sent < t_acc && sent > t_accept
+        lab('idle', acceptor, t_accept, sent, 'accept')
+        lab('latency', acceptor, sent, t_acc, 'gvl')
+      else
+        lab('idle', acceptor, t_accept, t_acc, 'accept')
+      end
       case cmd
       when 'hold' then burn(0.28)
       when 'nap'
@@ -71,6 +77,6 @@ loop do
   t0 = now
   conn = server.accept
   t1 = now
-  lab('idle', acceptor, t0, t1, 'accept')
-  jobs.push([conn, t1])
+  # Labelled by the worker, which reads the client's stamp: when the wait for a connection ended.
+  jobs.push([conn, t1, t0])
 end
