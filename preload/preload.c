@@ -332,7 +332,11 @@ static uint8_t rb_thread_state(pid_t self, uintptr_t ec)
 	    safe_read(self, th + LS_RB31_TH_LOCKING_MUTEX, &locking_mutex, sizeof(locking_mutex))) {
 		return 0;
 	}
-	if (owner && owner != th && (timer == th || rb_gvl_waiter(self, ractor, th))) {
+	/*
+	 * A waiter the owner's release woke finds no owner yet; it leaves the waiters' list only
+	 * once back in Ruby's code, after the handler.
+	 */
+	if (owner != th && ((timer == th && owner) || rb_gvl_waiter(self, ractor, th))) {
 		state |= LS_RT_GVL_WAIT;
 		if ((status & LS_RB31_TH_STATUS_MASK) == LS_RB31_THREAD_RUNNABLE) {
 			state |= LS_RT_GVL_YIELD;

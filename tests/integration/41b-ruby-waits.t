@@ -38,10 +38,13 @@ ok "[ $(jcount "$OUT" "$SEL") -ge 1 ]" "a) gvlwaiter waited for the GVL ($(jcoun
 # The GVL's timer waits 100 ms at a time in a timed condition wait, as a sleep does: told by the
 # GVL's own owner and timer words, which the preload library reads (issue 47: a request thread
 # behind a computing one was filed idle, "between units of work").
-GVLT='select(.comm == "gvlwaiter" and .cause == "'"$GVL"'" and
-	(.flags | map(select(startswith("ruby-gvl:"))) | length) == 1)'
-ok "[ $(jcount "$OUT" "$GVLT") -ge 1 ]" \
-	"a) gvlwaiter's wait as the GVL's timer is flagged ruby-gvl and named the GVL ($(jcount "$OUT" "$GVLT"))"
+# Whether gvlwaiter waits as the timer, in the waiters' list, or after a timeslice of its own
+# (it computes between reads) is the scheduler's: each of its GVL waits says which.
+GVLT='select(.comm == "gvlwaiter" and (.cause | startswith("'"$GVL"'")) and
+	(.flags | map(select(startswith("ruby-gvl"))) | length) == 1)'
+GVLA='select(.comm == "gvlwaiter" and (.cause | startswith("'"$GVL"'")))'
+ok "[ $(jcount "$OUT" "$GVLT") -ge 1 ] && [ $(jcount "$OUT" "$GVLT") = $(jcount "$OUT" "$GVLA") ]" \
+	"a) gvlwaiter's waits for the GVL are told by the GVL's own state: flag ruby-gvl or ruby-gvl-yield ($(jcount "$OUT" "$GVLT") of $(jcount "$OUT" "$GVLA"))"
 is "$(jcount "$OUT" 'select(.comm != "gvlwaiter" and .comm != "spinA" and .comm != "spinB") | select(.flags | map(select(startswith("ruby-gvl"))) | length > 0)')" 0 \
 	"a) no other thread's wait is flagged ruby-gvl"
 # Two threads computing at once give the GVL up to each other at each timeslice's end: told by
