@@ -70,5 +70,6 @@ int main(void)
 	}
 	usyms_free(us);
 	ksyms_free(ks);
+	tap_remove_temp(path);
 	return tap_done();
 }
