@@ -503,18 +503,8 @@ static bool is_timed_sleep_function(const char *symbol)
  */
 static bool runtime_timed_stop(const struct outlier *o)
 {
-	size_t i;
-
-	if (!o->syscall || strncmp(o->syscall, "futex", 5)) {
-		return false;
-	}
-
-	for (i = 0; i < o->nr_flags; i++) {
-		if (!strncmp(o->flags[i], "ruby-timed:", 11)) {
-			return true;
-		}
-	}
-	return false;
+	return o->syscall && !strncmp(o->syscall, "futex", 5) &&
+	       outlier_has_flag(o, "ruby-timed:");
 }
 
 /* Whether @o waits in a sleep: a sleep is latency, asked for, even when it runs to its timeout. */
