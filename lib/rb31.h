@@ -21,7 +21,15 @@
 #define LS_RB31_EC_VM_STACK 0 /* VALUE *vm_stack */
 #define LS_RB31_EC_VM_STACK_SIZE 8 /* size_t vm_stack_size, in VALUEs */
 #define LS_RB31_EC_CFP 16 /* rb_control_frame_t *cfp: frames grow down from the stack's end */
+#define LS_RB31_EC_INTERRUPT_FLAG 32 /* rb_atomic_t interrupt_flag, then interrupt_mask */
 #define LS_RB31_EC_THREAD 48 /* rb_thread_t *thread_ptr */
+/*
+ * interrupt_flag's PENDING_INTERRUPT_MASK: set by rb_threadptr_interrupt(), which every wakeup of
+ * a sleeping thread goes through (a joined thread's end, Queue#push, Mutex#unlock, Thread#wakeup),
+ * and cleared only once the thread is back in Ruby's code, its GVL taken. A thread that gave the
+ * GVL up at its timeslice's end had its interrupts just handled: none is pending.
+ */
+#define LS_RB31_PENDING_INTERRUPT_MASK 0x2
 
 /*
  * The GVL, in the thread's ractor (rb_thread_t.ractor, then rb_ractor_t.threads.gvl, an

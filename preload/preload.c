@@ -321,10 +321,18 @@ static bool rb_gvl_waiter(pid_t self, uintptr_t ractor, uintptr_t th)
 
 static uint8_t rb_thread_state(pid_t self, uintptr_t ec)
 {
+	/* interrupt_flag, interrupt_mask, fiber_ptr, thread_ptr: one read */
+	unsigned char ec_buf[LS_RB31_EC_THREAD + sizeof(uintptr_t) - LS_RB31_EC_INTERRUPT_FLAG];
 	uintptr_t th, ractor, owner, timer, locking_mutex;
+	uint32_t interrupt_flag;
 	uint8_t status, state = 0;
 
-	if (safe_read(self, ec + LS_RB31_EC_THREAD, &th, sizeof(th)) || !th ||
+	if (safe_read(self, ec + LS_RB31_EC_INTERRUPT_FLAG, ec_buf, sizeof(ec_buf))) {
+		return 0;
+	}
+	memcpy(&interrupt_flag, ec_buf, sizeof(interrupt_flag));
+	th = word_at(ec_buf, LS_RB31_EC_THREAD - LS_RB31_EC_INTERRUPT_FLAG);
+	if (!th ||
 	    safe_read(self, th + LS_RB31_TH_RACTOR, &ractor, sizeof(ractor)) || !ractor ||
 	    safe_read(self, ractor + LS_RB31_RACTOR_GVL_OWNER, &owner, sizeof(owner)) ||
 	    safe_read(self, ractor + LS_RB31_RACTOR_GVL_TIMER, &timer, sizeof(timer)) ||
@@ -338,7 +346,13 @@ static uint8_t rb_thread_state(pid_t self, uintptr_t ec)
 	 */
 	if (owner != th && ((timer == th && owner) || rb_gvl_waiter(self, ractor, th))) {
 		state |= LS_RT_GVL_WAIT;
-		if ((status & LS_RB31_TH_STATUS_MASK) == LS_RB31_THREAD_RUNNABLE) {
+		/*
+		 * Runnable: it was running Ruby code, or was woken and made runnable by the
+		 * waker (a join's end does so), an interrupt pending for it then. Only the first
+		 * gave the GVL up at its timeslice's end.
+		 */
+		if ((status & LS_RB31_TH_STATUS_MASK) == LS_RB31_THREAD_RUNNABLE &&
+		    !(interrupt_flag & LS_RB31_PENDING_INTERRUPT_MASK)) {
 			state |= LS_RT_GVL_YIELD;
 		}
 	}

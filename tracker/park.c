@@ -207,8 +207,9 @@ static void park_runtime_flags(struct outlier *outlier, uint8_t rt_state)
 {
 	if ((rt_state & LS_RT_GVL_WAIT) && (rt_state & LS_RT_GVL_YIELD)) {
 		outlier_add_flag(outlier,
-				 "ruby-gvl-yield: gave Ruby's global VM lock up at its "
-				 "timeslice's end and waits to run again (the GVL's own state)");
+				 "ruby-gvl-yield: gave Ruby's global VM lock up to another of its "
+				 "threads (its timeslice's end, or Thread.pass) and waits to run "
+				 "again (the GVL's own state)");
 	} else if (rt_state & LS_RT_GVL_WAIT) {
 		outlier_add_flag(outlier, "ruby-gvl: waiting for Ruby's global VM lock, which "
 					  "another of its threads holds (the GVL's own state)");

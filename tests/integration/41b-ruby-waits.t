@@ -3,7 +3,7 @@
 # Ruby's waits (issue 47), Debian's Ruby 3.1 running tests/workloads/rubywaits.rb: thread
 # "mutexwaiter" waits ~200 ms in Mutex#synchronize for "mutexholder"; "sleeper" sleeps 0.2 s;
 # "gvlwaiter" reads a file in a loop while "spinner" runs Ruby code for 300 ms, and waits for the
-# GVL after each read. Every one of them waits in a condition variable of Ruby's: the cause must
+# GVL after each read; "joiner" waits for it after a join. Every one of them waits in a condition variable of Ruby's: the cause must
 # come from the frames above it. a) without --include-idle: the Mutex wait and the GVL waits are
 # outliers (never idle), named as such, the Mutex's woken by mutexholder. b) with it: the sleep
 # is one too, named neither a Mutex nor the GVL but a Ruby sleep: from the thread's status where
@@ -62,6 +62,13 @@ YIELD='select((.comm == "spinA" or .comm == "spinB") and
 ok "[ $(jcount "$OUT" "$YIELD") -ge 1 ]" \
 	"a) spinA and spinB wait for the GVL after their timeslices: flagged ruby-gvl-yield ($(jcount "$OUT" "$YIELD"))"
 # (gvlwaiter runs Ruby code between its reads: a yield of its own is possible, and no check.)
+# A thread woken by a join's end is made runnable by the joined thread, an interrupt pending for
+# it: its wait for the GVL after that is no yield (CI: the main thread, joining spinA while spinB
+# ran, was said to have given the GVL up). joiner waits so when the scheduler has spinner2 hold
+# the GVL as napper ends (most runs; -t 50ms may leave it out).
+JOINER='select(.comm == "joiner" and (.flags | map(select(startswith("ruby-gvl"))) | length) > 0)'
+is "$(jcount "$OUT" "$JOINER"' | select(.flags | map(select(startswith("ruby-gvl-yield:"))) | length > 0)')" 0 \
+	"a) joiner's waits for the GVL after its joins are no yields ($(jcount "$OUT" "$JOINER") flagged ruby-gvl)"
 is "$(jcount "$OUT" 'select(.comm == "gvlwaiter" and .cause == "'"$MUTEX"'")')" 0 \
 	"a) none of gvlwaiter's is named a Mutex"
 is "$(jcount "$OUT" 'select(.comm == "mutexwaiter" and .cause == "'"$GVL"'")')" 0 \

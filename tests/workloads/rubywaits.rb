@@ -3,7 +3,8 @@
 # Ruby thread's name is its comm). "mutexwaiter" waits ~200 ms in Mutex#synchronize for the
 # Mutex "mutexholder" holds; "sleeper" sleeps 0.2 s; "gvlwaiter" wants to run while "spinner"
 # runs pure Ruby code for 300 ms, and waits for the GVL; "spinA" and "spinB" compute at once,
-# each waiting for the GVL the other holds after its own timeslice. Prints "tid NAME TID" for each.
+# each waiting for the GVL the other holds after its own timeslice; "joiner" waits for it after a
+# join. Prints "tid NAME TID" for each.
 def named(name)
   Thread.new do
     Thread.current.name = name
@@ -43,3 +44,11 @@ waiter.join
 # other, and waits to run again (flag ruby-gvl-yield: the thread was running).
 spinners = %w[spinA spinB].map { |n| named(n) { spin(0.4) } }
 spinners.each(&:join)
+
+# "joiner" joins "napper", which ends while "spinner2" computes: woken by the join's end, joiner
+# waits for the GVL spinner2 holds without having had a timeslice (flag ruby-gvl, not -yield).
+named('joiner') do
+  s = named('spinner2') { spin(0.5) }
+  named('napper') { sleep 0.2 }.join
+  s.join
+end.join
