@@ -65,11 +65,13 @@ const volatile long prctl_nr = -1;
 /* futex(2)'s number: a lock's next owner is handed no work (waits_for_lock()). */
 const volatile long futex_nr = -1;
 /*
- * The waits for descriptors (poll, select, epoll_wait: 1 by syscall number) that a child's exit
- * may end as latency. Not wait4, waitid, rt_sigsuspend (coreutils' timeout): a launcher waits
+ * The waits for descriptors (poll, select: FD_WAIT; epoll_wait: FD_WAIT | FD_WAIT_EPOLL, by
+ * syscall number) that a child's exit may end as latency. Not wait4, waitid, rt_sigsuspend (coreutils' timeout): a launcher waits
  * there for its program's whole life.
  */
 const volatile __u8 fd_wait_syscalls[LS_MAX_SYSCALLS] = {};
+#define FD_WAIT 1
+#define FD_WAIT_EPOLL 2
 /* The context stream: syscalls shorter than this are not sent. */
 const volatile __u64 ctx_floor_ns = 1000000;
 /* Events kept per CPU in ctx_ring, a power of two (from user space). */
@@ -221,6 +223,11 @@ struct task_state {
 	__u64 idle_key;
 	/* 1 + the descriptor it last wrote to outside work: what it reads there is an answer. */
 	__s32 asked_fd1;
+	/*
+	 * The last thread that woke it from process context (a wakeup from an interrupt, its
+	 * sleep's timer, is nobody's): a thread it wakes after is likely answering that one.
+	 */
+	__u32 last_waker_tid;
 	/* 1 + the descriptor its last read found no socket: a pipe read in a loop looks once. */
 	__s32 plain_fd1;
 	/* 1 + the descriptor of the connection it accepted last: what comes there is a request. */
@@ -3085,6 +3092,26 @@ static __always_inline void work_handover(void *ctx, struct task_struct *p, stru
 	s->home_key = home_key(s->nr, args);
 }
 
+/* Whether the waker under way, a tracked thread, was last woken by @p: it answers @p. */
+static __always_inline bool answers_waker(struct task_struct *p)
+{
+	struct task_state *ws = task_storage_get(&states, current_task(), false);
+
+	return ws && ws->tracked && ws->last_waker_tid == (__u32)task_rd(p, pid);
+}
+
+/*
+ * Whether the wakeup under way, run on the waker's own stack, is its syscall's doing: not an
+ * interrupt that came from user space (x86 runs those on the interrupted task's stack, whose
+ * saved registers then hold no syscall number), not the idle task or a kernel thread.
+ */
+static __always_inline bool syscall_wakes(void)
+{
+	struct task_struct *cur = current_task();
+
+	return !(task_rd(cur, flags) & PF_KTHREAD) && user_syscall_nr(task_regs(cur)) >= 0;
+}
+
 /*
  * Whether the wakeup under way is the exit of a process @p started (its child, or a child's
  * child: a shell between them): its pipes closing, its SIGCHLD. A wait it ends is the caller
@@ -3118,7 +3145,8 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 	struct task_state *s, *ws = NULL;
 	struct ls_event *acc;
 	__u64 now = 0, delta;
-	bool looked = false;
+	bool looked = false, own_stack;
+	__u8 fd_wait;
 	int slot;
 
 	s = any_state(p, false);
@@ -3129,13 +3157,23 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 	if (!s || !s->tracked || s->run_state != RS_BLOCKED) {
 		return 0;
 	}
-	if (s->quiet && s->in_syscall && s->nr >= 0 && s->nr < LS_MAX_SYSCALLS &&
-	    fd_wait_syscalls[s->nr & (LS_MAX_SYSCALLS - 1)] && woken_by_child_exit(p)) {
+	own_stack = on_task_stack(ctx, current_task());
+	if (s->quiet && s->in_syscall && s->nr >= 0 && s->nr < LS_MAX_SYSCALLS) {
+		fd_wait = fd_wait_syscalls[s->nr & (LS_MAX_SYSCALLS - 1)];
 		/*
 		 * An idle-list wait for descriptors that a child's exit ends (Node's execSync in
-		 * epoll_wait, its pipes closing) is latency: the idle policy judges it.
+		 * epoll_wait, its pipes closing) is latency, and so is a poll or select that the
+		 * thread it woke last ends (a parent waiting for the answers of the worker
+		 * processes it handed jobs over pipes): the idle policy judges them. Not an
+		 * event loop's epoll_wait: its upstream's answer is one event among its others.
 		 */
-		s->quiet = 0;
+		if ((fd_wait && woken_by_child_exit(p)) ||
+		    (fd_wait == FD_WAIT && own_stack && syscall_wakes() && answers_waker(p))) {
+			s->quiet = 0;
+		}
+	}
+	if (own_stack && syscall_wakes()) {
+		s->last_waker_tid = (__u32)bpf_get_current_pid_tgid();
 	}
 	if (s->handed && handed_unit_over(p, s)) {
 		/* Out of the unit, it may be handed the next one by this wakeup. */

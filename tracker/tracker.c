@@ -49,7 +49,8 @@ static void set_fd_wait_syscalls(__u8 *bitmap)
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		nr = syscall_number(names[i]);
 		if (nr >= 0 && nr < LS_MAX_SYSCALLS) {
-			bitmap[nr] = 1;
+			/* 1: a wait for descriptors; 3: an epoll_wait (latsnap.bpf.c, FD_WAIT*) */
+			bitmap[nr] = strncmp(names[i], "epoll", 5) ? 1 : 3;
 		}
 	}
 }
