@@ -72,12 +72,16 @@ static void record_bin_info(const struct ls_ev_bin_info *b)
 /*
  * Whether this process's session daemon registration is through and the session's events are
  * enabled in it: only then are the channel's stream and these events in the trace's metadata,
- * and what latsnap records kept.
+ * and what latsnap records kept. Every event an outlier writes: lttng-ust enables a session's
+ * events one after the other, in the order the session daemon sent them, not latsnap's.
  */
 static int events_ready(void)
 {
 	return lttng_ust_tracepoint_enabled(latsnap, outlier) &&
-	       lttng_ust_tracepoint_enabled(latsnap_kernel, sched_switch);
+	       lttng_ust_tracepoint_enabled(latsnap, user_stack) &&
+	       lttng_ust_tracepoint_enabled(latsnap, kernel_stack) &&
+	       lttng_ust_tracepoint_enabled(latsnap_kernel, sched_switch) &&
+	       lttng_ust_tracepoint_enabled(latsnap_kernel, syscall);
 }
 
 static int events_mappings_ready(void)
