@@ -1893,6 +1893,14 @@ static __always_inline void handle_prctl(struct task_struct *task, struct pt_reg
 		report_unwound(task, regs);
 		return;
 	}
+	if (op == LS_PRCTL_RUNTIME) {
+		struct ls_registration *r = bpf_map_lookup_elem(&registered, &tgid);
+
+		if (r) {
+			r->runtime = (__u32)PT_REGS_PARM3_CORE_SYSCALL(regs);
+		}
+		return;
+	}
 	if (op == LS_PRCTL_QUIET_THREAD) {
 		bpf_map_update_elem(&quiet_tids, &tid, &one, BPF_ANY);
 		s = task_storage_get(&states, task, false);
@@ -2585,6 +2593,24 @@ static __always_inline void owed_restore(struct task_struct *next, struct task_s
 	}
 }
 
+/*
+ * Whether @task's poll or select (not an epoll_wait) is its language runtime's own wait, which
+ * the preload library tells apart (LS_PRCTL_RUNTIME): Ruby's thread that holds the signal pipe
+ * sleeps and joins in a ppoll. The idle policy judges it, with the thread's status.
+ */
+static __always_inline bool runtime_polls(struct task_struct *task, struct task_state *s)
+{
+	__u32 tgid = task_rd(task, tgid);
+	struct ls_registration *reg;
+
+	if (s->nr < 0 || s->nr >= LS_MAX_SYSCALLS ||
+	    fd_wait_syscalls[s->nr & (LS_MAX_SYSCALLS - 1)] != FD_WAIT) {
+		return false;
+	}
+	reg = bpf_map_lookup_elem(&registered, &tgid);
+	return reg && reg->runtime == LS_RUNTIME_RUBY;
+}
+
 /* The long interval of @next, switched in now, is sent from the end of this switch. */
 static __always_inline void owe_walk(struct task_struct *next)
 {
@@ -2655,6 +2681,9 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 				ps->quiet = ps->quiet && !(ps->work_at_start && !accepts(ps->nr));
 			} else if (!ps->switches) {
 				idle_wait_begin(prev, ps, ps->nr);
+			}
+			if (!ps->switches && ps->quiet && runtime_polls(prev, ps)) {
+				ps->quiet = 0;
 			}
 			ps->switches++;
 		} else if (walk_owed_to(prev)) {

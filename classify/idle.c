@@ -497,13 +497,18 @@ static bool is_timed_sleep_function(const char *symbol)
 
 /*
  * Whether the thread's runtime said it was stopped with a deadline (flag ruby-timed: Ruby's
- * status, read by the preload library) in a condition wait (a futex): Kernel#sleep, or a wait
- * with a timeout, in the same timed condition wait whichever (a stripped libruby names neither).
- * Ruby says the same of a thread in I/O outside the GVL (an accept's ppoll): not a sleep.
+ * status, read by the preload library) in a condition wait (a futex), or a ppoll for the
+ * thread that holds the signal pipe: Kernel#sleep, or a wait with a timeout, in the same timed
+ * wait whichever (a stripped libruby names neither). Ruby says the same of a thread in I/O
+ * outside the GVL (an accept's ppoll): the library leaves that one unflagged (its blocking
+ * region).
  */
 static bool runtime_timed_stop(const struct outlier *o)
 {
-	return o->syscall && !strncmp(o->syscall, "futex", 5) &&
+	return o->syscall &&
+	       (!strncmp(o->syscall, "futex", 5) || !strcmp(o->syscall, "ppoll") ||
+		!strcmp(o->syscall, "poll") || !strcmp(o->syscall, "pselect6") ||
+		!strcmp(o->syscall, "select")) &&
 	       outlier_has_flag(o, "ruby-timed:");
 }
 

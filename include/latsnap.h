@@ -140,6 +140,20 @@ enum ls_prctl_op {
 	 * latsnap signalled and has not heard from since.
 	 */
 	LS_PRCTL_USER_STACK = 4,
+	/*
+	 * After LS_PRCTL_REGISTER: the language runtime the process runs (LS_RUNTIME_*, the
+	 * third argument), whose waits the library tells apart. It speaks for itself only.
+	 */
+	LS_PRCTL_RUNTIME = 5,
+};
+
+/*
+ * LS_RUNTIME_RUBY: CRuby 3.1, whose thread that holds the signal pipe sleeps, and joins, in a
+ * ppoll: not an event loop's wait for work, the thread's status tells (LS_RT_*).
+ */
+enum ls_runtime {
+	LS_RUNTIME_NONE = 0,
+	LS_RUNTIME_RUBY = 1,
 };
 
 /* The most frames the preload library unwinds, and so reports. */
@@ -169,6 +183,11 @@ enum ls_prctl_op {
  * another that wanted it (Ruby 3.1: status runnable): the interpreter's run queue.
  */
 #define LS_RT_GVL_YIELD 0x8
+/*
+ * It waits for another of its threads, without a deadline (Ruby 3.1: status
+ * THREAD_STOPPED_FOREVER: Thread#join, Queue#pop, ConditionVariable#wait, Mutex#sleep).
+ */
+#define LS_RT_STOPPED_FOREVER 0x10
 
 /* The most CPython frames the handler copies, and the mark of a report that holds them. */
 #define LS_PY_MAX_FRAMES 32
@@ -222,7 +241,7 @@ struct ls_unwound {
 struct ls_registration {
 	__u64 handler; /* the handler the library installed for sig */
 	__u32 sig;
-	__u32 pad;
+	__u32 runtime; /* enum ls_runtime, as the library said (LS_PRCTL_RUNTIME) */
 	__u64 displaced; /* the application replaced the handler: never signal again */
 };
 

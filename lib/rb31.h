@@ -58,7 +58,17 @@
 #define LS_RB31_TH_STATUS_MASK 0x3
 #define LS_RB31_THREAD_RUNNABLE 0 /* running Ruby code, or ready to: a GVL wait is a yield */
 #define LS_RB31_THREAD_STOPPED 1 /* a sleep with a deadline, or outside the GVL (I/O) */
+#define LS_RB31_THREAD_STOPPED_FOREVER 2 /* a join, Queue#pop, ConditionVariable#wait */
 #define LS_RB31_TH_LOCKING_MUTEX 264
+/*
+ * rb_thread_t's blocking_region_buffer: set while the thread runs outside the GVL in a blocking
+ * region (I/O: a read, an accept's ppoll), NULL in a sleep. Right after native_thread_data (the
+ * GVL node at 104, a list node and a pthread_cond_t: 64 bytes), and 96 bytes before
+ * locking_mutex (thgroup, value, the two pending-interrupt VALUEs, interrupt_lock, unblock):
+ * both give 168. Checked by tests/integration/41b-ruby-waits.t (a sleep's ppoll is a sleep, a
+ * server's accept is not).
+ */
+#define LS_RB31_TH_BLOCKING_REGION 168
 #define LS_RB31_QFALSE 0
 #define LS_RB31_RACTOR_GVL_OWNER 336 /* threads.gvl.owner */
 #define LS_RB31_RACTOR_GVL_TIMER 400 /* threads.gvl.timer */

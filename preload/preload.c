@@ -323,7 +323,7 @@ static uint8_t rb_thread_state(pid_t self, uintptr_t ec)
 {
 	/* interrupt_flag, interrupt_mask, fiber_ptr, thread_ptr: one read */
 	unsigned char ec_buf[LS_RB31_EC_THREAD + sizeof(uintptr_t) - LS_RB31_EC_INTERRUPT_FLAG];
-	uintptr_t th, ractor, owner, timer, locking_mutex;
+	uintptr_t th, ractor, owner, timer, locking_mutex, blocking_region;
 	uint32_t interrupt_flag;
 	uint8_t status, state = 0;
 
@@ -337,7 +337,9 @@ static uint8_t rb_thread_state(pid_t self, uintptr_t ec)
 	    safe_read(self, ractor + LS_RB31_RACTOR_GVL_OWNER, &owner, sizeof(owner)) ||
 	    safe_read(self, ractor + LS_RB31_RACTOR_GVL_TIMER, &timer, sizeof(timer)) ||
 	    safe_read(self, th + LS_RB31_TH_STATUS, &status, sizeof(status)) ||
-	    safe_read(self, th + LS_RB31_TH_LOCKING_MUTEX, &locking_mutex, sizeof(locking_mutex))) {
+	    safe_read(self, th + LS_RB31_TH_LOCKING_MUTEX, &locking_mutex, sizeof(locking_mutex)) ||
+	    safe_read(self, th + LS_RB31_TH_BLOCKING_REGION, &blocking_region,
+		      sizeof(blocking_region))) {
 		return 0;
 	}
 	/*
@@ -359,8 +361,20 @@ static uint8_t rb_thread_state(pid_t self, uintptr_t ec)
 	if (locking_mutex != LS_RB31_QFALSE) {
 		state |= LS_RT_MUTEX_WAIT;
 	}
-	if ((status & LS_RB31_TH_STATUS_MASK) == LS_RB31_THREAD_STOPPED) {
+	/* Stopped in a blocking region is I/O outside the GVL (an accept's ppoll): no sleep. */
+	if ((status & LS_RB31_TH_STATUS_MASK) == LS_RB31_THREAD_STOPPED && !blocking_region) {
 		state |= LS_RT_TIMED_STOP;
+	}
+	/*
+	 * Stopped with no deadline, or runnable again with an interrupt pending outside the GVL
+	 * and any blocking region: the thread that ended its wait made it so (a joined thread's
+	 * end sets the joiner runnable before it returns from its ppoll).
+	 */
+	if ((status & LS_RB31_TH_STATUS_MASK) == LS_RB31_THREAD_STOPPED_FOREVER ||
+	    ((status & LS_RB31_TH_STATUS_MASK) == LS_RB31_THREAD_RUNNABLE &&
+	     (interrupt_flag & LS_RB31_PENDING_INTERRUPT_MASK) && !(state & LS_RT_GVL_WAIT) &&
+	     !blocking_region)) {
+		state |= LS_RT_STOPPED_FOREVER;
 	}
 	return state;
 }
@@ -612,6 +626,9 @@ static void register_process(void)
 	latsnap_preload_abi.sig = ls_signal;
 	prctl(LS_PRCTL_OPTION, LS_PRCTL_REGISTER, ls_signal, (unsigned long)(uintptr_t)ls_on_signal,
 	      LS_ABI_VERSION);
+	if (ls_rb_exec_start) {
+		prctl(LS_PRCTL_OPTION, LS_PRCTL_RUNTIME, LS_RUNTIME_RUBY, 0, LS_ABI_VERSION);
+	}
 }
 
 /*

@@ -219,6 +219,10 @@ static void park_runtime_flags(struct outlier *outlier, uint8_t rt_state)
 	} else if (rt_state & LS_RT_TIMED_STOP) {
 		outlier_add_flag(outlier, "ruby-timed: stopped with a deadline (Kernel#sleep, or "
 					  "a wait with a timeout; the thread's status)");
+	} else if (rt_state & LS_RT_STOPPED_FOREVER) {
+		outlier_add_flag(outlier, "ruby-stopped: waiting for another of its threads, with "
+					  "no deadline (Thread#join, Queue#pop, "
+					  "ConditionVariable#wait; the thread's status)");
 	}
 }
 

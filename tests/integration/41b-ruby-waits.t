@@ -69,6 +69,16 @@ ok "[ $(jcount "$OUT" "$YIELD") -ge 1 ]" \
 JOINER='select(.comm == "joiner" and (.flags | map(select(startswith("ruby-gvl"))) | length) > 0)'
 is "$(jcount "$OUT" "$JOINER"' | select(.flags | map(select(startswith("ruby-gvl-yield:"))) | length > 0)')" 0 \
 	"a) joiner's waits for the GVL after its joins are no yields ($(jcount "$OUT" "$JOINER") flagged ruby-gvl)"
+# The main thread holds Ruby's signal pipe: it sleeps and joins in a ppoll, which the BPF side
+# leaves on its idle list but in a process whose preload library says it runs Ruby
+# (LS_PRCTL_RUNTIME): told apart by the thread's status (issue 47: rbcond's were missed).
+MAINSEL='select(.tid == .pid and .syscall == "ppoll")'
+is "$(jcount "$OUT" "$MAINSEL"' | select(.cause | startswith("Requested sleep (Ruby sleep"))')" 1 \
+	"a) the main thread's sleep 0.2 in ppoll is found, a Ruby sleep (flag ruby-timed)" ||
+	diag "  main's: $(jq -c "$MAINSEL"' | {duration_ns, cause, flags}' "$OUT" | tr '\n' ' ')"
+is "$(jcount "$OUT" "$MAINSEL"' | select(.cause | startswith("Waiting for another Ruby thread"))')" \
+	"$(($(jcount "$OUT" "$MAINSEL") - 1))" \
+	"a) ... its joins in ppoll ($(jcount "$OUT" "$MAINSEL") waits in all) wait for another Ruby thread (flag ruby-stopped)"
 is "$(jcount "$OUT" 'select(.comm == "gvlwaiter" and .cause == "'"$MUTEX"'")')" 0 \
 	"a) none of gvlwaiter's is named a Mutex"
 is "$(jcount "$OUT" 'select(.comm == "mutexwaiter" and .cause == "'"$GVL"'")')" 0 \

@@ -4,7 +4,7 @@
 # Mutex "mutexholder" holds; "sleeper" sleeps 0.2 s; "gvlwaiter" wants to run while "spinner"
 # runs pure Ruby code for 300 ms, and waits for the GVL; "spinA" and "spinB" compute at once,
 # each waiting for the GVL the other holds after its own timeslice; "joiner" waits for it after a
-# join. Prints "tid NAME TID" for each.
+# join; the main thread sleeps 0.2 s at the end. Prints "tid NAME TID" for each.
 def named(name)
   Thread.new do
     Thread.current.name = name
@@ -52,3 +52,7 @@ named('joiner') do
   named('napper') { sleep 0.2 }.join
   s.join
 end.join
+
+# The main thread, which holds Ruby's signal pipe, sleeps and joins in a ppoll, not on its
+# condition variable: a sleep (flag ruby-timed), and waits for other threads (ruby-stopped).
+sleep 0.2
