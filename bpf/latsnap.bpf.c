@@ -224,10 +224,11 @@ struct task_state {
 	/* 1 + the descriptor it last wrote to outside work: what it reads there is an answer. */
 	__s32 asked_fd1;
 	/*
-	 * The last thread that woke it from process context (a wakeup from an interrupt, its
-	 * sleep's timer, is nobody's): a thread it wakes after is likely answering that one.
+	 * The last threads whose syscalls woke it (a wakeup from an interrupt, its sleep's timer,
+	 * is nobody's), a ring of WAKERS_KEPT (4): a thread it wakes after may be answering one.
 	 */
-	__u32 last_waker_tid;
+	__u32 wakers[4];
+	__u8 wakers_next;
 	/* 1 + the descriptor its last read found no socket: a pipe read in a loop looks once. */
 	__s32 plain_fd1;
 	/* 1 + the descriptor of the connection it accepted last: what comes there is a request. */
@@ -3121,12 +3122,39 @@ static __always_inline void work_handover(void *ctx, struct task_struct *p, stru
 	s->home_key = home_key(s->nr, args);
 }
 
-/* Whether the waker under way, a tracked thread, was last woken by @p: it answers @p. */
+#define WAKERS_KEPT 4
+
+/* @tid's syscall woke the thread of @s: kept, unless it is the last one kept already. */
+static __always_inline void keep_waker(struct task_state *s, __u32 tid)
+{
+	__u8 last = (s->wakers_next - 1) & (WAKERS_KEPT - 1);
+
+	if (s->wakers[last] != tid) {
+		s->wakers[s->wakers_next & (WAKERS_KEPT - 1)] = tid;
+		s->wakers_next++;
+	}
+}
+
+/*
+ * Whether the waker under way, a tracked thread, was woken lately by @p (one of its last
+ * WAKERS_KEPT wakers): it answers @p. A worker handed a job by a parent, then woken by a sibling
+ * (a lock's release), answers the parent all the same.
+ */
 static __always_inline bool answers_waker(struct task_struct *p)
 {
 	struct task_state *ws = task_storage_get(&states, current_task(), false);
+	__u32 tid = task_rd(p, pid);
+	int i;
 
-	return ws && ws->tracked && ws->last_waker_tid == (__u32)task_rd(p, pid);
+	if (!ws || !ws->tracked) {
+		return false;
+	}
+	for (i = 0; i < WAKERS_KEPT; i++) {
+		if (ws->wakers[i] == tid) {
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -3202,7 +3230,7 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 		}
 	}
 	if (own_stack && syscall_wakes()) {
-		s->last_waker_tid = (__u32)bpf_get_current_pid_tgid();
+		keep_waker(s, (__u32)bpf_get_current_pid_tgid());
 	}
 	if (s->handed && handed_unit_over(p, s)) {
 		/* Out of the unit, it may be handed the next one by this wakeup. */
