@@ -229,6 +229,7 @@ static void tracker_opts_of(const struct record_opts *opts, struct tracker_opts 
 	topts->include_idle = opts->include_idle;
 	topts->exact_start = opts->exact_start;
 	topts->go_waits = opts->go_waits;
+	topts->requests = opts->nr_requests > 0;
 	topts->max_rate = opts->max_rate;
 	topts->ctx_floor_ns = opts->context_floor_ns;
 	topts->no_preload = opts->no_preload && opts->command && !opts->nr_pids && !opts->all &&

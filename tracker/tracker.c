@@ -325,18 +325,28 @@ static int choose_programs(struct tracker *tr, const struct tracker_opts *opts)
 	tr->has_attach_cookie = kernel_has_attach_cookie();
 	/* Only --cgroup needs to hear of moves between cgroups. */
 	bpf_program__set_autoload(tr->skel->progs.ls_cgroup_attach, opts->nr_cgroups > 0);
-	/* Attached to each --request probe by tracker_add_request(), with its cookie. */
+	/*
+	 * Attached to each --request probe by tracker_add_request(), with its cookie; loaded,
+	 * and so through the verifier, only for a run that has requests (a reload that changes
+	 * them restarts).
+	 */
 	bpf_program__set_autoattach(tr->skel->progs.ls_req_uprobe, false);
 	bpf_program__set_autoattach(tr->skel->progs.ls_req_usdt, false);
 	bpf_program__set_autoattach(tr->skel->progs.ls_req_sample, false);
+	bpf_program__set_autoload(tr->skel->progs.ls_req_uprobe, opts->requests);
+	bpf_program__set_autoload(tr->skel->progs.ls_req_usdt, opts->requests);
+	bpf_program__set_autoload(tr->skel->progs.ls_req_sample, opts->requests);
 	/* Keyed requests' upstreams: attached with the first keyed pair (requests.c). */
 	bpf_program__set_autoattach(tr->skel->progs.ls_kreq_connect, false);
 	bpf_program__set_autoattach(tr->skel->progs.ls_kreq_sk_ready, false);
+	bpf_program__set_autoload(tr->skel->progs.ls_kreq_connect, opts->requests);
 	bpf_program__set_autoload(tr->skel->progs.ls_kreq_sk_ready,
-				  kernel_tp_args("sk_data_ready") >= 0);
-	/* Attached to each Go binary a tracked process runs (goroutines_follow()). */
+				  opts->requests && kernel_tp_args("sk_data_ready") >= 0);
+	/* Attached to each Go binary a tracked process runs (goroutines_follow()): --go-waits. */
 	bpf_program__set_autoattach(tr->skel->progs.ls_go_park, false);
 	bpf_program__set_autoattach(tr->skel->progs.ls_go_ready, false);
+	bpf_program__set_autoload(tr->skel->progs.ls_go_park, opts->go_waits);
+	bpf_program__set_autoload(tr->skel->progs.ls_go_ready, opts->go_waits);
 out:
 	return err;
 }

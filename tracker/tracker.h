@@ -26,6 +26,8 @@ struct tracker_opts {
 	bool exact_start;
 	/* Time the goroutine waits of Go programs (tracker/goroutines.c): two uprobes each. */
 	bool go_waits;
+	/* tracker_add_request() will be called: load the request programs (else left out). */
+	bool requests;
 	/* One byte per syscall number, non-zero for the idle list. */
 	unsigned char idle_syscalls[LS_MAX_SYSCALLS];
 	/* Syscalls of the context stream shorter than this are not sent. */
