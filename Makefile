@@ -139,7 +139,8 @@ $(BUILD)/vmlinux.btf: scripts/image-btf.py | $(DEPS_STAMP)
 	ARM64_ROOT=no scripts/kernels/install.sh $(KERNEL_SERIES_$(ARCH))
 	scripts/image-btf.py $(or $(KERNELS_DIR),build/kernels)/$(KERNEL_SERIES_$(ARCH))/vmlinuz $@
 
-$(BUILD)/latsnap.bpf.o: bpf/latsnap.bpf.c bpf/kernel-defs.h bpf/core_fixes.bpf.h include/latsnap.h $(BUILD)/vmlinux.h
+$(BUILD)/latsnap.bpf.o: bpf/latsnap.bpf.c $(wildcard bpf/latsnap/*.bpf.h) bpf/kernel-defs.h bpf/core_fixes.bpf.h \
+		include/latsnap.h $(BUILD)/vmlinux.h
 	$(CLANG) $(BPF_CFLAGS) -I. -I$(BUILD) -c $< -o $@
 
 $(BUILD)/latsnap.skel.h: $(BUILD)/latsnap.bpf.o

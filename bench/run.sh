@@ -944,13 +944,15 @@ declare -A LABEL=(
 # The hooks a program file attaches by default: not its iterators, nor those loaded only when
 # asked for (sk_data_ready: a keyed --request pair's upstream).
 hooks() {
-	grep -o 'SEC("[a-z_]*/[a-z_]*")' "$1" |
+	grep -ho 'SEC("[a-z_]*/[a-z_]*")' "$@" |
 		grep -v -e '"iter/' -e 'cgroup_attach_task' -e 'sk_data_ready' | sort -u | tr '\n' ' '
 }
-if [ "$(hooks bpf/latsnap.bpf.c)" = "$(hooks bench/empty.bpf.c)" ]; then
+LATSNAP_BPF="bpf/latsnap.bpf.c bpf/latsnap/*.bpf.h" # the object's parts
+# shellcheck disable=SC2086
+if [ "$(hooks $LATSNAP_BPF)" = "$(hooks bench/empty.bpf.c)" ]; then
 	HOOKS_NOTE="the same hooks as bpf/latsnap.bpf.c: $(hooks bench/empty.bpf.c | sed 's/SEC("\([^"]*\)")/\1/g')"
 else
-	HOOKS_NOTE="WARNING: bench/empty.bpf.c hooks $(hooks bench/empty.bpf.c) but bpf/latsnap.bpf.c hooks $(hooks bpf/latsnap.bpf.c)"
+	HOOKS_NOTE="WARNING: bench/empty.bpf.c hooks $(hooks bench/empty.bpf.c) but bpf/latsnap.bpf.c hooks $(hooks $LATSNAP_BPF)"
 fi
 
 # cost_table SECTION FORMAT: the rows of table 1 or 2.

@@ -233,4 +233,78 @@ static __always_inline bool cpu_in_hardirq(struct task_struct *cur)
 	return pc & LS_HARDIRQ_NMI_MASK;
 }
 
+/*
+ * struct request as it was before Linux 5.17, which named its disk itself: the disk is reached
+ * through the request's queue (request_queue->disk, Linux 5.15) since. libbpf matches this flavour
+ * to the kernel's struct request and drops the "___old" suffix.
+ */
+struct request___old {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+/*
+ * request_dev - the device number of a request's disk, as the kernel's disk_devt() makes it.
+ * Which layout the kernel has is a constant at load, so the other branch is left out by the
+ * verifier.
+ */
+static __always_inline __u64 request_dev(struct request *rq)
+{
+	struct request___old *old = (struct request___old *)rq;
+	struct gendisk *disk;
+
+	if (bpf_core_field_exists(old->rq_disk)) {
+		disk = BPF_CORE_READ(old, rq_disk);
+	} else {
+		disk = BPF_CORE_READ(rq, q, disk);
+	}
+	if (!disk) {
+		return 0;
+	}
+	return ((__u64)BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
+}
+
+/*
+ * run_delay - the time @task has spent on a runqueue, waiting for a CPU, in all: sched_info's,
+ * which a kernel without CONFIG_SCHED_INFO (nor schedstats, delay accounting) has not; 0 then.
+ */
+static __always_inline __u64 run_delay(struct task_struct *task)
+{
+	if (bpf_core_field_exists(task->sched_info.run_delay)) {
+		return BPF_CORE_READ(task, sched_info.run_delay);
+	}
+	return 0;
+}
+
+/* has_attach_cookie - whether the kernel has BPF cookies, bpf_get_attach_cookie() (Linux 5.15). */
+static __always_inline bool has_attach_cookie(void)
+{
+	return bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_attach_cookie);
+}
+
+/* The runqueue of a task's CPU, reached from its CFS entity where the kernel links them. */
+struct sched_entity___grp {
+	struct cfs_rq *cfs_rq;
+} __attribute__((preserve_access_index));
+
+struct cfs_rq___grp {
+	struct rq *rq;
+} __attribute__((preserve_access_index));
+
+/*
+ * rq_of - the runqueue of the CPU @task is on (last ran on, when it is not running): se.cfs_rq->rq,
+ * which a kernel without CONFIG_FAIR_GROUP_SCHED has not (NULL then). Not the per-CPU runqueues
+ * variable: it is reachable only with CONFIG_KALLSYMS_ALL.
+ */
+static __always_inline struct rq *rq_of(struct task_struct *task)
+{
+	struct sched_entity___grp *se = (void *)&task->se;
+	struct cfs_rq___grp *cfs;
+
+	if (!bpf_core_field_exists(se->cfs_rq) || !bpf_core_field_exists(struct cfs_rq___grp, rq)) {
+		return NULL;
+	}
+	cfs = (void *)BPF_CORE_READ(se, cfs_rq);
+	return cfs ? BPF_CORE_READ(cfs, rq) : NULL;
+}
+
 #endif /* LATSNAP_CORE_FIXES_BPF_H */

@@ -394,32 +394,6 @@ int BPF_PROG(top_sched_wakeup, struct task_struct *p)
  * (blocked_since()). User space runs one scan at load for that, listing nothing.
  */
 
-/* The runqueue of a task's CPU, reached from its CFS entity where the kernel links them. */
-struct sched_entity___grp {
-	struct cfs_rq *cfs_rq;
-} __attribute__((preserve_access_index));
-
-struct cfs_rq___grp {
-	struct rq *rq;
-} __attribute__((preserve_access_index));
-
-/*
- * The runqueue of the CPU @task is on (last ran on, when it is not running): se.cfs_rq->rq, which
- * a kernel without CONFIG_FAIR_GROUP_SCHED has not (NULL then). Not the per-CPU runqueues
- * variable: it is reachable only with CONFIG_KALLSYMS_ALL.
- */
-static __always_inline struct rq *rq_of(struct task_struct *task)
-{
-	struct sched_entity___grp *se = (void *)&task->se;
-	struct cfs_rq___grp *cfs;
-
-	if (!bpf_core_field_exists(se->cfs_rq) || !bpf_core_field_exists(struct cfs_rq___grp, rq)) {
-		return NULL;
-	}
-	cfs = (void *)BPF_CORE_READ(se, cfs_rq);
-	return cfs ? BPF_CORE_READ(cfs, rq) : NULL;
-}
-
 /*
  * When the blocked @task last switched out, on the clock of bpf_ktime_get_ns() (@now), from
  * the scheduler's: se.exec_start is its runqueue's clock_task when it stopped running, read
