@@ -19,6 +19,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/usdt.bpf.h>
 #include "include/latsnap.h"
+#include "include/futex.h"
 #include "bpf/kernel-defs.h"
 #include "bpf/core_fixes.bpf.h"
 

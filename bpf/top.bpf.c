@@ -23,6 +23,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "include/top.h"
+#include "include/futex.h"
 #include "bpf/kernel-defs.h"
 #include "bpf/core_fixes.bpf.h"
 
@@ -238,22 +239,6 @@ static __always_inline long syscall_of_core(struct pt_regs *regs)
 }
 
 /*
- * The futex ABI (linux/futex.h, macros BTF does not carry): the commands that wait, and the flags
- * around them in op (FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME).
- */
-#define TOP_FUTEX_WAIT 0
-#define TOP_FUTEX_LOCK_PI 6
-#define TOP_FUTEX_TRYLOCK_PI 8
-#define TOP_FUTEX_WAIT_BITSET 9
-#define TOP_FUTEX_LOCK_PI2 13
-#define TOP_FUTEX_FLAGS (128 | 256)
-/*
- * glibc's lll_lock (and Rust's and Go's locks) marks a contended lock word 2 and waits for it to
- * change from 2: a FUTEX_WAIT for 2 is a thread waiting for a lock.
- */
-#define TOP_FUTEX_CONTENDED 2
-
-/*
  * The syscall @task blocks in and, for those that name one, the object it waits on (its first
  * argument). The registers are loaded directly (relocated by CO-RE all the same), not read with
  * the _CORE macros' bpf_probe_read_kernel(): bpf_task_pt_regs() gives a pointer the verifier
@@ -295,13 +280,9 @@ static __always_inline void note_syscall(struct task_struct *task, struct task_w
 	 * registers, for futex only; the key keeps its size (a byte of its padding).
 	 */
 	if (kind == TOP_OBJ_FUTEX) {
-		cmd = (__u32)(typed ? PT_REGS_PARM2_SYSCALL(regs) : PT_REGS_PARM2_CORE_SYSCALL(regs)) &
-		      ~(__u32)TOP_FUTEX_FLAGS;
+		cmd = (__u32)(typed ? PT_REGS_PARM2_SYSCALL(regs) : PT_REGS_PARM2_CORE_SYSCALL(regs));
 		val = (__u32)(typed ? PT_REGS_PARM3_SYSCALL(regs) : PT_REGS_PARM3_CORE_SYSCALL(regs));
-		w->futex_lock = cmd == TOP_FUTEX_LOCK_PI || cmd == TOP_FUTEX_TRYLOCK_PI ||
-				cmd == TOP_FUTEX_LOCK_PI2 ||
-				((cmd == TOP_FUTEX_WAIT || cmd == TOP_FUTEX_WAIT_BITSET) &&
-				 val == TOP_FUTEX_CONTENDED);
+		w->futex_lock = ls_futex_waits_for_lock(cmd, val);
 	}
 }
 

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,17 +22,8 @@
 #include "lib/outlier.h"
 #include "classify/syscalls.h"
 #include "lib/util.h"
+#include "include/futex.h"
 
-/* Older headers lack it (Linux 5.14): the number is the kernel's ABI. */
-#ifndef FUTEX_LOCK_PI2
-#define FUTEX_LOCK_PI2 13
-#endif
-
-/*
- * glibc's lll_lock and Rust's std Mutex (and Go's runtime lock) mark a contended lock word 2 and
- * wait for it to change from 2: a FUTEX_WAIT for 2 is a thread waiting for a lock.
- */
-#define FUTEX_VAL_CONTENDED 2
 
 enum matcher_kind {
 	MATCH_KERNEL,
@@ -740,17 +730,15 @@ static enum futex_kind futex_kind_of(const struct outlier *outlier)
 		return FUTEX_NONE;
 	}
 	/* op and val are ints to the kernel: the upper half of the register is not theirs. */
-	cmd = (uint32_t)outlier->args[1] & (uint32_t)FUTEX_CMD_MASK;
+	cmd = (uint32_t)outlier->args[1];
 	val = (uint32_t)outlier->args[2];
-	switch (cmd) {
-	case FUTEX_LOCK_PI:
-	case FUTEX_LOCK_PI2:
-	case FUTEX_TRYLOCK_PI:
+	if (ls_futex_waits_for_lock(cmd, val)) {
 		return FUTEX_KIND_LOCK;
-	case FUTEX_WAIT:
-	case FUTEX_WAIT_BITSET:
-		return val == FUTEX_VAL_CONTENDED ? FUTEX_KIND_LOCK : FUTEX_KIND_WAIT;
-	case FUTEX_WAIT_REQUEUE_PI:
+	}
+	switch (cmd & LS_FUTEX_CMD_MASK) {
+	case LS_FUTEX_WAIT:
+	case LS_FUTEX_WAIT_BITSET:
+	case LS_FUTEX_WAIT_REQUEUE_PI:
 		return FUTEX_KIND_WAIT;
 	default:
 		return FUTEX_NONE;

@@ -202,9 +202,7 @@ static __always_inline struct task_state *ctx_wakeup(void *ctx, struct task_stru
 /* Whether @s waits in a futex for a lock (@args: its syscall's): FUTEX_LOCK_PI, or a wait for 2. */
 static __always_inline bool waits_for_lock(const struct task_state *s, const __u64 *args)
 {
-	__u64 op = args[1] & 127; /* without FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME */
-
-	return s->nr == futex_nr && (op == 6 || op == 13 || ((op == 0 || op == 9) && args[2] == 2));
+	return s->nr == futex_nr && ls_futex_waits_for_lock((__u32)args[1], (__u32)args[2]);
 }
 
 /*
