@@ -367,14 +367,16 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 		}
 		if (s->in_work && s->work_fd == fd) {
 			s->in_work = 0;
-			unit_end(task_rd(task, tgid), fd);
+			unit_end(task_rd(task, tgid), fd, true);
 		} else if (s->in_work || s->worked) {
 			/*
 			 * Closed by a serving thread latsnap did not know in the unit, the
 			 * connection is over all the same: left open, the unit would keep its
-			 * reader in work. A thread that never served pays no lookup.
+			 * reader in work. A thread that never served pays no lookup. Closed, the
+			 * number is no longer the unit's (UNIT_CLOSED): a file that gets it next
+			 * and is closed in turn (by a worker in another unit) ends nothing.
 			 */
-			unit_reply(task_rd(task, tgid), s, fd);
+			unit_reply(task_rd(task, tgid), s, fd, true);
 		}
 	} else if (kind == LS_WORK_ACCEPT) {
 		/* A connection came: work to hand on, not a unit of its own. */
@@ -416,9 +418,9 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 		}
 	} else if (s->in_work && s->work_fd == fd) {
 		s->in_work = 0;
-		unit_end(task_rd(task, tgid), fd);
+		unit_end(task_rd(task, tgid), fd, false);
 	} else if (s->in_work) {
-		unit_reply(task_rd(task, tgid), s, fd);
+		unit_reply(task_rd(task, tgid), s, fd, false);
 	} else {
 		s->asked_fd1 = fd + 1;
 	}

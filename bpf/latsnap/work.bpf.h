@@ -59,6 +59,13 @@ static __always_inline __u32 unit_gen(__u32 tgid, int fd)
 	return gen ? *gen : 0;
 }
 
+/*
+ * A unit's generation with UNIT_CLOSED: its socket was closed since, and the number may name
+ * another file now (a log file opened and closed for each line): what is done to that number is
+ * nothing of the unit's, until a socket of that number brings a request again.
+ */
+#define UNIT_CLOSED 0x80000000U
+
 /* A unit begins on socket @fd of process @tgid: the socket is known to bring requests. */
 static __always_inline __u32 unit_start(__u32 tgid, int fd)
 {
@@ -66,6 +73,10 @@ static __always_inline __u32 unit_start(__u32 tgid, int fd)
 	__u32 *gen = bpf_map_lookup_elem(&units, &key), zero = 0;
 
 	if (gen) {
+		/* A new connection of that number: the next generation, open. */
+		if (*gen & UNIT_CLOSED) {
+			*gen = (*gen + 1) & ~UNIT_CLOSED;
+		}
 		return *gen;
 	}
 	bpf_map_update_elem(&units, &key, &zero, BPF_NOEXIST);
@@ -79,32 +90,42 @@ static __always_inline __u32 unit_start(__u32 tgid, int fd)
  * was handed a unit that was not its job's (the reader had read the next request before): either
  * way it is out of the unit it was handed. A write to any other socket is a call to a backend.
  */
-static __always_inline void unit_reply(__u32 tgid, struct task_state *s, int fd)
+static __always_inline void unit_reply(__u32 tgid, struct task_state *s, int fd, bool closes)
 {
 	__u64 key = unit_key(tgid, fd);
 	__u32 *gen = bpf_map_lookup_elem(&units, &key);
 
-	if (!gen) {
+	if (!gen || (*gen & UNIT_CLOSED)) {
 		return;
 	}
-	__sync_fetch_and_add(gen, 1);
+	/* No 32-bit atomic OR on older kernels (and no need: the unit is over either way). */
+	if (closes) {
+		*gen = (*gen + 1) | UNIT_CLOSED;
+	} else {
+		__sync_fetch_and_add(gen, 1);
+	}
 	if (s->handed) {
 		s->in_work = 0;
 	}
 }
 
 /*
- * The unit on socket @fd of process @tgid ends (its reply, its close), for every thread in it.
+ * The unit on socket @fd of process @tgid ends (its reply, its close: @closes), for every thread
+ * in it.
  * Its entry, made when it began (unit_start()), moves on in place: an update of an LRU hash
  * costs more than the rest of a request's bookkeeping.
  */
-static __always_inline void unit_end(__u32 tgid, int fd)
+static __always_inline void unit_end(__u32 tgid, int fd, bool closes)
 {
 	__u64 key = unit_key(tgid, fd);
-	__u32 *gen = bpf_map_lookup_elem(&units, &key), next = 1;
+	__u32 *gen = bpf_map_lookup_elem(&units, &key), next = 1 | (closes ? UNIT_CLOSED : 0);
 
 	if (gen) {
-		__sync_fetch_and_add(gen, 1);
+		if (closes) {
+			*gen = (*gen + 1) | UNIT_CLOSED;
+		} else {
+			__sync_fetch_and_add(gen, 1);
+		}
 		return;
 	}
 	bpf_map_update_elem(&units, &key, &next, BPF_ANY);

@@ -126,6 +126,20 @@ static void *helper_main(void *arg)
 }
 
 /* Hands a part of the job to the helper and waits for it: a wait for an event, in a job. */
+/*
+ * A file opened and closed inside the job, as servers read /proc for their own figures: it gets
+ * the lowest free descriptor, often an earlier connection's, closed by now. Closing it ends
+ * nothing of any unit (on arm64's glibc and in a slow guest this happened on its own: 52-work).
+ */
+static void glance_at_self(void)
+{
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+	}
+}
+
 static __attribute__((noinline)) void await_part(void)
 {
 	uint64_t t0 = wl_now_ns();
@@ -151,6 +165,7 @@ static __attribute__((noinline)) void do_job(struct job *j)
 	} else if (!strcmp(j->cmd, "nap")) {
 		nap(200);
 	} else if (!strcmp(j->cmd, "await")) {
+		glance_at_self();
 		await_part();
 	}
 	if (write(j->fd, "done\n", 5) != 5) {
