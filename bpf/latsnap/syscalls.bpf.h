@@ -333,6 +333,35 @@ static __always_inline bool fd_is_socket(struct task_struct *task, int fd)
 }
 
 /*
+ * Whether socket @fd of @task is connected to a process of quiet_tgids (sk_peer_pid, set at
+ * connect and accept): an application's lttng-ust listener reading LTTng's session daemon's
+ * commands does LTTng's work, not the application's, and its process serves nothing by it.
+ */
+static __always_inline bool peer_is_ours(struct task_struct *task, int fd)
+{
+	struct files_struct *files = BPF_CORE_READ(task, files);
+	struct file **fds, *f = NULL;
+	struct socket *sock;
+	struct pid *peer;
+	__u32 tgid;
+
+	if (fd < 0 || !files) {
+		return false;
+	}
+	fds = BPF_CORE_READ(files, fdt, fd);
+	if (!fds || bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f) {
+		return false;
+	}
+	sock = BPF_CORE_READ(f, private_data);
+	peer = sock ? BPF_CORE_READ(sock, sk, sk_peer_pid) : NULL;
+	if (!peer) {
+		return false;
+	}
+	tgid = BPF_CORE_READ(peer, numbers[0].nr);
+	return tgid && bpf_map_lookup_elem(&quiet_tgids, &tgid);
+}
+
+/*
  * work_note - the end of syscall @nr of tracked thread @s, which returned @ret: a socket read
  * that brought data, outside any work, starts a unit of work on that socket, unless the thread
  * wrote there first (a client reading its answer); a write to it ends the unit (the reply). A
@@ -404,7 +433,8 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 		if (s->asked_fd1 == fd + 1) {
 			s->asked_fd1 = 0;
 			s->answered = 1;
-		} else if (sock_only || (s->plain_fd1 != fd + 1 && fd_is_socket(task, fd))) {
+		} else if ((sock_only || (s->plain_fd1 != fd + 1 && fd_is_socket(task, fd))) &&
+			   !peer_is_ours(task, fd)) {
 			s->in_work = 1;
 			s->worked = 1;
 			s->work_fd = fd;
