@@ -45,10 +45,14 @@ workers = 3.times.map do
       line = conn.gets.to_s.split
       cmd, sent = line[0], line[1].to_i
       # The acceptor waited for a connection until the client's connect (its stamp, taken just
-      # before), then for the GVL until accept returned to Ruby.
+      # before), then for the GVL until accept returned to Ruby. A client that connected before
+      # the acceptor called accept (its connection waited in the backlog) found it returning at
+      # once: all of that call was the wait for the GVL.
       if sent.positive? && sent < t_acc && sent > t_accept
         lab('idle', acceptor, t_accept, sent, 'accept')
         lab('latency', acceptor, sent, t_acc, 'gvl')
+      elsif sent.positive? && sent <= t_accept
+        lab('latency', acceptor, t_accept, t_acc, 'gvl')
       else
         lab('idle', acceptor, t_accept, t_acc, 'accept')
       end
