@@ -309,27 +309,33 @@ static __always_inline bool syscall_exit_fast(void *ctx, struct ls_cpu_verdict *
 #define S_IFSOCK 0140000
 #endif
 
-/* Whether current's file descriptor @fd is a socket (read through its file table). */
-static __always_inline bool fd_is_socket(struct task_struct *task, int fd)
+/* The file of descriptor @fd of @task (read through its file table), or NULL. */
+static __always_inline struct file *fd_file(struct task_struct *task, int fd)
 {
 	struct files_struct *files = BPF_CORE_READ(task, files);
 	struct fdtable *fdt;
 	struct file **fds, *f = NULL;
-	unsigned int mode;
 
 	if (fd < 0 || !files) {
-		return false;
+		return NULL;
 	}
 	fdt = BPF_CORE_READ(files, fdt);
 	if (!fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds)) {
-		return false;
+		return NULL;
 	}
 	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f) {
-		return false;
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd])) {
+		return NULL;
 	}
-	mode = BPF_CORE_READ(f, f_inode, i_mode);
-	return (mode & S_IFMT) == S_IFSOCK;
+	return f;
+}
+
+/* Whether @task's file descriptor @fd is a socket. */
+static __always_inline bool fd_is_socket(struct task_struct *task, int fd)
+{
+	struct file *f = fd_file(task, fd);
+
+	return f && (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) == S_IFSOCK;
 }
 
 /*
@@ -339,21 +345,11 @@ static __always_inline bool fd_is_socket(struct task_struct *task, int fd)
  */
 static __always_inline bool peer_is_ours(struct task_struct *task, int fd)
 {
-	struct files_struct *files = BPF_CORE_READ(task, files);
-	struct file **fds, *f = NULL;
-	struct socket *sock;
-	struct pid *peer;
+	struct file *f = fd_file(task, fd);
+	struct socket *sock = f ? BPF_CORE_READ(f, private_data) : NULL;
+	struct pid *peer = sock ? BPF_CORE_READ(sock, sk, sk_peer_pid) : NULL;
 	__u32 tgid;
 
-	if (fd < 0 || !files) {
-		return false;
-	}
-	fds = BPF_CORE_READ(files, fdt, fd);
-	if (!fds || bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f) {
-		return false;
-	}
-	sock = BPF_CORE_READ(f, private_data);
-	peer = sock ? BPF_CORE_READ(sock, sk, sk_peer_pid) : NULL;
 	if (!peer) {
 		return false;
 	}
