@@ -14,7 +14,7 @@
  * only sends the hook the slow way. One cache line per CPU: each CPU writes its own at every
  * switch.
  */
-struct ls_cpu_verdict verdicts[LS_VERDICT_CPUS];
+struct ls_cpu_verdict verdicts[LS_VERDICT_CPUS] __attribute__((aligned(64)));
 
 static __always_inline bool verdict_cold(struct task_struct *task)
 {
@@ -89,10 +89,10 @@ struct ls_owed_signal {
 	 * stack (save_user_ip()): its outlier goes from ls_sched_exit(), in its own context.
 	 */
 	__u64 walk_task;
-	__u8 pad[44];
+	__u8 pad[40];
 };
 
-static struct ls_owed_signal owed_signals[LS_VERDICT_CPUS];
+static struct ls_owed_signal owed_signals[LS_VERDICT_CPUS] __attribute__((aligned(64)));
 
 static __always_inline void stat_inc(__u32 key)
 {
