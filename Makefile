@@ -216,7 +216,7 @@ $(PRELOAD): $(PRELOAD_SRCS) include/latsnap.h lib/signame.h lib/py311.h lib/rb31
 		-Wl,-z,defs -Wl,-z,now
 
 # latsnap's own events: loaded by `record` once its LTTng session exists (recorder/emit.c).
-$(EVENTS): events/events.c events/events-tp.h events/kernel-tp.h \
+$(EVENTS): events/events.c events/events-tp.h events/kernel-tp.h events/schema.h \
 	events/events.h include/latsnap.h | $(DEPS_STAMP)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -fPIC -shared -fvisibility=hidden \
 		-I. -Ievents -o $@ events/events.c -llttng-ust -ldl \

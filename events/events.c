@@ -19,36 +19,20 @@ static void record_kernel_stack(const struct ls_ev_stack *s)
 	lttng_ust_tracepoint(latsnap, kernel_stack, s);
 }
 
+/* Each event of LS_KERNEL_EVENTS (events/schema.h) for the kind of struct ls_ctx_event it is. */
+#define RECORD_KERNEL_EVENT(name, kind)                            \
+	case kind:                                                 \
+		lttng_ust_tracepoint(latsnap_kernel, name, e, sc); \
+		break;
+#define RECORD_KERNEL_INSTANCE(cls, name, kind) RECORD_KERNEL_EVENT(name, kind)
+#define RECORD_KERNEL_CLASS(cls)
+
 static void record_kernel_event(const struct ls_ctx_event *e, const char *name)
 {
+	const char *sc = name ? name : "";
+
 	switch (e->kind) {
-	case LS_CTX_SWITCH:
-		lttng_ust_tracepoint(latsnap_kernel, sched_switch, e, name ? name : "");
-		break;
-	case LS_CTX_WAKEUP:
-		lttng_ust_tracepoint(latsnap_kernel, sched_wakeup, e);
-		break;
-	case LS_CTX_SYSCALL:
-		lttng_ust_tracepoint(latsnap_kernel, syscall, e, name ? name : "");
-		break;
-	case LS_CTX_FORK:
-		lttng_ust_tracepoint(latsnap_kernel, process_fork, e);
-		break;
-	case LS_CTX_EXEC:
-		lttng_ust_tracepoint(latsnap_kernel, process_exec, e);
-		break;
-	case LS_CTX_EXIT:
-		lttng_ust_tracepoint(latsnap_kernel, process_exit, e);
-		break;
-	case LS_CTX_INTEREST:
-		lttng_ust_tracepoint(latsnap_kernel, interest, e);
-		break;
-	case LS_CTX_BLOCK_ISSUE:
-		lttng_ust_tracepoint(latsnap_kernel, block_rq_issue, e);
-		break;
-	case LS_CTX_BLOCK_COMPLETE:
-		lttng_ust_tracepoint(latsnap_kernel, block_rq_complete, e);
-		break;
+		LS_KERNEL_EVENTS(RECORD_KERNEL_EVENT, RECORD_KERNEL_CLASS, RECORD_KERNEL_INSTANCE)
 	default:
 		break;
 	}

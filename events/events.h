@@ -40,6 +40,25 @@ static inline uint16_t ls_text_len(const char *s)
 	return n > 65535 ? 65535 : (uint16_t)n;
 }
 
+/*
+ * LS_TP_FIELD - a field of events/schema.h's tables (F(kind, name, ...)) as the providers declare
+ * it, inside LTTNG_UST_TP_FIELDS(): lttng-ust re-reads a provider header once per thing it makes
+ * of it, each time with its lttng_ust_field_*() macros defined anew, and these expand to them
+ * only there, so each reading takes its own.
+ */
+#define LS_TP_FIELD(kind, name, ...) LS_TP_##kind(name, __VA_ARGS__)
+#define LS_TP_u(name, bits, v) lttng_ust_field_integer(uint##bits##_t, name, v)
+#define LS_TP_s(name, bits, v) lttng_ust_field_integer(int##bits##_t, name, v)
+#define LS_TP_x(name, bits, v) lttng_ust_field_integer_hex(uint##bits##_t, name, v)
+#define LS_TP_string(name, v) lttng_ust_field_string(name, v)
+#define LS_TP_text(name, v) LS_FIELD_TEXT(name, v)
+#define LS_TP_comm(name, v) lttng_ust_field_array_text(char, name, v, LS_TASK_COMM_LEN)
+#define LS_TP_hexseq(name, bits, p, n) \
+	lttng_ust_field_sequence_hex(uint64_t, name, p, uint##bits##_t, n)
+#define LS_TP_bytes(name, bits, p, n) lttng_ust_field_sequence(uint8_t, name, p, uint##bits##_t, n)
+#define LS_TP_textseq(name, bits, p, n) \
+	lttng_ust_field_sequence_text(char, name, p, uint##bits##_t, n)
+
 /* The symbol latsnap looks up in the library. */
 #define LS_EVENTS_SYMBOL "latsnap_events"
 

@@ -2,11 +2,13 @@
 /*
  * kernel-tp.h - the latsnap_kernel provider of liblatsnap-events.so: the kernel's view that the
  * BPF side streams (struct ls_ctx_event in latsnap.h), where no LTTng kernel tracer can give it.
- * Every event carries the kernel's own time of what happened (ts_ns, CLOCK_MONOTONIC): the
- * event's LTTng timestamp is when latsnap wrote it, a little later.
+ * Its events and their fields are events/schema.h's LS_KERNEL_EVENTS, which recorder/timeline.c
+ * writes too. Every event carries the kernel's own time of what happened (ts_ns,
+ * CLOCK_MONOTONIC): the event's LTTng timestamp is when latsnap wrote it, a little later.
  *
  * Re-read by lttng-ust's macros (LTTNG_UST_TRACEPOINT_HEADER_MULTI_READ), so the guard below is
- * the provider's, not a plain include guard.
+ * the provider's, not a plain include guard; the table's macros are defined once and expand
+ * anew at each reading.
  */
 #undef LTTNG_UST_TRACEPOINT_PROVIDER
 #define LTTNG_UST_TRACEPOINT_PROVIDER latsnap_kernel
@@ -23,126 +25,27 @@
 
 #include "include/latsnap.h"
 #include "events/events.h"
-
-/* sched_switch: prev leaves the CPU (prev_state 0 or preempted: still runnable), next runs. */
-LTTNG_UST_TRACEPOINT_EVENT(latsnap_kernel, sched_switch,
-	LTTNG_UST_TP_ARGS(const struct ls_ctx_event *, e, const char *, syscall),
-	LTTNG_UST_TP_FIELDS(
-		lttng_ust_field_integer(uint64_t, ts_ns, e->ts)
-		lttng_ust_field_integer(uint32_t, cpu, e->cpu)
-		lttng_ust_field_integer(int32_t, prev_tid, e->tid)
-		lttng_ust_field_integer(int32_t, prev_pid, e->pid)
-		lttng_ust_field_array_text(char, prev_comm, e->comm, LS_TASK_COMM_LEN)
-		lttng_ust_field_integer(int64_t, prev_state, e->arg)
-		lttng_ust_field_integer(uint8_t, preempted, e->preempted)
-		LS_FIELD_TEXT(prev_syscall, syscall)
-		lttng_ust_field_integer(int32_t, next_tid, e->tid2)
-		lttng_ust_field_integer(int32_t, next_pid, e->pid2)
-		lttng_ust_field_array_text(char, next_comm, e->comm2, LS_TASK_COMM_LEN)
-		lttng_ust_field_sequence_hex(uint64_t, prev_stack, e->ips, uint16_t, e->nr_ips)
-	)
-)
-
-/* sched_wakeup: tid is woken by waker_tid or, when in_irq, by an interrupt that landed on it. */
-LTTNG_UST_TRACEPOINT_EVENT(latsnap_kernel, sched_wakeup,
-	LTTNG_UST_TP_ARGS(const struct ls_ctx_event *, e),
-	LTTNG_UST_TP_FIELDS(
-		lttng_ust_field_integer(uint64_t, ts_ns, e->ts)
-		lttng_ust_field_integer(uint32_t, cpu, e->cpu)
-		lttng_ust_field_integer(int32_t, tid, e->tid)
-		lttng_ust_field_integer(int32_t, pid, e->pid)
-		lttng_ust_field_array_text(char, comm, e->comm, LS_TASK_COMM_LEN)
-		lttng_ust_field_integer(int32_t, waker_tid, e->tid2)
-		lttng_ust_field_integer(int32_t, waker_pid, e->pid2)
-		lttng_ust_field_array_text(char, waker_comm, e->comm2, LS_TASK_COMM_LEN)
-		lttng_ust_field_integer(uint8_t, in_irq, e->arg)
-		lttng_ust_field_sequence_hex(uint64_t, waker_stack, e->ips, uint16_t, e->nr_ips)
-	)
-)
-
-/* syscall: one that lasted at least the floor, from start_ns to ts_ns. */
-LTTNG_UST_TRACEPOINT_EVENT(latsnap_kernel, syscall,
-	LTTNG_UST_TP_ARGS(const struct ls_ctx_event *, e, const char *, name),
-	LTTNG_UST_TP_FIELDS(
-		lttng_ust_field_integer(uint64_t, ts_ns, e->ts)
-		lttng_ust_field_integer(int32_t, tid, e->tid)
-		lttng_ust_field_integer(int32_t, pid, e->pid)
-		lttng_ust_field_array_text(char, comm, e->comm, LS_TASK_COMM_LEN)
-		lttng_ust_field_integer(int64_t, nr, e->nr)
-		LS_FIELD_TEXT(name, name)
-		lttng_ust_field_integer(uint64_t, start_ns, e->start)
-		lttng_ust_field_integer(uint64_t, duration_ns, e->ts - e->start)
-		lttng_ust_field_integer(int64_t, ret, e->arg)
-	)
-)
-
-LTTNG_UST_TRACEPOINT_EVENT_CLASS(latsnap_kernel, task_class,
-	LTTNG_UST_TP_ARGS(const struct ls_ctx_event *, e),
-	LTTNG_UST_TP_FIELDS(
-		lttng_ust_field_integer(uint64_t, ts_ns, e->ts)
-		lttng_ust_field_integer(int32_t, tid, e->tid)
-		lttng_ust_field_integer(int32_t, pid, e->pid)
-		lttng_ust_field_array_text(char, comm, e->comm, LS_TASK_COMM_LEN)
-		lttng_ust_field_integer(int32_t, other_tid, e->tid2)
-		lttng_ust_field_integer(int32_t, other_pid, e->pid2)
-		lttng_ust_field_array_text(char, other_comm, e->comm2, LS_TASK_COMM_LEN)
-	)
-)
-
-/* process_fork: other_* is the child. */
-LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(latsnap_kernel, task_class, latsnap_kernel, process_fork,
-	LTTNG_UST_TP_ARGS(const struct ls_ctx_event *, e))
-LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(latsnap_kernel, task_class, latsnap_kernel, process_exec,
-	LTTNG_UST_TP_ARGS(const struct ls_ctx_event *, e))
-LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(latsnap_kernel, task_class, latsnap_kernel, process_exit,
-	LTTNG_UST_TP_ARGS(const struct ls_ctx_event *, e))
+#include "events/schema.h"
 
 /*
- * interest: from ts_ns on, the context of tid (not tracked) is streamed too, because it woke
- * other_tid (reason "waker") or tracked other_tid woke it ("wakee"). Before, its record is empty.
+ * Every event takes the syscall's name (sc), so that events.c calls each alike; one whose fields
+ * do not name it marks it unused, which writes nothing.
  */
-LTTNG_UST_TRACEPOINT_EVENT(latsnap_kernel, interest,
-	LTTNG_UST_TP_ARGS(const struct ls_ctx_event *, e),
-	LTTNG_UST_TP_FIELDS(
-		lttng_ust_field_integer(uint64_t, ts_ns, e->ts)
-		lttng_ust_field_integer(int32_t, tid, e->tid)
-		lttng_ust_field_integer(int32_t, pid, e->pid)
-		lttng_ust_field_array_text(char, comm, e->comm, LS_TASK_COMM_LEN)
-		lttng_ust_field_integer(int32_t, other_tid, e->tid2)
-		lttng_ust_field_integer(int32_t, other_pid, e->pid2)
-		lttng_ust_field_array_text(char, other_comm, e->comm2, LS_TASK_COMM_LEN)
-		lttng_ust_field_string(reason, e->arg == LS_INTEREST_WAKER ? "waker" : "wakee")
-	)
-)
+#define LS_TP_KERNEL_ARGS LTTNG_UST_TP_ARGS(const struct ls_ctx_event *, e, const char *, sc)
 
-/* block_rq_issue: a request of a streamed thread; dev is MAJOR << 20 | MINOR. */
-LTTNG_UST_TRACEPOINT_EVENT(latsnap_kernel, block_rq_issue,
-	LTTNG_UST_TP_ARGS(const struct ls_ctx_event *, e),
-	LTTNG_UST_TP_FIELDS(
-		lttng_ust_field_integer(uint64_t, ts_ns, e->ts)
-		lttng_ust_field_integer(int32_t, tid, e->tid)
-		lttng_ust_field_integer(int32_t, pid, e->pid)
-		lttng_ust_field_array_text(char, comm, e->comm, LS_TASK_COMM_LEN)
-		lttng_ust_field_integer(uint64_t, dev, e->arg)
-		lttng_ust_field_integer(uint64_t, sector, e->nr)
-		lttng_ust_field_integer(uint64_t, bytes, e->start)
-		lttng_ust_field_integer(uint32_t, op, e->tid2)
-	)
-)
+#define LS_TP_KERNEL_EVENT(name, kind)                                                    \
+	LTTNG_UST_TRACEPOINT_EVENT(latsnap_kernel, name, LS_TP_KERNEL_ARGS,               \
+		LTTNG_UST_TP_FIELDS(LS_KERNEL_FIELDS_##name(LS_TP_FIELD)                  \
+				    lttng_ust_field_unused(sc)))
+#define LS_TP_KERNEL_CLASS(cls)                                                           \
+	LTTNG_UST_TRACEPOINT_EVENT_CLASS(latsnap_kernel, cls##_class, LS_TP_KERNEL_ARGS,  \
+		LTTNG_UST_TP_FIELDS(LS_KERNEL_FIELDS_##cls(LS_TP_FIELD)                   \
+				    lttng_ust_field_unused(sc)))
+#define LS_TP_KERNEL_INSTANCE(cls, name, kind)                                            \
+	LTTNG_UST_TRACEPOINT_EVENT_INSTANCE(latsnap_kernel, cls##_class, latsnap_kernel,  \
+					    name, LS_TP_KERNEL_ARGS)
 
-/* block_rq_complete: that request done; tid issued it at issue_ns. */
-LTTNG_UST_TRACEPOINT_EVENT(latsnap_kernel, block_rq_complete,
-	LTTNG_UST_TP_ARGS(const struct ls_ctx_event *, e),
-	LTTNG_UST_TP_FIELDS(
-		lttng_ust_field_integer(uint64_t, ts_ns, e->ts)
-		lttng_ust_field_integer(int32_t, tid, e->tid)
-		lttng_ust_field_integer(int32_t, pid, e->pid)
-		lttng_ust_field_integer(uint64_t, dev, e->arg)
-		lttng_ust_field_integer(uint64_t, sector, e->nr)
-		lttng_ust_field_integer(uint64_t, issue_ns, e->start)
-		lttng_ust_field_integer(int32_t, error, e->tid2)
-	)
-)
+LS_KERNEL_EVENTS(LS_TP_KERNEL_EVENT, LS_TP_KERNEL_CLASS, LS_TP_KERNEL_INSTANCE)
 
 #endif /* LATSNAP_KERNEL_TP_H */
 

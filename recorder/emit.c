@@ -15,7 +15,6 @@
 #include <string.h>
 #include <time.h>
 
-
 #include "recorder/emit.h"
 #include "events/events.h"
 #include "lib/outlier.h"
@@ -101,11 +100,8 @@ int emit_open_ops(struct emit **emp, const struct ls_events *ops)
 	return 0;
 }
 
-/**
- * emit_join_symbols - "symbol+0xoff;..." of @frames, innermost first, into @buf: the text of a
- * latsnap:kernel_stack event, whichever trace it goes into.
- */
-void emit_join_symbols(const struct outlier_frames *frames, char *buf, size_t size)
+/* "symbol+0xoff;..." of @frames, innermost first, into @buf. */
+static void join_symbols(const struct outlier_frames *frames, char *buf, size_t size)
 {
 	size_t i, used = 0;
 	int len;
@@ -139,23 +135,101 @@ static size_t frames_to_ips(const struct outlier_frames *frames, uint64_t *ips)
 	return n;
 }
 
+/**
+ * emit_outlier_event - @outlier (its cause set) as latsnap:outlier records it, whichever trace
+ * it goes into; @flags (@size bytes) holds its flags joined with "; "
+ */
+void emit_outlier_event(const struct outlier *outlier, struct ls_ev_outlier *ev, char *flags,
+			size_t size)
+{
+	const struct outlier_waker *waker = outlier->waker;
+	size_t i, used = 0;
+	int len;
+
+	flags[0] = '\0';
+	for (i = 0; i < outlier->nr_flags && used < size; i++) {
+		len = snprintf(flags + used, size - used, "%s%s", i ? "; " : "", outlier->flags[i]);
+		if (len < 0) {
+			break;
+		}
+		used += (size_t)len;
+	}
+	*ev = (struct ls_ev_outlier){ 0 };
+	ev->kind = outlier_kind_name(outlier->kind);
+	ev->comm = outlier->comm ? outlier->comm : "";
+	ev->syscall = outlier->syscall ? outlier->syscall : "";
+	ev->cause = outlier->cause ? outlier->cause : "";
+	ev->flags = flags;
+	ev->waker_comm = waker && waker->comm ? waker->comm : "";
+	ev->pid = outlier->pid;
+	ev->tid = outlier->tid;
+	ev->waker_pid = waker ? waker->pid : 0;
+	ev->waker_tid = waker ? waker->tid : 0;
+	ev->syscall_nr = outlier->syscall ? outlier->syscall_nr : -1;
+	ev->start_ns = outlier->start_ns;
+	ev->end_ns = outlier->end_ns;
+	ev->on_cpu_ns = outlier->on_cpu_ns;
+	ev->blocked_ns = outlier->blocked_ns;
+	ev->runqueue_ns = outlier->runqueue_ns;
+	ev->switches = outlier->switches;
+	ev->signalled = outlier->signalled;
+}
+
+/**
+ * emit_stack_event - stack @frames of @outlier as latsnap:kernel_stack records it, whichever
+ * trace it goes into: @ips has room for LS_MAX_FRAMES, @symbols for @size bytes
+ */
+void emit_stack_event(const struct outlier *outlier, const char *role, uint32_t index,
+		      uint64_t weight_ns, const struct outlier_frames *frames,
+		      struct ls_ev_stack *ev, uint64_t *ips, char *symbols, size_t size)
+{
+	join_symbols(frames, symbols, size);
+	*ev = (struct ls_ev_stack){ 0 };
+	ev->role = role;
+	ev->symbols = symbols;
+	ev->ips = ips;
+	ev->nr = (uint32_t)frames_to_ips(frames, ips);
+	ev->end_ns = outlier->end_ns;
+	ev->tid = outlier->tid;
+	ev->index = index;
+	ev->weight_ns = weight_ns;
+}
+
+/**
+ * emit_user_stack_event - @outlier's unwound stack as latsnap:user_stack records it, whichever
+ * trace it goes into: @ips has room for LS_MAX_FRAMES
+ *
+ * Return: whether it has one (the preload library's report).
+ */
+bool emit_user_stack_event(const struct outlier *outlier, struct ls_ev_user_stack *ev,
+			   uint64_t *ips)
+{
+	const struct outlier_ustack *user = &outlier->user_stack;
+
+	if (user->source != OUTLIER_USTACK_UNWIND) {
+		return false;
+	}
+	*ev = (struct ls_ev_user_stack){ 0 };
+	ev->ips = ips;
+	ev->nr = (uint32_t)frames_to_ips(&user->frames, ips);
+	ev->pid = outlier->pid;
+	ev->tid = outlier->tid;
+	ev->end_ns = outlier->end_ns;
+	ev->unwind_ns = user->unwind_ns;
+	ev->status = (uint8_t)user->status;
+	ev->truncated = user->truncated;
+	return true;
+}
+
 static void emit_stack(struct emit *em, const struct outlier *outlier, const char *role,
 		       uint32_t index, uint64_t weight_ns, const struct outlier_frames *frames)
 {
 	uint64_t ips[LS_MAX_FRAMES];
-	struct ls_ev_stack ev = { 0 };
-	char symbols[4096];
-	size_t n = frames_to_ips(frames, ips);
+	struct ls_ev_stack ev;
+	char symbols[EMIT_SYMBOLS_SIZE];
 
-	emit_join_symbols(frames, symbols, sizeof(symbols));
-	ev.role = role;
-	ev.symbols = symbols;
-	ev.ips = ips;
-	ev.nr = (uint32_t)n;
-	ev.end_ns = outlier->end_ns;
-	ev.tid = outlier->tid;
-	ev.index = index;
-	ev.weight_ns = weight_ns;
+	emit_stack_event(outlier, role, index, weight_ns, frames, &ev, ips, symbols,
+			 sizeof(symbols));
 	em->ops->kernel_stack(&ev);
 }
 
@@ -165,22 +239,13 @@ static void emit_stack(struct emit *em, const struct outlier *outlier, const cha
  */
 static void emit_user_stack(struct emit *em, const struct outlier *outlier)
 {
-	const struct outlier_ustack *user = &outlier->user_stack;
-	struct ls_ev_user_stack ev = { 0 };
+	struct ls_ev_user_stack ev;
 	uint64_t ips[LS_MAX_FRAMES];
 
 	if (em->ops->size < offsetof(struct ls_events, user_stack) + sizeof(em->ops->user_stack) ||
-	    !em->ops->user_stack || user->source != OUTLIER_USTACK_UNWIND) {
+	    !em->ops->user_stack || !emit_user_stack_event(outlier, &ev, ips)) {
 		return;
 	}
-	ev.ips = ips;
-	ev.nr = (uint32_t)frames_to_ips(&user->frames, ips);
-	ev.pid = outlier->pid;
-	ev.tid = outlier->tid;
-	ev.end_ns = outlier->end_ns;
-	ev.unwind_ns = user->unwind_ns;
-	ev.status = (uint8_t)user->status;
-	ev.truncated = user->truncated;
 	em->ops->user_stack(&ev);
 }
 
@@ -215,7 +280,8 @@ void emit_mappings(struct emit *em, struct tracker *tr, pid_t pid)
 {
 	struct mappings_ctx mc = { .pid = (int32_t)pid };
 
-	if (!em || em->ops->size < offsetof(struct ls_events, bin_info) + sizeof(em->ops->bin_info) ||
+	if (!em ||
+	    em->ops->size < offsetof(struct ls_events, bin_info) + sizeof(em->ops->bin_info) ||
 	    !em->ops->bin_info) {
 		return;
 	}
@@ -231,41 +297,14 @@ void emit_mappings(struct emit *em, struct tracker *tr, pid_t pid)
 void emit_outlier(struct emit *em, const struct outlier *outlier)
 {
 	const struct outlier_waker *waker = outlier->waker;
-	struct ls_ev_outlier ev = { 0 };
-	char flag_text[2048];
-	size_t i, used = 0;
-	int len;
+	struct ls_ev_outlier ev;
+	char flag_text[EMIT_FLAGS_SIZE];
+	size_t i;
 
 	if (!em) {
 		return;
 	}
-	flag_text[0] = '\0';
-	for (i = 0; i < outlier->nr_flags && used < sizeof(flag_text); i++) {
-		len = snprintf(flag_text + used, sizeof(flag_text) - used, "%s%s", i ? "; " : "",
-			       outlier->flags[i]);
-		if (len < 0) {
-			break;
-		}
-		used += (size_t)len;
-	}
-	ev.kind = outlier_kind_name(outlier->kind);
-	ev.comm = outlier->comm ? outlier->comm : "";
-	ev.syscall = outlier->syscall ? outlier->syscall : "";
-	ev.cause = outlier->cause ? outlier->cause : "";
-	ev.flags = flag_text;
-	ev.waker_comm = waker && waker->comm ? waker->comm : "";
-	ev.pid = outlier->pid;
-	ev.tid = outlier->tid;
-	ev.waker_pid = waker ? waker->pid : 0;
-	ev.waker_tid = waker ? waker->tid : 0;
-	ev.syscall_nr = outlier->syscall ? outlier->syscall_nr : -1;
-	ev.start_ns = outlier->start_ns;
-	ev.end_ns = outlier->end_ns;
-	ev.on_cpu_ns = outlier->on_cpu_ns;
-	ev.blocked_ns = outlier->blocked_ns;
-	ev.runqueue_ns = outlier->runqueue_ns;
-	ev.switches = outlier->switches;
-	ev.signalled = outlier->signalled;
+	emit_outlier_event(outlier, &ev, flag_text, sizeof(flag_text));
 	em->ops->outlier(&ev);
 
 	for (i = 0; i < outlier->nr_kernel_stacks; i++) {
@@ -340,8 +379,8 @@ bool emit_wait_ready(struct emit *em, unsigned int timeout_ms)
 	if (!em) {
 		return true;
 	}
-	if (em->ops->size >= offsetof(struct ls_events, mappings_ready) +
-				     sizeof(em->ops->mappings_ready)) {
+	if (em->ops->size >=
+	    offsetof(struct ls_events, mappings_ready) + sizeof(em->ops->mappings_ready)) {
 		ready = em->ops->mappings_ready;
 	}
 	if (!ready) {

@@ -6,10 +6,11 @@
  * timestamp = CLOCK_MONOTONIC ns, on LTTng's clock class): babeltrace2 and Trace Compass then
  * show them in order with the applications' own events.
  *
- * The events and their fields are those of events/kernel-tp.h and events/events-tp.h, which
- * write the same into the LTTng session when there is no local trace to add to (a relay), so
- * that trace/lsevents.c decodes either alike: a text field that may be empty is preceded by its
- * length, as LS_FIELD_TEXT() writes it, a task's name and a fixed word are plain strings.
+ * The events and their fields are events/schema.h's, from which events/kernel-tp.h and
+ * events/events-tp.h are made too (they write the same into the LTTng session when there is no
+ * local trace to add to: a relay), so that trace/lsevents.c decodes either alike: a text field
+ * that may be empty is preceded by its length, as LS_FIELD_TEXT() writes it, a task's name and a
+ * fixed word are plain strings.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,8 +23,9 @@
 #include "recorder/emit.h"
 #include "recorder/timeline.h"
 #include "trace/ctf-writer.h"
-#include "trace/lsevents.h"
 #include "classify/syscalls.h"
+#include "events/events.h"
+#include "events/schema.h"
 #include "lib/outlier.h"
 #include "include/latsnap.h"
 
@@ -35,26 +37,18 @@ static const char *comm(const char *c, char *buf)
 	return buf;
 }
 
-static void ips(struct ctf_writer *w, const char *name, const struct ls_ctx_event *e)
-{
-	ctf_writer_hex_seq(w, name, (const uint64_t *)e->ips,
-			   e->nr_ips > LS_MAX_DEPTH ? LS_MAX_DEPTH : e->nr_ips);
-}
-
-/* process_fork/exec/exit (kernel-tp.h's task_class). */
-static void task_event(struct ctf_writer *w, const char *name, const struct ls_ctx_event *e)
-{
-	char c1[LS_TASK_COMM_LEN + 1], c2[LS_TASK_COMM_LEN + 1];
-
-	ctf_writer_event(w, name, e->ts);
-	ctf_writer_uint(w, "ts_ns", 64, e->ts);
-	ctf_writer_sint(w, "tid", 32, (int32_t)e->tid);
-	ctf_writer_sint(w, "pid", 32, (int32_t)e->pid);
-	ctf_writer_string(w, "comm", comm(e->comm, c1));
-	ctf_writer_sint(w, "other_tid", 32, (int32_t)e->tid2);
-	ctf_writer_sint(w, "other_pid", 32, (int32_t)e->pid2);
-	ctf_writer_string(w, "other_comm", comm(e->comm2, c2));
-}
+/*
+ * TL_FIELD - a field of events/schema.h's tables (F(kind, name, ...)) into writer w, as the
+ * providers write it into the LTTng session: the same name, type and order. The writer copies
+ * every value at once, so a task's name needs its terminated copy only for the call.
+ */
+#define TL_FIELD(kind, name, ...) TL_##kind(#name, __VA_ARGS__);
+#define TL_u(name, bits, v) ctf_writer_uint(w, name, bits, (uint##bits##_t)(v))
+#define TL_s(name, bits, v) ctf_writer_sint(w, name, bits, (int##bits##_t)(v))
+#define TL_string(name, v) ctf_writer_string(w, name, v)
+#define TL_text(name, v) ctf_writer_text(w, name, v)
+#define TL_comm(name, v) ctf_writer_string(w, name, comm(v, (char[LS_TASK_COMM_LEN + 1]){ 0 }))
+#define TL_hexseq(name, bits, p, n) ctf_writer_hex_seq(w, name, (const uint64_t *)(p), n)
 
 /**
  * timeline_emitter - say in @w that latsnap, this thread, wrote its events (the vpid, vtid and
@@ -70,132 +64,44 @@ void timeline_emitter(struct ctf_writer *w)
 	ctf_writer_emitter(w, (int32_t)getpid(), (int32_t)gettid(), name);
 }
 
+/* Each event of LS_KERNEL_EVENTS for the kind of struct ls_ctx_event it is, at its ts_ns. */
+#define TL_KERNEL_EVENT(name, kind) TL_KERNEL_INSTANCE(name, name, kind)
+#define TL_KERNEL_INSTANCE(cls, name, kind)                                      \
+	case kind:                                                               \
+		ctf_writer_event(w, LS_EVENT_NAME(latsnap_kernel, name), e->ts); \
+		LS_KERNEL_FIELDS_##cls(TL_FIELD) break;
+#define TL_KERNEL_CLASS(cls)
+
 /**
  * timeline_kernel_event - @e, an event of the BPF side's kernel context, into @w as
  * latsnap_kernel:*, at its own time (ts_ns)
  */
 void timeline_kernel_event(struct ctf_writer *w, const struct ls_ctx_event *e)
 {
-	char c1[LS_TASK_COMM_LEN + 1], c2[LS_TASK_COMM_LEN + 1];
 	const char *sc = NULL;
 
 	if ((e->kind == LS_CTX_SWITCH || e->kind == LS_CTX_SYSCALL) && e->nr >= 0) {
 		sc = syscall_name((int)e->nr);
 	}
 	switch (e->kind) {
-	case LS_CTX_SWITCH:
-		ctf_writer_event(w, LSEV_NAME_SCHED_SWITCH, e->ts);
-		ctf_writer_uint(w, "ts_ns", 64, e->ts);
-		ctf_writer_uint(w, "cpu", 32, e->cpu);
-		ctf_writer_sint(w, "prev_tid", 32, (int32_t)e->tid);
-		ctf_writer_sint(w, "prev_pid", 32, (int32_t)e->pid);
-		ctf_writer_string(w, "prev_comm", comm(e->comm, c1));
-		ctf_writer_sint(w, "prev_state", 64, e->arg);
-		ctf_writer_uint(w, "preempted", 8, e->preempted);
-		ctf_writer_text(w, "prev_syscall", sc);
-		ctf_writer_sint(w, "next_tid", 32, (int32_t)e->tid2);
-		ctf_writer_sint(w, "next_pid", 32, (int32_t)e->pid2);
-		ctf_writer_string(w, "next_comm", comm(e->comm2, c2));
-		ips(w, "prev_stack", e);
-		break;
-	case LS_CTX_WAKEUP:
-		ctf_writer_event(w, LSEV_NAME_SCHED_WAKEUP, e->ts);
-		ctf_writer_uint(w, "ts_ns", 64, e->ts);
-		ctf_writer_uint(w, "cpu", 32, e->cpu);
-		ctf_writer_sint(w, "tid", 32, (int32_t)e->tid);
-		ctf_writer_sint(w, "pid", 32, (int32_t)e->pid);
-		ctf_writer_string(w, "comm", comm(e->comm, c1));
-		ctf_writer_sint(w, "waker_tid", 32, (int32_t)e->tid2);
-		ctf_writer_sint(w, "waker_pid", 32, (int32_t)e->pid2);
-		ctf_writer_string(w, "waker_comm", comm(e->comm2, c2));
-		ctf_writer_uint(w, "in_irq", 8, (uint64_t)e->arg);
-		ips(w, "waker_stack", e);
-		break;
-	case LS_CTX_SYSCALL:
-		/* At its exit, as LTTng would: start_ns says when it began. */
-		ctf_writer_event(w, LSEV_NAME_SYSCALL, e->ts);
-		ctf_writer_uint(w, "ts_ns", 64, e->ts);
-		ctf_writer_sint(w, "tid", 32, (int32_t)e->tid);
-		ctf_writer_sint(w, "pid", 32, (int32_t)e->pid);
-		ctf_writer_string(w, "comm", comm(e->comm, c1));
-		ctf_writer_sint(w, "nr", 64, e->nr);
-		ctf_writer_text(w, "name", sc);
-		ctf_writer_uint(w, "start_ns", 64, e->start);
-		ctf_writer_uint(w, "duration_ns", 64, e->ts - e->start);
-		ctf_writer_sint(w, "ret", 64, e->arg);
-		break;
-	case LS_CTX_FORK:
-		task_event(w, LSEV_NAME_PROCESS_FORK, e);
-		break;
-	case LS_CTX_EXEC:
-		task_event(w, LSEV_NAME_PROCESS_EXEC, e);
-		break;
-	case LS_CTX_EXIT:
-		task_event(w, LSEV_NAME_PROCESS_EXIT, e);
-		break;
-	case LS_CTX_INTEREST:
-		ctf_writer_event(w, LSEV_NAME_INTEREST, e->ts);
-		ctf_writer_uint(w, "ts_ns", 64, e->ts);
-		ctf_writer_sint(w, "tid", 32, (int32_t)e->tid);
-		ctf_writer_sint(w, "pid", 32, (int32_t)e->pid);
-		ctf_writer_string(w, "comm", comm(e->comm, c1));
-		ctf_writer_sint(w, "other_tid", 32, (int32_t)e->tid2);
-		ctf_writer_sint(w, "other_pid", 32, (int32_t)e->pid2);
-		ctf_writer_string(w, "other_comm", comm(e->comm2, c2));
-		ctf_writer_string(w, "reason", e->arg == LS_INTEREST_WAKER ? "waker" : "wakee");
-		break;
-	case LS_CTX_BLOCK_ISSUE:
-		ctf_writer_event(w, LSEV_NAME_BLOCK_RQ_ISSUE, e->ts);
-		ctf_writer_uint(w, "ts_ns", 64, e->ts);
-		ctf_writer_sint(w, "tid", 32, (int32_t)e->tid);
-		ctf_writer_sint(w, "pid", 32, (int32_t)e->pid);
-		ctf_writer_string(w, "comm", comm(e->comm, c1));
-		ctf_writer_uint(w, "dev", 64, (uint64_t)e->arg);
-		ctf_writer_uint(w, "sector", 64, (uint64_t)e->nr);
-		ctf_writer_uint(w, "bytes", 64, e->start);
-		ctf_writer_uint(w, "op", 32, e->tid2);
-		break;
-	case LS_CTX_BLOCK_COMPLETE:
-		ctf_writer_event(w, LSEV_NAME_BLOCK_RQ_COMPLETE, e->ts);
-		ctf_writer_uint(w, "ts_ns", 64, e->ts);
-		ctf_writer_sint(w, "tid", 32, (int32_t)e->tid);
-		ctf_writer_sint(w, "pid", 32, (int32_t)e->pid);
-		ctf_writer_uint(w, "dev", 64, (uint64_t)e->arg);
-		ctf_writer_uint(w, "sector", 64, (uint64_t)e->nr);
-		ctf_writer_uint(w, "issue_ns", 64, e->start);
-		ctf_writer_sint(w, "error", 32, (int32_t)e->tid2);
-		break;
+		LS_KERNEL_EVENTS(TL_KERNEL_EVENT, TL_KERNEL_CLASS, TL_KERNEL_INSTANCE)
 	default:
 		break;
 	}
 }
 
-static void frames_seq(struct ctf_writer *w, const struct outlier_frames *frames)
-{
-	uint64_t v[LS_MAX_FRAMES];
-	size_t i, n = frames->nr > LS_MAX_FRAMES ? LS_MAX_FRAMES : frames->nr;
-
-	for (i = 0; i < n; i++) {
-		v[i] = frames->v[i].addr;
-	}
-	ctf_writer_hex_seq(w, "ips", v, n);
-}
-
 /* latsnap:kernel_stack at its outlier's end, the time its weights were complete. */
-static void kernel_stack(struct ctf_writer *w, const struct outlier *o, const char *role,
+static void kernel_stack(struct ctf_writer *w, const struct outlier *outlier, const char *role,
 			 uint32_t index, uint64_t weight_ns, const struct outlier_frames *frames)
 {
-	char symbols[4096];
+	uint64_t ips[LS_MAX_FRAMES];
+	struct ls_ev_stack ev, *s = &ev;
+	char symbols[EMIT_SYMBOLS_SIZE];
 
-	emit_join_symbols(frames, symbols, sizeof(symbols));
-	ctf_writer_event(w, LSEV_NAME_KERNEL_STACK, o->end_ns);
-	ctf_writer_sint(w, "tid", 32, o->tid);
-	ctf_writer_uint(w, "end_ns", 64, o->end_ns);
-	ctf_writer_string(w, "role", role);
-	ctf_writer_uint(w, "index", 32, index);
-	ctf_writer_uint(w, "weight_ns", 64, weight_ns);
-	frames_seq(w, frames);
-	ctf_writer_text(w, "symbols", symbols);
+	emit_stack_event(outlier, role, index, weight_ns, frames, &ev, ips, symbols,
+			 sizeof(symbols));
+	ctf_writer_event(w, LS_EVENT_NAME(latsnap, kernel_stack), outlier->end_ns);
+	LS_FIELDS_kernel_stack(TL_FIELD)
 }
 
 /**
@@ -205,63 +111,30 @@ static void kernel_stack(struct ctf_writer *w, const struct outlier *o, const ch
  *
  * Return: whether a latsnap:user_stack was written (its in_trace).
  */
-bool timeline_outlier(struct ctf_writer *w, const struct outlier *o)
+bool timeline_outlier(struct ctf_writer *w, const struct outlier *outlier)
 {
-	const struct outlier_waker *waker = o->waker;
-	const struct outlier_ustack *user = &o->user_stack;
-	char flags[2048];
-	size_t i, used = 0;
-	int len;
+	const struct outlier_waker *waker = outlier->waker;
+	struct ls_ev_outlier ev_o, *o = &ev_o;
+	struct ls_ev_user_stack ev_u, *u = &ev_u;
+	uint64_t ips[LS_MAX_FRAMES];
+	char flags[EMIT_FLAGS_SIZE];
+	size_t i;
 
-	flags[0] = '\0';
-	for (i = 0; i < o->nr_flags && used < sizeof(flags); i++) {
-		len = snprintf(flags + used, sizeof(flags) - used, "%s%s", i ? "; " : "",
-			       o->flags[i]);
-		if (len < 0) {
-			break;
-		}
-		used += (size_t)len;
-	}
-	ctf_writer_event(w, LSEV_NAME_OUTLIER, o->end_ns);
-	ctf_writer_string(w, "kind", outlier_kind_name(o->kind));
-	ctf_writer_sint(w, "pid", 32, o->pid);
-	ctf_writer_sint(w, "tid", 32, o->tid);
-	ctf_writer_string(w, "comm", o->comm);
-	ctf_writer_text(w, "syscall", o->syscall);
-	ctf_writer_sint(w, "syscall_nr", 64, o->syscall ? o->syscall_nr : -1);
-	ctf_writer_uint(w, "start_ns", 64, o->start_ns);
-	ctf_writer_uint(w, "end_ns", 64, o->end_ns);
-	ctf_writer_uint(w, "duration_ns", 64, o->end_ns - o->start_ns);
-	ctf_writer_uint(w, "on_cpu_ns", 64, o->on_cpu_ns);
-	ctf_writer_uint(w, "blocked_ns", 64, o->blocked_ns);
-	ctf_writer_uint(w, "runqueue_ns", 64, o->runqueue_ns);
-	ctf_writer_uint(w, "switches", 32, o->switches);
-	ctf_writer_text(w, "cause", o->cause);
-	ctf_writer_sint(w, "waker_pid", 32, waker ? waker->pid : 0);
-	ctf_writer_sint(w, "waker_tid", 32, waker ? waker->tid : 0);
-	ctf_writer_text(w, "waker_comm", waker ? waker->comm : NULL);
-	ctf_writer_uint(w, "signalled", 8, o->signalled);
-	ctf_writer_text(w, "flags", flags);
+	emit_outlier_event(outlier, o, flags, sizeof(flags));
+	ctf_writer_event(w, LS_EVENT_NAME(latsnap, outlier), o->end_ns);
+	LS_FIELDS_outlier(TL_FIELD)
 
-	for (i = 0; i < o->nr_kernel_stacks; i++) {
-		kernel_stack(w, o, "wait", (uint32_t)i, o->kernel_stacks[i].weight_ns,
-			     &o->kernel_stacks[i].frames);
+		for (i = 0; i < outlier->nr_kernel_stacks; i++)
+	{
+		kernel_stack(w, outlier, "wait", (uint32_t)i, outlier->kernel_stacks[i].weight_ns,
+			     &outlier->kernel_stacks[i].frames);
 	}
 	if (waker) {
-		kernel_stack(w, o, "waker", 0, 0, &waker->frames);
+		kernel_stack(w, outlier, "waker", 0, 0, &waker->frames);
 	}
-	if (user->source != OUTLIER_USTACK_UNWIND) {
+	if (!emit_user_stack_event(outlier, u, ips)) {
 		return false;
 	}
-	ctf_writer_event(w, LSEV_NAME_USER_STACK, o->end_ns + user->unwind_ns);
-	ctf_writer_sint(w, "tid", 32, o->tid);
-	ctf_writer_uint(w, "depth", 32,
-			user->frames.nr > LS_MAX_FRAMES ? LS_MAX_FRAMES : user->frames.nr);
-	ctf_writer_uint(w, "truncated", 8, user->truncated);
-	ctf_writer_uint(w, "status", 8, (uint64_t)user->status);
-	ctf_writer_uint(w, "unwind_ns", 64, user->unwind_ns);
-	ctf_writer_sint(w, "pid", 32, o->pid);
-	ctf_writer_uint(w, "end_ns", 64, o->end_ns);
-	frames_seq(w, &user->frames);
-	return true;
+	ctf_writer_event(w, LS_EVENT_NAME(latsnap, user_stack), u->end_ns + u->unwind_ns);
+	LS_FIELDS_user_stack(TL_FIELD) return true;
 }

@@ -3,8 +3,11 @@
  * test_lsevents.c - trace/lsevents.c: each of latsnap's events decoded from a hand-built struct
  * ctf_event (fields as events/events-tp.h and kernel-tp.h write them, with the vpid, vtid and
  * procname context of the latsnap process that emitted them), the rule for an event's time and
- * the one for its threads, and the name -> handler table.
+ * the one for its threads, and the name -> handler table. And the reader against the schema
+ * (events/schema.h, which the providers and the timeline writer are made from): every event it
+ * names is one of latsnap's to the reader, and every field it gives an event the reader reads.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 
 #include "trace/ctf.h"
 #include "trace/lsevents.h"
+#include "events/schema.h"
 #include "tap.h"
 
 /* The context of the latsnap process that wrote the events. */
@@ -423,6 +427,127 @@ static void test_forged(void)
 	}
 }
 
+/*
+ * The reader against the schema. trace/lsevents.c is not made from events/schema.h: it decodes
+ * into struct lsev by meaning (a thread from a prefix's tid, pid and comm, the time rule, fields
+ * older traces lack), and trace/ may not include events/ (scripts/check-layers.sh). So this
+ * checks it: every field lookup of the reader goes through json-c's json_object_object_get_ex()
+ * (ctf_field_u64(), ctf_field_str(), field_array()), which this test stands in for to note the
+ * names asked while an event of the schema is decoded.
+ */
+static bool noting;
+static char noted[64][64];
+static size_t nr_noted;
+
+json_bool json_object_object_get_ex(const struct json_object *obj, const char *key,
+				    struct json_object **value)
+{
+	static json_bool (*real)(const struct json_object *, const char *, struct json_object **);
+
+	if (!real) {
+		*(void **)&real = dlsym(RTLD_NEXT, "json_object_object_get_ex");
+		if (!real) {
+			bail_out("json_object_object_get_ex: %s", dlerror());
+		}
+	}
+	if (noting && nr_noted < sizeof(noted) / sizeof(*noted)) {
+		snprintf(noted[nr_noted++], sizeof(*noted), "%s", key);
+	}
+	return real(obj, key, value);
+}
+
+/* A field of the schema and the JSON type the trace reader hands it as. */
+struct schema_field {
+	const char *name;
+	json_type type;
+};
+
+#define JSON_u json_type_int
+#define JSON_s json_type_int
+#define JSON_x json_type_int
+#define JSON_string json_type_string
+#define JSON_text json_type_string
+#define JSON_comm json_type_string
+#define JSON_textseq json_type_string
+#define JSON_hexseq json_type_array
+#define JSON_bytes json_type_array
+#define SCHEMA_FIELD(kind, name, ...) { #name, JSON_##kind },
+
+#define SCHEMA_KERNEL_EVENT(name, kind) SCHEMA_KERNEL_INSTANCE(name, name, kind)
+#define SCHEMA_KERNEL_INSTANCE(cls, name, kind) \
+	{ LS_EVENT_NAME(latsnap_kernel, name), { LS_KERNEL_FIELDS_##cls(SCHEMA_FIELD){ NULL } } },
+#define SCHEMA_KERNEL_CLASS(cls)
+#define SCHEMA_EVENT(name, type, arg) \
+	{ LS_EVENT_NAME(latsnap, name), { LS_FIELDS_##name(SCHEMA_FIELD){ NULL } } },
+
+static const struct {
+	const char *name;
+	struct schema_field fields[32];
+} schema[] = { LS_KERNEL_EVENTS(SCHEMA_KERNEL_EVENT, SCHEMA_KERNEL_CLASS, SCHEMA_KERNEL_INSTANCE)
+		       LS_EVENTS(SCHEMA_EVENT) };
+
+static bool was_noted(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < nr_noted; i++) {
+		if (!strcmp(noted[i], name)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static void test_schema(void)
+{
+	bool kinds[LSEV_NR_KINDS] = { false };
+	size_t i, k, nr_kinds = 0;
+
+	for (i = 0; i < sizeof(schema) / sizeof(*schema); i++) {
+		struct json_object *fields = json_object_new_object();
+		const struct schema_field *f;
+		struct ctf_event ev;
+		struct lsev d;
+		bool all = true;
+
+		for (f = schema[i].fields; f->name; f++) {
+			struct json_object *v =
+				f->type == json_type_int    ? json_object_new_int64(1) :
+				f->type == json_type_string ? json_object_new_string("x") :
+							      json_object_new_array();
+
+			json_object_object_add(fields, f->name, v);
+		}
+		ev = (struct ctf_event){ .name = schema[i].name,
+					 .ts_ns = CTF_TS,
+					 .fields = fields };
+		nr_noted = 0;
+		noting = true;
+		lsev_decode(&ev, &d);
+		noting = false;
+		ok(d.kind != LSEV_FOREIGN, "schema: %s is one of latsnap's to the reader",
+		   schema[i].name);
+		if (d.kind != LSEV_FOREIGN && !kinds[d.kind]) {
+			kinds[d.kind] = true;
+			nr_kinds++;
+		}
+		for (f = schema[i].fields; f->name; f++) {
+			if (!was_noted(f->name)) {
+				diag("%s: the reader (trace/lsevents.c) does not read field %s",
+				     schema[i].name, f->name);
+				all = false;
+			}
+		}
+		ok(all, "schema: the reader reads every field of %s", schema[i].name);
+		json_object_put(fields);
+	}
+	/* And no event the reader knows is missing from the schema. */
+	for (k = LSEV_FOREIGN + 1; k < LSEV_NR_KINDS && kinds[k]; k++) {
+	}
+	is_int(nr_kinds, LSEV_NR_KINDS - 1,
+	       "schema: every kind of the reader's is in it (first missing: %zu)", k);
+}
+
 int main(void)
 {
 	test_switch();
@@ -436,5 +561,6 @@ int main(void)
 	test_foreign();
 	test_dispatch();
 	test_forged();
+	test_schema();
 	return tap_done();
 }
