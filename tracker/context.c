@@ -88,8 +88,8 @@ static int ctx_copy_stack(struct tracker *tr, int cpu, struct ctx_read *cr, stru
 	if (err) {
 		return err;
 	}
-	st = &tr->ctx_stacks[(size_t)cpu * tr->ctx_stack_slots +
-			     ((seq - 1) & (tr->ctx_stack_slots - 1))];
+	st = &tr->context.stacks[(size_t)cpu * tr->context.stack_slots +
+				 ((seq - 1) & (tr->context.stack_slots - 1))];
 	if (seq && __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE) == seq) {
 		memcpy(cr->stacks[cr->nr_stacks], st->ips, it->rec.nr_ips * sizeof(__u64));
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -173,13 +173,14 @@ static int ctx_read_cpu(struct tracker *tr, int cpu, uint64_t from_ns, bool agai
 	int err = 0;
 
 	head = __atomic_load_n(&tr->skel->bss->verdicts[cpu].ctx_head, __ATOMIC_ACQUIRE);
-	for (i = head > tr->ctx_slots ? head - tr->ctx_slots : 0; i < head; i++) {
+	for (i = head > tr->context.slots ? head - tr->context.slots : 0; i < head; i++) {
 		err = array_reserve((void **)&cr->items, &cr->cap, cr->nr + 1, sizeof(*cr->items));
 		if (err) {
 			goto out;
 		}
 		it = &cr->items[cr->nr];
-		slot = &tr->ctx_ring[(size_t)cpu * tr->ctx_slots + (i & (tr->ctx_slots - 1))];
+		slot = &tr->context.ring[(size_t)cpu * tr->context.slots +
+					 (i & (tr->context.slots - 1))];
 		seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
 		if (seq != i + 1) {
 			r->torn++;
@@ -202,13 +203,13 @@ static int ctx_read_cpu(struct tracker *tr, int cpu, uint64_t from_ns, bool agai
 		 * for seconds). Each such record goes once, the first read that finds it, and
 		 * again (@again) when it is in the window.
 		 */
-		done = i < tr->ctx_done[cpu];
+		done = i < tr->context.done[cpu];
 		if (it->rec.kind == LS_CTX_INTEREST) {
 			if (done && (!again || it->rec.at < from_ns)) {
 				continue;
 			}
 		} else if (it->rec.at < from_ns ||
-			   (!again && done && it->rec.at >= tr->ctx_low[cpu])) {
+			   (!again && done && it->rec.at >= tr->context.low[cpu])) {
 			continue;
 		}
 		if (it->rec.kind == LS_CTX_SWITCH_WAKEUP) {
@@ -227,12 +228,12 @@ static int ctx_read_cpu(struct tracker *tr, int cpu, uint64_t from_ns, bool agai
 		}
 	}
 	/* The ring went round inside the window: its start is gone. */
-	if (head > tr->ctx_slots && oldest != UINT64_MAX && oldest > from_ns &&
+	if (head > tr->context.slots && oldest != UINT64_MAX && oldest > from_ns &&
 	    oldest - from_ns > r->wrapped_ns) {
 		r->wrapped_ns = oldest - from_ns;
 	}
-	tr->ctx_done[cpu] = head;
-	tr->ctx_low[cpu] = from_ns;
+	tr->context.done[cpu] = head;
+	tr->context.low[cpu] = from_ns;
 out:
 	return err;
 }
@@ -280,7 +281,7 @@ int tracker_read_context(struct tracker *tr, uint64_t from_ns, bool again, uint6
 	int cpu, err = 0;
 
 	memset(r, 0, sizeof(*r));
-	if (!tr->ctx_ring || !tr->ctx_fn) {
+	if (!tr->context.ring || !tr->context.fn) {
 		return 0;
 	}
 	flush_held_switches(tr);
@@ -314,7 +315,7 @@ int tracker_read_context(struct tracker *tr, uint64_t from_ns, bool again, uint6
 		if (order[k]->stack >= 0) {
 			memcpy(ev.ips, cr.stacks[order[k]->stack], ev.nr_ips * sizeof(__u64));
 		}
-		tr->ctx_fn(&ev, tr->ctx_ctx);
+		tr->context.fn(&ev, tr->context.fn_ctx);
 		r->emitted++;
 	}
 out:
@@ -331,8 +332,8 @@ out:
 int tracker_set_context(struct tracker *tr, enum ls_ctx_level level, tracker_context_fn fn,
 			void *ctx)
 {
-	tr->ctx_fn = fn;
-	tr->ctx_ctx = ctx;
+	tr->context.fn = fn;
+	tr->context.fn_ctx = ctx;
 	tr->skel->bss->ctx_level = level;
 	return 0;
 }
@@ -345,15 +346,16 @@ int tracker_set_context(struct tracker *tr, enum ls_ctx_level level, tracker_con
  */
 int context_size(struct tracker *tr)
 {
-	tr->ctx_slots = ctx_slots_for(tr->ncpus);
-	tr->skel->rodata->ctx_slots = tr->ctx_slots;
-	bpf_map__set_max_entries(tr->skel->maps.ctx_ring, (__u32)tr->ncpus * tr->ctx_slots);
-	tr->ctx_stack_slots = tr->ctx_slots / 16;
-	tr->skel->rodata->ctx_stack_slots = tr->ctx_stack_slots;
-	bpf_map__set_max_entries(tr->skel->maps.ctx_stacks, (__u32)tr->ncpus * tr->ctx_stack_slots);
-	tr->ctx_done = calloc((size_t)tr->ncpus, sizeof(*tr->ctx_done));
-	tr->ctx_low = calloc((size_t)tr->ncpus, sizeof(*tr->ctx_low));
-	if (!tr->ctx_done || !tr->ctx_low) {
+	tr->context.slots = ctx_slots_for(tr->ncpus);
+	tr->skel->rodata->ctx_slots = tr->context.slots;
+	bpf_map__set_max_entries(tr->skel->maps.ctx_ring, (__u32)tr->ncpus * tr->context.slots);
+	tr->context.stack_slots = tr->context.slots / 16;
+	tr->skel->rodata->ctx_stack_slots = tr->context.stack_slots;
+	bpf_map__set_max_entries(tr->skel->maps.ctx_stacks,
+				 (__u32)tr->ncpus * tr->context.stack_slots);
+	tr->context.done = calloc((size_t)tr->ncpus, sizeof(*tr->context.done));
+	tr->context.low = calloc((size_t)tr->ncpus, sizeof(*tr->context.low));
+	if (!tr->context.done || !tr->context.low) {
 		return -ENOMEM;
 	}
 	return 0;
@@ -368,13 +370,16 @@ int context_map(struct tracker *tr)
 {
 	int err = 0;
 
-	tr->ctx_ring_size = (size_t)tr->ncpus * tr->ctx_slots * sizeof(struct ls_ctx_record);
-	tr->ctx_ring = map_read_only(tr->skel->maps.ctx_ring, tr->ctx_ring_size, &err);
-	if (!tr->ctx_ring) {
+	tr->context.ring_size =
+		(size_t)tr->ncpus * tr->context.slots * sizeof(struct ls_ctx_record);
+	tr->context.ring = map_read_only(tr->skel->maps.ctx_ring, tr->context.ring_size, &err);
+	if (!tr->context.ring) {
 		goto out;
 	}
-	tr->ctx_stacks_size = (size_t)tr->ncpus * tr->ctx_stack_slots * sizeof(struct ls_ctx_stack);
-	tr->ctx_stacks = map_read_only(tr->skel->maps.ctx_stacks, tr->ctx_stacks_size, &err);
+	tr->context.stacks_size =
+		(size_t)tr->ncpus * tr->context.stack_slots * sizeof(struct ls_ctx_stack);
+	tr->context.stacks =
+		map_read_only(tr->skel->maps.ctx_stacks, tr->context.stacks_size, &err);
 out:
 	return err;
 }
@@ -384,12 +389,12 @@ out:
  */
 void context_free(struct tracker *tr)
 {
-	if (tr->ctx_stacks) {
-		munmap((void *)tr->ctx_stacks, tr->ctx_stacks_size);
+	if (tr->context.stacks) {
+		munmap((void *)tr->context.stacks, tr->context.stacks_size);
 	}
-	if (tr->ctx_ring) {
-		munmap((void *)tr->ctx_ring, tr->ctx_ring_size);
+	if (tr->context.ring) {
+		munmap((void *)tr->context.ring, tr->context.ring_size);
 	}
-	free(tr->ctx_done);
-	free(tr->ctx_low);
+	free(tr->context.done);
+	free(tr->context.low);
 }

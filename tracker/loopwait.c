@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * loopwait.c - an event loop's wait for events told apart (outlier.loop_wait): a wait in epoll,
- * poll or select of a process that maps the object of a keyed request's probe. A leaf of
- * tracker/: deliver.c asks it of each outlier it hands over.
+ * poll or select of a process that maps the object of a keyed request's probe (requests.c keeps
+ * their paths; the answer for each process is kept here). A leaf of tracker/: deliver.c asks it
+ * of each outlier it hands over.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,9 +23,9 @@ static bool maps_keyed_object(struct tracker *tr, int32_t pid)
 	unsigned int i;
 	FILE *f;
 
-	for (i = 0; i < sizeof(tr->kreq_procs) / sizeof(tr->kreq_procs[0]); i++) {
-		if (tr->kreq_procs[i].pid == pid) {
-			return tr->kreq_procs[i].maps;
+	for (i = 0; i < sizeof(tr->loopwait.procs) / sizeof(tr->loopwait.procs[0]); i++) {
+		if (tr->loopwait.procs[i].pid == pid) {
+			return tr->loopwait.procs[i].maps;
 		}
 	}
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
@@ -35,17 +36,18 @@ static bool maps_keyed_object(struct tracker *tr, int32_t pid)
 	while (!found && getline(&line, &cap, f) > 0) {
 		len = strcspn(line, "\n");
 		line[len] = '\0';
-		for (i = 0; !found && i < tr->nr_kreq_paths; i++) {
-			size_t n = strlen(tr->kreq_paths[i]);
+		for (i = 0; !found && i < tr->requests.nr_kreq_paths; i++) {
+			size_t n = strlen(tr->requests.kreq_paths[i]);
 
-			found = len >= n && !strcmp(line + len - n, tr->kreq_paths[i]);
+			found = len >= n && !strcmp(line + len - n, tr->requests.kreq_paths[i]);
 		}
 	}
 	free(line);
 	fclose(f);
-	i = tr->kreq_procs_next++ % (sizeof(tr->kreq_procs) / sizeof(tr->kreq_procs[0]));
-	tr->kreq_procs[i].pid = pid;
-	tr->kreq_procs[i].maps = found;
+	i = tr->loopwait.procs_next++ %
+	    (sizeof(tr->loopwait.procs) / sizeof(tr->loopwait.procs[0]));
+	tr->loopwait.procs[i].pid = pid;
+	tr->loopwait.procs[i].maps = found;
 	return found;
 }
 
@@ -61,7 +63,7 @@ void requests_mark_loop(struct tracker *tr, struct outlier *o)
 	};
 	unsigned int i;
 
-	if (!tr->nr_kreq_paths || o->kind != OUTLIER_SYSCALL || !o->syscall) {
+	if (!tr->requests.nr_kreq_paths || o->kind != OUTLIER_SYSCALL || !o->syscall) {
 		return;
 	}
 	for (i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {

@@ -180,7 +180,7 @@ bool ours_drop(struct tracker *tr, pid_t pid)
 	ls_verbose("tracker: pid %d (%s) is LTTng's or latsnap's own: never reported", (int)pid,
 		   name);
 drop:
-	tr->ours_dropped++;
+	tr->ours.dropped++;
 	return true;
 }
 

@@ -57,10 +57,11 @@ out:
 /* Hand over parked outlier @i as it is, and close the gap. */
 static int unpark(struct tracker *tr, unsigned int i)
 {
-	struct outlier *outlier = tr->parked[i].outlier;
+	struct outlier *outlier = tr->park.parked[i].outlier;
 
-	tr->nr_parked--;
-	memmove(tr->parked + i, tr->parked + i + 1, (tr->nr_parked - i) * sizeof(tr->parked[0]));
+	tr->park.nr_parked--;
+	memmove(tr->park.parked + i, tr->park.parked + i + 1,
+		(tr->park.nr_parked - i) * sizeof(tr->park.parked[0]));
 	return deliver_outlier(tr, outlier);
 }
 
@@ -75,13 +76,13 @@ int park_outlier(struct tracker *tr, struct outlier *outlier, uint32_t signal_se
 	struct parked *p;
 	int err = 0;
 
-	if (tr->nr_parked == PARKED_MAX) {
-		outlier_add_flag(tr->parked[0].outlier,
+	if (tr->park.nr_parked == PARKED_MAX) {
+		outlier_add_flag(tr->park.parked[0].outlier,
 				 "no-unwound-stack: too many outliers waited for their unwound "
 				 "stacks at once");
 		err = unpark(tr, 0);
 	}
-	p = &tr->parked[tr->nr_parked++];
+	p = &tr->park.parked[tr->park.nr_parked++];
 	p->outlier = outlier;
 	p->pid = outlier->pid;
 	p->tid = outlier->tid;
@@ -146,13 +147,13 @@ int park_release_overdue(struct tracker *tr, bool all)
 	unsigned int i = 0;
 	int err = 0;
 
-	while (i < tr->nr_parked && !err) {
+	while (i < tr->park.nr_parked && !err) {
 		if (all) {
-			outlier_add_flag(tr->parked[i].outlier,
+			outlier_add_flag(tr->park.parked[i].outlier,
 					 "no-unwound-stack: the preload library was signalled, but "
 					 "reported no stack before latsnap stopped (%.0f ms)",
-					 (double)(now - tr->parked[i].since_ns) / 1e6);
-		} else if (tr->parked[i].until_ns > now || wait_on(&tr->parked[i], now)) {
+					 (double)(now - tr->park.parked[i].since_ns) / 1e6);
+		} else if (tr->park.parked[i].until_ns > now || wait_on(&tr->park.parked[i], now)) {
 			i++;
 			continue;
 		}
@@ -180,8 +181,8 @@ static int release_unanswered(struct tracker *tr, const struct ls_unwound *u,
 	unsigned int i = 0;
 	int err = 0;
 
-	while (i < tr->nr_parked && !err) {
-		struct parked *p = &tr->parked[i];
+	while (i < tr->park.nr_parked && !err) {
+		struct parked *p = &tr->park.parked[i];
 
 		if (p->outlier != keep && p->tid == (pid_t)u->tid && p->pid == (pid_t)u->pid &&
 		    (int32_t)(p->signal_seq - u->seq) <= 0) {
@@ -241,10 +242,11 @@ int park_on_unwound(struct tracker *tr, const struct ls_unwound *u)
 	int err;
 
 	/* The newest with its number: an older one's signal never went (signal_preload()). */
-	for (i = 0; i < tr->nr_parked; i++) {
-		if (tr->parked[i].tid == (pid_t)u->tid && tr->parked[i].pid == (pid_t)u->pid &&
-		    tr->parked[i].signal_seq == u->seq) {
-			outlier = tr->parked[i].outlier;
+	for (i = 0; i < tr->park.nr_parked; i++) {
+		if (tr->park.parked[i].tid == (pid_t)u->tid &&
+		    tr->park.parked[i].pid == (pid_t)u->pid &&
+		    tr->park.parked[i].signal_seq == u->seq) {
+			outlier = tr->park.parked[i].outlier;
 		}
 	}
 	err = release_unanswered(tr, u, outlier);
@@ -253,7 +255,7 @@ int park_on_unwound(struct tracker *tr, const struct ls_unwound *u)
 		return err;
 	}
 	/* Where the release left it. */
-	for (i = 0; i < tr->nr_parked && tr->parked[i].outlier != outlier; i++) {
+	for (i = 0; i < tr->park.nr_parked && tr->park.parked[i].outlier != outlier; i++) {
 	}
 	if (u->status && u->status < sizeof(unwind_status_text) / sizeof(unwind_status_text[0]) &&
 	    unwind_status_text[u->status]) {
@@ -297,8 +299,8 @@ int park_release_thread(struct tracker *tr, pid_t tid)
 	unsigned int i;
 	int err = 0;
 
-	for (i = 0; i < tr->nr_parked && !err;) {
-		if (tr->parked[i].tid == tid) {
+	for (i = 0; i < tr->park.nr_parked && !err;) {
+		if (tr->park.parked[i].tid == tid) {
 			err = unpark(tr, i);
 		} else {
 			i++;
@@ -316,14 +318,14 @@ int park_due_ms(struct tracker *tr, int timeout_ms)
 	unsigned int i;
 	int due_ms;
 
-	if (!tr->nr_parked) {
+	if (!tr->park.nr_parked) {
 		return timeout_ms;
 	}
 	now = ls_now_ns();
-	due = tr->parked[0].until_ns;
-	for (i = 1; i < tr->nr_parked; i++) {
-		if (tr->parked[i].until_ns < due) {
-			due = tr->parked[i].until_ns;
+	due = tr->park.parked[0].until_ns;
+	for (i = 1; i < tr->park.nr_parked; i++) {
+		if (tr->park.parked[i].until_ns < due) {
+			due = tr->park.parked[i].until_ns;
 		}
 	}
 	due_ms = due > now ? (int)((due - now) / 1000000) + 1 : 0;
@@ -335,7 +337,7 @@ int park_due_ms(struct tracker *tr, int timeout_ms)
  */
 void park_free(struct tracker *tr)
 {
-	while (tr->nr_parked > 0) {
-		outlier_free(tr->parked[--tr->nr_parked].outlier);
+	while (tr->park.nr_parked > 0) {
+		outlier_free(tr->park.parked[--tr->park.nr_parked].outlier);
 	}
 }

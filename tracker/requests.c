@@ -2,7 +2,8 @@
 /*
  * requests.c - request outliers (record --request): the probe pairs attached, and at each
  * request's end (LS_KIND_REQUEST) the outlier made, with the waits its thread sent as its parts
- * and its CPU profile from the on-CPU samples (LS_KIND_SAMPLE). request.c reads the pairs' text.
+ * (kept by deliver.c until then) and its CPU profile from the on-CPU samples (LS_KIND_SAMPLE).
+ * request.c reads the pairs' text.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -54,7 +55,7 @@ static void request_arg(const struct ls_request *r, char *text, size_t size)
 
 static struct ls_sample *sample_at(struct tracker *tr, unsigned int i)
 {
-	return &tr->req_samples[(tr->req_sample_head + i) % REQ_SAMPLES_MAX];
+	return &tr->requests.samples[(tr->requests.sample_head + i) % REQ_SAMPLES_MAX];
 }
 
 /**
@@ -63,14 +64,14 @@ static struct ls_sample *sample_at(struct tracker *tr, unsigned int i)
  */
 void requests_keep_sample(struct tracker *tr, const struct ls_sample *sample)
 {
-	if (!tr->req_samples) {
+	if (!tr->requests.samples) {
 		return;
 	}
-	if (tr->nr_req_samples == REQ_SAMPLES_MAX) {
-		tr->req_sample_head = (tr->req_sample_head + 1) % REQ_SAMPLES_MAX;
-		tr->nr_req_samples--;
+	if (tr->requests.nr_samples == REQ_SAMPLES_MAX) {
+		tr->requests.sample_head = (tr->requests.sample_head + 1) % REQ_SAMPLES_MAX;
+		tr->requests.nr_samples--;
 	}
-	*sample_at(tr, tr->nr_req_samples++) = *sample;
+	*sample_at(tr, tr->requests.nr_samples++) = *sample;
 }
 
 static bool same_stack(const struct ls_sample *a, const struct ls_sample *b)
@@ -125,20 +126,20 @@ static void request_profile(struct tracker *tr, const struct ls_request *r, stru
 	struct ls_sample *si, *sj;
 	bool *used;
 
-	if (!tr->nr_req_samples) {
+	if (!tr->requests.nr_samples) {
 		return;
 	}
-	used = calloc(tr->nr_req_samples, sizeof(*used));
+	used = calloc(tr->requests.nr_samples, sizeof(*used));
 	if (!used) {
 		return;
 	}
 	usyms_capture(tr->usyms, (pid_t)r->pid);
-	for (i = 0; i < tr->nr_req_samples; i++) {
+	for (i = 0; i < tr->requests.nr_samples; i++) {
 		si = sample_at(tr, i);
 		if (used[i] || si->tid != r->tid || si->ts < r->start_ns || si->ts > r->end_ns) {
 			continue;
 		}
-		for (count = 0, j = i; j < tr->nr_req_samples; j++) {
+		for (count = 0, j = i; j < tr->requests.nr_samples; j++) {
 			sj = sample_at(tr, j);
 			if (!used[j] && sj->tid == r->tid && sj->ts >= r->start_ns &&
 			    sj->ts <= r->end_ns && same_stack(si, sj)) {
@@ -152,13 +153,13 @@ static void request_profile(struct tracker *tr, const struct ls_request *r, stru
 		qsort(o->cpu_profile, o->nr_cpu_profile, sizeof(o->cpu_profile[0]), by_weight);
 	}
 	/* Keep the others' samples, and this thread's after its end. */
-	for (i = 0; i < tr->nr_req_samples; i++) {
+	for (i = 0; i < tr->requests.nr_samples; i++) {
 		si = sample_at(tr, i);
 		if (!used[i] && (si->tid != r->tid || si->ts > r->end_ns)) {
 			*sample_at(tr, n++) = *si;
 		}
 	}
-	tr->nr_req_samples = n;
+	tr->requests.nr_samples = n;
 	free(used);
 }
 
@@ -173,9 +174,9 @@ static int attach_sampling(struct tracker *tr)
 	};
 	int cpu, fd, err = 0;
 
-	tr->req_samples = calloc(REQ_SAMPLES_MAX, sizeof(*tr->req_samples));
-	tr->sample_links = calloc((size_t)tr->ncpus, sizeof(*tr->sample_links));
-	if (!tr->req_samples || !tr->sample_links) {
+	tr->requests.samples = calloc(REQ_SAMPLES_MAX, sizeof(*tr->requests.samples));
+	tr->requests.sample_links = calloc((size_t)tr->ncpus, sizeof(*tr->requests.sample_links));
+	if (!tr->requests.samples || !tr->requests.sample_links) {
 		return -ENOMEM;
 	}
 	for (cpu = 0; cpu < tr->ncpus; cpu++) {
@@ -187,9 +188,9 @@ static int attach_sampling(struct tracker *tr)
 			}
 			continue;
 		}
-		tr->sample_links[cpu] =
+		tr->requests.sample_links[cpu] =
 			bpf_program__attach_perf_event(tr->skel->progs.ls_req_sample, fd);
-		if (!tr->sample_links[cpu]) {
+		if (!tr->requests.sample_links[cpu]) {
 			err = -errno;
 			close(fd);
 		}
@@ -221,7 +222,7 @@ static int keyed_on_end(struct tracker *tr, const struct ls_request *r)
 	struct outlier *o;
 	int err = -ENOMEM;
 
-	if (r->pair >= tr->nr_requests) {
+	if (r->pair >= tr->requests.nr) {
 		return 0;
 	}
 	o = outlier_new();
@@ -232,7 +233,7 @@ static int keyed_on_end(struct tracker *tr, const struct ls_request *r)
 	o->tid = (int32_t)r->tid;
 	snprintf(text, sizeof(text), "%.*s", LS_TASK_COMM_LEN, r->comm);
 	if (outlier_set_str(&o->comm, text) ||
-	    !outlier_set_request(o, tr->req_text[r->pair], NULL)) {
+	    !outlier_set_request(o, tr->requests.text[r->pair], NULL)) {
 		goto out;
 	}
 	o->start_ns = r->start_ns;
@@ -267,9 +268,10 @@ out:
 
 int requests_on_end(struct tracker *tr, const struct ls_request *r)
 {
+	struct outlier *parts[REQ_PARTS_MAX];
 	char arg[LS_REQ_ARG_LEN + 24];
-	struct outlier *o = NULL, *part;
-	unsigned int i, n = 0;
+	struct outlier *o = NULL;
+	unsigned int i, n;
 	uint64_t dur, cpu, rq;
 	int err;
 
@@ -277,7 +279,7 @@ int requests_on_end(struct tracker *tr, const struct ls_request *r)
 		return keyed_on_end(tr, r);
 	}
 	err = park_release_thread(tr, (pid_t)r->tid);
-	if (r->slow && r->pair < tr->nr_requests) {
+	if (r->slow && r->pair < tr->requests.nr) {
 		o = outlier_new();
 	}
 	if (o) {
@@ -296,7 +298,7 @@ int requests_on_end(struct tracker *tr, const struct ls_request *r)
 		o->blocked_ns = dur - cpu - rq;
 		o->switches = r->switches;
 		request_arg(r, arg, sizeof(arg));
-		if (!outlier_set_request(o, tr->req_text[r->pair],
+		if (!outlier_set_request(o, tr->requests.text[r->pair],
 					 r->arg_kind != LS_REQ_ARG_NONE ? arg : NULL)) {
 			outlier_free(o);
 			o = NULL;
@@ -308,18 +310,15 @@ int requests_on_end(struct tracker *tr, const struct ls_request *r)
 		}
 	}
 	/* Its parts: the waits of its thread sent while it lasted. */
-	for (i = 0; i < tr->nr_req_parts; i++) {
-		part = tr->req_parts[i];
-		if (part->tid != (int32_t)r->tid || part->start_ns > r->end_ns) {
-			tr->req_parts[n++] = part;
-		} else if (o && part->start_ns >= r->start_ns) {
-			part->part_of_request = false;
-			outlier_add_wait(o, part);
+	n = deliver_take_parts(tr, (int32_t)r->tid, r->end_ns, parts);
+	for (i = 0; i < n; i++) {
+		if (o && parts[i]->start_ns >= r->start_ns) {
+			parts[i]->part_of_request = false;
+			outlier_add_wait(o, parts[i]);
 		} else {
-			outlier_free(part);
+			outlier_free(parts[i]);
 		}
 	}
-	tr->nr_req_parts = n;
 	if (!o) {
 		return err;
 	}
@@ -364,18 +363,18 @@ static int attach_keyed(struct tracker *tr)
 {
 	struct bpf_program *ready = tr->skel->progs.ls_kreq_sk_ready;
 
-	if (tr->kreq_links[0]) {
+	if (tr->requests.kreq_links[0]) {
 		return 0;
 	}
-	tr->kreq_links[0] = bpf_program__attach(tr->skel->progs.ls_kreq_connect);
-	if (!tr->kreq_links[0]) {
+	tr->requests.kreq_links[0] = bpf_program__attach(tr->skel->progs.ls_kreq_connect);
+	if (!tr->requests.kreq_links[0]) {
 		ls_err("tracker: keyed --request: cannot attach to connect(): %s", strerror(errno));
 		return -1;
 	}
 	if (bpf_program__autoload(ready)) {
-		tr->kreq_links[1] = bpf_program__attach(ready);
+		tr->requests.kreq_links[1] = bpf_program__attach(ready);
 	}
-	if (!tr->kreq_links[1]) {
+	if (!tr->requests.kreq_links[1]) {
 		ls_verbose("tracker: keyed --request: no sk_data_ready tracepoint (Linux 6.5): "
 			   "requests name no upstream");
 	}
@@ -396,7 +395,7 @@ static int attach_keyed(struct tracker *tr)
 int tracker_add_request(struct tracker *tr, const struct request_spec *spec)
 {
 	const struct request_probe *probes[2] = { &spec->start, &spec->end };
-	unsigned int i = tr->nr_requests, k;
+	unsigned int i = tr->requests.nr, k;
 	struct bpf_link *link;
 	__u64 cookie;
 	bool nests;
@@ -419,7 +418,7 @@ int tracker_add_request(struct tracker *tr, const struct request_spec *spec)
 		       spec->text, uts.release);
 		return -ENOTSUP;
 	}
-	if (!tr->sample_links && attach_sampling(tr)) {
+	if (!tr->requests.sample_links && attach_sampling(tr)) {
 		return -ENOMEM;
 	}
 	/* The entry and return of one function nest (recursion); other pairs do not. */
@@ -443,20 +442,20 @@ int tracker_add_request(struct tracker *tr, const struct request_spec *spec)
 			       err == -ENOENT ? "no such file, symbol or probe" : strerror(-err));
 			return err;
 		}
-		tr->req_links[2 * i + k] = link;
+		tr->requests.links[2 * i + k] = link;
 	}
 	for (k = 0; spec->start.key != LS_REQ_KEY_THREAD && k < 2; k++) {
 		char *real = realpath(probes[k]->path, NULL);
 
 		if (real) {
-			tr->kreq_paths[tr->nr_kreq_paths++] = real;
+			tr->requests.kreq_paths[tr->requests.nr_kreq_paths++] = real;
 		}
 	}
-	tr->req_text[i] = strdup(spec->text);
-	if (!tr->req_text[i]) {
+	tr->requests.text[i] = strdup(spec->text);
+	if (!tr->requests.text[i]) {
 		return -ENOMEM;
 	}
-	tr->nr_requests++;
+	tr->requests.nr++;
 	return 0;
 }
 
@@ -468,22 +467,19 @@ void requests_free(struct tracker *tr)
 	unsigned int i;
 
 	for (i = 0; i < 2 * LS_MAX_REQUESTS; i++) {
-		bpf_link__destroy(tr->req_links[i]);
+		bpf_link__destroy(tr->requests.links[i]);
 	}
-	bpf_link__destroy(tr->kreq_links[0]);
-	bpf_link__destroy(tr->kreq_links[1]);
-	for (i = 0; tr->sample_links && i < (unsigned int)tr->ncpus; i++) {
-		bpf_link__destroy(tr->sample_links[i]);
+	bpf_link__destroy(tr->requests.kreq_links[0]);
+	bpf_link__destroy(tr->requests.kreq_links[1]);
+	for (i = 0; tr->requests.sample_links && i < (unsigned int)tr->ncpus; i++) {
+		bpf_link__destroy(tr->requests.sample_links[i]);
 	}
-	free(tr->sample_links);
-	free(tr->req_samples);
-	for (i = 0; i < tr->nr_requests; i++) {
-		free(tr->req_text[i]);
+	free(tr->requests.sample_links);
+	free(tr->requests.samples);
+	for (i = 0; i < tr->requests.nr; i++) {
+		free(tr->requests.text[i]);
 	}
-	for (i = 0; i < tr->nr_kreq_paths; i++) {
-		free(tr->kreq_paths[i]);
-	}
-	while (tr->nr_req_parts > 0) {
-		outlier_free(tr->req_parts[--tr->nr_req_parts]);
+	for (i = 0; i < tr->requests.nr_kreq_paths; i++) {
+		free(tr->requests.kreq_paths[i]);
 	}
 }

@@ -36,13 +36,13 @@ static void flag_new_loss(struct outlier *o, const char *what, uint64_t now, uin
 static void flag_losses(struct tracker *tr, const struct tracker_totals *now, struct outlier *o)
 {
 	flag_new_loss(o, "outliers (ring buffer full)", now->ringbuf_lost,
-		      &tr->reported.ringbuf_lost);
+		      &tr->records.reported.ringbuf_lost);
 	flag_new_loss(o, "outliers lost their stacks (accumulator map full)", now->accum_full,
-		      &tr->reported.accum_full);
+		      &tr->records.reported.accum_full);
 	flag_new_loss(o, "threads untimed (task storage full)", now->storage_failed,
-		      &tr->reported.storage_failed);
+		      &tr->records.reported.storage_failed);
 	flag_new_loss(o, "BPF program runs skipped by the kernel", now->runs_skipped,
-		      &tr->reported.runs_skipped);
+		      &tr->records.reported.runs_skipped);
 }
 
 /* The command name of @pid for messages, "?" once it is gone. */
@@ -70,17 +70,18 @@ static const char *comm_of(pid_t pid, char *buf, size_t size)
 /* A process exited: its mappings go, or wait for tracker_release_exited() (the oldest first). */
 static void on_exit_notice(struct tracker *tr, pid_t pid)
 {
-	if (!tr->keep_exited) {
+	if (!tr->records.keep_exited) {
 		/* Outliers before this notice were decoded already: the ring is in order. */
 		usyms_forget(tr->usyms, pid);
 		return;
 	}
-	if (tr->nr_exited == sizeof(tr->exited) / sizeof(tr->exited[0])) {
-		usyms_forget(tr->usyms, tr->exited[0]);
-		memmove(tr->exited, tr->exited + 1, (tr->nr_exited - 1) * sizeof(tr->exited[0]));
-		tr->nr_exited--;
+	if (tr->records.nr_exited == sizeof(tr->records.exited) / sizeof(tr->records.exited[0])) {
+		usyms_forget(tr->usyms, tr->records.exited[0]);
+		memmove(tr->records.exited, tr->records.exited + 1,
+			(tr->records.nr_exited - 1) * sizeof(tr->records.exited[0]));
+		tr->records.nr_exited--;
 	}
-	tr->exited[tr->nr_exited++] = pid;
+	tr->records.exited[tr->records.nr_exited++] = pid;
 }
 
 /*
@@ -97,11 +98,11 @@ static void retell_maps(struct tracker *tr, pid_t pid)
 	__u8 retell = LS_MAPS_RETELL;
 
 	/* BPF_EXIST: an exec or exit since the notice removed the entry, and said so. */
-	if (!tr->maps_retell_gen ||
-	    bpf_map_update_elem(tr->maps_noticed_fd, &key, &retell, BPF_EXIST)) {
+	if (!tr->maps_reader.retell_gen ||
+	    bpf_map_update_elem(tr->maps_reader.noticed_fd, &key, &retell, BPF_EXIST)) {
 		return;
 	}
-	__atomic_add_fetch(tr->maps_retell_gen, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(tr->maps_reader.retell_gen, 1, __ATOMIC_RELEASE);
 	ls_verbose("tracker: pid %d waited while ld.so mapped its libraries: its mappings are read "
 		   "again at its next wait",
 		   (int)pid);
@@ -174,7 +175,7 @@ static int on_outlier(struct tracker *tr, const struct ls_event *e)
 	struct outlier *outlier;
 	int err;
 
-	tr->received++;
+	tr->records.received++;
 	/* Made by latsnap's own snapshots, most likely: never reported (ours.c). */
 	if (ours_drop(tr, (pid_t)e->pid)) {
 		return 0;
@@ -199,7 +200,7 @@ static int on_outlier(struct tracker *tr, const struct ls_event *e)
 		return err;
 	}
 	/* libbpf stops at a negative return, this sample consumed: the rest waits in the ring. */
-	if (tr->budget && --tr->budget == 0) {
+	if (tr->records.budget && --tr->records.budget == 0) {
 		return -EAGAIN;
 	}
 	return 0;
@@ -258,11 +259,21 @@ int ring_record(void *ctx, void *data, size_t size)
 }
 
 /**
+ * ring_budget() - outliers the records about to be consumed may hand over (0: any number), before
+ *                 ring_record() stops libbpf's consuming with -EAGAIN: tracker.c's poll and drain
+ *                 set it, this file spends it
+ */
+void ring_budget(struct tracker *tr, unsigned int budget)
+{
+	tr->records.budget = budget;
+}
+
+/**
  * tracker_keep_exited - keep the mappings of exited processes until tracker_release_exited().
  */
 void tracker_keep_exited(struct tracker *tr, bool keep)
 {
-	tr->keep_exited = keep;
+	tr->records.keep_exited = keep;
 }
 
 /**
@@ -270,7 +281,7 @@ void tracker_keep_exited(struct tracker *tr, bool keep)
  */
 void tracker_release_exited(struct tracker *tr)
 {
-	while (tr->nr_exited > 0) {
-		usyms_forget(tr->usyms, tr->exited[--tr->nr_exited]);
+	while (tr->records.nr_exited > 0) {
+		usyms_forget(tr->usyms, tr->records.exited[--tr->records.nr_exited]);
 	}
 }

@@ -106,7 +106,7 @@ int tracker_scan_stalls(struct tracker *tr, uint64_t min_ns, tracker_stall_fn fn
 	int fd = bpf_map__fd(tr->skel->maps.tracked), ret = 0;
 	uint32_t tgids[STALL_SCAN_PER_PROCESS + 1];
 	/* Processes tracked for their cgroup or name are in no list: only a walk of all finds them. */
-	bool every_task = tr->track_all || tr->track_unlisted;
+	bool every_task = tr->targets.track_all || tr->targets.track_unlisted;
 	struct bpf_link *link;
 	unsigned int i, n = 0;
 
@@ -117,10 +117,10 @@ int tracker_scan_stalls(struct tracker *tr, uint64_t min_ns, tracker_stall_fn fn
 			every_task = true;
 		}
 	}
-	if (every_task || tr->iter_whole) {
+	if (every_task || tr->stalls.iter_whole) {
 		return stall_read(tr->skel->links.ls_stall_scan, stall_filtered, &filter);
 	}
-	for (i = 0; i < n && !ret && !tr->iter_whole; i++) {
+	for (i = 0; i < n && !ret && !tr->stalls.iter_whole; i++) {
 		link = stall_link(tr, tgids[i]);
 		if (!link) {
 			/*
@@ -133,7 +133,7 @@ int tracker_scan_stalls(struct tracker *tr, uint64_t min_ns, tracker_stall_fn fn
 					"tracker: a task iterator over one process: %s: the stall "
 					"scan walks every task",
 					strerror(errno));
-				tr->iter_whole = true;
+				tr->stalls.iter_whole = true;
 				return stall_read(tr->skel->links.ls_stall_scan, stall_filtered,
 						  &filter);
 			}
@@ -183,10 +183,10 @@ int tracker_stall_thread(struct tracker *tr, pid_t tid, struct ls_stall *out)
 
 	/* Before 6.1, every task is walked, the program keeping @tid alone (stall_tid). */
 	link = NULL;
-	if (!tr->iter_whole) {
+	if (!tr->stalls.iter_whole) {
 		link = bpf_program__attach_iter(tr->skel->progs.ls_stall_scan, &opts);
 	}
-	if (!link && !tr->iter_whole && (errno == ESRCH || errno == ENOENT)) {
+	if (!link && !tr->stalls.iter_whole && (errno == ESRCH || errno == ENOENT)) {
 		return -errno;
 	}
 	tr->skel->bss->stall_tid = (__u32)tid;

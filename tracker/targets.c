@@ -19,7 +19,8 @@
 #include "lib/util.h"
 
 /**
- * targets_want() - the wanted cgroups and names of record --cgroup and --comm, into their maps
+ * targets_want() - what the run tracks, kept for tracker_live_targets() and the stall scans; and
+ *                  the wanted cgroups and names of record --cgroup and --comm, into their maps
  *                  before attach
  *
  * Return: 0, or a negative errno after saying why.
@@ -32,6 +33,11 @@ int targets_want(struct tracker *tr, const struct tracker_opts *opts)
 	__u8 one = 1;
 	int err;
 
+	tr->targets.track_registered = opts->track_registered;
+	tr->targets.track_all = opts->track_all;
+	tr->targets.track_unlisted = opts->nr_cgroups || opts->nr_comms;
+	tr->targets.track_cgroups = opts->nr_cgroups > 0;
+	tr->targets.track_comms = opts->nr_comms > 0;
 	for (i = 0; i < opts->nr_cgroups && i < LS_MAX_CGROUPS; i++) {
 		if (bpf_map_update_elem(cg_fd, &opts->cgroup_ids[i], &one, BPF_ANY)) {
 			err = -errno;
@@ -121,14 +127,14 @@ unsigned int tracker_live_targets(struct tracker *tr)
 {
 	unsigned int kinds = 0;
 
-	if (tr->track_all || tr->track_registered) {
+	if (tr->targets.track_all || tr->targets.track_registered) {
 		goto out;
 	}
 	kinds = TRACKER_TARGET_PIDS;
-	if (tr->track_cgroups) {
+	if (tr->targets.track_cgroups) {
 		kinds |= TRACKER_TARGET_CGROUPS;
 	}
-	if (tr->track_comms) {
+	if (tr->targets.track_comms) {
 		kinds |= TRACKER_TARGET_COMMS;
 	}
 out:
@@ -242,16 +248,16 @@ int tracker_set_targets(struct tracker *tr, const pid_t *pids, int nr_pids,
 		return -E2BIG;
 	}
 	/* What is a target once this is done, whatever fails: the next call starts from it. */
-	kept = calloc((size_t)tr->nr_pids + (size_t)nr_pids + 1, sizeof(*kept));
+	kept = calloc((size_t)tr->targets.nr_pids + (size_t)nr_pids + 1, sizeof(*kept));
 	if (!kept) {
 		return -ENOMEM;
 	}
-	for (i = 0; i < tr->nr_pids; i++) {
-		if (has_pid(pids, (unsigned int)nr_pids, tr->pids[i]) ||
-		    mark_target(tr, tr->pids[i], false)) {
-			kept[nr_kept++] = tr->pids[i];
+	for (i = 0; i < tr->targets.nr_pids; i++) {
+		if (has_pid(pids, (unsigned int)nr_pids, tr->targets.pids[i]) ||
+		    mark_target(tr, tr->targets.pids[i], false)) {
+			kept[nr_kept++] = tr->targets.pids[i];
 		} else {
-			ours_target(tr, tr->pids[i], false);
+			ours_target(tr, tr->targets.pids[i], false);
 		}
 	}
 	for (i = 0; i < (unsigned int)nr_pids; i++) {
@@ -280,14 +286,22 @@ int tracker_set_targets(struct tracker *tr, const pid_t *pids, int nr_pids,
 		}
 	}
 	/* Processes tracked for a cgroup or a name are in no list: stall scans walk every task. */
-	tr->track_unlisted = nr_cgroups || nr_comms;
+	tr->targets.track_unlisted = nr_cgroups || nr_comms;
 out:
-	free(tr->pids);
-	tr->pids = kept;
-	tr->nr_pids = nr_kept;
+	free(tr->targets.pids);
+	tr->targets.pids = kept;
+	tr->targets.nr_pids = nr_kept;
 	/* Once, for all of it: the threads of a target gone as those of a new one decide again. */
 	__atomic_add_fetch(&tr->skel->data->tracking_gen, 1, __ATOMIC_SEQ_CST);
 	return err;
+}
+
+/**
+ * targets_free() - free the -p targets kept; safe on a partly opened tracker
+ */
+void targets_free(struct tracker *tr)
+{
+	free(tr->targets.pids);
 }
 
 static int adopt(pid_t pid, const struct ls_preload_abi *abi, void *ctx)
@@ -306,7 +320,7 @@ static int adopt(pid_t pid, const struct ls_preload_abi *abi, void *ctx)
 	    errno != EEXIST) {
 		return -errno;
 	}
-	if (tr->track_registered) {
+	if (tr->targets.track_registered) {
 		bpf_map_update_elem(bpf_map__fd(tr->skel->maps.tracked), &key, &reason,
 				    BPF_NOEXIST);
 	}

@@ -53,7 +53,7 @@ void tracker_totals(struct tracker *tr, struct tracker_totals *totals)
 {
 	memset(totals, 0, sizeof(*totals));
 	totals->outliers = stat_sum(tr, LS_STAT_OUTLIERS);
-	totals->received = tr->received;
+	totals->received = tr->records.received;
 	totals->ringbuf_lost = stat_sum(tr, LS_STAT_RINGBUF_LOST);
 	totals->stack_failed = stat_sum(tr, LS_STAT_STACK_FAILED);
 	totals->stacks_dropped = stat_sum(tr, LS_STAT_STACKS_DROPPED);
@@ -73,5 +73,5 @@ void tracker_totals(struct tracker *tr, struct tracker_totals *totals)
 	totals->ctx_stacks = stat_sum(tr, LS_STAT_CTX_STACKS);
 	totals->wait_stacks = stat_sum(tr, LS_STAT_WAIT_STACKS);
 	totals->throttled = stat_sum(tr, LS_STAT_THROTTLED);
-	totals->ours_dropped = tr->ours_dropped;
+	totals->ours_dropped = tr->ours.dropped;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tracker.c - the BPF object's life: load the tracker's programs, configured for this kernel and
- * this run, attach them, poll their ring buffer, count what they saw and lost, and close.
+ * this run, attach them, poll their ring buffer, count what they saw and lost, and close; and the
+ * maps reader, the thread that reads each process's mappings as the BPF side notices it.
  * What they send is handled by the files that tracker-int.h names, one job each.
  */
 #include <errno.h>
@@ -232,7 +233,10 @@ static int set_test_clock_skew(struct tracker *tr)
 	return 0;
 }
 
-/* The run's options, into the programs' variables before the load, and into the tracker. */
+/*
+ * The run's options, into the programs' variables before the load; what the run tracks is kept
+ * by targets_want() after it, the rings' sizes by context_size().
+ */
 static int set_options(struct tracker *tr, const struct tracker_opts *opts)
 {
 	int err = set_test_clock_skew(tr);
@@ -262,11 +266,6 @@ static int set_options(struct tracker *tr, const struct tracker_opts *opts)
 	}
 	tr->skel->rodata->tick_ns = tick_ns();
 	tr->skel->rodata->preempt_from_rq = kernel_preempt_from_rq();
-	tr->track_registered = opts->track_registered;
-	tr->track_all = opts->track_all;
-	tr->track_unlisted = opts->nr_cgroups || opts->nr_comms;
-	tr->track_cgroups = opts->nr_cgroups > 0;
-	tr->track_comms = opts->nr_comms > 0;
 	memcpy((void *)tr->skel->rodata->idle_syscalls, opts->idle_syscalls,
 	       sizeof(opts->idle_syscalls));
 	set_fd_wait_syscalls((__u8 *)tr->skel->rodata->fd_wait_syscalls);
@@ -431,7 +430,7 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 	if (!tr) {
 		return -ENOMEM;
 	}
-	tr->maps_stop_fd = -1;
+	tr->maps_reader.stop_fd = -1;
 	tr->fn = fn;
 	tr->ctx = ctx;
 	tr->ncpus = libbpf_num_possible_cpus();
@@ -457,8 +456,8 @@ int tracker_open(struct tracker **trackerp, const struct tracker_opts *opts, tra
 		libbpf_log_explain_load("tracker", err);
 		goto fail;
 	}
-	tr->maps_noticed_fd = bpf_map__fd(tr->skel->maps.maps_noticed);
-	tr->maps_retell_gen = &tr->skel->bss->maps_retell_gen;
+	tr->maps_reader.noticed_fd = bpf_map__fd(tr->skel->maps.maps_noticed);
+	tr->maps_reader.retell_gen = &tr->skel->bss->maps_retell_gen;
 	err = targets_want(tr, opts);
 	err = err ?: ours_open(tr);
 	err = err ?: open_readers(tr, opts);
@@ -556,14 +555,14 @@ static void maps_watch_add(struct tracker *tr, const struct ls_notice *notice)
 {
 	unsigned int i;
 
-	for (i = 0; i < tr->nr_maps_watch; i++) {
-		if (tr->maps_watch[i].pid == notice->pid) {
-			tr->maps_watch[i].key = notice->arg;
+	for (i = 0; i < tr->maps_reader.nr_watch; i++) {
+		if (tr->maps_reader.watch[i].pid == notice->pid) {
+			tr->maps_reader.watch[i].key = notice->arg;
 			return;
 		}
 	}
-	if (tr->nr_maps_watch < MAPS_WATCH) {
-		tr->maps_watch[tr->nr_maps_watch++] =
+	if (tr->maps_reader.nr_watch < MAPS_WATCH) {
+		tr->maps_reader.watch[tr->maps_reader.nr_watch++] =
 			(struct maps_watch){ .pid = notice->pid, .key = notice->arg };
 	}
 }
@@ -580,8 +579,8 @@ static void maps_watch_read(struct tracker *tr)
 	unsigned int i, loading;
 	int err;
 
-	for (i = 0; i < tr->nr_maps_watch;) {
-		w = &tr->maps_watch[i];
+	for (i = 0; i < tr->maps_reader.nr_watch;) {
+		w = &tr->maps_reader.watch[i];
 		m = w->reads < MAPS_WATCH_READS ? usyms_maps_read((pid_t)w->pid) : NULL;
 		if (m && !usyms_maps_gone(m)) {
 			usyms_maps_free(w->maps);
@@ -604,7 +603,7 @@ static void maps_watch_read(struct tracker *tr)
 			i++;
 			continue;
 		}
-		*w = tr->maps_watch[--tr->nr_maps_watch];
+		*w = tr->maps_reader.watch[--tr->maps_reader.nr_watch];
 	}
 }
 
@@ -620,40 +619,40 @@ static void maps_batch_read(struct tracker *tr, bool wait)
 	uint32_t late;
 	int err;
 
-	for (i = 0; i < tr->nr_maps_batch; i++) {
-		for (j = i + 1; j < tr->nr_maps_batch; j++) {
-			if (tr->maps_batch[j].pid == tr->maps_batch[i].pid) {
+	for (i = 0; i < tr->maps_reader.nr_batch; i++) {
+		for (j = i + 1; j < tr->maps_reader.nr_batch; j++) {
+			if (tr->maps_reader.batch[j].pid == tr->maps_reader.batch[i].pid) {
 				break;
 			}
 		}
-		if (j == tr->nr_maps_batch) {
-			err = usyms_precapture_maps(tr->usyms, (pid_t)tr->maps_batch[i].pid,
-						    tr->maps_batch[i].arg, tr->maps_read[i], wait,
-						    &loading);
+		if (j == tr->maps_reader.nr_batch) {
+			err = usyms_precapture_maps(tr->usyms, (pid_t)tr->maps_reader.batch[i].pid,
+						    tr->maps_reader.batch[i].arg,
+						    tr->maps_reader.read[i], wait, &loading);
 			if (err == -EBUSY) {
 				break;
 			}
 			if (loading) {
-				maps_watch_add(tr, &tr->maps_batch[i]);
+				maps_watch_add(tr, &tr->maps_reader.batch[i]);
 			}
 			if (err && err != -ECHILD) {
 				/* The key is the low half of the notice's clock: how late it was. */
-				late = (uint32_t)ls_now_ns() - tr->maps_batch[i].arg;
+				late = (uint32_t)ls_now_ns() - tr->maps_reader.batch[i].arg;
 				ls_verbose(
 					"tracker: maps reader: pid %u not read, %.1f ms after its "
 					"first wait: %s",
-					tr->maps_batch[i].pid, late / 1e6, strerror(-err));
+					tr->maps_reader.batch[i].pid, late / 1e6, strerror(-err));
 			}
 		}
-		usyms_maps_free(tr->maps_read[i]);
-		tr->maps_read[i] = NULL;
+		usyms_maps_free(tr->maps_reader.read[i]);
+		tr->maps_reader.read[i] = NULL;
 	}
 	done = i;
-	memmove(tr->maps_batch, tr->maps_batch + done,
-		(tr->nr_maps_batch - done) * sizeof(*tr->maps_batch));
-	memmove(tr->maps_read, tr->maps_read + done,
-		(tr->nr_maps_batch - done) * sizeof(*tr->maps_read));
-	tr->nr_maps_batch -= done;
+	memmove(tr->maps_reader.batch, tr->maps_reader.batch + done,
+		(tr->maps_reader.nr_batch - done) * sizeof(*tr->maps_reader.batch));
+	memmove(tr->maps_reader.read, tr->maps_reader.read + done,
+		(tr->maps_reader.nr_batch - done) * sizeof(*tr->maps_reader.read));
+	tr->maps_reader.nr_batch -= done;
 }
 
 /*
@@ -668,11 +667,11 @@ static int maps_notice(void *ctx, void *data, size_t size)
 	if (size < sizeof(*notice) || notice->kind != LS_NOTICE_MAPS) {
 		return 0;
 	}
-	if (tr->nr_maps_batch == MAPS_BATCH) {
+	if (tr->maps_reader.nr_batch == MAPS_BATCH) {
 		maps_batch_read(tr, true);
 	}
-	tr->maps_read[tr->nr_maps_batch] = usyms_maps_read((pid_t)notice->pid);
-	tr->maps_batch[tr->nr_maps_batch++] = *notice;
+	tr->maps_reader.read[tr->maps_reader.nr_batch] = usyms_maps_read((pid_t)notice->pid);
+	tr->maps_reader.batch[tr->maps_reader.nr_batch++] = *notice;
 	return 0;
 }
 
@@ -702,11 +701,11 @@ static void *maps_reader(void *arg)
 			   MAPS_READER_NICE, strerror(errno));
 	}
 	efd = epoll_create1(EPOLL_CLOEXEC);
-	if (efd < 0 || epoll_ctl(efd, EPOLL_CTL_ADD, tr->maps_stop_fd, &stop)) {
+	if (efd < 0 || epoll_ctl(efd, EPOLL_CTL_ADD, tr->maps_reader.stop_fd, &stop)) {
 		goto out;
 	}
 	stop.data.u32 = 0;
-	if (epoll_ctl(efd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(tr->maps_ring), &stop)) {
+	if (epoll_ctl(efd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(tr->maps_reader.ring), &stop)) {
 		goto out;
 	}
 	for (;;) {
@@ -714,8 +713,9 @@ static void *maps_reader(void *arg)
 		 * Captures the main loop's lock held back, or processes ld.so is at work in: try
 		 * again soon, reading new notices.
 		 */
-		n = epoll_wait(efd, ev, 2,
-			       tr->nr_maps_batch || tr->nr_maps_watch ? MAPS_RETRY_MS : -1);
+		n = epoll_wait(
+			efd, ev, 2,
+			tr->maps_reader.nr_batch || tr->maps_reader.nr_watch ? MAPS_RETRY_MS : -1);
 		if (n < 0 && errno != EINTR) {
 			goto out;
 		}
@@ -724,7 +724,7 @@ static void *maps_reader(void *arg)
 				goto out;
 			}
 		}
-		ring_buffer__consume(tr->maps_ring);
+		ring_buffer__consume(tr->maps_reader.ring);
 		maps_batch_read(tr, false);
 		maps_watch_read(tr);
 	}
@@ -741,22 +741,22 @@ static void maps_reader_start(struct tracker *tr)
 	sigset_t all, old;
 	int err;
 
-	tr->maps_stop_fd = eventfd(0, EFD_CLOEXEC);
-	tr->maps_ring =
+	tr->maps_reader.stop_fd = eventfd(0, EFD_CLOEXEC);
+	tr->maps_reader.ring =
 		ring_buffer__new(bpf_map__fd(tr->skel->maps.maps_ring), maps_notice, tr, NULL);
-	if (tr->maps_stop_fd < 0 || !tr->maps_ring) {
+	if (tr->maps_reader.stop_fd < 0 || !tr->maps_reader.ring) {
 		err = errno;
 		goto fail;
 	}
 	/* Signals are the main loop's: SIGINT or SIGHUP must end its poll, not this thread's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&tr->maps_thread, NULL, maps_reader, tr);
+	err = pthread_create(&tr->maps_reader.thread, NULL, maps_reader, tr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		goto fail;
 	}
-	tr->maps_thread_on = true;
+	tr->maps_reader.thread_on = true;
 	usyms_reader(tr->usyms, true);
 	return;
 fail:
@@ -768,25 +768,26 @@ static void maps_reader_stop(struct tracker *tr)
 {
 	uint64_t one = 1;
 
-	if (tr->maps_thread_on && write(tr->maps_stop_fd, &one, sizeof(one)) == sizeof(one)) {
-		pthread_join(tr->maps_thread, NULL);
+	if (tr->maps_reader.thread_on &&
+	    write(tr->maps_reader.stop_fd, &one, sizeof(one)) == sizeof(one)) {
+		pthread_join(tr->maps_reader.thread, NULL);
 	}
-	if (tr->maps_thread_on) {
+	if (tr->maps_reader.thread_on) {
 		usyms_reader(tr->usyms, false);
 	}
-	tr->maps_thread_on = false;
-	while (tr->nr_maps_batch) {
-		usyms_maps_free(tr->maps_read[--tr->nr_maps_batch]);
+	tr->maps_reader.thread_on = false;
+	while (tr->maps_reader.nr_batch) {
+		usyms_maps_free(tr->maps_reader.read[--tr->maps_reader.nr_batch]);
 	}
-	while (tr->nr_maps_watch) {
-		usyms_maps_free(tr->maps_watch[--tr->nr_maps_watch].maps);
+	while (tr->maps_reader.nr_watch) {
+		usyms_maps_free(tr->maps_reader.watch[--tr->maps_reader.nr_watch].maps);
 	}
-	ring_buffer__free(tr->maps_ring);
-	tr->maps_ring = NULL;
-	if (tr->maps_stop_fd >= 0) {
-		close(tr->maps_stop_fd);
+	ring_buffer__free(tr->maps_reader.ring);
+	tr->maps_reader.ring = NULL;
+	if (tr->maps_reader.stop_fd >= 0) {
+		close(tr->maps_reader.stop_fd);
 	}
-	tr->maps_stop_fd = -1;
+	tr->maps_reader.stop_fd = -1;
 }
 
 /**
@@ -875,25 +876,22 @@ int tracker_wake_context(struct tracker *tr, const uint64_t *ips, unsigned int n
 int tracker_poll(struct tracker *tr, int timeout_ms)
 {
 	bool backlog = false;
-	int n;
+	int n, err;
 
-	tr->budget = POLL_BUDGET;
+	ring_budget(tr, POLL_BUDGET);
 	/* Back in time for the nearest parked outlier's deadline. */
 	n = ring_buffer__poll(tr->ring, park_due_ms(tr, timeout_ms));
 	if (n == -EAGAIN) {
 		n = POLL_BUDGET;
 		backlog = true;
 	}
-	tr->budget = 0;
+	ring_budget(tr, 0);
 	/* Records left in the ring may hold the stacks the overdue ones wait for. */
-	if (!tr->cb_status && !backlog) {
+	if (!tr->deliver.cb_status && !backlog) {
 		park_release_overdue(tr, false);
 	}
-	if (tr->cb_status) {
-		n = tr->cb_status;
-		tr->cb_status = 0;
-	}
-	return n;
+	err = deliver_take_status(tr);
+	return err ?: n;
 }
 
 /**
@@ -905,22 +903,19 @@ int tracker_poll(struct tracker *tr, int timeout_ms)
 int tracker_settle(struct tracker *tr, int timeout_ms)
 {
 	uint64_t deadline = ls_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
-	int err;
 
-	while (tr->nr_parked && ls_now_ns() < deadline) {
-		tr->budget = DRAIN_BUDGET;
+	while (tr->park.nr_parked && ls_now_ns() < deadline) {
+		ring_budget(tr, DRAIN_BUDGET);
 		ring_buffer__poll(tr->ring, 10);
-		tr->budget = 0;
-		if (tr->cb_status) {
+		ring_budget(tr, 0);
+		if (tr->deliver.cb_status) {
 			break;
 		}
 	}
-	if (!tr->cb_status) {
+	if (!tr->deliver.cb_status) {
 		park_release_overdue(tr, true);
 	}
-	err = tr->cb_status;
-	tr->cb_status = 0;
-	return err;
+	return deliver_take_status(tr);
 }
 
 /**
@@ -930,12 +925,12 @@ int tracker_drain(struct tracker *tr)
 {
 	int n;
 
-	tr->budget = DRAIN_BUDGET;
+	ring_budget(tr, DRAIN_BUDGET);
 	n = ring_buffer__consume(tr->ring);
 	if (n == -EAGAIN) {
 		n = DRAIN_BUDGET;
 	}
-	tr->budget = 0;
+	ring_budget(tr, 0);
 	return n;
 }
 
@@ -954,10 +949,11 @@ void tracker_close(struct tracker *tr)
 	maps_reader_stop(tr);
 	park_free(tr);
 	requests_free(tr);
+	deliver_free(tr);
 	goroutines_free(tr->go);
 	ring_buffer__free(tr->ring);
 	context_free(tr);
-	free(tr->pids);
+	targets_free(tr);
 	latsnap_bpf__destroy(tr->skel);
 	ksyms_free(tr->ksyms);
 	usyms_free(tr->usyms);

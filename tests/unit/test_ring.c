@@ -181,7 +181,7 @@ static void check_unwound_order(struct tracker *tr)
 	ok(has_flag(b, "signalled while a thread of the process was forking") &&
 		   !has_flag(b, "a later signal"),
 	   "... its own has the report's status");
-	is_int(tr->nr_parked, 1, "... thread 8's stays parked");
+	is_int(tr->park.nr_parked, 1, "... thread 8's stays parked");
 
 	nr_delivered = 0;
 	d = parked_outlier(tr, 7, 3);
@@ -201,7 +201,7 @@ static void check_unwound_order(struct tracker *tr)
 	nr_delivered = 0;
 	report(tr, 8, 1, 0);
 	is_int(nr_delivered, 0, "a late report for an outlier that went on: nothing");
-	is_int(tr->nr_parked, 0, "none parked");
+	is_int(tr->park.nr_parked, 0, "none parked");
 	outlier_free(a);
 	outlier_free(b);
 	outlier_free(c);
@@ -220,11 +220,11 @@ static void check_outlier_size(struct tracker *tr)
 	}
 	e->kind = LS_KIND_SYSCALL;
 	dispatch(tr, e, sizeof(*e) - 8, err, sizeof(err));
-	is_u64(tr->received, 0, "a short syscall outlier: not received");
+	is_u64(tr->records.received, 0, "a short syscall outlier: not received");
 	ok(strstr(err, "tracker: short event") != NULL, "... said: %s", err);
 	e->kind = LS_KIND_SLEEP;
 	dispatch(tr, e, sizeof(struct ls_notice), err, sizeof(err));
-	is_u64(tr->received, 0, "a sleep outlier of a notice's size: not received");
+	is_u64(tr->records.received, 0, "a sleep outlier of a notice's size: not received");
 	free(e);
 }
 
@@ -235,13 +235,13 @@ static void check_exits(struct tracker *tr)
 
 	tracker_keep_exited(tr, true);
 	is_int(dispatch(tr, &n, sizeof(n), err, sizeof(err)), 0, "an exit notice: 0");
-	is_int(tr->nr_exited, 1, "an exit notice, exits kept: one kept");
-	is_int(tr->exited[0], 4242, "... its pid");
+	is_int(tr->records.nr_exited, 1, "an exit notice, exits kept: one kept");
+	is_int(tr->records.exited[0], 4242, "... its pid");
 	tracker_release_exited(tr);
-	is_int(tr->nr_exited, 0, "released");
+	is_int(tr->records.nr_exited, 0, "released");
 	tracker_keep_exited(tr, false);
 	dispatch(tr, &n, sizeof(n), err, sizeof(err));
-	is_int(tr->nr_exited, 0, "an exit notice, exits not kept: none kept");
+	is_int(tr->records.nr_exited, 0, "an exit notice, exits not kept: none kept");
 	n.kind = LS_NOTICE_DISPLACED;
 	n.arg = 12;
 	dispatch(tr, &n, sizeof(n), err, sizeof(err));
@@ -265,7 +265,7 @@ int main(void)
 	check_outlier_size(tr);
 	check_exits(tr);
 	check_unwound_order(tr);
-	is_int(tr->nr_req_parts, 0, "no part of a request kept");
+	is_int(tr->deliver.nr_parts, 0, "no part of a request kept");
 	usyms_free(tr->usyms);
 	free(tr);
 	return tap_done();
