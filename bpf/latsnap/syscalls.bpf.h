@@ -368,6 +368,7 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 				      struct pt_regs *regs, long ret)
 {
 	__u8 kind, sock_only;
+	__u32 *gen, tgid;
 	int fd;
 
 	if (nr < 0 || nr >= LS_MAX_SYSCALLS || ret < 0) {
@@ -429,16 +430,25 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 		if (s->asked_fd1 == fd + 1) {
 			s->asked_fd1 = 0;
 			s->answered = 1;
-		} else if ((sock_only || (s->plain_fd1 != fd + 1 && fd_is_socket(task, fd))) &&
-			   !peer_is_ours(task, fd)) {
-			s->in_work = 1;
-			s->worked = 1;
-			s->work_fd = fd;
-			s->work_gen = unit_start(task_rd(task, tgid), fd);
-			s->handed = 0;
-			s->home_key = s->idle_key;
-			s->idle_key = 0;
-			s->work_came = 1;
+		} else if (sock_only || (s->plain_fd1 != fd + 1 && fd_is_socket(task, fd))) {
+			tgid = task_rd(task, tgid);
+			gen = unit_entry(tgid, fd);
+			/*
+			 * A socket that brought requests before and is open had its peer looked
+			 * at then: a server's every request on a connection pays one lookup.
+			 */
+			if ((gen && !(*gen & UNIT_CLOSED)) || !peer_is_ours(task, fd)) {
+				s->in_work = 1;
+				s->worked = 1;
+				s->work_fd = fd;
+				s->work_gen = unit_start(tgid, fd, gen);
+				s->handed = 0;
+				s->home_key = s->idle_key;
+				s->idle_key = 0;
+				s->work_came = 1;
+			} else {
+				s->plain_fd1 = fd + 1;
+			}
 		} else {
 			s->plain_fd1 = fd + 1;
 		}

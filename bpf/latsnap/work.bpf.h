@@ -66,11 +66,26 @@ static __always_inline __u32 unit_gen(__u32 tgid, int fd)
  */
 #define UNIT_CLOSED 0x80000000U
 
-/* A unit begins on socket @fd of process @tgid: the socket is known to bring requests. */
-static __always_inline __u32 unit_start(__u32 tgid, int fd)
+/*
+ * unit_entry - the entry of socket @fd of process @tgid in units, or NULL. One without
+ * UNIT_CLOSED is a socket that brought a request and is still open: its peer was looked at then
+ * (peer_is_ours()), and a socket's peer does not change.
+ */
+static __always_inline __u32 *unit_entry(__u32 tgid, int fd)
 {
 	__u64 key = unit_key(tgid, fd);
-	__u32 *gen = bpf_map_lookup_elem(&units, &key), zero = 0;
+
+	return bpf_map_lookup_elem(&units, &key);
+}
+
+/*
+ * A unit begins on socket @fd of process @tgid, whose entry unit_entry() found (@gen) or did
+ * not (NULL): the socket is known to bring requests.
+ */
+static __always_inline __u32 unit_start(__u32 tgid, int fd, __u32 *gen)
+{
+	__u64 key;
+	__u32 zero = 0;
 
 	if (gen) {
 		/* A new connection of that number: the next generation, open. */
@@ -79,6 +94,7 @@ static __always_inline __u32 unit_start(__u32 tgid, int fd)
 		}
 		return *gen;
 	}
+	key = unit_key(tgid, fd);
 	bpf_map_update_elem(&units, &key, &zero, BPF_NOEXIST);
 	return 0;
 }
