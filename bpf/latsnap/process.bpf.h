@@ -39,6 +39,7 @@ static __always_inline void work_inherit(struct task_struct *parent, struct task
 {
 	struct task_state *ps = task_storage_get(&states, parent, false), *cs;
 
+	work_log_replay(parent, ps);
 	if (!ps || !ps->tracked || !ps->in_work || ps->work_fd < 0) {
 		return;
 	}

@@ -189,6 +189,8 @@ static __always_inline int sched_switch(void *ctx, bool preempt, struct task_str
 	int slot;
 
 	ps = (prev->flags & PF_EXITING) || verdict_cold(prev) ? NULL : any_state(prev, true);
+	/* Its socket syscalls' notes, before its syscall's start reads whether it is in work. */
+	work_log_replay(prev, ps);
 	v = this_verdict();
 	/* A syscall whose entry kept no clock is timed from here: one clock read for both. */
 	if (v->sc_task == (__u64)prev && v->sc_rt) {

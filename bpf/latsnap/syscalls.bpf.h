@@ -202,53 +202,6 @@ static __always_inline void syscall_unpark(struct task_struct *task, struct task
 	bpf_map_delete_elem(&parked_syscalls, &tid);
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
-{
-	struct task_struct *task = current_task();
-	struct ls_cpu_verdict *v = this_verdict();
-	struct task_state *s;
-	__u64 now = 0;
-
-	if (id == prctl_nr) {
-		handle_prctl(task, regs);
-	} else if (v->task == (__u64)task && v->gen == tracking_gen) {
-		if (v->cold) {
-			return 0;
-		}
-		if (v->fast) {
-			syscall_enter_fast(v, task, id);
-			return 0;
-		}
-	}
-	s = any_state(task, true);
-	if (!s) {
-		return 0;
-	}
-	verdict_set(task, s->gen, state_cold(s));
-	/* Threads neither tracked nor ever of interest, nearly all of them, read no clock. */
-	if (ctx_level == LS_CTX_FULL && (s->tracked || s->interest_until)) {
-		now = clock_now();
-		if (streamed(s, now)) {
-			s->sc_start = now;
-			s->sc_nr = id;
-			s->sc_active = 1;
-		}
-	}
-	if (!s->tracked) {
-		return 0;
-	}
-	if (!now) {
-		now = clock_now();
-	}
-	sleep_came_back(ctx, task, s, now);
-	accum_drop(s, task_rd(task, pid));
-	/* Inside a request nothing is idle. */
-	syscall_begin(s, id, idle_syscall(id) && !include_idle && !s->in_req, now,
-		      bpf_jiffies64());
-	return 0;
-}
-
 /*
  * A syscall cut short because its process is being killed did not finish its wait: its length
  * is the process's lifetime, not a latency (idle helper threads end like this at every exit).
@@ -365,11 +318,10 @@ static __always_inline bool peer_is_ours(struct task_struct *task, int fd)
  * work_syscalls pay for the lookup of the file.
  */
 static __always_inline void work_note(struct task_struct *task, struct task_state *s, long nr,
-				      struct pt_regs *regs, long ret)
+				      int fd, long ret)
 {
 	__u8 kind, sock_only;
 	__u32 *gen, tgid;
-	int fd;
 
 	if (nr < 0 || nr >= LS_MAX_SYSCALLS || ret < 0) {
 		return;
@@ -379,7 +331,6 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 	if (!kind || (ret == 0 && kind != LS_WORK_ACCEPT && kind != LS_WORK_CLOSE)) {
 		return;
 	}
-	fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);
 	if (kind == LS_WORK_CLOSE) {
 		/* The number may come back as another file; a unit's connection closed ends it. */
 		if (s->plain_fd1 == fd + 1) {
@@ -463,16 +414,72 @@ static __always_inline void work_note(struct task_struct *task, struct task_stat
 }
 
 /*
- * work_note() for a syscall that ended in its CPU's cache (syscall_exit_fast()). A read or write
- * of a file that is no socket changes nothing and is told from its file alone: task storage is
- * looked up only for sockets, accepts and closes. Its lookup holds the CPU's storage lock, which
- * a wakeup's hook from an interrupt meanwhile would not get: the fewer, the fewer wakeups unseen.
+ * Per CPU, the work notes of the tracked thread running there (issue 48): a socket syscall that
+ * ended without leaving the CPU is only written down here, and work_note() runs on it where the
+ * thread's task storage is looked up anyway (work_log_replay()): at its switch-out, at its next
+ * slow syscall entry or exit, where it wakes a thread that may be handed its work, where it
+ * forks. A server's request read and its reply written, both on the CPU, cost two stores instead
+ * of two task storage lookups. What the notes do to the units map (a unit's start, its end) is
+ * seen by the other threads that much later: at the latest when the thread next leaves the CPU
+ * or wakes one of them.
+ */
+#define WORK_LOG_NOTES 3
+
+struct ls_work_log {
+	__u64 task; /* whose notes these are; 0: none */
+	__u32 n;
+	__u32 pad;
+	struct {
+		__s32 nr;
+		__s32 fd;
+		__s64 ret;
+	} note[WORK_LOG_NOTES];
+}; /* 64 bytes: a cache line each */
+
+static struct ls_work_log work_logs[LS_VERDICT_CPUS] __attribute__((aligned(64)));
+
+static __always_inline struct ls_work_log *this_work_log(void)
+{
+	return &work_logs[bpf_get_smp_processor_id() & (LS_VERDICT_CPUS - 1)];
+}
+
+/*
+ * work_log_replay - the notes this CPU holds for @task, its current or just switched-out thread,
+ * into its state @s (NULL: they are dropped), in the order they were taken. Notes of another
+ * thread, whose switch-out no hook saw, are dropped: at worst one unit of that thread starts or
+ * ends late, at its next note.
+ */
+static __always_inline void work_log_replay(struct task_struct *task, struct task_state *s)
+{
+	struct ls_work_log *l = this_work_log();
+	__u32 i, n = l->n;
+
+	if (!n) {
+		return;
+	}
+	l->n = 0;
+	if (l->task != (__u64)task || !s || !s->tracked) {
+		return;
+	}
+	for (i = 0; i < WORK_LOG_NOTES && i < n; i++) {
+		work_note(task, s, l->note[i].nr, l->note[i].fd, l->note[i].ret);
+	}
+}
+
+/*
+ * work_note() for a syscall that ended in its CPU's cache (syscall_exit_fast()), written down in
+ * this CPU's work log. A read or write of a file that is no socket changes nothing and is told
+ * from its file alone. Only a full log looks the thread's task storage up: that lookup holds the
+ * CPU's storage lock, which a wakeup's hook from an interrupt meanwhile would not get.
  */
 static __always_inline void work_note_fast(struct task_struct *task, long nr, struct pt_regs *regs,
 					   long ret)
 {
+	struct ls_work_log *l;
 	struct task_state *s;
 	__u8 work;
+	__u32 n;
+	int fd;
 
 	if (nr < 0 || nr >= LS_MAX_SYSCALLS || ret < 0) {
 		return;
@@ -481,15 +488,78 @@ static __always_inline void work_note_fast(struct task_struct *task, long nr, st
 	if (!work) {
 		return;
 	}
+	fd = (int)PT_REGS_PARM1_CORE_SYSCALL(regs);
 	if (((work & LS_WORK_KIND) == LS_WORK_INPUT || (work & LS_WORK_KIND) == LS_WORK_OUTPUT) &&
-	    !(work & LS_WORK_SOCKET_ONLY) &&
-	    (ret == 0 || !fd_is_socket(task, (int)PT_REGS_PARM1_CORE_SYSCALL(regs)))) {
+	    !(work & LS_WORK_SOCKET_ONLY) && (ret == 0 || !fd_is_socket(task, fd))) {
+		return;
+	}
+	l = this_work_log();
+	if (l->task != (__u64)task) {
+		/* Another thread's notes, whose switch-out went unseen: dropped. */
+		l->n = 0;
+		l->task = (__u64)task;
+	}
+	n = l->n;
+	if (n < WORK_LOG_NOTES) {
+		l->note[n].nr = nr;
+		l->note[n].fd = fd;
+		l->note[n].ret = ret;
+		l->n = n + 1;
 		return;
 	}
 	s = task_storage_get(&states, task, false);
+	work_log_replay(task, s);
 	if (s && s->tracked) {
-		work_note(task, s, nr, regs, ret);
+		work_note(task, s, nr, fd, ret);
 	}
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ls_sys_enter, struct pt_regs *regs, long id)
+{
+	struct task_struct *task = current_task();
+	struct ls_cpu_verdict *v = this_verdict();
+	struct task_state *s;
+	__u64 now = 0;
+
+	if (id == prctl_nr) {
+		handle_prctl(task, regs);
+	} else if (v->task == (__u64)task && v->gen == tracking_gen) {
+		if (v->cold) {
+			return 0;
+		}
+		if (v->fast) {
+			syscall_enter_fast(v, task, id);
+			return 0;
+		}
+	}
+	s = any_state(task, true);
+	work_log_replay(task, s);
+	if (!s) {
+		return 0;
+	}
+	verdict_set(task, s->gen, state_cold(s));
+	/* Threads neither tracked nor ever of interest, nearly all of them, read no clock. */
+	if (ctx_level == LS_CTX_FULL && (s->tracked || s->interest_until)) {
+		now = clock_now();
+		if (streamed(s, now)) {
+			s->sc_start = now;
+			s->sc_nr = id;
+			s->sc_active = 1;
+		}
+	}
+	if (!s->tracked) {
+		return 0;
+	}
+	if (!now) {
+		now = clock_now();
+	}
+	sleep_came_back(ctx, task, s, now);
+	accum_drop(s, task_rd(task, pid));
+	/* Inside a request nothing is idle. */
+	syscall_begin(s, id, idle_syscall(id) && !include_idle && !s->in_req, now,
+		      bpf_jiffies64());
+	return 0;
 }
 
 SEC("tp_btf/sys_exit")
@@ -512,6 +582,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 		}
 	}
 	s = any_state(task, false);
+	work_log_replay(task, s);
 	if (!s) {
 		return 0;
 	}
@@ -544,7 +615,7 @@ int BPF_PROG(ls_sys_exit, struct pt_regs *regs, long ret)
 	}
 	s->in_syscall = 0;
 	/* Before the outlier is sent: a read that brought work was a wait for it. */
-	work_note(task, s, s->nr, regs, ret);
+	work_note(task, s, s->nr, (int)PT_REGS_PARM1_CORE_SYSCALL(regs), ret);
 	limit = s->in_req ? ctx_floor_ns : threshold_ns;
 	/* Two ticks more than it counted: one for each end of the syscall within its tick. */
 	if (!now && (s->quiet || (bpf_jiffies64() - s->start_jiffies + 2) * tick_ns < limit)) {

@@ -224,6 +224,13 @@ static __always_inline void work_handover(void *ctx, struct task_struct *p, stru
 	if (!looked) {
 		ws = task_storage_get(&states, waker, false);
 	}
+	/*
+	 * The waker's notes of this CPU, on its own stack only: elsewhere this may be an
+	 * interrupt that came in while its syscall's exit was writing them.
+	 */
+	if (on_task_stack(ctx, waker)) {
+		work_log_replay(waker, ws);
+	}
 	if (!ws || !ws->tracked || !((ws->in_work && ws->work_fd >= 0) || ws->in_req) ||
 	    waking_in_interrupt(ctx)) {
 		return;
