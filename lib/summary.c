@@ -20,6 +20,7 @@
 
 #include "lib/outlier.h"
 #include "lib/summary.h"
+#include "lib/text.h"
 
 /* A summary nests 6 levels (outliers, outlier, kernel_stacks, stack, frames, frame); leave room. */
 #define SUMMARY_DEPTH 16
@@ -871,15 +872,10 @@ static struct json_object *summary_build(const struct summary *s)
 char *summary_format(const struct summary *s)
 {
 	struct json_object *obj = summary_build(s);
-	const char *json = NULL;
 	char *text = NULL;
 
 	if (obj) {
-		json = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
-								   JSON_C_TO_STRING_NOSLASHESCAPE);
-	}
-	if (json) {
-		text = strdup(json);
+		text = ls_json_text(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	}
 	json_object_put(obj);
 	return text;

@@ -15,6 +15,9 @@
  *    overrides and isolates U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069; the line and
  *    paragraph separators U+2028, U+2029) as "\uNNNN".
  * Everything else, printable ASCII and well-formed UTF-8, is kept as it is.
+ *
+ * And every JSON text latsnap writes (ls_json_text()): JSON keeps these strings exact, but must
+ * be UTF-8, so what is not well-formed UTF-8 there is U+FFFD. Both read UTF-8 by one table.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,14 +25,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "lib/text.h"
 
 /* The longest escape ("\u202e") and its NUL. */
 #define ESC_MAX 8
 
-/* Length of the well-formed UTF-8 sequence at @p (2 to 4), with its code point; 0 if none. */
-static size_t utf8_seq(const unsigned char *p, uint32_t *cp)
+/*
+ * The well-formed UTF-8 sequence at @p, by the Unicode standard's table of well-formed byte
+ * sequences (table 3-7): its length (2 to 4) and code point. Or 0 when @p starts none, with in
+ * *@bad the length of its maximal ill-formed subpart (1 to 3): a lead byte and the continuation
+ * bytes that could still have made a sequence of it, or the one byte that starts none (ASCII
+ * aside). The second byte's range is what rules out overlong forms, surrogates and code points
+ * beyond U+10FFFF, so no decoded value is checked after.
+ */
+static size_t utf8_seq(const unsigned char *p, uint32_t *cp, size_t *bad)
 {
+	unsigned char lo = 0x80, hi = 0xbf;
 	size_t n, k;
 
 	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
@@ -38,22 +51,26 @@ static size_t utf8_seq(const unsigned char *p, uint32_t *cp)
 	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
 		n = 3;
 		*cp = p[0] & 0x0f;
+		lo = p[0] == 0xe0 ? 0xa0 : 0x80; /* E0 80..9F: overlong */
+		hi = p[0] == 0xed ? 0x9f : 0xbf; /* ED A0..BF: a surrogate */
 	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
 		n = 4;
 		*cp = p[0] & 0x07;
+		lo = p[0] == 0xf0 ? 0x90 : 0x80; /* F0 80..8F: overlong */
+		hi = p[0] == 0xf4 ? 0x8f : 0xbf; /* F4 90..BF: beyond U+10FFFF */
 	} else {
+		*bad = 1; /* a continuation byte, C0, C1 (overlong) or F5..FF */
 		return 0;
 	}
 	/* A NUL ends the loop too: it is no continuation byte. */
 	for (k = 1; k < n; k++) {
-		if ((p[k] & 0xc0) != 0x80) {
+		if (p[k] < lo || p[k] > hi) {
+			*bad = k;
 			return 0;
 		}
 		*cp = *cp << 6 | (p[k] & 0x3f);
-	}
-	if ((n == 3 && *cp < 0x800) || (n == 4 && (*cp < 0x10000 || *cp > 0x10ffff)) ||
-	    (*cp >= 0xd800 && *cp <= 0xdfff)) {
-		return 0; /* overlong, beyond Unicode, or a surrogate */
+		lo = 0x80;
+		hi = 0xbf;
 	}
 	return n;
 }
@@ -72,7 +89,7 @@ static bool is_format_control(uint32_t cp)
 static const char *next_piece(const unsigned char *p, size_t *in, char esc[ESC_MAX])
 {
 	uint32_t cp;
-	size_t n;
+	size_t n, bad;
 
 	*in = 1;
 	switch (*p) {
@@ -92,8 +109,8 @@ static const char *next_piece(const unsigned char *p, size_t *in, char esc[ESC_M
 	if (*p < 0x80) {
 		return NULL;
 	}
-	n = utf8_seq(p, &cp);
-	if (!n) {
+	n = utf8_seq(p, &cp, &bad);
+	if (!n) { /* text shows each byte of it as \xNN: it loses none */
 		snprintf(esc, ESC_MAX, "\\x%02x", *p);
 		return esc;
 	}
@@ -201,4 +218,66 @@ void ls_put_text(FILE *out, const char *text)
 		p += in;
 	}
 	fwrite(run, 1, (size_t)(p - run), out);
+}
+
+/* @json with each maximal ill-formed subpart as "\ufffd" into @out (NULL: only measured). */
+static size_t json_utf8(char *out, const unsigned char *json)
+{
+	const unsigned char *p = json, *run = json;
+	size_t len = 0, n, bad;
+	uint32_t cp;
+
+	while (*p) {
+		n = *p < 0x80 ? 1 : utf8_seq(p, &cp, &bad);
+		if (n) {
+			p += n;
+			continue;
+		}
+		/* What was well-formed since the last one goes in one copy. */
+		if (out) {
+			memcpy(out + len, run, (size_t)(p - run));
+			memcpy(out + len + (size_t)(p - run), "\\ufffd", 6);
+		}
+		len += (size_t)(p - run) + 6;
+		p += bad;
+		run = p;
+	}
+	if (out) {
+		memcpy(out + len, run, (size_t)(p - run) + 1);
+	}
+	return len + (size_t)(p - run);
+}
+
+/**
+ * ls_json_text() - @obj as JSON text to write: json-c's, made valid UTF-8
+ * @obj: the value (NULL is "null", as json-c has it)
+ * @flags: JSON_C_TO_STRING_*, as json_object_to_json_string_ext() takes them
+ *
+ * Every JSON text latsnap writes comes from here. json-c writes a string's bytes from 0x20 up
+ * as they are (it escapes only '"', '\\', '/' and bytes below 0x20), and a comm, a path or a
+ * request's argument is whatever bytes a program chose, and JSON text that is not UTF-8 is
+ * refused whole by strict readers (Python's json). Well-formed UTF-8 is kept byte for
+ * byte, and each maximal ill-formed subpart (a lead byte with the continuation bytes that could
+ * still have completed it, or one byte; Unicode's recommended practice, as Python and browsers
+ * decode) is the escape \ufffd, U+FFFD: a name reads as near its bytes as UTF-8 can say. A
+ * pass over the whole text suffices: outside strings json-c writes ASCII only (numbers
+ * included), and its escapes are ASCII, so every byte from 0x80 up is a string's or a key's, in
+ * order, and an escape is never cut into.
+ *
+ * Return: the text, malloc()ed (the caller frees it), or NULL without memory.
+ */
+char *ls_json_text(struct json_object *obj, int flags)
+{
+	const unsigned char *json;
+	char *text;
+
+	json = (const unsigned char *)json_object_to_json_string_ext(obj, flags);
+	if (!json) {
+		return NULL;
+	}
+	text = malloc(json_utf8(NULL, json) + 1);
+	if (text) {
+		json_utf8(text, json);
+	}
+	return text;
 }

@@ -77,13 +77,16 @@ void policy_set_rules(struct record_state *st, struct rules *rules, char *rules_
 static void print_outlier(const struct record_opts *opts, const struct outlier *outlier)
 {
 	struct json_object *obj;
+	char *text;
 
 	if (opts->json) {
 		obj = outlier_to_json(outlier);
-		if (obj) {
-			fputs(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN), stdout);
+		text = obj ? ls_json_text(obj, JSON_C_TO_STRING_PLAIN) : NULL;
+		if (text) {
+			fputs(text, stdout);
 			fputc('\n', stdout);
 		}
+		free(text);
 		json_object_put(obj);
 	} else {
 		outlier_print_text(stdout, outlier);

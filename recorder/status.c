@@ -22,6 +22,7 @@
 #include "lib/duration.h"
 #include "lib/options.h"
 #include "lib/proc.h"
+#include "lib/text.h"
 #include "lib/util.h"
 #include "recorder/status.h"
 
@@ -169,8 +170,7 @@ char *status_to_json(const struct status_info *si)
 		json_object_object_add(last, "time", json_object_new_string(when));
 	}
 	json_object_object_add(obj, "last_snapshot", last);
-	text = strdup(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
-								  JSON_C_TO_STRING_NOSLASHESCAPE));
+	text = ls_json_text(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 out:
 	json_object_put(obj);
 	return text;
@@ -350,6 +350,7 @@ int status_main(int argc, char **argv)
 	struct json_object *obj = NULL;
 	bool json = false, running;
 	int id, err, ret = 2;
+	char *text = NULL;
 
 	optind = 0;
 	opterr = 0;
@@ -401,14 +402,19 @@ int status_main(int argc, char **argv)
 	if (json) {
 		/* The file as written, but whether it runs is what is true now. */
 		json_object_object_add(obj, "running", json_object_new_boolean(running));
-		printf("%s\n",
-		       json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
-								   JSON_C_TO_STRING_NOSLASHESCAPE));
+		text = ls_json_text(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+		if (!text) {
+			ls_err("status: %s", strerror(ENOMEM));
+			ret = STATUS_EXIT_NO_FILE;
+			goto out;
+		}
+		printf("%s\n", text);
 	} else {
 		print_status(obj, dir, running);
 	}
 	ret = running ? 0 : STATUS_EXIT_NOT_RUNNING;
 out:
+	free(text);
 	json_object_put(obj);
 	return ret;
 }

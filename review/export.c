@@ -14,7 +14,8 @@
  *  - each outlier of the summaries as a slice "OUTLIER: read 151.572 ms" with its split and
  *    cause, and a global instant at its end that marks it across every track;
  *  - the threads' and processes' names.
- * Everything is built with json-c: comms and event fields are the traced programs' text.
+ * Everything is built with json-c: comms and event fields are the traced programs' text, kept
+ * exact but for what is not UTF-8, which ls_json_text() writes as U+FFFD.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +34,7 @@
 #include "lib/duration.h"
 #include "lib/options.h"
 #include "lib/outlier.h"
+#include "lib/text.h"
 #include "lib/util.h"
 #include "review/export.h"
 #include "review/snapshots.h"
@@ -127,97 +129,6 @@ struct export_ctx {
 	struct json_object *events; /* traceEvents */
 	uint64_t flow_id;
 };
-
-/* Is @s valid UTF-8 (no overlong forms, no surrogates)? */
-static bool valid_utf8(const unsigned char *s)
-{
-	unsigned int need, c;
-
-	while (*s) {
-		c = *s++;
-		if (c < 0x80) {
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			need = 1;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			need = 2;
-			if ((c == 0xe0 && *s < 0xa0) || (c == 0xed && *s >= 0xa0)) {
-				return false;
-			}
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			need = 3;
-			if ((c == 0xf0 && *s < 0x90) || (c == 0xf4 && *s >= 0x90)) {
-				return false;
-			}
-		} else {
-			return false;
-		}
-		for (; need; need--) {
-			if ((*s++ & 0xc0) != 0x80) {
-				return false;
-			}
-		}
-	}
-	return true;
-}
-
-/*
- * @s as a JSON string. A comm or field is whatever bytes a program chose; JSON text must be
- * UTF-8 (Python's and trace_processor's parsers refuse it otherwise): bytes that are not are '?'.
- */
-static struct json_object *jstr(const char *s)
-{
-	struct json_object *o;
-	char *copy;
-	size_t i;
-
-	if (valid_utf8((const unsigned char *)s)) {
-		return json_object_new_string(s);
-	}
-	copy = strdup(s);
-	if (!copy) {
-		return NULL;
-	}
-	for (i = 0; copy[i]; i++) {
-		if ((unsigned char)copy[i] >= 0x80) {
-			copy[i] = '?';
-		}
-	}
-	o = json_object_new_string(copy);
-	free(copy);
-	return o;
-}
-
-/* @v (an event's field) with its strings made valid UTF-8; a new reference. */
-static struct json_object *clean(struct json_object *v)
-{
-	struct json_object *o;
-	size_t i, n;
-
-	switch (json_object_get_type(v)) {
-	case json_type_string:
-		return jstr(json_object_get_string(v));
-	case json_type_array:
-		n = json_object_array_length(v);
-		o = json_object_new_array_ext((int)n);
-		for (i = 0; o && i < n; i++) {
-			json_object_array_add(o, clean(json_object_array_get_idx(v, i)));
-		}
-		return o;
-	case json_type_object:
-		o = json_object_new_object();
-		json_object_object_foreach(v, key, val)
-		{
-			if (o && valid_utf8((const unsigned char *)key)) {
-				json_object_object_add(o, key, clean(val));
-			}
-		}
-		return o;
-	default:
-		return json_object_get(v);
-	}
-}
 
 /*
  * @ns as a JSON number of microseconds with the nanoseconds as its three decimals: written as
@@ -464,7 +375,7 @@ static struct json_object *chrome_event(const char *ph, const char *name, const 
 		return NULL;
 	}
 	json_object_object_add(e, "ph", json_object_new_string(ph));
-	json_object_object_add(e, "name", jstr(name));
+	json_object_object_add(e, "name", json_object_new_string(name));
 	if (cat) {
 		json_object_object_add(e, "cat", json_object_new_string(cat));
 	}
@@ -530,9 +441,8 @@ static int emit_instant(struct export_ctx *x, const struct lsev *ev, const struc
 	}
 	json_object_object_foreach(ev->ev->fields, key, val)
 	{
-		if (strcmp(key, "vpid") && strcmp(key, "vtid") && strcmp(key, "procname") &&
-		    valid_utf8((const unsigned char *)key)) {
-			json_object_object_add(args, key, clean(val));
+		if (strcmp(key, "vpid") && strcmp(key, "vtid") && strcmp(key, "procname")) {
+			json_object_object_add(args, key, json_object_get(val));
 		}
 	}
 	e2 = chrome_event("i", ev->name, "event", ev->ts_ns, pid_of(t), t->tid);
@@ -689,14 +599,15 @@ static int emit_outliers(struct export_ctx *x, const struct snapshot_wait *waits
 		args = json_object_new_object();
 		flags = json_object_new_array();
 		for (j = 0; flags && j < o->nr_flags; j++) {
-			json_object_array_add(flags, jstr(o->flags[j]));
+			json_object_array_add(flags, json_object_new_string(o->flags[j]));
 		}
 		if (!args || !flags) {
 			json_object_put(args);
 			json_object_put(flags);
 			return -ENOMEM;
 		}
-		json_object_object_add(args, "cause", jstr(o->cause ? o->cause : ""));
+		json_object_object_add(args, "cause",
+				       json_object_new_string(o->cause ? o->cause : ""));
 		json_object_object_add(args, "flags", flags);
 		json_object_object_add(args, "kind",
 				       json_object_new_string(outlier_kind_name(o->kind)));
@@ -709,7 +620,8 @@ static int emit_outliers(struct export_ctx *x, const struct snapshot_wait *waits
 		json_object_object_add(args, "runqueue_ns",
 				       json_object_new_int64((int64_t)o->runqueue_ns));
 		json_object_object_add(args, "snapshot",
-				       waits[i].snap ? jstr(waits[i].snap->id) : NULL);
+				       waits[i].snap ? json_object_new_string(waits[i].snap->id) :
+						       NULL);
 		err = emit(x, chrome_event("X", name, "outlier", o->start_ns, pid_of(t), t->tid),
 			   args, o->end_ns - o->start_ns, true);
 		if (err) {
@@ -721,7 +633,8 @@ static int emit_outliers(struct export_ctx *x, const struct snapshot_wait *waits
 			json_object_object_add(ev, "s", json_object_new_string("g"));
 		}
 		if (args) {
-			json_object_object_add(args, "cause", jstr(o->cause ? o->cause : ""));
+			json_object_object_add(args, "cause",
+					       json_object_new_string(o->cause ? o->cause : ""));
 		}
 		err = emit(x, ev, args, 0, false);
 	}
@@ -928,14 +841,14 @@ static int emit_names(struct export_ctx *x, const bool *has_states)
 		snprintf(name, sizeof(name), "%s %" PRId64 " state", t->comm ? t->comm : "?",
 			 t->tid);
 		err = emit_meta(x, "thread_name", pid_of(t), t->tid, "name",
-				t->comm ? jstr(t->comm) : json_object_new_string("?"));
+				json_object_new_string(t->comm ? t->comm : "?"));
 		/* Each thread's state track right below the thread. */
 		err = err   ?:
 			      emit_meta(x, "thread_sort_index", pid_of(t), t->tid, "sort_index",
 					json_object_new_int64(2 * (int64_t)i));
 		if (!err && has_states[i]) {
 			err = emit_meta(x, "thread_name", pid_of(t), STATE_TID_BASE + t->tid,
-					"name", jstr(name));
+					"name", json_object_new_string(name));
 			err = err   ?:
 				      emit_meta(x, "thread_sort_index", pid_of(t),
 						STATE_TID_BASE + t->tid, "sort_index",
@@ -946,7 +859,7 @@ static int emit_names(struct export_ctx *x, const bool *has_states)
 		if (!err &&
 		    (p == t || (!p && pid_of(t) != t->tid && !pid_seen_before(x, pid_of(t), i)))) {
 			err = emit_meta(x, "process_name", pid_of(t), pid_of(t), "name",
-					t->comm ? jstr(t->comm) : json_object_new_string("?"));
+					json_object_new_string(t->comm ? t->comm : "?"));
 		}
 	}
 	return err;
@@ -1073,12 +986,12 @@ static struct json_object *document(struct export_ctx *x, const struct snapshot_
 	}
 	for (i = 0; i < set->nr; i++) {
 		if (set->snaps[i].state == SNAPSHOT_COMPLETE) {
-			json_object_array_add(ids, jstr(set->snaps[i].id));
+			json_object_array_add(ids, json_object_new_string(set->snaps[i].id));
 		}
 	}
 	json_object_object_add(meta, "producer",
 			       json_object_new_string("latsnap " LATSNAP_VERSION));
-	json_object_object_add(meta, "source", jstr(set->dir));
+	json_object_object_add(meta, "source", json_object_new_string(set->dir));
 	json_object_object_add(meta, "snapshots", ids);
 	json_object_object_add(meta, "clock", json_object_new_string("CLOCK_MONOTONIC"));
 	json_object_object_add(doc, "traceEvents", json_object_get(x->events));
@@ -1090,15 +1003,14 @@ static struct json_object *document(struct export_ctx *x, const struct snapshot_
 /* @doc into @file ('-': stdout): 0, or 1 after saying what failed. */
 static int write_doc(struct json_object *doc, const char *file)
 {
-	const char *text = json_object_to_json_string_ext(
-		doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	char *text = ls_json_text(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	bool std = !strcmp(file, "-");
 	FILE *out = stdout;
-	int fd, ret = 0;
+	int fd, ret = 1;
 
 	if (!text) {
 		ls_err("export: %s", strerror(ENOMEM));
-		return 1;
+		goto out;
 	}
 	if (!std) {
 		fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -1108,9 +1020,10 @@ static int write_doc(struct json_object *doc, const char *file)
 			if (fd >= 0) {
 				close(fd);
 			}
-			return 1;
+			goto out;
 		}
 	}
+	ret = 0;
 	if (fputs(text, out) == EOF || fputc('\n', out) == EOF || fflush(out) == EOF ||
 	    ferror(out)) {
 		ls_err("export: %s: %s", std ? "writing to stdout" : file, strerror(errno));
@@ -1120,6 +1033,8 @@ static int write_doc(struct json_object *doc, const char *file)
 		ls_err("export: %s: %s", file, strerror(errno));
 		ret = 1;
 	}
+out:
+	free(text);
 	return ret;
 }
 

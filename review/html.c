@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 
 #include "lib/demangle.h"
+#include "lib/text.h"
 #include "lib/util.h"
 #include "review/html.h"
 
@@ -27,11 +28,14 @@
 extern const char ls_html_page_js[];
 extern const char ls_html_page_css[];
 
-/* @data as JSON that cannot leave a <script> element: only strings can hold <, > or &. */
+/*
+ * @data as JSON that cannot leave a <script> element: only strings can hold <, > or &. UTF-8,
+ * as the page says it is (what is not is U+FFFD, ls_json_text()).
+ */
 static int script_json(FILE *out, struct json_object *data)
 {
-	const char *json = json_object_to_json_string_ext(
-		data, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	char *text = ls_json_text(data, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	const char *json = text;
 
 	if (!json) {
 		return -ENOMEM;
@@ -51,6 +55,7 @@ static int script_json(FILE *out, struct json_object *data)
 			fputc(*json, out);
 		}
 	}
+	free(text);
 	return 0;
 }
 

@@ -10,11 +10,13 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
 #include "lib/options.h"
+#include "lib/text.h"
 #include "lib/util.h"
 #include "review/report-analysis.h"
 #include "review/report-render.h"
@@ -142,6 +144,7 @@ static void warn_snapshots(const struct snapshot_set *set)
 static int write_report(const struct report *r, bool json, const char *html)
 {
 	struct json_object *obj;
+	char *text;
 
 	if (html) {
 		return report_write_html(r, html);
@@ -151,9 +154,14 @@ static int write_report(const struct report *r, bool json, const char *html)
 		return 0;
 	}
 	obj = report_to_json(r);
-	puts(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
-							 JSON_C_TO_STRING_NOSLASHESCAPE));
+	text = ls_json_text(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
 	json_object_put(obj);
+	if (!text) {
+		ls_err("report: %s", strerror(ENOMEM));
+		return 1;
+	}
+	puts(text);
+	free(text);
 	return 0;
 }
 

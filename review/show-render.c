@@ -163,7 +163,10 @@ static void print_timeline(FILE *out, const struct interest *in)
 		fields = fields_for_people(json_object_object_get(e, "fields"));
 		text = json_object_to_json_string_ext(
 			fields, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-		/* JSON leaves bytes >= 0x80 as they are: a C1 control, broken UTF-8. */
+		/*
+		 * Text for people, not JSON written (so not ls_json_text()): json-c leaves bytes
+		 * >= 0x80 as they are, a C1 control or broken UTF-8, and LS_TEXT() shows each.
+		 */
 		snprintf(cut, sizeof(cut), "%s", text ? text : "");
 		fprintf(out, "  %s[%" PRId64 "]  %s  %s%s\n",
 			LS_TEXT(ctf_field_str(e, "comm", "?")),
@@ -670,13 +673,17 @@ out:
 int show_print_json(const struct snapshot *snap, const struct show_ctx *sc)
 {
 	struct json_object *obj = snapshot_json(snap, sc, false);
+	char *text = NULL;
 
-	if (!obj) {
+	if (obj) {
+		text = ls_json_text(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	}
+	json_object_put(obj);
+	if (!text) {
 		return -ENOMEM;
 	}
-	puts(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
-							 JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(obj);
+	puts(text);
+	free(text);
 	return 0;
 }
 

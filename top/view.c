@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "classify/syscalls.h"
+#include "lib/text.h"
 #include "lib/util.h"
 #include "top/top-int.h"
 
@@ -225,6 +226,7 @@ static struct json_object *json_idle(const struct top *t)
 void top_print_json(struct top *t, FILE *out)
 {
 	struct json_object *root = json_object_new_object();
+	char *text;
 
 	json_object_object_add(root, "version", json_object_new_string(LATSNAP_VERSION));
 	json_add_int(root, "time", (int64_t)t->cur.when);
@@ -241,7 +243,11 @@ void top_print_json(struct top *t, FILE *out)
 	json_object_object_add(root, "system", json_rows(t, 0, 0, TOP_VIEW_CAUSE, t->cur.total_ns));
 	json_object_object_add(root, "stalled", json_stalled(t));
 	json_object_object_add(root, "processes", json_processes(t));
-	fprintf(out, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
+	text = ls_json_text(root, JSON_C_TO_STRING_PLAIN);
+	if (text) {
+		fprintf(out, "%s\n", text);
+	}
 	fflush(out);
+	free(text);
 	json_object_put(root);
 }

@@ -1011,7 +1011,9 @@ static int send_line(struct ctf_reader *r, const char *line)
 
 /*
  * The reader's ctf_event_fn: {"n": name, "t": ts_ns as int64 bits, "f": fields, "o": origin}, "o"
- * only when known.
+ * only when known. json-c's text as it is, not ls_json_text()'s: the line goes only to
+ * trace/ctf.c in latsnap, which takes strings back byte for byte, so a comm stays exact for text
+ * output to escape; what writes it as JSON makes it UTF-8 then.
  */
 static int emit_event(const struct ctf_event *ev, void *ctx)
 {

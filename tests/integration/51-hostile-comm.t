@@ -7,7 +7,10 @@
 # does too. Through record -v (stdout, stderr), summary.txt, show, report, flame and top --batch:
 # no control byte but newline and tab, no C1 or bidirectional control, broken UTF-8 or DEL, no
 # line that starts with the text after a forged newline, and the escaped names are there to
-# read; summary.json and record --json still hold the names exactly as they were.
+# read; summary.json and record --json still hold the names exactly as they were. A third thread
+# names itself with bytes that are not UTF-8 ('\xff\xfeU8\xc3(\xed\xa0\x80' and a 4-byte
+# emoji): summary.json, record --json, report --json, show --json and export are each UTF-8 a
+# strict reader takes, with that name as U+FFFD for each maximal ill-formed subpart.
 set -u
 . "$(dirname "$0")/lib.sh"
 no_ust_wait
@@ -17,6 +20,7 @@ require python3
 
 MAIN_ESC='\x1b[31mEV\nIL"}<'
 SECOND_ESC='\u009bJ\\n;\x7f\r\t<\u202e'
+BROKEN_ESC='\xff\xfeU8\xc3(\xed\xa0\x80'$'\xf0\x9f\x98\x80'
 HD=$TMPD/bin$'\033[1m\n'FORGED
 mkdir -p "$HD" && cp "$WL/hostile" "$HD/hostile" || bail_out "cannot copy hostile into $HD"
 OUTD=$TMPD/snaps
@@ -60,6 +64,7 @@ clean "$TMPD/rec.err" "record -v's stderr"
 shows "$TMPD/rec.out" "$MAIN_ESC[pid" "record's stdout"
 shows "$TMPD/rec.out" "$SECOND_ESC[pid" "record's stdout"
 shows "$TMPD/rec.out" "woken by $SECOND_ESC[pid" "record's stdout"
+shows "$TMPD/rec.out" "$BROKEN_ESC[pid" "record's stdout (each byte that is not UTF-8)"
 # The module's path as the kernel's maps give it: a newline there is "\012", ESC is as it is.
 shows "$TMPD/rec.out" 'bin\x1b[1m\\012FORGED/hostile)' "record's stdout (a user frame's module)"
 shows "$TMPD/rec.err" "idle, not latency: $SECOND_ESC[" "record -v's stderr"
@@ -104,6 +109,7 @@ between "$(grep -c '' "$TMPD/flame.txt")" 3 20 "flame: the stacks of both thread
 cat >"$TMPD/exact.py" <<'EOF'
 import json, sys
 MAIN, SECOND = '\x1b[31mEV\nIL"}<', '\u009bJ\\n;\x7f\r\t<\u202e'
+BROKEN = '\ufffd\ufffdU8\ufffd(\ufffd\ufffd\ufffd\U0001f600'
 mode, module = sys.argv[1], sys.argv[2].replace('\n', '\\012')
 outliers, idle = [], []
 for path in sys.argv[3:]:
@@ -113,7 +119,7 @@ for path in sys.argv[3:]:
         outliers += d.get('outliers', [d])
         idle += d.get('idle', [])
 comms = sorted(set(o['comm'] for o in outliers))
-print('comms', 'exact' if comms == sorted([MAIN, SECOND]) else repr(comms))
+print('comms', 'exact' if comms == sorted([MAIN, SECOND, BROKEN]) else repr(comms))
 read = [o for o in outliers if o['comm'] == MAIN and o['syscall'] == 'read']
 print('waker', 'exact' if read and all((o['waker'] or {}).get('comm') == SECOND for o in read)
       else repr([o['waker'] for o in read]))
@@ -126,13 +132,81 @@ print('module', 'exact' if module in mods else repr(mods))
 EOF
 python3 "$TMPD/exact.py" summary "$HD/hostile" "${SNAPS[@]/%//summary.json}" >"$TMPD/exact.txt" 2>&1
 is "$(tr '\n' ' ' <"$TMPD/exact.txt")" "comms exact waker exact chain exact idle exact module exact " \
-	"summary.json: each comm, the waker's, the wait chain's, the idle waits' and the module's path exactly"
+	"summary.json: each comm, the waker's, the wait chain's, the idle waits' and the module's path exactly" ||
+	diag_file "$TMPD/exact.txt" "  "
 WL_LOG=$TMPD/wl2.log record_json "$TMPD/json.out" "$TMPD/json.err" -t 50ms -- "$HD/hostile" 100 2
 is "$RC" 0 "record --json -- hostile: exit 0"
 python3 "$TMPD/exact.py" ndjson "$HD/hostile" "$TMPD/json.out" >"$TMPD/exact2.txt" 2>&1
 is "$(tr '\n' ' ' <"$TMPD/exact2.txt")" "comms exact waker exact module exact " \
-	"record --json: each comm, the waker's and the module's path exactly"
+	"record --json: each comm, the waker's and the module's path exactly" ||
+	diag_file "$TMPD/exact2.txt" "  "
 clean "$TMPD/json.err" "record --json's stderr"
+
+# --- every JSON form: UTF-8 a strict reader takes, the broken name as U+FFFD --------------------
+# strict FILE WHAT [ndjson]: FILE is UTF-8 and JSON (one document, or one a line) to Python's
+# strict reader; NAMED counts the files of which a string holds the third thread's name read back.
+cat >"$TMPD/strict.py" <<'EOF2'
+import json, sys
+BROKEN = '\ufffd\ufffdU8\ufffd(\ufffd\ufffd\ufffd\U0001f600'
+path, mode = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else 'json'
+try:
+    if mode == 'ndjson':
+        text = open(path, encoding='utf-8', errors='strict').read()
+        docs = [json.loads(l) for l in text.splitlines() if l]
+    else:
+        docs = [json.load(open(path, encoding='utf-8', errors='strict'))]
+except ValueError as e:  # UnicodeDecodeError and JSONDecodeError alike
+    print('refused: %s' % e)
+    sys.exit(0)
+def strings(v):
+    if isinstance(v, str):
+        yield v
+    elif isinstance(v, list):
+        for x in v:
+            yield from strings(x)
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            yield k
+            yield from strings(x)
+print('parses', 'broken' if any(BROKEN in s for d in docs for s in strings(d)) else 'no-name')
+EOF2
+strict() {
+	local got
+	got=$(python3 "$TMPD/strict.py" "$1" "${3:-json}" 2>&1)
+	like "$got" '^parses ' "$2: UTF-8 JSON to a strict reader ($got)"
+	[ "$got" = "parses broken" ] && NAMED=$((NAMED + 1))
+}
+# One snapshot or another holds the third thread's naps; each file is checked, the name in one.
+NAMED=0
+for s in "${SNAPS[@]}"; do
+	strict "$s/summary.json" "summary.json of ${s##*/}"
+done
+ok '[ "$NAMED" -ge 1 ]' "summary.json: the name that is not UTF-8 read back with U+FFFD ($NAMED)"
+NAMED=0
+for s in "${SNAPS[@]}"; do
+	run_latsnap "$TMPD/show.json" "$TMPD/show.err" show --json "$s"
+	[ "$RC" = 0 ] || fail "show --json ${s##*/}: exit $RC"
+	strict "$TMPD/show.json" "show --json ${s##*/}"
+done
+ok '[ "$NAMED" -ge 1 ]' "show --json: the name that is not UTF-8 read back with U+FFFD ($NAMED)"
+for what in "record --json" "report --by process --json" "export --perfetto"; do
+	case $what in
+	record*) f=$TMPD/json.out ;;
+	report*)
+		f=$TMPD/report.json
+		run_latsnap "$f" "$TMPD/report.err" report --by process --json "$OUTD"
+		is "$RC" 0 "report --by process --json: exit 0"
+		;;
+	export*)
+		f=$TMPD/export.json
+		run_latsnap "$TMPD/export.out" "$TMPD/export.err" export --perfetto "$f" "$OUTD"
+		is "$RC" 0 "export --perfetto: exit 0"
+		;;
+	esac
+	NAMED=0
+	strict "$f" "$what" "$([ "$f" = "$TMPD/json.out" ] && echo ndjson)"
+	is "$NAMED" 1 "$what: the name that is not UTF-8 read back with U+FFFD"
+done
 
 # --- top --batch: the threads stalled now, each named -----------------------------------------
 # No nap: the main thread reads the pipe at once, the second waits 2.5 s for its timer; with
