@@ -1059,8 +1059,16 @@ static void trace_tests(void)
 			empty_text_tests(path);
 		}
 	}
-	/* Every nap of 0 ms is an outlier at 1 us: a burst of 3000 events. */
-	if (record("overrun", true, "1us", 0, 3000)) {
+	/*
+	 * Every nap is an outlier at 1 us (as many as the process's share lets through: 200 at
+	 * once, then 100 a second), over about 3 s: the buffers overrun at the first burst, and the
+	 * consumer's reads once a second free a sub-buffer for a later packet, whose header is where
+	 * the discarded events are counted. A burst of 0 ms naps (the whole run under a second on
+	 * one CPU) left the trace with its two full packets and no later one: nothing said what was
+	 * discarded (0 of ~650 counted, once in a make check; 1,500 naps of 2 ms: ~1,000 counted in
+	 * each of 4 runs).
+	 */
+	if (record("overrun", true, "1us", 2, 1500)) {
 		snprintf(path, sizeof(path), "%s/overrun", tmpdir);
 		overrun_tests(path);
 	}
