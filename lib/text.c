@@ -281,3 +281,68 @@ char *ls_json_text(struct json_object *obj, int flags)
 	}
 	return text;
 }
+
+/* XML 1.0's Char: no C0 control but tab, newline and carriage return; neither U+FFFE nor U+FFFF. */
+static bool xml_char(uint32_t cp)
+{
+	return cp >= 0x20 ? cp != 0xfffe && cp != 0xffff : cp == '\t' || cp == '\n' || cp == '\r';
+}
+
+/**
+ * ls_xml_text() - @text as XML/HTML character data or an attribute value: & < > " ' escaped,
+ * and what XML 1.0 has no character for as U+FFFD ("&#xFFFD;"): a byte that is not UTF-8 (each
+ * maximal ill-formed subpart, as ls_json_text()), a C0 control but tab, newline and carriage
+ * return, U+FFFE, U+FFFF. A name a traced process chose then leaves an SVG or a page
+ * well-formed: XML parsers reject the whole document for one such byte.
+ * @out: where to
+ * @text: the text
+ * @max: at most this many bytes of it (SIZE_MAX: all); a sequence it cuts is one U+FFFD
+ */
+void ls_xml_text(FILE *out, const char *text, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	size_t i = 0, n, bad;
+	uint32_t cp;
+
+	while (i < max && p[i]) {
+		if (p[i] < 0x80) {
+			n = 1;
+			cp = p[i];
+		} else {
+			n = utf8_seq(p + i, &cp, &bad);
+		}
+		if (!n) {
+			fputs("&#xFFFD;", out);
+			i += bad;
+			continue;
+		}
+		if (n > max - i) {
+			fputs("&#xFFFD;", out);
+			break;
+		}
+		switch (cp) {
+		case '&':
+			fputs("&amp;", out);
+			break;
+		case '<':
+			fputs("&lt;", out);
+			break;
+		case '>':
+			fputs("&gt;", out);
+			break;
+		case '"':
+			fputs("&quot;", out);
+			break;
+		case '\'':
+			fputs("&#39;", out);
+			break;
+		default:
+			if (xml_char(cp)) {
+				fwrite(p + i, 1, n, out);
+			} else {
+				fputs("&#xFFFD;", out);
+			}
+		}
+		i += n;
+	}
+}

@@ -223,36 +223,3 @@ void ls_format_bytes(uint64_t bytes, char *buf, size_t size)
 		snprintf(buf, size, "%.1f GB", bytes / (double)(1ull << 30));
 	}
 }
-
-/**
- * ls_xml_text() - @text as XML/HTML character data or attribute value: & < > " ' escaped
- * @out: where to
- * @text: the text
- * @max: at most this many bytes of it (SIZE_MAX: all)
- */
-void ls_xml_text(FILE *out, const char *text, size_t max)
-{
-	size_t i;
-
-	for (i = 0; text[i] && i < max; i++) {
-		switch (text[i]) {
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		case '\'':
-			fputs("&#39;", out);
-			break;
-		default:
-			fputc(text[i], out);
-		}
-	}
-}

@@ -23,7 +23,6 @@ const char *ls_find_helper(const char *name, char *buf, size_t size);
 void ls_relay_name(const char *id, char *buf, size_t size);
 uint64_t ls_now_ns(void);
 void ls_format_bytes(uint64_t bytes, char *buf, size_t size);
-void ls_xml_text(FILE *out, const char *text, size_t max);
 void ls_sort(void *base, size_t nmemb, size_t size, int (*cmp)(const void *, const void *));
 
 #endif /* LATSNAP_UTIL_H */

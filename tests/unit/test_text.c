@@ -218,6 +218,40 @@ static void messages(void)
 	   "a message escaped beyond the line buffer is printed whole (%zu bytes)", n);
 }
 
+/* ls_xml_text(@text, @max) is @expected: what XML 1.0 cannot hold as U+FFFD. */
+static void xml(const char *text, size_t max, const char *expected, const char *what)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f) {
+		bail_out("open_memstream");
+	}
+	ls_xml_text(f, text, max);
+	fclose(f);
+	is_str(buf, expected, "xml: %s", what);
+	free(buf);
+}
+
+/* ls_xml_text() of the hostile bytes an SVG or a page must survive. */
+static void xml_texts(void)
+{
+	xml("a<b>&\"c'", SIZE_MAX, "a&lt;b&gt;&amp;&quot;c&#39;", "markup escaped");
+	xml("caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", SIZE_MAX,
+	    "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", "well-formed UTF-8 kept");
+	xml("\xff\xfeU8\xc3(\xed\xa0\x80", SIZE_MAX,
+	    "&#xFFFD;&#xFFFD;U8&#xFFFD;(&#xFFFD;&#xFFFD;&#xFFFD;",
+	    "bytes that are not UTF-8: U+FFFD per maximal ill-formed subpart");
+	xml("\033[31m\x01\t\n\r", SIZE_MAX, "&#xFFFD;[31m&#xFFFD;\t\n\r",
+	    "C0 controls but tab, newline, CR: U+FFFD");
+	xml("\xef\xbf\xbe\xef\xbf\xbf\xef\xbf\xbd", SIZE_MAX, "&#xFFFD;&#xFFFD;\xef\xbf\xbd",
+	    "U+FFFE and U+FFFF: U+FFFD; U+FFFD itself kept");
+	xml("ab\xe6\x97\xa5" "cd", 4, "ab&#xFFFD;", "a sequence cut by max: one U+FFFD");
+	xml("ab\xe6\x97\xa5" "cd", 5, "ab\xe6\x97\xa5", "max at a sequence's end");
+	xml("abc", 0, "", "max 0");
+}
+
 int main(void)
 {
 	char line[256];
@@ -261,5 +295,6 @@ int main(void)
 	every_short_string();
 	bounded();
 	messages();
+	xml_texts();
 	return tap_done();
 }
