@@ -212,10 +212,11 @@ static __always_inline bool waits_for_lock(const struct task_state *s, const __u
  * a helper thread), so the wait that ends now was a wait for work, and it is in that unit now,
  * until the unit's reply or close (by it or by any thread of the unit), or until it waits again
  * where it waited now (home_key(): a JIT compiler or a collector woken by a worker goes back to
- * wait for its next task without replying). A lock's next owner is handed nothing.
+ * wait for its next task without replying). A lock's next owner is handed nothing. @own_stack:
+ * the wakeup runs on the waker's own stack (on_task_stack(), which the caller knows already).
  */
 static __always_inline void work_handover(void *ctx, struct task_struct *p, struct task_state *s,
-					  struct task_state *ws, bool looked)
+					  struct task_state *ws, bool looked, bool own_stack)
 {
 	struct task_struct *waker = current_task();
 	__u64 args[6];
@@ -228,11 +229,11 @@ static __always_inline void work_handover(void *ctx, struct task_struct *p, stru
 	 * The waker's notes of this CPU, on its own stack only: elsewhere this may be an
 	 * interrupt that came in while its syscall's exit was writing them.
 	 */
-	if (on_task_stack(ctx, waker)) {
+	if (own_stack) {
 		work_log_replay(waker, ws);
 	}
 	if (!ws || !ws->tracked || !((ws->in_work && ws->work_fd >= 0) || ws->in_req) ||
-	    waking_in_interrupt(ctx)) {
+	    (!own_stack && waking_in_interrupt(ctx))) {
 		return;
 	}
 	if (s->asked_fd1 && s->in_syscall) {
@@ -379,7 +380,7 @@ int BPF_PROG(ls_sched_waking, struct task_struct *p)
 		s->work_at_start = 0;
 	}
 	if (!s->in_work && !s->work_came) {
-		work_handover(ctx, p, s, ws, looked);
+		work_handover(ctx, p, s, ws, looked, own_stack);
 	}
 	if (!now) {
 		now = clock_now();
